@@ -1,0 +1,1 @@
+"""The typer command-line interface. Only this package raises ``typer.Exit``."""

@@ -1,0 +1,15 @@
+"""``alisio eval``: the Reliability Lab's sub-commands, one module each, registered here."""
+
+from __future__ import annotations
+
+import typer
+
+eval_app = typer.Typer(
+    no_args_is_help=True,
+    help="The Reliability Lab: run suites k times, judge each run, report pass rates with their uncertainty.",
+)
+
+
+@eval_app.callback()
+def _eval() -> None:
+    """The Reliability Lab: run suites k times, judge each run, report pass rates with their uncertainty."""
