@@ -1,0 +1,113 @@
+"""Properties of ``core.compaction``: the task prompt stays verbatim and tool exchanges are never split."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from core.compaction import (
+    CHECKPOINT_PREFIX,
+    apply_checkpoint,
+    checkpoint_request,
+    conversation_chars,
+    is_checkpoint,
+    message_chars,
+    plan_compaction,
+    should_compact,
+)
+from core.protocol import AssistantMessage, Message, ToolMessage, UserMessage
+from tests.property.strategies_harness import conversations
+
+keeps = st.integers(min_value=0, max_value=10)
+
+
+@given(conversations(), keeps)
+def test_the_task_prompt_is_never_replaced(messages: tuple[Message, ...], keep: int) -> None:
+    """After a checkpoint, message 0 is the same task prompt, verbatim."""
+    plan = plan_compaction(messages, keep)
+    after = apply_checkpoint(messages, plan, "summary")
+    assert after[0] == messages[0]
+    assert plan.start == 1
+
+
+@given(conversations(), keeps)
+def test_tool_calls_and_their_results_stay_together(messages: tuple[Message, ...], keep: int) -> None:
+    """Every tool result kept after compaction follows the assistant message that called it."""
+    plan = plan_compaction(messages, keep)
+    after = apply_checkpoint(messages, plan, "summary") if not plan.empty else messages
+    pending: set[str] = set()
+    for message in after:
+        match message:
+            case AssistantMessage(tool_calls=calls):
+                pending = {call.id for call in calls}
+            case ToolMessage(tool_call_id=call_id):
+                assert call_id in pending
+            case _:
+                pending = set()
+
+
+@given(conversations(), keeps)
+def test_the_kept_tail_is_unchanged_and_at_least_keep_recent_long(
+    messages: tuple[Message, ...], keep: int
+) -> None:
+    """The recent messages after the replaced part are kept as they were, at least ``keep`` of them."""
+    plan = plan_compaction(messages, keep)
+    after = apply_checkpoint(messages, plan, "summary")
+    assert after[plan.start + 1 :] == messages[plan.end :]
+    assert len(messages) - plan.end >= min(keep, len(messages) - 1)
+    assert is_checkpoint(after[1])
+
+
+@given(conversations())
+def test_a_plan_replacing_only_the_previous_checkpoint_is_empty(messages: tuple[Message, ...]) -> None:
+    """Compacting again with nothing new to fold in is an empty plan (no thrashing)."""
+    plan = plan_compaction(messages, 0)
+    once = apply_checkpoint(messages, plan, "summary")
+    again = plan_compaction(once, len(once) - 2)
+    assert again.empty
+
+
+@given(conversations())
+def test_conversation_chars_is_the_sum_of_its_parts(messages: tuple[Message, ...]) -> None:
+    """The running sum the loop keeps equals a full re-count."""
+    total = len("sys") + sum(message_chars(message) for message in messages)
+    assert conversation_chars("sys", messages) == total
+
+
+@given(
+    st.integers(min_value=0, max_value=10**7),
+    st.floats(min_value=0.05, max_value=1.0, allow_nan=False),
+    st.integers(min_value=1, max_value=10**7),
+)
+def test_should_compact_exactly_past_the_threshold(chars: int, threshold: float, limit: int) -> None:
+    """should_compact is true exactly when chars passes threshold x maxContextChars."""
+    assert should_compact(chars, threshold, limit) == (chars > threshold * limit)
+
+
+@given(conversations())
+def test_the_checkpoint_call_is_a_compaction_request_with_every_older_message(
+    messages: tuple[Message, ...],
+) -> None:
+    """The checkpoint request has purpose compaction, no tools, and quotes the prompt and older texts."""
+    prompt = messages[0]
+    assert isinstance(prompt, UserMessage)
+    request = checkpoint_request("m", prompt.content, messages[1:])
+    assert request.purpose == "compaction" and request.tools == ()
+    body = request.messages[0]
+    assert isinstance(body, UserMessage) and prompt.content in body.content
+    for message in messages[1:]:
+        if isinstance(message, ToolMessage):
+            assert message.content in body.content
+    assert "VERBATIM" in request.instructions
+
+
+def test_checkpoint_text_follows_the_prefix() -> None:
+    """The checkpoint message is the prefix followed by the model's text, unchanged."""
+    messages: tuple[Message, ...] = (
+        UserMessage(content="task"),
+        AssistantMessage(content="a"),
+        AssistantMessage(content="b"),
+    )
+    plan = plan_compaction(messages, 1)
+    after = apply_checkpoint(messages, plan, "keep RULE X")
+    assert after == (messages[0], UserMessage(content=CHECKPOINT_PREFIX + "keep RULE X"), messages[2])
