@@ -1,0 +1,184 @@
+"""Properties of core.policy, checked exhaustively: the input space is small enough to enumerate.
+
+Every effect x mode x allow subset x readOnly x granted subset x session-grant subset (5 x 3 x 32 x 2 x 32 x
+32 = 983,040 combinations) is decided; each test enumerates one slice of it.
+"""
+
+from __future__ import annotations
+
+from itertools import chain, combinations, product
+
+import msgspec
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from returns.result import Failure, Success
+
+from core.events import Effect
+from core.policy import (
+    ALL_EFFECTS,
+    GRANT_FLAGS,
+    Allow,
+    Ask,
+    Decision,
+    Deny,
+    DenyReason,
+    Mode,
+    Policy,
+    PolicyError,
+    check_task_policy,
+    decide,
+    denial_message,
+)
+
+SUBSETS: tuple[frozenset[Effect], ...] = tuple(
+    frozenset(c) for c in chain.from_iterable(combinations(tuple(Effect), r) for r in range(len(Effect) + 1))
+)
+"""All 32 subsets of the five effects."""
+
+_RANK = {Deny: 0, Ask: 1, Allow: 2}
+
+
+def _rank(decision: Decision) -> int:
+    return _RANK[type(decision)]
+
+
+def test_subsets_are_all_of_them() -> None:
+    """The enumeration covers every subset of effects exactly once."""
+    assert len(SUBSETS) == 2 ** len(Effect) == len(set(SUBSETS))
+
+
+@pytest.mark.parametrize(("effect", "mode"), list(product(Effect, Mode)))
+def test_every_combination_obeys_the_rules(effect: Effect, mode: Mode) -> None:
+    """For every allow x readOnly x granted x session combination, the decision follows the six rules."""
+    for allow, read_only in product(SUBSETS, (False, True)):
+        policy = Policy(mode=mode, allow=allow, read_only=read_only)
+        for granted, session in product(SUBSETS, SUBSETS):
+            decision = decide(effect, policy, granted, session)
+            if effect is Effect.READ:
+                assert isinstance(decision, Allow)
+                continue
+            if isinstance(decision, Allow):
+                # the safety property: nothing ungranted ever runs, nothing runs in a read-only run
+                assert effect in granted and not read_only
+                assert mode is Mode.FULL or effect in allow or effect in session
+            if read_only:
+                assert decision == Deny(reason=DenyReason.READ_ONLY)
+            elif effect not in granted:
+                assert decision == Deny(reason=DenyReason.NOT_GRANTED)
+            elif mode is Mode.FULL or effect in allow or effect in session:
+                assert isinstance(decision, Allow)
+            elif mode is Mode.ASK:
+                assert isinstance(decision, Ask)
+            else:
+                assert decision == Deny(reason=DenyReason.NOT_ALLOWED)
+            if isinstance(decision, Ask):
+                assert mode is Mode.ASK
+
+
+@pytest.mark.parametrize("effect", list(Effect))
+def test_decision_depends_only_on_the_effect_itself(effect: Effect) -> None:
+    """Which other effects are allowed, granted or session-granted never changes the decision for this one."""
+    only = frozenset({effect})
+    for mode, allow, read_only in product(Mode, SUBSETS, (False, True)):
+        policy = Policy(mode=mode, allow=allow, read_only=read_only)
+        narrowed = Policy(mode=mode, allow=allow & only, read_only=read_only)
+        for granted, session in product(SUBSETS, SUBSETS):
+            assert decide(effect, policy, granted, session) == decide(
+                effect, narrowed, granted & only, session & only
+            )
+
+
+@pytest.mark.parametrize("effect", list(Effect))
+def test_more_permission_never_decides_less(effect: Effect) -> None:
+    """Adding the effect to allow, granted or session grants, dropping readOnly, or switching to mode full
+    never lowers the decision (Deny < Ask < Allow)."""
+    flags = (False, True)
+
+    def decided(mode: Mode, in_allow: bool, read_only: bool, in_granted: bool, in_session: bool) -> int:
+        def subset(member: bool) -> frozenset[Effect]:
+            return frozenset({effect}) if member else frozenset()
+
+        policy = Policy(mode=mode, allow=subset(in_allow), read_only=read_only)
+        return _rank(decide(effect, policy, subset(in_granted), subset(in_session)))
+
+    for mode, in_allow, read_only, in_granted, in_session in product(Mode, flags, flags, flags, flags):
+        base = decided(mode, in_allow, read_only, in_granted, in_session)
+        assert decided(mode, True, read_only, in_granted, in_session) >= base
+        assert decided(mode, in_allow, False, in_granted, in_session) >= base
+        assert decided(mode, in_allow, read_only, True, in_session) >= base
+        assert decided(mode, in_allow, read_only, in_granted, True) >= base
+        assert decided(Mode.FULL, in_allow, read_only, in_granted, in_session) >= base
+
+
+def test_alisio_run_ceiling_allows_everything_in_full_mode() -> None:
+    """With every effect granted (alisio run), mode full allows every effect and mode ask asks for each non-read one."""
+    for effect in Effect:
+        assert isinstance(decide(effect, Policy(mode=Mode.FULL), ALL_EFFECTS), Allow)
+        expected = Allow if effect is Effect.READ else Ask
+        assert isinstance(decide(effect, Policy(mode=Mode.ASK), ALL_EFFECTS), expected)
+
+
+@pytest.mark.parametrize("mode", list(Mode))
+def test_check_task_policy_rejects_exactly_what_was_not_granted(mode: Mode) -> None:
+    """A task is accepted iff every effect it allows (but read) was granted and full mode has --allow-suite-full."""
+    for allow, read_only, granted, suite_full in product(SUBSETS, (False, True), SUBSETS, (False, True)):
+        result = check_task_policy(Policy(mode=mode, allow=allow, read_only=read_only), granted, suite_full)
+        missing = (allow - {Effect.READ}) - granted
+        if not missing and (mode is not Mode.FULL or suite_full):
+            assert result == Success(None)
+            continue
+        assert isinstance(result, Failure)
+        error = result.failure()
+        assert isinstance(error, PolicyError)
+        if missing:
+            first = next(effect for effect in Effect if effect in missing)
+            assert error.effect is first
+            assert GRANT_FLAGS[first] in str(error)
+        else:
+            assert error.effect is None
+            assert "--allow-suite-full" in str(error)
+
+
+def test_every_non_read_effect_has_a_flag() -> None:
+    """Each grantable effect maps to its --allow-* flag, and read needs none."""
+    assert set(GRANT_FLAGS) == ALL_EFFECTS - {Effect.READ}
+    for effect, flag in GRANT_FLAGS.items():
+        assert flag == f"--allow-{effect}"
+
+
+@pytest.mark.parametrize(("effect", "reason"), list(product(Effect, DenyReason)))
+def test_denial_message_names_the_cause(effect: Effect, reason: DenyReason) -> None:
+    """The message the model sees says it was denied by policy and why."""
+    message = denial_message(effect, reason)
+    assert message.startswith("denied by policy: ")
+    if reason is DenyReason.READ_ONLY:
+        assert "read-only" in message
+    else:
+        assert str(effect) in message
+
+
+policies = st.builds(
+    Policy,
+    mode=st.sampled_from(Mode),
+    allow=st.frozensets(st.sampled_from(Effect)),
+    read_only=st.booleans(),
+)
+
+
+@given(policies)
+def test_policy_round_trips_through_json(policy: Policy) -> None:
+    """A policy encodes to the suite.json shape (mode, allow, readOnly) and decodes back equal."""
+    data = msgspec.json.encode(policy)
+    assert set(msgspec.json.decode(data)) <= {"mode", "allow", "readOnly"}
+    assert msgspec.json.decode(data, type=Policy) == policy
+
+
+def test_policy_reads_the_spec_shape_and_rejects_typos() -> None:
+    """The spec's example decodes; an unknown field or an unknown effect is an error naming it."""
+    policy = msgspec.json.decode(b'{"mode": "auto", "allow": ["process"]}', type=Policy)
+    assert policy == Policy(mode=Mode.AUTO, allow=frozenset({Effect.PROCESS}))
+    with pytest.raises(msgspec.ValidationError, match="readonly"):
+        msgspec.json.decode(b'{"mode": "auto", "readonly": true}', type=Policy)
+    with pytest.raises(msgspec.ValidationError, match=r"\$\.allow\[0\]"):
+        msgspec.json.decode(b'{"mode": "auto", "allow": ["network"]}', type=Policy)
