@@ -1,0 +1,213 @@
+"""Where alisio keeps its configuration and data, reading config.toml, and resolving the provider.
+
+- ``config_dir``: ``$ALISIO_CONFIG_HOME``, else ``$XDG_CONFIG_HOME/alisio``, else ``~/.config/alisio``;
+  the configuration is ``config.toml`` in it. No file means every default (replay with the bundled cassettes
+  points ``ALISIO_CONFIG_HOME`` at an empty directory on purpose).
+- ``data_dir`` (the spec's ``<dataDir>``): ``$ALISIO_DATA_HOME``, else ``$XDG_STATE_HOME/alisio``, else
+  ``~/.local/state/alisio``.
+- ``resolve_provider``: ``--model``/``--base-url`` override the file; the API key is read from the variable
+  the file names (default ``OPENAI_API_KEY``, used only when set) into an ``ApiKey`` that never shows its
+  value in ``repr``/``str`` and cannot be serialized: it is never stored, logged or put in an event.
+
+Every function takes the environment as a mapping (``os.environ`` in the CLI, a plain dict in tests).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+from returns.result import Failure, Result, Success
+
+from core.config import DEFAULT_API_KEY_ENV, Config, config_hash, parse_config
+from core.errors import ConfigError
+
+__all__ = [
+    "ApiKey",
+    "LoadedConfig",
+    "ResolvedProvider",
+    "config_dir",
+    "config_path",
+    "data_dir",
+    "load_config",
+    "resolve_provider",
+]
+
+CONFIG_FILE: Final = "config.toml"
+
+
+def _home(env: Mapping[str, str]) -> Path:
+    home = env.get("HOME")
+    return Path(home) if home else Path.home()
+
+
+def _xdg(env: Mapping[str, str], name: str) -> Path | None:
+    """An XDG base directory; the XDG spec says to ignore empty and relative values."""
+    value = env.get(name, "")
+    return Path(value) if value and Path(value).is_absolute() else None
+
+
+def config_dir(env: Mapping[str, str]) -> Path:
+    """``$ALISIO_CONFIG_HOME``, else ``$XDG_CONFIG_HOME/alisio``, else ``~/.config/alisio``."""
+    if env.get("ALISIO_CONFIG_HOME"):
+        return Path(env["ALISIO_CONFIG_HOME"])
+    xdg = _xdg(env, "XDG_CONFIG_HOME")
+    return xdg / "alisio" if xdg else _home(env) / ".config" / "alisio"
+
+
+def config_path(env: Mapping[str, str]) -> Path:
+    """The configuration file: ``config.toml`` in ``config_dir(env)``."""
+    return config_dir(env) / CONFIG_FILE
+
+
+def data_dir(env: Mapping[str, str]) -> Path:
+    """The spec's ``<dataDir>``: ``$ALISIO_DATA_HOME``, else ``$XDG_STATE_HOME/alisio``, else
+    ``~/.local/state/alisio``."""
+    if env.get("ALISIO_DATA_HOME"):
+        return Path(env["ALISIO_DATA_HOME"])
+    xdg = _xdg(env, "XDG_STATE_HOME")
+    return xdg / "alisio" if xdg else _home(env) / ".local" / "state" / "alisio"
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedConfig:
+    """A configuration and where it came from."""
+
+    config: Config
+    path: Path
+    """The file read, or the file that would have been read when ``found`` is false."""
+    found: bool
+    """Whether the file exists; without it every value is a default."""
+
+    @property
+    def source(self) -> str:
+        """The name errors use for this configuration."""
+        return str(self.path)
+
+    @property
+    def config_hash(self) -> str:
+        """The hash of the measured configuration (``core.config.config_hash``)."""
+        return config_hash(self.config.measured)
+
+
+def _read_toml(path: Path) -> Result[dict[str, object], ConfigError]:
+    """The file's TOML document; an unreadable file or invalid TOML is a ConfigError naming the file."""
+    source = str(path)
+    try:
+        with path.open("rb") as handle:
+            return Success(tomllib.load(handle))
+    except OSError as exc:
+        return Failure(ConfigError(source=source, key="", message=f"cannot read: {exc.strerror or exc}"))
+    except UnicodeDecodeError as exc:
+        return Failure(ConfigError(source=source, key="", message=f"not UTF-8 text (byte {exc.start})"))
+    except tomllib.TOMLDecodeError as exc:
+        # Python 3.11 puts the position only in the message: "Invalid value (at line 3, column 9)".
+        return Failure(ConfigError(source=source, key="", message=f"invalid TOML: {exc}"))
+
+
+def load_config(env: Mapping[str, str]) -> Result[LoadedConfig, ConfigError]:
+    """Read and validate ``config.toml`` from ``config_dir(env)``.
+
+    Returns:
+        ``Success(LoadedConfig)``; a missing file gives every default (``found`` false). ``Failure(ConfigError)``
+        for an unreadable file, invalid TOML (the message gives line and column) or an invalid value (the
+        dotted key, e.g. ``limits.maxContextChars``).
+    """
+    path = config_path(env)
+    if not path.exists():
+        return Success(LoadedConfig(config=Config(), path=path, found=False))
+    return (
+        _read_toml(path)
+        .bind(lambda data: parse_config(data, str(path)))
+        .map(lambda config: LoadedConfig(config=config, path=path, found=True))
+    )
+
+
+class ApiKey:
+    """An API key. Its value shows nowhere (``repr``, ``str``, f-strings) and msgspec/json cannot encode it;
+    only ``reveal()`` gives it, for the one HTTP header that needs it."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def reveal(self) -> str:
+        """The key itself: put it in the Authorization header and nowhere else."""
+        return self._value
+
+    def __repr__(self) -> str:
+        return "ApiKey(***)"
+
+    __str__ = __repr__
+
+    def __format__(self, spec: str) -> str:
+        return repr(self)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ApiKey) and other._value == self._value
+
+    def __hash__(self) -> int:
+        return hash(self._value)
+
+    def __reduce__(self) -> str | tuple[object, ...]:
+        raise TypeError("an ApiKey cannot be pickled or copied to disk")
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedProvider:
+    """The provider to call: the configuration's settings with the flags applied, and the key if any."""
+
+    id: str
+    base_url: str
+    model: str
+    api_key: ApiKey | None = field(default=None, repr=False)
+    """``None`` when no key is configured (local servers need none). Never stored, logged or in an event."""
+
+
+def _missing(source: str, key: str, flag: str, what: str) -> ConfigError:
+    message = f"no {what}: pass {flag} or set {key.partition('.')[2]} under [provider] in this file"
+    return ConfigError(source=source, key=key, message=message)
+
+
+def _api_key(loaded: LoadedConfig, env: Mapping[str, str]) -> Result[ApiKey | None, ConfigError]:
+    named = loaded.config.provider.api_key_env
+    value = env.get(named or DEFAULT_API_KEY_ENV, "")
+    if value:
+        return Success(ApiKey(value))
+    if named is None:
+        return Success(None)
+    message = f"names the variable {named}, which is not set or empty (export it, or remove apiKeyEnv for a "
+    message += "server that needs no key)"
+    return Failure(ConfigError(source=loaded.source, key="provider.apiKeyEnv", message=message))
+
+
+def resolve_provider(
+    loaded: LoadedConfig, model_flag: str | None, base_url_flag: str | None, env: Mapping[str, str]
+) -> Result[ResolvedProvider, ConfigError]:
+    """The provider for a live run: flags override the file, and the key comes from the environment.
+
+    With no file at all, ``--base-url URL --model NAME`` is enough (OpenAI-compatible local servers need no
+    key). The key is read from ``provider.apiKeyEnv`` (default ``OPENAI_API_KEY``) and used only when set.
+
+    Returns:
+        ``Success(ResolvedProvider)``, or ``Failure(ConfigError)`` naming the file and the key: no base URL
+        (``provider.baseUrl`` / ``--base-url``), a base URL that is not http(s), no model (``provider.model``
+        / ``--model``), or an explicitly named ``provider.apiKeyEnv`` whose variable is not set.
+    """
+    settings = loaded.config.provider
+    base_url = base_url_flag or settings.base_url
+    model = model_flag or settings.model
+    if not base_url:
+        return Failure(_missing(loaded.source, "provider.baseUrl", "--base-url URL", "base URL"))
+    if not base_url.startswith(("http://", "https://")):
+        message = f"expected an http:// or https:// URL, got {base_url!r}"
+        return Failure(ConfigError(source="--base-url", key="", message=message))
+    if not model:
+        return Failure(_missing(loaded.source, "provider.model", "--model NAME", "model"))
+    return _api_key(loaded, env).map(
+        lambda key: ResolvedProvider(id=settings.id, base_url=base_url, model=model, api_key=key)
+    )
