@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
+from core.verdict import Side
+
 MAX_N = 2000
 """Largest run count drawn for Wilson properties (the notes checked every property up to n = 2000)."""
 
@@ -35,3 +37,27 @@ def wall_times() -> st.SearchStrategy[list[float]]:
     return st.lists(
         st.floats(min_value=0.0, max_value=1e9, allow_nan=False, allow_infinity=False), max_size=40
     )
+
+
+MODES = ("live", "replay")
+
+
+@st.composite
+def sides(
+    draw: st.DrawFn,
+    min_judged: int = 0,
+    max_judged: int = 30,
+    max_errored: int = 3,
+    modes: tuple[str, ...] = MODES,
+) -> Side:
+    """One arm's counts for a task: judged runs, passes among them, errored runs apart, and the mode."""
+    judged = draw(st.integers(min_judged, max_judged))
+    passes = draw(st.integers(0, judged))
+    errored = draw(st.one_of(st.just(0), st.integers(0, max_errored)))
+    mode = draw(st.sampled_from(modes))
+    return Side(judged=judged, passes=passes, errored=errored, mode=mode)
+
+
+def comparable_sides(min_judged: int = 5, max_judged: int = 30) -> st.SearchStrategy[Side]:
+    """A side that passes the comparability and power gates: live mode, no errored runs, >= 5 judged."""
+    return sides(min_judged=min_judged, max_judged=max_judged, max_errored=0, modes=("live",))
