@@ -14,6 +14,7 @@ import typer
 from typer import _click as click
 
 from shell.cli.eval_app import eval_app
+from shell.cli.run_cmd import run_command
 
 app = typer.Typer(
     name="alisio",
@@ -23,6 +24,7 @@ app = typer.Typer(
     help="A headless coding-agent harness (alisio run) and its Reliability Lab (alisio eval).",
 )
 app.add_typer(eval_app, name="eval")
+app.command("run")(run_command)
 
 
 def run_cli(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,291 @@
+"""``alisio run "<prompt>"``: one headless coding-agent run in a workspace.
+
+Semantics (the spec's global flags, plus the harness's own):
+- the ceiling of effects is every effect, since a user is present (``--read-only`` restricts it to read);
+  ``--allow-*`` put effects in the policy's ``allow``, so they run without asking;
+- ``--policy ask`` (the default) asks ``y/N/always`` on stderr before each other effect when stdin and stderr
+  are terminals; without a terminal every ask is denied (an ``approval_denied`` incident). ``auto`` refuses
+  effects outside ``allow`` without asking; ``full`` runs them all;
+- stdout is data: the final assistant text, or with ``--json`` the event log as JSON lines, one per event as
+  it happens. Progress (one line per tool call) and messages go to stderr;
+- exit 0 when the run completed or stopped at a budget (stderr says which), 1 on a configuration, provider or
+  usage error, with one line on stderr (never a traceback, never a key).
+
+Heavy modules (httpx, the agent loop) are imported inside the command so ``alisio --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from shell.cli.options import (
+    AllowAnalysis,
+    AllowExternal,
+    AllowProcess,
+    AllowWrite,
+    BaseUrl,
+    Cwd,
+    Json,
+    Model,
+    ReadOnly,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from core.config import MeasuredConfig
+    from core.events import Effect, Event
+    from core.protocol import ToolCall
+    from shell.agent import ApprovalAnswer, RunResult
+    from shell.providers.base import Provider
+
+DEFAULT_MAX_TURNS = 50
+DEFAULT_MAX_WALL_MS = 1_800_000
+"""30 minutes."""
+
+
+class PolicyChoice(StrEnum):
+    """``--policy``: the values of ``core.policy.Mode`` (not imported here, to keep ``--help`` fast)."""
+
+    ASK = "ask"
+    AUTO = "auto"
+    FULL = "full"
+
+
+class _UsageError(Exception):
+    """A problem with the command line or the configuration: one line on stderr, exit 1."""
+
+
+def _say(line: str) -> None:
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+
+
+def _short(text: str, limit: int = 100) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _progress(event: Event) -> None:
+    """Human progress on stderr: one line per tool call, plus refusals, compactions and budget stops."""
+    from core.events import BudgetStopped, Compacted, IncidentRaised, ToolCalled, ToolResulted
+
+    match event:
+        case ToolCalled(name=name, arguments=arguments):
+            _say(f"• {name} {_short(arguments)}")
+        case ToolResulted(ok=False, output_excerpt=excerpt):
+            _say(f"  ✗ {_short(excerpt)}")
+        case Compacted(chars_before=before, chars_after=after):
+            _say(f"  (context compacted: {before} -> {after} characters)")
+        case IncidentRaised(kind="provider_retry", message=message):
+            _say(f"  (provider retry: {_short(message)})")
+        case BudgetStopped(budget=budget, limit=limit, value=value):
+            _say(f"stopped: budget {budget} exceeded (limit {limit}, reached {value})")
+        case _:
+            pass
+
+
+def _json_sink() -> Callable[[Event], None]:
+    import msgspec
+
+    encoder = msgspec.json.Encoder()
+    out = sys.stdout.buffer
+
+    def write(event: Event) -> None:
+        out.write(encoder.encode(event) + b"\n")
+        out.flush()
+
+    return write
+
+
+def _terminal_approver() -> Callable[[ToolCall, Effect], ApprovalAnswer]:
+    def approve(call: ToolCall, effect: Effect) -> ApprovalAnswer:
+        sys.stderr.write(f"allow {call.name} ({effect}) {_short(call.arguments, 200)}? [y/N/always] ")
+        sys.stderr.flush()
+        answer = sys.stdin.readline().strip().lower()
+        if answer in ("a", "always"):
+            return "always"
+        return "yes" if answer in ("y", "yes") else "no"
+
+    return approve
+
+
+def _workspace(cwd: Path | None) -> Path:
+    workspace = (cwd or Path.cwd()).resolve()
+    if not workspace.is_dir():
+        raise _UsageError(f"--cwd {cwd}: not a directory")
+    return workspace
+
+
+def _provider(
+    script: Path | None, model: str | None, base_url: str | None
+) -> tuple[Provider, str, MeasuredConfig]:
+    """The provider, the model name and the measured configuration (config.toml, or every default)."""
+    import os
+
+    from returns.result import Failure, Success
+
+    from shell.config_home import load_config, resolve_provider
+
+    env = dict(os.environ)
+    match load_config(env):
+        case Failure(error):
+            raise _UsageError(str(error))
+        case Success(loaded):
+            measured = loaded.config.measured
+    if script is not None:
+        from shell.providers.base import ProviderFailure
+        from shell.providers.scripted import ScriptedProvider
+
+        try:
+            return ScriptedProvider.from_file(script), model or "scripted", measured
+        except ProviderFailure as failure:
+            raise _UsageError(f"--script {failure}") from None
+    match resolve_provider(loaded, model, base_url, env):
+        case Failure(error):
+            raise _UsageError(str(error))
+        case Success(resolved):
+            pass
+    from shell.providers.openai_compat import OpenAICompatProvider
+
+    key = resolved.api_key.reveal() if resolved.api_key is not None else None
+    return OpenAICompatProvider(resolved.base_url, resolved.model, api_key=key), resolved.model, measured
+
+
+def _execute(
+    prompt: str,
+    cwd: Path | None,
+    json_out: bool,
+    granted_flags: dict[str, bool],
+    read_only: bool,
+    model: str | None,
+    base_url: str | None,
+    policy_name: PolicyChoice,
+    agent: str | None,
+    budget_values: tuple[int, int, int | None],
+    script: Path | None,
+) -> RunResult:
+    from importlib.metadata import version
+
+    from returns.result import Failure
+
+    from core.agent_step import select_agent
+    from core.budget import RunBudget
+    from core.config import config_hash
+    from core.events import Effect
+    from core.fingerprint import path_rules
+    from core.policy import ALL_EFFECTS, Mode, Policy
+    from shell.agent import AgentSetup, run_agent
+
+    workspace = _workspace(cwd)
+    provider, model_name, measured = _provider(script, model, base_url)
+    match select_agent(measured, agent):
+        case Failure(error):
+            raise _UsageError(f"--agent: {error}")
+        case _:
+            pass
+    allow = frozenset(Effect(name) for name, on in granted_flags.items() if on)
+    policy = Policy(mode=Mode(policy_name.value), allow=allow, read_only=read_only)
+    interactive = sys.stdin.isatty() and sys.stderr.isatty()
+    max_turns, max_wall_ms, max_tokens = budget_values
+    setup = AgentSetup(
+        prompt=prompt,
+        workspace=workspace,
+        provider=provider,
+        model=model_name,
+        measured=measured,
+        policy=policy,
+        granted=frozenset({Effect.READ}) if read_only else ALL_EFFECTS,
+        budget=RunBudget(max_turns=max_turns, max_wall_ms=max_wall_ms, max_tokens=max_tokens),
+        agent=agent,
+        approver=_terminal_approver() if interactive and policy.mode is Mode.ASK else None,
+        normalize_rules=path_rules(str(workspace), str(cwd or "")),
+        harness_version=version("alisio"),
+        config_hash=config_hash(measured),
+        on_event=_json_sink() if json_out else _progress,
+    )
+    try:
+        return run_agent(setup)
+    finally:
+        close = getattr(provider, "close", None)
+        if callable(close):
+            close()
+
+
+def run_command(
+    prompt: Annotated[str, typer.Argument(help="The task for the agent.", show_default=False)],
+    cwd: Cwd = None,
+    json_out: Json = False,
+    allow_write: AllowWrite = False,
+    allow_process: AllowProcess = False,
+    allow_external: AllowExternal = False,
+    allow_analysis: AllowAnalysis = False,
+    read_only: ReadOnly = False,
+    model: Model = None,
+    base_url: BaseUrl = None,
+    policy: Annotated[
+        PolicyChoice,
+        typer.Option(
+            "--policy",
+            help="ask: ask before each effect not allowed (denied without a terminal); "
+            "auto: refuse effects not allowed; full: run every granted effect.",
+        ),
+    ] = PolicyChoice.ASK,
+    agent: Annotated[str | None, typer.Option("--agent", help="A main agent from the configuration.")] = None,
+    max_turns: Annotated[int, typer.Option("--max-turns", min=1, help="Stop after this many turns.")] = (
+        DEFAULT_MAX_TURNS
+    ),
+    max_wall_ms: Annotated[
+        int,
+        typer.Option("--max-wall-ms", min=1, help="Stop after this much wall time (kills a running tool)."),
+    ] = DEFAULT_MAX_WALL_MS,
+    max_tokens: Annotated[
+        int | None,
+        typer.Option(
+            "--max-tokens", min=1, help="Stop past this many main-loop tokens (reported usage only)."
+        ),
+    ] = None,
+    script: Annotated[
+        Path | None,
+        typer.Option(
+            "--script", help="Play the assistant turns of a JSON file instead of calling a model (testing)."
+        ),
+    ] = None,
+) -> None:
+    """Run a headless coding agent on PROMPT in the current directory (or --cwd)."""
+    flags = {"write": allow_write, "process": allow_process, "external": allow_external}
+    flags["analysis"] = allow_analysis
+    try:
+        result = _execute(
+            prompt,
+            cwd,
+            json_out,
+            flags,
+            read_only,
+            model,
+            base_url,
+            policy,
+            agent,
+            (max_turns, max_wall_ms, max_tokens),
+            script,
+        )
+    except _UsageError as error:
+        _say(f"alisio run: {error}")
+        raise typer.Exit(1) from None
+    match result.outcome:
+        case "completed":
+            if not json_out:
+                sys.stdout.write(result.final_text + ("" if result.final_text.endswith("\n") else "\n"))
+            raise typer.Exit(0)
+        case "budget_exceeded":
+            if json_out:
+                _say(f"stopped: budget {result.reason} exceeded")
+            raise typer.Exit(0)
+        case "error":
+            _say(f"alisio run: error ({result.reason}): {result.message}")
+            raise typer.Exit(1)

@@ -1,0 +1,270 @@
+"""``alisio run`` end to end: the installed command against a real local OpenAI-compatible SSE server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from core.events import Event
+from tests.integration.sse_server import Reply, SseServer
+
+ALISIO = Path(sys.executable).with_name("alisio")
+SECRET = "sk-test-SECRETKEY-0123456789abcdef"
+EVENTS = msgspec.json.Decoder(Event)
+
+
+def text_reply(text: str, usage: bool = True) -> Reply:
+    chunks: list[object] = [
+        {"choices": [{"index": 0, "delta": {"role": "assistant", "content": text}, "finish_reason": None}]},
+        {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+    ]
+    if usage:
+        chunks.append(
+            {"choices": [], "usage": {"prompt_tokens": 100, "completion_tokens": 7, "total_tokens": 107}}
+        )
+    return Reply.sse(*chunks)
+
+
+def tool_reply(name: str, arguments: dict[str, object], call_id: str = "call_1") -> Reply:
+    call = {"index": 0, "id": call_id, "type": "function", "function": {"name": name, "arguments": ""}}
+    args = json.dumps(arguments)
+    return Reply.sse(
+        {
+            "choices": [
+                {"index": 0, "delta": {"role": "assistant", "tool_calls": [call]}, "finish_reason": None}
+            ]
+        },
+        {
+            "choices": [
+                {
+                    "index": 0,
+                    "delta": {"tool_calls": [{"index": 0, "function": {"arguments": args[:5]}}]},
+                    "finish_reason": None,
+                }
+            ]
+        },
+        {
+            "choices": [
+                {
+                    "index": 0,
+                    "delta": {"tool_calls": [{"index": 0, "function": {"arguments": args[5:]}}]},
+                    "finish_reason": None,
+                }
+            ]
+        },
+        {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+        {"choices": [], "usage": {"prompt_tokens": 80, "completion_tokens": 12, "total_tokens": 92}},
+    )
+
+
+@pytest.fixture
+def server() -> Iterator[SseServer]:
+    with SseServer() as running:
+        yield running
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "hello.txt").write_text("hello from the workspace\n")
+    return root
+
+
+def run(tmp_path: Path, *args: str, key: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "ALISIO_CONFIG_HOME")}
+    env["ALISIO_CONFIG_HOME"] = str(tmp_path / "config")
+    if key is not None:
+        env["OPENAI_API_KEY"] = key
+    return subprocess.run(
+        [str(ALISIO), "run", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env=env,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def test_a_run_reads_a_file_and_prints_the_final_text(
+    server: SseServer, workspace: Path, tmp_path: Path
+) -> None:
+    """Two turns (read_file, then text): exit 0, the final text on stdout, one progress line per tool call."""
+    server.enqueue(tool_reply("read_file", {"path": "hello.txt"}), text_reply("The file greets you."))
+    result = run(
+        tmp_path,
+        "What does hello.txt say?",
+        "--cwd",
+        str(workspace),
+        "--base-url",
+        server.base_url,
+        "--model",
+        "m1",
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "The file greets you.\n"
+    assert "• read_file" in result.stderr
+    assert len(server.requests) == 2
+    second = server.requests[1].json()
+    assert second["model"] == "m1" and second["stream"] is True
+    tool_messages = [m for m in second["messages"] if m["role"] == "tool"]
+    assert len(tool_messages) == 1 and "hello from the workspace" in tool_messages[0]["content"]
+    assert "authorization" not in server.requests[0].headers
+
+
+def test_json_streams_the_event_log_as_decodable_lines(
+    server: SseServer, workspace: Path, tmp_path: Path
+) -> None:
+    """--json: every stdout line decodes to an event, numbered in order, from run_start to run_end."""
+    server.enqueue(tool_reply("read_file", {"path": "hello.txt"}), text_reply("done"))
+    result = run(
+        tmp_path, "read it", "--cwd", str(workspace), "--base-url", server.base_url, "--model", "m1", "--json"
+    )
+    assert result.returncode == 0, result.stderr
+    events = [EVENTS.decode(line) for line in result.stdout.splitlines()]
+    kinds = [type(event).__name__ for event in events]
+    assert kinds == [
+        "RunStarted",
+        "ProviderRequested",
+        "ProviderResponded",
+        "ToolCalled",
+        "ToolResulted",
+        "ProviderRequested",
+        "ProviderResponded",
+        "RunEnded",
+    ]
+    assert [event.seq for event in events] == list(range(len(events)))
+    end = events[-1]
+    assert end.outcome == "completed" and end.final_text == "done" and end.turns == 2  # type: ignore[union-attr]
+    assert events[2].usage.input_tokens == 80  # type: ignore[union-attr]
+    assert str(workspace) not in result.stdout.split("\n")[1]  # fingerprints are of normalised requests
+
+
+def test_a_401_exits_1_with_one_line_and_never_the_key(
+    server: SseServer, workspace: Path, tmp_path: Path
+) -> None:
+    """A rejected key: exit 1, a single stderr line naming the failure, the key nowhere in the output."""
+    server.enqueue(Reply.json({"error": {"message": f"Incorrect API key provided: {SECRET}"}}, status=401))
+    result = run(
+        tmp_path, "hi", "--cwd", str(workspace), "--base-url", server.base_url, "--model", "m1", key=SECRET
+    )
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "provider_auth" in lines[0]
+    assert SECRET not in result.stderr and SECRET not in result.stdout
+    assert "Traceback" not in result.stderr
+    assert server.requests[0].headers["authorization"] == f"Bearer {SECRET}"
+
+
+def test_no_configuration_and_no_base_url_is_one_clear_line(workspace: Path, tmp_path: Path) -> None:
+    """Without a config file, --base-url is required: exit 1, one line naming provider.baseUrl."""
+    result = run(tmp_path, "hi", "--cwd", str(workspace), "--model", "m1")
+    assert result.returncode == 1
+    assert result.stderr.count("\n") == 1 and "provider.baseUrl" in result.stderr
+
+
+def test_an_unknown_config_key_names_the_file_and_key(workspace: Path, tmp_path: Path) -> None:
+    """A typo in config.toml: exit 1, one line with the file and the dotted key."""
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "config.toml").write_text("[limits]\nmaxContextChar = 10\n")
+    result = run(
+        tmp_path, "hi", "--cwd", str(workspace), "--base-url", "http://127.0.0.1:9/v1", "--model", "m"
+    )
+    assert result.returncode == 1
+    assert "config.toml" in result.stderr and "limits.maxContextChar" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_without_a_terminal_ask_denies_and_the_file_is_not_written(
+    server: SseServer, workspace: Path, tmp_path: Path
+) -> None:
+    """Policy ask with stdin not a terminal: the write is denied headless (approval_denied), nothing written."""
+    server.enqueue(
+        tool_reply("write_file", {"path": "new.txt", "content": "x"}), text_reply("I could not write.")
+    )
+    result = run(
+        tmp_path, "write", "--cwd", str(workspace), "--base-url", server.base_url, "--model", "m", "--json"
+    )
+    assert result.returncode == 0, result.stderr
+    events = [EVENTS.decode(line) for line in result.stdout.splitlines()]
+    approvals = [e for e in events if type(e).__name__ == "ApprovalDecided"]
+    assert len(approvals) == 1 and approvals[0].granted is False and approvals[0].by == "headless"  # type: ignore[union-attr]
+    assert [e.kind for e in events if type(e).__name__ == "IncidentRaised"] == ["approval_denied"]  # type: ignore[union-attr]
+    assert not (workspace / "new.txt").exists()
+    denied = next(m for m in server.requests[1].json()["messages"] if m["role"] == "tool")["content"]
+    assert "denied" in denied
+
+
+def test_allow_write_lets_the_write_run_without_asking(
+    server: SseServer, workspace: Path, tmp_path: Path
+) -> None:
+    """--allow-write puts write in the policy's allow: the file is written and no approval is asked."""
+    server.enqueue(tool_reply("write_file", {"path": "new.txt", "content": "x\n"}), text_reply("written"))
+    result = run(
+        tmp_path,
+        "write",
+        "--cwd",
+        str(workspace),
+        "--base-url",
+        server.base_url,
+        "--model",
+        "m",
+        "--allow-write",
+        "--json",
+    )
+    assert result.returncode == 0, result.stderr
+    assert (workspace / "new.txt").read_text() == "x\n"
+    assert "ApprovalDecided" not in {
+        type(EVENTS.decode(line)).__name__ for line in result.stdout.splitlines()
+    }
+
+
+def test_a_budget_stop_exits_0_and_says_which(server: SseServer, workspace: Path, tmp_path: Path) -> None:
+    """--max-turns 1 with a model that keeps calling tools: exit 0, stderr names maxTurns."""
+    server.enqueue(
+        tool_reply("read_file", {"path": "hello.txt"}), tool_reply("read_file", {"path": "hello.txt"})
+    )
+    result = run(
+        tmp_path,
+        "loop",
+        "--cwd",
+        str(workspace),
+        "--base-url",
+        server.base_url,
+        "--model",
+        "m",
+        "--max-turns",
+        "1",
+    )
+    assert result.returncode == 0, result.stderr
+    assert "budget maxTurns exceeded" in result.stderr
+    assert result.stdout == ""
+    assert len(server.requests) == 1
+
+
+def test_an_unknown_agent_is_a_usage_error(server: SseServer, workspace: Path, tmp_path: Path) -> None:
+    """--agent naming no configured agent: exit 1, one line, no provider call."""
+    result = run(
+        tmp_path,
+        "hi",
+        "--cwd",
+        str(workspace),
+        "--base-url",
+        server.base_url,
+        "--model",
+        "m",
+        "--agent",
+        "nobody",
+    )
+    assert result.returncode == 1
+    assert "nobody" in result.stderr and result.stderr.count("\n") == 1
+    assert server.requests == []
