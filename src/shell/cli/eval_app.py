@@ -13,3 +13,8 @@ eval_app = typer.Typer(
 @eval_app.callback()
 def _eval() -> None:
     """The Reliability Lab: run suites k times, judge each run, report pass rates with their uncertainty."""
+
+
+from shell.cli.eval_compare import compare  # noqa: E402
+
+eval_app.command("compare")(compare)
