@@ -1,0 +1,100 @@
+"""Hypothesis strategies for provider requests and responses (core.protocol, core.sse, core.fingerprint)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+from hypothesis import strategies as st
+
+from core.protocol import (
+    AssistantMessage,
+    Message,
+    ProviderRequest,
+    SystemMessage,
+    ToolCall,
+    ToolMessage,
+    ToolSpec,
+    UserMessage,
+)
+
+# A small alphabet makes near-identical requests (and so subtle differences) common.
+small_text = st.text(alphabet='ab c\n{}"é😊', max_size=12)
+names = st.sampled_from(["read_file", "edit_file", "bash", "search", "list_dir"])
+call_ids = st.text(alphabet="abc_01", min_size=1, max_size=6)
+
+tool_calls = st.builds(ToolCall, id=call_ids, name=names, arguments=small_text)
+
+messages: st.SearchStrategy[Message] = st.one_of(
+    st.builds(UserMessage, content=small_text),
+    st.builds(SystemMessage, content=small_text),
+    st.builds(
+        AssistantMessage,
+        content=st.none() | small_text,
+        tool_calls=st.lists(tool_calls, max_size=3).map(tuple),
+        reasoning=st.none() | small_text,
+    ),
+    st.builds(ToolMessage, tool_call_id=call_ids, name=names, content=small_text),
+)
+
+schemas = st.dictionaries(
+    st.sampled_from(["path", "offset", "command", "pattern"]),
+    st.sampled_from([{"type": "string"}, {"type": "integer"}]),
+    max_size=3,
+).map(
+    lambda props: json.dumps({"type": "object", "properties": props}, sort_keys=True, separators=(",", ":"))
+)
+
+
+@st.composite
+def tool_specs(draw: st.DrawFn) -> tuple[ToolSpec, ...]:
+    chosen = draw(st.lists(names, unique=True, max_size=4))
+    return tuple(
+        ToolSpec(name=name, description=draw(small_text), parameters_json=draw(schemas)) for name in chosen
+    )
+
+
+requests = st.builds(
+    ProviderRequest,
+    model=st.sampled_from(["m1", "m2", "gpt-x"]),
+    instructions=small_text,
+    messages=st.lists(messages, max_size=6).map(tuple),
+    tools=tool_specs(),
+    max_output_tokens=st.none() | st.integers(1, 5000),
+    reasoning_effort=st.none() | st.sampled_from(["low", "high"]),
+    purpose=st.sampled_from(["main", "compaction"]),
+)
+
+# Rules whose patterns can never match inside any replacement (digits, hex, fixed prefixes), so applying them
+# twice changes nothing: the shape of real rules (timestamps, PIDs, run ids, workspace paths).
+SAFE_RULES = (
+    (r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z", "<TIMESTAMP>"),
+    (r"pid \d+", "pid <PID>"),
+    (r"/tmp/alisio-run-[0-9a-f]+", "<workspace>"),
+    (r"run_[0-9a-f]{8}", "<RUN_ID>"),
+)
+safe_rules = st.lists(st.sampled_from(SAFE_RULES), unique=True, max_size=4).map(tuple)
+
+NOISE_SHAPES = (
+    lambda n: f"2026-{n % 12 + 1:02d}-{n % 28 + 1:02d}T10:{n % 60:02d}:00Z",
+    lambda n: f"pid {n}",
+    lambda n: f"/tmp/alisio-run-{n:x}",
+    lambda n: f"run_{n % 2**32:08x}",
+)
+"""Per-run noise shapes; each is normalised by exactly one of ``SAFE_RULES``."""
+
+noise = st.builds(lambda shape, n: shape(n), st.sampled_from(NOISE_SHAPES), st.integers(0, 2**40))
+noise_pairs = st.builds(
+    lambda shape, a, b: (shape(a), shape(b)),
+    st.sampled_from(NOISE_SHAPES),
+    st.integers(0, 2**40),
+    st.integers(0, 2**40),
+)
+"""The same kind of noise from two different runs."""
+
+
+def split_text(draw: st.DrawFn, text: str) -> list[str]:
+    """``text`` cut into consecutive fragments at drawn positions."""
+    cuts = sorted(set(draw(st.lists(st.integers(0, len(text)), max_size=4))))
+    bounds = [0, *cuts, len(text)]
+    return [text[a:b] for a, b in itertools.pairwise(bounds)]
