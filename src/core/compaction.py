@@ -22,15 +22,14 @@ import msgspec
 
 from core.base import Frozen
 from core.protocol import (
-    AssistantMessage,
     Message,
     ProviderRequest,
-    SystemMessage,
     ToolMessage,
     UserMessage,
 )
 
 __all__ = [
+    "CHECKPOINT_ASK",
     "CHECKPOINT_INSTRUCTIONS",
     "CHECKPOINT_PREFIX",
     "CompactionPlan",
@@ -40,6 +39,7 @@ __all__ = [
     "is_checkpoint",
     "message_chars",
     "plan_compaction",
+    "recent_to_keep",
     "should_compact",
 ]
 
@@ -48,8 +48,9 @@ CHECKPOINT_PREFIX = "[Checkpoint of the earlier conversation, written by you whe
 
 CHECKPOINT_INSTRUCTIONS = """\
 You are compacting the context of a coding agent that is working on a task. The conversation so far is too \
-long; the transcript of its older part follows. Write a checkpoint that replaces that part. The agent will \
-continue from the task prompt (kept verbatim), your checkpoint, and the most recent messages.
+long; its first message (the task prompt) and its older part follow. Write a checkpoint that replaces the \
+older part. The agent will continue from the task prompt (kept verbatim), your checkpoint, and the most \
+recent messages.
 
 The checkpoint must contain, under these headings:
 1. Rules and constraints: every rule, constraint, required format, naming or scope restriction stated so far \
@@ -63,6 +64,11 @@ if one was shown.
 
 Write only the checkpoint, as plain text. Do not call tools."""
 """The system instructions of the checkpoint call."""
+
+CHECKPOINT_ASK = (
+    "Write the checkpoint of the conversation above now, as your instructions say. Do not call tools."
+)
+"""The last message of the checkpoint call."""
 
 _encoder = msgspec.json.Encoder()
 
@@ -121,18 +127,21 @@ def plan_compaction(messages: tuple[Message, ...], keep_recent: int) -> Compacti
     return CompactionPlan(start=1, end=end, empty=empty)
 
 
-def _transcript_line(message: Message) -> str:
-    match message:
-        case SystemMessage(content=content):
-            return f"[system]\n{content}"
-        case UserMessage(content=content):
-            return f"[user]\n{content}"
-        case AssistantMessage(content=content, tool_calls=calls):
-            parts = [f"[assistant]\n{content}"] if content else []
-            parts.extend(f"[assistant calls {call.name}] {call.arguments}" for call in calls)
-            return "\n".join(parts) or "[assistant]"
-        case ToolMessage(name=name, content=content):
-            return f"[result of {name}]\n{content}"
+def recent_to_keep(messages: tuple[Message, ...], budget_chars: float, max_keep: int) -> int:
+    """How many of the latest messages to keep: as many as fit in ``budget_chars``, at most ``max_keep``.
+
+    The task prompt (message 0) is never counted. Keeping by size as well as by count lets compaction help
+    when a few recent tool results are large, instead of keeping them and compacting again every turn.
+    """
+    kept = 0
+    total = 0
+    for message in reversed(messages[1:]):
+        size = message_chars(message)
+        if kept >= max_keep or total + size > budget_chars:
+            break
+        kept += 1
+        total += size
+    return kept
 
 
 def checkpoint_request(
@@ -144,18 +153,18 @@ def checkpoint_request(
 ) -> ProviderRequest:
     """The separate provider call that writes a checkpoint of ``older_messages``.
 
-    The older messages go in as one transcript (no tool-call structure, no tools), so every provider accepts
-    the request. The task prompt is shown for context; it is kept verbatim in the conversation anyway.
+    The conversation is sent as it is (the task prompt, then the older messages, whole tool exchanges only,
+    so it is well formed), followed by one user message asking for the checkpoint; no tools are offered.
     """
-    transcript = "\n\n".join(_transcript_line(message) for message in older_messages)
-    content = (
-        f"Task prompt (kept verbatim; copy its rules into the checkpoint word for word):\n<<<\n{task_prompt}\n>>>"
-        f"\n\nOlder conversation to replace:\n<<<\n{transcript}\n>>>\n\nWrite the checkpoint now."
+    messages: tuple[Message, ...] = (
+        UserMessage(content=task_prompt),
+        *older_messages,
+        UserMessage(content=CHECKPOINT_ASK),
     )
     return ProviderRequest(
         model=model,
         instructions=CHECKPOINT_INSTRUCTIONS,
-        messages=(UserMessage(content=content),),
+        messages=messages,
         tools=(),
         max_output_tokens=max_output_tokens,
         reasoning_effort=reasoning_effort,

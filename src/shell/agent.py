@@ -47,6 +47,7 @@ from core.compaction import (
     checkpoint_request,
     message_chars,
     plan_compaction,
+    recent_to_keep,
     should_compact,
 )
 from core.config import MeasuredConfig
@@ -87,7 +88,8 @@ from shell.tools import ToolContext, execute_tool
 __all__ = ["KEEP_RECENT_MESSAGES", "AgentSetup", "ApprovalAnswer", "Approver", "RunResult", "run_agent"]
 
 KEEP_RECENT_MESSAGES = 6
-"""Messages kept as they are when the older conversation is compacted (about three tool exchanges)."""
+"""At most this many latest messages are kept as they are when the older conversation is compacted (about
+three tool exchanges), and only as many as fit in half the compaction threshold."""
 
 ApprovalAnswer = Literal["yes", "no", "always"]
 """``always`` grants the effect for the rest of the run (a session grant)."""
@@ -267,7 +269,9 @@ class _Run:
         if not should_compact(self.chars, measured.compaction.threshold, measured.limits.max_context_chars):
             return
         messages = tuple(self.messages)
-        plan = plan_compaction(messages, KEEP_RECENT_MESSAGES)
+        threshold_chars = measured.compaction.threshold * measured.limits.max_context_chars
+        keep = recent_to_keep(messages, threshold_chars / 2, KEEP_RECENT_MESSAGES)
+        plan = plan_compaction(messages, keep)
         if plan.empty:
             return
         request = checkpoint_request(

@@ -6,6 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from core.compaction import (
+    CHECKPOINT_ASK,
     CHECKPOINT_PREFIX,
     apply_checkpoint,
     checkpoint_request,
@@ -13,6 +14,7 @@ from core.compaction import (
     is_checkpoint,
     message_chars,
     plan_compaction,
+    recent_to_keep,
     should_compact,
 )
 from core.protocol import AssistantMessage, Message, ToolMessage, UserMessage
@@ -84,20 +86,18 @@ def test_should_compact_exactly_past_the_threshold(chars: int, threshold: float,
     assert should_compact(chars, threshold, limit) == (chars > threshold * limit)
 
 
-@given(conversations())
-def test_the_checkpoint_call_is_a_compaction_request_with_every_older_message(
-    messages: tuple[Message, ...],
+@given(conversations(), keeps)
+def test_the_checkpoint_call_is_the_prompt_and_the_replaced_messages(
+    messages: tuple[Message, ...], keep: int
 ) -> None:
-    """The checkpoint request has purpose compaction, no tools, and quotes the prompt and older texts."""
+    """The checkpoint request has purpose compaction, no tools, the prompt, every replaced message, the ask."""
     prompt = messages[0]
     assert isinstance(prompt, UserMessage)
-    request = checkpoint_request("m", prompt.content, messages[1:])
+    plan = plan_compaction(messages, keep)
+    older = messages[plan.start : plan.end]
+    request = checkpoint_request("m", prompt.content, older)
     assert request.purpose == "compaction" and request.tools == ()
-    body = request.messages[0]
-    assert isinstance(body, UserMessage) and prompt.content in body.content
-    for message in messages[1:]:
-        if isinstance(message, ToolMessage):
-            assert message.content in body.content
+    assert request.messages == (prompt, *older, UserMessage(content=CHECKPOINT_ASK))
     assert "VERBATIM" in request.instructions
 
 
@@ -111,3 +111,16 @@ def test_checkpoint_text_follows_the_prefix() -> None:
     plan = plan_compaction(messages, 1)
     after = apply_checkpoint(messages, plan, "keep RULE X")
     assert after == (messages[0], UserMessage(content=CHECKPOINT_PREFIX + "keep RULE X"), messages[2])
+
+
+@given(conversations(), st.integers(min_value=0, max_value=2000), st.integers(min_value=0, max_value=10))
+def test_recent_to_keep_fits_the_budget_and_is_maximal(
+    messages: tuple[Message, ...], budget: int, max_keep: int
+) -> None:
+    """The kept tail fits the budget and the count; one more message would break one of them."""
+    keep = recent_to_keep(messages, budget, max_keep)
+    sizes = [message_chars(message) for message in messages[1:]]
+    assert 0 <= keep <= min(max_keep, len(sizes))
+    assert sum(sizes[len(sizes) - keep :]) <= budget
+    if keep < min(max_keep, len(sizes)):
+        assert sum(sizes[len(sizes) - keep - 1 :]) > budget

@@ -1,0 +1,416 @@
+"""The agent loop (``shell.agent.run_agent``) with the scripted provider, a real temp workspace and real tools."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from core.budget import RunBudget
+from core.compaction import CHECKPOINT_PREFIX
+from core.config import AgentConfig, Compaction, Limits, MeasuredConfig
+from core.events import (
+    ApprovalDecided,
+    BudgetStopped,
+    Compacted,
+    Effect,
+    Event,
+    IncidentRaised,
+    ProviderRequested,
+    RunEnded,
+    ToolCalled,
+    ToolResulted,
+)
+from core.policy import ALL_EFFECTS, Mode, Policy
+from core.protocol import ToolCall
+from shell.agent import AgentSetup, ApprovalAnswer, RunResult, run_agent
+from shell.providers.openai_compat import OpenAICompatProvider
+from shell.providers.scripted import ScriptedProvider
+from tests.integration.sse_server import Reply, SseServer
+
+SHORT = MeasuredConfig(instructions="You are a test agent.")
+BIG_BUDGET = RunBudget(max_turns=50, max_wall_ms=60_000)
+
+
+def script(tmp_path: Path, *turns: dict[str, object], checkpoint: str | None = None) -> ScriptedProvider:
+    path = tmp_path / "script.json"
+    body: dict[str, object] = {"turns": list(turns)}
+    if checkpoint is not None:
+        body["checkpoint"] = checkpoint
+    path.write_text(json.dumps(body))
+    return ScriptedProvider.from_file(path)
+
+
+def call(name: str, **arguments: object) -> dict[str, object]:
+    return {"name": name, "arguments": arguments}
+
+
+def usage(inp: int, out: int) -> dict[str, int]:
+    return {"inputTokens": inp, "outputTokens": out}
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "math.py").write_text("def add(a, b):\n    return a - b\n")
+    return root
+
+
+def run(
+    workspace: Path,
+    provider: object,
+    *,
+    policy: Policy | None = None,
+    granted: frozenset[Effect] = ALL_EFFECTS,
+    budget: RunBudget = BIG_BUDGET,
+    measured: MeasuredConfig = SHORT,
+    approver: object = None,
+    agent: str | None = None,
+    prompt: str = "Fix add in math.py.",
+) -> RunResult:
+    setup = AgentSetup(
+        prompt=prompt,
+        workspace=workspace,
+        provider=provider,  # type: ignore[arg-type]
+        model="test-model",
+        measured=measured,
+        policy=policy or Policy(mode=Mode.AUTO, allow=frozenset({Effect.WRITE, Effect.PROCESS})),
+        granted=granted,
+        budget=budget,
+        approver=approver,  # type: ignore[arg-type]
+        agent=agent,
+    )
+    return run_agent(setup)
+
+
+def of(events: Sequence[Event], kind: type[Event]) -> list[Event]:
+    return [event for event in events if isinstance(event, kind)]
+
+
+def incidents(result: RunResult) -> list[str]:
+    return [str(event.kind) for event in of(result.events, IncidentRaised)]  # type: ignore[attr-defined]
+
+
+def test_a_multi_turn_run_reads_then_edits_a_file(workspace: Path, tmp_path: Path) -> None:
+    """read_file then edit_file then text: the file is fixed, the run completes, the log is in order."""
+    provider = script(
+        tmp_path,
+        {"text": "Reading.", "toolCalls": [call("read_file", path="math.py")], "usage": usage(50, 10)},
+        {
+            "toolCalls": [call("edit_file", path="math.py", old_string="a - b", new_string="a + b")],
+            "usage": usage(90, 20),
+        },
+        {"text": "Fixed add.", "usage": usage(120, 5)},
+    )
+    result = run(workspace, provider)
+    assert (result.outcome, result.reason, result.final_text, result.turns) == (
+        "completed",
+        None,
+        "Fixed add.",
+        3,
+    )
+    assert (workspace / "math.py").read_text() == "def add(a, b):\n    return a + b\n"
+    assert result.main_tokens == 50 + 10 + 90 + 20 + 120 + 5 and result.usage_complete
+    assert [type(event).__name__ for event in result.events] == [
+        "RunStarted",
+        "ProviderRequested",
+        "ProviderResponded",
+        "ToolCalled",
+        "ToolResulted",
+        "ProviderRequested",
+        "ProviderResponded",
+        "ToolCalled",
+        "ToolResulted",
+        "ProviderRequested",
+        "ProviderResponded",
+        "RunEnded",
+    ]
+    assert [event.seq for event in result.events] == list(range(12))
+    elapsed = [event.elapsed_ms for event in result.events]
+    assert elapsed == sorted(elapsed)
+    calls = of(result.events, ToolCalled)
+    assert [(c.name, c.effect) for c in calls] == [("read_file", Effect.READ), ("edit_file", Effect.WRITE)]  # type: ignore[attr-defined]
+    assert all(r.ok for r in of(result.events, ToolResulted))  # type: ignore[attr-defined]
+    assert incidents(result) == []
+    fingerprints = [r.fingerprint for r in of(result.events, ProviderRequested)]  # type: ignore[attr-defined]
+    assert len(set(fingerprints)) == 3 and all(len(f) == 64 for f in fingerprints)
+
+
+def test_max_turns_stops_before_the_extra_turn(workspace: Path, tmp_path: Path) -> None:
+    """maxTurns 2 with a model that keeps calling tools: 2 provider calls, then budget_exceeded maxTurns."""
+    provider = script(tmp_path, *[{"toolCalls": [call("read_file", path="math.py")]}] * 5)
+    result = run(workspace, provider, budget=RunBudget(max_turns=2, max_wall_ms=60_000))
+    assert (result.outcome, result.reason, result.turns) == ("budget_exceeded", "maxTurns", 2)
+    stop = of(result.events, BudgetStopped)
+    assert [(s.budget, s.limit, s.value) for s in stop] == [("maxTurns", 2, 3)]  # type: ignore[attr-defined]
+    assert len(of(result.events, ProviderRequested)) == 2
+    assert isinstance(result.events[-1], RunEnded) and isinstance(result.events[-2], BudgetStopped)
+
+
+def test_max_tool_calls_stops_before_the_extra_call(workspace: Path, tmp_path: Path) -> None:
+    """maxToolCalls 2 and a turn with 3 calls: two run, the third stops the run."""
+    provider = script(tmp_path, {"toolCalls": [call("read_file", path="math.py")] * 3}, {"text": "never"})
+    result = run(workspace, provider, budget=RunBudget(max_turns=10, max_wall_ms=60_000, max_tool_calls=2))
+    assert (result.outcome, result.reason, result.tool_calls) == ("budget_exceeded", "maxToolCalls", 2)
+    assert len(of(result.events, ToolResulted)) == 2
+    assert [(s.limit, s.value) for s in of(result.events, BudgetStopped)] == [(2, 3)]  # type: ignore[attr-defined]
+
+
+def test_max_tokens_stops_on_reported_usage_overshooting_by_one_response(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """100 tokens per turn and maxTokens 250: the run stops before turn 4, having used 300."""
+    turn = {"toolCalls": [call("read_file", path="math.py")], "usage": usage(60, 40)}
+    provider = script(tmp_path, *[turn] * 6)
+    budget = RunBudget(max_turns=10, max_wall_ms=60_000, max_tokens=250)
+    result = run(workspace, provider, budget=budget)
+    assert (result.outcome, result.reason, result.turns, result.main_tokens) == (
+        "budget_exceeded",
+        "maxTokens",
+        3,
+        300,
+    )
+    assert [(s.limit, s.value) for s in of(result.events, BudgetStopped)] == [(250, 300)]  # type: ignore[attr-defined]
+
+
+def test_without_usage_max_tokens_is_not_enforced_and_each_turn_is_an_incident(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """No usage reported: maxTokens never stops the run, and each main turn raises usage_unreported."""
+    provider = script(tmp_path, *[{"toolCalls": [call("read_file", path="math.py")]}] * 3, {"text": "ok"})
+    budget = RunBudget(max_turns=10, max_wall_ms=60_000, max_tokens=1)
+    result = run(workspace, provider, budget=budget)
+    assert result.outcome == "completed" and result.turns == 4
+    assert incidents(result) == ["usage_unreported"] * 4
+    assert result.main_tokens is None and not result.usage_complete
+
+
+def test_max_wall_ms_kills_a_running_sleep(workspace: Path, tmp_path: Path) -> None:
+    """maxWallMs 1500 and `sleep 30`: the command is killed at the deadline and the run stops maxWallMs."""
+    provider = script(tmp_path, {"toolCalls": [call("bash", command="sleep 30")]}, {"text": "never"})
+    started = time.monotonic()
+    result = run(workspace, provider, budget=RunBudget(max_turns=10, max_wall_ms=1500))
+    took = time.monotonic() - started
+    assert (result.outcome, result.reason) == ("budget_exceeded", "maxWallMs")
+    assert took < 10
+    assert "tool_timeout" in incidents(result)
+    assert [r.ok for r in of(result.events, ToolResulted)] == [False]  # type: ignore[attr-defined]
+    stop = of(result.events, BudgetStopped)[0]
+    assert stop.limit == 1500 and stop.value >= 1500  # type: ignore[attr-defined]
+
+
+def test_headless_ask_denies_with_approval_denied(workspace: Path, tmp_path: Path) -> None:
+    """Mode ask with no approver: the write is denied (by headless), nothing is written, the run goes on."""
+    provider = script(
+        tmp_path, {"toolCalls": [call("write_file", path="new.py", content="x")]}, {"text": "gave up"}
+    )
+    result = run(workspace, provider, policy=Policy(mode=Mode.ASK))
+    assert result.outcome == "completed" and result.final_text == "gave up"
+    assert not (workspace / "new.py").exists()
+    approvals = of(result.events, ApprovalDecided)
+    assert [(a.granted, a.by, a.effect) for a in approvals] == [(False, "headless", Effect.WRITE)]  # type: ignore[attr-defined]
+    assert incidents(result) == ["usage_unreported", "approval_denied", "usage_unreported"]
+    denied = of(result.events, ToolResulted)[0]
+    assert not denied.ok and "denied" in denied.output_excerpt  # type: ignore[attr-defined]
+
+
+def test_auto_refuses_an_ungranted_effect_without_an_approval(workspace: Path, tmp_path: Path) -> None:
+    """Mode auto, process not granted: bash is refused with effect_refused and no approval event."""
+    provider = script(tmp_path, {"toolCalls": [call("bash", command="touch made")]}, {"text": "ok"})
+    policy = Policy(mode=Mode.AUTO, allow=frozenset({Effect.WRITE}))
+    result = run(workspace, provider, policy=policy, granted=frozenset({Effect.READ, Effect.WRITE}))
+    assert not (workspace / "made").exists()
+    assert of(result.events, ApprovalDecided) == []
+    assert "effect_refused" in incidents(result)
+    assert "not granted" in of(result.events, ToolResulted)[0].output_excerpt  # type: ignore[attr-defined]
+
+
+def test_an_always_answer_grants_the_effect_for_the_rest_of_the_run(workspace: Path, tmp_path: Path) -> None:
+    """The user answers always once: the second write runs without asking again."""
+    asked: list[tuple[str, Effect]] = []
+
+    def approver(tool_call: ToolCall, effect: Effect) -> ApprovalAnswer:
+        asked.append((tool_call.name, effect))
+        return "always"
+
+    provider = script(
+        tmp_path,
+        {
+            "toolCalls": [
+                call("write_file", path="a.txt", content="1"),
+                call("write_file", path="b.txt", content="2"),
+            ]
+        },
+        {"text": "done"},
+    )
+    result = run(workspace, provider, policy=Policy(mode=Mode.ASK), approver=approver)
+    assert asked == [("write_file", Effect.WRITE)]
+    assert (workspace / "a.txt").read_text() == "1" and (workspace / "b.txt").read_text() == "2"
+    assert [(a.granted, a.by) for a in of(result.events, ApprovalDecided)] == [(True, "user")]  # type: ignore[attr-defined]
+
+
+def test_a_user_who_says_no_is_an_approval_denied(workspace: Path, tmp_path: Path) -> None:
+    """The user answers no: approval by user, not granted, approval_denied, nothing written."""
+    provider = script(
+        tmp_path, {"toolCalls": [call("write_file", path="a.txt", content="1")]}, {"text": "done"}
+    )
+    result = run(workspace, provider, policy=Policy(mode=Mode.ASK), approver=lambda c, e: "no")
+    assert [(a.granted, a.by) for a in of(result.events, ApprovalDecided)] == [(False, "user")]  # type: ignore[attr-defined]
+    assert "approval_denied" in incidents(result) and not (workspace / "a.txt").exists()
+
+
+def test_unknown_tools_and_bad_arguments_are_tool_errors_the_run_survives(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """An unknown tool and invalid JSON arguments: invalid_tool_call twice, the run still completes."""
+    provider = script(
+        tmp_path,
+        {"toolCalls": [{"name": "rm_rf", "arguments": {}}, {"name": "read_file", "arguments": "{not json"}]},
+        {"text": "done", "usage": usage(1, 1)},
+    )
+    result = run(workspace, provider)
+    assert result.outcome == "completed"
+    assert incidents(result).count("invalid_tool_call") == 2
+    called = of(result.events, ToolCalled)
+    assert [(c.name, c.effect) for c in called] == [("rm_rf", None), ("read_file", Effect.READ)]  # type: ignore[attr-defined]
+    assert [r.ok for r in of(result.events, ToolResulted)] == [False, False]  # type: ignore[attr-defined]
+
+
+def test_a_failing_tool_is_a_result_not_a_crash(workspace: Path, tmp_path: Path) -> None:
+    """Reading a missing file and escaping the workspace are tool errors; the run completes."""
+    provider = script(
+        tmp_path,
+        {
+            "toolCalls": [
+                call("read_file", path="missing.py"),
+                call("write_file", path="../out.txt", content="x"),
+            ]
+        },
+        {"text": "done"},
+    )
+    result = run(workspace, provider)
+    assert result.outcome == "completed"
+    assert [r.ok for r in of(result.events, ToolResulted)] == [False, False]  # type: ignore[attr-defined]
+    assert not (workspace.parent / "out.txt").exists()
+
+
+def test_an_agent_gets_its_instructions_and_only_its_tools(workspace: Path, tmp_path: Path) -> None:
+    """--agent reviewer (read tools only): a write_file call is an invalid_tool_call, never run."""
+    measured = MeasuredConfig(
+        instructions="default",
+        agents=(AgentConfig(name="reviewer", instructions="Review only.", tools=("read_file", "list_dir")),),
+    )
+    provider = script(
+        tmp_path, {"toolCalls": [call("write_file", path="a.txt", content="1")]}, {"text": "done"}
+    )
+    result = run(workspace, provider, measured=measured, agent="reviewer")
+    assert "invalid_tool_call" in incidents(result) and not (workspace / "a.txt").exists()
+    assert result.events[0].agent == "reviewer"  # type: ignore[union-attr]
+
+
+def test_a_provider_failure_ends_the_run_with_its_reason(workspace: Path, tmp_path: Path) -> None:
+    """A scripted auth failure: outcome error, reason provider_auth, a one-line message."""
+    provider = script(tmp_path, {"failure": {"kind": "auth", "message": "invalid key"}})
+    result = run(workspace, provider)
+    assert (result.outcome, result.reason, result.message) == ("error", "provider_auth", "invalid key")
+    assert isinstance(result.events[-1], RunEnded)
+
+
+def test_a_stream_error_ends_the_run_with_provider_stream(workspace: Path, tmp_path: Path) -> None:
+    """An in-stream error: outcome error, reason provider_stream."""
+    result = run(workspace, script(tmp_path, {"text": "par", "error": "overloaded"}))
+    assert (result.outcome, result.reason) == ("error", "provider_stream")
+    assert result.message is not None and "overloaded" in result.message
+
+
+def test_truncated_output_is_an_incident(workspace: Path, tmp_path: Path) -> None:
+    """finish_reason length raises truncated_output; the run still completes."""
+    result = run(workspace, script(tmp_path, {"text": "cut", "finishReason": "length", "usage": usage(1, 1)}))
+    assert result.outcome == "completed" and incidents(result) == ["truncated_output"]
+
+
+RULE = "RULE R1: every line of report.txt must end with ~END~"
+COMPACTING = MeasuredConfig(
+    instructions="You are a test agent.",
+    limits=Limits(max_context_chars=4000),
+    compaction=Compaction(threshold=0.5),
+)
+
+
+def test_compaction_replaces_older_turns_and_keeps_the_prompt(workspace: Path, tmp_path: Path) -> None:
+    """Past threshold x maxContextChars the older turns become a checkpoint; events and incident say so."""
+    (workspace / "big.txt").write_text("x" * 1500)
+    read_big = {"toolCalls": [call("read_file", path="big.txt")], "usage": usage(10, 5)}
+    provider = script(tmp_path, read_big, read_big, read_big, {"text": "done", "usage": usage(10, 5)})
+    result = run(workspace, provider, measured=COMPACTING, prompt=f"Walk the chain. {RULE}.")
+    assert result.outcome == "completed" and result.final_text == "done"
+    compactions = of(result.events, Compacted)
+    assert len(compactions) >= 1
+    first = compactions[0]
+    assert first.messages_replaced >= 2 and first.chars_after < first.chars_before  # type: ignore[attr-defined]
+    assert incidents(result).count("compaction") == len(compactions)
+    purposes = [r.purpose for r in of(result.events, ProviderRequested)]  # type: ignore[attr-defined]
+    assert purposes.count("compaction") == len(compactions) and purposes.count("main") == 4
+    assert result.main_tokens == 4 * 15
+
+
+def sse_text(text: str, tokens: tuple[int, int]) -> Reply:
+    return Reply.sse(
+        {"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}]},
+        {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+        {"choices": [], "usage": {"prompt_tokens": tokens[0], "completion_tokens": tokens[1]}},
+    )
+
+
+def sse_read(path: str, call_id: str) -> Reply:
+    function = {"name": "read_file", "arguments": json.dumps({"path": path})}
+    delta = {"tool_calls": [{"index": 0, "id": call_id, "type": "function", "function": function}]}
+    return Reply.sse(
+        {"choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+        {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+        {"choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": 5}},
+    )
+
+
+def test_a_rule_in_the_prompt_survives_compaction_verbatim_on_the_wire(workspace: Path) -> None:
+    """Over real HTTP: after compaction the next request still carries the prompt, rule and all, word for word;
+    the checkpoint call's 5000 tokens are in its Compacted event, not in the main-loop tokens."""
+    (workspace / "big.txt").write_text("y" * 1500)
+    prompt = f"Walk the chain. {RULE}."
+    with SseServer() as server:
+        server.enqueue(
+            sse_read("big.txt", "c1"),
+            sse_read("big.txt", "c2"),
+            sse_text(f"Checkpoint: the rule is '{RULE}'; big.txt is 1500 y.", (5000, 300)),
+            sse_text("done", (10, 5)),
+        )
+        with OpenAICompatProvider(server.base_url, "m", max_retries=0) as provider:
+            result = run(workspace, provider, measured=COMPACTING, prompt=prompt)
+        bodies = [request.json() for request in server.requests]
+    assert result.outcome == "completed", result.message
+    assert len(bodies) == 4
+    checkpoint_call, after = bodies[2], bodies[3]
+    assert "tools" not in checkpoint_call or not checkpoint_call["tools"]
+    assert checkpoint_call["messages"][1] == {"role": "user", "content": prompt}
+    assert [m["role"] for m in checkpoint_call["messages"][2:]] == [
+        "assistant",
+        "tool",
+        "assistant",
+        "tool",
+        "user",
+    ]
+    messages = after["messages"]
+    assert messages[0]["role"] == "system"
+    assert messages[1] == {"role": "user", "content": prompt}
+    assert messages[2]["role"] == "user" and messages[2]["content"].startswith(CHECKPOINT_PREFIX)
+    assert RULE in messages[2]["content"]
+    compacted = of(result.events, Compacted)
+    assert len(compacted) == 1 and compacted[0].usage.input_tokens == 5000  # type: ignore[attr-defined]
+    assert result.main_tokens == 3 * 15
+    events = msgspec.json.decode(msgspec.json.encode(list(result.events)), type=list[Event])
+    assert tuple(events) == result.events
