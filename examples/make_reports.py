@@ -16,6 +16,7 @@ output is byte-identical for the same code.
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 import numpy as np
@@ -110,11 +111,16 @@ def _record(
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(
+        description="Write the example baseline/ and candidate/ report directories."
+    )
+    parser.add_argument("--out", type=Path, default=HERE, help=f"where to write them (default {HERE})")
+    out = parser.parse_args().out
     for side, seed in (("baseline", 1), ("candidate", 2)):
         records = _records(side, np.random.default_rng(seed))
         report = build_report(records, _conditions(side))
-        write_report_files(HERE / side, report, records)
-        print(f"wrote {HERE / side}: {len(records)} runs, {report.summary.tasks} tasks")
+        write_report_files(out / side, report, records)
+        print(f"wrote {out / side}: {len(records)} runs, {report.summary.tasks} tasks")
 
 
 if __name__ == "__main__":

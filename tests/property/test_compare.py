@@ -1,0 +1,193 @@
+"""Properties of core.compare: refusals, antisymmetry, verdicts with the right numbers, honest deltas."""
+
+from __future__ import annotations
+
+import msgspec
+from hypothesis import given
+from hypothesis import strategies as st
+from returns.result import Failure, Success
+
+from core.compare import Comparison, Outcome, TaskComparison, compare_reports
+from core.errors import IncompatibleReports
+from core.records import RunRecord
+from core.report import Compaction, Mode, Rates, Report, build_report
+from tests.property.strategies_report import conditions, task_runs
+
+RATES = Rates(input_rate=1.0, output_rate=4.0)
+
+
+def report(*tasks: list[RunRecord], **cond: object) -> Report:
+    records = [r for task in tasks for r in task]
+    return build_report(records, conditions(**cond))  # type: ignore[arg-type]
+
+
+def compared(baseline: Report, candidate: Report) -> Comparison:
+    result = compare_reports(baseline, candidate)
+    assert isinstance(result, Success), result
+    return result.unwrap()
+
+
+def task(comparison: Comparison, task_id: str) -> TaskComparison:
+    return next(t for t in comparison.tasks if t.task_id == task_id)
+
+
+side_counts = st.tuples(
+    st.integers(0, 12), st.integers(0, 12), st.integers(0, 3), st.integers(0, 2)
+)  # pass, fail, budget_exceeded, error
+
+
+@given(st.dictionaries(st.sampled_from("abcde"), st.tuples(side_counts, side_counts), min_size=1))
+def test_swapping_sides_swaps_improved_and_regressed(
+    plan: dict[str, tuple[tuple[int, ...], tuple[int, ...]]],
+) -> None:
+    """compare(b, c) improved <=> compare(c, b) regressed; other outcomes and |deltas| are unchanged."""
+    base = report(*(task_runs(t, *p[0]) for t, p in plan.items() if sum(p[0])))
+    cand = report(*(task_runs(t, *p[1], wall_ms=50_000) for t, p in plan.items() if sum(p[1])))
+    forward, backward = compared(base, cand), compared(cand, base)
+    swap = {
+        Outcome.IMPROVED: Outcome.REGRESSED,
+        Outcome.REGRESSED: Outcome.IMPROVED,
+        Outcome.BASELINE_ONLY: Outcome.CANDIDATE_ONLY,
+        Outcome.CANDIDATE_ONLY: Outcome.BASELINE_ONLY,
+    }
+    for f, b in zip(forward.tasks, backward.tasks, strict=True):
+        assert f.task_id == b.task_id
+        assert b.outcome == swap.get(f.outcome, f.outcome)
+        for name in ("success_rate", "wall_ms_median", "tokens_per_success"):
+            fd, bd = getattr(f, name), getattr(b, name)
+            if fd is not None and fd.delta is not None:
+                assert bd.delta == -fd.delta
+
+
+@given(st.sampled_from(["1.0.1", "2.0.0", "1.1.0"]))
+def test_different_suite_versions_are_refused(version: str) -> None:
+    """A different suiteVersion is refused with both versions named (exit 3 at the CLI)."""
+    base = report(task_runs("a", 5), suite_version="1.0.0")
+    cand = report(task_runs("a", 5), suite_version=version)
+    match compare_reports(base, cand):
+        case Failure(IncompatibleReports(message=message)):
+            assert "1.0.0" in message and version in message and "suiteVersion" in message
+        case _:
+            raise AssertionError("different suite versions must be refused")
+
+
+def test_different_suite_ids_are_refused() -> None:
+    """A different suiteId is refused."""
+    result = compare_reports(report(task_runs("a", 5)), report(task_runs("a", 5), suite_id="other"))
+    assert isinstance(result, Failure)
+    assert "different suites" in str(result.failure())
+
+
+def test_same_version_different_content_hash_is_a_warning() -> None:
+    """suiteVersion equal but the content hash not: compared, with the bump-your-version warning."""
+    comparison = compared(report(task_runs("a", 5)), report(task_runs("a", 5), suite_hash="hash-2"))
+    assert any("without bumping suiteVersion" in w for w in comparison.warnings)
+
+
+def test_verdicts_with_the_documented_numbers() -> None:
+    """1/10 -> 9/10 improved, 10/10 -> 3/10 regressed, 6/10 -> 7/10 inconclusive, 0/4 -> 4/4 low power,
+    an errored run not comparable, one-sided tasks listed as such."""
+    base = report(
+        task_runs("up", 1, 9),
+        task_runs("down", 10),
+        task_runs("same", 6, 4),
+        task_runs("few", 0, 4),
+        task_runs("err", 5, 5),
+        task_runs("gone", 3, 2),
+        k=10,
+    )
+    cand = report(
+        task_runs("up", 9, 1),
+        task_runs("down", 3, 7),
+        task_runs("same", 7, 3),
+        task_runs("few", 4),
+        task_runs("err", 5, 4, errors=1),
+        task_runs("new", 5),
+        k=10,
+    )
+    c = compared(base, cand)
+    assert {t.task_id: t.outcome for t in c.tasks} == {
+        "up": Outcome.IMPROVED,
+        "down": Outcome.REGRESSED,
+        "same": Outcome.INCONCLUSIVE,
+        "few": Outcome.LOW_POWER,
+        "err": Outcome.NOT_COMPARABLE,
+        "gone": Outcome.BASELINE_ONLY,
+        "new": Outcome.CANDIDATE_ONLY,
+    }
+    up = task(c, "up")
+    assert up.success_rate is not None and up.success_rate.delta is not None
+    assert round(up.success_rate.delta, 6) == 0.8
+    assert up.baseline is not None and up.baseline.interval is not None
+    assert round(up.baseline.interval.high, 3) == 0.404
+    assert up.candidate is not None and up.candidate.interval is not None
+    assert round(up.candidate.interval.low, 3) == 0.596
+    assert task(c, "gone").candidate is None and task(c, "new").baseline is None
+    assert dict((n.name, n.count) for n in c.summary.outcomes)["inconclusive"] == 1
+    assert c.summary.errored == (0, 1)
+    assert any('not "no change"' in line for line in c.limits)
+    assert any("not a significance test" in line for line in c.limits)
+
+
+def test_different_modes_make_every_task_not_comparable() -> None:
+    """A live report against a replay report: every shared task is not comparable, with a warning."""
+    c = compared(report(task_runs("a", 0, 10)), report(task_runs("a", 10), mode=Mode.REPLAY))
+    assert task(c, "a").outcome is Outcome.NOT_COMPARABLE
+    assert any("modes differ" in w for w in c.warnings)
+
+
+def test_replay_reports_compare_as_changed_or_unchanged() -> None:
+    """Two replays: a task whose status counts differ is changed, otherwise unchanged; no intervals."""
+    base = report(task_runs("a", 1), task_runs("b", 1), mode=Mode.REPLAY, k=1)
+    cand = report(task_runs("a", 1), task_runs("b", 0, 0, errors=1), mode=Mode.REPLAY, k=1)
+    c = compared(base, cand)
+    assert c.replay
+    assert task(c, "a").outcome is Outcome.UNCHANGED
+    assert task(c, "b").outcome is Outcome.CHANGED
+    side = task(c, "a").baseline
+    assert side is not None and side.interval is None
+    assert any("harness, not the model" in line for line in c.limits)
+
+
+def test_token_and_cost_deltas_need_the_same_compaction_settings() -> None:
+    """Different compaction settings: token and cost deltas are not comparable; success rate still is."""
+    base = report(task_runs("a", 5), rates=RATES)
+    cand = report(
+        task_runs("a", 5), rates=RATES, compaction=Compaction(threshold=0.6, max_context_chars=200_000)
+    )
+    t = task(compared(base, cand), "a")
+    assert t.tokens_per_success is not None and t.tokens_per_success.delta is None
+    assert t.tokens_per_success.note == "not comparable: compaction settings differ"
+    assert t.cost_per_success_usd is not None and t.cost_per_success_usd.delta is None
+    assert t.success_rate is not None and t.success_rate.delta == 0.0
+
+
+def test_costs_are_compared_only_with_the_same_rates() -> None:
+    """Same rates: a cost delta; different or missing rates: no cost delta, a note instead."""
+    same = task(
+        compared(report(task_runs("a", 5), rates=RATES), report(task_runs("a", 4, 1), rates=RATES)), "a"
+    )
+    assert same.cost_per_success_usd is not None and same.cost_per_success_usd.delta is not None
+    other = Rates(input_rate=2.0, output_rate=4.0)
+    diff = task(compared(report(task_runs("a", 5), rates=RATES), report(task_runs("a", 5), rates=other)), "a")
+    assert diff.cost_per_success_usd is not None and diff.cost_per_success_usd.delta is None
+    assert (
+        diff.cost_per_success_usd.baseline is None
+        and diff.cost_per_success_usd.note == "not compared: different rates"
+    )
+
+
+def test_cached_input_ratio_delta() -> None:
+    """cachedInputRatio delta when both sides report it; absent with a note when one side does not."""
+    base = report(task_runs("a", 5, cached_input_tokens=2_000))
+    cand = report(task_runs("a", 5, cached_input_tokens=6_000))
+    both = task(compared(base, cand), "a").cached_input_ratio
+    assert both is not None and both.delta is not None and round(both.delta, 6) == 0.4
+    one = task(compared(report(task_runs("a", 5)), cand), "a").cached_input_ratio
+    assert one is not None and one.baseline is None and one.delta is None
+
+
+def test_comparison_json_round_trip() -> None:
+    """The --json comparison decodes back to the same Comparison."""
+    c = compared(report(task_runs("a", 1, 9), rates=RATES), report(task_runs("a", 9, 1), rates=RATES))
+    assert msgspec.json.decode(msgspec.json.encode(c), type=Comparison) == c

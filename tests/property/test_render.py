@@ -1,0 +1,120 @@
+"""Properties of core.render: every condition in the header, Measured and Estimated apart, honest absences."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from core.compare import compare_reports
+from core.records import RunRecord
+from core.render import (
+    REPLAY_NOTICE,
+    SUITE_RATE_NOTE,
+    format_rate,
+    render_comparison_markdown,
+    render_markdown,
+)
+from core.report import Conditions, Mode, Rates, build_report
+from core.stats import wilson_interval
+from tests.property.strategies_report import conditions, conditions_strategy, run_records, task_runs
+
+
+@given(st.lists(run_records(lean=True), max_size=12), conditions_strategy)
+def test_header_carries_every_condition(records: list[RunRecord], cond: Conditions) -> None:
+    """Suite, version, content hash, harness, config hash, provider, model, mode, k, seed, compaction, run id."""
+    text = render_markdown(build_report(records, cond))
+    for value in (
+        cond.suite_id,
+        cond.suite_version,
+        cond.suite_hash,
+        cond.harness_version,
+        cond.config_hash,
+        cond.provider,
+        cond.model,
+        str(cond.mode),
+        f"| k (repetitions per task) | {cond.k} |",
+        f"| Seed (run order only) | {cond.seed} |",
+        f"maxContextChars {cond.compaction.max_context_chars:,}",
+        cond.run_id,
+        cond.created_at,
+    ):
+        assert value in text
+    assert (REPLAY_NOTICE in text) == (cond.mode is Mode.REPLAY)
+    assert SUITE_RATE_NOTE in text
+    assert text.index("## Measured") < text.index("## Estimated")
+
+
+def test_rates_print_with_their_wilson_interval() -> None:
+    """4/5 prints as the spec's 80.0 % [37.6 %, 96.4 %]; 3/5 as 60.0 % [23.1 %, 88.2 %]."""
+    assert format_rate(0.8, wilson_interval(4, 5)) == "80.0 % [37.6 %, 96.4 %]"
+    assert format_rate(0.6, wilson_interval(3, 5)) == "60.0 % [23.1 %, 88.2 %]"
+    assert format_rate(None, None) == "n/a"
+    text = render_markdown(build_report(task_runs("fix-add", 4, 1), conditions()))
+    assert (
+        "| fix-add | 5 | 4 | 1 | 0 | 0 | 80.0 % [37.6 %, 96.4 %] | yes (est. 1.00) | no (est. 0.00) |  |"
+        in text
+    )
+
+
+def test_low_power_and_reasons_are_marked() -> None:
+    """A task with fewer than 5 judged runs is marked low power; budget and error reasons are listed."""
+    records = task_runs("slow", 1, 0, budget_exceeded=2, errors=1)
+    text = render_markdown(build_report(records, conditions()))
+    assert "low power |" in text
+    assert "slow: budget_exceeded by maxWallMs 2" in text
+    assert "slow: error (provider_network 1)" in text
+
+
+def test_absent_figures_say_not_reported_never_zero() -> None:
+    """Unreported tokens and cached input print "not reported"; no rates print no cost."""
+    records = task_runs("a", 3, 2, input_tokens=None, output_tokens=None)
+    text = render_markdown(build_report(records, conditions(rates=None)))
+    measured = text[text.index("## Measured") : text.index("## Estimated")]
+    assert (
+        "| a | 20 | 30 | 0 | none | 32.0 s | 2.5 s² | 53.3 s | not reported | not reported | not reported |"
+        in measured
+    )
+    assert "No rates given" in text and "USD" not in text[text.index("## Estimated") :]
+
+
+def test_estimated_table_only_with_rates() -> None:
+    """With both rates the Estimated table holds costs and says what it ignores."""
+    text = render_markdown(
+        build_report(task_runs("a", 2, 2), conditions(rates=Rates(input_rate=1.0, output_rate=2.0)))
+    )
+    estimated = text[text.index("## Estimated") :]
+    assert "| a | 0.0480 | 0.0240 |" in estimated
+    assert "ignores cached and reasoning token prices" in estimated
+
+
+def test_cached_input_is_shown_when_reported() -> None:
+    """Cached input prints the pooled ratio with the runs that reported it."""
+    text = render_markdown(build_report(task_runs("a", 4, cached_input_tokens=2_500), conditions()))
+    assert "25.0 % (4/4 runs)" in text
+    assert "25.0 % (10,000 of 40,000 input tokens; 4/4 runs)" in text
+
+
+def test_comparison_markdown_has_verdicts_deltas_and_limits() -> None:
+    """The comparison names the verdicts with their intervals, the inconclusive wording and the footnote."""
+    base = build_report(task_runs("up", 1, 9) + task_runs("same", 6, 4), conditions(k=10))
+    cand = build_report(
+        task_runs("up", 9, 1) + task_runs("same", 7, 3), conditions(k=10, harness_version="0.2.0")
+    )
+    text = render_comparison_markdown(compare_reports(base, cand).unwrap())
+    assert "| up | **improved** | 1/10: 10.0 % [1.8 %, 40.4 %] | 9/10: 90.0 % [59.6 %, 98.2 %] |" in text
+    assert "10.0 % → 90.0 % (+80.0 pp)" in text
+    assert "| same | inconclusive |" in text
+    assert "no difference detectable with this many runs" in text
+    assert "harness version differs: 0.1.0 -> 0.2.0" in text
+    limits = text[text.index("## Limits") :]
+    for phrase in ("not a significance test", "independent", "no correction", "excluded"):
+        assert phrase in limits
+    assert text.index("## Measured deltas") < text.index("## Estimated deltas")
+
+
+def test_replay_comparison_says_it_measures_the_harness() -> None:
+    """Two replays compare as changed/unchanged, under the replay notice."""
+    base = build_report(task_runs("a", 1), conditions(mode=Mode.REPLAY, k=1))
+    cand = build_report(task_runs("a", 0, 1), conditions(mode=Mode.REPLAY, k=1))
+    text = render_comparison_markdown(compare_reports(base, cand).unwrap())
+    assert REPLAY_NOTICE in text and "| a | **changed** |" in text
