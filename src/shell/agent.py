@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+import msgspec
 from returns.result import Failure, Success
 
 from core.agent_step import (
@@ -165,7 +166,10 @@ class _Run:
     main_tokens: int | None = None
     usage_complete: bool = True
     session_grants: frozenset[Effect] = frozenset()
-    read_hashes: dict[str, str] = field(default_factory=dict)
+    normalized: list[Message] = field(default_factory=list)
+    """``messages`` with the fingerprint rules applied, kept in step so each message is normalised once."""
+    normalized_instructions: str = ""
+    context: ToolContext | None = None
 
     # --- recording ------------------------------------------------------------------------------------
 
@@ -183,7 +187,15 @@ class _Run:
 
     def append(self, message: Message) -> None:
         self.messages.append(message)
+        self.normalized.append(self.normalize(message))
         self.chars += message_chars(message)
+
+    def normalize(self, message: Message) -> Message:
+        rules = self.setup.normalize_rules
+        if not rules:
+            return message
+        alone = ProviderRequest(model="", instructions="", messages=(message,))
+        return normalize_request(alone, rules).messages[0]
 
     def end(
         self, outcome: RunOutcome, reason: str | None = None, final_text: str = "", message: str | None = None
@@ -212,11 +224,17 @@ class _Run:
 
     # --- provider -------------------------------------------------------------------------------------
 
-    def call_provider(self, request: ProviderRequest) -> tuple[ProviderResponse, int]:
-        """One provider call with its request/response events; raises ``_Stop`` on failure."""
+    def call_provider(
+        self, request: ProviderRequest, normalized: ProviderRequest | None = None
+    ) -> tuple[ProviderResponse, int]:
+        """One provider call with its request/response events; raises ``_Stop`` on failure.
+
+        ``normalized`` is the request with the fingerprint rules applied, when the caller has it already.
+        """
         call = self.provider_calls
         self.provider_calls += 1
-        normalized = normalize_request(request, self.setup.normalize_rules)
+        if normalized is None:
+            normalized = normalize_request(request, self.setup.normalize_rules)
         self.emit(
             ProviderRequested,
             call=call,
@@ -251,9 +269,10 @@ class _Run:
         )
         return response, duration_ms
 
-    def main_request(self) -> ProviderRequest:
+    def main_request(self) -> tuple[ProviderRequest, ProviderRequest]:
+        """The next main-loop request, and the same request normalised for its fingerprint."""
         measured = self.setup.measured
-        return ProviderRequest(
+        request = ProviderRequest(
             model=self.setup.model,
             instructions=self.profile.instructions,
             messages=tuple(self.messages),
@@ -261,6 +280,10 @@ class _Run:
             max_output_tokens=measured.limits.max_output_tokens,
             reasoning_effort=measured.reasoning.effort,
         )
+        normalized = msgspec.structs.replace(
+            request, instructions=self.normalized_instructions, messages=tuple(self.normalized)
+        )
+        return request, normalized
 
     # --- compaction -----------------------------------------------------------------------------------
 
@@ -284,6 +307,7 @@ class _Run:
         response, _ = self.call_provider(request)
         before = self.chars
         self.messages = []
+        self.normalized = []
         self.chars = len(self.profile.instructions)
         for message in apply_checkpoint(messages, plan, response.text):
             self.append(message)
@@ -302,16 +326,19 @@ class _Run:
     # --- tools ----------------------------------------------------------------------------------------
 
     def tool_context(self) -> ToolContext:
+        """The tools' context, built once per run (``read_hashes`` grows in it as the run reads files)."""
+        if self.context is not None:
+            return self.context
         tools = self.setup.measured.tools
-        return ToolContext(
+        self.context = ToolContext(
             workspace=self.setup.workspace,
-            read_hashes=self.read_hashes,
             bash_output_limit_chars=tools.bash_output_limit_chars,
             bash_default_timeout_ms=tools.bash_timeout_ms,
             read_max_chars=tools.read_max_chars,
             deadline=self.start + self.setup.budget.max_wall_ms / 1000,
             env=self.setup.env,
         )
+        return self.context
 
     def refuse(self, call: ToolCall, refusal: Refuse) -> ToolMessage:
         self.incident(refusal.incident, f"{call.name}: {refusal.message}")
@@ -382,7 +409,7 @@ class _Run:
         self.check_budget(self.turns + 1, self.tool_calls)
         self.turns += 1
         self.maybe_compact()
-        response, _ = self.call_provider(self.main_request())
+        response, _ = self.call_provider(*self.main_request())
         self.record_usage(response)
         self.append(
             AssistantMessage(
@@ -438,5 +465,7 @@ def run_agent(setup: AgentSetup) -> RunResult:
         case Success(specs):
             run.tools = specs
     run.chars = len(run.profile.instructions)
+    instructions_only = ProviderRequest(model="", instructions=run.profile.instructions, messages=())
+    run.normalized_instructions = normalize_request(instructions_only, setup.normalize_rules).instructions
     run.append(UserMessage(content=setup.prompt))
     return run.loop()
