@@ -5,7 +5,10 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from core.budget import RunBudget
+from core.events import Effect
+from core.policy import Mode, Policy
 from core.protocol import AssistantMessage, Message, ToolCall, ToolMessage, Usage, UserMessage
+from core.tooldefs import TOOL_NAMES
 
 counts = st.integers(min_value=0, max_value=10_000)
 
@@ -48,3 +51,12 @@ def conversations(draw: st.DrawFn) -> tuple[Message, ...]:
     for index in range(n):
         messages.extend(draw(_exchange(index)))
     return tuple(messages)
+
+
+effects = st.sampled_from(list(Effect))
+effect_sets = st.frozensets(effects)
+harness_policies = st.builds(
+    Policy, mode=st.sampled_from(list(Mode)), allow=effect_sets, read_only=st.booleans()
+)
+tool_names = st.sampled_from([*TOOL_NAMES, "rm_rf", ""])
+offered_tools = st.lists(st.sampled_from(TOOL_NAMES), unique=True).map(tuple)

@@ -1,0 +1,92 @@
+"""Properties of ``core.agent_step``: no tool call runs unless the policy allows it, refusals are classified."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from core.agent_step import (
+    AskUser,
+    CallTools,
+    Finish,
+    Refuse,
+    RunTool,
+    after_response,
+    gate_tool,
+    response_incidents,
+    select_agent,
+)
+from core.config import HARNESS_TOOLS, AgentConfig, MeasuredConfig
+from core.events import Effect, IncidentKind
+from core.policy import Allow, Ask, Policy, decide
+from core.protocol import ProviderResponse, ToolCall, Usage
+from core.tooldefs import effect_of
+from tests.property.strategies_harness import effect_sets, harness_policies, offered_tools, tool_names
+
+VALID_ARGUMENTS = {
+    "read_file": '{"path": "a"}',
+    "list_dir": '{"path": "."}',
+    "search": '{"pattern": "x"}',
+    "write_file": '{"path": "a", "content": ""}',
+    "edit_file": '{"path": "a", "old_string": "x", "new_string": "y"}',
+    "bash": '{"command": "true"}',
+    "fetch_url": '{"url": "http://example.com"}',
+    "analyze": "{}",
+}
+
+
+@given(tool_names, offered_tools, harness_policies, effect_sets, effect_sets, st.booleans())
+def test_a_call_runs_only_when_offered_well_formed_and_allowed(
+    name: str,
+    offered: tuple[str, ...],
+    policy: Policy,
+    granted: frozenset[Effect],
+    session: frozenset[Effect],
+    valid: bool,
+) -> None:
+    """RunTool only for an offered tool with valid arguments that decide() allows; AskUser only when it asks."""
+    arguments = VALID_ARGUMENTS.get(name, "{}") if valid else "{broken"
+    gate = gate_tool(ToolCall(id="c", name=name, arguments=arguments), offered, policy, granted, session)
+    effect = effect_of(name)
+    if effect is None or name not in offered or not valid:
+        assert isinstance(gate, Refuse) and gate.incident is IncidentKind.INVALID_TOOL_CALL
+        return
+    decision = decide(effect, policy, granted, session)
+    match gate:
+        case RunTool(effect=ran):
+            assert ran is effect and isinstance(decision, Allow)
+        case AskUser(effect=asked):
+            assert asked is effect and isinstance(decision, Ask)
+        case Refuse(incident=incident):
+            assert incident is IncidentKind.EFFECT_REFUSED
+            assert not isinstance(decision, Allow | Ask)
+
+
+@given(st.text(max_size=20), st.sampled_from(["stop", "length", "tool_calls"]), st.booleans(), st.booleans())
+def test_a_response_without_tool_calls_finishes_and_incidents_match(
+    text: str, finish: str, with_call: bool, with_usage: bool
+) -> None:
+    """No tool calls -> Finish with the text; length -> truncated_output; no usage -> usage_unreported."""
+    calls = (ToolCall(id="c", name="read_file", arguments="{}"),) if with_call else ()
+    usage = Usage(input_tokens=1, output_tokens=1) if with_usage else None
+    response = ProviderResponse(
+        text=text, reasoning=None, tool_calls=calls, finish_reason=finish, usage=usage
+    )
+    step = after_response(response)
+    assert step == (CallTools(calls=calls) if with_call else Finish(final_text=text))
+    kinds = [kind for kind, _ in response_incidents(response)]
+    expected = [IncidentKind.TRUNCATED_OUTPUT] if finish == "length" else []
+    expected += [] if with_usage else [IncidentKind.USAGE_UNREPORTED]
+    assert kinds == expected
+
+
+def test_select_agent_picks_instructions_and_tools_or_fails_naming_the_known() -> None:
+    """The default agent has every tool; a named agent its subset; an unknown name fails listing the known."""
+    measured = MeasuredConfig(
+        instructions="main", agents=(AgentConfig(name="rev", instructions="review", tools=("read_file",)),)
+    )
+    default = select_agent(measured, None).unwrap()
+    assert (default.instructions, default.tools) == ("main", HARNESS_TOOLS)
+    rev = select_agent(measured, "rev").unwrap()
+    assert (rev.instructions, rev.tools) == ("review", ("read_file",))
+    assert "rev" in str(select_agent(measured, "nobody").failure())
