@@ -268,3 +268,54 @@ def test_an_unknown_agent_is_a_usage_error(server: SseServer, workspace: Path, t
     assert result.returncode == 1
     assert "nobody" in result.stderr and result.stderr.count("\n") == 1
     assert server.requests == []
+
+
+def run_on_terminal(tmp_path: Path, answer: bytes, *args: str) -> tuple[int, str, str]:
+    """Run ``alisio run`` with stdin and stderr on a pseudo-terminal, answering the first question."""
+    import pty
+    import select
+
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "ALISIO_CONFIG_HOME")}
+    env["ALISIO_CONFIG_HOME"] = str(tmp_path / "config")
+    master, slave = pty.openpty()
+    process = subprocess.Popen(
+        [str(ALISIO), "run", *args], stdin=slave, stderr=slave, stdout=subprocess.PIPE, env=env
+    )
+    os.close(slave)
+    seen = b""
+    answered = False
+    while True:
+        ready, _, _ = select.select([master], [], [], 30)
+        if not ready:
+            process.kill()
+            raise AssertionError(f"no output from the terminal: {seen!r}")
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        seen += chunk
+        if not answered and b"[y/N/always]" in seen:
+            os.write(master, answer)
+            answered = True
+    assert process.stdout is not None
+    stdout = process.stdout.read().decode()
+    code = process.wait(timeout=30)
+    os.close(master)
+    return code, stdout, seen.decode(errors="replace")
+
+
+@pytest.mark.parametrize(("answer", "written"), [(b"y\n", True), (b"\n", False)])
+def test_on_a_terminal_ask_asks_and_obeys_the_answer(
+    server: SseServer, workspace: Path, tmp_path: Path, answer: bytes, written: bool
+) -> None:
+    """Policy ask on a terminal: the write is put to the user; y runs it, Enter (the default, No) denies it."""
+    server.enqueue(tool_reply("write_file", {"path": "new.txt", "content": "x"}), text_reply("finished"))
+    code, stdout, terminal = run_on_terminal(
+        tmp_path, answer, "write", "--cwd", str(workspace), "--base-url", server.base_url, "--model", "m"
+    )
+    assert code == 0, terminal
+    assert "allow write_file (write)" in terminal
+    assert stdout == "finished\n"
+    assert (workspace / "new.txt").exists() is written
