@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+from hypothesis import settings
 from hypothesis import strategies as st
 
 from core.records import Divergence, Incident, Measured, RunRecord, RunStatus, VerifierResult, VerifierStatus
 from core.report import Compaction, Conditions, Mode, Rates
 
 TASK_IDS = ("alpha", "beta", "gamma", "delta")
+
+# Lists of records are slow to generate (about 15 draws per record); under the dev and ci profiles the
+# record-list properties run 75 examples, under ``thorough`` the profile's full count.
+record_lists_settings = settings(
+    max_examples=75 if settings.default.max_examples <= 200 else settings.default.max_examples
+)
 REASONS = {RunStatus.BUDGET_EXCEEDED: "maxWallMs", RunStatus.ERROR: "provider_network"}
 
 ANY_TASK = st.sampled_from(TASK_IDS)

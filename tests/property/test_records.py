@@ -8,9 +8,10 @@ from hypothesis import strategies as st
 from returns.result import Failure, Success
 
 from core.records import RunRecord, RunStatus, decode_runs, encode_runs, incident_counts
-from tests.property.strategies_report import run_records, task_runs
+from tests.property.strategies_report import record_lists_settings, run_records, task_runs
 
 
+@record_lists_settings
 @given(st.lists(run_records(), max_size=4))
 def test_runs_jsonl_round_trip(records: list[RunRecord]) -> None:
     """decode(encode(records)) == records, one line per record."""
@@ -58,6 +59,7 @@ def test_blank_lines_are_skipped() -> None:
     assert len(decode_runs(data, "runs.jsonl").unwrap()) == 2
 
 
+@record_lists_settings
 @given(st.lists(run_records(lean=True), max_size=10))
 def test_incident_counts_count_every_incident_by_kind(records: list[RunRecord]) -> None:
     """incident_counts sums to the number of incidents and is sorted by kind."""

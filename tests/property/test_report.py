@@ -12,7 +12,13 @@ from returns.result import Success
 from core.records import RunRecord, RunStatus
 from core.report import Mode, Rates, Report, build_report, decode_report, encode_report
 from core.stats import median, sample_variance, wilson_interval
-from tests.property.strategies_report import conditions, conditions_strategy, run_records, task_runs
+from tests.property.strategies_report import (
+    conditions,
+    conditions_strategy,
+    record_lists_settings,
+    run_records,
+    task_runs,
+)
 
 JUDGED = st.sampled_from([RunStatus.PASS, RunStatus.FAIL, RunStatus.BUDGET_EXCEEDED])
 records_lists = st.lists(run_records(lean=True), max_size=20)
@@ -22,6 +28,7 @@ def by_task(report: Report) -> dict[str, object]:
     return {t.task_id: t for t in report.tasks}
 
 
+@record_lists_settings
 @given(records_lists, conditions_strategy)
 def test_counts_add_up(records: list[RunRecord], cond: object) -> None:
     """Per task judged = pass + fail + budget_exceeded, judged + errored = its runs; the summary sums tasks."""
@@ -41,6 +48,7 @@ def test_counts_add_up(records: list[RunRecord], cond: object) -> None:
     assert [t.task_id for t in report.tasks] == sorted(t.task_id for t in report.tasks)
 
 
+@record_lists_settings
 @given(
     records_lists,
     st.lists(run_records(statuses=st.just(RunStatus.ERROR), lean=True), min_size=1, max_size=10),
@@ -67,6 +75,7 @@ def test_errored_runs_never_change_any_rate(records: list[RunRecord], errored: l
     assert after.summary.estimated == before.summary.estimated
 
 
+@record_lists_settings
 @given(records_lists)
 def test_success_rate_lies_inside_its_wilson_interval(records: list[RunRecord]) -> None:
     """successRate = passes/judged inside its 95% Wilson interval; absent exactly when nothing was judged."""
@@ -80,6 +89,7 @@ def test_success_rate_lies_inside_its_wilson_interval(records: list[RunRecord]) 
         assert t.low_power == (t.judged < 5)
 
 
+@record_lists_settings
 @given(records_lists)
 def test_replay_reports_have_no_intervals_and_no_low_power(records: list[RunRecord]) -> None:
     """In replay each task is its observed pass/fail: no intervals, no low power, no suite stderr."""
@@ -88,6 +98,7 @@ def test_replay_reports_have_no_intervals_and_no_low_power(records: list[RunReco
     assert report.summary.success_rate is None or report.summary.success_rate.stderr is None
 
 
+@record_lists_settings
 @given(records_lists)
 def test_tokens_are_omitted_when_any_judged_run_did_not_report(records: list[RunRecord]) -> None:
     """Token totals exist iff every judged run reported usage in every turn; then they are exact sums."""
@@ -127,6 +138,7 @@ def _reports_cached(r: RunRecord) -> bool:
     )
 
 
+@record_lists_settings
 @given(records_lists)
 def test_cached_ratio_is_pooled_over_reporting_runs_and_absent_when_none(records: list[RunRecord]) -> None:
     """cachedInputRatio = Σcached / Σinput over judged, fully-reporting, non-partial runs; absent, never 0."""
@@ -154,6 +166,7 @@ def test_cached_ratio_is_pooled_over_reporting_runs_and_absent_when_none(records
         assert summary.input_tokens == sum(r.measured.input_tokens or 0 for r in all_reporting)
 
 
+@record_lists_settings
 @given(records_lists)
 def test_per_success_figures_are_total_spend_over_successes(records: list[RunRecord]) -> None:
     """tokens and time per success = total over judged runs (failures included) / passes; absent at 0 passes."""
@@ -173,6 +186,7 @@ def test_per_success_figures_are_total_spend_over_successes(records: list[RunRec
             assert math.isclose(t.estimated.cost_usd, cost, rel_tol=1e-12, abs_tol=1e-12)
 
 
+@record_lists_settings
 @given(records_lists)
 def test_wall_time_median_and_variance_match_the_stats_kernel(records: list[RunRecord]) -> None:
     """Per task the wall median and sample variance equal core.stats over the judged runs."""
@@ -187,6 +201,7 @@ def test_wall_time_median_and_variance_match_the_stats_kernel(records: list[RunR
             assert math.isclose(t.measured.wall_ms_variance, expected, rel_tol=1e-9, abs_tol=1e-6)
 
 
+@record_lists_settings
 @given(records_lists, conditions_strategy)
 def test_report_json_round_trip(records: list[RunRecord], cond: object) -> None:
     """decode(encode(report)) == report."""
