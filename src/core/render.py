@@ -210,7 +210,7 @@ def render_markdown(report: Report) -> str:
             rate_head,
             f"pass@{k}",
             f"pass^{k}",
-            "",
+            "note",
         ),
         (_task_row(t) for t in report.tasks),
     )
