@@ -305,6 +305,9 @@ class _Run:
             reasoning_effort=measured.reasoning.effort,
         )
         response, _ = self.call_provider(request)
+        if not response.text.strip():
+            # An empty checkpoint would silently drop the older turns: keep them and try again next turn.
+            return
         before = self.chars
         self.messages = []
         self.normalized = []
