@@ -18,3 +18,7 @@ def _eval() -> None:
 from shell.cli.eval_compare import compare  # noqa: E402
 
 eval_app.command("compare")(compare)
+
+from shell.cli.eval_validate import validate  # noqa: E402
+
+eval_app.command("validate")(validate)

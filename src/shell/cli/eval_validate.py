@@ -1,0 +1,78 @@
+"""``alisio eval validate PATH... [--json]``: check suites without running them.
+
+Each PATH is a suite directory, its suite.json, or a directory whose immediate sub-directories are suites.
+A valid suite prints ``ok <suiteId> <suiteVersion> (<n> tasks) <path>`` on stdout; an invalid one prints
+one line per violation on stderr (``<file>: task <id>: <field>: <what>``). Exit 0 when every suite is
+valid, 1 when any is invalid or a PATH holds no suite. ``--json`` prints one JSON document on stdout
+instead of the ok lines (the error lines still go to stderr).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from shell.cli.options import Json
+
+Paths = Annotated[
+    list[Path],
+    typer.Argument(help="Suite directories, suite.json files, or directories of suites.", show_default=False),
+]
+
+
+def validate(paths: Paths, json_output: Json = False) -> None:
+    """Validate suites: every violation, with the task and the field, one per line on stderr."""
+    import msgspec
+    from returns.result import Failure, Success
+
+    from core.errors import SuiteError
+    from core.suite import violations
+    from shell.suites import SuiteEntry, discover_suites
+
+    entries: list[SuiteEntry] = []
+    for path in paths:
+        found = discover_suites(path)
+        if not found:
+            message = "no suite.json here or in its immediate sub-directories"
+            found = (
+                SuiteEntry(directory=path, result=Failure(SuiteError(source=str(path), message=message))),
+            )
+        entries += found
+    report: list[dict[str, object]] = []
+    for entry in entries:
+        match entry.result:
+            case Success(loaded):
+                suite = loaded.suite
+                count = len(suite.tasks)
+                if not json_output:
+                    noun = "task" if count == 1 else "tasks"
+                    print(f"ok {suite.suite_id} {suite.suite_version} ({count} {noun}) {entry.directory}")
+                report.append(
+                    {
+                        "path": str(entry.directory),
+                        "valid": True,
+                        "suiteId": suite.suite_id,
+                        "suiteVersion": suite.suite_version,
+                        "tasks": count,
+                        "contentHash": loaded.content_hash,
+                    }
+                )
+            case Failure(error):
+                lines = violations(error)
+                for line in lines:
+                    print(f"{error.source}: {line}", file=sys.stderr)
+                report.append(
+                    {
+                        "path": str(entry.directory),
+                        "valid": False,
+                        "source": error.source,
+                        "errors": list(lines),
+                    }
+                )
+    valid = all(item["valid"] for item in report)
+    if json_output:
+        sys.stdout.write(msgspec.json.encode({"valid": valid, "suites": report}).decode() + "\n")
+    raise typer.Exit(0 if valid else 1)

@@ -1,0 +1,323 @@
+"""shell.suites and ``alisio eval validate`` on real suite directories (temp dirs, real symlinks)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from returns.result import Failure, Success
+
+from core.suite import violations
+from shell.cli.main import run_cli
+from shell.suites import discover_suites, load_suite
+
+ALISIO = Path(sys.executable).with_name("alisio")
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "suites" / "example"
+
+
+def task(task_id: str = "t", **changes: Any) -> dict[str, Any]:
+    value: dict[str, Any] = {
+        "id": task_id,
+        "prompt": "Do the thing.",
+        "fixture": f"fixtures/{task_id}",
+        "budget": {"maxTurns": 5, "maxWallMs": 60000},
+        "policy": {"mode": "auto", "allow": ["write"]},
+        "verifiers": [{"kind": "file-contains", "id": "has", "path": "a.txt", "text": "done"}],
+    }
+    value.update(changes)
+    return value
+
+
+def write_suite(directory: Path, *tasks: dict[str, Any], raw: bytes | None = None, **top: Any) -> Path:
+    """A suite directory with one fixture dir (holding a.txt) per task."""
+    directory.mkdir(parents=True, exist_ok=True)
+    tasks = tasks or (task(),)
+    document = {"schemaVersion": 1, "suiteId": directory.name, "suiteVersion": "1.0.0", "description": "d"}
+    document |= {"tasks": list(tasks), **top}
+    for item in tasks:
+        fixture = directory / str(item.get("fixture", "x"))
+        if ".." not in fixture.parts and not fixture.exists():
+            fixture.mkdir(parents=True)
+            (fixture / "a.txt").write_text("todo\n")
+    (directory / "suite.json").write_bytes(
+        raw if raw is not None else json.dumps(document, indent=2).encode()
+    )
+    return directory
+
+
+def validate(*args: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, list[str]]:
+    code = run_cli(["eval", "validate", *args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err.splitlines()
+
+
+def test_the_example_suite_validates(capsys: pytest.CaptureFixture[str]) -> None:
+    """suites/example is valid: one ok line with id, version and task count, exit 0."""
+    code, out, err = validate(str(EXAMPLE), capsys=capsys)
+    assert (code, err) == (0, [])
+    assert out == f"ok example 1.0.0 (1 task) {EXAMPLE}\n"
+
+
+def test_the_example_check_fails_on_the_bug_and_passes_once_fixed(tmp_path: Path) -> None:
+    """check.py exits 1 on the shipped fixture and 0 after add is fixed, writing no __pycache__."""
+    fixture = shutil.copytree(EXAMPLE / "fixtures" / "fix-add", tmp_path / "fix-add")
+    run = subprocess.run(
+        [sys.executable, "check.py"], cwd=fixture, capture_output=True, text=True, timeout=30
+    )
+    assert run.returncode == 1
+    assert "add(2, 3) = -1, expected 5" in run.stdout
+    calc = fixture / "src" / "calc.py"
+    calc.write_text(calc.read_text().replace("return a - b", "return a + b"))
+    run = subprocess.run(
+        [sys.executable, "check.py"], cwd=fixture, capture_output=True, text=True, timeout=30
+    )
+    assert (run.returncode, run.stdout) == (0, "ok\n")
+    assert not (fixture / "src" / "__pycache__").exists()
+
+
+def test_an_unknown_field_typo_is_named_with_a_suggestion(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """'maxTurn' instead of 'maxTurns': both the unknown field and the missing one are reported."""
+    suite = write_suite(tmp_path / "s", task("fix-add", budget={"maxTurn": 30, "maxWallMs": 1000}))
+    code, out, err = validate(str(suite), capsys=capsys)
+    source = suite / "suite.json"
+    assert (code, out) == (1, "")
+    assert err == [
+        f"{source}: task fix-add: budget.maxTurn: unknown field (did you mean maxTurns?)",
+        f"{source}: task fix-add: budget.maxTurns: required",
+    ]
+
+
+def test_duplicate_task_and_verifier_ids_are_reported(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A repeated task id names the index; a repeated verifier id names the task and the verifier."""
+    check = {"kind": "file-absent", "id": "check", "path": "b.txt"}
+    suite = write_suite(tmp_path / "s", task("a"), task("b", verifiers=[check, check]), task("a"))
+    code, _, err = validate(str(suite), capsys=capsys)
+    source = suite / "suite.json"
+    assert code == 1
+    assert err == [
+        f'{source}: task b: verifiers[1].id: duplicate verifier id "check"',
+        f'{source}: tasks[2].id: duplicate task id "a"',
+    ]
+
+
+def test_a_bad_regex_in_replay_normalize_is_reported(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An invalid replayNormalize pattern names the task, the rule index and the regex error."""
+    rules = [{"pattern": r"\d+", "replace": "<N>"}, {"pattern": "([a-z]", "replace": "x"}]
+    suite = write_suite(tmp_path / "s", task(replayNormalize=rules))
+    code, _, err = validate(str(suite), capsys=capsys)
+    assert code == 1
+    assert err == [
+        f"{suite / 'suite.json'}: task t: replayNormalize[1].pattern: invalid regular expression: "
+        "missing ), unterminated subpattern at position 0"
+    ]
+
+
+def test_a_symlink_escaping_a_fixture_is_rejected(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A symlink inside a fixture pointing outside the suite is an error naming the link."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    suite = write_suite(tmp_path / "s")
+    (suite / "fixtures" / "t" / "secrets").symlink_to(outside)
+    code, _, err = validate(str(suite), capsys=capsys)
+    assert code == 1
+    assert err == [
+        f'{suite / "suite.json"}: task t: fixture: "fixtures/t/secrets" is a symlink that escapes the task directory'
+    ]
+
+
+def test_a_symlink_from_one_fixture_into_another_escapes_the_task(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Inside the suite is not enough: a fixture's links must stay inside that fixture."""
+    suite = write_suite(tmp_path / "s", task("a"), task("b"))
+    (suite / "fixtures" / "a" / "peek").symlink_to(suite / "fixtures" / "b" / "a.txt")
+    code, _, err = validate(str(suite), capsys=capsys)
+    assert code == 1
+    assert err == [
+        f'{suite / "suite.json"}: task a: fixture: "fixtures/a/peek" is a symlink that escapes the task directory'
+    ]
+
+
+def test_a_fixture_that_is_a_symlink_out_of_the_suite_is_rejected(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The fixture directory itself may not resolve outside the suite."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    suite = write_suite(tmp_path / "s", task(fixture="fixtures/elsewhere"))
+    shutil.rmtree(suite / "fixtures" / "elsewhere")
+    (suite / "fixtures" / "elsewhere").symlink_to(outside)
+    code, _, err = validate(str(suite), capsys=capsys)
+    assert code == 1
+    assert err == [f"{suite / 'suite.json'}: task t: fixture: escapes the suite directory through a symlink"]
+
+
+def test_symlinks_that_stay_inside_are_accepted(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A link inside a fixture to a file of the same fixture, and a fixture linked within the suite, are fine."""
+    suite = write_suite(tmp_path / "s", task("a"), task("b", fixture="fixtures/alias"))
+    (suite / "fixtures" / "a" / "same").symlink_to("a.txt")
+    shutil.rmtree(suite / "fixtures" / "alias")
+    (suite / "fixtures" / "alias").symlink_to("a", target_is_directory=True)
+    code, out, err = validate(str(suite), capsys=capsys)
+    assert (code, err) == (0, [])
+    assert out == f"ok s 1.0.0 (2 tasks) {suite}\n"
+
+
+def test_paths_with_dotdot_or_absolute_are_rejected(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """fixture and verifier paths must be relative without '..'; each bad one is reported at its field."""
+    verifiers = [
+        {"kind": "tree-diff-within", "id": "scope", "allowed": ["src/", "../up.txt"]},
+        {"kind": "file-equals", "id": "eq", "path": "/etc/passwd", "sha256": "0" * 64},
+    ]
+    suite = write_suite(tmp_path / "s", task("fix-add", verifiers=verifiers, fixture="../fix-add"))
+    code, _, err = validate(str(suite), capsys=capsys)
+    source = suite / "suite.json"
+    assert code == 1
+    assert err == [
+        f"{source}: task fix-add: fixture: path escapes the suite directory (a .. segment)",
+        f"{source}: task fix-add: verifiers[0].allowed[1]: path escapes the task directory (a .. segment)",
+        f"{source}: task fix-add: verifiers[1].path: absolute path (paths are relative to the task directory)",
+    ]
+
+
+def test_a_missing_fixture_is_reported(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A fixture directory that does not exist is an error at load time."""
+    suite = write_suite(tmp_path / "s")
+    shutil.rmtree(suite / "fixtures" / "t")
+    code, _, err = validate(str(suite), capsys=capsys)
+    assert (code, err) == (1, [f'{suite / "suite.json"}: task t: fixture: "fixtures/t" does not exist'])
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b'{"schemaVersion": 1,', "not valid JSON: input data was truncated"),
+        (b'{"suiteId": "\xff"}', "not valid UTF-8 (byte 13)"),
+        (b"[1, 2]", "a suite.json must hold a JSON object"),
+    ],
+)
+def test_unreadable_content_is_one_line_naming_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes, message: str
+) -> None:
+    """Not JSON, not UTF-8, not an object: exactly one line, naming the file."""
+    suite = write_suite(tmp_path / "s", raw=content)
+    code, _, err = validate(str(suite), capsys=capsys)
+    assert (code, err) == (1, [f"{suite / 'suite.json'}: {message}"])
+
+
+def test_a_suite_json_that_cannot_be_read_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A suite.json that is a directory cannot be read: one line, no traceback."""
+    (tmp_path / "s" / "suite.json").mkdir(parents=True)
+    code, _, err = validate(str(tmp_path / "s"), capsys=capsys)
+    assert (code, err) == (1, [f"{tmp_path / 's' / 'suite.json'}: cannot read: Is a directory"])
+
+
+def test_a_path_without_suites_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A directory with no suite.json anywhere, or a path that does not exist, exits 1 with one line."""
+    code, _, err = validate(str(tmp_path), capsys=capsys)
+    assert (code, err) == (1, [f"{tmp_path}: no suite.json here or in its immediate sub-directories"])
+    code, _, err = validate(str(tmp_path / "nope"), capsys=capsys)
+    assert (code, err) == (
+        1,
+        [f"{tmp_path / 'nope'}: cannot read: No such file or directory"],
+    )
+
+
+def test_a_directory_of_suites_lists_each_and_a_broken_one_does_not_hide_the_others(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Validating a directory of suites reports every suite; one broken suite makes the exit 1."""
+    write_suite(tmp_path / "good")
+    write_suite(tmp_path / "bad", suiteVersion="1.2")
+    (tmp_path / "not-a-suite").mkdir()
+    code, out, err = validate(str(tmp_path), capsys=capsys)
+    assert code == 1
+    assert out == f"ok good 1.0.0 (1 task) {tmp_path / 'good'}\n"
+    assert err == [
+        f'{tmp_path / "bad" / "suite.json"}: suiteVersion: "1.2" is not semver (MAJOR.MINOR.PATCH, as in 1.0.0 or 2.1.0-rc.1)'
+    ]
+    entries = discover_suites(tmp_path)
+    assert [entry.directory.name for entry in entries] == ["bad", "good"]
+    assert [type(entry.result) for entry in entries] == [Failure, Success]
+
+
+def test_json_output_holds_every_suite(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--json prints one document on stdout: validity, ids, task counts, content hashes and errors."""
+    write_suite(tmp_path / "good", task("a"), task("b"))
+    write_suite(tmp_path / "bad", task(policy={"mode": "auto", "allow": ["netwrok"]}))
+    code, out, err = validate(str(tmp_path), "--json", capsys=capsys)
+    document = json.loads(out)
+    assert code == 1
+    bad, good = document["suites"]
+    assert document["valid"] is False
+    assert good["valid"] is True
+    assert (good["suiteId"], good["suiteVersion"], good["tasks"]) == ("good", "1.0.0", 2)
+    assert len(good["contentHash"]) == 64
+    message = (
+        'task t: policy.allow[0]: unknown effect "netwrok" (expected write, process, external or analysis)'
+    )
+    assert bad["errors"] == [message]
+    assert err == [f"{bad['source']}: {message}"]
+
+
+def test_the_content_hash_follows_fixture_files_not_metadata(tmp_path: Path) -> None:
+    """Editing a fixture file changes the content hash; editing the description does not."""
+    suite = write_suite(tmp_path / "s")
+    first = load_suite(suite).unwrap().content_hash
+    assert load_suite(suite / "suite.json").unwrap().content_hash == first
+    document = json.loads((suite / "suite.json").read_text())
+    (suite / "suite.json").write_text(json.dumps({**document, "description": "other words"}))
+    assert load_suite(suite).unwrap().content_hash == first
+    (suite / "fixtures" / "t" / "a.txt").write_text("changed\n")
+    assert load_suite(suite).unwrap().content_hash != first
+    (suite / "fixtures" / "t" / "new.txt").write_text("")
+    assert len({first, load_suite(suite).unwrap().content_hash}) == 2
+
+
+def test_all_violations_of_a_broken_suite_are_listed(tmp_path: Path) -> None:
+    """load_suite reports every violation, listable one per line with violations()."""
+    broken = task(
+        "x",
+        budget={"maxTurns": 0},
+        verifiers=[{"kind": "command", "id": "c", "command": ["python3"], "timeoutMs": 700000}],
+    )
+    error = load_suite(write_suite(tmp_path / "s", broken)).failure()
+    assert violations(error) == (
+        "task x: budget.maxTurns: at least 1",
+        "task x: budget.maxWallMs: required",
+        "task x: verifiers[0].timeoutMs: at most 600000",
+    )
+
+
+def test_the_installed_command_exits_1_with_the_error_on_stderr(tmp_path: Path) -> None:
+    """Through the installed alisio: invalid suite -> exit 1, the violation on stderr, nothing on stdout."""
+    suite = write_suite(tmp_path / "s", task(policy={"mode": "yolo"}))
+    run = subprocess.run(
+        [str(ALISIO), "eval", "validate", str(suite), str(EXAMPLE)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 1
+    assert run.stdout == f"ok example 1.0.0 (1 task) {EXAMPLE}\n"
+    assert (
+        run.stderr
+        == f'{suite / "suite.json"}: task t: policy.mode: unknown mode "yolo" (expected ask, auto or full)\n'
+    )
+    assert "Traceback" not in run.stderr
