@@ -116,7 +116,10 @@ def _terminal_approver() -> Callable[[ToolCall, Effect], ApprovalAnswer]:
 
 
 def _workspace(cwd: Path | None) -> Path:
-    workspace = (cwd or Path.cwd()).resolve()
+    try:
+        workspace = (cwd or Path.cwd()).resolve()
+    except OSError as error:  # the current directory was deleted under us
+        raise _UsageError(f"cannot use the workspace directory: {error.strerror}") from None
     if not workspace.is_dir():
         raise _UsageError(f"--cwd {cwd}: not a directory")
     return workspace
