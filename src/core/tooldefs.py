@@ -239,7 +239,7 @@ _BASH = ToolDefinition(
         "Run a command with 'bash -c' in the workspace root, with no input (stdin is empty). Returns the "
         "exit code, then stdout and stderr merged in the order they were written. Long output keeps its "
         "beginning and end and says how many characters were cut. The command is killed, with every "
-        "process it started, when timeout_ms passes (default 120000) or the run's time runs out; processes "
+        "process it started, when timeout_ms passes (the harness sets the default) or the run's time runs out; processes "
         "left running in the background are killed when the command returns. Each call starts a fresh "
         "shell: cd and variables do not carry over."
     ),

@@ -370,7 +370,8 @@ def _search(args: SearchArgs, ctx: ToolContext) -> ToolOutcome:
         if text is None:
             continue
         files += 1
-        for number, line in enumerate(text.splitlines(), 1):
+        for number, raw in enumerate(text.split("\n"), 1):
+            line = raw.removesuffix("\r")  # numbered as read_file counts lines, matched without CR
             if pattern.search(line):
                 if len(matches) == ctx.search_max_matches:
                     matches.append(
@@ -409,6 +410,9 @@ def _analyze(args: AnalyzeArgs, ctx: ToolContext) -> ToolOutcome:
     for absolute, relative in _files_under(resolved, ctx.root):
         if not relative.endswith(".py"):
             continue
+        if ctx.deadline is not None and time.monotonic() > ctx.deadline:
+            problems.append("[analyze stopped: the run's time ran out]")
+            break
         checked += 1
         problems.extend(_syntax_problems(absolute, relative))
     if checked == 0:

@@ -276,16 +276,17 @@ def test_list_dir_sorted_with_slashes(ctx: ToolContext, layout: tuple[Path, Path
 
 
 def test_search_reports_path_line_text_and_skips_noise(ctx: ToolContext, layout: tuple[Path, Path]) -> None:
-    """Matches come as path:line: text in path order; .git, node_modules and binary files are skipped."""
+    """Matches come as path:line: text in path order, lines counted as read_file counts them (CRLF and form
+    feeds included); .git, node_modules and binary files are skipped."""
     workspace, _ = layout
     (workspace / "src").mkdir()
-    (workspace / "src/b.py").write_text("x = 1\nTODO: fix\n")
+    (workspace / "src/b.py").write_bytes(b"x = 1\fstill line 1\r\nTODO: fix\r\n")
     (workspace / "a.txt").write_text("TODO first\n")
     for skipped in (".git", "node_modules"):
         (workspace / skipped).mkdir()
         (workspace / skipped / "f.txt").write_text("TODO hidden\n")
     (workspace / "bin.dat").write_bytes(b"TODO\0binary")
-    result = call(ctx, "search", pattern=r"TODO\b")
+    result = call(ctx, "search", pattern=r"TODO\b.*$")
     assert result.output == "a.txt:1: TODO first\nsrc/b.py:2: TODO: fix"
     assert call(ctx, "search", pattern="TODO", path="src").output == "src/b.py:2: TODO: fix"
     assert call(ctx, "search", pattern="zzz").output == "no matches for 'zzz' in 2 text files under ."
@@ -316,6 +317,9 @@ def test_analyze_reports_syntax_errors(ctx: ToolContext, layout: tuple[Path, Pat
     assert re.match(r"pkg/bad\.py:1:\d+: SyntaxError: ", result.output)
     assert result.output.endswith("1 problems in 2 Python files")
     assert call(ctx, "analyze", path="ok.py").output == "no problems found in 1 Python files"
+    (workspace / "warn.py").write_text('import re\nPATTERN = "\\d+"\n')
+    warned = call(ctx, "analyze", path="warn.py").output
+    assert warned.startswith("warn.py:2:0: warning: invalid escape sequence")
 
 
 # --- bash -----------------------------------------------------------------------------------------------------------
