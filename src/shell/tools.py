@@ -21,8 +21,10 @@ import os
 import re
 import time
 import warnings
+from bisect import bisect_right
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from itertools import accumulate
 from pathlib import Path
 from typing import Final
 
@@ -185,39 +187,42 @@ def _decode_text(data: bytes, relative: str) -> str:
         raise ToolError(f"{relative} is not UTF-8 text (byte {error.start} cannot be decoded)") from None
 
 
+def _window(lines: list[str], start: int, stop: int, max_chars: int) -> tuple[str, int, str]:
+    """The text of ``lines[start:stop]`` cut to whole lines within ``max_chars``: (body, end line, note)."""
+    body = "".join(lines[start:stop])
+    if len(body) <= max_chars:
+        return body, stop, ""
+    sizes = list(accumulate(map(len, lines[start:stop])))
+    count = bisect_right(sizes, max_chars)
+    if count == 0:  # a single line longer than the limit
+        return (
+            lines[start][:max_chars] + "\n",
+            start + 1,
+            f"[line {start + 1} cut at {max_chars} characters]\n",
+        )
+    end = start + count
+    note = f"[cut at {max_chars} characters: call read_file with offset={end + 1} to read on]\n"
+    return "".join(lines[start:end]), end, note
+
+
 def _read_file(args: ReadFileArgs, ctx: ToolContext) -> ToolOutcome:
     resolved = resolve_in_workspace(ctx.root, args.path)
     data = _read_bytes(resolved)
     text = _decode_text(data, resolved.relative)
     digest = _sha256(data)
     ctx.read_hashes[resolved.relative] = digest
-    lines = _split_lines(text)
-    total = len(lines)
+    header = f"path: {resolved.relative}\nsha256: {digest}\n"
+    if not text:
+        return ToolOutcome(True, f"{header}lines: none (empty file)\n---\n")
+    total = text.count("\n") + (not text.endswith("\n"))
     start = (args.offset or 1) - 1
-    if total == 0:
-        return ToolOutcome(
-            True, f"path: {resolved.relative}\nsha256: {digest}\nlines: none (empty file)\n---\n"
-        )
+    stop = total if args.limit is None else min(total, start + args.limit)
+    if start == 0 and stop == total and len(text) <= ctx.read_max_chars:  # the common case, kept cheap
+        return ToolOutcome(True, f"{header}lines: 1-{total} of {total}\n---\n{text}")
     if start >= total:
         raise ToolError(f"offset {start + 1} is past the end of {resolved.relative}, which has {total} lines")
-    stop = total if args.limit is None else min(total, start + args.limit)
-    shown: list[str] = []
-    size = 0
-    for line in lines[start:stop]:
-        if size + len(line) > ctx.read_max_chars and shown:
-            break
-        shown.append(line)
-        size += len(line)
-    end = start + len(shown)
-    body = "".join(shown)
-    note = ""
-    if len(body) > ctx.read_max_chars:  # one line longer than the limit
-        note = f"[line {end} cut at {ctx.read_max_chars} characters]\n"
-        body = body[: ctx.read_max_chars] + "\n"
-    elif end < stop:
-        note = f"[cut at {ctx.read_max_chars} characters: call read_file with offset={end + 1} to read on]\n"
-    header = f"path: {resolved.relative}\nsha256: {digest}\nlines: {start + 1}-{end} of {total}\n{note}---\n"
-    return ToolOutcome(True, header + body)
+    body, end, note = _window(_split_lines(text), start, stop, ctx.read_max_chars)
+    return ToolOutcome(True, f"{header}lines: {start + 1}-{end} of {total}\n{note}---\n{body}")
 
 
 def _list_dir(args: ListDirArgs, ctx: ToolContext) -> ToolOutcome:

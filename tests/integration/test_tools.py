@@ -149,6 +149,14 @@ def test_read_file_cuts_long_files_at_a_line(ctx: ToolContext, layout: tuple[Pat
     assert "lines: 1-2 of 10\n" in result.output
     assert "offset=3" in result.output
     assert result.output.endswith("---\nline 001\nline 002\n")
+    window = call(ctx, "read_file", path="long.txt", offset=4, limit=5)
+    assert (
+        "lines: 4-5 of 10\n[cut at 25 characters: call read_file with offset=6 to read on]\n" in window.output
+    )
+    assert window.output.endswith("---\nline 004\nline 005\n")
+    (layout[0] / "wide.txt").write_text("w" * 100 + "\nnext\n")
+    wide = call(ctx, "read_file", path="wide.txt")
+    assert wide.output.endswith("lines: 1-1 of 2\n[line 1 cut at 25 characters]\n---\n" + "w" * 25 + "\n")
 
 
 def test_read_file_refuses_binary_and_directories(ctx: ToolContext, layout: tuple[Path, Path]) -> None:
