@@ -50,7 +50,7 @@ from core.sse import DONE, LimitField, chat_request_body, completion_events, dec
 from shell.providers.base import FailureKind, ProviderFailure, RetryNotice
 
 EXCERPT_CHARS = 200
-_KEY_SHAPE = re.compile(r"\b(sk|gsk|xai|or)-[A-Za-z0-9_\-*]{6,}")
+_KEY_SHAPE = re.compile(r"\b(sk|gsk|xai)-[A-Za-z0-9_\-*]{6,}")
 
 
 class _Retryable(Exception):
@@ -232,7 +232,7 @@ class OpenAICompatProvider:
             raise ProviderFailure(
                 kind,
                 self._redact(
-                    f"connection to {self._url} broke mid-stream after {count} events ({detail}); "
+                    f"the stream from {self._url} broke off mid-stream after {count} events ({detail}); "
                     "the partial response was discarded and not retried"
                 ),
             ) from None
