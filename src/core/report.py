@@ -354,20 +354,18 @@ def _estimated(tokens: Tokens | None, rates: Rates | None, passes: int) -> Estim
     return Estimated(cost_usd=cost, cost_per_success_usd=_per_success(cost, passes))
 
 
-def _by_task(
-    pairs: Counter[tuple[int, str]], tasks: int
-) -> tuple[list[tuple[Count, ...]], tuple[Count, ...]]:
-    """Named counts grouped per task (sorted by name), and their totals over all tasks."""
-    per: list[Counter[str]] = [Counter() for _ in range(tasks)]
+def _by_task(pairs: Counter[tuple[int, str]]) -> tuple[dict[int, tuple[Count, ...]], tuple[Count, ...]]:
+    """Named counts grouped per task (sparse: only tasks that have any; sorted by name), and their totals."""
+    per: dict[int, Counter[str]] = {}
     total: Counter[str] = Counter()
     for (t, name), n in pairs.items():
-        per[t][name] += n
+        per.setdefault(t, Counter())[name] += n
         total[name] += n
 
     def as_counts(c: Counter[str]) -> tuple[Count, ...]:
         return tuple(Count(name=name, count=n) for name, n in sorted(c.items()))
 
-    return [as_counts(c) for c in per], as_counts(total)
+    return {t: as_counts(c) for t, c in per.items()}, as_counts(total)
 
 
 def _tokens(inp: int, out: int, reasoning: int | None) -> Tokens:
@@ -415,9 +413,9 @@ def build_report(records: Sequence[RunRecord], conditions: Conditions) -> Report
     }
     medians = _medians(jt, cols.wall[judged_mask], judged)
     variances = _variances(jt, cols.wall[judged_mask], judged)
-    incidents, all_incidents = _by_task(cols.incidents, n_tasks)
+    incidents, all_incidents = _by_task(cols.incidents)
     reasons = {
-        s: _by_task(Counter({(t, why): n for (t, st, why), n in cols.reasons.items() if st == s}), n_tasks)[0]
+        s: _by_task(Counter({(t, why): n for (t, st, why), n in cols.reasons.items() if st == s}))[0]
         for s in (2, 3)
     }
 
@@ -434,7 +432,7 @@ def build_report(records: Sequence[RunRecord], conditions: Conditions) -> Report
             turns=int(column["turns"][t]),
             tool_calls=int(column["tools"][t]),
             compactions=int(column["compactions"][t]),
-            incidents=incidents[t],
+            incidents=incidents.get(t, ()),
             wall_ms_total=wall_total,
             wall_ms_median=medians[t],
             wall_ms_variance=variances[t],
@@ -452,8 +450,8 @@ def build_report(records: Sequence[RunRecord], conditions: Conditions) -> Report
                 fails=fails,
                 budget_exceeded=over,
                 errored=errored,
-                budget_reasons=reasons[2][t],
-                error_reasons=reasons[3][t],
+                budget_reasons=reasons[2].get(t, ()),
+                error_reasons=reasons[3].get(t, ()),
                 success_rate=passes / n if n else None,
                 interval=wilson_interval(passes, n) if live else None,
                 low_power=live and n < LOW_POWER_BELOW,
