@@ -1,0 +1,59 @@
+"""Properties of core.shape: it finds a problem exactly when msgspec would refuse the value."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import msgspec
+from hypothesis import given
+from hypothesis import strategies as st
+
+from core.shape import parse_msgspec_path, shape_problems
+from core.suite import Budget, Policy, Suite, Task, Verifier, encode_suite
+from tests.property.strategies_suite import heavy, json_values, suites
+
+
+def converts(value: Any, typ: Any) -> bool:
+    try:
+        msgspec.convert(value, typ)
+    except msgspec.ValidationError:
+        return False
+    return True
+
+
+@given(json_values, st.sampled_from([Budget, Policy, Verifier, Task, Suite, tuple[Verifier, ...]]))
+def test_no_problem_exactly_when_msgspec_converts_random_json(value: Any, typ: Any) -> None:
+    """shape_problems(v, T) == [] iff msgspec.convert(v, T) succeeds, for any JSON value."""
+    assert (shape_problems(value, typ) == []) == converts(value, typ)
+
+
+def nodes(value: Any, path: tuple[str | int, ...] = ()) -> list[tuple[str | int, ...]]:
+    """Every path into a JSON value (the root excluded)."""
+    children = (
+        value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    )
+    return [p for key, child in children for p in [(*path, key), *nodes(child, (*path, key))]]
+
+
+@heavy
+@given(suites(), st.data())
+def test_no_problem_exactly_when_msgspec_converts_a_mutated_suite(suite: Suite, data: st.DataObject) -> None:
+    """The same equivalence on valid suites with one node replaced by any JSON value."""
+    raw = json.loads(encode_suite(suite))
+    path = data.draw(st.sampled_from(nodes(raw)))
+    mutated = copy.deepcopy(raw)
+    parent = mutated
+    for key in path[:-1]:
+        parent = parent[key]
+    parent[path[-1]] = data.draw(json_values)
+    assert (shape_problems(mutated, Suite) == []) == converts(mutated, Suite)
+
+
+@given(st.lists(st.one_of(st.integers(0, 99), st.sampled_from(["a", "maxTurns", "x_y-z"])), max_size=5))
+def test_msgspec_paths_parse_back(path: list[int | str]) -> None:
+    """parse_msgspec_path reads the '- at `$...`' suffix msgspec writes back into segments."""
+    text = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)
+    message = f"Expected `int`, got `str` - at `${text}`" if path else "Expected `int`, got `str`"
+    assert parse_msgspec_path(message) == ("Expected `int`, got `str`", tuple(path))
