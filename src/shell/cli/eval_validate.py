@@ -19,7 +19,11 @@ from shell.cli.options import Json
 
 Paths = Annotated[
     list[Path],
-    typer.Argument(help="Suite directories, suite.json files, or directories of suites.", show_default=False),
+    typer.Argument(
+        help="Suite directories, suite.json files, or directories of suites.",
+        metavar="PATH...",
+        show_default=False,
+    ),
 ]
 
 
