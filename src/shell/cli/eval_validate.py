@@ -21,7 +21,7 @@ Paths = Annotated[
     list[Path],
     typer.Argument(
         help="Suite directories, suite.json files, or directories of suites.",
-        metavar="PATH...",
+        metavar="PATH",
         show_default=False,
     ),
 ]
