@@ -14,6 +14,8 @@ Rules this module keeps:
   maxTokens by that response);
 - nothing a tool or the model does ends the loop with an exception: a tool failure is a result the model sees,
   a provider failure ends the run with outcome ``error`` and ``failure.reason``;
+- maxWallMs bounds everything: a running tool is killed at it, and each provider call (checkpoint calls too) is
+  given only the wall time left, so a hung stream stops the run with ``budget_exceeded`` maxWallMs on time;
 - the conversation size is kept as a running sum of message sizes, so a turn costs O(new messages) plus one
   serialization of the request for its fingerprint.
 """
@@ -176,6 +178,10 @@ class _Run:
     def elapsed_ms(self) -> int:
         return int((self.setup.clock() - self.start) * 1000)
 
+    def wall_left_s(self) -> float:
+        """Seconds left before maxWallMs (what a provider call may take at most; never below 1 ms)."""
+        return max(0.001, self.start + self.setup.budget.max_wall_ms / 1000 - self.setup.clock())
+
     def emit(self, event_type: type[Event], /, **fields: object) -> None:
         event = event_type(seq=len(self.events), elapsed_ms=self.elapsed_ms(), **fields)  # type: ignore[arg-type]
         self.events.append(event)
@@ -246,9 +252,16 @@ class _Run:
         started = self.setup.clock()
         try:
             stream = self.setup.provider.stream(
-                request, lambda note: self.incident(IncidentKind.PROVIDER_RETRY, note)
+                request,
+                lambda note: self.incident(IncidentKind.PROVIDER_RETRY, note),
+                timeout_s=self.wall_left_s(),
             )
         except ProviderFailure as failure:
+            if failure.kind == "deadline":
+                # The call was cut off at the run's maxWallMs: a budget stop, not a provider error.
+                budget = self.setup.budget
+                wall = BudgetStop(budget="maxWallMs", limit=budget.max_wall_ms, value=self.elapsed_ms())
+                raise _Stop(self.budget_stop(wall)) from None
             raise _Stop(self.end("error", reason=failure.reason, message=str(failure))) from None
         duration_ms = int((self.setup.clock() - started) * 1000)
         match assemble(stream):

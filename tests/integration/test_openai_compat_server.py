@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
@@ -443,3 +444,53 @@ def test_api_openai_com_gets_max_completion_tokens() -> None:
     body = msgspec.json.decode(seen[0])
     assert body["max_completion_tokens"] == 99
     assert "max_tokens" not in body
+
+
+def test_a_silent_server_is_cut_off_at_the_call_deadline(server: SseServer, client: httpx.Client) -> None:
+    """Headers then 5 s of silence, with timeout_s=0.5: ``deadline`` after about 0.5 s, not the 300 s read timeout."""
+    server.enqueue(Reply(body=HELLO.body, pieces=(HELLO.body,), pause_s=5.0))
+    provider = make(server, client, read_timeout=300.0)
+    started = time.monotonic()
+    with pytest.raises(ProviderFailure) as caught:
+        provider.stream(REQUEST, timeout_s=0.5)
+    assert caught.value.kind == "deadline"
+    assert 0.4 <= time.monotonic() - started < 2.0
+    assert "0.5 s" in caught.value.message
+    assert len(server.requests) == 1  # a deadline is never retried
+
+
+def test_a_trickling_stream_stops_at_the_first_event_past_the_deadline(
+    server: SseServer, client: httpx.Client
+) -> None:
+    """Events every 0.2 s for 4 s, timeout_s=0.6: ``deadline`` within about a second, naming the events received."""
+    body = sse_body([chunk("x")] * 20 + [chunk(finish="stop")])
+    pieces = tuple(part + b"\n\n" for part in body.split(b"\n\n") if part)
+    server.enqueue(Reply(body=body, pieces=pieces, pause_s=0.2))
+    started = time.monotonic()
+    with pytest.raises(ProviderFailure) as caught:
+        make(server, client).stream(REQUEST, timeout_s=0.6)
+    assert caught.value.kind == "deadline"
+    assert time.monotonic() - started < 1.5
+    assert "events received" in caught.value.message
+
+
+def test_a_retry_that_would_wait_past_the_deadline_is_not_attempted(
+    server: SseServer, client: httpx.Client
+) -> None:
+    """A 429 asking for 30 s with 2 s left: ``deadline`` at once, no sleep, no second request."""
+    server.enqueue(Reply.json({}, status=429, headers=(("Retry-After", "30"),)), HELLO)
+    sleeps = Sleeps()
+    with pytest.raises(ProviderFailure) as caught:
+        make(server, client, sleep=sleeps).stream(REQUEST, timeout_s=2.0)
+    assert caught.value.kind == "deadline"
+    assert "HTTP 429" in caught.value.message
+    assert sleeps == []
+    assert len(server.requests) == 1
+
+
+def test_a_call_that_finishes_in_time_is_unaffected_by_its_deadline(
+    server: SseServer, client: httpx.Client
+) -> None:
+    """A normal stream with a generous timeout_s assembles as without one."""
+    server.enqueue(HELLO)
+    assert text_of(make(server, client).stream(REQUEST, timeout_s=30.0)) == "Hello"

@@ -6,13 +6,14 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import msgspec
 import pytest
 
-from core.events import Event
+from core.events import BudgetStopped, Event, RunEnded, ToolCalled
 from tests.integration.sse_server import Reply, SseServer
 
 ALISIO = Path(sys.executable).with_name("alisio")
@@ -319,3 +320,63 @@ def test_on_a_terminal_ask_asks_and_obeys_the_answer(
     assert "allow write_file (write)" in terminal
     assert stdout == "finished\n"
     assert (workspace / "new.txt").exists() is written
+
+
+def test_a_hung_provider_stops_the_run_at_max_wall_ms(
+    server: SseServer, workspace: Path, tmp_path: Path
+) -> None:
+    """A server that sends headers then stays silent for 20 s: --max-wall-ms 1500 stops the run within seconds."""
+    hung = text_reply("too late")
+    server.enqueue(Reply(body=hung.body, pieces=(hung.body,), pause_s=20.0))
+    started = time.monotonic()
+    result = run(
+        tmp_path,
+        "hi",
+        "--cwd",
+        str(workspace),
+        "--base-url",
+        server.base_url,
+        "--model",
+        "m",
+        "--max-wall-ms",
+        "1500",
+        "--json",
+    )
+    took = time.monotonic() - started
+    assert result.returncode == 0, result.stderr
+    assert took < 10.0
+    events = [EVENTS.decode(line) for line in result.stdout.splitlines()]
+    stops = [e for e in events if isinstance(e, BudgetStopped)]
+    assert len(stops) == 1 and stops[0].budget == "maxWallMs" and stops[0].limit == 1500
+    assert 1500 <= stops[0].value < 5000
+    end = events[-1]
+    assert isinstance(end, RunEnded) and end.outcome == "budget_exceeded" and end.reason == "maxWallMs"
+    assert "budget maxWallMs exceeded" in result.stderr
+
+
+def test_max_tool_calls_stops_before_the_call_past_the_limit(
+    server: SseServer, workspace: Path, tmp_path: Path
+) -> None:
+    """--max-tool-calls 1 with a model calling a tool each turn: one tool runs, then maxToolCalls stops the run."""
+    server.enqueue(
+        tool_reply("read_file", {"path": "hello.txt"}), tool_reply("read_file", {"path": "hello.txt"}, "c2")
+    )
+    result = run(
+        tmp_path,
+        "loop",
+        "--cwd",
+        str(workspace),
+        "--base-url",
+        server.base_url,
+        "--model",
+        "m",
+        "--max-tool-calls",
+        "1",
+        "--json",
+    )
+    assert result.returncode == 0, result.stderr
+    events = [EVENTS.decode(line) for line in result.stdout.splitlines()]
+    assert sum(isinstance(e, ToolCalled) for e in events) == 1
+    stop = next(e for e in events if isinstance(e, BudgetStopped))
+    assert (stop.budget, stop.limit, stop.value) == ("maxToolCalls", 1, 2)
+    assert "budget maxToolCalls exceeded" in result.stderr

@@ -170,7 +170,7 @@ def _execute(
     base_url: str | None,
     policy_name: PolicyChoice,
     agent: str | None,
-    budget_values: tuple[int, int, int | None],
+    budget_values: tuple[int, int, int | None, int | None],
     script: Path | None,
 ) -> RunResult:
     from importlib.metadata import version
@@ -195,7 +195,7 @@ def _execute(
     allow = frozenset(Effect(name) for name, on in granted_flags.items() if on)
     policy = Policy(mode=Mode(policy_name.value), allow=allow, read_only=read_only)
     interactive = sys.stdin.isatty() and sys.stderr.isatty()
-    max_turns, max_wall_ms, max_tokens = budget_values
+    max_turns, max_wall_ms, max_tokens, max_tool_calls = budget_values
     setup = AgentSetup(
         prompt=prompt,
         workspace=workspace,
@@ -204,7 +204,9 @@ def _execute(
         measured=measured,
         policy=policy,
         granted=frozenset({Effect.READ}) if read_only else ALL_EFFECTS,
-        budget=RunBudget(max_turns=max_turns, max_wall_ms=max_wall_ms, max_tokens=max_tokens),
+        budget=RunBudget(
+            max_turns=max_turns, max_wall_ms=max_wall_ms, max_tokens=max_tokens, max_tool_calls=max_tool_calls
+        ),
         agent=agent,
         approver=_terminal_approver() if interactive and policy.mode is Mode.ASK else None,
         normalize_rules=path_rules(str(workspace), str(cwd or "")),
@@ -253,6 +255,12 @@ def run_command(
             "--max-tokens", min=1, help="Stop past this many main-loop tokens (reported usage only)."
         ),
     ] = None,
+    max_tool_calls: Annotated[
+        int | None,
+        typer.Option(
+            "--max-tool-calls", min=1, help="Stop before the tool call past this many (default: no limit)."
+        ),
+    ] = None,
     script: Annotated[
         Path | None,
         typer.Option(
@@ -274,7 +282,7 @@ def run_command(
             base_url,
             policy,
             agent,
-            (max_turns, max_wall_ms, max_tokens),
+            (max_turns, max_wall_ms, max_tokens, max_tool_calls),
             script,
         )
     except _UsageError as error:

@@ -3,7 +3,8 @@
 A provider turns a ``ProviderRequest`` into the stream events it received (``core.protocol.StreamEvent``);
 ``core.protocol.assemble`` folds them into a response. In-stream errors come back as ``StreamErrorEvent`` data;
 failures to get a stream at all (auth, bad request, retries exhausted, a dropped connection) raise
-``ProviderFailure``, which the agent loop turns into a run that ends ``error`` with ``failure.reason``.
+``ProviderFailure``, which the agent loop turns into a run that ends ``error`` with ``failure.reason``; a
+``deadline`` failure (the call outlived the time it was given) ends the run at its maxWallMs budget instead.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ FailureKind = Literal[
     "timeout",  # connect/read timeout after every retry
     "protocol",  # not SSE, malformed chunk, stream ended without a finish
     "script",  # the scripted provider ran out of turns or its file is invalid
+    "deadline",  # the caller's time limit (the run's maxWallMs) passed during the call: never retried
 ]
 
 
@@ -53,7 +55,11 @@ class Provider(Protocol):
         ...
 
     def stream(
-        self, request: ProviderRequest, on_retry: RetryNotice | None = None
+        self, request: ProviderRequest, on_retry: RetryNotice | None = None, *, timeout_s: float | None = None
     ) -> tuple[StreamEvent, ...]:
-        """Send one request; return every stream event received, in order. Raises ``ProviderFailure``."""
+        """Send one request; return every stream event received, in order. Raises ``ProviderFailure``.
+
+        ``timeout_s`` bounds the whole call, retries and waits included (the agent passes what is left of the
+        run's maxWallMs); when it passes, the call is abandoned with ``ProviderFailure("deadline")``.
+        """
         ...

@@ -23,6 +23,11 @@ Rules:
   when the server sends one; then ``ProviderFailure`` ``rate_limited`` / ``server`` / ``network`` /
   ``timeout``. Other 4xx fail at once (``auth`` for 401/403, else ``bad_request``) with the provider's
   ``error.message``.
+- **Deadline.** ``stream(..., timeout_s=T)`` bounds the whole call, retries included: each connect and read
+  waits at most what is left of ``T``, the stream stops at the first event after ``T`` passed, and a retry whose
+  wait would end past ``T`` is not attempted. A call cut off this way raises ``ProviderFailure("deadline")``
+  (never retried). Keep-alive comments are not events: a server sending only comments past ``T`` is cut off by
+  the next read that outlives what was left when the attempt started.
 - **Dropped streams.** A connection that breaks or times out after at least one event arrived is *not*
   retried: the partial answer is discarded and ``ProviderFailure("network" | "timeout")`` says how many events
   had arrived. Retrying silently would re-run a generation the user may be paying for and could mix two answers.
@@ -75,6 +80,7 @@ class OpenAICompatProvider:
         retry_after_cap: the longest ``Retry-After`` honoured, in seconds (longer values are cut to it).
         connect_timeout, read_timeout: seconds; the read timeout is the longest silence between two reads.
         sleep: how to wait between attempts (tests pass a recorder).
+        clock: a monotonic clock in seconds, for the ``timeout_s`` deadline of a call.
         jitter: ``upper -> delay`` in ``[0, upper]``; defaults to a uniform draw.
         limit_field: the body field for the output limit; by default chosen from the host.
     """
@@ -93,6 +99,7 @@ class OpenAICompatProvider:
         connect_timeout: float = 10.0,
         read_timeout: float = 300.0,
         sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
         jitter: Callable[[float], float] | None = None,
         limit_field: LimitField | None = None,
     ) -> None:
@@ -101,6 +108,9 @@ class OpenAICompatProvider:
         self._model = model
         self._api_key = api_key or None
         self._timeout = httpx.Timeout(read_timeout, connect=connect_timeout)
+        self._read_timeout = read_timeout
+        self._connect_timeout = connect_timeout
+        self._clock = clock
         self._owns_client = client is None
         self._client = client if client is not None else httpx.Client(timeout=self._timeout)
         self._max_retries = max_retries
@@ -137,40 +147,73 @@ class OpenAICompatProvider:
         self.close()
 
     def stream(
-        self, request: ProviderRequest, on_retry: RetryNotice | None = None
+        self, request: ProviderRequest, on_retry: RetryNotice | None = None, *, timeout_s: float | None = None
     ) -> tuple[StreamEvent, ...]:
-        """Send ``request`` and return every stream event, retrying as the module docstring says."""
+        """Send ``request`` and return every stream event, retrying as the module docstring says.
+
+        ``timeout_s`` bounds the whole call (see "Deadline" in the module docstring).
+        """
         model = request.model or self._model
         if not model:
             raise ProviderFailure("bad_request", f"no model given for {self._url} (set --model)")
         if model != request.model:
             request = msgspec.structs.replace(request, model=model)
         content = msgspec.json.encode(chat_request_body(request, limit_field=self._limit_field))
+        deadline = None if timeout_s is None else self._clock() + timeout_s
         attempt = 0
         while True:
             try:
-                return self._attempt(content)
+                return self._attempt(content, deadline)
             except _Retryable as retryable:
+                if deadline is not None and self._clock() >= deadline:
+                    raise self._deadline_failure(timeout_s) from None
                 if attempt >= self._max_retries:
                     raise retryable.failure from None
                 delay = self._delay(attempt, retryable.retry_after)
+                if deadline is not None and self._clock() + delay >= deadline:
+                    raise self._deadline_failure(timeout_s, retryable.failure.message) from None
                 attempt += 1
                 if on_retry is not None:
                     on_retry(
                         f"{retryable.failure.message}; retry {attempt} of {self._max_retries} in {delay:.1f} s"
                     )
                 self._sleep(delay)
+            except ProviderFailure as failure:
+                if (
+                    deadline is not None
+                    and failure.kind in ("timeout", "network")
+                    and self._clock() >= deadline
+                ):
+                    raise self._deadline_failure(timeout_s) from None
+                raise
+
+    def _deadline_failure(self, timeout_s: float | None, last: str | None = None) -> ProviderFailure:
+        line = f"the call to {self._url} did not finish within the {timeout_s:.1f} s it was given"
+        return ProviderFailure("deadline", line + (f" (last attempt: {last})" if last else ""))
+
+    def _timeout_until(self, deadline: float | None) -> httpx.Timeout:
+        """The client's timeouts, each cut to what is left before ``deadline``."""
+        if deadline is None:
+            return self._timeout
+        left = max(0.001, deadline - self._clock())
+        read = min(self._read_timeout, left)
+        return httpx.Timeout(read, connect=min(self._connect_timeout, left))
 
     # --- one attempt --------------------------------------------------------------------------------------
 
-    def _attempt(self, content: bytes) -> tuple[StreamEvent, ...]:
+    def _attempt(self, content: bytes, deadline: float | None) -> tuple[StreamEvent, ...]:
         headers = {"Content-Type": "application/json"}
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
         with (
             self._transport_errors(received=0),
             connect_sse(
-                self._client, "POST", self._url, content=content, headers=headers, timeout=self._timeout
+                self._client,
+                "POST",
+                self._url,
+                content=content,
+                headers=headers,
+                timeout=self._timeout_until(deadline),
             ) as source,
         ):
             response = source.response
@@ -181,14 +224,20 @@ class OpenAICompatProvider:
             if "text/event-stream" not in content_type:
                 response.read()
                 return self._non_stream(response, content_type)
-            return self._read_stream(source)
+            return self._read_stream(source, deadline)
 
-    def _read_stream(self, source: EventSource) -> tuple[StreamEvent, ...]:
+    def _read_stream(self, source: EventSource, deadline: float | None) -> tuple[StreamEvent, ...]:
         events: list[StreamEvent] = []
         received = 0
         with self._transport_errors(received=lambda: received):
             for sse in source.iter_sse():
                 received += 1
+                if deadline is not None and self._clock() >= deadline:
+                    raise ProviderFailure(
+                        "deadline",
+                        f"the stream from {self._url} was still running when its time ran out "
+                        f"({received} events received; the partial response was discarded)",
+                    )
                 if sse.data.strip() == DONE:
                     break
                 if not sse.data and sse.event == "message":

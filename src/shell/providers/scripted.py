@@ -139,9 +139,12 @@ class ScriptedProvider:
         return len(self._script.turns) - self._next
 
     def stream(
-        self, request: ProviderRequest, on_retry: RetryNotice | None = None
+        self, request: ProviderRequest, on_retry: RetryNotice | None = None, *, timeout_s: float | None = None
     ) -> tuple[StreamEvent, ...]:
-        """The next turn's events (or the checkpoint for a compaction call); the request is not inspected."""
+        """The next turn's events (or the checkpoint for a compaction call); the request is not inspected.
+
+        ``timeout_s`` is accepted for the provider contract and ignored: playing a turn takes no time.
+        """
         if request.purpose == "compaction":
             text = self._script.checkpoint
             return (
