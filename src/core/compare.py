@@ -23,7 +23,7 @@ from returns.result import Failure, Result, Success
 from core.base import Frozen
 from core.errors import IncompatibleReports
 from core.report import Conditions, Count, Mode, Report, TaskReport
-from core.stats import Interval
+from core.stats import ClusteredMean, Interval, task_clustered_mean
 from core.verdict import Side, task_verdict
 
 __all__ = [
@@ -98,13 +98,19 @@ class SummaryComparison(Frozen, frozen=True, kw_only=True, omit_defaults=True):
 
     outcomes: tuple[Count, ...]
     success_rate: Delta
-    """Mean of per-task success rates on each side."""
+    """Mean of per-task success rates on each side, over the tasks judged on both sides (``tasksCompared``)."""
     baseline_stderr: float | None = None
     candidate_stderr: float | None = None
+    cost_per_success_usd: Delta | None = None
+    """Estimated cost per success of each arm: total cost over the arm's successes."""
+    tasks_compared: int = 0
+    """Tasks in the suite success rate: present in both reports with judged runs on both sides. A task on
+    one side only, or without judged runs on a side, would make the two means average different tasks."""
     tokens_per_success: Delta
     wall_ms_median: Delta
     cached_input_ratio: Delta
     cost_usd: Delta
+    """Total estimated cost of each arm (estimated, apart from the measured deltas)."""
     errored: tuple[int, int]
     """Errored runs excluded on each side (baseline, candidate)."""
 
@@ -126,20 +132,21 @@ class Comparison(Frozen, frozen=True, kw_only=True):
 COMPACTION_DIFFERS = "not comparable: compaction settings differ"
 RATES_DIFFER = "not compared: different rates"
 NO_RATES = "not compared: no rates on one side"
+NO_RATES_AT_ALL = "not estimated: no rates given"
 
 
 def limits_footnote(replay: bool, errored: tuple[int, int]) -> tuple[str, ...]:
     """The spec's footnote of limits, one sentence each."""
     excluded = (
         f"Errored runs are excluded from every rate ({errored[0]} in the baseline, {errored[1]} in the "
-        "candidate); a task with errored runs is not comparable."
+        "candidate)"
     )
     if replay:
         return (
             "Replay measures the harness, not the model: the model answers come from a recording, so "
             "changed/unchanged says nothing about model quality.",
             "Each task is compared by its observed status counts; there are no intervals in replay.",
-            excluded,
+            f"{excluded}; a change in the number of errored runs makes a task changed.",
         )
     return (
         "This is a conservative screen, not a significance test: a verdict needs at least 5 judged runs on "
@@ -147,7 +154,7 @@ def limits_footnote(replay: bool, errored: tuple[int, int]) -> tuple[str, ...]:
         '"inconclusive" means no difference detectable with this many runs, not "no change".',
         "Repetitions are assumed independent; nothing is paired.",
         "There is no correction for the number of tasks compared.",
-        excluded,
+        f"{excluded}; a task with errored runs is not comparable.",
     )
 
 
@@ -177,6 +184,22 @@ def _warnings(b: Conditions, c: Conditions) -> list[str]:
     return out
 
 
+def _task_set_warning(b_ids: set[str], c_ids: set[str]) -> list[str]:
+    """A warning when the reports hold different tasks: suite-level figures then cover different tasks."""
+    if b_ids == c_ids:
+        return []
+    only_b, only_c = sorted(b_ids - c_ids), sorted(c_ids - b_ids)
+    parts = []
+    if only_b:
+        parts.append(f"only in the baseline: {', '.join(only_b)}")
+    if only_c:
+        parts.append(f"only in the candidate: {', '.join(only_c)}")
+    return [
+        f"the reports hold different tasks ({'; '.join(parts)}): the suite success rate compares the shared "
+        "tasks only; the suite measured and cost figures cover each report's own tasks"
+    ]
+
+
 def _delta(b: float | None, c: float | None, blocked: str | None = None) -> Delta:
     if blocked is not None:
         return Delta(baseline=b, candidate=c, note=blocked)
@@ -188,6 +211,8 @@ def _delta(b: float | None, c: float | None, blocked: str | None = None) -> Delt
 def _cost_block(b: Conditions, c: Conditions) -> str | None:
     if b.compaction != c.compaction:
         return COMPACTION_DIFFERS
+    if b.rates is None and c.rates is None:
+        return NO_RATES_AT_ALL
     if b.rates is None or c.rates is None:
         return NO_RATES
     return None if b.rates == c.rates else RATES_DIFFER
@@ -258,11 +283,34 @@ def _one_side(t: TaskReport, outcome: Outcome) -> TaskComparison:
     )
 
 
+def _shared_means(
+    tasks: list[TaskComparison], replay: bool
+) -> tuple[ClusteredMean | None, ClusteredMean | None]:
+    """Task-clustered means of both sides over the same tasks: those with a success rate on both sides."""
+    base: list[float] = []
+    cand: list[float] = []
+    for t in tasks:
+        b = None if t.baseline is None else t.baseline.success_rate
+        c = None if t.candidate is None else t.candidate.success_rate
+        if b is not None and c is not None:
+            base.append(b)
+            cand.append(c)
+
+    def mean(rates: list[float]) -> ClusteredMean | None:
+        m = task_clustered_mean(rates)
+        if m is None or not replay:
+            return m
+        # Replay is deterministic: no standard error, as in the replay report itself.
+        return ClusteredMean(mean=m.mean, stderr=None, tasks=m.tasks)
+
+    return mean(base), mean(cand)
+
+
 def _summary(baseline: Report, candidate: Report, tasks: list[TaskComparison]) -> SummaryComparison:
     bc, cc = baseline.conditions, candidate.conditions
     bs, cs = baseline.summary, candidate.summary
     counts = Counter(t.outcome for t in tasks)
-    b_rate, c_rate = bs.success_rate, cs.success_rate
+    b_rate, c_rate = _shared_means(tasks, replay=bc.mode is Mode.REPLAY and cc.mode is Mode.REPLAY)
     cost_block = _cost_block(bc, cc)
     b_cost = None if bs.estimated is None else bs.estimated.cost_usd
     c_cost = None if cs.estimated is None else cs.estimated.cost_usd
@@ -271,6 +319,7 @@ def _summary(baseline: Report, candidate: Report, tasks: list[TaskComparison]) -
         success_rate=_delta(None if b_rate is None else b_rate.mean, None if c_rate is None else c_rate.mean),
         baseline_stderr=None if b_rate is None else b_rate.stderr,
         candidate_stderr=None if c_rate is None else c_rate.stderr,
+        tasks_compared=0 if b_rate is None else b_rate.tasks,
         tokens_per_success=_delta(
             bs.measured.tokens_per_success,
             cs.measured.tokens_per_success,
@@ -282,6 +331,14 @@ def _summary(baseline: Report, candidate: Report, tasks: list[TaskComparison]) -
             None if cs.cached_input is None else cs.cached_input.ratio,
         ),
         cost_usd=_delta(b_cost, c_cost) if cost_block is None else Delta(note=cost_block),
+        cost_per_success_usd=(
+            _delta(
+                None if bs.estimated is None else bs.estimated.cost_per_success_usd,
+                None if cs.estimated is None else cs.estimated.cost_per_success_usd,
+            )
+            if cost_block is None
+            else Delta(note=cost_block)
+        ),
         errored=(bs.errored, cs.errored),
     )
 
@@ -325,7 +382,7 @@ def compare_reports(baseline: Report, candidate: Report) -> Result[Comparison, I
             baseline=bc,
             candidate=cc,
             replay=replay,
-            warnings=tuple(_warnings(bc, cc)),
+            warnings=tuple(_warnings(bc, cc) + _task_set_warning(set(b_tasks), set(c_tasks))),
             tasks=tuple(tasks),
             summary=summary,
             limits=limits_footnote(replay, summary.errored),

@@ -37,6 +37,7 @@ __all__ = [
     "decode_runs",
     "encode_runs",
     "incident_counts",
+    "schema_version_problem",
 ]
 
 RUN_RECORD_SCHEMA_VERSION = 1
@@ -147,6 +148,21 @@ def incident_counts(records: Iterable[RunRecord]) -> tuple[tuple[str, int], ...]
     return tuple(sorted(counts.items()))
 
 
+def schema_version_problem(found: int, supported: int) -> str | None:
+    """Why a persisted record with ``schemaVersion`` ``found`` cannot be read by this version, or ``None``.
+
+    Unknown fields are ignored so that additive changes load, but a higher schemaVersion means an
+    incompatible change: reading it as ours would silently misread its numbers, so it is refused.
+    """
+    if found > supported:
+        return (
+            f"schemaVersion {found} is newer than this alisio reads ({supported}): upgrade alisio to read it"
+        )
+    if found < 1:
+        return f"schemaVersion {found} is not a valid schema version"
+    return None
+
+
 _ENCODER = msgspec.json.Encoder()
 _DECODER = msgspec.json.Decoder(RunRecord)
 
@@ -161,14 +177,19 @@ def decode_runs(data: bytes, source: str) -> Result[tuple[RunRecord, ...], Repor
 
     Returns:
         The records in file order, or ``Failure(ReportError)`` naming the 1-based line and msgspec's message
-        (which holds the field path, e.g. ``at `$.measured.wallMs```).
+        (which holds the field path, e.g. ``at `$.measured.wallMs```), or the schemaVersion a newer alisio
+        wrote.
     """
     records: list[RunRecord] = []
     for number, line in enumerate(data.splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            records.append(_DECODER.decode(line))
+            record = _DECODER.decode(line)
         except msgspec.DecodeError as error:
             return Failure(ReportError(source=source, message=f"line {number}: {error}"))
+        problem = schema_version_problem(record.schema_version, RUN_RECORD_SCHEMA_VERSION)
+        if problem is not None:
+            return Failure(ReportError(source=source, message=f"line {number}: {problem}"))
+        records.append(record)
     return Success(tuple(records))

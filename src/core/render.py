@@ -6,8 +6,11 @@ Rules this module keeps:
   that replay measures the harness, not the model.
 - Measured and Estimated are separate tables, never summed. Absent figures print "not reported" (provider
   numbers) or "n/a" (undefined statistics), never 0.
-- Rates print as "80.0 % [37.6 %, 96.4 %]" (95% Wilson); the suite line says it is a mean of per-task rates
-  with a task-clustered standard error.
+- Rates print as "80.0% [37.6%, 96.4%]" (95% Wilson), the same way everywhere (tables, verdict reasons,
+  core.verdict.format_interval); differences and standard errors of rates print in percentage points (pp).
+  The suite line says it is a mean of per-task rates with a task-clustered standard error.
+- pass@k / pass^k print yes/no only over exactly k judged runs, the unbiased estimate with more, n/a with
+  fewer.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from collections.abc import Iterable, Sequence
 from core.compare import Comparison, Delta, Outcome, SideCounts, TaskComparison
 from core.report import Conditions, Count, MeasuredBlock, Mode, Report, TaskReport, Tokens
 from core.stats import Interval
+from core.verdict import format_interval
 
 __all__ = [
     "REPLAY_NOTICE",
@@ -35,16 +39,16 @@ NOT_REPORTED = "not reported"
 
 
 def _pct(value: float) -> str:
-    return f"{value * 100:.1f} %"
+    return f"{value * 100:.1f}%"
 
 
 def format_rate(rate: float | None, interval: Interval | None) -> str:
-    """``80.0 % [37.6 %, 96.4 %]``; the bare rate without an interval (replay); ``n/a`` without a rate."""
+    """``80.0% [37.6%, 96.4%]``; the bare rate without an interval (replay); ``n/a`` without a rate."""
     if rate is None:
         return "n/a"
     if interval is None:
         return _pct(rate)
-    return f"{_pct(rate)} [{_pct(interval.low)}, {_pct(interval.high)}]"
+    return f"{_pct(rate)} {format_interval(interval)}"
 
 
 def _int(value: int | None) -> str:
@@ -100,11 +104,13 @@ def _conditions_rows(c: Conditions) -> list[tuple[str, str]]:
     ]
 
 
-def _pass_k(observed: bool | None, estimate: float | None) -> str:
-    if observed is None:
-        return "n/a"
-    est = "n/a" if estimate is None else f"{estimate:.2f}"
-    return f"{'yes' if observed else 'no'} (est. {est})"
+def _pass_k(observed: bool | None, estimate: float | None, judged: int) -> str:
+    """yes/no over exactly k judged runs; the unbiased estimate over more; n/a over fewer."""
+    if observed is not None:
+        return "yes" if observed else "no"
+    if estimate is not None:
+        return f"{estimate:.2f} (est.)"
+    return f"n/a ({judged} judged)"
 
 
 def _task_row(t: TaskReport) -> list[str]:
@@ -116,8 +122,8 @@ def _task_row(t: TaskReport) -> list[str]:
         str(t.budget_exceeded),
         str(t.errored),
         format_rate(t.success_rate, t.interval),
-        _pass_k(t.pass_at_k, t.pass_at_k_estimate),
-        _pass_k(t.pass_hat_k, t.pass_hat_k_estimate),
+        _pass_k(t.pass_at_k, t.pass_at_k_estimate, t.judged),
+        _pass_k(t.pass_hat_k, t.pass_hat_k_estimate, t.judged),
         "low power" if t.low_power else "",
     ]
 
@@ -156,7 +162,7 @@ def _suite_lines(report: Report) -> list[str]:
     if s.success_rate is None:
         lines.append("Suite success rate: n/a (no judged runs).")
     else:
-        se = "n/a (one task)" if s.success_rate.stderr is None else _pct(s.success_rate.stderr)
+        se = "n/a (one task)" if s.success_rate.stderr is None else f"{s.success_rate.stderr * 100:.1f} pp"
         if report.conditions.mode is Mode.REPLAY:
             se = "none in replay"
         lines.append(
@@ -169,14 +175,31 @@ def _suite_lines(report: Report) -> list[str]:
         "",
         f"Runs: {s.runs} ({s.judged} judged: {s.passes} pass, {s.fails} fail, {s.budget_exceeded} "
         f"budget_exceeded; {s.errored} error, excluded from every rate).",
-        f"pass@{report.conditions.k}: {s.tasks_pass_at_k} of {s.tasks} tasks; "
-        f"pass^{report.conditions.k}: {s.tasks_pass_hat_k} of {s.tasks} tasks.",
+        _pass_k_line(report),
     ]
     if s.low_power_tasks:
         lines.append(
             f"Low power: {s.low_power_tasks} task(s) with fewer than 5 judged runs; no claim about them."
         )
     return lines
+
+
+def _pass_k_line(report: Report) -> str:
+    """How many tasks pass@k / pass^k held on, out of the tasks where it was observed (exactly k judged)."""
+    k, s = report.conditions.k, report.summary
+    observed = sum(t.pass_at_k is not None for t in report.tasks)
+    line = (
+        f"pass@{k}: {s.tasks_pass_at_k} of {observed} tasks; pass^{k}: {s.tasks_pass_hat_k} of {observed} "
+        f"tasks (tasks with exactly {k} judged runs"
+    )
+    others = s.tasks - observed
+    line += f"; {others} other task{'' if others == 1 else 's'} n/a or estimated)." if others else ")."
+    if s.pass_at_k_mean is not None and s.pass_hat_k_mean is not None:
+        line += (
+            f" Mean unbiased estimate over tasks: pass@{k} {s.pass_at_k_mean:.2f}, "
+            f"pass^{k} {s.pass_hat_k_mean:.2f}."
+        )
+    return line
 
 
 def _reasons(tasks: Sequence[TaskReport]) -> list[str]:
@@ -197,7 +220,7 @@ def render_markdown(report: Report) -> str:
     if c.mode is Mode.REPLAY:
         lines += [f"> {REPLAY_NOTICE} A green replay says nothing about model quality.", ""]
     lines += _table(("Condition", "Value"), _conditions_rows(c))
-    rate_head = "Success rate (Wilson 95 %)" if c.mode is Mode.LIVE else "Success rate (observed)"
+    rate_head = "Success rate (Wilson 95%)" if c.mode is Mode.LIVE else "Success rate (observed)"
     lines += ["", "## Tasks", ""]
     lines += _table(
         (
@@ -218,8 +241,9 @@ def render_markdown(report: Report) -> str:
     lines += [
         "",
         "judged = pass + fail + budget_exceeded; errored runs are infrastructure failures, excluded from every "
-        f"rate and counted apart. pass@{k}: at least one judged run passed; pass^{k}: all did; "
-        f"est. is the unbiased estimate for {k} runs (n/a with fewer judged runs).",
+        f"rate and counted apart. pass@{k}: at least one of the {k} judged runs passed; pass^{k}: all "
+        f"{k} did. Over more than {k} judged runs the column shows the unbiased estimate (est.); over fewer "
+        "it is n/a.",
         "",
     ]
     lines += _suite_lines(report)
@@ -316,8 +340,8 @@ def _delta(d: Delta | None, value: str, change: str, scale: float = 1.0, absent:
     """``base → cand (±change)``; ``value``/``change`` are format strings, ``absent`` prints a missing side."""
     if d is None:
         return ""
-    if d.baseline is None and d.candidate is None and d.note is not None:
-        return d.note
+    if d.baseline is None and d.candidate is None:
+        return absent if d.note in (None, "n/a") else (d.note or absent)
 
     def one(v: float | None) -> str:
         return absent if v is None else value.format(v * scale)
@@ -332,7 +356,7 @@ def _delta(d: Delta | None, value: str, change: str, scale: float = 1.0, absent:
     )
 
 
-RATE = ("{:.1f} %", "{:+.1f} pp", 100.0)
+RATE = ("{:.1f}%", "{:+.1f} pp", 100.0)
 
 
 def _comparison_rows(tasks: Sequence[TaskComparison]) -> list[list[str]]:
@@ -375,7 +399,7 @@ def render_comparison_markdown(comparison: Comparison) -> str:
     if not comparison.replay:
         lines += [
             "",
-            "improved / regressed: at least 5 judged runs on both sides and disjoint 95 % Wilson intervals. "
+            "improved / regressed: at least 5 judged runs on both sides and disjoint 95% Wilson intervals. "
             'inconclusive: the intervals overlap; it means no difference detectable with this many runs, not "no '
             'change". low power: fewer than 5 judged runs on a side. not comparable: errored runs on a side or '
             "different modes.",
@@ -410,15 +434,17 @@ def render_comparison_markdown(comparison: Comparison) -> str:
     lines += _table(
         ("Task", "cost/success (USD)"),
         [[t.task_id, _delta(t.cost_per_success_usd, "{:,.4f}", "{:+,.4f}")] for t in both]
-        + [["**suite** (total cost)", _delta(s.cost_usd, "{:,.4f}", "{:+,.4f}")]],
+        + [["**suite**", _delta(s.cost_per_success_usd, "{:,.4f}", "{:+,.4f}")]],
     )
+    lines += ["", f"Total estimated cost (USD): {_delta(s.cost_usd, '{:,.4f}', '{:+,.4f}')}."]
     lines += ["", "## Summary", ""]
     if comparison.replay:
         lines.append("Replay: each task is changed or unchanged by its observed status counts; no intervals.")
     else:
+        shared = f"{s.tasks_compared} task{'' if s.tasks_compared == 1 else 's'} judged on both sides"
         lines.append(
-            "Suite success rate (mean of per-task rates, descriptive; no suite-level verdict is claimed): "
-            f"{_delta(s.success_rate, *RATE)}, task-clustered standard error "
+            f"Suite success rate (mean of per-task rates over the {shared}, descriptive; no suite-level "
+            f"verdict is claimed): {_delta(s.success_rate, *RATE)}, task-clustered standard error "
             f"{_num(_mul(s.baseline_stderr), 1)} pp → {_num(_mul(s.candidate_stderr), 1)} pp."
         )
         lines += ["", SUITE_RATE_NOTE]

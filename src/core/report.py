@@ -7,7 +7,8 @@ Rules this module keeps (the spec's "Reading the results" and "Measured and esti
   and every measured figure.
 - successRate = passes / judged with its 95% Wilson interval; absent when nothing was judged; no interval in
   replay mode (replay is deterministic: the observed pass/fail is the result). lowPower below 5 judged runs.
-- pass@k / pass^k: observed over the judged runs, plus the unbiased estimates when judged >= k (else absent).
+- pass@k / pass^k: observed only when exactly k runs were judged (fewer: n/a, more: it would be pass@n), and
+  the unbiased estimates whenever judged >= k (else absent).
 - Measured (provider tokens, event counts, wall time) and estimated (costUsd) are separate blocks, never
   added. Tokens are omitted, not guessed, when any judged run of the scope did not report usage for every
   turn. Per-success figures are the total spend of the judged runs, failures included, over the successes.
@@ -29,7 +30,7 @@ from returns.result import Failure, Result, Success
 
 from core.base import Frozen
 from core.errors import ReportError
-from core.records import RunRecord, RunStatus
+from core.records import RunRecord, RunStatus, schema_version_problem
 from core.stats import (
     ClusteredMean,
     Interval,
@@ -196,9 +197,11 @@ class TaskReport(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     """95% Wilson interval of successRate (live only)."""
     low_power: bool
     pass_at_k: bool | None = None
-    """Observed: at least one judged run passed."""
+    """Observed: at least one of the k judged runs passed. Present only when exactly k runs were judged:
+    over fewer runs it would claim something about k runs nobody saw, over more it is pass@n (use the
+    estimate)."""
     pass_hat_k: bool | None = None
-    """Observed: every judged run passed."""
+    """Observed: all k judged runs passed; present only when exactly k runs were judged."""
     pass_at_k_estimate: float | None = None
     """Unbiased pass@k (Chen et al. 2021); absent when judged < k."""
     pass_hat_k_estimate: float | None = None
@@ -224,9 +227,9 @@ class Summary(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     """Mean of the per-task success rates with a task-clustered standard error (none in replay)."""
     low_power_tasks: int
     tasks_pass_at_k: int
-    """Tasks where at least one judged run passed."""
+    """Tasks with exactly k judged runs where at least one passed (``passAtK`` true)."""
     tasks_pass_hat_k: int
-    """Tasks where every judged run passed (and at least one was judged)."""
+    """Tasks with exactly k judged runs that all passed (``passHatK`` true)."""
     pass_at_k_mean: float | None = None
     """Mean of the per-task pass@k estimates; absent unless every task has one."""
     pass_hat_k_mean: float | None = None
@@ -423,6 +426,7 @@ def build_report(records: Sequence[RunRecord], conditions: Conditions) -> Report
     for t, task_id in enumerate(cols.task_ids):
         passes, fails, over, errored = (int(v) for v in by_status[t])
         n = passes + fails + over
+        exactly_k = n > 0 and n == conditions.k
         tokens = None
         if n and not unreported[t]:
             reasoning = None if reasoning_missing[t] else int(column["reasoning"][t])
@@ -455,8 +459,8 @@ def build_report(records: Sequence[RunRecord], conditions: Conditions) -> Report
                 success_rate=passes / n if n else None,
                 interval=wilson_interval(passes, n) if live else None,
                 low_power=live and n < LOW_POWER_BELOW,
-                pass_at_k=passes > 0 if n else None,
-                pass_hat_k=passes == n if n else None,
+                pass_at_k=passes > 0 if exactly_k else None,
+                pass_hat_k=passes == n if exactly_k else None,
                 pass_at_k_estimate=pass_at_k_estimate(n, passes, conditions.k),
                 pass_hat_k_estimate=pass_hat_k_estimate(n, passes, conditions.k),
                 measured=measured,
@@ -575,11 +579,16 @@ def decode_report(data: bytes, source: str) -> Result[Report, ReportError]:
 
     Returns:
         The Report, or ``Failure(ReportError)`` with msgspec's message (not JSON, or the field path that is
-        missing or of the wrong type) and a hint when the JSON is not a report at all.
+        missing or of the wrong type), a hint when the JSON is not a report at all, or the schemaVersion
+        when it is newer than this version reads (never a silent misreading).
     """
     try:
-        return Success(_DECODER.decode(data))
+        report = _DECODER.decode(data)
     except msgspec.ValidationError as error:
         return Failure(ReportError(source=source, message=f"not an alisio report: {error}"))
     except msgspec.DecodeError as error:
         return Failure(ReportError(source=source, message=f"not valid JSON: {error}"))
+    problem = schema_version_problem(report.schema_version, REPORT_SCHEMA_VERSION)
+    if problem is not None:
+        return Failure(ReportError(source=source, message=problem))
+    return Success(report)

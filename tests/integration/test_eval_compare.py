@@ -61,13 +61,11 @@ def test_markdown_names_each_verdict_with_its_numbers(tmp_path: Path) -> None:
     result = alisio("eval", "compare", base, cand)
     assert result.returncode == 0, result.stderr
     out = result.stdout
-    assert "| up | **improved** | 1/10: 10.0 % [1.8 %, 40.4 %] | 9/10: 90.0 % [59.6 %, 98.2 %] |" in out
-    assert (
-        "| down | **regressed** | 10/10: 100.0 % [72.2 %, 100.0 %] | 3/10: 30.0 % [10.8 %, 60.3 %] |" in out
-    )
-    assert "| same | inconclusive | 6/10: 60.0 % [31.3 %, 83.2 %] | 7/10: 70.0 % [39.7 %, 89.2 %] |" in out
-    assert "| few | low power | 0/4: 0.0 % [0.0 %, 49.0 %] | 4/4: 100.0 % [51.0 %, 100.0 %] |" in out
-    assert "| err | not comparable | 5/10: 50.0 % [23.7 %, 76.3 %] | 5/9, 1 error:" in out
+    assert "| up | **improved** | 1/10: 10.0% [1.8%, 40.4%] | 9/10: 90.0% [59.6%, 98.2%] |" in out
+    assert "| down | **regressed** | 10/10: 100.0% [72.2%, 100.0%] | 3/10: 30.0% [10.8%, 60.3%] |" in out
+    assert "| same | inconclusive | 6/10: 60.0% [31.3%, 83.2%] | 7/10: 70.0% [39.7%, 89.2%] |" in out
+    assert "| few | low power | 0/4: 0.0% [0.0%, 49.0%] | 4/4: 100.0% [51.0%, 100.0%] |" in out
+    assert "| err | not comparable | 5/10: 50.0% [23.7%, 76.3%] | 5/9, 1 error:" in out
     assert "Outcomes: 1 improved, 1 regressed, 1 inconclusive, 1 low power, 1 not comparable." in out
     assert "harness version differs: 0.1.0 -> 0.2.0" in out
     assert "not a significance test" in out and "no difference detectable with this many runs" in out
@@ -151,7 +149,7 @@ def test_the_demo_example_tells_its_story() -> None:
     assert result.returncode == 0, result.stderr
     assert "Outcomes: 1 improved, 1 regressed, 4 inconclusive, 1 not comparable." in result.stdout
     assert (
-        "| rename-symbol | **improved** | 1/10: 10.0 % [1.8 %, 40.4 %] | 9/10: 90.0 % [59.6 %, 98.2 %] |"
+        "| rename-symbol | **improved** | 1/10: 10.0% [1.8%, 40.4%] | 9/10: 90.0% [59.6%, 98.2%] |"
         in result.stdout
     )
     assert "not reported → " in result.stdout  # cached input reported by the candidate only
@@ -169,3 +167,34 @@ def test_the_examples_are_reproducible(tmp_path: Path) -> None:
         for name in ("report.json", "report.md", "runs.jsonl"):
             committed = (REPO / "examples" / "reports" / side / name).read_bytes()
             assert (tmp_path / side / name).read_bytes() == committed, f"{side}/{name} is stale"
+
+
+def test_a_report_from_a_newer_schema_is_refused_not_misread(tmp_path: Path) -> None:
+    """A report.json whose schemaVersion is newer than ours: exit 1, one line naming the file and the version."""
+    good = write(tmp_path / "good", task_runs("t", 5))
+    data = json.loads((good / "report.json").read_text())
+    data["schemaVersion"] = 2
+    data["somethingNew"] = {"x": 1}
+    future = tmp_path / "future.json"
+    future.write_text(json.dumps(data))
+    result = alisio("eval", "compare", good, future)
+    assert result.returncode == 1, result.stdout
+    assert result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and str(future) in lines[0]
+    assert "schemaVersion 2 is newer than this alisio reads (1)" in lines[0]
+
+
+def test_runs_jsonl_from_a_newer_schema_is_refused_naming_the_line(tmp_path: Path) -> None:
+    """read_runs refuses a run record with a newer schemaVersion and names its line; unknown fields still load."""
+    good = write(tmp_path / "good", task_runs("t", 2))
+    lines = (good / "runs.jsonl").read_text().splitlines()
+    first = json.loads(lines[0])
+    first["extraField"] = "ignored"
+    second = json.loads(lines[1])
+    second["schemaVersion"] = 7
+    (good / "runs.jsonl").write_text(json.dumps(first) + "\n")
+    assert len(read_runs(good).unwrap()) == 1
+    (good / "runs.jsonl").write_text(json.dumps(first) + "\n" + json.dumps(second) + "\n")
+    error = read_runs(good).failure()
+    assert "line 2: schemaVersion 7 is newer" in str(error)

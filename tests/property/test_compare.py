@@ -191,3 +191,41 @@ def test_comparison_json_round_trip() -> None:
     """The --json comparison decodes back to the same Comparison."""
     c = compared(report(task_runs("a", 1, 9), rates=RATES), report(task_runs("a", 9, 1), rates=RATES))
     assert msgspec.json.decode(msgspec.json.encode(c), type=Comparison) == c
+
+
+def test_suite_rate_compares_the_same_tasks_on_both_sides() -> None:
+    """A task on one side only (or with no judged runs on a side) stays out of both suite means, with a warning."""
+    base = report(task_runs("both", 5, 5), task_runs("gone", 10), task_runs("dead", 0, errors=5), k=10)
+    cand = report(task_runs("both", 6, 4), task_runs("new", 0, 10), task_runs("dead", 5, 5), k=10)
+    c = compared(base, cand)
+    s = c.summary
+    assert s.tasks_compared == 1
+    assert (s.success_rate.baseline, s.success_rate.candidate) == (0.5, 0.6)
+    assert s.success_rate.delta is not None and abs(s.success_rate.delta - 0.1) < 1e-12
+    assert any("only in the baseline: gone" in w and "only in the candidate: new" in w for w in c.warnings)
+    same = compared(base, base)
+    assert not any("different tasks" in w for w in same.warnings)
+    assert same.summary.tasks_compared == 2
+
+
+def test_summary_cost_per_success_is_compared_with_the_same_rates() -> None:
+    """The suite's cost per success (total cost over successes) has its own delta next to the total cost."""
+    base = report(task_runs("a", 2, 2), rates=RATES)
+    cand = report(task_runs("a", 4), rates=RATES)
+    s = compared(base, cand).summary
+    assert s.cost_per_success_usd is not None and s.cost_per_success_usd.delta is not None
+    assert base.summary.estimated is not None and cand.summary.estimated is not None
+    assert s.cost_per_success_usd.baseline == base.summary.estimated.cost_per_success_usd
+    assert s.cost_per_success_usd.candidate == cand.summary.estimated.cost_per_success_usd
+    neither = compared(report(task_runs("a", 2, 2)), report(task_runs("a", 4))).summary
+    assert neither.cost_usd.note == "not estimated: no rates given"
+
+
+def test_replay_footnote_does_not_claim_not_comparable() -> None:
+    """In replay an errored run changes a task; the footnote must not say "not comparable" there."""
+    base = report(task_runs("a", 1), mode=Mode.REPLAY, k=1)
+    cand = report(task_runs("a", 0, errors=1), mode=Mode.REPLAY, k=1)
+    c = compared(base, cand)
+    assert task(c, "a").outcome is Outcome.CHANGED
+    assert not any("not comparable" in line for line in c.limits)
+    assert any("Errored runs are excluded" in line for line in c.limits)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+
+import msgspec
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -14,7 +17,7 @@ from core.render import (
     render_comparison_markdown,
     render_markdown,
 )
-from core.report import Conditions, Mode, Rates, build_report
+from core.report import Conditions, Mode, Rates, build_report, encode_report
 from core.stats import wilson_interval
 from tests.property.strategies_report import conditions, conditions_strategy, run_records, task_runs
 
@@ -45,15 +48,12 @@ def test_header_carries_every_condition(records: list[RunRecord], cond: Conditio
 
 
 def test_rates_print_with_their_wilson_interval() -> None:
-    """4/5 prints as the spec's 80.0 % [37.6 %, 96.4 %]; 3/5 as 60.0 % [23.1 %, 88.2 %]."""
-    assert format_rate(0.8, wilson_interval(4, 5)) == "80.0 % [37.6 %, 96.4 %]"
-    assert format_rate(0.6, wilson_interval(3, 5)) == "60.0 % [23.1 %, 88.2 %]"
+    """4/5 prints as the spec's 80.0% [37.6%, 96.4%]; 3/5 as 60.0% [23.1%, 88.2%]."""
+    assert format_rate(0.8, wilson_interval(4, 5)) == "80.0% [37.6%, 96.4%]"
+    assert format_rate(0.6, wilson_interval(3, 5)) == "60.0% [23.1%, 88.2%]"
     assert format_rate(None, None) == "n/a"
     text = render_markdown(build_report(task_runs("fix-add", 4, 1), conditions()))
-    assert (
-        "| fix-add | 5 | 4 | 1 | 0 | 0 | 80.0 % [37.6 %, 96.4 %] | yes (est. 1.00) | no (est. 0.00) |  |"
-        in text
-    )
+    assert "| fix-add | 5 | 4 | 1 | 0 | 0 | 80.0% [37.6%, 96.4%] | yes | no |  |" in text
 
 
 def test_low_power_and_reasons_are_marked() -> None:
@@ -90,8 +90,8 @@ def test_estimated_table_only_with_rates() -> None:
 def test_cached_input_is_shown_when_reported() -> None:
     """Cached input prints the pooled ratio with the runs that reported it."""
     text = render_markdown(build_report(task_runs("a", 4, cached_input_tokens=2_500), conditions()))
-    assert "25.0 % (4/4 runs)" in text
-    assert "25.0 % (10,000 of 40,000 input tokens; 4/4 runs)" in text
+    assert "25.0% (4/4 runs)" in text
+    assert "25.0% (10,000 of 40,000 input tokens; 4/4 runs)" in text
 
 
 def test_comparison_markdown_has_verdicts_deltas_and_limits() -> None:
@@ -101,8 +101,8 @@ def test_comparison_markdown_has_verdicts_deltas_and_limits() -> None:
         task_runs("up", 9, 1) + task_runs("same", 7, 3), conditions(k=10, harness_version="0.2.0")
     )
     text = render_comparison_markdown(compare_reports(base, cand).unwrap())
-    assert "| up | **improved** | 1/10: 10.0 % [1.8 %, 40.4 %] | 9/10: 90.0 % [59.6 %, 98.2 %] |" in text
-    assert "10.0 % → 90.0 % (+80.0 pp)" in text
+    assert "| up | **improved** | 1/10: 10.0% [1.8%, 40.4%] | 9/10: 90.0% [59.6%, 98.2%] |" in text
+    assert "10.0% → 90.0% (+80.0 pp)" in text
     assert "| same | inconclusive |" in text
     assert "no difference detectable with this many runs" in text
     assert "harness version differs: 0.1.0 -> 0.2.0" in text
@@ -118,3 +118,45 @@ def test_replay_comparison_says_it_measures_the_harness() -> None:
     cand = build_report(task_runs("a", 0, 1), conditions(mode=Mode.REPLAY, k=1))
     text = render_comparison_markdown(compare_reports(base, cand).unwrap())
     assert REPLAY_NOTICE in text and "| a | **changed** |" in text
+
+
+def test_percentages_print_one_way_everywhere() -> None:
+    """Rates, intervals, verdict reasons and legends all print "80.0%" (no space); standard errors in pp."""
+    base = build_report(task_runs("up", 1, 9) + task_runs("same", 6, 4), conditions(k=10))
+    cand = build_report(task_runs("up", 9, 1) + task_runs("same", 7, 3), conditions(k=10))
+    for text in (render_markdown(base), render_comparison_markdown(compare_reports(base, cand).unwrap())):
+        assert " %" not in text, text
+    assert "task-clustered standard error 25.0 pp" in render_markdown(base)
+
+
+def test_pass_k_columns_are_observed_estimated_or_na() -> None:
+    """pass@k prints yes/no over exactly k judged runs, the estimate over more, n/a over fewer."""
+    exact = render_markdown(build_report(task_runs("a", 4, 1), conditions(k=5)))
+    assert "| a | 5 | 4 | 1 | 0 | 0 | 80.0% [37.6%, 96.4%] | yes | no |  |" in exact
+    more = render_markdown(build_report(task_runs("a", 1, 9), conditions(k=5)))
+    assert "| 0.50 (est.) | 0.00 (est.) |" in more
+    fewer = render_markdown(build_report(task_runs("a", 4, 0, errors=1), conditions(k=5)))
+    assert "| n/a (4 judged) | n/a (4 judged) | low power |" in fewer
+    assert (
+        "pass@5: 0 of 0 tasks; pass^5: 0 of 0 tasks (tasks with exactly 5 judged runs; 1 other task" in fewer
+    )
+
+
+def test_all_errored_task_prints_no_nan_anywhere() -> None:
+    """A task whose every run errored (n = 0): n/a rates and intervals, no NaN in Markdown or JSON."""
+    records = task_runs("dead", 0, errors=5) + task_runs("ok", 3, 2)
+    report = build_report(records, conditions(rates=Rates(input_rate=1.0, output_rate=2.0)))
+    comparison = compare_reports(report, report).unwrap()
+    texts = (render_markdown(report), render_comparison_markdown(comparison))
+    blobs = (encode_report(report).decode(), msgspec.json.encode(comparison).decode())
+    for text in (*texts, *blobs):
+        assert re.search(r"\b(nan|inf|infinity)\b", text, re.IGNORECASE) is None, text
+    assert "| dead | 0 | 0 | 0 | 0 | 5 | n/a | n/a (0 judged) | n/a (0 judged) | low power |" in texts[0]
+
+
+def test_cached_input_absent_on_both_sides_says_not_reported() -> None:
+    """Cached input not reported by either side prints "not reported", not a bare n/a."""
+    base = build_report(task_runs("a", 5), conditions())
+    text = render_comparison_markdown(compare_reports(base, base).unwrap())
+    measured = text[text.index("## Measured deltas") : text.index("## Estimated deltas")]
+    assert "| a | 11,000 → 11,000 (+0) | 32.0 s → 32.0 s (+0.0 s) | not reported |" in measured

@@ -217,7 +217,7 @@ def test_no_rates_means_no_estimated_block() -> None:
 
 
 def test_documented_intervals_and_pass_k() -> None:
-    """4/5 is 80.0 % [37.6 %, 96.4 %]; pass@5 yes and pass^5 no (flaky, not solved)."""
+    """4/5 is 80.0% [37.6%, 96.4%]; pass@5 yes and pass^5 no (flaky, not solved)."""
     t = build_report(task_runs("a", 4, 1), conditions(k=5)).tasks[0]
     assert t.success_rate == 0.8
     assert t.interval is not None
@@ -227,10 +227,21 @@ def test_documented_intervals_and_pass_k() -> None:
 
 
 def test_estimates_are_absent_below_k_judged_runs() -> None:
-    """With fewer judged runs than k the pass@k estimates are n/a (absent), and low power is flagged."""
+    """With fewer judged runs than k, pass@k and pass^k are n/a (observed and estimate absent); low power."""
     t = build_report(task_runs("a", 2, 1, errors=7), conditions(k=10)).tasks[0]
     assert t.judged == 3 and t.pass_at_k_estimate is None and t.pass_hat_k_estimate is None
-    assert t.low_power and t.pass_at_k is True
+    assert t.low_power and t.pass_at_k is None and t.pass_hat_k is None
+    # 3 passing runs out of k = 10 say nothing about "all 10 pass": never a "yes" for pass^10.
+    t = build_report(task_runs("a", 3, 0, errors=7), conditions(k=10)).tasks[0]
+    assert t.pass_hat_k is None and t.pass_hat_k_estimate is None
+
+
+def test_more_judged_runs_than_k_give_the_estimate_not_the_observation() -> None:
+    """With more judged runs than k, "any of the n passed" is pass@n: only the unbiased estimate is given."""
+    t = build_report(task_runs("a", 1, 9), conditions(k=5)).tasks[0]
+    assert t.judged == 10 and t.pass_at_k is None and t.pass_hat_k is None
+    assert t.pass_at_k_estimate == 0.5  # 1 - C(9,5)/C(10,5) = 1 - 126/252
+    assert t.pass_hat_k_estimate == 0.0
 
 
 def test_suite_rate_is_the_mean_of_task_rates_with_clustered_stderr() -> None:
