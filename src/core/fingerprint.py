@@ -25,6 +25,7 @@ import hashlib
 import re
 from collections.abc import Callable, Sequence
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import msgspec
 from returns.result import Failure, Result, Success
@@ -40,6 +41,11 @@ from core.protocol import (
     ToolSpec,
     UserMessage,
 )
+
+if TYPE_CHECKING:
+    from hashlib import _Hash as _Sha256
+else:
+    _Sha256 = object
 
 FINGERPRINT_VERSION = "alisio-fingerprint/1"
 EXCERPT_CONTEXT = 40
@@ -158,20 +164,97 @@ class _Hashed(Frozen, frozen=True, kw_only=True):
 
 
 _ENCODER = msgspec.json.Encoder(order="deterministic")
+_MESSAGES_KEY = b'"messages":['
 
 
 def fingerprint(request: ProviderRequest) -> str:
     """The sha256 hex digest of what the provider receives; pass a request ``normalize_request`` returned."""
-    hashed = _Hashed(
-        version=FINGERPRINT_VERSION,
-        model=request.model,
-        instructions=request.instructions,
-        messages=tuple(_without_reasoning(message) for message in request.messages),
-        tools=request.tools,
-        max_output_tokens=request.max_output_tokens,
-        reasoning_effort=request.reasoning_effort,
+    return ConversationHash.start(request).extended(request.messages).fingerprint(request)
+
+
+class ConversationHash:
+    """A fingerprint computed incrementally over a conversation that only grows.
+
+    ``fingerprint`` hashes the bytes ``head + b",".join(encoded messages) + tail`` of the ``_Hashed`` encoding,
+    where ``head`` ends with ``"messages":[`` (model and instructions come before the messages) and ``tail``
+    starts with ``]`` (tools and limits come after). sha256 is a stream, so the state after the messages hashed
+    so far can be kept, copied and extended: a main loop that appends two messages per turn hashes only those
+    two, not the whole conversation, and the digest is byte for byte the one ``fingerprint`` gives (it is how
+    ``fingerprint`` is computed).
+
+    A value: ``extended`` returns a new hash and never changes this one. Use it only while the model and the
+    instructions stay the same and messages are only appended; ``fingerprint`` raises ``ValueError`` (a bug in
+    the caller) when the request does not match what was hashed.
+    """
+
+    __slots__ = ("_count", "_instructions", "_model", "_state")
+
+    def __init__(self, state: _Sha256, model: str, instructions: str, count: int) -> None:
+        self._state = state
+        self._model = model
+        self._instructions = instructions
+        self._count = count
+
+    @property
+    def count(self) -> int:
+        """How many messages are hashed."""
+        return self._count
+
+    @classmethod
+    def start(cls, request: ProviderRequest) -> ConversationHash:
+        """The hash of ``request``'s model and instructions, with no message yet."""
+        head = _head_and_tail(request)[0]
+        return cls(hashlib.sha256(head), request.model, request.instructions, 0)
+
+    def extended(self, messages: Sequence[Message]) -> ConversationHash:
+        """A new hash with ``messages`` appended to the conversation."""
+        if not messages:
+            return self
+        state = self._state.copy()
+        encoded = b",".join(_ENCODER.encode(_without_reasoning(message)) for message in messages)
+        state.update(b"," + encoded if self._count else encoded)
+        return ConversationHash(state, self._model, self._instructions, self._count + len(messages))
+
+    def matches(self, request: ProviderRequest) -> bool:
+        """Whether ``request`` has the model and instructions hashed, and at least ``count`` messages."""
+        return (
+            request.model == self._model
+            and request.instructions == self._instructions
+            and len(request.messages) >= self._count
+        )
+
+    def fingerprint(self, request: ProviderRequest) -> str:
+        """The fingerprint of ``request``, whose first ``count`` messages (all of them) are the ones hashed.
+
+        Only the model, the instructions and the message count are checked (comparing every message would
+        cost what this saves); the caller keeps the messages in step.
+        """
+        if not self.matches(request) or len(request.messages) != self._count:
+            raise ValueError("ConversationHash.fingerprint: the request is not the conversation hashed")
+        state = self._state.copy()
+        state.update(_head_and_tail(request)[1])
+        return state.hexdigest()
+
+
+def _head_and_tail(request: ProviderRequest) -> tuple[bytes, bytes]:
+    """The ``_Hashed`` encoding of ``request`` without messages, cut where the messages go.
+
+    The cut is the first ``"messages":[``: model, instructions and the version are JSON strings before it, in
+    which every quote is escaped, so the key is the first place those bytes appear.
+    """
+    empty = _ENCODER.encode(
+        _Hashed(
+            version=FINGERPRINT_VERSION,
+            model=request.model,
+            instructions=request.instructions,
+            messages=(),
+            tools=request.tools,
+            max_output_tokens=request.max_output_tokens,
+            reasoning_effort=request.reasoning_effort,
+        )
     )
-    return hashlib.sha256(_ENCODER.encode(hashed)).hexdigest()
+    cut = empty.index(_MESSAGES_KEY) + len(_MESSAGES_KEY)
+    return empty[:cut], empty[cut:]
 
 
 def _without_reasoning(message: Message) -> Message:

@@ -16,8 +16,8 @@ Rules this module keeps:
   a provider failure ends the run with outcome ``error`` and ``failure.reason``;
 - maxWallMs bounds everything: a running tool is killed at it, and each provider call (checkpoint calls too) is
   given only the wall time left, so a hung stream stops the run with ``budget_exceeded`` maxWallMs on time;
-- the conversation size is kept as a running sum of message sizes, so a turn costs O(new messages) plus one
-  serialization of the request for its fingerprint.
+- the conversation size is kept as a running sum of message sizes, and the request fingerprint is a
+  ``ConversationHash`` extended by the new messages only, so a turn costs O(new messages), not O(conversation).
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ from core.events import (
     ToolCalled,
     ToolResulted,
 )
-from core.fingerprint import Rules, fingerprint, normalize_request
+from core.fingerprint import ConversationHash, Rules, fingerprint, normalize_request
 from core.policy import Policy
 from core.protocol import (
     AssistantMessage,
@@ -171,6 +171,8 @@ class _Run:
     normalized: list[Message] = field(default_factory=list)
     """``messages`` with the fingerprint rules applied, kept in step so each message is normalised once."""
     normalized_instructions: str = ""
+    hashed: ConversationHash | None = None
+    """The fingerprint state of the first ``hashed.count`` normalised messages (reset when compaction rewrites)."""
     context: ToolContext | None = None
 
     # --- recording ------------------------------------------------------------------------------------
@@ -231,22 +233,22 @@ class _Run:
     # --- provider -------------------------------------------------------------------------------------
 
     def call_provider(
-        self, request: ProviderRequest, normalized: ProviderRequest | None = None
+        self, request: ProviderRequest, request_fingerprint: str | None = None
     ) -> tuple[ProviderResponse, int]:
         """One provider call with its request/response events; raises ``_Stop`` on failure.
 
-        ``normalized`` is the request with the fingerprint rules applied, when the caller has it already.
+        ``request_fingerprint`` is the fingerprint of the normalised request, when the caller has it already.
         """
         call = self.provider_calls
         self.provider_calls += 1
-        if normalized is None:
-            normalized = normalize_request(request, self.setup.normalize_rules)
+        if request_fingerprint is None:
+            request_fingerprint = fingerprint(normalize_request(request, self.setup.normalize_rules))
         self.emit(
             ProviderRequested,
             call=call,
             turn=self.turns,
             purpose=request.purpose,
-            fingerprint=fingerprint(normalized),
+            fingerprint=request_fingerprint,
             message_count=len(request.messages),
         )
         started = self.setup.clock()
@@ -282,8 +284,8 @@ class _Run:
         )
         return response, duration_ms
 
-    def main_request(self) -> tuple[ProviderRequest, ProviderRequest]:
-        """The next main-loop request, and the same request normalised for its fingerprint."""
+    def main_request(self) -> tuple[ProviderRequest, str]:
+        """The next main-loop request, and the fingerprint of the same request normalised."""
         measured = self.setup.measured
         request = ProviderRequest(
             model=self.setup.model,
@@ -296,7 +298,11 @@ class _Run:
         normalized = msgspec.structs.replace(
             request, instructions=self.normalized_instructions, messages=tuple(self.normalized)
         )
-        return request, normalized
+        hashed = self.hashed
+        if hashed is None or not hashed.matches(normalized):
+            hashed = ConversationHash.start(normalized)
+        self.hashed = hashed.extended(self.normalized[hashed.count :])
+        return request, self.hashed.fingerprint(normalized)
 
     # --- compaction -----------------------------------------------------------------------------------
 
@@ -324,6 +330,7 @@ class _Run:
         before = self.chars
         self.messages = []
         self.normalized = []
+        self.hashed = None
         self.chars = len(self.profile.instructions)
         for message in apply_checkpoint(messages, plan, response.text):
             self.append(message)

@@ -25,8 +25,9 @@ from core.events import (
     ToolCalled,
     ToolResulted,
 )
+from core.fingerprint import fingerprint, normalize_request, path_rules
 from core.policy import ALL_EFFECTS, Mode, Policy
-from core.protocol import ToolCall
+from core.protocol import ProviderRequest, StreamEvent, ToolCall
 from shell.agent import AgentSetup, ApprovalAnswer, RunResult, run_agent
 from shell.providers.openai_compat import OpenAICompatProvider
 from shell.providers.scripted import ScriptedProvider
@@ -414,3 +415,48 @@ def test_a_rule_in_the_prompt_survives_compaction_verbatim_on_the_wire(workspace
     assert result.main_tokens == 3 * 15
     events = msgspec.json.decode(msgspec.json.encode(list(result.events)), type=list[Event])
     assert tuple(events) == result.events
+
+
+class RecordingProvider:
+    """The scripted provider, keeping every request it was sent (to check fingerprints against)."""
+
+    def __init__(self, inner: ScriptedProvider) -> None:
+        self.inner = inner
+        self.requests: list[ProviderRequest] = []
+
+    @property
+    def id(self) -> str:
+        return self.inner.id
+
+    def stream(
+        self, request: ProviderRequest, on_retry: object = None, *, timeout_s: float | None = None
+    ) -> tuple[StreamEvent, ...]:
+        self.requests.append(request)
+        return self.inner.stream(request, timeout_s=timeout_s)
+
+
+def test_each_request_fingerprint_is_that_of_the_request_sent(workspace: Path, tmp_path: Path) -> None:
+    """Over turns and a compaction, each provider_request fingerprint equals fingerprint(normalize(request sent))."""
+    (workspace / "big.txt").write_text(f"{workspace}\n" + "x" * 1500)
+    read_big = {"toolCalls": [call("read_file", path="big.txt")], "usage": usage(10, 5)}
+    provider = RecordingProvider(
+        script(tmp_path, read_big, read_big, read_big, read_big, {"text": "done"}, checkpoint="cp")
+    )
+    rules = path_rules(str(workspace))
+    setup = AgentSetup(
+        prompt=f"Work in {workspace}. {RULE}.",
+        workspace=workspace,
+        provider=provider,
+        model="test-model",
+        measured=COMPACTING,
+        policy=Policy(mode=Mode.AUTO),
+        granted=ALL_EFFECTS,
+        budget=BIG_BUDGET,
+        normalize_rules=rules,
+    )
+    result = run_agent(setup)
+    assert result.outcome == "completed", result.message
+    assert len(of(result.events, Compacted)) >= 1
+    recorded = [r.fingerprint for r in of(result.events, ProviderRequested)]  # type: ignore[attr-defined]
+    expected = [fingerprint(normalize_request(request, rules)) for request in provider.requests]
+    assert recorded == expected and len(recorded) == len(provider.requests) >= 6

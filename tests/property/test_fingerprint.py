@@ -3,6 +3,7 @@ and ``first_difference`` agrees with the hash and names the field."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 from typing import Any
 
@@ -11,6 +12,9 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from core.fingerprint import (
+    FINGERPRINT_VERSION,
+    ConversationHash,
+    _Hashed,
     fingerprint,
     first_difference,
     normalize_request,
@@ -244,6 +248,68 @@ def test_fingerprint_is_stable_across_versions() -> None:
         reasoning_effort="low",
     )
     assert fingerprint(request) == PINNED
+    assert one_shot_fingerprint(request) == PINNED
+
+
+def one_shot_fingerprint(request: ProviderRequest) -> str:
+    """The reference: sha256 of the whole request encoded at once (what ``fingerprint`` must always equal)."""
+    hashed = _Hashed(
+        version=FINGERPRINT_VERSION,
+        model=request.model,
+        instructions=request.instructions,
+        messages=tuple(
+            msgspec.structs.replace(m, reasoning=None) if isinstance(m, AssistantMessage) else m
+            for m in request.messages
+        ),
+        tools=request.tools,
+        max_output_tokens=request.max_output_tokens,
+        reasoning_effort=request.reasoning_effort,
+    )
+    return hashlib.sha256(msgspec.json.Encoder(order="deterministic").encode(hashed)).hexdigest()
+
+
+@given(requests, st.lists(st.integers(min_value=0, max_value=4), max_size=6))
+def test_the_incremental_hash_equals_the_one_shot_hash_at_every_step(
+    request: ProviderRequest, steps: list[int]
+) -> None:
+    """Extending a conversation hash message by message (any grouping) gives the one-shot fingerprint each time."""
+    chain = ConversationHash.start(request)
+    at = 0
+    for step in [*steps, len(request.messages)]:
+        end = min(len(request.messages), at + step)
+        chain = chain.extended(request.messages[at:end])
+        at = end
+        prefix = msgspec.structs.replace(request, messages=request.messages[:at])
+        assert chain.fingerprint(prefix) == one_shot_fingerprint(prefix) == fingerprint(prefix)
+    assert chain.count == len(request.messages)
+
+
+@given(requests)
+def test_a_conversation_hash_refuses_a_request_it_did_not_hash(request: ProviderRequest) -> None:
+    """Another model, other instructions or a different message count is a ValueError, never a wrong digest."""
+    chain = ConversationHash.start(request).extended(request.messages)
+    for other in (
+        msgspec.structs.replace(request, model=request.model + "x"),
+        msgspec.structs.replace(request, instructions=request.instructions + "x"),
+        msgspec.structs.replace(request, messages=(*request.messages, UserMessage(content="more"))),
+    ):
+        try:
+            chain.fingerprint(other)
+        except ValueError:
+            continue
+        raise AssertionError("a request that was not hashed got a fingerprint")
 
 
 PINNED = "e84bf3641119847f0e6df2560ad965724f96887a07a3748801d63098f6343c65"
+
+
+def test_the_messages_key_inside_strings_does_not_move_the_cut() -> None:
+    """Instructions, a model and contents that spell ``"messages":[`` still hash as the one-shot encoding."""
+    tricky = '"messages":[] \\"messages\\":['
+    request = ProviderRequest(
+        model=tricky,
+        instructions=tricky,
+        messages=(UserMessage(content=tricky), AssistantMessage(content=tricky, reasoning="r")),
+        tools=(ToolSpec(name="t", description=tricky, parameters_json=tricky),),
+    )
+    assert fingerprint(request) == one_shot_fingerprint(request)
