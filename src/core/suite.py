@@ -34,6 +34,8 @@ from core.shape import FieldPath, Problem, json_repr, parse_msgspec_path, shape_
 from core.suite_paths import PathFacts, escaping_links, is_within, join, lexical_problem, normalize, resolve
 
 __all__ = [
+    "MAX_SAFE_INT",
+    "MAX_WALL_MS",
     "TOOL_NAMES",
     "BeforeRule",
     "Budget",
@@ -64,8 +66,15 @@ __all__ = [
 
 # --- Constrained scalars -------------------------------------------------------------------------------
 
-PositiveInt = Annotated[int, Meta(ge=1)]
-Count = Annotated[int, Meta(ge=0)]
+MAX_SAFE_INT = 2**53 - 1
+"""The largest integer JSON tools agree on (JavaScript's Number.MAX_SAFE_INTEGER): a budget above it is
+a typo, and an unbounded one would reach the shell as an out-of-range timeout or counter."""
+MAX_WALL_MS = 2**31 - 1
+"""About 24.8 days: the largest timer delay of the original (Node) implementation and well inside every
+timeout the shell hands to the OS (a larger value overflows ``poll``/``select`` and would crash a run)."""
+PositiveInt = Annotated[int, Meta(ge=1, le=MAX_SAFE_INT)]
+WallMs = Annotated[int, Meta(ge=1, le=MAX_WALL_MS)]
+Count = Annotated[int, Meta(ge=0, le=MAX_SAFE_INT)]
 TimeoutMs = Annotated[int, Meta(ge=1, le=600_000)]
 NonEmpty = Annotated[str, Meta(min_length=1)]
 Id = Annotated[str, Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")]
@@ -102,7 +111,7 @@ class Budget(_SuiteStruct, frozen=True, kw_only=True):
     """Per-run limits; exceeding one ends the run ``budget_exceeded`` (not a pass)."""
 
     max_turns: PositiveInt
-    max_wall_ms: PositiveInt
+    max_wall_ms: WallMs
     max_tokens: PositiveInt | None = None
     """Enforced only when the provider reports usage."""
     max_tool_calls: PositiveInt | None = None

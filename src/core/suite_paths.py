@@ -72,10 +72,26 @@ def lexical_problem(path: str, root: str) -> str | None:
     if path.startswith("/") or _DRIVE.match(path):
         return f"absolute path (paths are relative to the {root})"
     if ".." in path.split("/"):
-        return f"path escapes the {root} (a .. segment)"
+        if _climbs_out(path):
+            return f"path escapes the {root} (a .. segment)"
+        # fixtures/../x stays inside, but the spec rejects every "..": say so rather than claim an escape.
+        return f"contains a .. segment (not allowed, even inside the {root}; write the path without ..)"
     if normalize(path) == "":
         return f"names the {root} itself"
     return None
+
+
+def _climbs_out(path: str) -> bool:
+    """Whether resolving ``..`` segments lexically ever goes above the root."""
+    depth = 0
+    for segment in path.split("/"):
+        if segment == "..":
+            depth -= 1
+            if depth < 0:
+                return True
+        elif segment not in ("", "."):
+            depth += 1
+    return False
 
 
 def normalize(path: str) -> str:

@@ -178,9 +178,10 @@ def test_symlinks_that_stay_inside_are_accepted(tmp_path: Path, capsys: pytest.C
 def test_paths_with_dotdot_or_absolute_are_rejected(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """fixture and verifier paths must be relative without '..'; each bad one is reported at its field."""
+    """fixture and verifier paths must be relative without '..' (even one that stays inside); each bad one is
+    reported at its field, and only a path that climbs out is said to escape."""
     verifiers = [
-        {"kind": "tree-diff-within", "id": "scope", "allowed": ["src/", "../up.txt"]},
+        {"kind": "tree-diff-within", "id": "scope", "allowed": ["src/", "../up.txt", "src/../x.py"]},
         {"kind": "file-equals", "id": "eq", "path": "/etc/passwd", "sha256": "0" * 64},
     ]
     suite = write_suite(tmp_path / "s", task("fix-add", verifiers=verifiers, fixture="../fix-add"))
@@ -190,6 +191,8 @@ def test_paths_with_dotdot_or_absolute_are_rejected(
     assert err == [
         f"{source}: task fix-add: fixture: path escapes the suite directory (a .. segment)",
         f"{source}: task fix-add: verifiers[0].allowed[1]: path escapes the task directory (a .. segment)",
+        f"{source}: task fix-add: verifiers[0].allowed[2]: contains a .. segment (not allowed, even inside the "
+        "task directory; write the path without ..)",
         f"{source}: task fix-add: verifiers[1].path: absolute path (paths are relative to the task directory)",
     ]
 
@@ -321,3 +324,45 @@ def test_the_installed_command_exits_1_with_the_error_on_stderr(tmp_path: Path) 
         == f'{suite / "suite.json"}: task t: policy.mode: unknown mode "yolo" (expected ask, auto or full)\n'
     )
     assert "Traceback" not in run.stderr
+
+
+def test_absurd_budgets_are_rejected_before_they_reach_a_timer(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """maxWallMs above 2**31 - 1 and counts above 2**53 - 1 are violations, not a crash mid-run."""
+    budget = {"maxTurns": 10**36, "maxWallMs": 2**31, "maxTokens": 2**53, "maxToolCalls": 2**53 - 1}
+    rule = {"type": "max-calls", "tool": "bash", "max": 10**20}
+    verifiers = [{"kind": "tool-sequence", "id": "seq", "rules": [rule]}]
+    suite = write_suite(tmp_path / "s", task("t", budget=budget, verifiers=verifiers))
+    code, _, err = validate(str(suite), capsys=capsys)
+    source = suite / "suite.json"
+    assert code == 1
+    assert f"{source}: task t: budget.maxTurns: at most 9007199254740991" in err
+    assert f"{source}: task t: budget.maxWallMs: at most 2147483647" in err
+    assert f"{source}: task t: budget.maxTokens: at most 9007199254740991" in err
+    assert f"{source}: task t: verifiers[0].rules[0].max: at most 9007199254740991" in err
+    assert not any("maxToolCalls" in line for line in err)
+
+
+def test_malformed_documents_are_one_line_each(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A JSON array, deep nesting and an out-of-range float: exit 1, one line naming the file, no traceback."""
+    cases = {
+        "array": (b"[1, 2]", "a suite.json must hold a JSON object"),
+        "deep": (b"[" * 100_000 + b"]" * 100_000, "not valid JSON"),
+        "bigfloat": (b'{"schemaVersion": 1e400}', "not valid JSON"),
+    }
+    for name, (raw, what) in cases.items():
+        suite = write_suite(tmp_path / name, raw=raw)
+        code, out, err = validate(str(suite), capsys=capsys)
+        assert (code, out) == (1, ""), name
+        assert len(err) == 1 and str(suite / "suite.json") in err[0] and what in err[0], (name, err)
+
+
+def test_a_utf8_bom_is_accepted(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Editors on Windows save a BOM: the suite still validates, with the same content hash as without it."""
+    plain = write_suite(tmp_path / "plain")
+    bom = write_suite(tmp_path / "bom", raw=b"\xef\xbb\xbf" + (plain / "suite.json").read_bytes())
+    code, out, _ = validate(str(bom), capsys=capsys)
+    assert code == 0 and out.startswith("ok plain 1.0.0")
+    hashes = [load_suite(d).map(lambda loaded: loaded.content_hash) for d in (plain, bom)]
+    assert isinstance(hashes[0], Success) and hashes[0] == hashes[1]

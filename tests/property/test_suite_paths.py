@@ -71,3 +71,19 @@ def test_escaping_links_are_those_leaving_the_root(root: str, name: str) -> None
     outside = SymlinkFact(path=f"{root}/out-{name}", target=None)
     facts = PathFacts(gathered=True, symlinks=frozenset({inside, sibling, outside}))
     assert set(escaping_links(root, facts)) == {sibling, outside}
+
+
+@given(st.lists(st.sampled_from(["a", "b", ".", "..", ""]), min_size=1, max_size=8))
+def test_only_a_path_that_climbs_out_is_said_to_escape(segments: list[str]) -> None:
+    """Every '..' is rejected; the message says "escapes" exactly when resolving the dots leaves the root."""
+    path = "/".join(segments)
+    problem = lexical_problem(path, "task directory")
+    if ".." not in segments or path.startswith("/"):
+        return
+    depth, climbs = 0, False
+    for segment in segments:
+        depth += {"..": -1, ".": 0, "": 0}.get(segment, 1)
+        climbs = climbs or depth < 0
+    assert problem is not None
+    assert ("escapes" in problem) == climbs, (path, problem)
+    assert ".. segment" in problem
