@@ -160,6 +160,8 @@ def limits_footnote(replay: bool, errored: tuple[int, int]) -> tuple[str, ...]:
 
 def _warnings(b: Conditions, c: Conditions) -> list[str]:
     out: list[str] = []
+    if b.run_id == c.run_id and b.created_at == c.created_at:
+        out.append(f"baseline and candidate are the same run ({b.run_id}): nothing can differ")
     if b.suite_hash != c.suite_hash:
         out.append(
             f"suite content hash differs although suiteVersion {b.suite_version} matches: someone changed a "

@@ -229,3 +229,11 @@ def test_replay_footnote_does_not_claim_not_comparable() -> None:
     assert task(c, "a").outcome is Outcome.CHANGED
     assert not any("not comparable" in line for line in c.limits)
     assert any("Errored runs are excluded" in line for line in c.limits)
+
+
+def test_comparing_a_run_with_itself_says_so() -> None:
+    """The same report twice (an easy slip on the command line) is flagged, and claims no direction."""
+    base = report(task_runs("a", 0, 5), task_runs("b", 5))
+    c = compared(base, base)
+    assert any("same run (run-1)" in w for w in c.warnings)
+    assert {t.outcome for t in c.tasks} == {Outcome.INCONCLUSIVE}
