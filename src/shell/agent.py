@@ -457,6 +457,11 @@ class _Run:
                     return result
         except _Stop as stop:
             return stop.result
+        except KeyboardInterrupt:
+            # The user stopped the run (a running command's group is already killed): close the event log so
+            # it still ends with run_end, then let the interrupt stop the caller too (a lab stops all tasks).
+            self.end("error", reason="interrupted", message="interrupted by the user")
+            raise
 
 
 def run_agent(setup: AgentSetup) -> RunResult:

@@ -477,13 +477,13 @@ def test_a_trickling_stream_stops_at_the_first_event_past_the_deadline(
 def test_a_retry_that_would_wait_past_the_deadline_is_not_attempted(
     server: SseServer, client: httpx.Client
 ) -> None:
-    """A 429 asking for 30 s with 2 s left: ``deadline`` at once, no sleep, no second request."""
+    """A 429 asking for 30 s with 2 s left: the 429 at once (saying why), no sleep, no second request."""
     server.enqueue(Reply.json({}, status=429, headers=(("Retry-After", "30"),)), HELLO)
     sleeps = Sleeps()
     with pytest.raises(ProviderFailure) as caught:
         make(server, client, sleep=sleeps).stream(REQUEST, timeout_s=2.0)
-    assert caught.value.kind == "deadline"
-    assert "HTTP 429" in caught.value.message
+    assert caught.value.kind == "rate_limited"
+    assert "HTTP 429" in caught.value.message and "not retried" in caught.value.message
     assert sleeps == []
     assert len(server.requests) == 1
 

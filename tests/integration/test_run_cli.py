@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -380,3 +381,101 @@ def test_max_tool_calls_stops_before_the_call_past_the_limit(
     stop = next(e for e in events if isinstance(e, BudgetStopped))
     assert (stop.budget, stop.limit, stop.value) == ("maxToolCalls", 1, 2)
     assert "budget maxToolCalls exceeded" in result.stderr
+
+
+def test_ctrl_c_during_bash_kills_its_group_and_exits_130_with_one_line(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """SIGINT while bash runs a command and a background child: both die, exit 130, one line, the log ends."""
+    pids = tmp_path / "pids"
+    command = f"sleep 300 & echo $! > {pids}; sleep 301"
+    (tmp_path / "script.json").write_text(
+        json.dumps({"turns": [{"toolCalls": [{"name": "bash", "arguments": {"command": command}}]}]})
+    )
+    env = {k: v for k, v in os.environ.items() if k != "ALISIO_CONFIG_HOME"}
+    env["ALISIO_CONFIG_HOME"] = str(tmp_path / "config")
+    args = ["run", "sleep", "--cwd", str(workspace), "--script", str(tmp_path / "script.json")]
+    process = subprocess.Popen(
+        [str(ALISIO), *args, "--policy", "full", "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        env=env,
+        text=True,
+    )
+    deadline = time.monotonic() + 20
+    while not (pids.exists() and pids.read_text().strip()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    background = int(pids.read_text())
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=20)
+    assert process.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    assert stderr.strip().splitlines()[-1] == (
+        "alisio run: interrupted; a running command and its children were stopped"
+    )
+    end = EVENTS.decode(stdout.splitlines()[-1])
+    assert isinstance(end, RunEnded) and end.outcome == "error" and end.reason == "interrupted"
+    gone_by = time.monotonic() + 5  # SIGKILL is delivered asynchronously: give a loaded machine a moment
+    while alive(background) and time.monotonic() < gone_by:
+        time.sleep(0.05)
+    assert not alive(background)
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a killed child nobody reaped yet is a zombie, which counts as dead)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state not in ("Z", "X")
+
+
+def test_the_key_is_never_in_bash_output_whatever_its_variable_is_called(
+    server: SseServer, workspace: Path, tmp_path: Path
+) -> None:
+    """provider.apiKeyEnv = "MY_LLM" (no secret-looking name): bash sees no MY_LLM, the key is nowhere."""
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "config.toml").write_text('[provider]\napiKeyEnv = "MY_LLM"\n')
+    server.enqueue(tool_reply("bash", {"command": "echo key=$MY_LLM; env"}), text_reply("done"))
+    env = {k: v for k, v in os.environ.items() if k != "ALISIO_CONFIG_HOME"}
+    env |= {"ALISIO_CONFIG_HOME": str(tmp_path / "config"), "MY_LLM": SECRET, "COPY_OF_IT": SECRET}
+    argv = [str(ALISIO), "run", "env", "--cwd", str(workspace), "--base-url", server.base_url, "--model", "m"]
+    result = subprocess.run(
+        [*argv, "--policy", "full", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env=env,
+        stdin=subprocess.DEVNULL,
+    )
+    assert result.returncode == 0, result.stderr
+    assert server.requests[0].headers["authorization"] == f"Bearer {SECRET}"
+    tool_output = next(m for m in server.requests[1].json()["messages"] if m["role"] == "tool")["content"]
+    assert "key=\n" in tool_output and "PATH=" in tool_output
+    for text in (tool_output, result.stdout, result.stderr):
+        assert SECRET not in text
+
+
+def test_a_prompt_of_dash_is_read_from_standard_input(
+    server: SseServer, workspace: Path, tmp_path: Path
+) -> None:
+    """``alisio run -`` sends what stdin holds as the task; an empty one is one line, exit 1."""
+    server.enqueue(text_reply("ok"))
+    env = {k: v for k, v in os.environ.items() if k != "ALISIO_CONFIG_HOME"}
+    env["ALISIO_CONFIG_HOME"] = str(tmp_path / "config")
+    argv = [str(ALISIO), "run", "-", "--cwd", str(workspace), "--base-url", server.base_url, "--model", "m"]
+    piped = subprocess.run(argv, input="Fix the bug\nin add.\n", capture_output=True, text=True, env=env)
+    assert piped.returncode == 0, piped.stderr
+    assert server.requests[0].json()["messages"][-1] == {"role": "user", "content": "Fix the bug\nin add.\n"}
+    empty = subprocess.run(argv, input="  \n", capture_output=True, text=True, env=env)
+    assert empty.returncode == 1 and "prompt is empty" in empty.stderr and empty.stderr.count("\n") == 1
+    assert len(server.requests) == 1
+
+
+def test_a_workspace_that_does_not_exist_is_one_line(tmp_path: Path) -> None:
+    """--cwd naming no directory: exit 1, one line saying it does not exist."""
+    result = run(tmp_path, "hi", "--cwd", str(tmp_path / "nope"), "--base-url", "http://127.0.0.1:9/v1")
+    assert result.returncode == 1
+    assert result.stderr == f"alisio run: --cwd {tmp_path / 'nope'}: no such directory\n"

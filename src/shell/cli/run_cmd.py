@@ -9,7 +9,11 @@ Semantics (the spec's global flags, plus the harness's own):
 - stdout is data: the final assistant text, or with ``--json`` the event log as JSON lines, one per event as
   it happens. Progress (one line per tool call) and messages go to stderr;
 - exit 0 when the run completed or stopped at a budget (stderr says which), 1 on a configuration, provider or
-  usage error, with one line on stderr (never a traceback, never a key).
+  usage error, with one line on stderr (never a traceback, never a key); 130 when interrupted (Ctrl-C), after
+  the running command's process group was killed (``--json`` still ends with a ``run_end``, reason
+  ``interrupted``);
+- ``bash`` commands get the environment without secret-looking variables and without any variable that holds
+  the provider key, whatever its name.
 
 Heavy modules (httpx, the agent loop) are imported inside the command so ``alisio --help`` stays fast.
 """
@@ -45,6 +49,8 @@ if TYPE_CHECKING:
     from shell.providers.base import Provider
 
 DEFAULT_MAX_TURNS = 50
+INTERRUPTED = 130
+"""The exit code after Ctrl-C (the shell convention 128 + SIGINT)."""
 DEFAULT_MAX_WALL_MS = 1_800_000
 """30 minutes."""
 
@@ -120,6 +126,8 @@ def _workspace(cwd: Path | None) -> Path:
         workspace = (cwd or Path.cwd()).resolve()
     except OSError as error:  # the current directory was deleted under us
         raise _UsageError(f"cannot use the workspace directory: {error.strerror}") from None
+    if not workspace.exists():
+        raise _UsageError(f"--cwd {cwd}: no such directory")
     if not workspace.is_dir():
         raise _UsageError(f"--cwd {cwd}: not a directory")
     return workspace
@@ -127,8 +135,8 @@ def _workspace(cwd: Path | None) -> Path:
 
 def _provider(
     script: Path | None, model: str | None, base_url: str | None
-) -> tuple[Provider, str, MeasuredConfig]:
-    """The provider, the model name and the measured configuration (config.toml, or every default)."""
+) -> tuple[Provider, str, MeasuredConfig, str | None]:
+    """The provider, the model name, the measured configuration (config.toml, or every default) and the key."""
     import os
 
     from returns.result import Failure, Success
@@ -146,7 +154,7 @@ def _provider(
         from shell.providers.scripted import ScriptedProvider
 
         try:
-            return ScriptedProvider.from_file(script), model or "scripted", measured
+            return ScriptedProvider.from_file(script), model or "scripted", measured, None
         except ProviderFailure as failure:
             raise _UsageError(f"--script {failure}") from None
     match resolve_provider(loaded, model, base_url, env):
@@ -157,7 +165,22 @@ def _provider(
     from shell.providers.openai_compat import OpenAICompatProvider
 
     key = resolved.api_key.reveal() if resolved.api_key is not None else None
-    return OpenAICompatProvider(resolved.base_url, resolved.model, api_key=key), resolved.model, measured
+    provider = OpenAICompatProvider(resolved.base_url, resolved.model, api_key=key)
+    return provider, resolved.model, measured, key
+
+
+def _tool_env(key: str | None) -> dict[str, str]:
+    """The environment of bash commands: secret-looking names dropped, and any variable holding the key.
+
+    ``provider.apiKeyEnv`` may name a variable such as ``MY_LLM`` that no name rule catches: the key must
+    still not be one ``env`` away from the model.
+    """
+    import os
+
+    from shell.tools import scrubbed_env
+
+    env = scrubbed_env(os.environ)
+    return {name: value for name, value in env.items() if not key or key not in value}
 
 
 def _execute(
@@ -186,7 +209,7 @@ def _execute(
     from shell.agent import AgentSetup, run_agent
 
     workspace = _workspace(cwd)
-    provider, model_name, measured = _provider(script, model, base_url)
+    provider, model_name, measured, key = _provider(script, model, base_url)
     match select_agent(measured, agent):
         case Failure(error):
             raise _UsageError(f"--agent: {error}")
@@ -213,6 +236,7 @@ def _execute(
         harness_version=version("alisio"),
         config_hash=config_hash(measured),
         on_event=_json_sink() if json_out else _progress,
+        env=_tool_env(key),
     )
     try:
         return run_agent(setup)
@@ -223,7 +247,10 @@ def _execute(
 
 
 def run_command(
-    prompt: Annotated[str, typer.Argument(help="The task for the agent.", show_default=False)],
+    prompt: Annotated[
+        str,
+        typer.Argument(help="The task for the agent; - reads it from standard input.", show_default=False),
+    ],
     cwd: Cwd = None,
     json_out: Json = False,
     allow_write: AllowWrite = False,
@@ -269,6 +296,11 @@ def run_command(
     ] = None,
 ) -> None:
     """Run a headless coding agent on PROMPT in the current directory (or --cwd)."""
+    if prompt == "-":
+        prompt = sys.stdin.read()
+    if not prompt.strip():
+        _say("alisio run: the prompt is empty (give it as an argument, or - to read it from standard input)")
+        raise typer.Exit(1)
     flags = {"write": allow_write, "process": allow_process, "external": allow_external}
     flags["analysis"] = allow_analysis
     try:
@@ -288,6 +320,9 @@ def run_command(
     except _UsageError as error:
         _say(f"alisio run: {error}")
         raise typer.Exit(1) from None
+    except KeyboardInterrupt:
+        _say("alisio run: interrupted; a running command and its children were stopped")
+        raise typer.Exit(INTERRUPTED) from None
     match result.outcome:
         case "completed":
             if not json_out:

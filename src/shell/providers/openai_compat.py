@@ -25,8 +25,8 @@ Rules:
   ``error.message``.
 - **Deadline.** ``stream(..., timeout_s=T)`` bounds the whole call, retries included: each connect and read
   waits at most what is left of ``T``, the stream stops at the first event after ``T`` passed, and a retry whose
-  wait would end past ``T`` is not attempted. A call cut off this way raises ``ProviderFailure("deadline")``
-  (never retried). Keep-alive comments are not events: a server sending only comments past ``T`` is cut off by
+  wait would end past ``T`` is not attempted (the failure that asked for it is raised at once, saying so). A
+  call cut off at ``T`` raises ``ProviderFailure("deadline")`` (never retried). Keep-alive comments are not events: a server sending only comments past ``T`` is cut off by
   the next read that outlives what was left when the attempt started.
 - **Dropped streams.** A connection that breaks or times out after at least one event arrived is *not*
   retried: the partial answer is discarded and ``ProviderFailure("network" | "timeout")`` says how many events
@@ -171,7 +171,10 @@ class OpenAICompatProvider:
                     raise retryable.failure from None
                 delay = self._delay(attempt, retryable.retry_after)
                 if deadline is not None and self._clock() + delay >= deadline:
-                    raise self._deadline_failure(timeout_s, retryable.failure.message) from None
+                    # Waiting out the time left would only end in the same failure: report it now.
+                    failure = retryable.failure
+                    line = f"{failure.message} (not retried: the {delay:.1f} s wait would outlast the call's deadline)"
+                    raise ProviderFailure(failure.kind, line, failure.status) from None
                 attempt += 1
                 if on_retry is not None:
                     on_retry(
@@ -187,9 +190,9 @@ class OpenAICompatProvider:
                     raise self._deadline_failure(timeout_s) from None
                 raise
 
-    def _deadline_failure(self, timeout_s: float | None, last: str | None = None) -> ProviderFailure:
+    def _deadline_failure(self, timeout_s: float | None) -> ProviderFailure:
         line = f"the call to {self._url} did not finish within the {timeout_s:.1f} s it was given"
-        return ProviderFailure("deadline", line + (f" (last attempt: {last})" if last else ""))
+        return ProviderFailure("deadline", line)
 
     def _timeout_until(self, deadline: float | None) -> httpx.Timeout:
         """The client's timeouts, each cut to what is left before ``deadline``."""
