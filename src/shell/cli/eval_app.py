@@ -22,3 +22,11 @@ eval_app.command("compare")(compare)
 from shell.cli.eval_validate import validate  # noqa: E402
 
 eval_app.command("validate")(validate)
+
+from shell.cli.eval_run import run  # noqa: E402
+
+eval_app.command("run")(run)
+
+from shell.cli.eval_list import list_suites  # noqa: E402
+
+eval_app.command("list")(list_suites)

@@ -1,0 +1,362 @@
+"""``alisio eval run <suite>``: run a suite's tasks k times in live mode, judge each run, write the report.
+
+- ``<suite>`` is a suite id or directory name: in ``--suite-dir`` (a suite or a directory of suites; it is
+  third-party code, so it is confirmed on a terminal, or accepted with ``--yes``), else among the bundled
+  suites of the source checkout.
+- Before the first run: unknown ``--tasks`` ids, a task whose policy asks for an effect the ``--allow-*``
+  flags do not grant (or mode full without ``--allow-suite-full``), an unknown agent, a bad configuration or
+  provider: one line each on stderr, exit 1, nothing run.
+- Each run's record is appended to runs.jsonl as it finishes; report.json, report.md and runs.jsonl end up in
+  ``<dataDir>/eval/<runId>/`` or ``--out DIR``. stderr gets one line per run and the per-task summary; with
+  ``--json`` stdout gets one RunRecord per line as runs finish, then the report.
+- ``--script FILE`` plays a scripted provider instead of a model (testing): FILE is one script replayed from
+  its first turn for every run, or a directory holding ``<task-id>.json`` for each selected task.
+- Exit 0 when it completed, whichever tasks passed; 1 on a usage or infrastructure error, when some run ended
+  error (the report is still written) or after Ctrl-C (the report of the finished runs is written).
+  ``--mode replay`` is not implemented yet (exit 1).
+"""
+
+from __future__ import annotations
+
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from shell.cli.options import (
+    AllowAnalysis,
+    AllowExternal,
+    AllowProcess,
+    AllowWrite,
+    BaseUrl,
+    Json,
+    Model,
+    ReadOnly,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from core.config import MeasuredConfig
+    from core.suite import Task
+    from shell.config_home import LoadedConfig
+    from shell.lab import LabRun, ProviderPlan
+
+DEFAULT_K = 5
+
+
+class ModeChoice(StrEnum):
+    """``--mode``: live (the configured provider) or replay (cassettes)."""
+
+    LIVE = "live"
+    REPLAY = "replay"
+
+
+def _say(line: str) -> None:
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+
+
+def _ask() -> str:
+    sys.stderr.write("Run it? [y/N] ")
+    sys.stderr.flush()
+    return sys.stdin.readline()
+
+
+def _load_config(env: Mapping[str, str]) -> LoadedConfig:
+    from returns.result import Failure
+
+    from shell.config_home import load_config
+    from shell.lab import LabError
+
+    loaded = load_config(env)
+    if isinstance(loaded, Failure):
+        raise LabError(str(loaded.failure()))
+    config: LoadedConfig = loaded.unwrap()
+    return config
+
+
+def _scripted_plan(script: Path, tasks: tuple[Task, ...], model: str | None) -> ProviderPlan:
+    """A fresh scripted provider per run: from one file, or from ``<dir>/<task-id>.json``."""
+    from shell.lab import LabError, ProviderPlan
+    from shell.providers.base import ProviderFailure
+    from shell.providers.scripted import ScriptedProvider
+
+    files = {task.id: script / f"{task.id}.json" for task in tasks} if script.is_dir() else None
+    scripts: dict[str, tuple[bytes, str]] = {}
+    for task_id, path in (files or {"": script}).items():
+        try:
+            data = path.read_bytes()
+            ScriptedProvider.from_json(data, str(path))
+        except OSError as error:
+            raise LabError(f"--script {path}: cannot read: {error.strerror or error}") from None
+        except ProviderFailure as failure:
+            raise LabError(f"--script {failure}") from None
+        scripts[task_id] = (data, str(path))
+
+    def factory(task: Task, _spec: object) -> ScriptedProvider:
+        data, source = scripts[task.id if files is not None else ""]
+        return ScriptedProvider.from_json(data, source)
+
+    return ProviderPlan(id="scripted", model=model or "scripted", factory=factory, close=lambda: None)
+
+
+def _live_plan(
+    loaded: LoadedConfig, model: str | None, base_url: str | None, env: Mapping[str, str]
+) -> ProviderPlan:
+    """The configured provider (flags override the file), built once for every run of the command."""
+    from returns.result import Failure, Success
+
+    from shell.config_home import resolve_provider
+    from shell.lab import LabError, ProviderPlan
+    from shell.providers.openai_compat import OpenAICompatProvider
+
+    match resolve_provider(loaded, model, base_url, env):
+        case Failure(error):
+            raise LabError(str(error))
+        case Success(resolved):
+            pass
+    key = resolved.api_key.reveal() if resolved.api_key is not None else None
+    provider = OpenAICompatProvider(resolved.base_url, resolved.model, api_key=key)
+    return ProviderPlan(
+        id=resolved.id,
+        model=resolved.model,
+        factory=lambda _task, _spec: provider,
+        close=provider.close,
+        key=key,
+    )
+
+
+def _tool_env(environ: Mapping[str, str], key: str | None) -> dict[str, str]:
+    """The environment of commands: secret-looking names dropped, and any variable holding the key."""
+    from shell.tools import scrubbed_env
+
+    return {name: value for name, value in scrubbed_env(environ).items() if not key or key not in value}
+
+
+def _check_flags(
+    mode: ModeChoice, cassette_dir: Path | None, rates: tuple[float | None, float | None]
+) -> None:
+    from shell.lab import LabError
+
+    if mode is ModeChoice.REPLAY:
+        raise LabError("replay is not implemented yet")
+    if cassette_dir is not None:
+        raise LabError("--cassette-dir is only used with --mode replay")
+    if (rates[0] is None) != (rates[1] is None):
+        raise LabError("--input-rate and --output-rate go together: pass both or neither")
+
+
+def run(
+    suite: Annotated[
+        str, typer.Argument(help="A suite id or the name of its directory.", show_default=False)
+    ],
+    tasks: Annotated[
+        str | None, typer.Option("--tasks", help="Only these tasks: id,id (or suite/id).")
+    ] = None,
+    k: Annotated[
+        int | None, typer.Option("--k", min=1, help="Repetitions per task (default 5).", show_default=False)
+    ] = None,
+    seed: Annotated[
+        int, typer.Option("--seed", min=0, help="Seed of the run order; each run gets seed + repetition.")
+    ] = 0,
+    mode: Annotated[ModeChoice, typer.Option("--mode", help="live (a provider) or replay (cassettes).")] = (
+        ModeChoice.LIVE
+    ),
+    cassette_dir: Annotated[Path | None, typer.Option("--cassette-dir", help="Cassettes (replay).")] = None,
+    keep: Annotated[
+        bool, typer.Option("--keep", help="Keep each run's temporary directory; print its path.")
+    ] = False,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Write the three report files directly here.")
+    ] = None,
+    suite_dir: Annotated[
+        Path | None,
+        typer.Option("--suite-dir", help="A suite, or a directory of suites, outside the bundled ones."),
+    ] = None,
+    yes: Annotated[bool, typer.Option("--yes", help="Accept a --suite-dir suite without asking.")] = False,
+    allow_suite_full: Annotated[
+        bool, typer.Option("--allow-suite-full", help='Let tasks with mode "full" run.')
+    ] = False,
+    input_rate: Annotated[
+        float | None,
+        typer.Option("--input-rate", min=0.0, help="USD per million input tokens (with --output-rate)."),
+    ] = None,
+    output_rate: Annotated[
+        float | None,
+        typer.Option("--output-rate", min=0.0, help="USD per million output tokens (with --input-rate)."),
+    ] = None,
+    json_output: Json = False,
+    allow_write: AllowWrite = False,
+    allow_process: AllowProcess = False,
+    allow_external: AllowExternal = False,
+    allow_analysis: AllowAnalysis = False,
+    read_only: ReadOnly = False,
+    model: Model = None,
+    base_url: BaseUrl = None,
+    script: Annotated[
+        Path | None,
+        typer.Option(
+            "--script",
+            help="Play scripted assistant turns instead of a model (testing): one JSON file for every run, "
+            "or a directory of <task-id>.json.",
+        ),
+    ] = None,
+) -> None:
+    """Run a suite k times, judge every run, and write report.json, report.md and runs.jsonl."""
+    import os
+
+    from shell.lab import LabError
+
+    granted_flags = {"write": allow_write, "process": allow_process, "external": allow_external}
+    granted_flags["analysis"] = allow_analysis
+    try:
+        _check_flags(mode, cassette_dir, (input_rate, output_rate))
+        code = _execute(
+            suite=suite,
+            wanted=tasks.split(",") if tasks is not None else None,
+            k=k if k is not None else DEFAULT_K,
+            seed=seed,
+            keep=keep,
+            out=out,
+            suite_dir=suite_dir,
+            yes=yes,
+            allow_suite_full=allow_suite_full,
+            rates=(input_rate, output_rate),
+            json_output=json_output,
+            granted_flags=granted_flags,
+            read_only=read_only,
+            model=model,
+            base_url=base_url,
+            script=script,
+            env=os.environ,
+        )
+    except LabError as error:
+        for line in error.lines:
+            _say(f"alisio eval run: {line}")
+        raise typer.Exit(1) from None
+    raise typer.Exit(code)
+
+
+def _execute(
+    *,
+    suite: str,
+    wanted: list[str] | None,
+    k: int,
+    seed: int,
+    keep: bool,
+    out: Path | None,
+    suite_dir: Path | None,
+    yes: bool,
+    allow_suite_full: bool,
+    rates: tuple[float | None, float | None],
+    json_output: bool,
+    granted_flags: dict[str, bool],
+    read_only: bool,
+    model: str | None,
+    base_url: str | None,
+    script: Path | None,
+    env: Mapping[str, str],
+) -> int:
+    from datetime import UTC, datetime
+    from importlib.metadata import version
+
+    from core.events import Effect
+    from core.report import Mode, Rates
+    from shell.config_home import data_dir
+    from shell.lab import (
+        LabRun,
+        bundled_suites_root,
+        claim_run_dir,
+        confirm_third_party,
+        find_suite,
+        interactive_terminal,
+        preflight,
+        run_id_for,
+    )
+
+    loaded_config = _load_config(env)
+    measured: MeasuredConfig = loaded_config.config.measured
+    choice = find_suite(suite, suite_dir, bundled_suites_root())
+    granted = frozenset({Effect.READ} | {Effect(name) for name, on in granted_flags.items() if on})
+    selected = preflight(
+        choice.loaded,
+        wanted,
+        granted,
+        read_only=read_only,
+        allow_suite_full=allow_suite_full,
+        measured=measured,
+    )
+    plan = (
+        _scripted_plan(script, selected, model)
+        if script is not None
+        else _live_plan(loaded_config, model, base_url, env)
+    )
+    try:
+        confirm_third_party(choice, yes=yes, interactive=interactive_terminal(), say=_say, ask=_ask)
+        now = datetime.now(UTC)
+        run_id = run_id_for(now)
+        if out is not None:
+            directory = out
+        else:
+            run_id, directory = claim_run_dir(data_dir(env) / "eval", run_id)
+        lab = LabRun(
+            loaded=choice.loaded,
+            tasks=selected,
+            k=k,
+            seed=seed,
+            mode=Mode.LIVE,
+            provider=plan,
+            measured=measured,
+            granted=frozenset({Effect.READ}) if read_only else granted,
+            read_only=read_only,
+            keep=keep,
+            directory=directory,
+            run_id=run_id,
+            created_at=now.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+            harness_version=version("alisio"),
+            rates=Rates(input_rate=rates[0], output_rate=rates[1])
+            if rates[0] is not None and rates[1] is not None
+            else None,
+            tool_env=_tool_env(env, plan.key),
+        )
+        return _run_and_show(lab, json_output)
+    finally:
+        plan.close()
+
+
+def _run_and_show(lab: LabRun, json_output: bool) -> int:
+    import msgspec
+
+    from core.outcome import exit_code_for
+    from core.progress import progress_line, summary_table
+    from core.records import RunRecord
+    from shell.lab import run_lab
+    from shell.store import REPORT_MD
+
+    encoder = msgspec.json.Encoder()
+    suite = lab.loaded.suite
+    runs = len(lab.tasks) * lab.k
+    _say(
+        f"{suite.suite_id} {suite.suite_version}: {len(lab.tasks)} tasks x k={lab.k} = {runs} runs ({lab.provider.id}, {lab.provider.model}, seed {lab.seed})"
+    )
+
+    def on_record(record: RunRecord, index: int, total: int) -> None:
+        _say(progress_line(index, total, record))
+        if json_output:
+            sys.stdout.buffer.write(encoder.encode(record) + b"\n")
+            sys.stdout.buffer.flush()
+
+    result = run_lab(lab, say=_say, on_record=on_record)
+    if json_output:
+        sys.stdout.buffer.write(encoder.encode(result.report) + b"\n")
+        sys.stdout.buffer.flush()
+    _say("")
+    _say(summary_table(result.report))
+    _say(f"report: {result.directory / REPORT_MD}")
+    errored = sum(record.status == "error" for record in result.records)
+    if errored:
+        _say(f"{errored} runs ended error (infrastructure; excluded from every rate): exit 1")
+    return 1 if result.interrupted else exit_code_for(result.records)
