@@ -1,0 +1,320 @@
+"""The bundled suites (suites/): valid, their checks discriminate, their scripts and generators work.
+
+For every task of every bundled suite:
+- the suite validates with ``alisio eval validate``;
+- every command verifier fails on the untouched fixture and passes once the reference solution
+  (``suites/<suite>/solutions/<task>/``, files laid over a temp copy of the fixture) is applied, and the
+  solution also satisfies the task's file and tree-diff-within verifiers;
+- every script in ``suites/<suite>/scripts/`` loads in the scripted provider, and ``alisio run --script`` on a
+  temp copy of the fixture ends with every verifier of the task passing (tool-sequence rules are judged
+  here, from the run's event log, as the spec defines them).
+
+The judges below are deliberately small and local: they check the suite content, not the lab's verifiers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from shell.cli.main import run_cli
+from shell.providers.scripted import ScriptedProvider
+
+ALISIO = Path(sys.executable).with_name("alisio")
+REPO = Path(__file__).resolve().parents[2]
+SUITES = REPO / "suites"
+BUNDLED = {
+    "smoke-coding": ("1.2.0", 7),
+    "tool-sequences": ("1.0.0", 6),
+    # "long-context": ("1.0.0", 3),
+    # "long-context-stress": ("1.1.0", 10),
+}
+IGNORED_PARTS = {".git", "node_modules"}
+
+
+def suite_json(name: str) -> dict[str, Any]:
+    return json.loads((SUITES / name / "suite.json").read_text(encoding="utf-8"))
+
+
+def tasks_of(name: str) -> dict[str, dict[str, Any]]:
+    return {task["id"]: task for task in suite_json(name)["tasks"]}
+
+
+def all_tasks() -> list[tuple[str, str]]:
+    return [(name, task_id) for name in BUNDLED if (SUITES / name).is_dir() for task_id in tasks_of(name)]
+
+
+def copy_fixture(name: str, task: dict[str, Any], into: Path) -> Path:
+    work = into / "work"
+    shutil.copytree(SUITES / name / task["fixture"], work)
+    return work
+
+
+def snapshot(root: Path) -> dict[str, str]:
+    """Relative path -> sha256 of every file under ``root`` (``.git`` and ``node_modules`` ignored)."""
+    return {
+        path.relative_to(root).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in root.rglob("*")
+        if path.is_file() and not IGNORED_PARTS & set(path.relative_to(root).parts)
+    }
+
+
+def run_command(verifier: dict[str, Any], work: Path) -> tuple[bool, str]:
+    cwd = work / verifier.get("cwd", ".")
+    done = subprocess.run(
+        verifier["command"],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=verifier["timeoutMs"] / 1000,
+        check=False,
+    )
+    passed = done.returncode == verifier.get("expectExit", 0)
+    if verifier.get("expectStdoutIncludes") is not None:
+        passed = passed and verifier["expectStdoutIncludes"] in done.stdout
+    return passed, done.stdout[-2000:] + done.stderr[-2000:]
+
+
+def judge(verifier: dict[str, Any], work: Path, before: dict[str, str], calls: list[dict[str, Any]]) -> bool:
+    """The spec's meaning of one verifier, for a finished workspace and its tool calls."""
+    kind = verifier["kind"]
+    if kind == "command":
+        return run_command(verifier, work)[0]
+    if kind in ("file-equals", "file-contains", "file-absent"):
+        path = work / verifier["path"]
+        if kind == "file-absent":
+            return not path.exists()
+        if not path.is_file():
+            return False
+        if kind == "file-equals":
+            return hashlib.sha256(path.read_bytes()).hexdigest() == verifier["sha256"]
+        return verifier["text"] in path.read_text(encoding="utf-8")
+    if kind == "tree-diff-within":
+        after = snapshot(work)
+        changed = {p for p in before.keys() | after.keys() if before.get(p) != after.get(p)}
+        allowed = verifier["allowed"]
+        return all(any(p == a or (a.endswith("/") and p.startswith(a)) for a in allowed) for p in changed)
+    assert kind == "tool-sequence", kind
+    return all(rule_holds(rule, calls) for rule in verifier["rules"])
+
+
+def rule_holds(rule: dict[str, Any], calls: list[dict[str, Any]]) -> bool:
+    names = [call["name"] for call in calls]
+    match rule["type"]:
+        case "before":
+            first = names.index(rule["first"]) if rule["first"] in names else len(names)
+            return all(index > first for index, name in enumerate(names) if name == rule["then"])
+        case "never":
+            return rule["tool"] not in names
+        case "max-calls":
+            return names.count(rule["tool"]) <= rule["max"]
+        case "no-repeat-failure":
+            failed: set[str] = set()
+            for call in calls:
+                if call["name"] != rule["tool"]:
+                    continue
+                if call["arguments"] in failed:
+                    return False
+                if not call["ok"]:
+                    failed.add(call["arguments"])
+            return True
+    raise AssertionError(rule)
+
+
+def scripted_run(name: str, task: dict[str, Any], work: Path, tmp: Path) -> list[dict[str, Any]]:
+    """``alisio run --script`` on ``work`` with the task's prompt and budget; the event log."""
+    budget = task["budget"]
+    command = [
+        str(ALISIO),
+        "run",
+        "--json",
+        "--cwd",
+        str(work),
+        "--script",
+        str(SUITES / name / "scripts" / f"{task['id']}.json"),
+        "--policy",
+        task["policy"]["mode"],
+        "--max-turns",
+        str(budget["maxTurns"]),
+        "--max-wall-ms",
+        str(budget["maxWallMs"]),
+    ]
+    if "maxToolCalls" in budget:
+        command += ["--max-tool-calls", str(budget["maxToolCalls"])]
+    command += [f"--allow-{effect}" for effect in task["policy"].get("allow", [])]
+    config = tmp / "config"
+    config.mkdir()
+    env = {**os.environ, "ALISIO_CONFIG_HOME": str(config), "ALISIO_DATA_HOME": str(tmp / "data")}
+    done = subprocess.run(
+        [*command, task["prompt"]], capture_output=True, text=True, env=env, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    return [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+
+
+def tool_calls(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each tool call with its name, raw arguments and whether its result was ok."""
+    results = {event["callId"]: event["ok"] for event in events if event["type"] == "tool_result"}
+    return [
+        {"name": event["name"], "arguments": event["arguments"], "ok": results.get(event["callId"], False)}
+        for event in events
+        if event["type"] == "tool_call"
+    ]
+
+
+def scripted_tasks() -> list[tuple[str, str]]:
+    return [
+        (name, path.stem)
+        for name in BUNDLED
+        if (SUITES / name / "scripts").is_dir()
+        for path in sorted((SUITES / name / "scripts").glob("*.json"))
+    ]
+
+
+# --- Validation ----------------------------------------------------------------------------------------
+
+
+def test_every_bundled_suite_validates(capsys: pytest.CaptureFixture[str]) -> None:
+    """alisio eval validate accepts each bundled suite, with the version and task count the spec gives."""
+    code = run_cli(["eval", "validate", *(str(SUITES / name) for name in BUNDLED)])
+    out = capsys.readouterr().out.splitlines()
+    assert code == 0
+    for name, (version, count) in BUNDLED.items():
+        assert f"ok {name} {version} ({count} tasks) {SUITES / name}" in out
+
+
+def test_smoke_coding_has_the_spec_tasks() -> None:
+    """smoke-coding holds the measured tasks, three easy and four harder of which three are hardened."""
+    tasks = tasks_of("smoke-coding")
+    assert {"fix-add", "rename-symbol", "edit-respects-hash", "off-by-one-among-passing"} <= tasks.keys()
+    tags = [set(task["tags"]) for task in tasks.values()]
+    assert sum("easy" in t for t in tags) == 3
+    assert sum("harder" in t for t in tags) == 4
+    assert sum("hardened" in t for t in tags) == 3
+    for task in tasks.values():
+        kinds = [verifier["kind"] for verifier in task["verifiers"]]
+        assert kinds[:2] == ["command", "tree-diff-within"]
+        assert task["policy"] == {"mode": "auto", "allow": ["write", "process"]}
+
+
+def test_tool_sequences_cover_every_rule_and_file_verifier() -> None:
+    """Across tool-sequences every rule type and every file verifier kind is used, each task has both."""
+    rules: set[str] = set()
+    kinds: set[str] = set()
+    for task in tasks_of("tool-sequences").values():
+        task_kinds = {verifier["kind"] for verifier in task["verifiers"]}
+        assert "tool-sequence" in task_kinds
+        assert task_kinds & {"file-equals", "file-contains", "file-absent"}
+        kinds |= task_kinds
+        rules |= {r["type"] for v in task["verifiers"] if v["kind"] == "tool-sequence" for r in v["rules"]}
+    assert rules == {"before", "never", "max-calls", "no-repeat-failure"}
+    assert {"file-equals", "file-contains", "file-absent"} <= kinds
+
+
+# --- Checks discriminate -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "task_id"),
+    [(n, t) for n, t in all_tasks() if (SUITES / n / "solutions" / t).is_dir()],
+)
+def test_check_fails_on_the_fixture_and_passes_with_the_reference_solution(
+    name: str, task_id: str, tmp_path: Path
+) -> None:
+    """Each command verifier exits non-zero on the untouched fixture and passes on the reference solution."""
+    task = tasks_of(name)[task_id]
+    work = copy_fixture(name, task, tmp_path)
+    before = snapshot(work)
+    commands = [v for v in task["verifiers"] if v["kind"] == "command"]
+    assert commands
+    for verifier in commands:
+        passed, output = run_command(verifier, work)
+        assert not passed, f"{verifier['id']} passes on the unfixed fixture:\n{output}"
+    assert snapshot(work) == before, "a check wrote into the workspace"
+    shutil.copytree(SUITES / name / "solutions" / task_id, work, dirs_exist_ok=True)
+    for verifier in task["verifiers"]:
+        if verifier["kind"] == "command":
+            passed, output = run_command(verifier, work)
+            assert passed, f"{verifier['id']} fails on the reference solution:\n{output}"
+        elif verifier["kind"] != "tool-sequence":
+            assert judge(verifier, work, before, []), f"{verifier['id']} fails on the reference solution"
+
+
+def test_every_task_with_a_check_has_a_reference_solution() -> None:
+    """No command verifier goes untested: its task has a solutions/ entry or a script."""
+    for name, task_id in all_tasks():
+        task = tasks_of(name)[task_id]
+        if any(v["kind"] == "command" for v in task["verifiers"]):
+            has = (SUITES / name / "solutions" / task_id).is_dir()
+            has = has or (SUITES / name / "scripts" / f"{task_id}.json").is_file()
+            assert has, f"{name}/{task_id} has no reference solution"
+
+
+# --- Scripts -------------------------------------------------------------------------------------------
+
+
+def test_scripts_load_and_end_with_a_final_answer() -> None:
+    """Every script is valid for the scripted provider, names a task, and ends with text and no tool call."""
+    scripts = scripted_tasks()
+    assert {name for name, _ in scripts} == {"smoke-coding", "tool-sequences"}
+    assert sum(name == "smoke-coding" for name, _ in scripts) == 4
+    assert sum(name == "tool-sequences" for name, _ in scripts) == 6
+    for name, task_id in scripts:
+        path = SUITES / name / "scripts" / f"{task_id}.json"
+        provider = ScriptedProvider.from_file(path)
+        assert provider.remaining >= 2
+        assert task_id in tasks_of(name)
+        last = json.loads(path.read_text(encoding="utf-8"))["turns"][-1]
+        assert last.get("text") and not last.get("toolCalls")
+
+
+@pytest.mark.parametrize(("name", "task_id"), scripted_tasks())
+def test_a_scripted_solution_passes_every_verifier(name: str, task_id: str, tmp_path: Path) -> None:
+    """alisio run --script on the fixture completes, and every verifier of the task then passes."""
+    task = tasks_of(name)[task_id]
+    work = copy_fixture(name, task, tmp_path)
+    before = snapshot(work)
+    events = scripted_run(name, task, work, tmp_path)
+    assert events[-1]["type"] == "run_end"
+    assert events[-1]["outcome"] == "completed"
+    calls = tool_calls(events)
+    failing = [v["id"] for v in task["verifiers"] if not judge(v, work, before, calls)]
+    assert failing == []
+
+
+@pytest.mark.parametrize("task_id", sorted(tasks_of("tool-sequences")))
+def test_tool_sequence_file_verifiers_fail_on_the_untouched_fixture(task_id: str, tmp_path: Path) -> None:
+    """A run that does nothing fails the task: some file verifier rejects the untouched fixture."""
+    task = tasks_of("tool-sequences")[task_id]
+    work = copy_fixture("tool-sequences", task, tmp_path)
+    before = snapshot(work)
+    files = [v for v in task["verifiers"] if v["kind"].startswith("file-")]
+    assert not all(judge(v, work, before, []) for v in files)
+
+
+def test_the_invalid_transition_is_refused_then_recovered(tmp_path: Path) -> None:
+    """blind-edit-refused: the edit of an unread file is refused, dev keeps 1 replica, staging gets 3."""
+    task = tasks_of("tool-sequences")["blind-edit-refused"]
+    work = copy_fixture("tool-sequences", task, tmp_path)
+    events = scripted_run("tool-sequences", task, work, tmp_path)
+    calls = tool_calls(events)
+    assert [(c["name"], c["ok"]) for c in calls] == [
+        ("edit_file", False),
+        ("read_file", True),
+        ("edit_file", True),
+    ]
+    refusal = next(e for e in events if e["type"] == "tool_result")
+    assert "has not been read" in refusal["outputExcerpt"]
+    text = (work / "deploy" / "replicas.toml").read_text(encoding="utf-8")
+    assert "[dev]\nreplicas = 1\n" in text
+    assert "[staging]\nreplicas = 3\n" in text
+    # The rule a naive judge would use to show it: read_file did not come before every edit_file.
+    assert not rule_holds({"type": "before", "first": "read_file", "then": "edit_file"}, calls)
