@@ -1,7 +1,7 @@
 """The ``alisio`` command: composes the sub-apps and owns the exit-code contract.
 
 Exit codes (DESIGN.md, the spec): 0 completed; 1 usage or infrastructure error; 2 replay divergence;
-3 compare of incompatible suites. Click/typer report usage errors with 2, which would read as a divergence,
+3 compare of incompatible suites; 130 after Ctrl-C (the shell convention, also typer's). Click/typer report usage errors with 2, which would read as a divergence,
 so ``main`` runs the command non-standalone and maps every usage error to 1.
 """
 
