@@ -339,9 +339,9 @@ def _run_and_show(lab: LabRun, json_output: bool) -> int:
     encoder = msgspec.json.Encoder()
     suite = lab.loaded.suite
     runs = len(lab.tasks) * lab.k
-    _say(
-        f"{suite.suite_id} {suite.suite_version}: {len(lab.tasks)} tasks x k={lab.k} = {runs} runs ({lab.provider.id}, {lab.provider.model}, seed {lab.seed})"
-    )
+    noun = "task" if len(lab.tasks) == 1 else "tasks"
+    head = f"{suite.suite_id} {suite.suite_version}: {len(lab.tasks)} {noun} x k={lab.k} = {runs} runs"
+    _say(f"{head} ({lab.provider.id}, {lab.provider.model}, seed {lab.seed})")
 
     def on_record(record: RunRecord, index: int, total: int) -> None:
         _say(progress_line(index, total, record))

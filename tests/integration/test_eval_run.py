@@ -1,0 +1,564 @@
+"""``alisio eval run`` and ``alisio eval list`` end to end: the installed command on suites built in tmp_path,
+with the scripted provider (``--script``) and against a real local SSE server."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+from core.records import RunRecord, RunStatus
+from core.report import Report
+from shell.lab import NO_BUNDLED, bundled_suites_root
+from tests.integration.sse_server import Reply, SseServer
+
+ALISIO = Path(sys.executable).with_name("alisio")
+RECORD = msgspec.json.Decoder(RunRecord)
+REPORT = msgspec.json.Decoder(Report)
+
+BUGGY = "def add(a, b):\n    return a - b\n"
+CHECK = (
+    "import sys\n"
+    "sys.dont_write_bytecode = True\n"
+    "sys.path.insert(0, 'src')\n"
+    "from calc import add\n"
+    "ok = add(2, 3) == 5 and add(-1, 1) == 0\n"
+    "print('ok' if ok else 'add is wrong')\n"
+    "sys.exit(0 if ok else 1)\n"
+)
+FIX = {
+    "turns": [
+        {
+            "toolCalls": [{"name": "read_file", "arguments": {"path": "src/calc.py"}}],
+            "usage": {"inputTokens": 100, "outputTokens": 10},
+        },
+        {
+            "toolCalls": [
+                {
+                    "name": "edit_file",
+                    "arguments": {"path": "src/calc.py", "old_string": "a - b", "new_string": "a + b"},
+                }
+            ],
+            "usage": {"inputTokens": 120, "outputTokens": 12},
+        },
+        {"text": "Fixed add.", "usage": {"inputTokens": 130, "outputTokens": 5}},
+    ]
+}
+NOOP = {"turns": [{"text": "Nothing to do.", "usage": {"inputTokens": 50, "outputTokens": 4}}]}
+
+
+def task(task_id: str, **overrides: Any) -> dict[str, Any]:
+    """A task over the buggy-calc fixture: check.py must pass and only src/calc.py may change."""
+    value: dict[str, Any] = {
+        "id": task_id,
+        "prompt": "add in src/calc.py is wrong. Fix it.",
+        "fixture": "fixtures/calc",
+        "budget": {"maxTurns": 10, "maxWallMs": 60000},
+        "policy": {"mode": "auto", "allow": ["write"]},
+        "verifiers": [
+            {"kind": "command", "id": "check", "command": ["python3", "check.py"], "timeoutMs": 30000},
+            {"kind": "tree-diff-within", "id": "scope", "allowed": ["src/calc.py"]},
+        ],
+    }
+    value.update(overrides)
+    return value
+
+
+def make_suite(root: Path, *tasks: dict[str, Any], suite_id: str = "calc-suite") -> Path:
+    """Write a suite directory with the buggy-calc fixture and ``tasks``; returns the suite directory."""
+    suite = root / suite_id
+    (suite / "fixtures" / "calc" / "src").mkdir(parents=True)
+    (suite / "fixtures" / "calc" / "src" / "calc.py").write_text(BUGGY)
+    (suite / "fixtures" / "calc" / "check.py").write_text(CHECK)
+    document = {
+        "schemaVersion": 1,
+        "suiteId": suite_id,
+        "suiteVersion": "1.0.0",
+        "description": "Fix a wrong add.",
+        "tasks": list(tasks) or [task("fix-add")],
+    }
+    (suite / "suite.json").write_text(json.dumps(document))
+    return suite
+
+
+def write_script(path: Path, script: dict[str, Any]) -> Path:
+    path.write_text(json.dumps(script))
+    return path
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    """An empty configuration directory and a data directory, both under tmp_path."""
+    (tmp_path / "config").mkdir()
+    return tmp_path
+
+
+def alisio(home: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """Run the installed command with an empty configuration, no key and no terminal."""
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY",)}
+    env["ALISIO_CONFIG_HOME"] = str(home / "config")
+    env["ALISIO_DATA_HOME"] = str(home / "data")
+    return subprocess.run(
+        [str(ALISIO), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+        env=env,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def eval_run(
+    home: Path, suite_dir: Path, *args: str, script: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``alisio eval run calc-suite --suite-dir ... --yes`` plus ``args``."""
+    extra = ["--script", str(script)] if script is not None else []
+    return alisio(home, "eval", "run", "calc-suite", "--suite-dir", str(suite_dir), "--yes", *extra, *args)
+
+
+def run_dirs(home: Path) -> list[Path]:
+    root = home / "data" / "eval"
+    return sorted(root.iterdir()) if root.exists() else []
+
+
+def read_runs(directory: Path) -> list[RunRecord]:
+    return [RECORD.decode(line) for line in (directory / "runs.jsonl").read_bytes().splitlines()]
+
+
+def read_report(directory: Path) -> Report:
+    return REPORT.decode((directory / "report.json").read_bytes())
+
+
+# --- judged outcomes -------------------------------------------------------------------------------------
+
+
+def test_a_script_that_fixes_the_bug_passes_five_of_five(home: Path) -> None:
+    """k = 5, every run fixes add: 5/5 with the Wilson interval [56.6%, 100%], exit 0, files in <dataDir>/eval."""
+    suite = make_suite(home)
+    result = eval_run(home, suite, "--k", "5", "--allow-write", script=write_script(home / "fix.json", FIX))
+    assert result.returncode == 0, result.stderr
+    (directory,) = run_dirs(home)
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z", directory.name)
+    assert {p.name for p in directory.iterdir()} == {"report.json", "report.md", "runs.jsonl"}
+    records = read_runs(directory)
+    assert sorted(r.repetition for r in records) == [0, 1, 2, 3, 4]
+    assert all(r.status is RunStatus.PASS for r in records)
+    assert all(r.seed == r.repetition for r in records)
+    assert records[0].measured.input_tokens == 350 and records[0].measured.usage_complete
+    report = read_report(directory)
+    (fix,) = report.tasks
+    assert (fix.passes, fix.judged, fix.success_rate) == (5, 5, 1.0)
+    assert fix.interval is not None
+    assert round(fix.interval.low, 3) == 0.566 and fix.interval.high == 1.0
+    assert fix.pass_at_k is True and fix.pass_hat_k is True and not fix.low_power
+    c = report.conditions
+    assert (c.suite_id, c.k, c.seed, c.provider, c.model, c.mode) == (
+        "calc-suite",
+        5,
+        0,
+        "scripted",
+        "scripted",
+        "live",
+    )
+    assert c.run_id == directory.name and len(c.suite_hash) == 64 and len(c.config_hash) == 64
+    assert "100.0% [56.6%, 100.0%]" in (directory / "report.md").read_text()
+    lines = result.stderr.splitlines()
+    assert (
+        sum(bool(re.match(r"\[\d/5\] fix-add #\d: pass \(3 turns, \d+\.\d s\)", line)) for line in lines) == 5
+    )
+    assert any("100.0% [56.6%, 100.0%]" in line for line in lines)
+    assert f"report: {directory / 'report.md'}" in result.stderr
+    assert "warning: suite calc-suite comes from --suite-dir" in result.stderr
+
+
+def test_a_script_that_does_nothing_fails(home: Path) -> None:
+    """The model changes nothing: the check fails, the run is fail (judged), exit 0."""
+    suite = make_suite(home)
+    result = eval_run(home, suite, "--k", "1", "--allow-write", script=write_script(home / "noop.json", NOOP))
+    assert result.returncode == 0, result.stderr
+    (record,) = read_runs(run_dirs(home)[0])
+    assert record.status is RunStatus.FAIL
+    check = record.verifiers[0]
+    assert (check.id, check.status) == ("check", "fail")
+    assert "fix-add #1: fail (1 turn" in result.stderr
+
+
+def test_a_tiny_turn_budget_is_budget_exceeded(home: Path) -> None:
+    """maxTurns 1 with a three-turn fix: budget_exceeded with reason maxTurns, counted as judged, not passed."""
+    suite = make_suite(home, task("fix-add", budget={"maxTurns": 1, "maxWallMs": 60000}))
+    result = eval_run(home, suite, "--k", "2", "--allow-write", script=write_script(home / "fix.json", FIX))
+    assert result.returncode == 0, result.stderr
+    directory = run_dirs(home)[0]
+    assert [(r.status, r.reason) for r in read_runs(directory)] == [
+        (RunStatus.BUDGET_EXCEEDED, "maxTurns")
+    ] * 2
+    (fix,) = read_report(directory).tasks
+    assert (fix.judged, fix.passes, fix.budget_exceeded, fix.success_rate) == (2, 0, 2, 0.0)
+    assert "budget_exceeded maxTurns" in result.stderr
+
+
+def test_json_prints_records_as_runs_finish_then_the_report(home: Path) -> None:
+    """--json: k lines that decode as RunRecords, then one line that decodes as the Report."""
+    suite = make_suite(home)
+    result = eval_run(
+        home, suite, "--k", "3", "--allow-write", "--json", script=write_script(home / "f.json", FIX)
+    )
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert len(lines) == 4
+    records = [RECORD.decode(line) for line in lines[:3]]
+    assert {r.repetition for r in records} == {0, 1, 2}
+    report = REPORT.decode(lines[3])
+    assert report.summary.passes == 3
+    assert records == read_runs(run_dirs(home)[0])
+
+
+def test_out_writes_the_three_files_there(home: Path) -> None:
+    """--out DIR: report.json, report.md and runs.jsonl go directly into DIR, nothing into the data directory."""
+    suite = make_suite(home)
+    out = home / "my-report"
+    result = eval_run(
+        home, suite, "--k", "1", "--allow-write", "--out", str(out), script=write_script(home / "f.json", FIX)
+    )
+    assert result.returncode == 0, result.stderr
+    assert {p.name for p in out.iterdir()} == {"report.json", "report.md", "runs.jsonl"}
+    assert run_dirs(home) == []
+    assert read_report(out).summary.passes == 1
+
+
+def test_rates_give_an_estimated_cost(home: Path) -> None:
+    """--input-rate and --output-rate together: estimated cost = tokens x rate / 1e6 (350 in, 27 out)."""
+    suite = make_suite(home)
+    result = eval_run(
+        home, suite, "--k", "1", "--allow-write", "--input-rate", "2", "--output-rate", "10",
+        script=write_script(home / "f.json", FIX),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    report = read_report(run_dirs(home)[0])
+    assert report.conditions.rates is not None
+    assert report.summary.estimated is not None
+    assert report.summary.estimated.cost_usd == pytest.approx((350 * 2 + 27 * 10) / 1e6)
+
+
+def test_script_directory_per_task(home: Path) -> None:
+    """--script DIR plays <task-id>.json for each task: the fixing task passes, the idle one fails."""
+    suite = make_suite(home, task("good"), task("idle"))
+    scripts = home / "scripts"
+    scripts.mkdir()
+    write_script(scripts / "good.json", FIX)
+    write_script(scripts / "idle.json", NOOP)
+    result = eval_run(home, suite, "--k", "2", "--allow-write", script=scripts)
+    assert result.returncode == 0, result.stderr
+    by_task = {t.task_id: t for t in read_report(run_dirs(home)[0]).tasks}
+    assert (by_task["good"].passes, by_task["idle"].fails) == (2, 2)
+
+
+def test_tasks_selects_and_seed_orders(home: Path) -> None:
+    """--tasks runs only the named task; the same --seed gives the same run order."""
+    suite = make_suite(home, task("one"), task("two"), task("three"))
+    script = write_script(home / "noop.json", NOOP)
+    orders = []
+    for _ in range(2):
+        result = eval_run(
+            home,
+            suite,
+            "--k",
+            "2",
+            "--seed",
+            "7",
+            "--tasks",
+            "three,calc-suite/one",
+            "--allow-write",
+            "--json",
+            script=script,
+        )
+        assert result.returncode == 0, result.stderr
+        records = [RECORD.decode(line) for line in result.stdout.splitlines()[:-1]]
+        orders.append([(r.task_id, r.repetition) for r in records])
+        assert all(r.seed == 7 + r.repetition for r in records)
+    assert orders[0] == orders[1]
+    assert sorted(orders[0]) == [("one", 0), ("one", 1), ("three", 0), ("three", 1)]
+
+
+# --- refused before the first run ------------------------------------------------------------------------
+
+
+def test_an_ungranted_effect_rejects_the_task_before_any_run(home: Path) -> None:
+    """A task asking for process without --allow-process: exit 1, the task and the flag named, nothing run."""
+    suite = make_suite(
+        home, task("fix-add"), task("needs-bash", policy={"mode": "auto", "allow": ["write", "process"]})
+    )
+    result = eval_run(home, suite, "--allow-write", script=write_script(home / "f.json", FIX))
+    assert result.returncode == 1
+    assert "task needs-bash" in result.stderr and "--allow-process" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert run_dirs(home) == [] and result.stdout == ""
+
+
+def test_mode_full_needs_allow_suite_full(home: Path) -> None:
+    """A task with mode full is rejected without --allow-suite-full and runs with it."""
+    suite = make_suite(home, task("fix-add", policy={"mode": "full"}))
+    script = write_script(home / "f.json", FIX)
+    refused = eval_run(home, suite, "--k", "1", "--allow-write", script=script)
+    assert refused.returncode == 1 and "--allow-suite-full" in refused.stderr
+    accepted = eval_run(home, suite, "--k", "1", "--allow-write", "--allow-suite-full", script=script)
+    assert accepted.returncode == 0, accepted.stderr
+
+
+def test_read_only_rejects_a_writing_task(home: Path) -> None:
+    """--read-only with a task that asks for write: rejected before the first run, saying --read-only denies it."""
+    suite = make_suite(home)
+    result = eval_run(home, suite, "--allow-write", "--read-only", script=write_script(home / "f.json", FIX))
+    assert result.returncode == 1 and "which --read-only denies" in result.stderr
+
+
+def test_a_suite_dir_without_yes_and_without_a_terminal_is_refused(home: Path) -> None:
+    """--suite-dir is third-party code: without a terminal and without --yes, exit 1 and nothing runs."""
+    suite = make_suite(home)
+    script = write_script(home / "f.json", FIX)
+    result = alisio(
+        home, "eval", "run", "calc-suite", "--suite-dir", str(suite), "--allow-write", "--script", str(script)
+    )
+    assert result.returncode == 1
+    assert "warning:" in result.stderr and "--yes" in result.stderr
+    assert run_dirs(home) == []
+
+
+def test_an_unknown_task_lists_the_known_ones(home: Path) -> None:
+    """--tasks with an unknown id: exit 1, the id and the known task ids on stderr."""
+    suite = make_suite(home, task("one"), task("two"))
+    result = eval_run(
+        home, suite, "--tasks", "one,nope", "--allow-write", script=write_script(home / "f.json", FIX)
+    )
+    assert result.returncode == 1
+    assert "nope" in result.stderr and "known: one, two" in result.stderr
+
+
+def test_an_unknown_suite_lists_the_known_ones(home: Path) -> None:
+    """A suite name that matches nothing: exit 1 naming it and the suites found."""
+    make_suite(home)
+    result = alisio(home, "eval", "run", "nope", "--suite-dir", str(home), "--yes")
+    assert result.returncode == 1
+    assert "no suite 'nope'" in result.stderr and "calc-suite" in result.stderr
+
+
+def test_an_invalid_suite_names_the_field(home: Path) -> None:
+    """A suite whose task has no prompt: exit 1 with the file, the task and the field."""
+    suite = make_suite(home)
+    document = json.loads((suite / "suite.json").read_text())
+    del document["tasks"][0]["prompt"]
+    (suite / "suite.json").write_text(json.dumps(document))
+    result = alisio(home, "eval", "run", "calc-suite", "--suite-dir", str(suite), "--yes")
+    assert result.returncode == 1
+    assert "suite.json" in result.stderr and "task fix-add" in result.stderr and "prompt" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--mode", "replay"], "replay is not implemented yet"),
+        (["--input-rate", "1"], "--input-rate and --output-rate go together"),
+        (["--k", "0"], "--k"),
+        (["--cassette-dir", "x"], "--cassette-dir"),
+    ],
+)
+def test_usage_errors_exit_1(home: Path, args: list[str], message: str) -> None:
+    """Replay (not implemented), one rate alone, k = 0, a cassette dir in live mode: exit 1 with one message."""
+    suite = make_suite(home)
+    result = eval_run(home, suite, "--allow-write", *args, script=write_script(home / "f.json", FIX))
+    assert result.returncode == 1
+    assert message in result.stderr and "Traceback" not in result.stderr
+    assert run_dirs(home) == []
+
+
+# --- infrastructure errors -------------------------------------------------------------------------------
+
+
+def test_an_unreachable_provider_makes_error_runs_and_exit_1(home: Path) -> None:
+    """Nothing listens on port 9: the run ends error (provider_network), the report is still written, exit 1."""
+    suite = make_suite(home)
+    result = eval_run(
+        home, suite, "--k", "1", "--allow-write", "--base-url", "http://127.0.0.1:9/v1", "--model", "m"
+    )
+    assert result.returncode == 1
+    (record,) = read_runs(run_dirs(home)[0])
+    assert (record.status, record.reason) == (RunStatus.ERROR, "provider_network")
+    assert record.errors
+    report = read_report(run_dirs(home)[0])
+    assert (report.summary.errored, report.summary.judged) == (1, 0)
+    assert report.conditions.provider == "openai_compat" and report.conditions.model == "m"
+    assert "error provider_network" in result.stderr
+
+
+def test_a_fixture_git_without_git_is_an_error_run(home: Path, tmp_path: Path) -> None:
+    """fixtureGit with no git on PATH: the run is error (fixture_git), the report is written, exit 1."""
+    suite = make_suite(home, task("fix-add", fixtureGit=True))
+    script = write_script(home / "f.json", FIX)
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
+    env.update(
+        ALISIO_CONFIG_HOME=str(home / "config"),
+        ALISIO_DATA_HOME=str(home / "data"),
+        PATH=str(tmp_path / "empty"),
+    )
+    result = subprocess.run(
+        [str(ALISIO), "eval", "run", "calc-suite", "--suite-dir", str(suite), "--yes", "--k", "1", "--allow-write", "--script", str(script)],
+        capture_output=True, text=True, timeout=60, check=False, env=env, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert result.returncode == 1, result.stderr
+    (record,) = read_runs(run_dirs(home)[0])
+    assert (record.status, record.reason) == (RunStatus.ERROR, "fixture_git")
+    assert "git" in record.errors[0]
+
+
+def test_ctrl_c_writes_the_report_of_the_finished_runs(home: Path, tmp_path: Path) -> None:
+    """SIGINT during the second run: exit 1, the first run reported, no temporary workspace left behind."""
+    suite = make_suite(home, task("slow", policy={"mode": "auto", "allow": ["write", "process"]}))
+    slow = {
+        "turns": [
+            {"toolCalls": [{"name": "bash", "arguments": {"command": "test -e ../go || { touch ../go; exit 0; }; sleep 30"}}]},
+            {"text": "done"},
+        ]
+    }  # fmt: skip
+    script = write_script(home / "slow.json", slow)
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
+    env.update(ALISIO_CONFIG_HOME=str(home / "config"), ALISIO_DATA_HOME=str(home / "data"), TMPDIR=str(temp))
+    process = subprocess.Popen(
+        [str(ALISIO), "eval", "run", "calc-suite", "--suite-dir", str(suite), "--yes", "--k", "3",
+         "--allow-write", "--allow-process", "--script", str(script)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    deadline = time.monotonic() + 30
+    while not any(p.is_file() and p.stat().st_size > 0 for p in home.glob("data/eval/*/runs.jsonl")):
+        assert time.monotonic() < deadline and process.poll() is None
+        time.sleep(0.05)
+    time.sleep(0.5)  # the second run is inside its sleep
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 1, stderr
+    assert "interrupted" in stderr and "Traceback" not in stderr
+    directory = run_dirs(home)[0]
+    assert len(read_runs(directory)) == 1
+    assert read_report(directory).summary.runs == 1
+    assert [p.name for p in temp.iterdir() if p.name.startswith("alisio-")] == []
+
+
+# --- a real provider over HTTP -----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def server() -> Iterator[SseServer]:
+    with SseServer() as running:
+        yield running
+
+
+def _tool_reply(name: str, arguments: dict[str, object], call_id: str) -> Reply:
+    call = {
+        "index": 0,
+        "id": call_id,
+        "type": "function",
+        "function": {"name": name, "arguments": json.dumps(arguments)},
+    }
+    return Reply.sse(
+        {
+            "choices": [
+                {"index": 0, "delta": {"role": "assistant", "tool_calls": [call]}, "finish_reason": None}
+            ]
+        },
+        {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+        {"choices": [], "usage": {"prompt_tokens": 90, "completion_tokens": 11, "total_tokens": 101}},
+    ).split(seed=3, max_piece=17)
+
+
+def test_a_live_run_against_a_local_sse_server_passes(home: Path, server: SseServer) -> None:
+    """One live run over real HTTP/SSE: read, edit, answer; the run passes with the server's usage."""
+    server.enqueue(
+        _tool_reply("read_file", {"path": "src/calc.py"}, "call_1"),
+        _tool_reply(
+            "edit_file", {"path": "src/calc.py", "old_string": "a - b", "new_string": "a + b"}, "call_2"
+        ),
+        Reply.sse(
+            {
+                "choices": [
+                    {"index": 0, "delta": {"role": "assistant", "content": "Fixed."}, "finish_reason": None}
+                ]
+            },
+            {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+            {"choices": [], "usage": {"prompt_tokens": 95, "completion_tokens": 3, "total_tokens": 98}},
+        ),
+    )
+    suite = make_suite(home)
+    result = eval_run(
+        home, suite, "--k", "1", "--allow-write", "--base-url", server.base_url, "--model", "m-live"
+    )
+    assert result.returncode == 0, result.stderr
+    (record,) = read_runs(run_dirs(home)[0])
+    assert record.status is RunStatus.PASS
+    assert (record.measured.input_tokens, record.measured.output_tokens) == (275, 25)
+    assert len(server.requests) == 3
+    assert server.requests[0].json()["model"] == "m-live"
+    assert "seed" not in server.requests[0].json()
+    assert read_report(run_dirs(home)[0]).conditions.model == "m-live"
+
+
+# --- eval list ---------------------------------------------------------------------------------------------
+
+
+def test_list_shows_bundled_and_suite_dir_suites(home: Path) -> None:
+    """eval list: the bundled example suite, and the --suite-dir one with its version and task count."""
+    make_suite(home / "suites", task("one"), task("two"))
+    result = alisio(home, "eval", "list", "--suite-dir", str(home / "suites"))
+    assert result.returncode == 0, result.stderr
+    assert re.search(r"^example  1\.0\.0  1 task  ", result.stdout, re.M)
+    assert re.search(r"^calc-suite  1\.0\.0  2 tasks  Fix a wrong add\.", result.stdout, re.M)
+
+
+def test_list_shows_a_broken_suite_with_its_error(home: Path) -> None:
+    """A broken suite is listed with its error and does not hide a valid one; --json carries every error."""
+    make_suite(home / "suites")
+    broken = home / "suites" / "broken"
+    broken.mkdir()
+    (broken / "suite.json").write_text('{"schemaVersion": 1}')
+    text = alisio(home, "eval", "list", "--suite-dir", str(home / "suites"))
+    assert text.returncode == 0
+    assert re.search(r"^broken  invalid: .*suite\.json", text.stdout, re.M)
+    assert "calc-suite" in text.stdout
+    data = json.loads(alisio(home, "eval", "list", "--suite-dir", str(home / "suites"), "--json").stdout)
+    rows = {row.get("suiteId", row.get("directory")): row for row in data["suites"]}
+    assert rows["broken"]["valid"] is False and rows["broken"]["errors"]
+    assert rows["calc-suite"] == {
+        "suiteId": "calc-suite",
+        "suiteVersion": "1.0.0",
+        "tasks": 1,
+        "description": "Fix a wrong add.",
+        "source": "suite-dir",
+        "path": str(home / "suites" / "calc-suite"),
+        "valid": True,
+    }
+
+
+def test_list_with_a_missing_suite_dir_exits_1(home: Path) -> None:
+    """--suite-dir that does not exist: exit 1, one line naming it."""
+    result = alisio(home, "eval", "list", "--suite-dir", str(home / "nowhere"))
+    assert result.returncode == 1 and "nowhere" in result.stderr
+
+
+def test_bundled_suites_only_from_a_checkout(tmp_path: Path) -> None:
+    """The checkout's suites/ is found from src/shell; an installed package has none (and says how to fix it)."""
+    root = bundled_suites_root()
+    assert root is not None and (root / "example" / "suite.json").is_file()
+    installed = tmp_path / "lib" / "python3.11" / "site-packages" / "shell" / "lab.py"
+    assert bundled_suites_root(installed) is None
+    assert "pass --suite-dir" in NO_BUNDLED
