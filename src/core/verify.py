@@ -357,16 +357,21 @@ class _Call(Frozen, frozen=True, kw_only=True):
 
 
 def _calls(events: tuple[Event, ...]) -> tuple[_Call, ...]:
-    """Tool calls in order, each paired with its result (the earliest unanswered call with that id)."""
-    pending: dict[str, list[int]] = {}
+    """Tool calls in order, each paired with its result.
+
+    A result belongs to the *latest* unanswered call with the same id and tool name: providers may reuse
+    call ids across turns, and a call left unanswered (the run stopped mid-turn) must not absorb the result
+    of a later call that reused its id.
+    """
+    pending: dict[tuple[str, str], list[int]] = {}
     calls: list[ToolCalled] = []
     failed: set[int] = set()
     for event in events:
         if isinstance(event, ToolCalled):
-            pending.setdefault(event.call_id, []).append(len(calls))
+            pending.setdefault((event.call_id, event.name), []).append(len(calls))
             calls.append(event)
-        elif isinstance(event, ToolResulted) and pending.get(event.call_id):
-            index = pending[event.call_id].pop(0)
+        elif isinstance(event, ToolResulted) and pending.get((event.call_id, event.name)):
+            index = pending[(event.call_id, event.name)].pop()
             if not event.ok:
                 failed.add(index)
     return tuple(
