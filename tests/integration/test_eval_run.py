@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -19,7 +20,7 @@ import pytest
 
 from core.records import RunRecord, RunStatus
 from core.report import Report
-from shell.lab import NO_BUNDLED, bundled_suites_root
+from shell.lab import NO_BUNDLED, bundled_suites_root, claim_run_dir, run_id_for
 from tests.integration.sse_server import Reply, SseServer
 
 ALISIO = Path(sys.executable).with_name("alisio")
@@ -562,3 +563,111 @@ def test_bundled_suites_only_from_a_checkout(tmp_path: Path) -> None:
     installed = tmp_path / "lib" / "python3.11" / "site-packages" / "shell" / "lab.py"
     assert bundled_suites_root(installed) is None
     assert "pass --suite-dir" in NO_BUNDLED
+
+
+# --- workspaces, run directories, confirmation -----------------------------------------------------------
+
+
+def test_keep_leaves_each_workspace_and_prints_its_path(home: Path) -> None:
+    """--keep: each run's temporary copy stays, its path is printed, and it holds the agent's fix."""
+    suite = make_suite(home)
+    result = eval_run(
+        home, suite, "--k", "2", "--allow-write", "--keep", script=write_script(home / "f.json", FIX)
+    )
+    assert result.returncode == 0, result.stderr
+    kept = [
+        Path(line.split(": ", 1)[1])
+        for line in result.stderr.splitlines()
+        if line.startswith("  kept fix-add #")
+    ]
+    assert len(kept) == 2 and kept[0] != kept[1]
+    try:
+        for path in kept:
+            assert (path / "src" / "calc.py").read_text() == BUGGY.replace("a - b", "a + b")
+        assert (suite / "fixtures" / "calc" / "src" / "calc.py").read_text() == BUGGY
+    finally:
+        for path in kept:
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def test_a_taken_run_id_gets_a_suffix(tmp_path: Path) -> None:
+    """Two commands started in the same millisecond get distinct run directories (-2 appended)."""
+    from datetime import UTC, datetime
+
+    run_id = run_id_for(datetime(2026, 10, 13, 12, 0, 0, 7000, tzinfo=UTC))
+    assert run_id == "2026-10-13T12-00-00-007Z"
+    first = claim_run_dir(tmp_path, run_id)
+    second = claim_run_dir(tmp_path, run_id)
+    assert first == (run_id, tmp_path / run_id)
+    assert second == (f"{run_id}-2", tmp_path / f"{run_id}-2")
+
+
+def test_a_missing_per_task_script_is_named(home: Path) -> None:
+    """--script DIR without <task-id>.json for a selected task: exit 1 naming the file, nothing run."""
+    suite = make_suite(home, task("good"), task("unscripted"))
+    scripts = home / "scripts"
+    scripts.mkdir()
+    write_script(scripts / "good.json", FIX)
+    result = eval_run(home, suite, "--allow-write", script=scripts)
+    assert result.returncode == 1 and "unscripted.json" in result.stderr
+    assert run_dirs(home) == []
+
+
+def confirm_on_terminal(home: Path, answer: bytes, *args: str) -> tuple[int, str]:
+    """Run ``alisio eval run`` with stdin and stderr on a pseudo-terminal, answering the confirmation."""
+    import pty
+    import select
+
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
+    env.update(ALISIO_CONFIG_HOME=str(home / "config"), ALISIO_DATA_HOME=str(home / "data"))
+    master, slave = pty.openpty()
+    process = subprocess.Popen(
+        [str(ALISIO), "eval", "run", *args], stdin=slave, stderr=slave, stdout=subprocess.PIPE, env=env
+    )
+    os.close(slave)
+    seen = b""
+    answered = False
+    while True:
+        ready, _, _ = select.select([master], [], [], 30)
+        if not ready:
+            process.kill()
+            raise AssertionError(f"no output from the terminal: {seen!r}")
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        seen += chunk
+        if not answered and b"[y/N]" in seen:
+            os.write(master, answer)
+            answered = True
+    assert process.stdout is not None
+    process.stdout.read()
+    code = process.wait(timeout=30)
+    os.close(master)
+    return code, seen.decode(errors="replace")
+
+
+@pytest.mark.parametrize(("answer", "code", "runs"), [(b"y\n", 0, 1), (b"\n", 1, 0)])
+def test_on_a_terminal_a_suite_dir_suite_is_confirmed(
+    home: Path, answer: bytes, code: int, runs: int
+) -> None:
+    """On a terminal a --suite-dir suite is put to the user: y runs it, Enter (the default, No) runs nothing."""
+    suite = make_suite(home)
+    script = write_script(home / "f.json", FIX)
+    returncode, terminal = confirm_on_terminal(
+        home,
+        answer,
+        "calc-suite",
+        "--suite-dir",
+        str(suite),
+        "--k",
+        "1",
+        "--allow-write",
+        "--script",
+        str(script),
+    )
+    assert returncode == code, terminal
+    assert "not sandboxed" in terminal
+    assert len(run_dirs(home)) == runs

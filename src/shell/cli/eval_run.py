@@ -85,6 +85,12 @@ def _scripted_plan(script: Path, tasks: tuple[Task, ...], model: str | None) -> 
     from shell.providers.scripted import ScriptedProvider
 
     files = {task.id: script / f"{task.id}.json" for task in tasks} if script.is_dir() else None
+    missing = [task_id for task_id, path in (files or {}).items() if not path.exists()]
+    if missing:
+        names = ", ".join(f"{task_id}.json" for task_id in missing)
+        raise LabError(
+            f"--script {script}: no {names} for the selected tasks (select scripted ones with --tasks)"
+        )
     scripts: dict[str, tuple[bytes, str]] = {}
     for task_id, path in (files or {"": script}).items():
         try:
