@@ -34,8 +34,8 @@ SUITES = REPO / "suites"
 BUNDLED = {
     "smoke-coding": ("1.2.0", 7),
     "tool-sequences": ("1.0.0", 6),
-    # "long-context": ("1.0.0", 3),
-    # "long-context-stress": ("1.1.0", 10),
+    "long-context": ("1.0.0", 3),
+    "long-context-stress": ("1.1.0", 10),
 }
 IGNORED_PARTS = {".git", "node_modules"}
 
@@ -318,3 +318,112 @@ def test_the_invalid_transition_is_refused_then_recovered(tmp_path: Path) -> Non
     assert "[staging]\nreplicas = 3\n" in text
     # The rule a naive judge would use to show it: read_file did not come before every edit_file.
     assert not rule_holds({"type": "before", "first": "read_file", "then": "edit_file"}, calls)
+
+
+# --- Generators and the stress suite's rules -----------------------------------------------------------
+
+
+def generate(suite: str, out: Path, *args: str) -> None:
+    done = subprocess.run(
+        [sys.executable, str(SUITES / suite / "generate.py"), *args, "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize("suite", ["long-context", "long-context-stress"])
+def test_a_generator_reproduces_the_committed_suite_byte_for_byte(suite: str, tmp_path: Path) -> None:
+    """generate.py --out DIR writes exactly the committed suite: same files, same bytes."""
+    generate(suite, tmp_path / "copy")
+    assert snapshot(tmp_path / "copy") == snapshot(SUITES / suite)
+
+
+def test_more_stress_instances_keep_the_first_five(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--instances 7 adds chain-walk-rules-06 and -07, keeps -01 to -05 and every other task unchanged."""
+    out = tmp_path / "stress"
+    generate("long-context-stress", out, "--instances", "7")
+    committed = suite_json("long-context-stress")["tasks"]
+    generated = json.loads((out / "suite.json").read_text(encoding="utf-8"))["tasks"]
+    assert generated[: len(committed)] == committed
+    assert [task["id"] for task in generated[len(committed) :]] == [
+        "chain-walk-rules-06",
+        "chain-walk-rules-07",
+    ]
+    for number in range(1, 6):
+        task = f"fixtures/chain-walk-rules-{number:02d}"
+        assert snapshot(out / task) == snapshot(SUITES / "long-context-stress" / task)
+    assert snapshot(out / "fixtures/chain-walk-rules-06") != snapshot(out / "fixtures/chain-walk-rules-07")
+    assert run_cli(["eval", "validate", str(out)]) == 0
+    assert "ok long-context-stress 1.1.0 (12 tasks)" in capsys.readouterr().out
+
+
+def test_stress_instances_are_different_chains_of_sixteen() -> None:
+    """Each chain-walk-rules instance walks its own 16 codes; compare.json lowers maxContextChars."""
+    walks = {
+        (SUITES / "long-context-stress/solutions" / f"chain-walk-rules-{n:02d}/walk-report.txt").read_text()
+        for n in range(1, 6)
+    }
+    assert len(walks) == 5
+    assert all(len(walk.splitlines()) == 18 for walk in walks)
+    compare = json.loads((SUITES / "long-context-stress/compare.json").read_text(encoding="utf-8"))
+    assert compare["suite"] == "long-context-stress"
+    assert [v["id"] for v in compare["variants"]] == ["baseline", "early-compaction"]
+    assert compare["variants"][1]["overrides"] == {"limits.maxContextChars": 60000}
+
+
+@pytest.mark.parametrize(
+    ("mutation", "failing"),
+    [
+        ("none", set()),
+        ("lowercase codes", {"r1-line-shape"}),
+        ("no header", {"r2-header"}),
+        ("blank line after the footer", {"r3-footer"}),
+        ("no footer", {"r3-footer"}),
+        ("two codes swapped", {"chain"}),
+        ("pipes instead of tildes", {"r1-line-shape"}),
+    ],
+)
+def test_each_chain_walk_rule_fails_alone(mutation: str, failing: set[str], tmp_path: Path) -> None:
+    """A report that drops one rule fails exactly that rule's verifier, so results show which was dropped."""
+    task = tasks_of("long-context-stress")["chain-walk-rules-03"]
+    work = copy_fixture("long-context-stress", task, tmp_path)
+    lines = (
+        (SUITES / "long-context-stress/solutions/chain-walk-rules-03/walk-report.txt")
+        .read_text()
+        .splitlines()
+    )
+    match mutation:
+        case "lowercase codes":
+            lines = [lines[0], *(line.lower() for line in lines[1:-1]), lines[-1]]
+        case "no header":
+            lines = lines[1:]
+        case "blank line after the footer":
+            lines = [*lines, ""]
+        case "no footer":
+            lines = lines[:-1]
+        case "two codes swapped":
+            first, second = lines[4][3:], lines[9][3:]
+            lines[4], lines[9] = lines[4][:3] + second, lines[9][:3] + first
+        case "pipes instead of tildes":
+            lines = [lines[0], *(line.replace("~", "|") for line in lines[1:-1]), lines[-1]]
+    (work / "walk-report.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    commands = [v for v in task["verifiers"] if v["kind"] == "command"]
+    assert {v["id"] for v in commands} == {"chain", "r1-line-shape", "r2-header", "r3-footer"}
+    assert {v["id"] for v in commands if not run_command(v, work)[0]} == failing
+
+
+def test_the_ambiguous_format_rule_rejects_the_misread_form(tmp_path: Path) -> None:
+    """chain-walk-format-rule wants 01|amber-meadow-21: and rejects the misread 01|CODE: amber-meadow-21."""
+    task = tasks_of("long-context-stress")["chain-walk-format-rule"]
+    work = copy_fixture("long-context-stress", task, tmp_path)
+    right = (SUITES / "long-context-stress/solutions/chain-walk-format-rule/walk.txt").read_text()
+    misread = "".join(f"{line[:3]}CODE: {line[3:-1]}\n" for line in right.splitlines())
+    (work / "walk.txt").write_text(misread, encoding="utf-8")
+    assert not run_command(task["verifiers"][0], work)[0]
+    (work / "walk.txt").write_text(right, encoding="utf-8")
+    assert run_command(task["verifiers"][0], work)[0]
