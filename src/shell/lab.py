@@ -1,4 +1,4 @@
-"""The Reliability Lab's orchestration: find the suite, check it may run, run every planned run, write the report.
+"""The Reliability Lab's orchestration: find the suite, check it may run, run the planned runs, report.
 
 What ``alisio eval run`` does, in order (every decision is a call into the core):
 
@@ -16,7 +16,7 @@ What ``alisio eval run`` does, in order (every decision is a call into the core)
    Ctrl-C stops after the current workspace is cleaned; the report of the finished runs is still written.
    Finally ``core.report.build_report`` and ``shell.store.write_report_files``.
 
-The provider is chosen once per command as a ``ProviderPlan`` whose ``factory`` gives the provider of each run:
+The provider is chosen once per command as a ``ProviderPlan`` whose ``factory`` gives each run its provider:
 the same live provider for every run, a fresh scripted provider per run (``--script``). Replay and record will
 plug in here as other factories.
 """
@@ -216,7 +216,8 @@ def confirm_third_party(
     suite = choice.loaded.suite
     say(
         f"warning: suite {suite.suite_id} comes from --suite-dir ({choice.loaded.directory}): its verifier "
-        "commands and the tools it enables run with your privileges, not sandboxed. Only run suites you trust."
+        "commands and the tools it enables run with your privileges, not sandboxed. "
+        "Only run suites you trust."
     )
     if yes:
         return
@@ -406,13 +407,13 @@ def run_lab(
         for index, spec in enumerate(plan, start=1):
             try:
                 record = _run_one(lab, by_id[spec.task_id], spec, say)
+                records.append(record)
+                _append(runs, encoder.encode(record) + b"\n")
+                on_record(record, index, len(plan))
             except KeyboardInterrupt:
                 interrupted = True
                 say(f"interrupted: writing the report of the {len(records)} finished runs")
                 break
-            records.append(record)
-            _append(runs, encoder.encode(record) + b"\n")
-            on_record(record, index, len(plan))
     report = build_report(records, _conditions(lab))
     write_report_files(lab.directory, report, records)
     return LabResult(records=tuple(records), report=report, directory=lab.directory, interrupted=interrupted)

@@ -413,7 +413,8 @@ def test_a_fixture_git_without_git_is_an_error_run(home: Path, tmp_path: Path) -
         PATH=str(tmp_path / "empty"),
     )
     result = subprocess.run(
-        [str(ALISIO), "eval", "run", "calc-suite", "--suite-dir", str(suite), "--yes", "--k", "1", "--allow-write", "--script", str(script)],
+        [str(ALISIO), "eval", "run", "calc-suite", "--suite-dir", str(suite), "--yes", "--k", "1",
+         "--allow-write", "--script", str(script)],
         capture_output=True, text=True, timeout=60, check=False, env=env, stdin=subprocess.DEVNULL,
     )  # fmt: skip
     assert result.returncode == 1, result.stderr
@@ -422,12 +423,16 @@ def test_a_fixture_git_without_git_is_an_error_run(home: Path, tmp_path: Path) -
     assert "git" in record.errors[0]
 
 
+FIRST_QUICK_THEN_SLOW = "test -e ../go || { touch ../go; exit 0; }; sleep 30"
+"""The first run returns at once (and leaves a marker next to its workspace); later runs sleep."""
+
+
 def test_ctrl_c_writes_the_report_of_the_finished_runs(home: Path, tmp_path: Path) -> None:
     """SIGINT during the second run: exit 1, the first run reported, no temporary workspace left behind."""
     suite = make_suite(home, task("slow", policy={"mode": "auto", "allow": ["write", "process"]}))
     slow = {
         "turns": [
-            {"toolCalls": [{"name": "bash", "arguments": {"command": "test -e ../go || { touch ../go; exit 0; }; sleep 30"}}]},
+            {"toolCalls": [{"name": "bash", "arguments": {"command": FIRST_QUICK_THEN_SLOW}}]},
             {"text": "done"},
         ]
     }  # fmt: skip

@@ -1,4 +1,4 @@
-"""``alisio eval list [--suite-dir DIR] [--json]``: the bundled suites (source checkout only) and those in DIR.
+"""``alisio eval list [--suite-dir DIR] [--json]``: the bundled suites (checkout only) and those in DIR.
 
 stdout gets one line per suite, ``<suiteId>  <suiteVersion>  <n> tasks  <description>`` (bundled first, then
 ``--suite-dir``), or with ``--json`` one document ``{"bundledRoot": ..., "suites": [...]}``. A broken suite is

@@ -243,6 +243,9 @@ def run(
         for line in error.lines:
             _say(f"alisio eval run: {line}")
         raise typer.Exit(1) from None
+    except KeyboardInterrupt:  # before the first run (a run's own Ctrl-C is handled by the lab)
+        _say("alisio eval run: interrupted; nothing was run")
+        raise typer.Exit(1) from None
     raise typer.Exit(code)
 
 
