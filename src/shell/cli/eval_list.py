@@ -36,7 +36,7 @@ def list_suites(suite_dir: SuiteDir = None, json_output: Json = False) -> None:
     sources: list[tuple[str, SuiteEntry]] = []
     if bundled is not None:
         sources += [("bundled", entry) for entry in discover_suites(bundled)]
-    elif not json_output:
+    else:
         print(f"alisio eval list: {NO_BUNDLED}", file=sys.stderr)
     if suite_dir is not None:
         found = discover_suites(suite_dir) if suite_dir.exists() else ()
