@@ -584,10 +584,10 @@ def running_totals(root: Path) -> dict[str, object]:
     for day in range(1, 13):
         net = 0
         lines = []
-        for minute in range(0, 600, 3):
+        for minute in range(0, 300, 3):
             stamp = f"2026-03-{day:02d}T{8 + minute // 60:02d}:{minute % 60:02d}:00Z"
             roll = rng.random()
-            if roll < 0.06:
+            if roll < 0.09:
                 amount = rng.randint(-90, 120)
                 account = rng.choice(("ops", "ops", "ops-archive", "lab"))
                 state = rng.choice(("ok", "ok", "ok", "reversed"))

@@ -427,3 +427,26 @@ def test_the_ambiguous_format_rule_rejects_the_misread_form(tmp_path: Path) -> N
     assert not run_command(task["verifiers"][0], work)[0]
     (work / "walk.txt").write_text(right, encoding="utf-8")
     assert run_command(task["verifiers"][0], work)[0]
+
+
+def test_stress_fixtures_fit_the_default_context_but_not_the_lowered_one() -> None:
+    """Reading a whole stress fixture stays under 0.8 x 200000 chars (no compaction by default), while each
+    chain-walk-rules chain exceeds 0.8 x 60000 (the early-compaction variant must compact)."""
+    for task in tasks_of("long-context-stress").values():
+        fixture = SUITES / "long-context-stress" / task["fixture"]
+        chars = sum(len(p.read_text(encoding="utf-8")) for p in fixture.rglob("*") if p.is_file())
+        assert chars < 0.8 * 200_000, task["id"]
+        if task["id"].startswith("chain-walk-rules-"):
+            chain_chars = sum(len(p.read_text(encoding="utf-8")) for p in (fixture / "chain").iterdir())
+            assert chain_chars > 0.8 * 60_000, task["id"]
+
+
+def test_bundled_suites_stay_small() -> None:
+    """Every fixture stays well under 1 MB and all bundled suites together under 2.5 MB."""
+    total = 0
+    for name in BUNDLED:
+        for task in tasks_of(name).values():
+            size = sum(p.stat().st_size for p in (SUITES / name / task["fixture"]).rglob("*") if p.is_file())
+            assert size < 500_000, f"{name}/{task['id']}: {size} bytes"
+        total += sum(p.stat().st_size for p in (SUITES / name).rglob("*") if p.is_file())
+    assert total < 2_500_000
