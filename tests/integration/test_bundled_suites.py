@@ -450,3 +450,22 @@ def test_bundled_suites_stay_small() -> None:
             assert size < 500_000, f"{name}/{task['id']}: {size} bytes"
         total += sum(p.stat().st_size for p in (SUITES / name).rglob("*") if p.is_file())
     assert total < 2_500_000
+
+
+def test_the_audit_fact_is_cut_from_the_truncated_output(tmp_path: Path) -> None:
+    """truncated-audit-output prints far past the 20000-char bash limit and its MISMATCH line is in the cut
+    middle, so the agent must narrow the command (grep) to see it."""
+    from shell.bash_tool import truncate_middle
+
+    task = tasks_of("long-context")["truncated-audit-output"]
+    work = copy_fixture("long-context", task, tmp_path)
+    done = subprocess.run(
+        [sys.executable, "tools/audit.py"], cwd=work, capture_output=True, text=True, timeout=30, check=False
+    )
+    assert done.returncode == 1
+    assert len(done.stdout) > 5 * 20_000
+    assert done.stdout.count("status=MISMATCH") == 1
+    shown = truncate_middle(done.stdout, 20_000)
+    assert "characters cut" in shown
+    assert "MISMATCH" not in shown
+    assert "1 mismatch(es)" in shown
