@@ -392,7 +392,7 @@ def _describe(rule: Rule) -> str:
 
 
 def _call_text(call: _Call) -> str:
-    return f"{call.name} call at seq {call.seq} {_excerpt(call.arguments)}"
+    return f"{call.name} call at seq {call.seq} with {_excerpt(call.arguments)}"
 
 
 def _rule_violation(rule: Rule, calls: tuple[_Call, ...]) -> str | None:

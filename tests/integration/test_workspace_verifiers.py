@@ -404,7 +404,7 @@ def test_verifiers_run_in_suite_order_with_tool_sequences_read_off_the_log(fixtu
         results = _run(workspace, rules, _check(expect_exit=1), repeat, events=events)
         no_log = _run(workspace, rules)
     assert [r.id for r in results] == ["seq", "check", "repeat"]
-    assert results[0].detail.startswith("before(read_file, edit_file): edit_file call at seq 1 ")
-    assert results[2].detail.startswith("no-repeat-failure(edit_file): edit_file call at seq 5 ")
+    assert results[0].detail.startswith("before(read_file, edit_file): edit_file call at seq 1 with ")
+    assert results[2].detail.startswith("no-repeat-failure(edit_file): edit_file call at seq 5 with ")
     assert [r.status for r in results] == [FAIL, PASS, FAIL]
     assert no_log[0].status is ERROR

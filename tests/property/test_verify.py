@@ -113,7 +113,7 @@ def test_no_repeat_failure_names_both_calls_and_ignores_spacing() -> None:
         ToolSequenceVerifier(id="seq", rules=(NoRepeatFailureRule(tool="edit_file"),)), event_log(calls)
     )
     assert result.status is FAIL
-    assert result.detail.startswith("no-repeat-failure(edit_file): edit_file call at seq 5 ")
+    assert result.detail.startswith("no-repeat-failure(edit_file): edit_file call at seq 5 with ")
     assert "repeats the failed call at seq 1" in result.detail
 
 
