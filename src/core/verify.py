@@ -292,7 +292,10 @@ Change = tuple[Literal["added", "deleted", "changed"], str]
 
 
 def changed_paths(before: TreeSnapshot, after: TreeSnapshot) -> tuple[Change, ...]:
-    """Every added, deleted or changed (content, link target or kind) path, sorted, ignored dirs left out."""
+    """Every added, deleted or changed (content, link target or kind) path, sorted, ignored dirs left out.
+
+    Permission bits and timestamps are not compared: ``chmod +x`` alone is not a change.
+    """
     old, new = before.as_mapping(), after.as_mapping()
     changes: list[Change] = []
     for path in sorted(old.keys() | new.keys()):
