@@ -393,10 +393,12 @@ def _demoted(markdown: str) -> list[str]:
 def render_variants_markdown(result: VariantsComparison) -> str:
     """comparison.md: the variants with their overrides and hashes, then the baseline against each variant."""
     lines = [f"# Variants: {result.suite_id}", ""]
-    lines += ["| Variant | Configuration hash | Overrides |", "|---|---|---|"]
+    lines += ["| Variant | Role | Configuration hash | Overrides |", "|---|---|---|---|"]
     for info in result.variants:
-        role = " (baseline)" if info.id == result.baseline else ""
-        lines.append(f"| {info.id}{role} | {info.config_hash[:16]} | {describe_overrides(info.overrides)} |")
+        role = "baseline" if info.id == result.baseline else "candidate"
+        lines.append(
+            f"| {info.id} | {role} | {info.config_hash[:16]} | {describe_overrides(info.overrides)} |"
+        )
     lines += [
         "",
         "The variants ran interleaved over the same tasks, repetitions and seeds (A, B, then B, A...): this "

@@ -278,7 +278,7 @@ def test_the_baseline_is_compared_with_each_other_variant() -> None:
     markdown = render_variants_markdown(result)
     assert "## base → low: Comparison: demo 1.0.0" in markdown
     assert "## base → high: Comparison: demo 1.0.0" in markdown
-    assert "| low | " in markdown and "compaction.threshold=0.5" in markdown
+    assert "| low | candidate | " in markdown and "compaction.threshold=0.5" in markdown
 
 
 def test_progress_names_the_variant() -> None:

@@ -30,3 +30,7 @@ eval_app.command("run")(run)
 from shell.cli.eval_list import list_suites  # noqa: E402
 
 eval_app.command("list")(list_suites)
+
+from shell.cli.eval_variants import variants  # noqa: E402
+
+eval_app.command("variants")(variants)

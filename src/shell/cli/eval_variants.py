@@ -1,0 +1,347 @@
+"""``alisio eval variants <suite> --variants compare.json``: run configuration variants and compare them.
+
+- The options are those of ``eval run`` (``--tasks``, ``--k`` default 5, ``--seed``, ``--keep``, ``--out``,
+  ``--suite-dir``, ``--yes``, ``--allow-suite-full``, the rates, ``--json``, ``--allow-*``, ``--read-only``,
+  ``--model``, ``--base-url``, ``--script``) plus ``--variants FILE``. ``--mode replay`` is refused: variants
+  compares configurations, replay pins one.
+- compare.json is validated before the first run: an unknown key, or one that does not enter the
+  configuration hash (provider, plugins, MCP, paths), rejects the file naming the variant, the key and why.
+- The variants run interleaved (A, B, then B, A...) over the same tasks, repetitions and seeds. The root
+  directory (``<dataDir>/eval/<runId>/`` or ``--out DIR``) gets one report directory per variant
+  (``<variant-id>/report.json``, ``report.md``, ``runs.jsonl``) and comparison.json and comparison.md, the
+  first variant (the baseline) against each other one.
+- stderr gets one line per run (``[3/20] early-compaction fix-add #2: pass (...)``), each variant's summary
+  and the paths. stdout gets data only: without ``--json`` the comparison's Markdown (as ``eval compare``
+  prints it); with ``--json`` one JSON line per variant (``{"type": "variant_report", "variant": id,
+  "report": ...}``), then one per comparison (``{"type": "comparison", "baseline": id, "candidate": id,
+  "comparison": ...}``).
+- Exit codes as ``eval run``: 0 completed (whichever tasks passed); 1 usage or infrastructure error, some run
+  ended error, or Ctrl-C (the reports and the comparison of the finished runs are still written).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from shell.cli.eval_run import DEFAULT_K, ModeChoice, _say
+from shell.cli.options import (
+    AllowAnalysis,
+    AllowExternal,
+    AllowProcess,
+    AllowWrite,
+    BaseUrl,
+    Json,
+    Model,
+    ReadOnly,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
+    from core.config import MeasuredConfig
+    from core.suite import Task
+    from core.variants import VariantsPlan
+    from shell.lab import LabRun
+    from shell.variants import VariantsResult
+
+REFUSE_REPLAY = "variants refuses replay: it compares configurations, replay pins one"
+PREFIX = "alisio eval variants"
+
+
+def _check_flags(mode: ModeChoice, rates: tuple[float | None, float | None]) -> None:
+    from shell.lab import LabError
+
+    if mode is ModeChoice.REPLAY:
+        raise LabError(REFUSE_REPLAY)
+    if (rates[0] is None) != (rates[1] is None):
+        raise LabError("--input-rate and --output-rate go together: pass both or neither")
+
+
+def variants(
+    suite: Annotated[
+        str, typer.Argument(help="A suite id or the name of its directory.", show_default=False)
+    ],
+    variants_file: Annotated[
+        Path,
+        typer.Option(
+            "--variants",
+            help="The compare.json file: the suite and two or more variants.",
+            show_default=False,
+        ),
+    ],
+    tasks: Annotated[
+        str | None, typer.Option("--tasks", help="Only these tasks: id,id (or suite/id).")
+    ] = None,
+    k: Annotated[int, typer.Option("--k", min=1, help="Repetitions per task and variant.")] = DEFAULT_K,
+    seed: Annotated[
+        int, typer.Option("--seed", min=0, help="Seed of the run order; each run gets seed + repetition.")
+    ] = 0,
+    mode: Annotated[ModeChoice, typer.Option("--mode", help="live only: variants refuses replay.")] = (
+        ModeChoice.LIVE
+    ),
+    keep: Annotated[
+        bool, typer.Option("--keep", help="Keep each run's temporary directory; print its path.")
+    ] = False,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="Write the variant directories and the comparison directly here."),
+    ] = None,
+    suite_dir: Annotated[
+        Path | None,
+        typer.Option("--suite-dir", help="A suite, or a directory of suites, outside the bundled ones."),
+    ] = None,
+    yes: Annotated[bool, typer.Option("--yes", help="Accept a --suite-dir suite without asking.")] = False,
+    allow_suite_full: Annotated[
+        bool, typer.Option("--allow-suite-full", help='Let tasks with mode "full" run.')
+    ] = False,
+    input_rate: Annotated[
+        float | None,
+        typer.Option("--input-rate", min=0.0, help="USD per million input tokens (with --output-rate)."),
+    ] = None,
+    output_rate: Annotated[
+        float | None,
+        typer.Option("--output-rate", min=0.0, help="USD per million output tokens (with --input-rate)."),
+    ] = None,
+    json_output: Json = False,
+    allow_write: AllowWrite = False,
+    allow_process: AllowProcess = False,
+    allow_external: AllowExternal = False,
+    allow_analysis: AllowAnalysis = False,
+    read_only: ReadOnly = False,
+    model: Model = None,
+    base_url: BaseUrl = None,
+    script: Annotated[
+        Path | None,
+        typer.Option(
+            "--script",
+            help="Play scripted assistant turns instead of a model (testing): one JSON file for every run, "
+            "or a directory of <task-id>.json.",
+        ),
+    ] = None,
+) -> None:
+    """Run configuration variants interleaved over the same tasks, report each, and compare them."""
+    import os
+
+    from shell.lab import LabError
+
+    granted_flags = {"write": allow_write, "process": allow_process, "external": allow_external}
+    granted_flags["analysis"] = allow_analysis
+    try:
+        _check_flags(mode, (input_rate, output_rate))
+        code = _execute(
+            suite=suite,
+            variants_file=variants_file,
+            wanted=tasks.split(",") if tasks is not None else None,
+            k=k,
+            seed=seed,
+            keep=keep,
+            out=out,
+            suite_dir=suite_dir,
+            yes=yes,
+            allow_suite_full=allow_suite_full,
+            rates=(input_rate, output_rate),
+            json_output=json_output,
+            granted_flags=granted_flags,
+            read_only=read_only,
+            model=model,
+            base_url=base_url,
+            script=script,
+            env=os.environ,
+        )
+    except LabError as error:
+        for line in error.lines:
+            _say(f"{PREFIX}: {line}")
+        raise typer.Exit(1) from None
+    except KeyboardInterrupt:  # before the first run (a run's own Ctrl-C is handled by shell.variants)
+        _say(f"{PREFIX}: interrupted; nothing was run")
+        raise typer.Exit(1) from None
+    raise typer.Exit(code)
+
+
+def _preflight_each(
+    plan: VariantsPlan, check: Callable[[MeasuredConfig], tuple[Task, ...]]
+) -> tuple[Task, ...]:
+    """The selected tasks, once they may run under every variant's configuration (agents may differ).
+
+    A problem every variant shares (a policy, an unknown task) is said once; otherwise each line names its
+    variant.
+    """
+    from shell.lab import LabError
+
+    selected: tuple[Task, ...] = ()
+    failing: list[tuple[str, tuple[str, ...]]] = []
+    for variant in plan.variants:
+        try:
+            selected = check(variant.measured)
+        except LabError as error:
+            failing.append((variant.id, error.lines))
+    if not failing:
+        return selected
+    if len(failing) == len(plan.variants) and all(lines == failing[0][1] for _, lines in failing):
+        raise LabError(*failing[0][1])
+    raise LabError(*(f"variant {variant_id}: {line}" for variant_id, lines in failing for line in lines))
+
+
+def _execute(
+    *,
+    suite: str,
+    variants_file: Path,
+    wanted: list[str] | None,
+    k: int,
+    seed: int,
+    keep: bool,
+    out: Path | None,
+    suite_dir: Path | None,
+    yes: bool,
+    allow_suite_full: bool,
+    rates: tuple[float | None, float | None],
+    json_output: bool,
+    granted_flags: dict[str, bool],
+    read_only: bool,
+    model: str | None,
+    base_url: str | None,
+    script: Path | None,
+    env: Mapping[str, str],
+) -> int:
+    from datetime import UTC, datetime
+    from importlib.metadata import version
+
+    from core.events import Effect
+    from core.report import Mode, Rates
+    from shell.cli.eval_run import _ask, _live_plan, _load_config, _scripted_plan, _tool_env
+    from shell.config_home import data_dir
+    from shell.lab import (
+        LabRun,
+        bundled_suites_root,
+        claim_run_dir,
+        confirm_third_party,
+        find_suite,
+        interactive_terminal,
+        preflight,
+        run_id_for,
+    )
+    from shell.variants import read_variants, variant_labs
+
+    loaded_config = _load_config(env)
+    choice = find_suite(suite, suite_dir, bundled_suites_root())
+    plan = read_variants(variants_file, loaded_config.config.measured, choice.loaded)
+    granted = frozenset({Effect.READ} | {Effect(name) for name, on in granted_flags.items() if on})
+    selected = _preflight_each(
+        plan,
+        lambda measured: preflight(
+            choice.loaded,
+            wanted,
+            granted,
+            read_only=read_only,
+            allow_suite_full=allow_suite_full,
+            measured=measured,
+        ),
+    )
+    provider = (
+        _scripted_plan(script, selected, model)
+        if script is not None
+        else _live_plan(loaded_config, model, base_url, env)
+    )
+    try:
+        confirm_third_party(choice, yes=yes, interactive=interactive_terminal(), say=_say, ask=_ask)
+        now = datetime.now(UTC)
+        run_id = run_id_for(now)
+        if out is not None:
+            root = out
+        else:
+            run_id, root = claim_run_dir(data_dir(env) / "eval", run_id)
+        base = LabRun(
+            loaded=choice.loaded,
+            tasks=selected,
+            k=k,
+            seed=seed,
+            mode=Mode.LIVE,
+            provider=provider,
+            measured=plan.variants[0].measured,
+            granted=frozenset({Effect.READ}) if read_only else granted,
+            read_only=read_only,
+            keep=keep,
+            directory=root,
+            run_id=run_id,
+            created_at=now.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+            harness_version=version("alisio"),
+            rates=Rates(input_rate=rates[0], output_rate=rates[1])
+            if rates[0] is not None and rates[1] is not None
+            else None,
+            tool_env=_tool_env(env, provider.key),
+        )
+        return _run_and_show(plan, variant_labs(base, plan, root), root, json_output)
+    finally:
+        provider.close()
+
+
+def _headline(plan: VariantsPlan, lab: LabRun) -> list[str]:
+    from core.variants import describe_overrides
+
+    suite = lab.loaded.suite
+    n, tasks = len(plan.variants), len(lab.tasks)
+    noun = "task" if tasks == 1 else "tasks"
+    head = f"{suite.suite_id} {suite.suite_version}: {n} variants x {tasks} {noun} x k={lab.k} = "
+    head += (
+        f"{n * tasks * lab.k} runs, interleaved ({lab.provider.id}, {lab.provider.model}, seed {lab.seed})"
+    )
+    lines = [head]
+    for index, variant in enumerate(plan.variants):
+        role = " (baseline)" if index == 0 and variant.id != "baseline" else ""
+        lines.append(
+            f"  {variant.id}{role}: config {variant.config_hash[:16]}, {describe_overrides(variant.overrides)}"
+        )
+    return lines + [f"warning: {warning}" for warning in plan.warnings]
+
+
+def _run_and_show(plan: VariantsPlan, labs: tuple[LabRun, ...], root: Path, json_output: bool) -> int:
+    from core.outcome import exit_code_for
+    from core.progress import summary_table
+    from core.variants import render_variants_markdown, variant_progress_line
+    from shell.store import REPORT_MD
+    from shell.variants import COMPARISON_JSON, COMPARISON_MD, run_variants
+
+    for line in _headline(plan, labs[0]):
+        _say(line)
+    result = run_variants(
+        plan, labs, root, say=_say, on_record=lambda r, i, n: _say(variant_progress_line(i, n, r))
+    )
+    if json_output:
+        _show_json(result)
+    else:
+        sys.stdout.write(render_variants_markdown(result.comparison))
+        sys.stdout.flush()
+    for variant, lab, report in zip(plan.variants, labs, result.reports, strict=True):
+        _say("")
+        _say(f"variant {variant.id}:")
+        _say(summary_table(report))
+        _say(f"report: {lab.directory / REPORT_MD}")
+    _say("")
+    _say(f"comparison: {root / COMPARISON_MD} ({COMPARISON_JSON} beside it)")
+    records = [record for arm in result.records for record in arm]
+    errored = sum(record.status == "error" for record in records)
+    if errored:
+        _say(f"{errored} runs ended error (infrastructure; excluded from every rate): exit 1")
+    return 1 if result.interrupted else exit_code_for(records)
+
+
+def _show_json(result: VariantsResult) -> None:
+    import msgspec
+
+    encoder = msgspec.json.Encoder()
+    out = sys.stdout.buffer
+    for info, report in zip(result.comparison.variants, result.reports, strict=True):
+        out.write(encoder.encode({"type": "variant_report", "variant": info.id, "report": report}) + b"\n")
+    for entry in result.comparison.comparisons:
+        line = {
+            "type": "comparison",
+            "baseline": entry.baseline,
+            "candidate": entry.candidate,
+            "comparison": entry.comparison,
+        }
+        out.write(encoder.encode(line) + b"\n")
+    out.flush()
