@@ -17,8 +17,9 @@ What ``alisio eval run`` does, in order (every decision is a call into the core)
    Finally ``core.report.build_report`` and ``shell.store.write_report_files``.
 
 The provider is chosen once per command as a ``ProviderPlan`` whose ``factory`` gives each run its provider:
-the same live provider for every run, a fresh scripted provider per run (``--script``). Replay and record will
-plug in here as other factories.
+the same live provider for every run, a fresh scripted provider per run (``--script``), a replay of the task's
+cassette. Record and replay add a ``RunHook``: it wraps each run's provider once the run's fingerprint rules
+are known (the same rules the agent uses) and amends the run's record when it ends (replay's divergence).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO
+from typing import IO, Protocol
 
 from returns.result import Failure, Success
 
@@ -37,7 +38,7 @@ from core.agent_step import select_agent
 from core.budget import RunBudget
 from core.config import MeasuredConfig, config_hash
 from core.events import Effect
-from core.fingerprint import path_rules
+from core.fingerprint import Rules, path_rules
 from core.outcome import SetupError, record_from_run
 from core.policy import Mode as PolicyMode
 from core.policy import Policy, check_task_policy
@@ -57,6 +58,7 @@ __all__ = [
     "LabResult",
     "LabRun",
     "ProviderPlan",
+    "RunHook",
     "SuiteChoice",
     "bundled_suites_root",
     "claim_run_dir",
@@ -243,6 +245,20 @@ class ProviderPlan:
     close: Callable[[], None]
     key: str | None = None
     """The API key, only to keep it out of the environment of commands; never stored."""
+    hook: RunHook | None = None
+    """Record and replay: wraps each run's provider and sees each run's record (``None``: neither)."""
+
+
+class RunHook(Protocol):
+    """What record and replay add to a run (``shell.record_replay``)."""
+
+    def wrap(self, provider: Provider, task: Task, rules: Rules) -> Provider:
+        """The provider the run uses, given the factory's and the run's fingerprint rules."""
+        ...
+
+    def finish(self, provider: Provider, task: Task, record: RunRecord) -> RunRecord:
+        """The run's record once it ended (``provider`` is what ``wrap`` returned); replay adds divergence."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -337,9 +353,11 @@ def _run_one(lab: LabRun, task: Task, spec: RunSpec, say: Callable[[str], None])
         ) as workspace:
             if workspace.kept:
                 say(f"  kept {task.id} #{spec.repetition + 1}: {workspace.path}")
-            provider = lab.provider.factory(task, spec)
             rules = path_rules(str(workspace.path), str(workspace.path.resolve()))
             rules += tuple((rule.pattern, rule.replace) for rule in task.replay_normalize)
+            provider = lab.provider.factory(task, spec)
+            if lab.provider.hook is not None:
+                provider = lab.provider.hook.wrap(provider, task, rules)
             budget = task.budget
             result = run_agent(
                 AgentSetup(
@@ -368,7 +386,7 @@ def _run_one(lab: LabRun, task: Task, spec: RunSpec, say: Callable[[str], None])
     except WorkspaceError as error:
         setup = SetupError(reason=error.reason, message=str(error))
         return record_from_run(spec, (), None, None, (), config_hash=measured_hash, setup_error=setup)
-    return record_from_run(
+    record = record_from_run(
         spec,
         result.events,
         result.outcome,
@@ -377,6 +395,8 @@ def _run_one(lab: LabRun, task: Task, spec: RunSpec, say: Callable[[str], None])
         config_hash=measured_hash,
         error=result.message if result.outcome == "error" else None,
     )
+    hook = lab.provider.hook
+    return record if hook is None else hook.finish(provider, task, record)
 
 
 def run_lab(

@@ -368,14 +368,14 @@ def test_an_invalid_suite_names_the_field(home: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--mode", "replay"], "replay is not implemented yet"),
+        (["--mode", "replay"], "--script plays a scripted provider in live mode"),
         (["--input-rate", "1"], "--input-rate and --output-rate go together"),
         (["--k", "0"], "--k"),
         (["--cassette-dir", "x"], "--cassette-dir"),
     ],
 )
 def test_usage_errors_exit_1(home: Path, args: list[str], message: str) -> None:
-    """Replay (not implemented), one rate alone, k = 0, a cassette dir in live mode: exit 1 with one message."""
+    """Replay with --script, one rate alone, k = 0, a cassette dir in live mode: exit 1 with one message."""
     suite = make_suite(home)
     result = eval_run(home, suite, "--allow-write", *args, script=write_script(home / "f.json", FIX))
     assert result.returncode == 1

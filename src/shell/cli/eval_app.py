@@ -34,3 +34,7 @@ eval_app.command("list")(list_suites)
 from shell.cli.eval_variants import variants  # noqa: E402
 
 eval_app.command("variants")(variants)
+
+from shell.cli.eval_record import record  # noqa: E402
+
+eval_app.command("record")(record)

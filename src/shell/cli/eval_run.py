@@ -13,7 +13,12 @@
   its first turn for every run, or a directory holding ``<task-id>.json`` for each selected task.
 - Exit 0 when it completed, whichever tasks passed; 1 on a usage or infrastructure error, when some run ended
   error (the report is still written) or after Ctrl-C (the report of the finished runs is written).
-  ``--mode replay`` is not implemented yet (exit 1).
+- ``--mode replay`` serves each task's cassette (``<cassette-dir>/<task-id>.jsonl``, default
+  ``<suite>/cassettes``) instead of a provider: no provider, credentials or network; k defaults to 1. A
+  selected task without a cassette is an error before the first run naming the file. A warning says when the
+  configuration hash differs from the recorded one. A run that asks the provider for something the cassette
+  did not record ends error (``replay_divergence``); stderr names the task, the call and the field with
+  excerpts, the report is still written, and the exit code is 2 (it beats 1).
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ if TYPE_CHECKING:
     from core.suite import Task
     from shell.config_home import LoadedConfig
     from shell.lab import LabRun, ProviderPlan
+    from shell.suites import LoadedSuite
 
 DEFAULT_K = 5
 
@@ -135,6 +141,20 @@ def _live_plan(
     )
 
 
+def _replay_plan(
+    loaded: LoadedSuite, tasks: tuple[Task, ...], cassette_dir: Path | None, measured: MeasuredConfig
+) -> ProviderPlan:
+    """Each task's cassette, read before the first run; warns when the configuration hash differs."""
+    from core.config import config_hash
+    from shell.cassettes import cassette_dir_for
+    from shell.record_replay import config_hash_warnings, load_cassettes, replay_plan
+
+    cassettes = load_cassettes(loaded, tasks, cassette_dir_for(loaded.directory, cassette_dir))
+    for warning in config_hash_warnings(cassettes, config_hash(measured)):
+        _say(f"alisio eval run: {warning}")
+    return replay_plan(cassettes)
+
+
 def _tool_env(environ: Mapping[str, str], key: str | None) -> dict[str, str]:
     """The environment of commands: secret-looking names dropped, and any variable holding the key."""
     from shell.tools import scrubbed_env
@@ -147,9 +167,7 @@ def _check_flags(
 ) -> None:
     from shell.lab import LabError
 
-    if mode is ModeChoice.REPLAY:
-        raise LabError("replay is not implemented yet")
-    if cassette_dir is not None:
+    if cassette_dir is not None and mode is not ModeChoice.REPLAY:
         raise LabError("--cassette-dir is only used with --mode replay")
     if (rates[0] is None) != (rates[1] is None):
         raise LabError("--input-rate and --output-rate go together: pass both or neither")
@@ -220,10 +238,13 @@ def run(
     granted_flags["analysis"] = allow_analysis
     try:
         _check_flags(mode, cassette_dir, (input_rate, output_rate))
+        if mode is ModeChoice.REPLAY and script is not None:
+            raise LabError("--script plays a scripted provider in live mode; replay plays cassettes")
         code = _execute(
             suite=suite,
             wanted=tasks.split(",") if tasks is not None else None,
-            k=k if k is not None else DEFAULT_K,
+            k=k if k is not None else (1 if mode is ModeChoice.REPLAY else DEFAULT_K),
+            replay=(cassette_dir,) if mode is ModeChoice.REPLAY else None,
             seed=seed,
             keep=keep,
             out=out,
@@ -254,6 +275,7 @@ def _execute(
     suite: str,
     wanted: list[str] | None,
     k: int,
+    replay: tuple[Path | None] | None,
     seed: int,
     keep: bool,
     out: Path | None,
@@ -298,11 +320,12 @@ def _execute(
         allow_suite_full=allow_suite_full,
         measured=measured,
     )
-    plan = (
-        _scripted_plan(script, selected, model)
-        if script is not None
-        else _live_plan(loaded_config, model, base_url, env)
-    )
+    if replay is not None:
+        plan = _replay_plan(choice.loaded, selected, replay[0], measured)
+    elif script is not None:
+        plan = _scripted_plan(script, selected, model)
+    else:
+        plan = _live_plan(loaded_config, model, base_url, env)
     try:
         confirm_third_party(choice, yes=yes, interactive=interactive_terminal(), say=_say, ask=_ask)
         now = datetime.now(UTC)
@@ -316,7 +339,7 @@ def _execute(
             tasks=selected,
             k=k,
             seed=seed,
-            mode=Mode.LIVE,
+            mode=Mode.REPLAY if replay is not None else Mode.LIVE,
             provider=plan,
             measured=measured,
             granted=frozenset({Effect.READ}) if read_only else granted,
@@ -339,6 +362,7 @@ def _execute(
 def _run_and_show(lab: LabRun, json_output: bool) -> int:
     import msgspec
 
+    from core.cassette import divergence_message
     from core.outcome import exit_code_for
     from core.progress import progress_line, summary_table
     from core.records import RunRecord
@@ -350,7 +374,8 @@ def _run_and_show(lab: LabRun, json_output: bool) -> int:
     runs = len(lab.tasks) * lab.k
     noun = "task" if len(lab.tasks) == 1 else "tasks"
     head = f"{suite.suite_id} {suite.suite_version}: {len(lab.tasks)} {noun} x k={lab.k} = {runs} runs"
-    _say(f"{head} ({lab.provider.id}, {lab.provider.model}, seed {lab.seed})")
+    source = f"replay of {lab.provider.id} cassettes" if lab.mode == "replay" else lab.provider.id
+    _say(f"{head} ({source}, {lab.provider.model}, seed {lab.seed})")
 
     def on_record(record: RunRecord, index: int, total: int) -> None:
         _say(progress_line(index, total, record))
@@ -365,7 +390,16 @@ def _run_and_show(lab: LabRun, json_output: bool) -> int:
     _say("")
     _say(summary_table(result.report))
     _say(f"report: {result.directory / REPORT_MD}")
-    errored = sum(record.status == "error" for record in result.records)
+    diverged = [record for record in result.records if record.divergence is not None]
+    for record in diverged:
+        assert record.divergence is not None
+        line = f"divergence: task {record.task_id} #{record.repetition + 1}, "
+        _say(line + divergence_message(record.divergence))
+    errored = sum(record.status == "error" for record in result.records) - len(diverged)
     if errored:
         _say(f"{errored} runs ended error (infrastructure; excluded from every rate): exit 1")
+    if diverged:
+        noun = "run" if len(diverged) == 1 else "runs"
+        _say(f"{len(diverged)} {noun} diverged from the cassette (replay_divergence): exit 2")
+        return 2
     return 1 if result.interrupted else exit_code_for(result.records)

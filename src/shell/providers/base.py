@@ -24,6 +24,8 @@ FailureKind = Literal[
     "protocol",  # not SSE, malformed chunk, stream ended without a finish
     "script",  # the scripted provider ran out of turns or its file is invalid
     "deadline",  # the caller's time limit (the run's maxWallMs) passed during the call: never retried
+    "divergence",  # replay: the harness asked something the cassette did not record (the lab's reason
+    # is replay_divergence)
 ]
 
 

@@ -1,0 +1,255 @@
+"""``alisio eval record <suite>``: run each selected task once, live, and write its cassette.
+
+- The provider is the configured one (``--model``/``--base-url`` override it), or ``--script FILE|DIR`` as in
+  ``eval run``. Each call is recorded with the request the harness sent, normalised with the run's own rules
+  (the workspace becomes ``<workspace>``, the task's replayNormalize applies), and the events received.
+- Cassettes go to ``<cassette-dir>/<task-id>.jsonl`` (default ``<suite>/cassettes``), all or none: a
+  cassette that holds a secret (a well-known key shape, or the exact value of a credential of the environment
+  or the profile) or exceeds 256 KB (2 MB per directory) is refused, naming the task and the field, never the
+  value; nothing is written; exit 1.
+- A task whose recorded run does not pass is still recorded, with a warning: its cassette replays that run.
+- stderr: one line per run, then one per cassette written. ``--json``: one JSON object per cassette on stdout
+  (``taskId``, ``path``, ``calls``, ``bytes``, ``status``, ``reason``).
+- Exit 0 when every cassette was written; 1 on a usage or infrastructure error, a refused cassette, or when
+  some recorded run ended error (its cassette is still written).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from shell.cli.options import (
+    AllowAnalysis,
+    AllowExternal,
+    AllowProcess,
+    AllowWrite,
+    BaseUrl,
+    Json,
+    Model,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from core.config import MeasuredConfig
+    from core.events import Effect
+    from core.suite import Task
+    from shell.lab import ProviderPlan
+    from shell.suites import LoadedSuite
+
+
+def _say(line: str) -> None:
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+
+
+def record(
+    suite: Annotated[
+        str, typer.Argument(help="A suite id or the name of its directory.", show_default=False)
+    ],
+    tasks: Annotated[
+        str | None, typer.Option("--tasks", help="Only these tasks: id,id (or suite/id).")
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of the run order.")] = 0,
+    keep: Annotated[
+        bool, typer.Option("--keep", help="Keep each run's temporary directory; print its path.")
+    ] = False,
+    cassette_dir: Annotated[
+        Path | None, typer.Option("--cassette-dir", help="Where to write (default <suite>/cassettes).")
+    ] = None,
+    suite_dir: Annotated[
+        Path | None,
+        typer.Option("--suite-dir", help="A suite, or a directory of suites, outside the bundled ones."),
+    ] = None,
+    yes: Annotated[bool, typer.Option("--yes", help="Accept a --suite-dir suite without asking.")] = False,
+    allow_suite_full: Annotated[
+        bool, typer.Option("--allow-suite-full", help='Let tasks with mode "full" run.')
+    ] = False,
+    json_output: Json = False,
+    allow_write: AllowWrite = False,
+    allow_process: AllowProcess = False,
+    allow_external: AllowExternal = False,
+    allow_analysis: AllowAnalysis = False,
+    model: Model = None,
+    base_url: BaseUrl = None,
+    script: Annotated[
+        Path | None,
+        typer.Option(
+            "--script",
+            help="Record scripted assistant turns instead of a model: one JSON file for every task, "
+            "or a directory of <task-id>.json.",
+        ),
+    ] = None,
+) -> None:
+    """Run each selected task once and write its cassette (<suite>/cassettes/<task-id>.jsonl)."""
+    import os
+
+    from shell.lab import LabError
+
+    granted = {"write": allow_write, "process": allow_process, "external": allow_external}
+    granted["analysis"] = allow_analysis
+    try:
+        code = _execute(
+            suite=suite,
+            wanted=tasks.split(",") if tasks is not None else None,
+            seed=seed,
+            keep=keep,
+            cassette_dir=cassette_dir,
+            suite_dir=suite_dir,
+            yes=yes,
+            allow_suite_full=allow_suite_full,
+            json_output=json_output,
+            granted_flags=granted,
+            model=model,
+            base_url=base_url,
+            script=script,
+            env=os.environ,
+        )
+    except LabError as error:
+        for line in error.lines:
+            _say(f"alisio eval record: {line}")
+        raise typer.Exit(1) from None
+    except KeyboardInterrupt:
+        _say("alisio eval record: interrupted; no cassette was written")
+        raise typer.Exit(1) from None
+    raise typer.Exit(code)
+
+
+def _execute(
+    *,
+    suite: str,
+    wanted: list[str] | None,
+    seed: int,
+    keep: bool,
+    cassette_dir: Path | None,
+    suite_dir: Path | None,
+    yes: bool,
+    allow_suite_full: bool,
+    json_output: bool,
+    granted_flags: dict[str, bool],
+    model: str | None,
+    base_url: str | None,
+    script: Path | None,
+    env: Mapping[str, str],
+) -> int:
+    from shell.cli.eval_run import _ask, _live_plan, _load_config, _scripted_plan
+    from shell.lab import (
+        bundled_suites_root,
+        confirm_third_party,
+        find_suite,
+        interactive_terminal,
+        preflight,
+    )
+
+    loaded_config = _load_config(env)
+    measured = loaded_config.config.measured
+    choice = find_suite(suite, suite_dir, bundled_suites_root())
+    granted = _granted(granted_flags)
+    selected = preflight(
+        choice.loaded, wanted, granted, read_only=False, allow_suite_full=allow_suite_full, measured=measured
+    )
+    plan = (
+        _scripted_plan(script, selected, model)
+        if script is not None
+        else _live_plan(loaded_config, model, base_url, env)
+    )
+    try:
+        confirm_third_party(choice, yes=yes, interactive=interactive_terminal(), say=_say, ask=_ask)
+        return _record(
+            choice.loaded, selected, plan, measured, granted, seed, keep, cassette_dir, json_output, env
+        )
+    finally:
+        plan.close()
+
+
+def _granted(flags: dict[str, bool]) -> frozenset[Effect]:
+    from core.events import Effect
+
+    return frozenset({Effect.READ} | {Effect(name) for name, on in flags.items() if on})
+
+
+def _record(
+    loaded: LoadedSuite,
+    selected: tuple[Task, ...],
+    plan: ProviderPlan,
+    measured: MeasuredConfig,
+    granted: frozenset[Effect],
+    seed: int,
+    keep: bool,
+    cassette_dir: Path | None,
+    json_output: bool,
+    env: Mapping[str, str],
+) -> int:
+    import tempfile
+    from datetime import UTC, datetime
+    from importlib.metadata import version
+
+    import msgspec
+
+    from core.outcome import exit_code_for
+    from core.progress import progress_line
+    from core.records import RunRecord
+    from core.report import Mode
+    from shell.cassettes import cassette_dir_for, credentials_of
+    from shell.cli.eval_run import _tool_env
+    from shell.lab import LabRun, run_id_for
+    from shell.record_replay import record_cassettes, recording_plan
+
+    recording, hook = recording_plan(plan)
+    now = datetime.now(UTC)
+    directory = cassette_dir_for(loaded.directory, cassette_dir)
+    suite = loaded.suite
+    noun = "task" if len(selected) == 1 else "tasks"
+    _say(
+        f"recording {suite.suite_id} {suite.suite_version}: {len(selected)} {noun} ({plan.id}, {plan.model})"
+    )
+    lab = LabRun(
+        loaded=loaded,
+        tasks=selected,
+        k=1,
+        seed=seed,
+        mode=Mode.LIVE,
+        provider=recording,
+        measured=measured,
+        granted=granted,
+        read_only=False,
+        keep=keep,
+        directory=Path(tempfile.mkdtemp(prefix="alisio-record-")),
+        run_id=run_id_for(now),
+        created_at=now.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+        harness_version=version("alisio"),
+        tool_env=_tool_env(env, plan.key),
+    )
+    records: list[RunRecord] = []
+
+    def on_record(record: RunRecord, index: int, total: int) -> None:
+        records.append(record)
+        _say(progress_line(index, total, record))
+
+    written = record_cassettes(
+        lab, hook, directory, credentials_of(env, plan.key), say=_say, on_record=on_record
+    )
+    encoder = msgspec.json.Encoder()
+    for item in written:
+        _say(f"wrote {item.path} ({item.calls} calls, {item.size / 1024:.1f} KB)")
+        if item.status != "pass":
+            why = f" ({item.reason})" if item.reason else ""
+            _say(
+                f"warning: task {item.task_id}: the recorded run ended {item.status}{why}; its cassette replays that run"
+            )
+        if json_output:
+            line = {
+                "taskId": item.task_id,
+                "path": str(item.path),
+                "calls": item.calls,
+                "bytes": item.size,
+                "status": str(item.status),
+                "reason": item.reason,
+            }
+            sys.stdout.buffer.write(encoder.encode(line) + b"\n")
+    sys.stdout.buffer.flush()
+    return exit_code_for(records)

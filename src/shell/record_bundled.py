@@ -1,0 +1,138 @@
+"""Re-record the bundled cassettes with the scripted provider (``make record-bundled``).
+
+``python -m shell.record_bundled [--tasks suite/task,...] [--out DIR]``
+
+Every bundled suite with a ``scripts/`` directory is recorded: each task that has ``scripts/<task-id>.json``
+runs once with that script, under the default measured configuration (never the user's), with
+``--allow-write --allow-process`` granted, and its cassette goes to ``suites/<suite>/cassettes/`` (or
+``DIR/<suite>/`` with ``--out``). The recordings hold no timestamp and normalise per-run paths, so two
+consecutive recordings are byte-identical. Exit 0 when every cassette was written and every recorded run
+passed; 1 otherwise (one line on stderr says why).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from datetime import UTC, datetime
+from importlib.metadata import version
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from returns.result import Success
+
+from core.config import MeasuredConfig
+from core.events import Effect
+from core.report import Mode
+from core.suite import Task
+from shell.cassettes import credentials_of
+from shell.lab import LabError, LabRun, bundled_suites_root, preflight, run_id_for
+from shell.record_replay import Recorded, record_cassettes, recording_plan
+from shell.suites import LoadedSuite, discover_suites
+
+SCRIPTS = "scripts"
+GRANTED = frozenset({Effect.READ, Effect.WRITE, Effect.PROCESS})
+
+
+def _say(line: str) -> None:
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+
+
+def _wanted(tasks: str | None) -> dict[str, set[str]] | None:
+    """``suite/task,...`` as {suite: {task}}; ``None`` for every scripted task."""
+    if tasks is None:
+        return None
+    wanted: dict[str, set[str]] = {}
+    for item in tasks.split(","):
+        suite, slash, task = item.strip().partition("/")
+        if not slash or not suite or not task:
+            raise LabError(f"--tasks {item!r}: expected suite/task")
+        wanted.setdefault(suite, set()).add(task)
+    return wanted
+
+
+def _scripted_suites(root: Path) -> list[LoadedSuite]:
+    suites: list[LoadedSuite] = []
+    for entry in discover_suites(root):
+        if isinstance(entry.result, Success) and (entry.directory / SCRIPTS).is_dir():
+            suites.append(entry.result.unwrap())
+    return suites
+
+
+def _selected(loaded: LoadedSuite, wanted: set[str] | None) -> tuple[Task, ...]:
+    scripted = {path.stem for path in (loaded.directory / SCRIPTS).glob("*.json")}
+    unknown = sorted((wanted or set()) - scripted)
+    if unknown:
+        names = ", ".join(f"{loaded.suite.suite_id}/{task}" for task in unknown)
+        raise LabError(f"--tasks: no script for {names} (scripted: {', '.join(sorted(scripted))})")
+    ids = [task.id for task in loaded.suite.tasks if task.id in (wanted if wanted is not None else scripted)]
+    measured = MeasuredConfig()
+    return preflight(loaded, ids, GRANTED, read_only=False, allow_suite_full=False, measured=measured)
+
+
+def record_suite(loaded: LoadedSuite, tasks: tuple[Task, ...], directory: Path) -> tuple[Recorded, ...]:
+    """Record ``tasks`` of ``loaded`` with their scripts into ``directory`` (default configuration)."""
+    from shell.cli.eval_run import _scripted_plan, _tool_env
+
+    plan, hook = recording_plan(_scripted_plan(loaded.directory / SCRIPTS, tasks, None))
+    now = datetime.now(UTC)
+    lab = LabRun(
+        loaded=loaded,
+        tasks=tasks,
+        k=1,
+        seed=0,
+        mode=Mode.LIVE,
+        provider=plan,
+        measured=MeasuredConfig(),
+        granted=GRANTED,
+        read_only=False,
+        keep=False,
+        directory=Path(tempfile.mkdtemp(prefix="alisio-record-")),
+        run_id=run_id_for(now),
+        created_at=now.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+        harness_version=version("alisio"),
+        tool_env=_tool_env(os.environ, None),
+    )
+    return record_cassettes(lab, hook, directory, credentials_of(os.environ, None), say=_say)
+
+
+def main(
+    tasks: Annotated[str | None, typer.Option("--tasks", help="Only these: suite/task,...")] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Write DIR/<suite>/<task>.jsonl instead.")] = None,
+) -> None:
+    """Record every bundled cassette with the scripted provider."""
+    try:
+        root = bundled_suites_root()
+        if root is None:
+            raise LabError("no bundled suites: run this from the source checkout")
+        wanted = _wanted(tasks)
+        suites = _scripted_suites(root)
+        known = {loaded.suite.suite_id for loaded in suites}
+        if wanted is not None and set(wanted) - known:
+            missing = ", ".join(sorted(set(wanted) - known))
+            raise LabError(
+                f"--tasks: no scripted bundled suite {missing} (known: {', '.join(sorted(known))})"
+            )
+        failed = 0
+        for loaded in suites:
+            if wanted is not None and loaded.suite.suite_id not in wanted:
+                continue
+            selected = _selected(loaded, wanted[loaded.suite.suite_id] if wanted is not None else None)
+            directory = out / loaded.suite.suite_id if out is not None else loaded.directory / "cassettes"
+            for item in record_suite(loaded, selected, directory):
+                _say(f"wrote {item.path} ({item.calls} calls, {item.size / 1024:.1f} KB): {item.status}")
+                failed += item.status != "pass"
+    except LabError as error:
+        for line in error.lines:
+            _say(f"record-bundled: {line}")
+        raise typer.Exit(1) from None
+    if failed:
+        _say(f"record-bundled: {failed} recorded runs did not pass: fix the script or the task")
+        raise typer.Exit(1)
+
+
+if __name__ == "__main__":
+    typer.run(main)
