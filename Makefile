@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test lint typecheck imports pytest demo bench clean
+.PHONY: test lint typecheck imports pytest demo bench clean record-bundled eval-ci
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,14 @@ test: lint typecheck imports pytest
 
 demo: $(STAMP)
 	$(BIN)/alisio eval compare examples/reports/baseline examples/reports/candidate
+
+# Re-record the bundled cassettes with the scripted provider (TASKS=suite/task,... and OUT=DIR are optional).
+record-bundled: $(STAMP)
+	$(BIN)/python -m shell.record_bundled $(if $(TASKS),--tasks $(TASKS)) $(if $(OUT),--out $(OUT))
+
+# Replay every bundled cassette: exit 2 on a divergence, 1 when a task does not pass (OUT=DIR keeps reports).
+eval-ci: $(STAMP)
+	$(BIN)/alisio eval ci $(if $(OUT),--out $(OUT))
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py

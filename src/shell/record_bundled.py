@@ -24,16 +24,15 @@ import typer
 from returns.result import Success
 
 from core.config import MeasuredConfig
-from core.events import Effect
 from core.report import Mode
 from core.suite import Task
 from shell.cassettes import credentials_of
 from shell.lab import LabError, LabRun, bundled_suites_root, preflight, run_id_for
-from shell.record_replay import Recorded, record_cassettes, recording_plan
+from shell.record_replay import BUNDLED_GRANTS, Recorded, record_cassettes, recording_plan
 from shell.suites import LoadedSuite, discover_suites
 
 SCRIPTS = "scripts"
-GRANTED = frozenset({Effect.READ, Effect.WRITE, Effect.PROCESS})
+GRANTED = BUNDLED_GRANTS
 
 
 def _say(line: str) -> None:

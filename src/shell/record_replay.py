@@ -22,6 +22,7 @@ from returns.result import Failure, Success
 
 from core.cassette import Cassette, CassetteHeader, RecordedCall, with_divergence
 from core.config import config_hash
+from core.events import Effect
 from core.fingerprint import Rules
 from core.records import RunRecord, RunStatus
 from core.suite import Task
@@ -39,6 +40,7 @@ from shell.providers.replay import ReplayProvider
 from shell.suites import LoadedSuite
 
 __all__ = [
+    "BUNDLED_GRANTS",
     "RecordHook",
     "Recorded",
     "ReplayHook",
@@ -48,6 +50,9 @@ __all__ = [
     "recording_plan",
     "replay_plan",
 ]
+
+BUNDLED_GRANTS = frozenset({Effect.READ, Effect.WRITE, Effect.PROCESS})
+"""What the bundled cassettes are recorded with and what ``eval ci`` grants (--allow-write --allow-process)."""
 
 
 @dataclass

@@ -38,3 +38,7 @@ eval_app.command("variants")(variants)
 from shell.cli.eval_record import record  # noqa: E402
 
 eval_app.command("record")(record)
+
+from shell.cli.eval_ci import ci  # noqa: E402
+
+eval_app.command("ci")(ci)
