@@ -309,3 +309,17 @@ def test_ctrl_c_reports_and_compares_the_finished_runs(home: Path, tmp_path: Pat
     assert read_report(out / "a").summary.runs == 1 and read_report(out / "b").summary.runs == 0
     assert (out / "comparison.json").is_file() and (out / "comparison.md").is_file()
     assert [p.name for p in temp.iterdir() if p.name.startswith("alisio-")] == []
+
+
+def test_the_bundled_compare_file_is_valid() -> None:
+    """suites/long-context-stress/compare.json names its suite and changes the configuration hash."""
+    from shell.lab import bundled_suites_root, find_suite
+    from shell.variants import read_variants
+
+    bundled = bundled_suites_root()
+    assert bundled is not None
+    loaded = find_suite("long-context-stress", None, bundled).loaded
+    plan = read_variants(loaded.directory / "compare.json", MeasuredConfig(), loaded)
+    assert [v.id for v in plan.variants] == ["baseline", "early-compaction"]
+    assert plan.variants[1].measured.limits.max_context_chars == 60000
+    assert plan.variants[0].config_hash != plan.variants[1].config_hash and plan.warnings == ()
