@@ -42,3 +42,7 @@ eval_app.command("record")(record)
 from shell.cli.eval_ci import ci  # noqa: E402
 
 eval_app.command("ci")(ci)
+
+from shell.cli.eval_export import export  # noqa: E402
+
+eval_app.command("export")(export)
