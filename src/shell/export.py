@@ -4,7 +4,8 @@ The steps, each a refusal point with one clear line (``ExportRefused``), nothing
 
 1. the run id is a directory name (letters, digits, ``.``, ``_``, ``-``; not ``.`` or ``..``);
 2. ``<dataDir>/eval/<runId>/`` exists (else the message lists the most recent run ids);
-3. ``--out`` does not exist (unless ``force``), is not a directory, and its parent directory exists;
+3. ``--out`` does not exist (unless ``force``), is not a directory, is not inside the run directory (``--force``
+   must never overwrite the report files it reads), and its parent directory exists;
 4. report.json and runs.jsonl read (report.md too; when it is missing it is rendered from the report);
 5. ``core.scrub`` replaces absolute paths and a non-plain provider id;
 6. ``core.secrets`` scans the whole scrubbed bundle: well-known key shapes, credential-named variables of the
@@ -99,7 +100,9 @@ def _missing_run(run_id: str, root: Path) -> str:
     return f"{where}; it holds no runs" if root.is_dir() else f"{where}; the directory does not exist"
 
 
-def _out_problem(out: Path, force: bool) -> str | None:
+def _out_problem(out: Path, force: bool, run_dir: Path) -> str | None:
+    if out.resolve().is_relative_to(run_dir.resolve()):
+        return f"--out {out}: is inside the run directory it exports; write the bundle elsewhere"
     if out.is_dir():
         return f"--out {out}: is a directory; name the bundle file, e.g. {out / 'run.json'}"
     if out.exists() and not force:
@@ -204,7 +207,7 @@ def export_run(run_id: str, out: Path, force: bool, env: Mapping[str, str]) -> E
     run_dir = root / run_id
     if not run_dir.is_dir():
         return ExportRefused((_missing_run(run_id, root),))
-    problem = _out_problem(out, force)
+    problem = _out_problem(out, force, run_dir)
     if problem is not None:
         return ExportRefused((problem,))
     match _read_bundle(run_dir):

@@ -228,7 +228,7 @@ def test_a_custom_endpoint_provider_id_is_replaced_everywhere(tmp_path: Path) ->
 
 
 def test_a_missing_parent_directory_or_a_directory_out_is_refused(tmp_path: Path) -> None:
-    """--out in a directory that does not exist, or --out naming a directory: exit 1, nothing created."""
+    """--out in a missing directory, naming a directory, or inside the run directory: exit 1, nothing changed."""
     lab = Lab(tmp_path)
     lab.write_run(task_runs("fix-add", 1))
     missing = tmp_path / "nowhere" / "run.json"
@@ -238,6 +238,11 @@ def test_a_missing_parent_directory_or_a_directory_out_is_refused(tmp_path: Path
     assert not missing.parent.exists()
     result = lab.export(RUN_ID, "--out", lab.out.parent)
     assert result.returncode == 1 and "is a directory" in result.stderr
+    report = lab.run_dir() / "report.json"
+    before = report.read_bytes()
+    result = lab.export(RUN_ID, "--out", report, "--force")
+    assert result.returncode == 1 and "is inside the run directory it exports" in result.stderr
+    assert report.read_bytes() == before
 
 
 def test_unreadable_report_files_are_named(tmp_path: Path) -> None:
