@@ -29,7 +29,15 @@ pytest: $(STAMP)
 
 test: lint typecheck imports pytest
 
+# The lab's main job on its embedded default: replay the bundled tool-sequences cassettes through the real
+# harness and verifiers (no provider, no key, no network; an empty configuration, as the spec's quick start),
+# then compare two example reports. The replay's report files stay in .demo/replay.
 demo: $(STAMP)
+	@rm -rf .demo && mkdir -p .demo/config
+	@echo "== alisio eval run tool-sequences --mode replay --allow-write --allow-process"
+	ALISIO_CONFIG_HOME=.demo/config $(BIN)/alisio eval run tool-sequences --mode replay --allow-write --allow-process --out .demo/replay
+	@echo
+	@echo "== alisio eval compare examples/reports/baseline examples/reports/candidate"
 	$(BIN)/alisio eval compare examples/reports/baseline examples/reports/candidate
 
 # Re-record the bundled cassettes with the scripted provider (TASKS=suite/task,... and OUT=DIR are optional).

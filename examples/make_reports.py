@@ -1,6 +1,6 @@
 """Write the two example report directories that ``make demo`` compares (examples/reports/{baseline,candidate}).
 
-The story: smoke-coding 1.2.0 run live with k = 10 on harness 0.1.0 (baseline) and on harness 0.2.0
+The story (synthetic data, not a measurement of any model): a suite "synthetic-example" run live with k = 10 on harness 0.1.0 (baseline) and on harness 0.2.0
 (candidate), same provider, model, compaction and rates. Harness 0.2.0 reads the provider's cached-input
 count, so only the candidate reports cached input. Per task:
 
@@ -43,13 +43,13 @@ PLAN: dict[str, tuple[tuple[int, int, int, int], tuple[int, int, int, int]]] = {
 def _conditions(side: str) -> Conditions:
     candidate = side == "candidate"
     return Conditions(
-        suite_id="smoke-coding",
-        suite_version="1.2.0",
+        suite_id="synthetic-example",
+        suite_version="1.0.0",
         suite_hash="sha256:5f0c2a9e41d7b3c8",
         harness_version="0.2.0" if candidate else "0.1.0",
         config_hash="sha256:9a41e07c" if candidate else "sha256:3be2d1f4",
-        provider="opencode-go",
-        model="deepseek-v4.1-flash",
+        provider="synthetic",
+        model="synthetic-model",
         mode=Mode.LIVE,
         k=K,
         seed=20261014,
