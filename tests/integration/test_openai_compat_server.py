@@ -494,3 +494,17 @@ def test_a_call_that_finishes_in_time_is_unaffected_by_its_deadline(
     """A normal stream with a generous timeout_s assembles as without one."""
     server.enqueue(HELLO)
     assert text_of(make(server, client).stream(REQUEST, timeout_s=30.0)) == "Hello"
+
+
+def test_keepalive_comments_past_the_deadline_do_not_extend_the_call(
+    server: SseServer, client: httpx.Client
+) -> None:
+    """Only ``: keep-alive`` comments every 0.2 s for 4 s, timeout_s=0.6: ``deadline`` within about a second."""
+    pieces = (b": keep-alive\n\n",) * 20 + (HELLO.body,)
+    server.enqueue(Reply(body=b"".join(pieces), pieces=pieces, pause_s=0.2))
+    started = time.monotonic()
+    with pytest.raises(ProviderFailure) as caught:
+        make(server, client).stream(REQUEST, timeout_s=0.6)
+    assert caught.value.kind == "deadline"
+    assert time.monotonic() - started < 1.5
+    assert len(server.requests) == 1

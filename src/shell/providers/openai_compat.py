@@ -26,8 +26,8 @@ Rules:
 - **Deadline.** ``stream(..., timeout_s=T)`` bounds the whole call, retries included: each connect and read
   waits at most what is left of ``T``, the stream stops at the first event after ``T`` passed, and a retry whose
   wait would end past ``T`` is not attempted (the failure that asked for it is raised at once, saying so). A
-  call cut off at ``T`` raises ``ProviderFailure("deadline")`` (never retried). Keep-alive comments are not events: a server sending only comments past ``T`` is cut off by
-  the next read that outlives what was left when the attempt started.
+  call cut off at ``T`` raises ``ProviderFailure("deadline")`` (never retried). The deadline is checked on every
+  chunk read, so keep-alive comments (which never become events) cannot keep a call running past ``T``.
 - **Dropped streams.** A connection that breaks or times out after at least one event arrived is *not*
   retried: the partial answer is discarded and ``ProviderFailure("network" | "timeout")`` says how many events
   had arrived. Retrying silently would re-run a generation the user may be paying for and could mix two answers.
@@ -232,15 +232,24 @@ class OpenAICompatProvider:
     def _read_stream(self, source: EventSource, deadline: float | None) -> tuple[StreamEvent, ...]:
         events: list[StreamEvent] = []
         received = 0
+
+        def past_deadline() -> None:
+            if deadline is not None and self._clock() >= deadline:
+                raise ProviderFailure(
+                    "deadline",
+                    f"the stream from {self._url} was still running when its time ran out "
+                    f"({received} events received; the partial response was discarded)",
+                )
+
+        # Keep-alive comments never reach iter_sse, and each one restarts the read timeout: check the
+        # deadline on every chunk of bytes, so a server sending only comments cannot outlive the call.
+        response = source.response
+        if isinstance(response.stream, httpx.SyncByteStream):
+            response.stream = _DeadlineStream(response.stream, past_deadline)
         with self._transport_errors(received=lambda: received):
             for sse in source.iter_sse():
                 received += 1
-                if deadline is not None and self._clock() >= deadline:
-                    raise ProviderFailure(
-                        "deadline",
-                        f"the stream from {self._url} was still running when its time ran out "
-                        f"({received} events received; the partial response was discarded)",
-                    )
+                past_deadline()
                 if sse.data.strip() == DONE:
                     break
                 if not sse.data and sse.event == "message":
@@ -344,6 +353,22 @@ class OpenAICompatProvider:
         if self._api_key:
             text = text.replace(self._api_key, "<redacted>")
         return _KEY_SHAPE.sub(lambda match: f"{match.group(1)}-<redacted>", text)
+
+
+class _DeadlineStream(httpx.SyncByteStream):
+    """A response body that calls ``check`` before handing on each chunk read from the connection."""
+
+    def __init__(self, inner: httpx.SyncByteStream, check: Callable[[], None]) -> None:
+        self._inner = inner
+        self._check = check
+
+    def __iter__(self) -> Iterator[bytes]:
+        for chunk in self._inner:
+            self._check()
+            yield chunk
+
+    def close(self) -> None:
+        self._inner.close()
 
 
 def _uniform_jitter(rng: random.Random) -> Callable[[float], float]:
