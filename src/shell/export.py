@@ -2,7 +2,8 @@
 
 The steps, each a refusal point with one clear line (``ExportRefused``), nothing written on any of them:
 
-1. the run id is a directory name (letters, digits, ``.``, ``_``, ``-``; not ``.`` or ``..``);
+1. the run id is a directory name (letters, digits, ``.``, ``_``, ``-``; not ``.`` or ``..``), or
+   ``<runId>/<variant>`` (one variant of an ``eval variants`` run), each segment checked so;
 2. ``<dataDir>/eval/<runId>/`` exists (else the message lists the most recent run ids);
 3. ``--out`` does not exist (unless ``force``), is not a directory, is not inside the run directory (``--force``
    must never overwrite the report files it reads), and its parent directory exists;
@@ -71,14 +72,33 @@ class Exported:
 
 
 def run_id_problem(run_id: str) -> str | None:
-    """Why ``run_id`` cannot name a run directory, or ``None`` when it can."""
-    if run_id in (".", "..") or not _RUN_ID.fullmatch(run_id):
+    """Why ``run_id`` cannot name a run directory, or ``None`` when it can.
+
+    A run id is one directory name, or ``<runId>/<variant>`` for one variant of an ``eval variants`` run;
+    each segment is checked on its own (letters, digits, ``.``, ``_``, ``-``; never ``.`` or ``..``).
+    """
+    segments = run_id.split("/")
+    if len(segments) > 2 or any(s in (".", "..") or not _RUN_ID.fullmatch(s) for s in segments):
         shown = run_id if run_id.isprintable() else repr(run_id)
         return (
             f"invalid run id {shown!r}: a run id is the name of a directory under <dataDir>/eval "
-            "(letters, digits, '.', '_', '-'; no path separators)"
+            "(letters, digits, '.', '_', '-'), or <runId>/<variant> for one variant of a variants run"
         )
     return None
+
+
+def _variants_root(run_id: str, run_dir: Path) -> str | None:
+    """A variants root holds no report.json but one sub-directory per variant: say how to export one."""
+    if (run_dir / REPORT_JSON).exists() or "/" in run_id:
+        return None
+    try:
+        variants = sorted(e.name for e in run_dir.iterdir() if (e / REPORT_JSON).is_file())
+    except OSError:
+        return None
+    if not variants:
+        return None
+    shown = ", ".join(f"{run_id}/{name}" for name in variants)
+    return f"{run_id} is a variants run with one report per variant: export one of {shown}"
 
 
 def recent_run_ids(root: Path, limit: int = RECENT_SHOWN) -> tuple[str, ...]:
@@ -207,7 +227,7 @@ def export_run(run_id: str, out: Path, force: bool, env: Mapping[str, str]) -> E
     run_dir = root / run_id
     if not run_dir.is_dir():
         return ExportRefused((_missing_run(run_id, root),))
-    problem = _out_problem(out, force, run_dir)
+    problem = _variants_root(run_id, run_dir) or _out_problem(out, force, run_dir)
     if problem is not None:
         return ExportRefused((problem,))
     match _read_bundle(run_dir):

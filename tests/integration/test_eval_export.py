@@ -178,15 +178,15 @@ def test_an_existing_file_needs_force(tmp_path: Path) -> None:
     assert [p.name for p in lab.out.parent.iterdir()] == ["run.json"]
 
 
-@pytest.mark.parametrize("run_id", ["../x", "..", ".", "a/b", "x y"])
+@pytest.mark.parametrize("run_id", ["../x", "..", ".", "x y", "a/..", "a/b/c", "/abs", "a//b", "a/", "./a"])
 def test_an_invalid_run_id_is_refused(tmp_path: Path, run_id: str) -> None:
-    """A run id with a path separator, '.' or '..' or other characters is refused before anything is read."""
+    """A '.' or '..' segment, more than two segments, an empty segment or other characters: refused before reading."""
     lab = Lab(tmp_path)
     lab.write_run(task_runs("fix-add", 1))
     result = lab.export(run_id, "--out", lab.out)
     assert result.returncode == 1
     assert result.stderr.startswith(f"alisio eval export: invalid run id {run_id!r}: a run id is the name of")
-    assert "no path separators" in result.stderr and len(result.stderr.splitlines()) == 1
+    assert "or <runId>/<variant> for one variant" in result.stderr and len(result.stderr.splitlines()) == 1
     assert not lab.out.exists()
 
 
@@ -267,3 +267,27 @@ def test_out_is_required(tmp_path: Path) -> None:
     result = lab.export(RUN_ID)
     assert result.returncode == 1
     assert "--out" in result.stderr
+
+
+def test_one_variant_of_a_variants_run_exports_and_the_root_says_how(tmp_path: Path) -> None:
+    """<runId>/<variant> exports that variant; the bare variants root names the variants to pick from."""
+    lab = Lab(tmp_path)
+    lab.write_run(task_runs("fix-add", 2), run_id=f"{RUN_ID}/baseline")
+    lab.write_run(task_runs("fix-add", 3), run_id=f"{RUN_ID}/early")
+    (lab.run_dir() / "comparison.json").write_text("{}")
+    root = lab.export(RUN_ID, "--out", lab.out)
+    assert root.returncode == 1
+    assert root.stderr == (
+        f"alisio eval export: {RUN_ID} is a variants run with one report per variant: export one of "
+        f"{RUN_ID}/baseline, {RUN_ID}/early\n"
+    )
+    assert not lab.out.exists()
+    result = lab.export(f"{RUN_ID}/early", "--out", lab.out)
+    assert result.returncode == 0, result.stderr
+    assert f"wrote {lab.out} (3 runs)" in result.stderr
+    bundle = json.loads(lab.out.read_text())
+    assert bundle["report"]["conditions"]["runId"] == f"{RUN_ID}/early"
+    assert bundle["report"]["tasks"][0]["runs"] == 3
+    assert len(bundle["runs"]) == 3
+    missing = lab.export(f"{RUN_ID}/nope", "--out", lab.out)
+    assert missing.returncode == 1 and f"no run {RUN_ID}/nope in" in missing.stderr

@@ -1,5 +1,7 @@
 """``alisio eval export <runId> --out FILE [--force]``: one shareable, scrubbed JSON bundle of a stored run.
 
+``<runId>/<variant>`` exports one variant of an ``eval variants`` run (its root holds no report of its own).
+
 Reads ``<dataDir>/eval/<runId>/`` and writes ``{"schemaVersion": 1, "report", "runs", "markdown"}`` with
 absolute paths replaced by placeholders and a non-plain provider id replaced by ``custom-endpoint``.
 Nothing goes to stdout; stderr says what was written and reminds that the scrubbing is pattern-based.
@@ -20,7 +22,9 @@ import typer
 RunId = Annotated[
     str,
     typer.Argument(
-        help="The run id: the directory name under <dataDir>/eval.", metavar="RUN_ID", show_default=False
+        help="The run id: the directory name under <dataDir>/eval, or <runId>/<variant> for one variant.",
+        metavar="RUN_ID",
+        show_default=False,
     ),
 ]
 Out = Annotated[
