@@ -6,7 +6,8 @@ Two kinds of evidence, and the rules this module keeps:
   Slack, Hugging Face, Stripe, PEM private key blocks, JWTs, ``Bearer`` credentials). Every shape starts
   with a fixed prefix and needs a long enough body, so ordinary text, sha256 hex digests, UUIDs, base64 of
   short text and file paths do not match. Shapes whose body could be a word chain (``sk-...``) must also
-  hold a digit.
+  hold a digit, unless their prefix is one only a key has (OpenAI's ``sk-proj-``, ``sk-svcacct-``,
+  ``sk-admin-``).
 - **Exact credentials** of the profile: ``known_credentials`` picks them from an environment mapping the
   shell passes in; ``scan`` finds each value anywhere in a string, also inside a longer one.
 - A hit names the field (``runs[1].verifiers[0].detail``) and the kind (``openai-key``,
@@ -95,6 +96,7 @@ _SHAPES: Final[tuple[tuple[str, re.Pattern[str], bool], ...]] = tuple(
         ("openrouter-key", _START + r"sk-or-[A-Za-z0-9_-]{20,}", True),
         ("stripe-key", _START + r"[sr]k_live_[A-Za-z0-9]{16,}", False),
         ("deepseek-key", _START + r"sk-[0-9a-f]{32}" + r"(?![A-Za-z0-9_-])", False),
+        ("openai-key", _START + r"sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}", False),
         ("openai-key", _START + r"sk-[A-Za-z0-9_-]{20,}", True),
         ("groq-key", _START + r"gsk_[A-Za-z0-9]{20,}", False),
         ("xai-key", _START + r"xai-[A-Za-z0-9]{20,}", False),

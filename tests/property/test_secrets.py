@@ -105,6 +105,9 @@ def test_ordinary_text_is_not_flagged(text: str) -> None:
     ("text", "kind"),
     [
         ("sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z", "openai-key"),
+        ("sk-proj-" + "abcdefghij" * 4, "openai-key"),
+        ("sk-svcacct-" + "AbcdEfghIj" * 3, "openai-key"),
+        ("sk-admin-" + "abcdefghij" * 3, "openai-key"),
         ("sk-abcdefghijklmnopqrstuvwxyzABCDEF0123456789ab", "openai-key"),
         ("sk-ant-api03-Ab3dEf6hIj9kLm2nOp5qRs8tUv1w", "anthropic-key"),
         ("sk-or-v1-0123456789abcdef0123456789abcdef0123456789abcdef", "openrouter-key"),
