@@ -5,7 +5,8 @@ Rules:
   stdout+stderr merged into one unlinked temporary file (one file descriptor, so the order is kept, and a
   backgrounded grandchild that keeps the descriptor open cannot hang the read, as it would with a pipe);
 - at the timeout (or the run's deadline, whichever is first) the whole group gets SIGTERM, then SIGKILL after
-  a short grace; when the command returns by itself, whatever it left running in its group is SIGKILLed;
+  a short grace; when the command returns by itself, whatever it left running in its group is SIGKILLed
+  (``stopped_background`` says so, so the model learns that a server started with ``&`` is not running);
 - output past ``max_output_bytes`` kills the command (a runaway ``yes`` must not fill the disk);
 - long output keeps its head and tail and says exactly how many characters were cut.
 
@@ -40,6 +41,8 @@ class CommandResult:
     """stdout and stderr merged, already truncated to the character limit."""
     killed: KillCause | None
     duration_ms: int
+    stopped_background: bool = False
+    """The command returned by itself but left processes running in its group, which were killed."""
 
 
 def truncate_middle(text: str, limit: int) -> str:
@@ -96,6 +99,15 @@ def _signal_group(pgid: int, sig: signal.Signals) -> None:
         os.killpg(pgid, sig)
 
 
+def _group_alive(pgid: int) -> bool:
+    """Whether any process is left in the group (signal 0 only checks; an unreaped zombie counts too)."""
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
 def _stop(process: subprocess.Popen[bytes], grace_s: float) -> None:
     """SIGTERM the process group, wait up to ``grace_s`` for the leader, then SIGKILL whatever is left."""
     _signal_group(process.pid, signal.SIGTERM)
@@ -146,6 +158,7 @@ def run_command(
         OSError: bash could not be started (missing, or ``cwd`` gone).
     """
     started = time.monotonic()
+    stopped_background = False
     with tempfile.TemporaryFile() as out:
         process = subprocess.Popen(
             ["bash", "-c", command],
@@ -164,6 +177,7 @@ def run_command(
             if process.returncode is None:
                 _stop(process, grace_s)
             else:
+                stopped_background = _group_alive(process.pid)
                 _signal_group(process.pid, signal.SIGKILL)  # background jobs it left behind
         duration_ms = round((time.monotonic() - started) * 1000)
         output = read_output(out, limit_chars, max(max_output_bytes, 8 * limit_chars + 8))
@@ -173,4 +187,5 @@ def run_command(
         output=output,
         killed=cause,
         duration_ms=duration_ms,
+        stopped_background=stopped_background,
     )

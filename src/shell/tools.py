@@ -55,6 +55,10 @@ SEARCH_MAX_FILE_BYTES: Final = 1 << 20
 _SNIFF_BYTES: Final = 8192
 _SEARCH_LINE_CHARS: Final = 300
 _LIST_MAX_ENTRIES: Final = 1000
+_BACKGROUND_NOTE: Final = (
+    "\n[processes the command left running in the background were stopped when it returned: nothing a bash "
+    "call starts keeps running after it; start a server and use it in the same command]"
+)
 _SECRET_WORDS: Final = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH")
 
 
@@ -457,7 +461,8 @@ def _bash(args: BashArgs, ctx: ToolContext) -> ToolOutcome:
     output = result.output or "(no output)"
     match result.killed:
         case None:
-            return ToolOutcome(result.exit_code == 0, f"exit code: {result.exit_code}\n{output}")
+            note = _BACKGROUND_NOTE if result.stopped_background else ""
+            return ToolOutcome(result.exit_code == 0, f"exit code: {result.exit_code}\n{output}{note}")
         case "timeout":
             status = f"killed after {result.duration_ms} ms: the command passed its timeout of {round(timeout_s * 1000)} ms"
         case "deadline":

@@ -393,12 +393,19 @@ def test_background_job_cannot_hang_the_call(ctx: ToolContext, layout: tuple[Pat
     started = time.monotonic()
     result = call(ctx, "bash", command="sleep 60 & echo $! > bg; echo started", timeout_ms=10_000)
     assert time.monotonic() - started < 2.0
-    assert result.ok and result.output == "exit code: 0\nstarted\n"
+    assert result.ok and result.output.startswith("exit code: 0\nstarted\n")
+    assert "left running in the background were stopped" in result.output  # the model is told
     background = int((layout[0] / "bg").read_text())
     deadline = time.monotonic() + 2
     while _alive(background) and time.monotonic() < deadline:
         time.sleep(0.02)
     assert not _alive(background)
+
+
+def test_a_command_without_background_jobs_gets_no_note(ctx: ToolContext) -> None:
+    """A command that leaves nothing running returns its exit code and output, with no note about jobs."""
+    result = call(ctx, "bash", command="sleep 0.01 & wait; echo done")
+    assert result.ok and result.output == "exit code: 0\ndone\n"
 
 
 def test_deadline_kills_a_running_command(ctx: ToolContext) -> None:
