@@ -422,8 +422,8 @@ def run_lab(
     records: list[RunRecord] = []
     interrupted = False
     encoder = Encoder()
-    lab.directory.mkdir(parents=True, exist_ok=True)
-    with (lab.directory / RUNS_JSONL).open("wb") as runs:
+    runs = open_runs(lab.directory)
+    with runs:
         for index, spec in enumerate(plan, start=1):
             try:
                 record = _run_one(lab, by_id[spec.task_id], spec, say)
@@ -437,6 +437,31 @@ def run_lab(
     report = build_report(records, _conditions(lab))
     write_report_files(lab.directory, report, records)
     return LabResult(records=tuple(records), report=report, directory=lab.directory, interrupted=interrupted)
+
+
+def unwritable_dir(directory: Path, flag: str) -> str | None:
+    """Why ``directory`` cannot be created or written, checked before the first run, creating nothing.
+
+    The first ancestor that exists must be a directory this process may write into.
+    """
+    existing = directory
+    while not existing.exists() and existing.parent != existing:
+        existing = existing.parent
+    if not existing.is_dir():
+        return f"{flag} {directory}: {existing} is not a directory; nothing was run"
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return f"{flag} {directory}: {existing} is not writable; nothing was run"
+    return None
+
+
+def open_runs(directory: Path) -> IO[bytes]:
+    """runs.jsonl opened for writing in ``directory`` (created), or a ``LabError`` before the first run."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        return (directory / RUNS_JSONL).open("wb")
+    except OSError as error:
+        why = error.strerror or str(error)
+        raise LabError(f"{directory}: cannot write the report there ({why}); nothing was run") from None
 
 
 def _append(handle: IO[bytes], line: bytes) -> None:

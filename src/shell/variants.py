@@ -38,8 +38,8 @@ from core.variants import (
     parse_variants,
     render_variants_markdown,
 )
-from shell.lab import LabError, LabRun, _append, _conditions, _run_one
-from shell.store import RUNS_JSONL, write_bytes_atomic, write_report_files
+from shell.lab import LabError, LabRun, _append, _conditions, _run_one, open_runs
+from shell.store import write_bytes_atomic, write_report_files
 from shell.suites import LoadedSuite
 
 __all__ = [
@@ -127,8 +127,7 @@ def run_variants(
     with ExitStack() as stack:
         files: dict[str, IO[bytes]] = {}
         for variant_id, lab in by_variant.items():
-            lab.directory.mkdir(parents=True, exist_ok=True)
-            files[variant_id] = stack.enter_context((lab.directory / RUNS_JSONL).open("wb"))
+            files[variant_id] = stack.enter_context(open_runs(lab.directory))
         for index, spec in enumerate(specs, start=1):
             variant_id = spec.variant or ids[0]
             try:

@@ -676,3 +676,73 @@ def test_on_a_terminal_a_suite_dir_suite_is_confirmed(
     assert returncode == code, terminal
     assert "not sandboxed" in terminal
     assert len(run_dirs(home)) == runs
+
+
+@pytest.mark.parametrize("command", ["run", "variants", "record", "ci"])
+def test_an_unwritable_out_is_one_line_before_any_run(home: Path, command: str) -> None:
+    """--out (--cassette-dir for record) under a regular file: exit 1, one line, no traceback, nothing written."""
+    suite = make_suite(home, task("fix-add", policy={"mode": "auto", "allow": ["write"]}))
+    script = write_script(home / "f.json", FIX)
+    blocker = home / "a-file"
+    blocker.write_text("")
+    target = str(blocker / "report")
+    common = ["--suite-dir", str(suite), "--yes"]
+    args = {
+        "run": [
+            "run",
+            "calc-suite",
+            *common,
+            "--allow-write",
+            "--script",
+            str(script),
+            "--k",
+            "1",
+            "--out",
+            target,
+        ],
+        "variants": [
+            "variants",
+            "calc-suite",
+            *common,
+            "--allow-write",
+            "--script",
+            str(script),
+            "--k",
+            "1",
+            "--variants",
+            str(home / "compare.json"),
+            "--out",
+            target,
+        ],
+        "record": [
+            "record",
+            "calc-suite",
+            *common,
+            "--allow-write",
+            "--script",
+            str(script),
+            "--cassette-dir",
+            target,
+        ],
+        "ci": ["ci", *common, "--out", target],
+    }[command]
+    (home / "compare.json").write_text(
+        json.dumps(
+            {
+                "suite": "calc-suite",
+                "variants": [
+                    {"id": "a", "overrides": {}},
+                    {"id": "b", "overrides": {"compaction.threshold": 0.6}},
+                ],
+            }
+        )
+    )
+    result = alisio(home, "eval", *args)
+    assert result.returncode == 1, result.stderr
+    flag = "--cassette-dir" if command == "record" else "--out"
+    assert result.stderr.splitlines()[-1] == (
+        f"alisio eval {command}: {flag} {target}: {blocker} is not a directory; nothing was run"
+    )
+    assert "Traceback" not in result.stderr and "[1/" not in result.stderr
+    assert run_dirs(home) == [] and blocker.read_text() == ""
+    assert not (suite / "cassettes").exists()

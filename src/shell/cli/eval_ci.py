@@ -69,9 +69,11 @@ def ci(
 
     import msgspec
 
-    from shell.lab import LabError
+    from shell.lab import LabError, unwritable_dir
 
     try:
+        if out is not None and (problem := unwritable_dir(out, "--out")) is not None:
+            raise LabError(problem)
         suites = _suites(suite_dir, cassette_dir, yes)
         root = out if out is not None else Path(tempfile.mkdtemp(prefix="alisio-eval-ci-"))
         outcome = _Outcome()

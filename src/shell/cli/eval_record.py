@@ -136,13 +136,16 @@ def _execute(
     script: Path | None,
     env: Mapping[str, str],
 ) -> int:
+    from shell.cassettes import cassette_dir_for
     from shell.cli.eval_run import _ask, _live_plan, _load_config, _scripted_plan
     from shell.lab import (
+        LabError,
         bundled_suites_root,
         confirm_third_party,
         find_suite,
         interactive_terminal,
         preflight,
+        unwritable_dir,
     )
 
     loaded_config = _load_config(env)
@@ -152,6 +155,9 @@ def _execute(
     selected = preflight(
         choice.loaded, wanted, granted, read_only=False, allow_suite_full=allow_suite_full, measured=measured
     )
+    target = cassette_dir_for(choice.loaded.directory, cassette_dir)
+    if (problem := unwritable_dir(target, "--cassette-dir" if cassette_dir else "cassettes")) is not None:
+        raise LabError(problem)
     plan = (
         _scripted_plan(script, selected, model)
         if script is not None

@@ -298,6 +298,7 @@ def _execute(
     from core.report import Mode, Rates
     from shell.config_home import data_dir
     from shell.lab import (
+        LabError,
         LabRun,
         bundled_suites_root,
         claim_run_dir,
@@ -306,6 +307,7 @@ def _execute(
         interactive_terminal,
         preflight,
         run_id_for,
+        unwritable_dir,
     )
 
     loaded_config = _load_config(env)
@@ -320,6 +322,8 @@ def _execute(
         allow_suite_full=allow_suite_full,
         measured=measured,
     )
+    if out is not None and (problem := unwritable_dir(out, "--out")) is not None:
+        raise LabError(problem)
     if replay is not None:
         plan = _replay_plan(choice.loaded, selected, replay[0], measured)
     elif script is not None:

@@ -215,6 +215,7 @@ def _execute(
     from shell.cli.eval_run import _ask, _live_plan, _load_config, _scripted_plan, _tool_env
     from shell.config_home import data_dir
     from shell.lab import (
+        LabError,
         LabRun,
         bundled_suites_root,
         claim_run_dir,
@@ -223,6 +224,7 @@ def _execute(
         interactive_terminal,
         preflight,
         run_id_for,
+        unwritable_dir,
     )
     from shell.variants import read_variants, variant_labs
 
@@ -241,6 +243,8 @@ def _execute(
             measured=measured,
         ),
     )
+    if out is not None and (problem := unwritable_dir(out, "--out")) is not None:
+        raise LabError(problem)
     provider = (
         _scripted_plan(script, selected, model)
         if script is not None
