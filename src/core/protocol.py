@@ -152,13 +152,20 @@ def assemble(events: tuple[StreamEvent, ...]) -> Result[ProviderResponse, Stream
     """Fold a provider's stream events into one response.
 
     Text and reasoning fragments are concatenated in order; tool calls are grouped by index (id and name from
-    the first fragment that carries them, arguments concatenated); the finish reason is the last one sent;
+    the first fragment that carries them, arguments concatenated), except that a fragment with its own id and
+    name, at an index whose call already has another id, starts a new call (gateways that send each whole
+    call in its own chunk without an index); the finish reason is the last one sent;
     usage is the last reported. Fails on an in-stream error event, or when the stream never finished (a
     stream that stops without a finish reason is an error, not a silent truncation).
     """
     text: list[str] = []
     reasoning: list[str] = []
-    calls: dict[int, tuple[str | None, str | None, list[str]]] = {}
+    # One slot per call, in arrival order; the lists grow in place so long arguments assemble in linear time.
+    indexes: list[int] = []
+    ids: list[str | None] = []
+    names: list[str | None] = []
+    parts: list[list[str]] = []
+    open_at: dict[int, int] = {}  # index -> the slot of the call that fragments at that index continue
     finish: str | None = None
     usage: Usage | None = None
     for event in events:
@@ -168,8 +175,16 @@ def assemble(events: tuple[StreamEvent, ...]) -> Result[ProviderResponse, Stream
             case ReasoningDelta(text=fragment):
                 reasoning.append(fragment)
             case ToolCallDelta(index=index, id=call_id, name=name, arguments=arguments):
-                known_id, known_name, parts = calls.get(index, (None, None, []))
-                calls[index] = (known_id or call_id, known_name or name, [*parts, arguments])
+                slot = open_at.get(index)
+                if slot is None or (call_id and name and ids[slot] and ids[slot] != call_id):
+                    slot = open_at[index] = len(indexes)
+                    indexes.append(index)
+                    ids.append(None)
+                    names.append(None)
+                    parts.append([])
+                ids[slot] = ids[slot] or call_id
+                names[slot] = names[slot] or name
+                parts[slot].append(arguments)
             case FinishEvent(reason=reason):
                 finish = reason
             case UsageEvent(usage=reported):
@@ -179,8 +194,12 @@ def assemble(events: tuple[StreamEvent, ...]) -> Result[ProviderResponse, Stream
     if finish is None:
         return Failure(StreamError(message="the stream ended without a finish reason (truncated response)"))
     tool_calls = tuple(
-        ToolCall(id=call_id or f"call_{index}", name=name or "", arguments="".join(parts))
-        for index, (call_id, name, parts) in sorted(calls.items())
+        ToolCall(
+            id=ids[slot] or f"call_{indexes[slot]}", name=names[slot] or "", arguments="".join(parts[slot])
+        )
+        for slot in sorted(
+            range(len(indexes)), key=indexes.__getitem__
+        )  # stable: same-index calls keep order
     )
     return Success(
         ProviderResponse(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import msgspec
@@ -10,7 +11,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 from returns.result import Failure, Success
 
-from core.protocol import AssistantMessage, SystemMessage, ToolMessage, Usage, UserMessage, assemble
+from core.protocol import (
+    AssistantMessage,
+    FinishEvent,
+    SystemMessage,
+    ToolCallDelta,
+    ToolMessage,
+    Usage,
+    UserMessage,
+    assemble,
+)
 from core.sse import chat_request_body, chunk_events, decode_data, usage_from
 from tests.property.strategies_providers import names, requests, small_text, split_text
 
@@ -194,3 +204,26 @@ def test_error_code_numbers_become_text() -> None:
     events = decode_data(data).unwrap()
     assert [type(e).__name__ for e in events] == ["UsageEvent", "StreamErrorEvent"]
     assert events[-1].code == "400"  # type: ignore[union-attr]
+
+
+def test_complete_calls_without_index_in_separate_chunks_stay_separate() -> None:
+    """Two chunks that each carry a whole call (own id and name, no index, as some gateways send) are two calls."""
+    first = '{"choices":[{"delta":{"tool_calls":[{"id":"a","function":{"name":"read_file","arguments":"{\\"path\\":\\"x\\"}"}}]}}]}'
+    second = '{"choices":[{"delta":{"tool_calls":[{"id":"b","function":{"name":"list_dir","arguments":"{\\"path\\":\\".\\"}"}}]}}]}'
+    finish = '{"choices":[{"delta":{},"finish_reason":"tool_calls"}]}'
+    events = tuple(event for data in (first, second, finish) for event in decode_data(data).unwrap())
+    calls = assemble(events).unwrap().tool_calls
+    assert [(call.id, call.name, call.arguments) for call in calls] == [
+        ("a", "read_file", '{"path":"x"}'),
+        ("b", "list_dir", '{"path":"."}'),
+    ]
+
+
+def test_many_argument_fragments_assemble_in_linear_time() -> None:
+    """A write_file whose 400 KB of arguments arrive in 100000 fragments assembles in well under a second."""
+    start = ToolCallDelta(index=0, id="c", name="write_file", arguments="")
+    pieces = (ToolCallDelta(index=0, id=None, name=None, arguments="abcd"),) * 100_000
+    began = time.perf_counter()
+    response = assemble((start, *pieces, FinishEvent(reason="tool_calls"))).unwrap()
+    assert time.perf_counter() - began < 1.0
+    assert len(response.tool_calls[0].arguments) == 400_000
