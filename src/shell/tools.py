@@ -54,6 +54,7 @@ SKIPPED_DIRS: Final = frozenset(
 SEARCH_MAX_FILE_BYTES: Final = 1 << 20
 _SNIFF_BYTES: Final = 8192
 _SEARCH_LINE_CHARS: Final = 300
+_SKIPPED_NAMES_SHOWN: Final = 5
 _LIST_MAX_ENTRIES: Final = 1000
 _BACKGROUND_NOTE: Final = (
     "\n[processes the command left running in the background were stopped when it returned: nothing a bash "
@@ -347,10 +348,8 @@ def _files_under(resolved: ResolvedPath, root: str) -> Iterator[tuple[str, str]]
 
 
 def _text_of(absolute: str) -> str | None:
-    """The file's text, or ``None`` for a file search skips (too large, binary, not UTF-8, unreadable)."""
+    """The file's text, or ``None`` for a file search skips (binary, not UTF-8, unreadable)."""
     try:
-        if os.path.getsize(absolute) > SEARCH_MAX_FILE_BYTES:
-            return None
         with open(absolute, "rb") as file:
             data = file.read()
     except OSError:
@@ -370,11 +369,15 @@ def _search(args: SearchArgs, ctx: ToolContext) -> ToolOutcome:
         raise ToolError(f"invalid regular expression {args.pattern!r}: {error}") from None
     resolved = resolve_in_workspace(ctx.root, args.path or ".")
     matches: list[str] = []
+    too_large: list[str] = []
     files = 0
     for absolute, relative in _files_under(resolved, ctx.root):
         if ctx.deadline is not None and time.monotonic() > ctx.deadline:
             matches.append("[search stopped: the run's time ran out]")
             break
+        if _size(absolute) > SEARCH_MAX_FILE_BYTES:
+            too_large.append(relative)
+            continue
         text = _text_of(absolute)
         if text is None:
             continue
@@ -390,10 +393,24 @@ def _search(args: SearchArgs, ctx: ToolContext) -> ToolOutcome:
                 shown = line if len(line) <= _SEARCH_LINE_CHARS else line[:_SEARCH_LINE_CHARS] + " [...]"
                 matches.append(f"{relative}:{number}: {shown}")
     if not matches:
-        return ToolOutcome(
-            True, f"no matches for {args.pattern!r} in {files} text files under {resolved.relative}"
+        matches.append(f"no matches for {args.pattern!r} in {files} text files under {resolved.relative}")
+    if too_large:
+        names = ", ".join(too_large[:_SKIPPED_NAMES_SHOWN]) + (
+            ", ..." if len(too_large) > _SKIPPED_NAMES_SHOWN else ""
+        )
+        plural = "file" if len(too_large) == 1 else "files"
+        matches.append(
+            f"[not searched: {len(too_large)} {plural} over {SEARCH_MAX_FILE_BYTES >> 20} MiB: {names}; "
+            "read them with read_file and offset/limit, or grep them with bash]"
         )
     return ToolOutcome(True, "\n".join(matches))
+
+
+def _size(absolute: str) -> int:
+    try:
+        return os.path.getsize(absolute)
+    except OSError:
+        return 0
 
 
 def _syntax_problems(absolute: str, relative: str) -> list[str]:

@@ -302,6 +302,18 @@ def test_search_reports_path_line_text_and_skips_noise(ctx: ToolContext, layout:
     assert not bad.ok and "invalid regular expression" in bad.output
 
 
+def test_search_says_which_files_were_too_large_to_search(ctx: ToolContext, layout: tuple[Path, Path]) -> None:
+    """A file over 1 MiB is not searched, and the result names it instead of answering a bare "no matches"."""
+    (layout[0] / "build.log").write_text("ok\n" * 400_000 + "ERROR: disk full\n")
+    (layout[0] / "small.txt").write_text("ERROR: small\n")
+    alone = call(ctx, "search", pattern="ERROR", path="build.log")
+    assert alone.output.startswith("no matches for 'ERROR' in 0 text files under build.log\n")
+    assert "[not searched: 1 file over 1 MiB: build.log;" in alone.output
+    both = call(ctx, "search", pattern="ERROR").output.split("\n")
+    assert both[0] == "small.txt:1: ERROR: small"
+    assert both[1].startswith("[not searched: 1 file over 1 MiB: build.log;")
+
+
 def test_search_stops_at_the_match_limit(ctx: ToolContext, layout: tuple[Path, Path]) -> None:
     """At most search_max_matches lines are returned, and the result says it stopped."""
     ctx.search_max_matches = 5
