@@ -226,7 +226,7 @@ def test_json_prints_records_as_runs_finish_then_the_report(home: Path) -> None:
 
 
 def test_out_writes_the_three_files_there(home: Path) -> None:
-    """--out DIR: report.json, report.md and runs.jsonl go directly into DIR, nothing into the data directory."""
+    """--out DIR: the three files go directly into DIR, nothing into the data directory; "1 run", not "1 runs"."""
     suite = make_suite(home)
     out = home / "my-report"
     result = eval_run(
@@ -234,6 +234,7 @@ def test_out_writes_the_three_files_there(home: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert {p.name for p in out.iterdir()} == {"report.json", "report.md", "runs.jsonl"}
+    assert "calc-suite 1.0.0: 1 task x k=1 = 1 run (scripted" in result.stderr
     assert run_dirs(home) == []
     assert read_report(out).summary.passes == 1
 

@@ -353,6 +353,34 @@ def test_eval_ci_exit_codes(home: Path) -> None:
     assert "nothing was replayed" in empty.stderr
 
 
+def test_eval_ci_says_one_cassette_and_leaves_no_empty_temporary_directory(home: Path) -> None:
+    """One cassette reads "the 1 cassette"; when nothing could be replayed no empty report directory is left."""
+    root = _ci_suites(home)
+    tmp = home / "tmp"
+    tmp.mkdir()
+    clean = alisio(
+        home, "eval", "ci", "--suite-dir", str(root / "calc-suite"), "--yes", env={"TMPDIR": str(tmp)}
+    )
+    assert clean.returncode == 0, clean.stderr
+    [reports] = list(tmp.iterdir())
+    assert clean.stderr.splitlines()[-1] == (
+        f"alisio eval ci: the 1 cassette replayed cleanly and passed (reports in {reports})"
+    )
+    assert "calc-suite 1.0.0: 1 cassette replayed: 1 pass, 0 diverged, 0 not passing" in clean.stderr
+    (home / "config" / "config.toml").write_text("[agents.helper]\ninstructions = 'x'\n")
+    agent = task("fix-add", agent="helper")
+    suite = make_suite(home / "agent-suites", agent)
+    assert record(home, suite, FIX).returncode == 0
+    broken = alisio(
+        home, "eval", "ci", "--suite-dir", str(suite), "--yes", "--json", env={"TMPDIR": str(tmp)}
+    )
+    assert broken.returncode == 1
+    assert "agent 'helper' is not a main agent of the configuration" in broken.stderr
+    assert broken.stderr.splitlines()[-1] == "alisio eval ci: 1 problem: exit 1 (no report was written)"
+    assert json.loads(broken.stdout)["reports"] is None
+    assert list(tmp.iterdir()) == [reports]
+
+
 def test_eval_ci_cassette_dir_needs_a_single_suite(home: Path) -> None:
     """--cassette-dir over a directory of two suites is a usage error (exit 1); over one suite it replays."""
     root = _ci_suites(home)

@@ -83,9 +83,18 @@ def ci(
         for line in error.lines:
             _say(f"alisio eval ci: {line}")
         raise typer.Exit(1) from None
-    code = _verdict(outcome, root)
+    if out is None and not any(root.iterdir()):
+        root.rmdir()  # nothing was replayed: leave no empty temporary directory behind
+        reports: Path | None = None
+    else:
+        reports = root
+    code = _verdict(outcome, reports)
     if json_output:
-        document = {"exitCode": code, "reports": str(root), "suites": outcome.suites}
+        document = {
+            "exitCode": code,
+            "reports": str(reports) if reports is not None else None,
+            "suites": outcome.suites,
+        }
         sys.stdout.write(msgspec.json.encode(document).decode() + "\n")
     raise typer.Exit(code)
 
@@ -258,17 +267,26 @@ def _account(
     )
 
 
-def _verdict(outcome: _Outcome, root: Path) -> int:
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def _verdict(outcome: _Outcome, root: Path | None) -> int:
+    where = f" (reports in {root})" if root is not None else " (no report was written)"
     if outcome.diverged:
-        _say(
-            f"alisio eval ci: {outcome.diverged} replays diverged from their cassettes: exit 2 (reports in {root})"
+        noun = (
+            "replay diverged from its cassette"
+            if outcome.diverged == 1
+            else "replays diverged from their cassettes"
         )
+        _say(f"alisio eval ci: {outcome.diverged} {noun}: exit 2{where}")
         return 2
     if outcome.problems or outcome.not_passing:
-        _say(f"alisio eval ci: {outcome.problems + outcome.not_passing} problems: exit 1 (reports in {root})")
+        _say(f"alisio eval ci: {_plural(outcome.problems + outcome.not_passing, 'problem')}: exit 1{where}")
         return 1
     if not outcome.replayed:
         _say("alisio eval ci: nothing was replayed (no suite has cassettes): a misconfiguration, exit 1")
         return 1
-    _say(f"alisio eval ci: all {outcome.replayed} cassettes replayed cleanly and passed (reports in {root})")
+    every = "the 1 cassette" if outcome.replayed == 1 else f"all {outcome.replayed} cassettes"
+    _say(f"alisio eval ci: {every} replayed cleanly and passed{where}")
     return 0

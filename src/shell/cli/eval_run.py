@@ -377,7 +377,8 @@ def _run_and_show(lab: LabRun, json_output: bool) -> int:
     suite = lab.loaded.suite
     runs = len(lab.tasks) * lab.k
     noun = "task" if len(lab.tasks) == 1 else "tasks"
-    head = f"{suite.suite_id} {suite.suite_version}: {len(lab.tasks)} {noun} x k={lab.k} = {runs} runs"
+    head = f"{suite.suite_id} {suite.suite_version}: {len(lab.tasks)} {noun} x k={lab.k} = {runs} "
+    head += "run" if runs == 1 else "runs"
     source = f"replay of {lab.provider.id} cassettes" if lab.mode == "replay" else lab.provider.id
     _say(f"{head} ({source}, {lab.provider.model}, seed {lab.seed})")
 
@@ -401,7 +402,8 @@ def _run_and_show(lab: LabRun, json_output: bool) -> int:
         _say(line + divergence_message(record.divergence))
     errored = sum(record.status == "error" for record in result.records) - len(diverged)
     if errored:
-        _say(f"{errored} runs ended error (infrastructure; excluded from every rate): exit 1")
+        noun = "run" if errored == 1 else "runs"
+        _say(f"{errored} {noun} ended error (infrastructure; excluded from every rate): exit 1")
     if diverged:
         noun = "run" if len(diverged) == 1 else "runs"
         _say(f"{len(diverged)} {noun} diverged from the cassette (replay_divergence): exit 2")
