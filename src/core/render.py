@@ -24,6 +24,8 @@ from core.verdict import format_interval
 
 __all__ = [
     "REPLAY_NOTICE",
+    "SCRIPTED_NOTICE",
+    "SCRIPTED_PROVIDER",
     "SUITE_RATE_NOTE",
     "format_rate",
     "render_comparison_markdown",
@@ -31,6 +33,12 @@ __all__ = [
 ]
 
 REPLAY_NOTICE = "Replay measures the harness, not the model: the model answers come from a recording."
+SCRIPTED_PROVIDER = "scripted"
+"""The provider id of ``--script`` runs: fixed assistant turns, no model."""
+SCRIPTED_NOTICE = (
+    "The provider is scripted: fixed assistant turns from a file, not a model. These numbers measure the "
+    "harness and the suite's verifiers, not model quality."
+)
 SUITE_RATE_NOTE = (
     "The suite success rate is the mean of the per-task success rates with a task-clustered standard error, "
     "because runs cluster within tasks: runs are never pooled across tasks into one rate."
@@ -216,9 +224,13 @@ def render_markdown(report: Report) -> str:
     """report.md: conditions, tasks, summary, then the Measured and Estimated tables apart."""
     c = report.conditions
     k = c.k
-    lines = [f"# Eval report: {c.suite_id} {c.suite_version} ({c.mode})", ""]
+    scripted = c.mode is Mode.LIVE and c.provider == SCRIPTED_PROVIDER
+    mode = f"{c.mode}, scripted provider" if scripted else str(c.mode)
+    lines = [f"# Eval report: {c.suite_id} {c.suite_version} ({mode})", ""]
     if c.mode is Mode.REPLAY:
         lines += [f"> {REPLAY_NOTICE} A green replay says nothing about model quality.", ""]
+    if scripted:
+        lines += [f"> {SCRIPTED_NOTICE}", ""]
     lines += _table(("Condition", "Value"), _conditions_rows(c))
     rate_head = "Success rate (Wilson 95%)" if c.mode is Mode.LIVE else "Success rate (observed)"
     lines += ["", "## Tasks", ""]

@@ -12,6 +12,7 @@ from core.compare import compare_reports
 from core.records import RunRecord
 from core.render import (
     REPLAY_NOTICE,
+    SCRIPTED_NOTICE,
     SUITE_RATE_NOTE,
     format_rate,
     render_comparison_markdown,
@@ -45,6 +46,17 @@ def test_header_carries_every_condition(records: list[RunRecord], cond: Conditio
     assert (REPLAY_NOTICE in text) == (cond.mode is Mode.REPLAY)
     assert SUITE_RATE_NOTE in text
     assert text.index("## Measured") < text.index("## Estimated")
+
+
+@given(st.sampled_from(["scripted", "openai_compat"]), st.sampled_from([Mode.LIVE, Mode.REPLAY]))
+def test_a_scripted_live_run_says_it_measures_no_model(provider: str, mode: Mode) -> None:
+    """A live report of the scripted provider says so in its title and a notice; no other report does."""
+    cond = msgspec.structs.replace(conditions(), provider=provider, mode=mode)
+    text = render_markdown(build_report(task_runs("a", 2), cond))
+    scripted = provider == "scripted" and mode is Mode.LIVE
+    assert (SCRIPTED_NOTICE in text) == scripted
+    title = text.splitlines()[0]
+    assert title.endswith("(live, scripted provider)" if scripted else f"({mode})")
 
 
 def test_rates_print_with_their_wilson_interval() -> None:

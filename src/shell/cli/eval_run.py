@@ -86,6 +86,7 @@ def _load_config(env: Mapping[str, str]) -> LoadedConfig:
 
 def _scripted_plan(script: Path, tasks: tuple[Task, ...], model: str | None) -> ProviderPlan:
     """A fresh scripted provider per run: from one file, or from ``<dir>/<task-id>.json``."""
+    from core.render import SCRIPTED_PROVIDER
     from shell.lab import LabError, ProviderPlan
     from shell.providers.base import ProviderFailure
     from shell.providers.scripted import ScriptedProvider
@@ -112,7 +113,9 @@ def _scripted_plan(script: Path, tasks: tuple[Task, ...], model: str | None) -> 
         data, source = scripts[task.id if files is not None else ""]
         return ScriptedProvider.from_json(data, source)
 
-    return ProviderPlan(id="scripted", model=model or "scripted", factory=factory, close=lambda: None)
+    return ProviderPlan(
+        id=SCRIPTED_PROVIDER, model=model or SCRIPTED_PROVIDER, factory=factory, close=lambda: None
+    )
 
 
 def _live_plan(
