@@ -348,6 +348,13 @@ def _side(side: SideCounts | None) -> str:
     return f"{side.passes}/{side.judged}{errored}: {format_rate(side.success_rate, side.interval)}"
 
 
+def _no_negative_zero(text: str) -> str:
+    """``-0.0 s`` (a small decrease rounded away) prints as ``+0.0 s``: a sign needs a visible difference."""
+    if text.startswith("-") and not any(ch in "123456789" for ch in text):
+        return "+" + text[1:]
+    return text
+
+
 def _delta(d: Delta | None, value: str, change: str, scale: float = 1.0, absent: str = "n/a") -> str:
     """``base → cand (±change)``; ``value``/``change`` are format strings, ``absent`` prints a missing side."""
     if d is None:
@@ -358,7 +365,7 @@ def _delta(d: Delta | None, value: str, change: str, scale: float = 1.0, absent:
     def one(v: float | None) -> str:
         return absent if v is None else value.format(v * scale)
 
-    tail = d.note if d.delta is None else change.format(d.delta * scale)
+    tail = d.note if d.delta is None else _no_negative_zero(change.format(d.delta * scale))
     if tail == "n/a":
         tail = "no delta"
     return (

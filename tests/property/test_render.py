@@ -106,6 +106,15 @@ def test_cached_input_is_shown_when_reported() -> None:
     assert "25.0% (10,000 of 40,000 input tokens; 4/4 runs)" in text
 
 
+def test_a_delta_that_rounds_to_zero_has_no_minus_sign() -> None:
+    """Wall medians 30.04 s -> 30.0 s print "30.0 s → 30.0 s (+0.0 s)", never "(-0.0 s)"."""
+    base = build_report(task_runs("a", 5, wall_ms=28_040), conditions())
+    cand = build_report(task_runs("a", 5, wall_ms=28_000), conditions())
+    text = render_comparison_markdown(compare_reports(base, cand).unwrap())
+    assert "| a | 11,000 → 11,000 (+0) | 30.0 s → 30.0 s (+0.0 s) |" in text
+    assert "-0.0" not in text
+
+
 def test_comparison_markdown_has_verdicts_deltas_and_limits() -> None:
     """The comparison names the verdicts with their intervals, the inconclusive wording and the footnote."""
     base = build_report(task_runs("up", 1, 9) + task_runs("same", 6, 4), conditions(k=10))
