@@ -198,7 +198,10 @@ def preflight(
             case _:
                 pass
         if isinstance(select_agent(measured, task.agent), Failure):
-            problems.append(f"task {task.id}: agent {task.agent!r} is not a main agent of the configuration")
+            problems.append(
+                f"task {task.id}: agent {task.agent!r} is not a main agent of the configuration "
+                f"(define [agents.{task.agent}] in config.toml)"
+            )
     if problems:
         noun = "task" if len(problems) == 1 else "tasks"
         raise LabError(*problems, f"nothing was run: fix or grant the {noun} above")

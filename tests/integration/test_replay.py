@@ -375,7 +375,9 @@ def test_eval_ci_says_one_cassette_and_leaves_no_empty_temporary_directory(home:
         home, "eval", "ci", "--suite-dir", str(suite), "--yes", "--json", env={"TMPDIR": str(tmp)}
     )
     assert broken.returncode == 1
-    assert "agent 'helper' is not a main agent of the configuration" in broken.stderr
+    assert (
+        "agent 'helper' is not a main agent of the configuration (define [agents.helper] in config.toml)"
+    ) in broken.stderr
     assert broken.stderr.splitlines()[-1] == "alisio eval ci: 1 problem: exit 1 (no report was written)"
     assert json.loads(broken.stdout)["reports"] is None
     assert list(tmp.iterdir()) == [reports]
