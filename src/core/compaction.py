@@ -9,7 +9,7 @@ Rules this module keeps:
 - the task prompt (the first message, a user message) is never inside the replaced part: it stays verbatim, so a
   rule stated in the prompt is in every later request word for word;
 - an assistant message that calls tools and the tool results that answer it are never split: the kept part
-  never starts with a tool result;
+  never starts with a tool result; the latest exchange (results the model has not answered yet) is always kept;
 - a previous checkpoint is folded into the next one (the checkpoint call sees it), and a plan that would only
   replace the previous checkpoint is empty (nothing new to fold in, so no thrashing);
 - sizes are characters of the JSON the conversation serializes to (``message_chars``), so the loop can keep a
@@ -113,13 +113,22 @@ def plan_compaction(messages: tuple[Message, ...], keep_recent: int) -> Compacti
     """Choose the older messages to replace: all but the task prompt and the ``keep_recent`` latest.
 
     The boundary moves earlier while the first kept message is a tool result, so a tool call and its results
-    stay together. The plan is empty when it would replace nothing, or only a previous checkpoint.
+    stay together. Tool results at the end of the conversation (the model has not answered them yet) are
+    always kept with the assistant message that called them, whatever ``keep_recent`` and their size:
+    replacing them by a checkpoint would have the model repeat the calls, compacting every turn. The plan
+    is empty when it would replace nothing, or only a previous checkpoint.
 
     Args:
         messages: the conversation without the system instructions; ``messages[0]`` is the task prompt.
         keep_recent: how many of the latest messages to keep as they are (at least 0).
     """
     end = max(1, len(messages) - max(0, keep_recent))
+    unanswered = len(messages)
+    while unanswered > 1 and isinstance(messages[unanswered - 1], ToolMessage):
+        unanswered -= 1
+    if unanswered < len(messages):
+        # The conversation ends with tool results the model has not seen yet: keep them and the call.
+        end = min(end, max(1, unanswered - 1))
     while 1 < end < len(messages) and isinstance(messages[end], ToolMessage):
         end -= 1
     replaced = messages[1:end]

@@ -17,7 +17,7 @@ from core.compaction import (
     recent_to_keep,
     should_compact,
 )
-from core.protocol import AssistantMessage, Message, ToolMessage, UserMessage
+from core.protocol import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
 from tests.property.strategies_harness import conversations
 
 keeps = st.integers(min_value=0, max_value=10)
@@ -58,6 +58,32 @@ def test_the_kept_tail_is_unchanged_and_at_least_keep_recent_long(
     assert after[plan.start + 1 :] == messages[plan.end :]
     assert len(messages) - plan.end >= min(keep, len(messages) - 1)
     assert is_checkpoint(after[1])
+
+
+@given(conversations(), keeps)
+def test_the_latest_tool_exchange_is_never_replaced(messages: tuple[Message, ...], keep: int) -> None:
+    """Tool results the model has not answered yet, and the call that asked for them, are kept whatever
+    ``keep_recent`` (even 0): a checkpoint in their place would have the model repeat the calls forever."""
+    plan = plan_compaction(messages, keep)
+    tail = len(messages)
+    while tail > 1 and isinstance(messages[tail - 1], ToolMessage):
+        tail -= 1
+    if tail < len(messages) and tail >= 2:
+        assert plan.end <= tail - 1  # the assistant message that made the calls is kept, and its results
+
+
+def test_a_huge_last_tool_result_is_kept_with_keep_zero() -> None:
+    """keep_recent=0 (nothing fits the size budget) still keeps the last assistant call and its result."""
+    call = ToolCall(id="c1", name="read_file", arguments="{}")
+    messages: tuple[Message, ...] = (
+        UserMessage(content="task"),
+        AssistantMessage(content="older"),
+        AssistantMessage(content=None, tool_calls=(call,)),
+        ToolMessage(tool_call_id="c1", name="read_file", content="x" * 100_000),
+    )
+    plan = plan_compaction(messages, 0)
+    assert (plan.start, plan.end, plan.empty) == (1, 2, False)
+    assert apply_checkpoint(messages, plan, "cp")[2:] == messages[2:]
 
 
 @given(conversations())
