@@ -171,39 +171,29 @@ def decode_data(data: str, sse_event: str | None = None) -> Result[tuple[StreamE
 
 def chunk_events(chunk: Mapping[str, object]) -> tuple[StreamEvent, ...]:
     """The events one decoded ``chat.completion.chunk`` carries, in stream order."""
-    events: list[StreamEvent] = []
-    choice = _first_choice(chunk.get("choices"))
-    if choice is not None:
-        delta = choice.get("delta")
-        if isinstance(delta, Mapping):
-            events.extend(_delta_events(delta))
-        finish = choice.get("finish_reason")
-        if isinstance(finish, str) and finish:
-            events.append(FinishEvent(reason=finish))
-    usage = chunk.get("usage")
-    if isinstance(usage, Mapping):
-        events.append(UsageEvent(usage=usage_from(usage)))
-    error = chunk.get("error")
-    if error:
-        events.append(_error_event(error))
-    return tuple(events)
+    return _payload_events(chunk, "delta")
 
 
 def completion_events(completion: Mapping[str, object]) -> tuple[StreamEvent, ...]:
     """The events equivalent to one non-streamed ``chat.completion`` (its choice 0 ``message``)."""
+    return _payload_events(completion, "message")
+
+
+def _payload_events(payload: Mapping[str, object], content_key: str) -> tuple[StreamEvent, ...]:
+    """Choice 0's ``content_key`` (``delta`` or ``message``) and finish reason, then usage, then an error."""
     events: list[StreamEvent] = []
-    choice = _first_choice(completion.get("choices"))
+    choice = _first_choice(payload.get("choices"))
     if choice is not None:
-        message = choice.get("message")
-        if isinstance(message, Mapping):
-            events.extend(_delta_events(message))
+        content = choice.get(content_key)
+        if isinstance(content, Mapping):
+            events.extend(_delta_events(content))
         finish = choice.get("finish_reason")
         if isinstance(finish, str) and finish:
             events.append(FinishEvent(reason=finish))
-    usage = completion.get("usage")
+    usage = payload.get("usage")
     if isinstance(usage, Mapping):
         events.append(UsageEvent(usage=usage_from(usage)))
-    error = completion.get("error")
+    error = payload.get("error")
     if error:
         events.append(_error_event(error))
     return tuple(events)

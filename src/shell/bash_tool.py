@@ -117,21 +117,49 @@ def _stop(process: subprocess.Popen[bytes], grace_s: float) -> None:
     process.wait()
 
 
-def _supervise(
-    process: subprocess.Popen[bytes], out: IO[bytes], timeout_s: float, max_output_bytes: int
-) -> KillCause | None:
-    """Wait for the command; return why it must be killed (``timeout`` or ``output``), or ``None`` if it ended."""
+def supervise_group(
+    process: subprocess.Popen[bytes],
+    files: tuple[IO[bytes], ...],
+    *,
+    timeout_s: float,
+    max_output_bytes: int,
+    grace_s: float,
+    poll_s: float = _POLL_S,
+) -> tuple[Literal["timeout", "output"] | None, bool]:
+    """Wait for ``process`` (the leader of its own group) and leave nothing of its group running.
+
+    The group is stopped (SIGTERM, then SIGKILL after ``grace_s``) at ``timeout_s``, when one of ``files``
+    (its captured output) passes ``max_output_bytes``, or on KeyboardInterrupt (re-raised); when the process
+    ends by itself, whatever it left running in its group is SIGKILLed.
+
+    Returns:
+        Why it was killed (``"timeout"``, ``"output"``, or ``None`` when it ended by itself), and whether it
+        left processes running in its group (background jobs) that were killed.
+    """
     give_up = time.monotonic() + timeout_s
-    while True:
-        remaining = give_up - time.monotonic()
-        if remaining <= 0:
-            return "timeout"
-        try:
-            process.wait(timeout=min(remaining, _POLL_S))
-            return None
-        except subprocess.TimeoutExpired:
-            if os.fstat(out.fileno()).st_size > max_output_bytes:
-                return "output"
+    killed: Literal["timeout", "output"] | None = None
+    try:
+        while True:
+            remaining = give_up - time.monotonic()
+            if remaining <= 0:
+                killed = "timeout"
+                break
+            try:
+                process.wait(timeout=min(remaining, poll_s))
+                break
+            except subprocess.TimeoutExpired:
+                if any(os.fstat(file.fileno()).st_size > max_output_bytes for file in files):
+                    killed = "output"
+                    break
+    finally:
+        # also reached on KeyboardInterrupt: never leave the command's group running
+        if process.returncode is None:
+            _stop(process, grace_s)
+            stopped_background = False
+        else:
+            stopped_background = _group_alive(process.pid)
+            _signal_group(process.pid, signal.SIGKILL)  # background jobs it left behind
+    return killed, stopped_background
 
 
 def run_command(
@@ -158,7 +186,6 @@ def run_command(
         OSError: bash could not be started (missing, or ``cwd`` gone).
     """
     started = time.monotonic()
-    stopped_background = False
     with tempfile.TemporaryFile() as out:
         process = subprocess.Popen(
             ["bash", "-c", command],
@@ -170,15 +197,9 @@ def run_command(
             start_new_session=True,
             close_fds=True,
         )
-        try:
-            killed = _supervise(process, out, timeout_s, max_output_bytes)
-        finally:
-            # also reached on KeyboardInterrupt: never leave the command's group running
-            if process.returncode is None:
-                _stop(process, grace_s)
-            else:
-                stopped_background = _group_alive(process.pid)
-                _signal_group(process.pid, signal.SIGKILL)  # background jobs it left behind
+        killed, stopped_background = supervise_group(
+            process, (out,), timeout_s=timeout_s, max_output_bytes=max_output_bytes, grace_s=grace_s
+        )
         duration_ms = round((time.monotonic() - started) * 1000)
         output = read_output(out, limit_chars, max(max_output_bytes, 8 * limit_chars + 8))
     cause: KillCause | None = timeout_cause if killed == "timeout" else killed

@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Protocol
@@ -282,7 +282,7 @@ class LabRun:
     """Where report.json, report.md and runs.jsonl go (created and empty)."""
     run_id: str
     created_at: str
-    harness_version: str
+    harness_version: str = field(default_factory=lambda: _installed_version())
     rates: Rates | None = None
     tool_env: Mapping[str, str] | None = None
     """The environment of ``bash`` commands and command verifiers (``None``: the tools' default)."""
@@ -302,6 +302,31 @@ def run_id_for(now: datetime) -> str:
     """The run id of a command started at ``now``: ``2026-10-13T12-00-00-000Z`` (UTC, filesystem-safe)."""
     utc = now.astimezone(UTC)
     return utc.strftime("%Y-%m-%dT%H-%M-%S-") + f"{utc.microsecond // 1000:03d}Z"
+
+
+def granted_effects(flags: Mapping[str, bool]) -> frozenset[Effect]:
+    """Read plus the effects whose ``--allow-*`` flag is on (``{"write": True, ...}``)."""
+    return frozenset({Effect.READ} | {Effect(name) for name, on in flags.items() if on})
+
+
+def rates_from(input_rate: float | None, output_rate: float | None) -> Rates | None:
+    """``--input-rate`` and ``--output-rate`` as Rates (``None`` when neither); one without the other fails."""
+    if (input_rate is None) != (output_rate is None):
+        raise LabError("--input-rate and --output-rate go together: pass both or neither")
+    if input_rate is None or output_rate is None:
+        return None
+    return Rates(input_rate=input_rate, output_rate=output_rate)
+
+
+def created_at_for(now: datetime) -> str:
+    """``now`` as a report's createdAt: ``2026-10-13T12:00:00.000Z`` (UTC, milliseconds)."""
+    return now.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _installed_version() -> str:
+    from importlib.metadata import version
+
+    return version("alisio")
 
 
 def claim_run_dir(root: Path, run_id: str) -> tuple[str, Path]:

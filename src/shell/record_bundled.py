@@ -16,7 +16,6 @@ import os
 import sys
 import tempfile
 from datetime import UTC, datetime
-from importlib.metadata import version
 from pathlib import Path
 from typing import Annotated
 
@@ -27,9 +26,10 @@ from core.config import MeasuredConfig
 from core.report import Mode
 from core.suite import Task
 from shell.cassettes import credentials_of
-from shell.lab import LabError, LabRun, bundled_suites_root, preflight, run_id_for
+from shell.lab import LabError, LabRun, bundled_suites_root, created_at_for, preflight, run_id_for
 from shell.record_replay import BUNDLED_GRANTS, Recorded, record_cassettes, recording_plan
 from shell.suites import LoadedSuite, discover_suites
+from shell.tools import tool_env
 
 SCRIPTS = "scripts"
 GRANTED = BUNDLED_GRANTS
@@ -74,7 +74,7 @@ def _selected(loaded: LoadedSuite, wanted: set[str] | None) -> tuple[Task, ...]:
 
 def record_suite(loaded: LoadedSuite, tasks: tuple[Task, ...], directory: Path) -> tuple[Recorded, ...]:
     """Record ``tasks`` of ``loaded`` with their scripts into ``directory`` (default configuration)."""
-    from shell.cli.eval_run import _scripted_plan, _tool_env
+    from shell.cli.eval_run import _scripted_plan
 
     plan, hook = recording_plan(_scripted_plan(loaded.directory / SCRIPTS, tasks, None))
     now = datetime.now(UTC)
@@ -91,9 +91,8 @@ def record_suite(loaded: LoadedSuite, tasks: tuple[Task, ...], directory: Path) 
         keep=False,
         directory=Path(tempfile.mkdtemp(prefix="alisio-record-")),
         run_id=run_id_for(now),
-        created_at=now.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
-        harness_version=version("alisio"),
-        tool_env=_tool_env(os.environ, None),
+        created_at=created_at_for(now),
+        tool_env=tool_env(os.environ, None),
     )
     return record_cassettes(lab, hook, directory, credentials_of(os.environ, None), say=_say)
 

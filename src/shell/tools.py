@@ -79,6 +79,15 @@ def scrubbed_env(environ: Mapping[str, str]) -> dict[str, str]:
     return env
 
 
+def tool_env(environ: Mapping[str, str], key: str | None) -> dict[str, str]:
+    """``scrubbed_env(environ)`` without any variable holding the provider ``key``, whatever its name.
+
+    ``provider.apiKeyEnv`` may name a variable such as ``MY_LLM`` that no name rule catches: the key must
+    still not be one ``env`` away from the model.
+    """
+    return {name: value for name, value in scrubbed_env(environ).items() if not key or key not in value}
+
+
 @dataclass(slots=True)
 class ToolContext:
     """Per-run state and limits of the tools. Mutable: ``read_hashes`` grows as the run reads and writes."""

@@ -24,7 +24,6 @@ Not a sandbox: a command verifier runs with the user's privileges (the spec, "Li
 from __future__ import annotations
 
 import os
-import signal
 import stat
 import subprocess
 import tempfile
@@ -57,7 +56,7 @@ from core.verify import (
     judge_tool_sequence,
     judge_tree_diff,
 )
-from shell.bash_tool import _signal_group, _stop
+from shell.bash_tool import supervise_group
 from shell.tools import scrubbed_env
 from shell.workspace import Workspace, snapshot_tree
 from shell.workspace_paths import WorkspacePathError, real_root, resolve_in_workspace
@@ -173,14 +172,14 @@ def run_argv(
             )
         except OSError as error:
             return CommandFacts(started=False, start_error=_start_cause(error, argv, cwd))
-        try:
-            killed = _supervise(process, (out, err), timeout_s, max_output_bytes)
-        finally:
-            # also reached on KeyboardInterrupt: never leave the command's group running
-            if process.returncode is None:
-                _stop(process, grace_s)
-            else:
-                _signal_group(process.pid, signal.SIGKILL)  # background jobs it left behind
+        killed, _ = supervise_group(
+            process,
+            (out, err),
+            timeout_s=timeout_s,
+            max_output_bytes=max_output_bytes,
+            grace_s=grace_s,
+            poll_s=_POLL_S,
+        )
         duration_ms = round((time.monotonic() - started) * 1000)
         stdout = _read_head(out, max_output_bytes)
         stderr = _read_tail(err, _STDERR_TAIL_BYTES)
@@ -204,23 +203,6 @@ def _start_cause(error: OSError, argv: Sequence[str], cwd: str) -> str:
     if isinstance(error, PermissionError):
         return f"executable {program!r}: permission denied"
     return f"{program!r}: {error.strerror or error}"
-
-
-def _supervise(
-    process: subprocess.Popen[bytes], files: tuple[IO[bytes], ...], timeout_s: float, max_bytes: int
-) -> str | None:
-    """Wait for the process; ``"timeout"`` or ``"output"`` when it must be killed, ``None`` when it ended."""
-    give_up = time.monotonic() + timeout_s
-    while True:
-        remaining = give_up - time.monotonic()
-        if remaining <= 0:
-            return "timeout"
-        try:
-            process.wait(timeout=min(remaining, _POLL_S))
-            return None
-        except subprocess.TimeoutExpired:
-            if any(os.fstat(file.fileno()).st_size > max_bytes for file in files):
-                return "output"
 
 
 def _read_head(file: IO[bytes], limit: int) -> str:

@@ -302,7 +302,9 @@ def test_search_reports_path_line_text_and_skips_noise(ctx: ToolContext, layout:
     assert not bad.ok and "invalid regular expression" in bad.output
 
 
-def test_search_says_which_files_were_too_large_to_search(ctx: ToolContext, layout: tuple[Path, Path]) -> None:
+def test_search_says_which_files_were_too_large_to_search(
+    ctx: ToolContext, layout: tuple[Path, Path]
+) -> None:
     """A file over 1 MiB is not searched, and the result names it instead of answering a bare "no matches"."""
     (layout[0] / "build.log").write_text("ok\n" * 400_000 + "ERROR: disk full\n")
     (layout[0] / "small.txt").write_text("ERROR: small\n")

@@ -193,12 +193,11 @@ def _run(
     """Replay ``tasks`` once each and write the report files into ``out``."""
     import os
     from datetime import UTC, datetime
-    from importlib.metadata import version
 
     from core.report import Mode
-    from shell.cli.eval_run import _tool_env
-    from shell.lab import LabError, LabRun, run_id_for, run_lab
+    from shell.lab import LabError, LabRun, created_at_for, run_id_for, run_lab
     from shell.record_replay import BUNDLED_GRANTS
+    from shell.tools import tool_env
 
     now = datetime.now(UTC)
     lab = LabRun(
@@ -214,9 +213,8 @@ def _run(
         keep=False,
         directory=out,
         run_id=run_id_for(now),
-        created_at=now.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
-        harness_version=version("alisio"),
-        tool_env=_tool_env(os.environ, None),
+        created_at=created_at_for(now),
+        tool_env=tool_env(os.environ, None),
     )
     result = run_lab(lab, say=_say)
     if result.interrupted:

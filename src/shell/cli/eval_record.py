@@ -26,10 +26,17 @@ from shell.cli.options import (
     AllowAnalysis,
     AllowExternal,
     AllowProcess,
+    AllowSuiteFull,
     AllowWrite,
     BaseUrl,
     Json,
+    Keep,
     Model,
+    Seed,
+    SuiteArg,
+    SuiteDir,
+    Tasks,
+    Yes,
 )
 
 if TYPE_CHECKING:
@@ -48,27 +55,16 @@ def _say(line: str) -> None:
 
 
 def record(
-    suite: Annotated[
-        str, typer.Argument(help="A suite id or the name of its directory.", show_default=False)
-    ],
-    tasks: Annotated[
-        str | None, typer.Option("--tasks", help="Only these tasks: id,id (or suite/id).")
-    ] = None,
-    seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of the run order.")] = 0,
-    keep: Annotated[
-        bool, typer.Option("--keep", help="Keep each run's temporary directory; print its path.")
-    ] = False,
+    suite: SuiteArg,
+    tasks: Tasks = None,
+    seed: Seed = 0,
+    keep: Keep = False,
     cassette_dir: Annotated[
         Path | None, typer.Option("--cassette-dir", help="Where to write (default <suite>/cassettes).")
     ] = None,
-    suite_dir: Annotated[
-        Path | None,
-        typer.Option("--suite-dir", help="A suite, or a directory of suites, outside the bundled ones."),
-    ] = None,
-    yes: Annotated[bool, typer.Option("--yes", help="Accept a --suite-dir suite without asking.")] = False,
-    allow_suite_full: Annotated[
-        bool, typer.Option("--allow-suite-full", help='Let tasks with mode "full" run.')
-    ] = False,
+    suite_dir: SuiteDir = None,
+    yes: Yes = False,
+    allow_suite_full: AllowSuiteFull = False,
     json_output: Json = False,
     allow_write: AllowWrite = False,
     allow_process: AllowProcess = False,
@@ -88,7 +84,7 @@ def record(
     """Run each selected task once and write its cassette (<suite>/cassettes/<task-id>.jsonl)."""
     import os
 
-    from shell.lab import LabError
+    from shell.lab import LabError, granted_effects
 
     granted = {"write": allow_write, "process": allow_process, "external": allow_external}
     granted["analysis"] = allow_analysis
@@ -103,7 +99,7 @@ def record(
             yes=yes,
             allow_suite_full=allow_suite_full,
             json_output=json_output,
-            granted_flags=granted,
+            granted=granted_effects(granted),
             model=model,
             base_url=base_url,
             script=script,
@@ -130,7 +126,7 @@ def _execute(
     yes: bool,
     allow_suite_full: bool,
     json_output: bool,
-    granted_flags: dict[str, bool],
+    granted: frozenset[Effect],
     model: str | None,
     base_url: str | None,
     script: Path | None,
@@ -151,7 +147,6 @@ def _execute(
     loaded_config = _load_config(env)
     measured = loaded_config.config.measured
     choice = find_suite(suite, suite_dir, bundled_suites_root())
-    granted = _granted(granted_flags)
     selected = preflight(
         choice.loaded, wanted, granted, read_only=False, allow_suite_full=allow_suite_full, measured=measured
     )
@@ -172,12 +167,6 @@ def _execute(
         plan.close()
 
 
-def _granted(flags: dict[str, bool]) -> frozenset[Effect]:
-    from core.events import Effect
-
-    return frozenset({Effect.READ} | {Effect(name) for name, on in flags.items() if on})
-
-
 def _record(
     loaded: LoadedSuite,
     selected: tuple[Task, ...],
@@ -192,7 +181,6 @@ def _record(
 ) -> int:
     import tempfile
     from datetime import UTC, datetime
-    from importlib.metadata import version
 
     import msgspec
 
@@ -201,9 +189,9 @@ def _record(
     from core.records import RunRecord
     from core.report import Mode
     from shell.cassettes import cassette_dir_for, credentials_of
-    from shell.cli.eval_run import _tool_env
-    from shell.lab import LabRun, run_id_for
+    from shell.lab import LabRun, created_at_for, run_id_for
     from shell.record_replay import record_cassettes, recording_plan
+    from shell.tools import tool_env
 
     recording, hook = recording_plan(plan)
     now = datetime.now(UTC)
@@ -226,9 +214,8 @@ def _record(
         keep=keep,
         directory=Path(tempfile.mkdtemp(prefix="alisio-record-")),
         run_id=run_id_for(now),
-        created_at=now.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
-        harness_version=version("alisio"),
-        tool_env=_tool_env(env, plan.key),
+        created_at=created_at_for(now),
+        tool_env=tool_env(env, plan.key),
     )
     records: list[RunRecord] = []
 

@@ -34,17 +34,29 @@ from shell.cli.options import (
     AllowAnalysis,
     AllowExternal,
     AllowProcess,
+    AllowSuiteFull,
     AllowWrite,
     BaseUrl,
+    InputRate,
     Json,
+    Keep,
     Model,
+    OutputRate,
     ReadOnly,
+    Script,
+    Seed,
+    SuiteArg,
+    SuiteDir,
+    Tasks,
+    Yes,
 )
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from core.config import MeasuredConfig
+    from core.events import Effect
+    from core.report import Rates
     from core.suite import Task
     from shell.config_home import LoadedConfig
     from shell.lab import LabRun, ProviderPlan
@@ -158,63 +170,35 @@ def _replay_plan(
     return replay_plan(cassettes)
 
 
-def _tool_env(environ: Mapping[str, str], key: str | None) -> dict[str, str]:
-    """The environment of commands: secret-looking names dropped, and any variable holding the key."""
-    from shell.tools import scrubbed_env
-
-    return {name: value for name, value in scrubbed_env(environ).items() if not key or key not in value}
-
-
-def _check_flags(
-    mode: ModeChoice, cassette_dir: Path | None, rates: tuple[float | None, float | None]
-) -> None:
+def _check_flags(mode: ModeChoice, cassette_dir: Path | None, script: Path | None) -> None:
     from shell.lab import LabError
 
     if cassette_dir is not None and mode is not ModeChoice.REPLAY:
         raise LabError("--cassette-dir is only used with --mode replay")
-    if (rates[0] is None) != (rates[1] is None):
-        raise LabError("--input-rate and --output-rate go together: pass both or neither")
+    if mode is ModeChoice.REPLAY and script is not None:
+        raise LabError("--script plays a scripted provider in live mode; replay plays cassettes")
 
 
 def run(
-    suite: Annotated[
-        str, typer.Argument(help="A suite id or the name of its directory.", show_default=False)
-    ],
-    tasks: Annotated[
-        str | None, typer.Option("--tasks", help="Only these tasks: id,id (or suite/id).")
-    ] = None,
+    suite: SuiteArg,
+    tasks: Tasks = None,
     k: Annotated[
         int | None, typer.Option("--k", min=1, help="Repetitions per task (default 5).", show_default=False)
     ] = None,
-    seed: Annotated[
-        int, typer.Option("--seed", min=0, help="Seed of the run order; each run gets seed + repetition.")
-    ] = 0,
+    seed: Seed = 0,
     mode: Annotated[ModeChoice, typer.Option("--mode", help="live (a provider) or replay (cassettes).")] = (
         ModeChoice.LIVE
     ),
     cassette_dir: Annotated[Path | None, typer.Option("--cassette-dir", help="Cassettes (replay).")] = None,
-    keep: Annotated[
-        bool, typer.Option("--keep", help="Keep each run's temporary directory; print its path.")
-    ] = False,
+    keep: Keep = False,
     out: Annotated[
         Path | None, typer.Option("--out", help="Write the three report files directly here.")
     ] = None,
-    suite_dir: Annotated[
-        Path | None,
-        typer.Option("--suite-dir", help="A suite, or a directory of suites, outside the bundled ones."),
-    ] = None,
-    yes: Annotated[bool, typer.Option("--yes", help="Accept a --suite-dir suite without asking.")] = False,
-    allow_suite_full: Annotated[
-        bool, typer.Option("--allow-suite-full", help='Let tasks with mode "full" run.')
-    ] = False,
-    input_rate: Annotated[
-        float | None,
-        typer.Option("--input-rate", min=0.0, help="USD per million input tokens (with --output-rate)."),
-    ] = None,
-    output_rate: Annotated[
-        float | None,
-        typer.Option("--output-rate", min=0.0, help="USD per million output tokens (with --input-rate)."),
-    ] = None,
+    suite_dir: SuiteDir = None,
+    yes: Yes = False,
+    allow_suite_full: AllowSuiteFull = False,
+    input_rate: InputRate = None,
+    output_rate: OutputRate = None,
     json_output: Json = False,
     allow_write: AllowWrite = False,
     allow_process: AllowProcess = False,
@@ -223,26 +207,17 @@ def run(
     read_only: ReadOnly = False,
     model: Model = None,
     base_url: BaseUrl = None,
-    script: Annotated[
-        Path | None,
-        typer.Option(
-            "--script",
-            help="Play scripted assistant turns instead of a model (testing): one JSON file for every run, "
-            "or a directory of <task-id>.json.",
-        ),
-    ] = None,
+    script: Script = None,
 ) -> None:
     """Run a suite k times, judge every run, and write report.json, report.md and runs.jsonl."""
     import os
 
-    from shell.lab import LabError
+    from shell.lab import LabError, granted_effects, rates_from
 
     granted_flags = {"write": allow_write, "process": allow_process, "external": allow_external}
     granted_flags["analysis"] = allow_analysis
     try:
-        _check_flags(mode, cassette_dir, (input_rate, output_rate))
-        if mode is ModeChoice.REPLAY and script is not None:
-            raise LabError("--script plays a scripted provider in live mode; replay plays cassettes")
+        _check_flags(mode, cassette_dir, script)
         code = _execute(
             suite=suite,
             wanted=tasks.split(",") if tasks is not None else None,
@@ -254,9 +229,9 @@ def run(
             suite_dir=suite_dir,
             yes=yes,
             allow_suite_full=allow_suite_full,
-            rates=(input_rate, output_rate),
+            rates=rates_from(input_rate, output_rate),
             json_output=json_output,
-            granted_flags=granted_flags,
+            granted=granted_effects(granted_flags),
             read_only=read_only,
             model=model,
             base_url=base_url,
@@ -285,9 +260,9 @@ def _execute(
     suite_dir: Path | None,
     yes: bool,
     allow_suite_full: bool,
-    rates: tuple[float | None, float | None],
+    rates: Rates | None,
     json_output: bool,
-    granted_flags: dict[str, bool],
+    granted: frozenset[Effect],
     read_only: bool,
     model: str | None,
     base_url: str | None,
@@ -295,10 +270,9 @@ def _execute(
     env: Mapping[str, str],
 ) -> int:
     from datetime import UTC, datetime
-    from importlib.metadata import version
 
     from core.events import Effect
-    from core.report import Mode, Rates
+    from core.report import Mode
     from shell.config_home import data_dir
     from shell.lab import (
         LabError,
@@ -306,17 +280,18 @@ def _execute(
         bundled_suites_root,
         claim_run_dir,
         confirm_third_party,
+        created_at_for,
         find_suite,
         interactive_terminal,
         preflight,
         run_id_for,
         unwritable_dir,
     )
+    from shell.tools import tool_env
 
     loaded_config = _load_config(env)
     measured: MeasuredConfig = loaded_config.config.measured
     choice = find_suite(suite, suite_dir, bundled_suites_root())
-    granted = frozenset({Effect.READ} | {Effect(name) for name, on in granted_flags.items() if on})
     selected = preflight(
         choice.loaded,
         wanted,
@@ -354,12 +329,9 @@ def _execute(
             keep=keep,
             directory=directory,
             run_id=run_id,
-            created_at=now.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
-            harness_version=version("alisio"),
-            rates=Rates(input_rate=rates[0], output_rate=rates[1])
-            if rates[0] is not None and rates[1] is not None
-            else None,
-            tool_env=_tool_env(env, plan.key),
+            created_at=created_at_for(now),
+            rates=rates,
+            tool_env=tool_env(env, plan.key),
         )
         return _run_and_show(lab, json_output)
     finally:

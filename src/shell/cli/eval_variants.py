@@ -32,17 +32,29 @@ from shell.cli.options import (
     AllowAnalysis,
     AllowExternal,
     AllowProcess,
+    AllowSuiteFull,
     AllowWrite,
     BaseUrl,
+    InputRate,
     Json,
+    Keep,
     Model,
+    OutputRate,
     ReadOnly,
+    Script,
+    Seed,
+    SuiteArg,
+    SuiteDir,
+    Tasks,
+    Yes,
 )
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
     from core.config import MeasuredConfig
+    from core.events import Effect
+    from core.report import Rates
     from core.suite import Task
     from core.variants import VariantsPlan
     from shell.lab import LabRun
@@ -52,19 +64,8 @@ REFUSE_REPLAY = "variants refuses replay: it compares configurations, replay pin
 PREFIX = "alisio eval variants"
 
 
-def _check_flags(mode: ModeChoice, rates: tuple[float | None, float | None]) -> None:
-    from shell.lab import LabError
-
-    if mode is ModeChoice.REPLAY:
-        raise LabError(REFUSE_REPLAY)
-    if (rates[0] is None) != (rates[1] is None):
-        raise LabError("--input-rate and --output-rate go together: pass both or neither")
-
-
 def variants(
-    suite: Annotated[
-        str, typer.Argument(help="A suite id or the name of its directory.", show_default=False)
-    ],
+    suite: SuiteArg,
     variants_file: Annotated[
         Path,
         typer.Option(
@@ -73,39 +74,22 @@ def variants(
             show_default=False,
         ),
     ],
-    tasks: Annotated[
-        str | None, typer.Option("--tasks", help="Only these tasks: id,id (or suite/id).")
-    ] = None,
+    tasks: Tasks = None,
     k: Annotated[int, typer.Option("--k", min=1, help="Repetitions per task and variant.")] = DEFAULT_K,
-    seed: Annotated[
-        int, typer.Option("--seed", min=0, help="Seed of the run order; each run gets seed + repetition.")
-    ] = 0,
+    seed: Seed = 0,
     mode: Annotated[ModeChoice, typer.Option("--mode", help="live only: variants refuses replay.")] = (
         ModeChoice.LIVE
     ),
-    keep: Annotated[
-        bool, typer.Option("--keep", help="Keep each run's temporary directory; print its path.")
-    ] = False,
+    keep: Keep = False,
     out: Annotated[
         Path | None,
         typer.Option("--out", help="Write the variant directories and the comparison directly here."),
     ] = None,
-    suite_dir: Annotated[
-        Path | None,
-        typer.Option("--suite-dir", help="A suite, or a directory of suites, outside the bundled ones."),
-    ] = None,
-    yes: Annotated[bool, typer.Option("--yes", help="Accept a --suite-dir suite without asking.")] = False,
-    allow_suite_full: Annotated[
-        bool, typer.Option("--allow-suite-full", help='Let tasks with mode "full" run.')
-    ] = False,
-    input_rate: Annotated[
-        float | None,
-        typer.Option("--input-rate", min=0.0, help="USD per million input tokens (with --output-rate)."),
-    ] = None,
-    output_rate: Annotated[
-        float | None,
-        typer.Option("--output-rate", min=0.0, help="USD per million output tokens (with --input-rate)."),
-    ] = None,
+    suite_dir: SuiteDir = None,
+    yes: Yes = False,
+    allow_suite_full: AllowSuiteFull = False,
+    input_rate: InputRate = None,
+    output_rate: OutputRate = None,
     json_output: Json = False,
     allow_write: AllowWrite = False,
     allow_process: AllowProcess = False,
@@ -114,24 +98,18 @@ def variants(
     read_only: ReadOnly = False,
     model: Model = None,
     base_url: BaseUrl = None,
-    script: Annotated[
-        Path | None,
-        typer.Option(
-            "--script",
-            help="Play scripted assistant turns instead of a model (testing): one JSON file for every run, "
-            "or a directory of <task-id>.json.",
-        ),
-    ] = None,
+    script: Script = None,
 ) -> None:
     """Run configuration variants interleaved over the same tasks, report each, and compare them."""
     import os
 
-    from shell.lab import LabError
+    from shell.lab import LabError, granted_effects, rates_from
 
     granted_flags = {"write": allow_write, "process": allow_process, "external": allow_external}
     granted_flags["analysis"] = allow_analysis
     try:
-        _check_flags(mode, (input_rate, output_rate))
+        if mode is ModeChoice.REPLAY:
+            raise LabError(REFUSE_REPLAY)
         code = _execute(
             suite=suite,
             variants_file=variants_file,
@@ -143,9 +121,9 @@ def variants(
             suite_dir=suite_dir,
             yes=yes,
             allow_suite_full=allow_suite_full,
-            rates=(input_rate, output_rate),
+            rates=rates_from(input_rate, output_rate),
             json_output=json_output,
-            granted_flags=granted_flags,
+            granted=granted_effects(granted_flags),
             read_only=read_only,
             model=model,
             base_url=base_url,
@@ -198,9 +176,9 @@ def _execute(
     suite_dir: Path | None,
     yes: bool,
     allow_suite_full: bool,
-    rates: tuple[float | None, float | None],
+    rates: Rates | None,
     json_output: bool,
-    granted_flags: dict[str, bool],
+    granted: frozenset[Effect],
     read_only: bool,
     model: str | None,
     base_url: str | None,
@@ -208,11 +186,10 @@ def _execute(
     env: Mapping[str, str],
 ) -> int:
     from datetime import UTC, datetime
-    from importlib.metadata import version
 
     from core.events import Effect
-    from core.report import Mode, Rates
-    from shell.cli.eval_run import _ask, _live_plan, _load_config, _scripted_plan, _tool_env
+    from core.report import Mode
+    from shell.cli.eval_run import _ask, _live_plan, _load_config, _scripted_plan
     from shell.config_home import data_dir
     from shell.lab import (
         LabError,
@@ -220,18 +197,19 @@ def _execute(
         bundled_suites_root,
         claim_run_dir,
         confirm_third_party,
+        created_at_for,
         find_suite,
         interactive_terminal,
         preflight,
         run_id_for,
         unwritable_dir,
     )
+    from shell.tools import tool_env
     from shell.variants import read_variants, variant_labs
 
     loaded_config = _load_config(env)
     choice = find_suite(suite, suite_dir, bundled_suites_root())
     plan = read_variants(variants_file, loaded_config.config.measured, choice.loaded)
-    granted = frozenset({Effect.READ} | {Effect(name) for name, on in granted_flags.items() if on})
     selected = _preflight_each(
         plan,
         lambda measured: preflight(
@@ -271,12 +249,9 @@ def _execute(
             keep=keep,
             directory=root,
             run_id=run_id,
-            created_at=now.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
-            harness_version=version("alisio"),
-            rates=Rates(input_rate=rates[0], output_rate=rates[1])
-            if rates[0] is not None and rates[1] is not None
-            else None,
-            tool_env=_tool_env(env, provider.key),
+            created_at=created_at_for(now),
+            rates=rates,
+            tool_env=tool_env(env, provider.key),
         )
         return _run_and_show(plan, variant_labs(base, plan, root), root, json_output)
     finally:

@@ -31,3 +31,33 @@ BaseUrl = Annotated[
 Cwd = Annotated[
     Path | None, typer.Option("--cwd", help="Workspace directory (default: the current directory).")
 ]
+
+# The lab's commands (eval run, variants, record) share these.
+SuiteArg = Annotated[str, typer.Argument(help="A suite id or the name of its directory.", show_default=False)]
+Tasks = Annotated[str | None, typer.Option("--tasks", help="Only these tasks: id,id (or suite/id).")]
+Seed = Annotated[
+    int, typer.Option("--seed", min=0, help="Seed of the run order; each run gets seed + repetition.")
+]
+Keep = Annotated[bool, typer.Option("--keep", help="Keep each run's temporary directory; print its path.")]
+SuiteDir = Annotated[
+    Path | None,
+    typer.Option("--suite-dir", help="A suite, or a directory of suites, outside the bundled ones."),
+]
+Yes = Annotated[bool, typer.Option("--yes", help="Accept a --suite-dir suite without asking.")]
+AllowSuiteFull = Annotated[bool, typer.Option("--allow-suite-full", help='Let tasks with mode "full" run.')]
+InputRate = Annotated[
+    float | None,
+    typer.Option("--input-rate", min=0.0, help="USD per million input tokens (with --output-rate)."),
+]
+OutputRate = Annotated[
+    float | None,
+    typer.Option("--output-rate", min=0.0, help="USD per million output tokens (with --input-rate)."),
+]
+Script = Annotated[
+    Path | None,
+    typer.Option(
+        "--script",
+        help="Play scripted assistant turns instead of a model (testing): one JSON file for every run, "
+        "or a directory of <task-id>.json.",
+    ),
+]

@@ -169,20 +169,6 @@ def _provider(
     return provider, resolved.model, measured, key
 
 
-def _tool_env(key: str | None) -> dict[str, str]:
-    """The environment of bash commands: secret-looking names dropped, and any variable holding the key.
-
-    ``provider.apiKeyEnv`` may name a variable such as ``MY_LLM`` that no name rule catches: the key must
-    still not be one ``env`` away from the model.
-    """
-    import os
-
-    from shell.tools import scrubbed_env
-
-    env = scrubbed_env(os.environ)
-    return {name: value for name, value in env.items() if not key or key not in value}
-
-
 def _execute(
     prompt: str,
     cwd: Path | None,
@@ -196,6 +182,7 @@ def _execute(
     budget_values: tuple[int, int, int | None, int | None],
     script: Path | None,
 ) -> RunResult:
+    import os
     from importlib.metadata import version
 
     from returns.result import Failure
@@ -207,6 +194,7 @@ def _execute(
     from core.fingerprint import path_rules
     from core.policy import ALL_EFFECTS, Mode, Policy
     from shell.agent import AgentSetup, run_agent
+    from shell.tools import tool_env
 
     workspace = _workspace(cwd)
     provider, model_name, measured, key = _provider(script, model, base_url)
@@ -236,7 +224,7 @@ def _execute(
         harness_version=version("alisio"),
         config_hash=config_hash(measured),
         on_event=_json_sink() if json_out else _progress,
-        env=_tool_env(key),
+        env=tool_env(os.environ, key),
     )
     try:
         return run_agent(setup)
