@@ -5,7 +5,8 @@
     instructions = "..."            # the system prompt (default: DEFAULT_INSTRUCTIONS)
 
     [provider]                      # not measured: never in the hash, never a variant override
-    id = "openai_compat"
+    id = "openai_compat"            # a label recorded in events and reports (e.g. "deepseek"); whatever it
+                                    # says, the endpoint is spoken to with the OpenAI-compatible protocol
     baseUrl = "http://localhost:8000/v1"
     model = "qwen2.5-coder"
     apiKeyEnv = "OPENAI_API_KEY"    # the NAME of the variable holding the key, never the key
@@ -147,6 +148,8 @@ class ProviderSettings(_Input, frozen=True, kw_only=True):
     """``[provider]``: who answers. Not measured: it never enters the hash and is never a variant override."""
 
     id: NonEmptyText = "openai_compat"
+    """A label for the endpoint, recorded as ``provider`` in run_start and reports (``alisio run`` and
+    ``eval`` alike). It selects no protocol: every provider is spoken to as OpenAI-compatible."""
     base_url: BaseUrl | None = None
     """The OpenAI-compatible base URL (``--base-url`` overrides it)."""
     model: NonEmptyText | None = None

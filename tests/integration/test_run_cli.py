@@ -14,7 +14,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from core.events import BudgetStopped, Event, RunEnded, ToolCalled
+from core.events import BudgetStopped, Event, RunEnded, RunStarted, ToolCalled
 from tests.integration.sse_server import Reply, SseServer
 
 ALISIO = Path(sys.executable).with_name("alisio")
@@ -120,6 +120,21 @@ def test_a_run_reads_a_file_and_prints_the_final_text(
     tool_messages = [m for m in second["messages"] if m["role"] == "tool"]
     assert len(tool_messages) == 1 and "hello from the workspace" in tool_messages[0]["content"]
     assert "authorization" not in server.requests[0].headers
+
+
+def test_run_start_records_the_configured_provider_id(
+    server: SseServer, workspace: Path, tmp_path: Path
+) -> None:
+    """config.toml's [provider] id (a label such as "deepseek") is the provider run_start records, as eval does."""
+    (tmp_path / "config").mkdir(parents=True, exist_ok=True)
+    (tmp_path / "config" / "config.toml").write_text('[provider]\nid = "deepseek"\n')
+    server.enqueue(text_reply("done"))
+    result = run(
+        tmp_path, "hi", "--cwd", str(workspace), "--base-url", server.base_url, "--model", "m1", "--json"
+    )
+    assert result.returncode == 0, result.stderr
+    first = EVENTS.decode(result.stdout.splitlines()[0])
+    assert isinstance(first, RunStarted) and first.provider == "deepseek"
 
 
 def test_json_streams_the_event_log_as_decodable_lines(

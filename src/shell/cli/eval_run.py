@@ -146,7 +146,7 @@ def _live_plan(
         case Success(resolved):
             pass
     key = resolved.api_key.reveal() if resolved.api_key is not None else None
-    provider = OpenAICompatProvider(resolved.base_url, resolved.model, api_key=key)
+    provider = OpenAICompatProvider(resolved.base_url, resolved.model, api_key=key, provider_id=resolved.id)
     return ProviderPlan(
         id=resolved.id,
         model=resolved.model,

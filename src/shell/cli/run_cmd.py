@@ -165,7 +165,7 @@ def _provider(
     from shell.providers.openai_compat import OpenAICompatProvider
 
     key = resolved.api_key.reveal() if resolved.api_key is not None else None
-    provider = OpenAICompatProvider(resolved.base_url, resolved.model, api_key=key)
+    provider = OpenAICompatProvider(resolved.base_url, resolved.model, api_key=key, provider_id=resolved.id)
     return provider, resolved.model, measured, key
 
 

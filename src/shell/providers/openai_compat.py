@@ -83,6 +83,7 @@ class OpenAICompatProvider:
         clock: a monotonic clock in seconds, for the ``timeout_s`` deadline of a call.
         jitter: ``upper -> delay`` in ``[0, upper]``; defaults to a uniform draw.
         limit_field: the body field for the output limit; by default chosen from the host.
+        provider_id: the label recorded in events and reports (``provider.id`` of config.toml).
     """
 
     def __init__(
@@ -102,7 +103,9 @@ class OpenAICompatProvider:
         clock: Callable[[], float] = time.monotonic,
         jitter: Callable[[float], float] | None = None,
         limit_field: LimitField | None = None,
+        provider_id: str = "openai_compat",
     ) -> None:
+        self._provider_id = provider_id
         self._base_url = base_url.rstrip("/")
         self._url = self._base_url + "/chat/completions"
         self._model = model
@@ -126,7 +129,8 @@ class OpenAICompatProvider:
 
     @property
     def id(self) -> str:
-        return "openai_compat"
+        """The configured ``provider.id`` (a label of the endpoint; the protocol is always this one)."""
+        return self._provider_id
 
     @property
     def url(self) -> str:
