@@ -2,8 +2,9 @@
 
 Rules this module keeps:
 
-- ``select_tasks`` picks the tasks named by ``--tasks`` (in the order given, each once), accepting a plain
-  task id or ``<suiteId>/<taskId>``; an unknown id is an error listing the known ones, never silently skipped.
+- ``select_tasks`` picks the tasks named by ``--tasks`` (in the order given), accepting a plain task id or
+  ``<suiteId>/<taskId>``; an unknown id is an error listing the known ones, never silently skipped, and a task
+  named twice is an error naming it (``--k`` sets repetitions), never silently run once.
 - ``plan_runs`` yields every (task, repetition) pair exactly once, repetitions counted from 0, each with
   ``seed = seed + repetition``, in an order drawn from a numpy ``Generator`` seeded with ``seed``: the same
   inputs always give the same plan. The seed only orders runs; the provider never receives it.
@@ -47,11 +48,12 @@ def select_tasks(suite: Suite, wanted: Sequence[str] | None) -> Result[tuple[Tas
     Args:
         suite: the parsed suite.
         wanted: task ids as given to ``--tasks``; ``<suiteId>/<taskId>`` is accepted for this suite.
-            Blank entries are ignored and a repeated id counts once.
+            Blank entries are ignored.
 
     Returns:
-        The tasks in the order first named, or ``Failure(ScheduleError)`` naming every unknown id, the
-        suite and its known task ids; an empty selection is an error too.
+        The tasks in the order named, or ``Failure(ScheduleError)`` naming every unknown id, the suite and
+        its known task ids; a task named more than once (``a,a`` or ``a,<suiteId>/a``) and an empty
+        selection are errors too.
     """
     if wanted is None:
         return Success(suite.tasks)
@@ -59,6 +61,7 @@ def select_tasks(suite: Suite, wanted: Sequence[str] | None) -> Result[tuple[Tas
     prefix = suite.suite_id + "/"
     chosen: list[Task] = []
     unknown: list[str] = []
+    repeated: list[str] = []
     for raw in wanted:
         name = raw.strip()
         task_id = name.removeprefix(prefix)
@@ -67,7 +70,10 @@ def select_tasks(suite: Suite, wanted: Sequence[str] | None) -> Result[tuple[Tas
         task = by_id.get(task_id)
         if task is None:
             unknown.append(name)
-        elif task not in chosen:
+        elif task in chosen:
+            if task.id not in repeated:
+                repeated.append(task.id)
+        else:
             chosen.append(task)
     known = ", ".join(task.id for task in suite.tasks)
     if unknown:
@@ -75,6 +81,13 @@ def select_tasks(suite: Suite, wanted: Sequence[str] | None) -> Result[tuple[Tas
         return Failure(
             ScheduleError(
                 message=f"unknown {noun} {', '.join(unknown)} in suite {suite.suite_id} (known: {known})"
+            )
+        )
+    if repeated:
+        names = ", ".join(repeated)
+        return Failure(
+            ScheduleError(
+                message=f"--tasks names {names} more than once: name each task once (--k sets repetitions)"
             )
         )
     if not chosen:

@@ -347,6 +347,27 @@ def test_an_unknown_task_lists_the_known_ones(home: Path) -> None:
     assert "nope" in result.stderr and "known: one, two" in result.stderr
 
 
+@pytest.mark.parametrize("command", ["run", "record", "variants"])
+def test_a_task_named_twice_is_a_usage_error(home: Path, command: str) -> None:
+    """--tasks one,calc-suite/one (eval run, record, variants): exit 1 naming the task, nothing run or written."""
+    suite = make_suite(home, task("one"), task("two"))
+    script = write_script(home / "f.json", FIX)
+    extra: list[str] = []
+    if command == "variants":
+        compare = home / "compare.json"
+        variants = [{"id": "a", "overrides": {}}, {"id": "b", "overrides": {"compaction.threshold": 0.6}}]
+        compare.write_text(json.dumps({"suite": "calc-suite", "variants": variants}))
+        extra = ["--variants", str(compare)]
+    result = alisio(
+        home, "eval", command, "calc-suite", "--suite-dir", str(suite), "--yes", "--allow-write",
+        "--script", str(script), "--tasks", "one,calc-suite/one", *extra,
+    )  # fmt: skip
+    assert result.returncode == 1, result.stderr
+    assert "--tasks names one more than once" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert run_dirs(home) == [] and not (suite / "cassettes").exists()
+
+
 def test_an_unknown_suite_lists_the_known_ones(home: Path) -> None:
     """A suite name that matches nothing: exit 1 naming it and the suites found."""
     make_suite(home)

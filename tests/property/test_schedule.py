@@ -78,12 +78,22 @@ def test_no_selection_means_every_task(suite: Suite) -> None:
 
 @given(suites(), st.data())
 def test_selection_keeps_the_order_given(suite: Suite, data: st.DataObject) -> None:
-    """--tasks picks the named tasks in the order named, each once; suiteId/taskId names the same task."""
+    """--tasks picks the named tasks in the order named; suiteId/taskId names the same task."""
     ids = [t.id for t in suite.tasks]
-    picked = data.draw(st.lists(st.sampled_from(ids), min_size=1, max_size=4))
+    picked = data.draw(st.lists(st.sampled_from(ids), min_size=1, max_size=4, unique=True))
     named = [f"{suite.suite_id}/{i}" if n % 2 else i for n, i in enumerate(picked)]
     chosen = select_tasks(suite, named).unwrap()
-    assert [t.id for t in chosen] == list(dict.fromkeys(picked))
+    assert [t.id for t in chosen] == picked
+
+
+@given(suites(), st.data(), st.booleans())
+def test_a_task_named_twice_is_refused(suite: Suite, data: st.DataObject, qualified: bool) -> None:
+    """A task named twice (plainly or as suiteId/taskId) is an error naming it, never run once silently."""
+    task_id = data.draw(st.sampled_from([t.id for t in suite.tasks]))
+    again = f"{suite.suite_id}/{task_id}" if qualified else task_id
+    result = select_tasks(suite, [task_id, again])
+    assert isinstance(result, Failure)
+    assert task_id in result.failure().message and "more than once" in result.failure().message
 
 
 @given(suites())
