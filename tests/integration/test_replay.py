@@ -43,10 +43,16 @@ def home(tmp_path: Path) -> Path:
 
 
 def alisio(home: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """The installed command with an empty configuration, no key and no terminal."""
+    """The installed command with an empty configuration, no key, no terminal and its own TMPDIR.
+
+    ``eval ci`` without ``--out`` keeps its reports in a new temporary directory: under ``home/tmp`` it goes
+    away with the test's tmp_path instead of piling up in /tmp.
+    """
     environ = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY",)}
     environ["ALISIO_CONFIG_HOME"] = str(home / "config")
     environ["ALISIO_DATA_HOME"] = str(home / "data")
+    (home / "tmp").mkdir(parents=True, exist_ok=True)
+    environ["TMPDIR"] = str(home / "tmp")
     environ.update(env or {})
     return subprocess.run(
         [str(ALISIO), *args],
@@ -356,7 +362,7 @@ def test_eval_ci_exit_codes(home: Path) -> None:
 def test_eval_ci_says_one_cassette_and_leaves_no_empty_temporary_directory(home: Path) -> None:
     """One cassette reads "the 1 cassette"; when nothing could be replayed no empty report directory is left."""
     root = _ci_suites(home)
-    tmp = home / "tmp"
+    tmp = home / "ci-tmp"
     tmp.mkdir()
     clean = alisio(
         home, "eval", "ci", "--suite-dir", str(root / "calc-suite"), "--yes", env={"TMPDIR": str(tmp)}
