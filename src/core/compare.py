@@ -22,7 +22,7 @@ from returns.result import Failure, Result, Success
 
 from core.base import Frozen
 from core.errors import IncompatibleReports
-from core.report import Conditions, Count, Mode, Report, TaskReport
+from core.report import Conditions, Count, Mode, Report, TaskReport, finished_runs
 from core.stats import ClusteredMean, Interval, task_clustered_mean
 from core.verdict import Side, task_verdict
 
@@ -183,6 +183,18 @@ def _warnings(b: Conditions, c: Conditions) -> list[str]:
         out.append("rates differ or are missing on one side: estimated costs are not compared")
     if b.k != c.k:
         out.append(f"k differs: {b.k} -> {c.k}")
+    return out
+
+
+def _interrupted_warnings(baseline: Report, candidate: Report) -> list[str]:
+    """A warning per side that Ctrl-C stopped: its tasks and rates cover only the runs that finished."""
+    out: list[str] = []
+    for side, report in (("baseline", baseline), ("candidate", candidate)):
+        if report.interrupted:
+            out.append(
+                f"the {side} was interrupted after {finished_runs(report)}: tasks that never ran are missing "
+                "and its rates cover the finished runs only"
+            )
     return out
 
 
@@ -384,7 +396,11 @@ def compare_reports(baseline: Report, candidate: Report) -> Result[Comparison, I
             baseline=bc,
             candidate=cc,
             replay=replay,
-            warnings=tuple(_warnings(bc, cc) + _task_set_warning(set(b_tasks), set(c_tasks))),
+            warnings=tuple(
+                _warnings(bc, cc)
+                + _task_set_warning(set(b_tasks), set(c_tasks))
+                + _interrupted_warnings(baseline, candidate)
+            ),
             tasks=tuple(tasks),
             summary=summary,
             limits=limits_footnote(replay, summary.errored),

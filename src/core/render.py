@@ -18,7 +18,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from core.compare import Comparison, Delta, Outcome, SideCounts, TaskComparison
-from core.report import Conditions, Count, MeasuredBlock, Mode, Report, TaskReport, Tokens
+from core.report import (
+    Conditions,
+    Count,
+    MeasuredBlock,
+    Mode,
+    Report,
+    TaskReport,
+    Tokens,
+    finished_runs,
+)
 from core.stats import Interval
 from core.verdict import format_interval
 
@@ -231,6 +240,8 @@ def render_markdown(report: Report) -> str:
         lines += [f"> {REPLAY_NOTICE} A green replay says nothing about model quality.", ""]
     if scripted:
         lines += [f"> {SCRIPTED_NOTICE}", ""]
+    if report.interrupted:
+        lines += [f"> **Interrupted after {finished_runs(report)}: tasks that never ran are missing.**", ""]
     lines += _table(("Condition", "Value"), _conditions_rows(c))
     rate_head = "Success rate (Wilson 95%)" if c.mode is Mode.LIVE else "Success rate (observed)"
     lines += ["", "## Tasks", ""]

@@ -64,6 +64,7 @@ __all__ = [
     "build_report",
     "decode_report",
     "encode_report",
+    "finished_runs",
 ]
 
 REPORT_SCHEMA_VERSION = 1
@@ -245,6 +246,19 @@ class Report(Frozen, frozen=True, kw_only=True):
     conditions: Conditions
     tasks: tuple[TaskReport, ...]
     summary: Summary
+    planned_runs: int | None = None
+    """How many runs the command planned (tasks x k); ``None`` in reports written before it was recorded.
+    Additive with a default, so schemaVersion stays 1 and older reports still decode."""
+    interrupted: bool = False
+    """Ctrl-C stopped the command: only the finished runs are reported, tasks that never ran are missing."""
+
+
+def finished_runs(report: Report) -> str:
+    """The runs the report holds, against the plan when known: ``7 of 35 planned runs``, ``7 runs``."""
+    done = sum(task.runs for task in report.tasks)
+    if report.planned_runs is not None:
+        return f"{done} of {report.planned_runs} planned runs"
+    return f"{done} run" if done == 1 else f"{done} runs"
 
 
 # --- building -------------------------------------------------------------------------------------------
@@ -375,12 +389,20 @@ def _tokens(inp: int, out: int, reasoning: int | None) -> Tokens:
     return Tokens(input=inp, output=out, total=inp + out, reasoning=reasoning)
 
 
-def build_report(records: Sequence[RunRecord], conditions: Conditions) -> Report:
+def build_report(
+    records: Sequence[RunRecord],
+    conditions: Conditions,
+    *,
+    planned_runs: int | None = None,
+    interrupted: bool = False,
+) -> Report:
     """Build the report of ``records`` measured under ``conditions``.
 
     Args:
         records: every run of the arm, in any order (one variant: the caller filters by ``variant``).
         conditions: the measurement conditions, including ``k`` (for the pass@k estimates) and the rates.
+        planned_runs: how many runs the command planned for this arm (tasks x k).
+        interrupted: Ctrl-C stopped the command before every planned run finished.
 
     Returns:
         The Report, tasks sorted by id. Pure and deterministic: the same records give the same report.
@@ -472,7 +494,13 @@ def build_report(records: Sequence[RunRecord], conditions: Conditions) -> Report
         )
     cached_totals = (int(cached_tokens.sum()), int(cached_input.sum()))
     summary = _summary(tasks, cols, judged_mask, all_incidents, cached_totals, conditions)
-    return Report(conditions=conditions, tasks=tuple(tasks), summary=summary)
+    return Report(
+        conditions=conditions,
+        tasks=tuple(tasks),
+        summary=summary,
+        planned_runs=planned_runs,
+        interrupted=interrupted,
+    )
 
 
 def _ratio(part: int, whole: int) -> float | None:

@@ -462,7 +462,7 @@ def run_lab(
                 interrupted = True
                 say(f"interrupted: writing the report of the {len(records)} finished runs")
                 break
-    report = build_report(records, _conditions(lab))
+    report = build_report(records, _conditions(lab), planned_runs=len(plan), interrupted=interrupted)
     write_report_files(lab.directory, report, records)
     return LabResult(records=tuple(records), report=report, directory=lab.directory, interrupted=interrupted)
 

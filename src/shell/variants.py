@@ -140,7 +140,11 @@ def run_variants(
             records[variant_id].append(record)
             _append(files[variant_id], encoder.encode(record) + b"\n")
             on_record(record, index, len(specs))
-    reports = tuple(build_report(records[v], _conditions(by_variant[v])) for v in ids)
+    planned = len(first.tasks) * first.k  # per variant
+    reports = tuple(
+        build_report(records[v], _conditions(by_variant[v]), planned_runs=planned, interrupted=interrupted)
+        for v in ids
+    )
     for variant_id, report in zip(ids, reports, strict=True):
         write_report_files(by_variant[variant_id].directory, report, records[variant_id])
     comparison = _write_comparison(plan, reports, root)

@@ -479,7 +479,15 @@ def test_ctrl_c_writes_the_report_of_the_finished_runs(home: Path, tmp_path: Pat
     assert "interrupted" in stderr and "Traceback" not in stderr
     directory = run_dirs(home)[0]
     assert len(read_runs(directory)) == 1
-    assert read_report(directory).summary.runs == 1
+    report = read_report(directory)
+    assert report.summary.runs == 1
+    assert (report.interrupted, report.planned_runs) == (True, 3)
+    notice = "> **Interrupted after 1 of 3 planned runs: tasks that never ran are missing.**"
+    assert notice in (directory / "report.md").read_text()
+    compared = alisio(home, "eval", "compare", str(directory), str(directory))
+    assert compared.returncode == 0, compared.stderr
+    assert "- the baseline was interrupted after 1 of 3 planned runs" in compared.stdout
+    assert "- the candidate was interrupted after 1 of 3 planned runs" in compared.stdout
     assert [p.name for p in temp.iterdir() if p.name.startswith("alisio-")] == []
 
 

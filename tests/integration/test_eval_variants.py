@@ -307,6 +307,10 @@ def test_ctrl_c_reports_and_compares_the_finished_runs(home: Path, tmp_path: Pat
     assert "interrupted" in stderr and "Traceback" not in stderr
     assert [len(read_runs(out / v)) for v in ("a", "b")] == [1, 0]
     assert read_report(out / "a").summary.runs == 1 and read_report(out / "b").summary.runs == 0
+    a, b = read_report(out / "a"), read_report(out / "b")
+    assert (a.interrupted, a.planned_runs, b.interrupted, b.planned_runs) == (True, 2, True, 2)
+    assert "Interrupted after 0 of 2 planned runs" in (out / "b" / "report.md").read_text()
+    assert "the baseline was interrupted after 1 of 2 planned runs" in (out / "comparison.md").read_text()
     assert (out / "comparison.json").is_file() and (out / "comparison.md").is_file()
     assert [p.name for p in temp.iterdir() if p.name.startswith("alisio-")] == []
 

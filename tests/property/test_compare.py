@@ -84,6 +84,21 @@ def test_same_version_different_content_hash_is_a_warning() -> None:
     assert any("without bumping suiteVersion" in w for w in comparison.warnings)
 
 
+def test_an_interrupted_side_is_a_warning_naming_it() -> None:
+    """Either side stopped by Ctrl-C: a warning naming that side and its finished/planned runs; none otherwise."""
+    whole = report(task_runs("a", 5))
+    cut = msgspec.structs.replace(report(task_runs("a", 3)), planned_runs=10, interrupted=True)
+    assert not any("interrupted" in w for w in compared(whole, whole).warnings)
+    warnings = [w for w in compared(whole, cut).warnings if "interrupted" in w]
+    assert warnings == [
+        "the candidate was interrupted after 3 of 10 planned runs: tasks that never ran are missing and its "
+        "rates cover the finished runs only"
+    ]
+    assert [w.split(" was")[0] for w in compared(cut, whole).warnings if "interrupted" in w] == [
+        "the baseline"
+    ]
+
+
 def test_verdicts_with_the_documented_numbers() -> None:
     """1/10 -> 9/10 improved, 10/10 -> 3/10 regressed, 6/10 -> 7/10 inconclusive, 0/4 -> 4/4 low power,
     an errored run not comparable, one-sided tasks listed as such."""

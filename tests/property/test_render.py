@@ -59,6 +59,16 @@ def test_a_scripted_live_run_says_it_measures_no_model(provider: str, mode: Mode
     assert title.endswith("(live, scripted provider)" if scripted else f"({mode})")
 
 
+def test_an_interrupted_report_says_so_with_the_planned_runs() -> None:
+    """report.md of an interrupted run says how many of the planned runs finished; a complete one says nothing."""
+    records = task_runs("a", 5, 2)
+    cut = render_markdown(build_report(records, conditions(), planned_runs=35, interrupted=True))
+    assert "> **Interrupted after 7 of 35 planned runs: tasks that never ran are missing.**" in cut
+    unknown = render_markdown(build_report(records, conditions(), interrupted=True))
+    assert "Interrupted after 7 runs: tasks that never ran are missing." in unknown
+    assert "Interrupted" not in render_markdown(build_report(records, conditions(), planned_runs=7))
+
+
 def test_rates_print_with_their_wilson_interval() -> None:
     """4/5 prints as the spec's 80.0% [37.6%, 96.4%]; 3/5 as 60.0% [23.1%, 88.2%]."""
     assert format_rate(0.8, wilson_interval(4, 5)) == "80.0% [37.6%, 96.4%]"

@@ -209,6 +209,17 @@ def test_report_json_round_trip(records: list[RunRecord], cond: object) -> None:
     assert decode_report(encode_report(report), "report.json") == Success(report)
 
 
+def test_a_report_without_the_interruption_fields_still_decodes() -> None:
+    """A schemaVersion 1 report written before plannedRuns/interrupted existed decodes: not interrupted, plan unknown."""
+    report = build_report(task_runs("a", 3, 2), conditions(), planned_runs=3, interrupted=True)
+    document = msgspec.json.decode(encode_report(report))
+    assert (document["plannedRuns"], document["interrupted"], document["schemaVersion"]) == (3, True, 1)
+    del document["plannedRuns"], document["interrupted"]
+    old = decode_report(msgspec.json.encode(document), "old/report.json").unwrap()
+    assert (old.planned_runs, old.interrupted) == (None, False)
+    assert old == msgspec.structs.replace(report, planned_runs=None, interrupted=False)
+
+
 def test_no_rates_means_no_estimated_block() -> None:
     """Without both rates there is no costUsd anywhere: Alisio does not guess prices."""
     report = build_report(task_runs("a", 3, 2), conditions(rates=None))
