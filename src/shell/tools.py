@@ -141,8 +141,14 @@ def execute_tool(call: ToolCall, ctx: ToolContext) -> ToolOutcome:
     except (ToolError, WorkspacePathError) as error:
         return ToolOutcome(False, str(error))
     except OSError as error:
-        where = f": {error.filename}" if error.filename else ""
+        where = f": {_shown_path(str(error.filename), ctx.root)}" if error.filename else ""
         return ToolOutcome(False, f"{call.name} failed: {error.strerror or error}{where}")
+
+
+def _shown_path(path: str, root: str) -> str:
+    """``path`` relative to the workspace when it lies inside (the model works with relative paths)."""
+    prefix = root if root.endswith(os.sep) else root + os.sep
+    return path[len(prefix) :].replace(os.sep, "/") if path.startswith(prefix) else path
 
 
 def _dispatch(args: ToolArguments, ctx: ToolContext) -> ToolOutcome:
@@ -266,6 +272,9 @@ def _write_file(args: WriteFileArgs, ctx: ToolContext) -> ToolOutcome:
     except UnicodeEncodeError as error:
         raise ToolError(f"content is not valid text: {error.reason} at character {error.start}") from None
     existed = os.path.exists(resolved.absolute)
+    blocker = _file_in_the_way(ctx.root, resolved.relative)
+    if blocker is not None:
+        raise ToolError(f"{blocker} is a file, so {resolved.relative} cannot be created")
     os.makedirs(os.path.dirname(resolved.absolute), exist_ok=True)
     with open(resolved.absolute, "wb") as file:
         file.write(data)
@@ -273,6 +282,17 @@ def _write_file(args: WriteFileArgs, ctx: ToolContext) -> ToolOutcome:
     ctx.read_hashes[resolved.relative] = digest
     verb = "replaced" if existed else "created"
     return ToolOutcome(True, f"{verb} {resolved.relative} ({len(data)} bytes); sha256: {digest}")
+
+
+def _file_in_the_way(root: str, relative: str) -> str | None:
+    """The first parent of ``relative`` (workspace-relative, ``/``-separated) that exists but is no directory."""
+    parents = relative.split("/")[:-1]
+    for depth in range(1, len(parents) + 1):
+        parent = "/".join(parents[:depth])
+        absolute = os.path.join(root, parent)
+        if not os.path.isdir(absolute):
+            return parent if os.path.lexists(absolute) else None
+    return None
 
 
 def _check_fresh(args: EditFileArgs, relative: str, digest: str, ctx: ToolContext) -> None:

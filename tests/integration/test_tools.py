@@ -185,6 +185,24 @@ def test_write_creates_parents_and_records_hash(ctx: ToolContext, layout: tuple[
     assert ctx.read_hashes["a/b/c.txt"] == sha(data)
 
 
+def test_write_under_a_file_names_the_file_in_the_way(ctx: ToolContext, layout: tuple[Path, Path]) -> None:
+    """write_file to c.txt/d (or c.txt/e/f) when c.txt is a file: a workspace-relative message, nothing written."""
+    (layout[0] / "c.txt").write_text("keep\n")
+    for path in ("c.txt/d", "c.txt/e/f"):
+        result = call(ctx, "write_file", path=path, content="x")
+        assert not result.ok
+        assert result.output == f"c.txt is a file, so {path} cannot be created"
+        assert str(layout[0]) not in result.output
+    (layout[0] / "sub").mkdir()
+    (layout[0] / "sub" / "g.txt").write_text("")
+    assert call(ctx, "write_file", path="sub/g.txt/h", content="x").output == (
+        "sub/g.txt is a file, so sub/g.txt/h cannot be created"
+    )
+    assert (layout[0] / "c.txt").read_text() == "keep\n"
+    # any other OS error names the path as the model gave it, relative to the workspace
+    assert call(ctx, "read_file", path="c.txt/d").output == "read_file failed: Not a directory: c.txt/d"
+
+
 @pytest.fixture
 def source(layout: tuple[Path, Path]) -> Path:
     path = layout[0] / "m.py"
