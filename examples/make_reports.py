@@ -118,7 +118,7 @@ def main() -> None:
     out = parser.parse_args().out
     for side, seed in (("baseline", 1), ("candidate", 2)):
         records = _records(side, np.random.default_rng(seed))
-        report = build_report(records, _conditions(side))
+        report = build_report(records, _conditions(side), planned_runs=K * len(PLAN))
         write_report_files(out / side, report, records)
         print(f"wrote {out / side}: {len(records)} runs, {report.summary.tasks} tasks")
 
