@@ -16,6 +16,7 @@ from core.cassette import (
     CassetteError,
     CassetteHeader,
     decode_cassette,
+    divergence_message,
     encode_cassette,
     match_call,
     size_problem,
@@ -207,3 +208,13 @@ def test_a_diverged_run_is_an_error_with_its_divergence(status: RunStatus, error
     )
     assert marked.errors == ("replay diverged at call 2: model: expected 'a', got 'b'", *errors)
     assert with_divergence(marked, divergence) == marked
+
+
+@given(st.integers(0, 50), small_text, small_text, small_text)
+def test_divergence_message_is_one_line_naming_call_and_field(
+    call: int, field: str, expected: str, actual: str
+) -> None:
+    """``call N: field: expected '…', got '…'`` on one line, the excerpts quoted with repr."""
+    message = divergence_message(Divergence(call_index=call, field=field, expected=expected, actual=actual))
+    assert message == f"call {call}: {field}: expected {expected!r}, got {actual!r}"
+    assert "\n" not in message or "\n" in field

@@ -7,7 +7,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 from returns.result import Failure, Success
 
-from core.records import RunRecord, RunStatus, decode_runs, encode_runs, incident_counts
+from core.records import (
+    RUN_RECORD_SCHEMA_VERSION,
+    RunRecord,
+    RunStatus,
+    decode_runs,
+    encode_runs,
+    incident_counts,
+    schema_version_problem,
+)
 from tests.property.strategies_report import record_lists_settings, run_records, task_runs
 
 
@@ -73,3 +81,28 @@ def test_only_error_is_not_judged() -> None:
     runs = task_runs("t", passes=1, fails=1, budget_exceeded=1, errors=1)
     assert [r.judged for r in runs] == [True, True, True, False]
     assert runs[2].status is RunStatus.BUDGET_EXCEEDED and runs[2].reason == "maxWallMs"
+
+
+@given(st.integers(-5, 10), st.integers(1, 5))
+def test_only_versions_from_1_to_ours_are_readable(found: int, supported: int) -> None:
+    """schema_version_problem is None exactly for 1 <= found <= supported; a newer one says to upgrade."""
+    problem = schema_version_problem(found, supported)
+    assert (problem is None) == (1 <= found <= supported)
+    if found > supported:
+        assert (
+            problem
+            == f"schemaVersion {found} is newer than this alisio reads ({supported}): upgrade alisio to read it"
+        )
+
+
+@given(run_records(lean=True), st.integers(RUN_RECORD_SCHEMA_VERSION + 1, 99))
+def test_a_record_from_a_newer_schema_is_refused_with_its_line(record: RunRecord, version: int) -> None:
+    """A runs.jsonl line with a higher schemaVersion is a Failure naming the 1-based line, never misread."""
+    newer = msgspec.structs.replace(record, schema_version=version)
+    data = encode_runs([record]) + b"\n" + encode_runs([newer])
+    match decode_runs(data, "runs.jsonl"):
+        case Failure(error):
+            assert error.source == "runs.jsonl"
+            assert error.message.startswith(f"line 3: schemaVersion {version} is newer")
+        case other:
+            raise AssertionError(other)

@@ -7,10 +7,19 @@ import math
 import msgspec
 from hypothesis import given
 from hypothesis import strategies as st
-from returns.result import Success
+from returns.result import Failure, Success
 
 from core.records import RunRecord, RunStatus
-from core.report import Mode, Rates, Report, build_report, decode_report, encode_report
+from core.report import (
+    REPORT_SCHEMA_VERSION,
+    Mode,
+    Rates,
+    Report,
+    build_report,
+    decode_report,
+    encode_report,
+    finished_runs,
+)
 from core.stats import median, sample_variance, wilson_interval
 from tests.property.strategies_report import (
     conditions,
@@ -285,3 +294,29 @@ def test_not_a_report_is_a_clear_error() -> None:
     assert "x/report.json: not an alisio report" in str(bad.failure())
     junk = decode_report(b"\x00not json", "y.json")
     assert "y.json: not valid JSON" in str(junk.failure())
+
+
+@given(st.integers(REPORT_SCHEMA_VERSION + 1, 99))
+def test_a_report_from_a_newer_schema_is_refused(version: int) -> None:
+    """A report.json with a higher schemaVersion is a Failure naming the version, never a silent misreading."""
+    document = msgspec.json.decode(encode_report(build_report(task_runs("a", 1), conditions())))
+    document["schemaVersion"] = version
+    match decode_report(msgspec.json.encode(document), "new/report.json"):
+        case Failure(error):
+            assert error.source == "new/report.json"
+            assert error.message.startswith(f"schemaVersion {version} is newer than this alisio reads")
+        case other:
+            raise AssertionError(other)
+
+
+@given(st.integers(0, 6), st.integers(0, 6), st.none() | st.integers(0, 40))
+def test_finished_runs_counts_every_run_against_the_plan(
+    passes: int, errors: int, planned: int | None
+) -> None:
+    """The runs held (errored ones too) ``of N planned runs`` when the plan is known, else ``N run(s)``."""
+    report = build_report(task_runs("a", passes, errors=errors), conditions(), planned_runs=planned)
+    done = passes + errors
+    if planned is not None:
+        assert finished_runs(report) == f"{done} of {planned} planned runs"
+    else:
+        assert finished_runs(report) == (f"{done} run" if done == 1 else f"{done} runs")

@@ -1,0 +1,69 @@
+"""Properties of core.progress: one stderr line per finished run, and the per-task summary table."""
+
+from __future__ import annotations
+
+import msgspec
+from hypothesis import given
+from hypothesis import strategies as st
+
+from core.progress import progress_line, summary_table
+from core.records import RunRecord, RunStatus
+from core.report import Conditions, build_report
+from tests.property.strategies_report import conditions, conditions_strategy, run_records, task_runs
+
+
+@given(st.integers(1, 500), st.integers(0, 500), run_records())
+def test_a_progress_line_names_position_task_repetition_and_status(
+    index: int, extra: int, record: RunRecord
+) -> None:
+    """``[i/n] task #rep+1: status``; the reason follows budget_exceeded and error only, then turns and seconds."""
+    line = progress_line(index, index + extra, record)
+    prefix = f"[{index}/{index + extra}] {record.task_id} #{record.repetition + 1}: {record.status}"
+    if record.status in (RunStatus.BUDGET_EXCEEDED, RunStatus.ERROR) and record.reason:
+        prefix += f" {record.reason}"
+    assert line.startswith(prefix + " (")
+    turns = record.measured.turns
+    assert f"({turns} {'turn' if turns == 1 else 'turns'}, {record.measured.wall_ms / 1000:.1f} s)" in line
+
+
+def test_a_progress_line_shows_seconds_and_the_first_error() -> None:
+    """Wall time prints in seconds with one decimal; an errored run appends its first error message."""
+    (passed,) = task_runs("fix-add", 1, wall_ms=12_345)
+    assert progress_line(3, 35, passed) == "[3/35] fix-add #1: pass (4 turns, 12.3 s)"
+    (errored,) = task_runs("fix-add", 0, errors=1, wall_ms=500)
+    errored = msgspec.structs.replace(errored, errors=("verifier check could not start", "second"))
+    assert progress_line(1, 2, errored) == (
+        f"[1/2] fix-add #1: error {errored.reason} (4 turns, 0.5 s): verifier check could not start"
+    )
+
+
+@given(st.lists(run_records(lean=True), max_size=12), conditions_strategy)
+def test_the_summary_has_a_header_and_one_row_per_task(records: list[RunRecord], cond: Conditions) -> None:
+    """One header naming pass@k and pass^k for the report's k, then one row per task in report order."""
+    report = build_report(records, cond)
+    lines = summary_table(report).splitlines()
+    assert lines[0].split() == [
+        "task",
+        "pass/judged",
+        "success",
+        "rate",
+        f"pass@{cond.k}",
+        f"pass^{cond.k}",
+        "error",
+    ]
+    assert len(lines) == 1 + len(report.tasks)
+    for line, task in zip(lines[1:], report.tasks, strict=True):
+        cells = line.split()
+        assert cells[0] == task.task_id
+        assert cells[1] == f"{task.passes}/{task.judged}"
+        assert cells[-1] == str(task.errored)
+
+
+def test_the_summary_reads_observed_estimated_or_na() -> None:
+    """pass@k prints yes/no when exactly k runs were judged, the estimate over more, n/a over fewer."""
+    records = task_runs("exact", 1, 1) + task_runs("more", 1, 2) + task_runs("fewer", 1)
+    table = summary_table(build_report(records, conditions(k=2)))
+    rows = {line.split()[0]: line.split() for line in table.splitlines()[1:]}
+    assert rows["exact"][-3:] == ["yes", "no", "0"]
+    assert rows["more"][-3:] == ["0.67", "0.00", "0"]
+    assert rows["fewer"][-3:] == ["n/a", "n/a", "0"]
