@@ -79,12 +79,17 @@ class CassetteHeader(Frozen, frozen=True, kw_only=True):
     format: Literal["cassette/v1"]
     """Always ``cassette/v1``; another value is refused on reading."""
     suite_id: str
+    """The recorded suite's id."""
     suite_version: str
+    """The recorded suite's version."""
     task_id: str
+    """The recorded task; the cassette file is ``<task-id>.jsonl``."""
     config_hash: str
     """The measured configuration's hash at recording; replay warns when it differs."""
     harness_version: str
+    """The alisio version that recorded it."""
     model: str
+    """The model that answered."""
     provider: str
     """The id of the provider that answered (``scripted`` for the bundled cassettes)."""
 
@@ -95,6 +100,7 @@ class RecordedCall(Frozen, frozen=True, kw_only=True):
     call: int
     """0-based index of the call in the run (main and compaction calls share the count)."""
     purpose: Purpose
+    """Why the harness called: the main loop or a compaction checkpoint."""
     fingerprint: str
     """``core.fingerprint.fingerprint`` of ``request``."""
     request: ProviderRequest
@@ -107,7 +113,9 @@ class Cassette(Frozen, frozen=True, kw_only=True):
     """A whole cassette: its header and its calls in order."""
 
     header: CassetteHeader
+    """The first line: what was recorded and under which conditions."""
     calls: tuple[RecordedCall, ...]
+    """One per provider call, in call order (main-loop and compaction calls alike)."""
 
 
 _ENCODER = msgspec.json.Encoder(order="deterministic")

@@ -76,7 +76,9 @@ class Incident(Frozen, frozen=True, kw_only=True):
     """Something notable during a run that is not an outcome (usage_unreported, approval_denied, compaction...)."""
 
     kind: str
+    """The incident kind; the report counts incidents by it."""
     message: str = ""
+    """A short human-readable explanation."""
 
 
 class Divergence(Frozen, frozen=True, kw_only=True):
@@ -117,20 +119,27 @@ class RunRecord(Frozen, frozen=True, kw_only=True):
     """One run of one task: one line of runs.jsonl."""
 
     schema_version: int = RUN_RECORD_SCHEMA_VERSION
+    """The runs.jsonl record format; a reader refuses a higher one (``schema_version_problem``)."""
     task_id: str
+    """The task's id in suite.json."""
     repetition: int
     """0-based repetition index within the task."""
     seed: int
     """The run's seed: the command's --seed plus the repetition (it only orders runs)."""
     status: RunStatus
+    """How the run ended: pass, fail, budget_exceeded (judged) or error (not judged)."""
     reason: str | None = None
     """For budget_exceeded the budget (``maxWallMs``, ``maxTurns``...); for error what broke."""
     verifiers: tuple[VerifierResult, ...] = ()
+    """Each verifier's judgement of the run."""
     measured: Measured
+    """What the run measured (wall time, turns, tool calls, provider tokens when reported)."""
     incidents: tuple[Incident, ...] = ()
+    """Notable events that are not outcomes (compaction, approval_denied, usage_unreported...), in order."""
     errors: tuple[str, ...] = ()
     """Infrastructure or tool error messages, in order."""
     divergence: Divergence | None = None
+    """Where a replayed run first differed from its cassette (its status is then error)."""
     variant: str | None = None
     """The variant id when the run belongs to ``eval variants``."""
     config_hash: str = ""

@@ -143,12 +143,16 @@ class Estimated(Frozen, frozen=True, kw_only=True, omit_defaults=True):
 
 
 class MeasuredBlock(Frozen, frozen=True, kw_only=True, omit_defaults=True):
+    """Measured figures summed over judged runs (errored runs excluded); never mixed with estimated cost."""
+
     turns: int
     tool_calls: int
     compactions: int
     incidents: tuple[Count, ...] = ()
+    """Incidents of the judged runs counted by kind, sorted by kind."""
     wall_ms_total: int
     wall_ms_median: float | None = None
+    """Median wall time of the judged runs; absent when nothing was judged."""
     wall_ms_variance: float | None = None
     """Sample variance (n - 1); absent with fewer than 2 judged runs."""
     ms_per_success: float | None = None
@@ -243,9 +247,13 @@ class Report(Frozen, frozen=True, kw_only=True):
     """report.json: conditions, per-task metrics (sorted by task id) and the summary."""
 
     schema_version: int = REPORT_SCHEMA_VERSION
+    """The report.json format; a reader refuses a higher one (``schema_version_problem``)."""
     conditions: Conditions
+    """What was measured and how: without them a number is an anecdote."""
     tasks: tuple[TaskReport, ...]
+    """Per-task counts, rates and measured figures, sorted by task id."""
     summary: Summary
+    """Suite-level totals and the task-averaged success rate."""
     planned_runs: int | None = None
     """How many runs the command planned (tasks x k); ``None`` in reports written before it was recorded.
     Additive with a default, so schemaVersion stays 1 and older reports still decode."""
