@@ -1,13 +1,17 @@
 """Fetch one URL for the ``fetch_url`` tool: GET, bounded in time and size, text responses only.
 
-httpx is imported inside ``fetch_text`` so that importing the tools costs nothing when no URL is fetched.
+httpx is imported inside ``fetch_text`` so that importing the tools costs nothing when no URL is fetched; the
+transport is a parameter (tests may pass ``httpx.MockTransport``), the default is httpx's own.
 Every failure is returned as a ``FetchResult`` with ``ok=False`` and a message the model can act on.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    import httpx
 
 _TEXT_TYPES: Final = (
     "application/json",
@@ -24,6 +28,8 @@ _TEXT_TYPES: Final = (
 
 @dataclass(frozen=True, slots=True)
 class FetchResult:
+    """What the model is told: ``ok`` false for a refusal, a failure or a non-2xx status."""
+
     ok: bool
     output: str
 
@@ -36,7 +42,14 @@ def is_text_type(content_type: str) -> bool:
     )
 
 
-def fetch_text(url: str, *, timeout_s: float, max_bytes: int, user_agent: str = "alisio") -> FetchResult:
+def fetch_text(
+    url: str,
+    *,
+    timeout_s: float,
+    max_bytes: int,
+    user_agent: str = "alisio",
+    transport: httpx.BaseTransport | None = None,
+) -> FetchResult:
     """GET ``url`` (following up to 5 redirects) and return the status, content type and text body.
 
     The body is read up to ``max_bytes`` (the rest is not downloaded, and the result says it was cut).
@@ -48,7 +61,9 @@ def fetch_text(url: str, *, timeout_s: float, max_bytes: int, user_agent: str = 
 
     try:
         with (
-            httpx.Client(timeout=timeout_s, follow_redirects=True, max_redirects=5) as client,
+            httpx.Client(
+                timeout=timeout_s, follow_redirects=True, max_redirects=5, transport=transport
+            ) as client,
             client.stream("GET", url, headers={"User-Agent": user_agent}) as response,
         ):
             content_type = response.headers.get("content-type", "")

@@ -560,6 +560,26 @@ def test_fetch_text_and_json(ctx: ToolContext, server: str) -> None:
     assert call(ctx, "fetch_url", url=f"{server}/json").output.endswith('---\n{"a": 1}')
 
 
+def test_fetch_reads_at_most_max_bytes_through_an_injected_transport() -> None:
+    """fetch_text over an httpx.MockTransport: a long text body is cut at max_bytes and says so."""
+    import httpx
+
+    from shell.fetch_tool import fetch_text
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, headers={"content-type": "text/plain"}, content=b"x" * 5000)
+
+    result = fetch_text(
+        "https://example.test/big", timeout_s=5, max_bytes=100, transport=httpx.MockTransport(handler)
+    )
+    assert result.ok
+    assert result.output == (
+        "status: 200\ncontent-type: text/plain\nurl: https://example.test/big\n---\n"
+        + "x" * 100
+        + "\n[cut: only the first 100 bytes were read]"
+    )
+
+
 def test_fetch_refusals_and_failures(ctx: ToolContext, server: str) -> None:
     """Binary content, a 404, a non-http URL, a refused connection and a timeout are each a clear tool error."""
     image = call(ctx, "fetch_url", url=f"{server}/image")
