@@ -7,7 +7,8 @@ runs once with that script, under the default measured configuration (never the 
 ``--allow-write --allow-process`` granted, and its cassette goes to ``suites/<suite>/cassettes/`` (or
 ``DIR/<suite>/`` with ``--out``). The recordings hold no timestamp and normalise per-run paths, so two
 consecutive recordings are byte-identical. Exit 0 when every cassette was written and every recorded run
-passed; 1 otherwise (one line on stderr says why).
+passed; 1 otherwise (one line on stderr says why). The command itself (options, exit codes) is
+``shell.cli.record_bundled``; this module does the recording.
 """
 
 from __future__ import annotations
@@ -17,9 +18,7 @@ import sys
 import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated
 
-import typer
 from returns.result import Success
 
 from core.config import MeasuredConfig
@@ -74,9 +73,9 @@ def _selected(loaded: LoadedSuite, wanted: set[str] | None) -> tuple[Task, ...]:
 
 def record_suite(loaded: LoadedSuite, tasks: tuple[Task, ...], directory: Path) -> tuple[Recorded, ...]:
     """Record ``tasks`` of ``loaded`` with their scripts into ``directory`` (default configuration)."""
-    from shell.cli.eval_run import _scripted_plan
+    from shell.scripted_plan import scripted_plan
 
-    plan, hook = recording_plan(_scripted_plan(loaded.directory / SCRIPTS, tasks, None))
+    plan, hook = recording_plan(scripted_plan(loaded.directory / SCRIPTS, tasks, None))
     now = datetime.now(UTC)
     lab = LabRun(
         loaded=loaded,
@@ -97,40 +96,37 @@ def record_suite(loaded: LoadedSuite, tasks: tuple[Task, ...], directory: Path) 
     return record_cassettes(lab, hook, directory, credentials_of(os.environ, None), say=_say)
 
 
-def main(
-    tasks: Annotated[str | None, typer.Option("--tasks", help="Only these: suite/task,...")] = None,
-    out: Annotated[Path | None, typer.Option("--out", help="Write DIR/<suite>/<task>.jsonl instead.")] = None,
-) -> None:
-    """Record every bundled cassette with the scripted provider."""
-    try:
-        root = bundled_suites_root()
-        if root is None:
-            raise LabError("no bundled suites: run this from the source checkout")
-        wanted = _wanted(tasks)
-        suites = _scripted_suites(root)
-        known = {loaded.suite.suite_id for loaded in suites}
-        if wanted is not None and set(wanted) - known:
-            missing = ", ".join(sorted(set(wanted) - known))
-            raise LabError(
-                f"--tasks: no scripted bundled suite {missing} (known: {', '.join(sorted(known))})"
-            )
-        failed = 0
-        for loaded in suites:
-            if wanted is not None and loaded.suite.suite_id not in wanted:
-                continue
-            selected = _selected(loaded, wanted[loaded.suite.suite_id] if wanted is not None else None)
-            directory = out / loaded.suite.suite_id if out is not None else loaded.directory / "cassettes"
-            for item in record_suite(loaded, selected, directory):
-                _say(f"wrote {item.path} ({item.calls} calls, {item.size / 1024:.1f} KB): {item.status}")
-                failed += item.status != "pass"
-    except LabError as error:
-        for line in error.lines:
-            _say(f"record-bundled: {line}")
-        raise typer.Exit(1) from None
-    if failed:
-        _say(f"record-bundled: {failed} recorded runs did not pass: fix the script or the task")
-        raise typer.Exit(1)
+def record_bundled(tasks: str | None, out: Path | None) -> int:
+    """Record the bundled cassettes (``--tasks suite/task,...`` or all scripted ones) and say each on stderr.
+
+    Returns:
+        How many recorded runs did not pass.
+
+    Raises:
+        LabError: no bundled suites, an unknown suite or task in ``tasks``, or a task its policy refuses.
+    """
+    root = bundled_suites_root()
+    if root is None:
+        raise LabError("no bundled suites: run this from the source checkout")
+    wanted = _wanted(tasks)
+    suites = _scripted_suites(root)
+    known = {loaded.suite.suite_id for loaded in suites}
+    if wanted is not None and set(wanted) - known:
+        missing = ", ".join(sorted(set(wanted) - known))
+        raise LabError(f"--tasks: no scripted bundled suite {missing} (known: {', '.join(sorted(known))})")
+    failed = 0
+    for loaded in suites:
+        if wanted is not None and loaded.suite.suite_id not in wanted:
+            continue
+        selected = _selected(loaded, wanted[loaded.suite.suite_id] if wanted is not None else None)
+        directory = out / loaded.suite.suite_id if out is not None else loaded.directory / "cassettes"
+        for item in record_suite(loaded, selected, directory):
+            _say(f"wrote {item.path} ({item.calls} calls, {item.size / 1024:.1f} KB): {item.status}")
+            failed += item.status != "pass"
+    return failed
 
 
 if __name__ == "__main__":
-    typer.run(main)
+    from shell.cli.record_bundled import main
+
+    main()

@@ -133,7 +133,7 @@ def _execute(
     env: Mapping[str, str],
 ) -> int:
     from shell.cassettes import cassette_dir_for
-    from shell.cli.eval_run import _ask, _live_plan, _load_config, _scripted_plan
+    from shell.cli.eval_run import _ask, _live_plan, _load_config
     from shell.lab import (
         LabError,
         bundled_suites_root,
@@ -143,6 +143,7 @@ def _execute(
         preflight,
         unwritable_dir,
     )
+    from shell.scripted_plan import scripted_plan
 
     loaded_config = _load_config(env)
     measured = loaded_config.config.measured
@@ -154,7 +155,7 @@ def _execute(
     if (problem := unwritable_dir(target, "--cassette-dir" if cassette_dir else "cassettes")) is not None:
         raise LabError(problem)
     plan = (
-        _scripted_plan(script, selected, model)
+        scripted_plan(script, selected, model)
         if script is not None
         else _live_plan(loaded_config, model, base_url, env)
     )

@@ -96,40 +96,6 @@ def _load_config(env: Mapping[str, str]) -> LoadedConfig:
     return config
 
 
-def _scripted_plan(script: Path, tasks: tuple[Task, ...], model: str | None) -> ProviderPlan:
-    """A fresh scripted provider per run: from one file, or from ``<dir>/<task-id>.json``."""
-    from core.render import SCRIPTED_PROVIDER
-    from shell.lab import LabError, ProviderPlan
-    from shell.providers.base import ProviderFailure
-    from shell.providers.scripted import ScriptedProvider
-
-    files = {task.id: script / f"{task.id}.json" for task in tasks} if script.is_dir() else None
-    missing = [task_id for task_id, path in (files or {}).items() if not path.exists()]
-    if missing:
-        names = ", ".join(f"{task_id}.json" for task_id in missing)
-        raise LabError(
-            f"--script {script}: no {names} for the selected tasks (select scripted ones with --tasks)"
-        )
-    scripts: dict[str, tuple[bytes, str]] = {}
-    for task_id, path in (files or {"": script}).items():
-        try:
-            data = path.read_bytes()
-            ScriptedProvider.from_json(data, str(path))
-        except OSError as error:
-            raise LabError(f"--script {path}: cannot read: {error.strerror or error}") from None
-        except ProviderFailure as failure:
-            raise LabError(f"--script {failure}") from None
-        scripts[task_id] = (data, str(path))
-
-    def factory(task: Task, _spec: object) -> ScriptedProvider:
-        data, source = scripts[task.id if files is not None else ""]
-        return ScriptedProvider.from_json(data, source)
-
-    return ProviderPlan(
-        id=SCRIPTED_PROVIDER, model=model or SCRIPTED_PROVIDER, factory=factory, close=lambda: None
-    )
-
-
 def _live_plan(
     loaded: LoadedConfig, model: str | None, base_url: str | None, env: Mapping[str, str]
 ) -> ProviderPlan:
@@ -287,6 +253,7 @@ def _execute(
         run_id_for,
         unwritable_dir,
     )
+    from shell.scripted_plan import scripted_plan
     from shell.tools import tool_env
 
     loaded_config = _load_config(env)
@@ -305,7 +272,7 @@ def _execute(
     if replay is not None:
         plan = _replay_plan(choice.loaded, selected, replay[0], measured)
     elif script is not None:
-        plan = _scripted_plan(script, selected, model)
+        plan = scripted_plan(script, selected, model)
     else:
         plan = _live_plan(loaded_config, model, base_url, env)
     try:

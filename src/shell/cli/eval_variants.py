@@ -189,7 +189,7 @@ def _execute(
 
     from core.events import Effect
     from core.report import Mode
-    from shell.cli.eval_run import _ask, _live_plan, _load_config, _scripted_plan
+    from shell.cli.eval_run import _ask, _live_plan, _load_config
     from shell.config_home import data_dir
     from shell.lab import (
         LabError,
@@ -204,6 +204,7 @@ def _execute(
         run_id_for,
         unwritable_dir,
     )
+    from shell.scripted_plan import scripted_plan
     from shell.tools import tool_env
     from shell.variants import read_variants, variant_labs
 
@@ -224,7 +225,7 @@ def _execute(
     if out is not None and (problem := unwritable_dir(out, "--out")) is not None:
         raise LabError(problem)
     provider = (
-        _scripted_plan(script, selected, model)
+        scripted_plan(script, selected, model)
         if script is not None
         else _live_plan(loaded_config, model, base_url, env)
     )
