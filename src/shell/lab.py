@@ -24,6 +24,7 @@ are known (the same rules the agent uses) and amends the run's record when it en
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -113,10 +114,28 @@ class SuiteChoice:
 
 
 def _entry_names(entry: SuiteEntry) -> set[str]:
+    """The names a suite answers to: its directory name and its suiteId.
+
+    An invalid suite still answers to the ``suiteId`` its raw suite.json declares, so that naming it gives its
+    violations instead of silently falling back to a bundled suite with the same id.
+    """
     names = {entry.directory.name}
-    if isinstance(entry.result, Success):
-        names.add(entry.result.unwrap().suite.suite_id)
+    match entry.result:
+        case Success(loaded):
+            names.add(loaded.suite.suite_id)
+        case Failure(_):
+            names |= _declared_suite_id(entry.directory / "suite.json")
     return names
+
+
+def _declared_suite_id(suite_json: Path) -> set[str]:
+    """The ``suiteId`` a (possibly invalid) suite.json declares, if it can be read at all."""
+    try:
+        data = json.loads(suite_json.read_bytes())
+    except (OSError, ValueError):
+        return set()
+    declared = data.get("suiteId") if isinstance(data, dict) else None
+    return {declared} if isinstance(declared, str) else set()
 
 
 def find_suite(ref: str, suite_dir: Path | None, bundled: Path | None) -> SuiteChoice:
