@@ -288,7 +288,10 @@ _SECRET_WORDS: Final = ("key", "token", "secret", "password")
 
 
 def _suggestion(key: str, known: Iterable[str]) -> str:
-    close = difflib.get_close_matches(key, [name for name in known if name != key], n=1, cutoff=0.6)
+    """A "did you mean" hint among keys at the same depth (``limits.bad`` never suggests the table ``limits``)."""
+    depth = key.count(".")
+    candidates = [name for name in known if name != key and name.count(".") == depth]
+    close = difflib.get_close_matches(key, candidates, n=1, cutoff=0.6)
     return f" (did you mean {close[0]}?)" if close else ""
 
 

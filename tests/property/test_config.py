@@ -255,6 +255,12 @@ def test_an_invalid_file_names_the_dotted_key(data: dict[str, object], key: str,
     assert str(error).startswith(f"/home/u/.config/alisio/config.toml: {key}: ")
 
 
+def test_an_unknown_key_is_never_matched_to_a_table_name() -> None:
+    """``limits.bad`` gets no "did you mean limits?": hints come from keys at the same depth only."""
+    error = _error(parse_config({"limits": {"bad": 1}}, "config.toml"))
+    assert (error.key, error.message) == ("limits.bad", "unknown key")
+
+
 def test_a_key_pasted_into_api_key_env_is_never_echoed() -> None:
     """A user who writes the key itself where its variable name goes does not see it printed back."""
     error = _error(parse_config({"provider": {"apiKeyEnv": "sk-proj-SECRET123"}}, "config.toml"))

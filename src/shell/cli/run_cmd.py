@@ -253,7 +253,7 @@ def run_command(
         typer.Option(
             "--policy",
             help="ask: ask before each effect not allowed (denied without a terminal); "
-            "auto: refuse effects not allowed; full: run every granted effect.",
+            "auto: refuse effects not allowed; full: run every effect (--read-only still wins).",
         ),
     ] = PolicyChoice.ASK,
     agent: Annotated[str | None, typer.Option("--agent", help="A main agent from the configuration.")] = None,
