@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -498,6 +499,12 @@ def unwritable_dir(directory: Path, flag: str) -> str | None:
         return f"{flag} {directory}: {existing} is not a directory; nothing was run"
     if not os.access(existing, os.W_OK | os.X_OK):
         return f"{flag} {directory}: {existing} is not writable; nothing was run"
+    # os.access says yes to root everywhere (even /proc): a probe directory made and removed is the real test.
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".alisio-probe-", dir=existing))
+    except OSError as error:
+        why = error.strerror or str(error)
+        return f"{flag} {directory}: {existing} is not writable ({why}); nothing was run"
     return None
 
 

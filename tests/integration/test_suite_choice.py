@@ -53,3 +53,33 @@ def test_an_invalid_suite_dir_suite_is_reported_not_replaced_by_the_bundled_one(
     assert "suiteVersion" in result.stderr and "not semver" in result.stderr
     assert "Traceback" not in result.stderr
     assert not (tmp_path / "d" / "eval").exists() or not any((tmp_path / "d" / "eval").iterdir())
+
+
+def test_record_refuses_a_cassette_dir_it_cannot_create_before_running_anything(tmp_path: Path) -> None:
+    """A --cassette-dir that cannot be created (here under /proc, where even root cannot write) is refused first."""
+    env = {**os.environ, "ALISIO_CONFIG_HOME": str(tmp_path / "c"), "ALISIO_DATA_HOME": str(tmp_path / "d")}
+    checkout = Path(__file__).resolve().parents[2]
+    result = subprocess.run(
+        [
+            str(ALISIO),
+            "eval",
+            "record",
+            "smoke-coding",
+            "--tasks",
+            "fix-add",
+            "--script",
+            str(checkout / "suites" / "smoke-coding" / "scripts"),
+            "--allow-write",
+            "--allow-process",
+            "--cassette-dir",
+            "/proc/alisio-nope/c",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 1
+    assert "--cassette-dir /proc/alisio-nope/c" in result.stderr and "nothing was run" in result.stderr
+    assert "[1/1]" not in result.stderr
