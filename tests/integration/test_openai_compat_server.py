@@ -216,6 +216,24 @@ def test_retry_after_as_http_date_and_cap(server: SseServer, client: httpx.Clien
     assert sleeps[1:] == [60.0, 0.25]
 
 
+def test_retry_after_http_date_is_measured_from_the_injected_clock(
+    server: SseServer, client: httpx.Client
+) -> None:
+    """With ``now`` fixed at 12:00:00 UTC, a date 42 s later waits exactly 42 s and a past date waits 0 s."""
+    fixed = datetime(2025, 1, 1, 12, 0, 0, tzinfo=UTC)
+    server.enqueue(
+        Reply.json({}, status=503, headers=(("Retry-After", "Wed, 01 Jan 2025 12:00:42 GMT"),)),
+        Reply.json({}, status=429, headers=(("Retry-After", "Wed, 01 Jan 2025 11:59:00 GMT"),)),
+        HELLO,
+    )
+    sleeps, notices = Sleeps(), []
+    provider = make(server, client, sleep=sleeps, now=lambda: fixed, retry_after_cap=60.0)
+    events = provider.stream(REQUEST, on_retry=notices.append)
+    assert text_of(events) == "Hello"
+    assert sleeps == [42.0, 0.0]
+    assert "in 42.0 s" in notices[0]
+
+
 def test_500_until_retries_run_out_is_a_server_failure(server: SseServer, client: httpx.Client) -> None:
     """Three 500s with max_retries=2: three attempts, two backoffs within their jitter bounds, then ``server``."""
     for _ in range(3):

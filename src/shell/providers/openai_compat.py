@@ -58,6 +58,11 @@ EXCERPT_CHARS = 200
 _KEY_SHAPE = re.compile(r"\b(sk|gsk|xai)-[A-Za-z0-9_\-*]{6,}")
 
 
+def _utc_now() -> datetime:
+    """The real wall-clock time in UTC (the default ``now`` of ``OpenAICompatProvider``)."""
+    return datetime.now(UTC)
+
+
 class _Retryable(Exception):
     """An attempt that failed in a way worth retrying; ``failure`` is raised once retries run out."""
 
@@ -81,6 +86,7 @@ class OpenAICompatProvider:
         connect_timeout, read_timeout: seconds; the read timeout is the longest silence between two reads.
         sleep: how to wait between attempts (tests pass a recorder).
         clock: a monotonic clock in seconds, for the ``timeout_s`` deadline of a call.
+        now: the current UTC time, to turn a ``Retry-After`` HTTP date into seconds (tests pass a fixed one).
         jitter: ``upper -> delay`` in ``[0, upper]``; defaults to a uniform draw.
         limit_field: the body field for the output limit; by default chosen from the host.
         provider_id: the label recorded in events and reports (``provider.id`` of config.toml).
@@ -101,6 +107,7 @@ class OpenAICompatProvider:
         read_timeout: float = 300.0,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
+        now: Callable[[], datetime] = _utc_now,
         jitter: Callable[[float], float] | None = None,
         limit_field: LimitField | None = None,
         provider_id: str = "openai_compat",
@@ -114,6 +121,7 @@ class OpenAICompatProvider:
         self._read_timeout = read_timeout
         self._connect_timeout = connect_timeout
         self._clock = clock
+        self._now = now
         self._owns_client = client is None
         self._client = client if client is not None else httpx.Client(timeout=self._timeout)
         self._max_retries = max_retries
@@ -346,7 +354,7 @@ class OpenAICompatProvider:
             return None
         if when.tzinfo is None:
             when = when.replace(tzinfo=UTC)
-        return max(0.0, (when - datetime.now(UTC)).total_seconds())
+        return max(0.0, (when - self._now()).total_seconds())
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:
