@@ -4,17 +4,26 @@ from __future__ import annotations
 
 import itertools
 import json
+from typing import TypeVar
 
 from hypothesis import strategies as st
 
 from core.protocol import (
     AssistantMessage,
+    FinishEvent,
     Message,
     ProviderRequest,
+    ReasoningDelta,
+    StreamErrorEvent,
+    StreamEvent,
     SystemMessage,
+    TextDelta,
     ToolCall,
+    ToolCallDelta,
     ToolMessage,
     ToolSpec,
+    Usage,
+    UsageEvent,
     UserMessage,
 )
 
@@ -98,3 +107,80 @@ def split_text(draw: st.DrawFn, text: str) -> list[str]:
     cuts = sorted(set(draw(st.lists(st.integers(0, len(text)), max_size=4))))
     bounds = [0, *cuts, len(text)]
     return [text[a:b] for a, b in itertools.pairwise(bounds)]
+
+
+# --- streams for core.protocol.assemble -------------------------------------------------------------------
+
+usages = st.builds(
+    Usage,
+    input_tokens=st.none() | st.integers(0, 10_000),
+    output_tokens=st.none() | st.integers(0, 10_000),
+    total_tokens=st.none() | st.integers(0, 20_000),
+    cached_input_tokens=st.none() | st.integers(0, 10_000),
+    reasoning_tokens=st.none() | st.integers(0, 10_000),
+)
+finish_reasons = st.sampled_from(["stop", "tool_calls", "length", "content_filter"])
+stream_errors = st.builds(
+    StreamErrorEvent, message=small_text, code=st.none() | st.sampled_from(["rate_limit", "server_error"])
+)
+plain_events: st.SearchStrategy[StreamEvent] = st.one_of(
+    st.builds(TextDelta, text=small_text),
+    st.builds(ReasoningDelta, text=small_text),
+    st.builds(UsageEvent, usage=usages),
+    st.builds(FinishEvent, reason=finish_reasons),
+)
+"""Every event kind but tool-call fragments and errors (which the tests place on purpose)."""
+
+Item = TypeVar("Item")
+
+
+def interleave(draw: st.DrawFn, sequences: list[list[Item]]) -> list[Item]:
+    """One drawn merge of ``sequences`` that keeps the order within each of them."""
+    pending = [list(reversed(sequence)) for sequence in sequences if sequence]
+    merged: list[Item] = []
+    while pending:
+        chosen = draw(st.integers(0, len(pending) - 1))
+        merged.append(pending[chosen].pop())
+        if not pending[chosen]:
+            del pending[chosen]
+    return merged
+
+
+@st.composite
+def fragmented_calls(draw: st.DrawFn) -> tuple[tuple[int, str | None, str | None, str], list[ToolCallDelta]]:
+    """One tool call at a drawn index cut into fragments, with the ``(index, id, name, arguments)`` it means.
+
+    The id and the name each arrive on a drawn fragment (or never); a later fragment may repeat the same
+    id and name, as some providers do. ``id``/``name`` in the expectation are ``None`` when never sent.
+    """
+    index = draw(st.integers(0, 6))
+    arguments = draw(small_text)
+    pieces = split_text(draw, arguments) or [""]
+    call_id = draw(st.none() | call_ids)
+    name = draw(st.none() | names)
+    id_at = draw(st.integers(0, len(pieces) - 1))
+    name_at = draw(st.integers(0, len(pieces) - 1))
+    repeat = draw(st.booleans()) and call_id is not None and name is not None
+    fragments = [
+        ToolCallDelta(
+            index=index,
+            id=call_id if n == id_at or (repeat and n > max(id_at, name_at)) else None,
+            name=name if n == name_at or (repeat and n > max(id_at, name_at)) else None,
+            arguments=piece,
+        )
+        for n, piece in enumerate(pieces)
+    ]
+    return (index, call_id, name, arguments), fragments
+
+
+@st.composite
+def tool_call_streams(
+    draw: st.DrawFn,
+) -> tuple[tuple[tuple[int, str | None, str | None, str], ...], tuple[StreamEvent, ...]]:
+    """Calls at distinct indexes, their fragments interleaved with other events, and a finish at the end."""
+    drawn = draw(st.lists(fragmented_calls(), max_size=4, unique_by=lambda call: call[0][0]))
+    others = draw(st.lists(plain_events.filter(lambda e: not isinstance(e, FinishEvent)), max_size=4))
+    sequences: list[list[StreamEvent]] = [list(fragments) for _, fragments in drawn]
+    merged = interleave(draw, [*sequences, others])
+    expected = tuple(sorted((meaning for meaning, _ in drawn), key=lambda meaning: meaning[0]))
+    return expected, (*merged, FinishEvent(reason="tool_calls"))

@@ -36,3 +36,12 @@ tools = st.sampled_from(TOOLS)
 
 tool_calls = tools.flatmap(lambda tool: st.tuples(st.just(tool), valid_arguments(tool)))
 """A tool and a schema-valid arguments object for it."""
+
+
+json_keys = st.text(alphabet='abAB_z0é "\\', max_size=4)
+json_values: st.SearchStrategy[Any] = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(json_keys, inner, max_size=4),
+    max_leaves=12,
+)
+"""JSON values without floats (whose text forms differ between encoders), keys that sort in tricky orders."""

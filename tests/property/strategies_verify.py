@@ -141,3 +141,23 @@ def snapshots(draw: st.DrawFn) -> TreeSnapshot:
     """A tree snapshot (unique paths; ignored directories already left out by ``tree_snapshot``)."""
     drawn = draw(st.lists(entries, max_size=8, unique_by=lambda e: e.path))
     return tree_snapshot(drawn)
+
+
+IGNORED_NAMES = (".git", "node_modules", "__pycache__")
+kept_segments = st.sampled_from(
+    [
+        "a",
+        "src",
+        ".github",
+        ".gitignore",
+        "git",
+        "node_module",
+        "node_modules2",
+        "__pycache",
+        "x__pycache__",
+        ".",
+    ]
+) | st.text(alphabet="ab._-", min_size=1, max_size=6).filter(lambda name: name not in IGNORED_NAMES)
+"""Path segments that are not ignored directories, lookalikes included."""
+kept_paths = st.lists(kept_segments, min_size=1, max_size=5)
+"""A relative path as its list of non-ignored segments."""

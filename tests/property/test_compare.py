@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from returns.result import Failure, Success
 
-from core.compare import Comparison, Outcome, TaskComparison, compare_reports
+from core.compare import Comparison, Outcome, TaskComparison, compare_reports, limits_footnote
 from core.errors import IncompatibleReports
 from core.records import RunRecord
 from core.report import Compaction, Mode, Rates, Report, build_report
@@ -252,3 +252,26 @@ def test_comparing_a_run_with_itself_says_so() -> None:
     c = compared(base, base)
     assert any("same run (run-1)" in w for w in c.warnings)
     assert {t.outcome for t in c.tasks} == {Outcome.INCONCLUSIVE}
+
+
+@given(st.integers(0, 10_000), st.integers(0, 10_000))
+def test_a_live_footnote_states_the_four_limits_and_the_errored_counts(baseline: int, candidate: int) -> None:
+    """Live: a screen not a significance test, independent runs, no correction across tasks, errored excluded."""
+    text = " ".join(limits_footnote(False, (baseline, candidate)))
+    assert "conservative screen, not a significance test" in text
+    assert "Repetitions are assumed independent" in text
+    assert "no correction for the number of tasks" in text
+    assert (
+        f"Errored runs are excluded from every rate ({baseline} in the baseline, {candidate} in the" in text
+    )
+
+
+@given(st.booleans(), st.integers(0, 10_000), st.integers(0, 10_000))
+def test_every_footnote_line_is_one_sentence_and_names_the_errored_counts(
+    replay: bool, baseline: int, candidate: int
+) -> None:
+    """Each limit is one sentence; replay says it measures the harness, and both modes count errored runs."""
+    lines = limits_footnote(replay, (baseline, candidate))
+    assert all(line.endswith(".") and line.count(". ") == 0 for line in lines)
+    assert sum(f"({baseline} in the baseline, {candidate} in the candidate)" in line for line in lines) == 1
+    assert ("measures the harness, not the model" in " ".join(lines)) is replay

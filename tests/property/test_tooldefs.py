@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import msgspec
@@ -18,12 +19,13 @@ from core.tooldefs import (
     ToolArgumentError,
     ToolDefinition,
     UnknownToolError,
+    canonical_json,
     decode_arguments,
     effect_of,
     tool_definition,
     tool_specs,
 )
-from tests.property.strategies_tooldefs import tool_calls, tools
+from tests.property.strategies_tooldefs import json_values, tool_calls, tools
 
 CONTRACT = {
     "read_file": (Effect.READ, {"path"}, {"offset", "limit"}),
@@ -215,3 +217,26 @@ def test_unknown_name_in_subset_fails_naming_it(names: list[str], unknown: str) 
     assert isinstance(error, UnknownToolError)
     assert error.name == unknown
     assert repr(unknown) in str(error)
+
+
+def _pairs_sorted(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [key for key, _ in pairs]
+    assert keys == sorted(keys)
+    return dict(pairs)
+
+
+@given(json_values)
+def test_canonical_json_sorts_keys_at_every_depth_without_whitespace(value: Any) -> None:
+    """canonical_json is the value with sorted keys (every object) and no whitespace between tokens."""
+    text = canonical_json(value)
+    assert json.loads(text, object_pairs_hook=_pairs_sorted) == value
+    assert text == json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+@given(json_values)
+def test_canonical_json_is_idempotent_and_ignores_key_order(value: Any) -> None:
+    """Re-encoding canonical text gives the same text, and so does encoding the keys in reverse order."""
+    text = canonical_json(value)
+    assert canonical_json(json.loads(text)) == text
+    if isinstance(value, dict):
+        assert canonical_json(dict(reversed(value.items()))) == text

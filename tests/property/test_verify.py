@@ -31,13 +31,23 @@ from core.verify import (
     TreeSnapshot,
     canonical_arguments,
     changed_paths,
+    is_ignored,
     judge_command,
     judge_file,
     judge_tool_sequence,
     judge_tree_diff,
     tree_snapshot,
 )
-from tests.property.strategies_verify import GenCall, event_log, gen_calls, rules, snapshots, tools
+from tests.property.strategies_verify import (
+    IGNORED_NAMES,
+    GenCall,
+    event_log,
+    gen_calls,
+    kept_paths,
+    rules,
+    snapshots,
+    tools,
+)
 
 PASS, FAIL, ERROR = VerifierStatus.PASS, VerifierStatus.FAIL, VerifierStatus.ERROR
 
@@ -313,3 +323,19 @@ def test_file_facts_map_to_the_documented_statuses() -> None:
     assert {judge_file(v, outside).status for v in (equals, contains, absent)} == {ERROR}
     assert judge_file(absent, FileFound(data=b"")).status is FAIL
     assert judge_file(absent, outside).detail == "a: resolves outside the workspace"
+
+
+@given(kept_paths, st.sampled_from(IGNORED_NAMES), st.data())
+def test_an_ignored_directory_at_any_depth_ignores_the_path(
+    segments: list[str], ignored: str, data: st.DataObject
+) -> None:
+    """.git, node_modules or __pycache__ as any segment (first, middle or last) makes the path ignored."""
+    at = data.draw(st.integers(0, len(segments)))
+    assert is_ignored("/".join([*segments[:at], ignored, *segments[at:]]))
+
+
+@given(kept_paths)
+@example([".github", ".gitignore", "node_modules2", "x__pycache__"])
+def test_nothing_else_is_ignored(segments: list[str]) -> None:
+    """A path with none of the three names as a whole segment is kept, lookalikes included."""
+    assert not is_ignored("/".join(segments))
