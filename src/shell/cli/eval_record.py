@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from shell.cli.common import ask, live_plan, load_lab_config, say
 from shell.cli.options import (
     AllowAnalysis,
     AllowExternal,
@@ -47,11 +48,6 @@ if TYPE_CHECKING:
     from core.suite import Task
     from shell.lab import ProviderPlan
     from shell.suites import LoadedSuite
-
-
-def _say(line: str) -> None:
-    sys.stderr.write(line + "\n")
-    sys.stderr.flush()
 
 
 def record(
@@ -107,10 +103,10 @@ def record(
         )
     except LabError as error:
         for line in error.lines:
-            _say(f"alisio eval record: {line}")
+            say(f"alisio eval record: {line}")
         raise typer.Exit(1) from None
     except KeyboardInterrupt:
-        _say("alisio eval record: interrupted; no cassette was written")
+        say("alisio eval record: interrupted; no cassette was written")
         raise typer.Exit(1) from None
     raise typer.Exit(code)
 
@@ -133,7 +129,6 @@ def _execute(
     env: Mapping[str, str],
 ) -> int:
     from shell.cassettes import cassette_dir_for
-    from shell.cli.eval_run import _ask, _live_plan, _load_config
     from shell.lab import (
         LabError,
         bundled_suites_root,
@@ -145,7 +140,7 @@ def _execute(
     )
     from shell.scripted_plan import scripted_plan
 
-    loaded_config = _load_config(env)
+    loaded_config = load_lab_config(env)
     measured = loaded_config.config.measured
     choice = find_suite(suite, suite_dir, bundled_suites_root())
     selected = preflight(
@@ -157,10 +152,10 @@ def _execute(
     plan = (
         scripted_plan(script, selected, model)
         if script is not None
-        else _live_plan(loaded_config, model, base_url, env)
+        else live_plan(loaded_config, model, base_url, env)
     )
     try:
-        confirm_third_party(choice, yes=yes, interactive=interactive_terminal(), say=_say, ask=_ask)
+        confirm_third_party(choice, yes=yes, interactive=interactive_terminal(), say=say, ask=ask)
         return _record(
             choice.loaded, selected, plan, measured, granted, seed, keep, cassette_dir, json_output, env
         )
@@ -199,9 +194,7 @@ def _record(
     directory = cassette_dir_for(loaded.directory, cassette_dir)
     suite = loaded.suite
     noun = "task" if len(selected) == 1 else "tasks"
-    _say(
-        f"recording {suite.suite_id} {suite.suite_version}: {len(selected)} {noun} ({plan.id}, {plan.model})"
-    )
+    say(f"recording {suite.suite_id} {suite.suite_version}: {len(selected)} {noun} ({plan.id}, {plan.model})")
     lab = LabRun(
         loaded=loaded,
         tasks=selected,
@@ -222,17 +215,17 @@ def _record(
 
     def on_record(record: RunRecord, index: int, total: int) -> None:
         records.append(record)
-        _say(progress_line(index, total, record))
+        say(progress_line(index, total, record))
 
     written = record_cassettes(
-        lab, hook, directory, credentials_of(env, plan.key), say=_say, on_record=on_record
+        lab, hook, directory, credentials_of(env, plan.key), say=say, on_record=on_record
     )
     encoder = msgspec.json.Encoder()
     for item in written:
-        _say(f"wrote {item.path} ({item.calls} calls, {item.size / 1024:.1f} KB)")
+        say(f"wrote {item.path} ({item.calls} calls, {item.size / 1024:.1f} KB)")
         if item.status != "pass":
             why = f" ({item.reason})" if item.reason else ""
-            _say(
+            say(
                 f"warning: task {item.task_id}: the recorded run ended {item.status}{why}; its cassette replays that run"
             )
         if json_output:

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from shell.cli.common import ask, live_plan, load_lab_config, say
 from shell.cli.options import (
     AllowAnalysis,
     AllowExternal,
@@ -58,7 +59,6 @@ if TYPE_CHECKING:
     from core.events import Effect
     from core.report import Rates
     from core.suite import Task
-    from shell.config_home import LoadedConfig
     from shell.lab import LabRun, ProviderPlan
     from shell.suites import LoadedSuite
 
@@ -72,56 +72,6 @@ class ModeChoice(StrEnum):
     REPLAY = "replay"
 
 
-def _say(line: str) -> None:
-    sys.stderr.write(line + "\n")
-    sys.stderr.flush()
-
-
-def _ask() -> str:
-    sys.stderr.write("Run it? [y/N] ")
-    sys.stderr.flush()
-    return sys.stdin.readline()
-
-
-def _load_config(env: Mapping[str, str]) -> LoadedConfig:
-    from returns.result import Failure
-
-    from shell.config_home import load_config
-    from shell.lab import LabError
-
-    loaded = load_config(env)
-    if isinstance(loaded, Failure):
-        raise LabError(str(loaded.failure()))
-    config: LoadedConfig = loaded.unwrap()
-    return config
-
-
-def _live_plan(
-    loaded: LoadedConfig, model: str | None, base_url: str | None, env: Mapping[str, str]
-) -> ProviderPlan:
-    """The configured provider (flags override the file), built once for every run of the command."""
-    from returns.result import Failure, Success
-
-    from shell.config_home import resolve_provider
-    from shell.lab import LabError, ProviderPlan
-    from shell.providers.openai_compat import OpenAICompatProvider
-
-    match resolve_provider(loaded, model, base_url, env):
-        case Failure(error):
-            raise LabError(str(error))
-        case Success(resolved):
-            pass
-    key = resolved.api_key.reveal() if resolved.api_key is not None else None
-    provider = OpenAICompatProvider(resolved.base_url, resolved.model, api_key=key, provider_id=resolved.id)
-    return ProviderPlan(
-        id=resolved.id,
-        model=resolved.model,
-        factory=lambda _task, _spec: provider,
-        close=provider.close,
-        key=key,
-    )
-
-
 def _replay_plan(
     loaded: LoadedSuite, tasks: tuple[Task, ...], cassette_dir: Path | None, measured: MeasuredConfig
 ) -> ProviderPlan:
@@ -132,7 +82,7 @@ def _replay_plan(
 
     cassettes = load_cassettes(loaded, tasks, cassette_dir_for(loaded.directory, cassette_dir))
     for warning in config_hash_warnings(cassettes, config_hash(measured)):
-        _say(f"alisio eval run: {warning}")
+        say(f"alisio eval run: {warning}")
     return replay_plan(cassettes)
 
 
@@ -206,10 +156,10 @@ def run(
         )
     except LabError as error:
         for line in error.lines:
-            _say(f"alisio eval run: {line}")
+            say(f"alisio eval run: {line}")
         raise typer.Exit(1) from None
     except KeyboardInterrupt:  # before the first run (a run's own Ctrl-C is handled by the lab)
-        _say("alisio eval run: interrupted; nothing was run")
+        say("alisio eval run: interrupted; nothing was run")
         raise typer.Exit(1) from None
     raise typer.Exit(code)
 
@@ -256,7 +206,7 @@ def _execute(
     from shell.scripted_plan import scripted_plan
     from shell.tools import tool_env
 
-    loaded_config = _load_config(env)
+    loaded_config = load_lab_config(env)
     measured: MeasuredConfig = loaded_config.config.measured
     choice = find_suite(suite, suite_dir, bundled_suites_root())
     selected = preflight(
@@ -274,9 +224,9 @@ def _execute(
     elif script is not None:
         plan = scripted_plan(script, selected, model)
     else:
-        plan = _live_plan(loaded_config, model, base_url, env)
+        plan = live_plan(loaded_config, model, base_url, env)
     try:
-        confirm_third_party(choice, yes=yes, interactive=interactive_terminal(), say=_say, ask=_ask)
+        confirm_third_party(choice, yes=yes, interactive=interactive_terminal(), say=say, ask=ask)
         now = datetime.now(UTC)
         run_id = run_id_for(now)
         if out is not None:
@@ -322,32 +272,32 @@ def _run_and_show(lab: LabRun, json_output: bool) -> int:
     head = f"{suite.suite_id} {suite.suite_version}: {len(lab.tasks)} {noun} x k={lab.k} = {runs} "
     head += "run" if runs == 1 else "runs"
     source = f"replay of {lab.provider.id} cassettes" if lab.mode == "replay" else lab.provider.id
-    _say(f"{head} ({source}, {lab.provider.model}, seed {lab.seed})")
+    say(f"{head} ({source}, {lab.provider.model}, seed {lab.seed})")
 
     def on_record(record: RunRecord, index: int, total: int) -> None:
-        _say(progress_line(index, total, record))
+        say(progress_line(index, total, record))
         if json_output:
             sys.stdout.buffer.write(encoder.encode(record) + b"\n")
             sys.stdout.buffer.flush()
 
-    result = run_lab(lab, say=_say, on_record=on_record)
+    result = run_lab(lab, say=say, on_record=on_record)
     if json_output:
         sys.stdout.buffer.write(encoder.encode(result.report) + b"\n")
         sys.stdout.buffer.flush()
-    _say("")
-    _say(summary_table(result.report))
-    _say(f"report: {result.directory / REPORT_MD}")
+    say("")
+    say(summary_table(result.report))
+    say(f"report: {result.directory / REPORT_MD}")
     diverged = [record for record in result.records if record.divergence is not None]
     for record in diverged:
         assert record.divergence is not None
         line = f"divergence: task {record.task_id} #{record.repetition + 1}, "
-        _say(line + divergence_message(record.divergence))
+        say(line + divergence_message(record.divergence))
     errored = sum(record.status == "error" for record in result.records) - len(diverged)
     if errored:
         noun = "run" if errored == 1 else "runs"
-        _say(f"{errored} {noun} ended error (infrastructure; excluded from every rate): exit 1")
+        say(f"{errored} {noun} ended error (infrastructure; excluded from every rate): exit 1")
     if diverged:
         noun = "run" if len(diverged) == 1 else "runs"
-        _say(f"{len(diverged)} {noun} diverged from the cassette (replay_divergence): exit 2")
+        say(f"{len(diverged)} {noun} diverged from the cassette (replay_divergence): exit 2")
         return 2
     return 1 if result.interrupted else exit_code_for(result.records)

@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from shell.cli.eval_run import DEFAULT_K, ModeChoice, _say
+from shell.cli.common import ask, live_plan, load_lab_config, say
+from shell.cli.eval_run import DEFAULT_K, ModeChoice
 from shell.cli.options import (
     AllowAnalysis,
     AllowExternal,
@@ -132,10 +133,10 @@ def variants(
         )
     except LabError as error:
         for line in error.lines:
-            _say(f"{PREFIX}: {line}")
+            say(f"{PREFIX}: {line}")
         raise typer.Exit(1) from None
     except KeyboardInterrupt:  # before the first run (a run's own Ctrl-C is handled by shell.variants)
-        _say(f"{PREFIX}: interrupted; nothing was run")
+        say(f"{PREFIX}: interrupted; nothing was run")
         raise typer.Exit(1) from None
     raise typer.Exit(code)
 
@@ -189,7 +190,6 @@ def _execute(
 
     from core.events import Effect
     from core.report import Mode
-    from shell.cli.eval_run import _ask, _live_plan, _load_config
     from shell.config_home import data_dir
     from shell.lab import (
         LabError,
@@ -208,7 +208,7 @@ def _execute(
     from shell.tools import tool_env
     from shell.variants import read_variants, variant_labs
 
-    loaded_config = _load_config(env)
+    loaded_config = load_lab_config(env)
     choice = find_suite(suite, suite_dir, bundled_suites_root())
     plan = read_variants(variants_file, loaded_config.config.measured, choice.loaded)
     selected = _preflight_each(
@@ -227,10 +227,10 @@ def _execute(
     provider = (
         scripted_plan(script, selected, model)
         if script is not None
-        else _live_plan(loaded_config, model, base_url, env)
+        else live_plan(loaded_config, model, base_url, env)
     )
     try:
-        confirm_third_party(choice, yes=yes, interactive=interactive_terminal(), say=_say, ask=_ask)
+        confirm_third_party(choice, yes=yes, interactive=interactive_terminal(), say=say, ask=ask)
         now = datetime.now(UTC)
         run_id = run_id_for(now)
         if out is not None:
@@ -286,9 +286,9 @@ def _run_and_show(plan: VariantsPlan, labs: tuple[LabRun, ...], root: Path, json
     from shell.variants import COMPARISON_JSON, COMPARISON_MD, run_variants
 
     for line in _headline(plan, labs[0]):
-        _say(line)
+        say(line)
     result = run_variants(
-        plan, labs, root, say=_say, on_record=lambda r, i, n: _say(variant_progress_line(i, n, r))
+        plan, labs, root, say=say, on_record=lambda r, i, n: say(variant_progress_line(i, n, r))
     )
     if json_output:
         _show_json(result)
@@ -296,16 +296,16 @@ def _run_and_show(plan: VariantsPlan, labs: tuple[LabRun, ...], root: Path, json
         sys.stdout.write(render_variants_markdown(result.comparison))
         sys.stdout.flush()
     for variant, lab, report in zip(plan.variants, labs, result.reports, strict=True):
-        _say("")
-        _say(f"variant {variant.id}:")
-        _say(summary_table(report))
-        _say(f"report: {lab.directory / REPORT_MD}")
-    _say("")
-    _say(f"comparison: {root / COMPARISON_MD} ({COMPARISON_JSON} beside it)")
+        say("")
+        say(f"variant {variant.id}:")
+        say(summary_table(report))
+        say(f"report: {lab.directory / REPORT_MD}")
+    say("")
+    say(f"comparison: {root / COMPARISON_MD} ({COMPARISON_JSON} beside it)")
     records = [record for arm in result.records for record in arm]
     errored = sum(record.status == "error" for record in records)
     if errored:
-        _say(f"{errored} runs ended error (infrastructure; excluded from every rate): exit 1")
+        say(f"{errored} runs ended error (infrastructure; excluded from every rate): exit 1")
     return 1 if result.interrupted else exit_code_for(records)
 
 
