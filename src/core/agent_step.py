@@ -6,6 +6,9 @@ into this module, ``core.budget``, ``core.compaction`` or ``core.policy``.
 Rules this module keeps:
 
 - a response with no tool calls ends the run (``Finish``); otherwise its calls run in order (``CallTools``);
+- at most ``tools.maxCallsPerTurn`` calls of one response run: each call past the cap is refused with a tool
+  error the model sees (it never runs and is never gated), and the turn raises one ``too_many_tool_calls``
+  incident; the run goes on, so the verifiers judge it (a fail the model caused, never an error);
 - a tool the agent was not offered, or that the harness does not know, or arguments that do not decode, are
   refused with an ``invalid_tool_call`` incident and a tool error the model sees; such a call never runs and
   is never put to the user;
@@ -36,6 +39,8 @@ __all__ = [
     "after_response",
     "approval_refusal",
     "gate_tool",
+    "over_cap_incident",
+    "over_cap_refusal",
     "response_incidents",
     "select_agent",
 ]
@@ -83,16 +88,42 @@ class Finish(Frozen, frozen=True, kw_only=True):
 
 
 class CallTools(Frozen, frozen=True, kw_only=True):
-    """Run these tool calls, in order, then start the next turn."""
+    """Run these tool calls, in order, refuse the ``refused`` ones (past the per-turn cap), then start the next
+    turn."""
 
     calls: tuple[ToolCall, ...]
+    refused: tuple[ToolCall, ...] = ()
+    """The calls past ``tools.maxCallsPerTurn``, in order: each gets ``over_cap_refusal`` and never runs."""
 
 
-def after_response(response: ProviderResponse) -> Finish | CallTools:
-    """What the loop does with an assembled main-loop response."""
+def after_response(response: ProviderResponse, max_calls_per_turn: int) -> Finish | CallTools:
+    """What the loop does with an assembled main-loop response (``max_calls_per_turn`` >= 1)."""
     if not response.tool_calls:
         return Finish(final_text=response.text)
-    return CallTools(calls=response.tool_calls)
+    calls = response.tool_calls
+    return CallTools(calls=calls[:max_calls_per_turn], refused=calls[max_calls_per_turn:])
+
+
+def over_cap_refusal(max_calls_per_turn: int) -> Refuse:
+    """The tool result each call past the per-turn cap gets (the model reads it; the call did not run)."""
+    return Refuse(
+        incident=IncidentKind.TOO_MANY_TOOL_CALLS,
+        message=f"error: too many tool calls in one turn: you exceeded the per-turn limit of "
+        f"{max_calls_per_turn} calls, so this call was not run. Make fewer calls per turn (at most "
+        f"{max_calls_per_turn}); repeat this call in a later turn if you still need it.",
+    )
+
+
+def over_cap_incident(step: CallTools, max_calls_per_turn: int) -> tuple[IncidentKind, str] | None:
+    """The one incident a turn raises when it asked for more calls than the cap; ``None`` when it did not."""
+    if not step.refused:
+        return None
+    asked = len(step.calls) + len(step.refused)
+    return (
+        IncidentKind.TOO_MANY_TOOL_CALLS,
+        f"the model asked for {asked} tool calls in one turn; tools.maxCallsPerTurn is {max_calls_per_turn}, "
+        f"so the last {len(step.refused)} were refused without running",
+    )
 
 
 def response_incidents(response: ProviderResponse) -> tuple[tuple[IncidentKind, str], ...]:

@@ -25,6 +25,7 @@
     bashOutputLimitChars = 20000
     bashTimeoutMs = 120000
     readMaxChars = 100000
+    maxCallsPerTurn = 32            # tool calls past this many in one turn are refused, not run
 
     [agents.reviewer]               # a main agent, picked with --agent reviewer
     instructions = "..."
@@ -127,10 +128,12 @@ the user should know. Your final message must not contain a tool call; it ends t
 _MAX_CHARS: Final = 100_000_000
 _MAX_TOKENS: Final = 10_000_000
 _MAX_MS: Final = 86_400_000
+_MAX_CALLS_PER_TURN: Final = 100_000
 
 PositiveChars = Annotated[int, Meta(ge=1, le=_MAX_CHARS)]
 PositiveTokens = Annotated[int, Meta(ge=1, le=_MAX_TOKENS)]
 PositiveMs = Annotated[int, Meta(ge=1, le=_MAX_MS)]
+CallsPerTurn = Annotated[int, Meta(ge=1, le=_MAX_CALLS_PER_TURN)]
 Fraction = Annotated[float, Meta(gt=0.0, le=1.0)]
 NonEmptyText = Annotated[str, Meta(min_length=1)]
 _AGENT_NAME: Final = r"^[A-Za-z][A-Za-z0-9_-]{0,63}$"
@@ -192,6 +195,9 @@ class ToolSettings(_Input, frozen=True, kw_only=True):
     """Default ``bash`` timeout when the model gives no ``timeout_ms``."""
     read_max_chars: PositiveChars = 100_000
     """``read_file`` returns at most this many characters per call."""
+    max_calls_per_turn: CallsPerTurn = 32
+    """At most this many tool calls of one assistant turn run; each call past it is refused with a tool
+    result saying so, and the turn raises one ``too_many_tool_calls`` incident."""
 
 
 class AgentConfig(Frozen, frozen=True, kw_only=True):

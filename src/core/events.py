@@ -51,6 +51,8 @@ class IncidentKind(StrEnum):
     """a bash command was killed at its timeout or at maxWallMs."""
     PROVIDER_RETRY = "provider_retry"
     """a provider call was retried after a 429, 5xx or connection error."""
+    TOO_MANY_TOOL_CALLS = "too_many_tool_calls"
+    """one assistant turn asked for more than tools.maxCallsPerTurn tool calls; the calls past it did not run."""
 
 
 class RunStarted(Frozen, frozen=True, kw_only=True, tag="run_start", tag_field="type"):

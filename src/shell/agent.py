@@ -12,6 +12,9 @@ Rules this module keeps:
   call's usage goes into its ``Compacted`` event only;
 - one ``usage_unreported`` incident per main turn without usage (the spec allows the run to overshoot
   maxTokens by that response);
+- a turn asking for more than ``tools.maxCallsPerTurn`` calls raises one ``too_many_tool_calls`` incident
+  first, runs the calls up to the cap, then answers each call past it with a refusal (a ``tool_result`` with
+  ok=false, no ``tool_call`` event: it never ran, and it does not count against maxToolCalls);
 - nothing a tool or the model does ends the loop with an exception: a tool failure is a result the model sees,
   a provider failure ends the run with outcome ``error`` and ``failure.reason``;
 - maxWallMs bounds everything: a running tool is killed at it, and each provider call (checkpoint calls too) is
@@ -41,6 +44,8 @@ from core.agent_step import (
     after_response,
     approval_refusal,
     gate_tool,
+    over_cap_incident,
+    over_cap_refusal,
     response_incidents,
     select_agent,
 )
@@ -375,6 +380,20 @@ class _Run:
         )
         return ToolMessage(tool_call_id=call.id, name=call.name, content=refusal.message)
 
+    def refuse_over_cap(self, refused: tuple[ToolCall, ...], cap: int) -> None:
+        """Answer each call past the per-turn cap with a refusal (no tool_call event: it never ran)."""
+        refusal = over_cap_refusal(cap)
+        for call in refused:
+            self.emit(
+                ToolResulted,
+                call_id=call.id,
+                name=call.name,
+                ok=False,
+                output_excerpt=refusal.message[:EXCERPT_CHARS],
+                duration_ms=0,
+            )
+            self.append(ToolMessage(tool_call_id=call.id, name=call.name, content=refusal.message))
+
     def ask(self, call: ToolCall, effect: Effect) -> Refuse | None:
         """Put an ``Ask`` to the approver (or deny headless); a refusal when it was not approved."""
         approver = self.setup.approver
@@ -439,14 +458,19 @@ class _Run:
                 content=response.text or None, tool_calls=response.tool_calls, reasoning=response.reasoning
             )
         )
-        match after_response(response):
+        cap = self.setup.measured.tools.max_calls_per_turn
+        match after_response(response, cap):
             case Finish(final_text=text):
                 return self.end("completed", final_text=text)
-            case CallTools(calls=calls):
+            case CallTools(calls=calls, refused=refused) as step:
+                over_cap = over_cap_incident(step, cap)
+                if over_cap is not None:
+                    self.incident(*over_cap)
                 for call in calls:
                     self.check_budget(self.turns, self.tool_calls + 1)
                     self.tool_calls += 1
                     self.append(self.run_tool(call))
+                self.refuse_over_cap(refused, cap)
         return None
 
     def loop(self) -> RunResult:

@@ -12,7 +12,7 @@ import pytest
 
 from core.budget import RunBudget
 from core.compaction import CHECKPOINT_PREFIX
-from core.config import AgentConfig, Compaction, Limits, MeasuredConfig
+from core.config import AgentConfig, Compaction, Limits, MeasuredConfig, ToolSettings
 from core.events import (
     ApprovalDecided,
     BudgetStopped,
@@ -27,7 +27,7 @@ from core.events import (
 )
 from core.fingerprint import fingerprint, normalize_request, path_rules
 from core.policy import ALL_EFFECTS, Mode, Policy
-from core.protocol import ProviderRequest, StreamEvent, ToolCall
+from core.protocol import ProviderRequest, StreamEvent, ToolCall, ToolMessage
 from shell.agent import AgentSetup, ApprovalAnswer, RunResult, run_agent
 from shell.providers.openai_compat import OpenAICompatProvider
 from shell.providers.scripted import ScriptedProvider
@@ -457,3 +457,26 @@ def test_each_request_fingerprint_is_that_of_the_request_sent(workspace: Path, t
     recorded = [r.fingerprint for r in of(result.events, ProviderRequested)]  # type: ignore[attr-defined]
     expected = [fingerprint(normalize_request(request, rules)) for request in provider.requests]
     assert recorded == expected and len(recorded) == len(provider.requests) >= 6
+
+
+def test_calls_past_max_calls_per_turn_are_refused_with_one_incident(workspace: Path, tmp_path: Path) -> None:
+    """maxCallsPerTurn 3 and a turn of 5 writes: 3 files written, 2 refusals the model reads, 1 incident."""
+    writes = [call("write_file", path=f"f{i}.txt", content=str(i)) for i in range(5)]
+    provider = RecordingProvider(
+        script(tmp_path, {"toolCalls": writes, "usage": usage(1, 1)}, {"text": "done", "usage": usage(1, 1)})
+    )
+    measured = MeasuredConfig(instructions="You are a test agent.", tools=ToolSettings(max_calls_per_turn=3))
+    result = run(workspace, provider, measured=measured)
+    assert (result.outcome, result.final_text, result.turns, result.tool_calls) == ("completed", "done", 2, 3)
+    assert sorted(p.name for p in workspace.glob("f*.txt")) == ["f0.txt", "f1.txt", "f2.txt"]
+    called = of(result.events, ToolCalled)
+    assert [json.loads(c.arguments)["path"] for c in called] == ["f0.txt", "f1.txt", "f2.txt"]  # type: ignore[attr-defined]
+    results = of(result.events, ToolResulted)
+    assert [r.ok for r in results] == [True, True, True, False, False]  # type: ignore[attr-defined]
+    assert incidents(result) == ["too_many_tool_calls"]
+    incident = of(result.events, IncidentRaised)[0]
+    assert "asked for 5 tool calls" in incident.message and "the last 2" in incident.message  # type: ignore[attr-defined]
+    refusal = "you exceeded the per-turn limit of 3 calls"
+    assert all(refusal in r.output_excerpt for r in results[3:])  # type: ignore[attr-defined]
+    answered = [m for m in provider.requests[1].messages if isinstance(m, ToolMessage)]
+    assert len(answered) == 5 and all(refusal in m.content for m in answered[3:])

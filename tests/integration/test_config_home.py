@@ -108,7 +108,7 @@ def test_a_full_file_is_read_with_every_section(tmp_path: Path) -> None:
         "[limits]\nmaxContextChars = 50000\nmaxOutputTokens = 1024\n"
         "[compaction]\nthreshold = 0.6\n"
         '[reasoning]\neffort = "high"\n'
-        "[tools]\nbashOutputLimitChars = 500\nbashTimeoutMs = 3000\nreadMaxChars = 700\n"
+        "[tools]\nbashOutputLimitChars = 500\nbashTimeoutMs = 3000\nreadMaxChars = 700\nmaxCallsPerTurn = 4\n"
         '[agents.reviewer]\ninstructions = "Review only."\ntools = ["search", "read_file"]\n',
     )
     config = _loaded({"ALISIO_CONFIG_HOME": str(tmp_path)}).config
@@ -123,7 +123,7 @@ def test_a_full_file_is_read_with_every_section(tmp_path: Path) -> None:
     assert measured.compaction.threshold == 0.6
     assert measured.reasoning.effort == "high"
     assert (measured.tools.bash_output_limit_chars, measured.tools.bash_timeout_ms) == (500, 3000)
-    assert measured.tools.read_max_chars == 700
+    assert (measured.tools.read_max_chars, measured.tools.max_calls_per_turn) == (700, 4)
     assert [(a.name, a.instructions, a.tools) for a in measured.agents] == [
         ("reviewer", "Review only.", ("read_file", "search"))
     ]

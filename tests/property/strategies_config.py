@@ -24,6 +24,7 @@ from core.config import (
 chars = st.integers(min_value=1, max_value=100_000_000)
 tokens = st.integers(min_value=1, max_value=10_000_000)
 millis = st.integers(min_value=1, max_value=86_400_000)
+calls_per_turn = st.integers(min_value=1, max_value=100_000)
 thresholds = st.floats(min_value=0.0, max_value=1.0, exclude_min=True, allow_nan=False)
 efforts: st.SearchStrategy[Effort | None] = st.sampled_from([None, "low", "medium", "high"])
 texts = st.text(min_size=1, max_size=80)
@@ -48,6 +49,7 @@ VALUES: dict[str, st.SearchStrategy[Any]] = {
     "tools.bashOutputLimitChars": chars,
     "tools.bashTimeoutMs": millis,
     "tools.readMaxChars": chars,
+    "tools.maxCallsPerTurn": calls_per_turn,
     "instructions": texts,
     "agents": agent_tables,
 }
@@ -66,7 +68,10 @@ def measured_configs(draw: st.DrawFn) -> MeasuredConfig:
         compaction=Compaction(threshold=draw(thresholds)),
         reasoning=Reasoning(effort=draw(efforts)),
         tools=ToolSettings(
-            bash_output_limit_chars=draw(chars), bash_timeout_ms=draw(millis), read_max_chars=draw(chars)
+            bash_output_limit_chars=draw(chars),
+            bash_timeout_ms=draw(millis),
+            read_max_chars=draw(chars),
+            max_calls_per_turn=draw(calls_per_turn),
         ),
         instructions=draw(texts),
         agents=agents,

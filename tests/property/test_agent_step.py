@@ -13,6 +13,8 @@ from core.agent_step import (
     RunTool,
     after_response,
     gate_tool,
+    over_cap_incident,
+    over_cap_refusal,
     response_incidents,
     select_agent,
 )
@@ -72,12 +74,37 @@ def test_a_response_without_tool_calls_finishes_and_incidents_match(
     response = ProviderResponse(
         text=text, reasoning=None, tool_calls=calls, finish_reason=finish, usage=usage
     )
-    step = after_response(response)
+    step = after_response(response, 32)
     assert step == (CallTools(calls=calls) if with_call else Finish(final_text=text))
     kinds = [kind for kind, _ in response_incidents(response)]
     expected = [IncidentKind.TRUNCATED_OUTPUT] if finish == "length" else []
     expected += [] if with_usage else [IncidentKind.USAGE_UNREPORTED]
     assert kinds == expected
+
+
+@given(st.integers(min_value=0, max_value=12), st.integers(min_value=1, max_value=10))
+def test_calls_past_the_per_turn_cap_are_refused_with_one_incident(count: int, cap: int) -> None:
+    """The first min(count, cap) calls run in order, the rest are refused in order; one incident iff any are."""
+    calls = tuple(ToolCall(id=f"c{i}", name="read_file", arguments="{}") for i in range(count))
+    response = ProviderResponse(
+        text="t", reasoning=None, tool_calls=calls, finish_reason="tool_calls", usage=None
+    )
+    step = after_response(response, cap)
+    if count == 0:
+        assert step == Finish(final_text="t")
+        return
+    assert isinstance(step, CallTools)
+    assert step.calls + step.refused == calls
+    assert len(step.calls) == min(count, cap) and len(step.refused) == max(0, count - cap)
+    incident = over_cap_incident(step, cap)
+    if count <= cap:
+        assert incident is None
+    else:
+        assert incident is not None and incident[0] is IncidentKind.TOO_MANY_TOOL_CALLS
+        assert f"asked for {count} tool calls" in incident[1] and f"the last {count - cap} " in incident[1]
+    refusal = over_cap_refusal(cap)
+    assert refusal.incident is IncidentKind.TOO_MANY_TOOL_CALLS
+    assert f"per-turn limit of {cap} calls" in refusal.message and "fewer calls per turn" in refusal.message
 
 
 def test_select_agent_picks_instructions_and_tools_or_fails_naming_the_known() -> None:

@@ -62,7 +62,12 @@ def test_an_empty_file_and_one_spelling_out_the_defaults_hash_the_same() -> None
         "limits": {"maxContextChars": 200_000, "maxOutputTokens": 8192},
         "compaction": {"threshold": 0.8},
         "reasoning": {},
-        "tools": {"bashOutputLimitChars": 20_000, "bashTimeoutMs": 120_000, "readMaxChars": 100_000},
+        "tools": {
+            "bashOutputLimitChars": 20_000,
+            "bashTimeoutMs": 120_000,
+            "readMaxChars": 100_000,
+            "maxCallsPerTurn": 32,
+        },
         "agents": {},
     }
     assert config_hash(_measured({})) == config_hash(_measured(spelled)) == DEFAULT_HASH
@@ -137,6 +142,7 @@ def test_measured_keys_are_derived_from_the_structs() -> None:
         "tools.bashOutputLimitChars",
         "tools.bashTimeoutMs",
         "tools.readMaxChars",
+        "tools.maxCallsPerTurn",
         "instructions",
         "agents",
     )
@@ -232,6 +238,7 @@ def test_overrides_apply_the_values_given() -> None:
         ({"limits": {"maxOutputTokens": "8k"}}, "limits.maxOutputTokens", "Expected `int`, got `str`"),
         ({"limits": 5}, "limits", "Expected `object`, got `int`"),
         ({"compaction": {"threshold": 0.0}}, "compaction.threshold", "> 0.0"),
+        ({"tools": {"maxCallsPerTurn": 0}}, "tools.maxCallsPerTurn", ">= 1"),
         (
             {"agents": {"r": {"instructions": "x", "tools": ["bash", "shell"]}}},
             "agents.r.tools[1]",
