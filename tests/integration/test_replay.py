@@ -267,6 +267,16 @@ def test_a_task_without_a_cassette_is_refused_before_the_first_run(home: Path) -
 # --- refusals --------------------------------------------------------------------------------------------
 
 
+def test_record_read_only_refuses_a_writing_task_before_the_first_run(home: Path) -> None:
+    """record --read-only with a task that needs write: exit 1 naming the task and --read-only; nothing runs."""
+    suite = make_suite(home)
+    result = record(home, suite, FIX, "--read-only")
+    assert result.returncode == 1, result.stderr
+    assert "task fix-add" in result.stderr and "which --read-only denies" in result.stderr
+    assert "recording" not in result.stderr and "Traceback" not in result.stderr
+    assert not (suite / "cassettes").exists() and result.stdout == ""
+
+
 @pytest.mark.parametrize(
     ("secret", "env", "kind"),
     [

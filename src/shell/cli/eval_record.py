@@ -1,5 +1,8 @@
 """``alisio eval record <suite>``: run each selected task once, live, and write its cassette.
 
+- The global flags work as in ``alisio run`` (``--allow-*``, ``--read-only``, ``--model``, ``--base-url``):
+  ``--read-only`` denies every effect but read, so a task that needs another effect is refused before the
+  first run, as in ``eval run``.
 - The provider is the configured one (``--model``/``--base-url`` override it), or ``--script FILE|DIR`` as in
   ``eval run``. Each call is recorded with the request the harness sent, normalised with the run's own rules
   (the workspace becomes ``<workspace>``, the task's replayNormalize applies), and the events received.
@@ -33,6 +36,7 @@ from shell.cli.options import (
     Json,
     Keep,
     Model,
+    ReadOnly,
     Seed,
     SuiteArg,
     SuiteDir,
@@ -66,6 +70,7 @@ def record(
     allow_process: AllowProcess = False,
     allow_external: AllowExternal = False,
     allow_analysis: AllowAnalysis = False,
+    read_only: ReadOnly = False,
     model: Model = None,
     base_url: BaseUrl = None,
     script: Annotated[
@@ -96,6 +101,7 @@ def record(
             allow_suite_full=allow_suite_full,
             json_output=json_output,
             granted=granted_effects(granted),
+            read_only=read_only,
             model=model,
             base_url=base_url,
             script=script,
@@ -123,11 +129,13 @@ def _execute(
     allow_suite_full: bool,
     json_output: bool,
     granted: frozenset[Effect],
+    read_only: bool,
     model: str | None,
     base_url: str | None,
     script: Path | None,
     env: Mapping[str, str],
 ) -> int:
+    from core.events import Effect
     from shell.cassettes import cassette_dir_for
     from shell.lab import (
         LabError,
@@ -144,7 +152,12 @@ def _execute(
     measured = loaded_config.config.measured
     choice = find_suite(suite, suite_dir, bundled_suites_root())
     selected = preflight(
-        choice.loaded, wanted, granted, read_only=False, allow_suite_full=allow_suite_full, measured=measured
+        choice.loaded,
+        wanted,
+        granted,
+        read_only=read_only,
+        allow_suite_full=allow_suite_full,
+        measured=measured,
     )
     target = cassette_dir_for(choice.loaded.directory, cassette_dir)
     if (problem := unwritable_dir(target, "--cassette-dir" if cassette_dir else "cassettes")) is not None:
@@ -156,8 +169,20 @@ def _execute(
     )
     try:
         confirm_third_party(choice, yes=yes, interactive=interactive_terminal(), say=say, ask=ask)
+        if read_only:
+            granted = frozenset({Effect.READ})
         return _record(
-            choice.loaded, selected, plan, measured, granted, seed, keep, cassette_dir, json_output, env
+            choice.loaded,
+            selected,
+            plan,
+            measured,
+            granted,
+            read_only,
+            seed,
+            keep,
+            cassette_dir,
+            json_output,
+            env,
         )
     finally:
         plan.close()
@@ -169,6 +194,7 @@ def _record(
     plan: ProviderPlan,
     measured: MeasuredConfig,
     granted: frozenset[Effect],
+    read_only: bool,
     seed: int,
     keep: bool,
     cassette_dir: Path | None,
@@ -204,7 +230,7 @@ def _record(
         provider=recording,
         measured=measured,
         granted=granted,
-        read_only=False,
+        read_only=read_only,
         keep=keep,
         directory=Path(tempfile.mkdtemp(prefix="alisio-record-")),
         run_id=run_id_for(now),
