@@ -119,10 +119,11 @@ def over_cap_incident(step: CallTools, max_calls_per_turn: int) -> tuple[Inciden
     if not step.refused:
         return None
     asked = len(step.calls) + len(step.refused)
+    last = "the last call was" if len(step.refused) == 1 else f"the last {len(step.refused)} calls were"
     return (
         IncidentKind.TOO_MANY_TOOL_CALLS,
         f"the model asked for {asked} tool calls in one turn; tools.maxCallsPerTurn is {max_calls_per_turn}, "
-        f"so the last {len(step.refused)} were refused without running",
+        f"so {last} refused without running",
     )
 
 

@@ -475,7 +475,9 @@ def test_calls_past_max_calls_per_turn_are_refused_with_one_incident(workspace: 
     assert [r.ok for r in results] == [True, True, True, False, False]  # type: ignore[attr-defined]
     assert incidents(result) == ["too_many_tool_calls"]
     incident = of(result.events, IncidentRaised)[0]
-    assert "asked for 5 tool calls" in incident.message and "the last 2" in incident.message  # type: ignore[attr-defined]
+    assert (
+        "asked for 5 tool calls" in incident.message and "the last 2 calls were refused" in incident.message
+    )  # type: ignore[attr-defined]
     refusal = "you exceeded the per-turn limit of 3 calls"
     assert all(refusal in r.output_excerpt for r in results[3:])  # type: ignore[attr-defined]
     answered = [m for m in provider.requests[1].messages if isinstance(m, ToolMessage)]

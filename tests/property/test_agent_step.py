@@ -101,7 +101,8 @@ def test_calls_past_the_per_turn_cap_are_refused_with_one_incident(count: int, c
         assert incident is None
     else:
         assert incident is not None and incident[0] is IncidentKind.TOO_MANY_TOOL_CALLS
-        assert f"asked for {count} tool calls" in incident[1] and f"the last {count - cap} " in incident[1]
+        last = "the last call was" if count - cap == 1 else f"the last {count - cap} calls were"
+        assert f"asked for {count} tool calls" in incident[1] and f"so {last} refused" in incident[1]
     refusal = over_cap_refusal(cap)
     assert refusal.incident is IncidentKind.TOO_MANY_TOOL_CALLS
     assert f"per-turn limit of {cap} calls" in refusal.message and "fewer calls per turn" in refusal.message
