@@ -7,13 +7,91 @@ stays fast.
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
+    from pathlib import Path
 
+    from core.config import MeasuredConfig
+    from core.events import Effect
+    from core.report import Mode, Rates
+    from core.suite import Task
     from shell.config_home import LoadedConfig
-    from shell.lab import ProviderPlan
+    from shell.lab import LabRun, ProviderPlan, SuiteChoice
+
+
+@dataclass(frozen=True)
+class LabRequest:
+    """What ``eval run`` and ``eval variants`` were asked, once their flags are parsed."""
+
+    suite: str
+    wanted: list[str] | None
+    k: int
+    seed: int
+    keep: bool
+    out: Path | None
+    suite_dir: Path | None
+    yes: bool
+    allow_suite_full: bool
+    rates: Rates | None
+    json_output: bool
+    granted: frozenset[Effect]
+    read_only: bool
+    model: str | None
+    base_url: str | None
+    script: Path | None
+    env: Mapping[str, str]
+
+
+def start_lab(
+    request: LabRequest,
+    choice: SuiteChoice,
+    selected: tuple[Task, ...],
+    provider: ProviderPlan,
+    measured: MeasuredConfig,
+    mode: Mode,
+) -> LabRun:
+    """Confirm a third-party suite, claim the report directory and describe the runs about to start."""
+    from datetime import UTC, datetime
+
+    from core.events import Effect
+    from shell.config_home import data_dir
+    from shell.lab import (
+        LabRun,
+        claim_run_dir,
+        confirm_third_party,
+        created_at_for,
+        interactive_terminal,
+        run_id_for,
+    )
+    from shell.tools import tool_env
+
+    confirm_third_party(choice, yes=request.yes, interactive=interactive_terminal(), say=say, ask=ask)
+    now = datetime.now(UTC)
+    run_id = run_id_for(now)
+    if request.out is not None:
+        directory = request.out
+    else:
+        run_id, directory = claim_run_dir(data_dir(request.env) / "eval", run_id)
+    return LabRun(
+        loaded=choice.loaded,
+        tasks=selected,
+        k=request.k,
+        seed=request.seed,
+        mode=mode,
+        provider=provider,
+        measured=measured,
+        granted=frozenset({Effect.READ}) if request.read_only else request.granted,
+        read_only=request.read_only,
+        keep=request.keep,
+        directory=directory,
+        run_id=run_id,
+        created_at=created_at_for(now),
+        rates=request.rates,
+        tool_env=tool_env(request.env, provider.key),
+    )
 
 
 def say(line: str) -> None:

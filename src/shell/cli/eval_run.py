@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from shell.cli.common import ask, live_plan, load_lab_config, say
+from shell.cli.common import LabRequest, live_plan, load_lab_config, say, start_lab
 from shell.cli.options import (
     AllowAnalysis,
     AllowExternal,
@@ -53,11 +53,7 @@ from shell.cli.options import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-
     from core.config import MeasuredConfig
-    from core.events import Effect
-    from core.report import Rates
     from core.suite import Task
     from shell.lab import LabRun, ProviderPlan
     from shell.suites import LoadedSuite
@@ -134,11 +130,10 @@ def run(
     granted_flags["analysis"] = allow_analysis
     try:
         _check_flags(mode, cassette_dir, script)
-        code = _execute(
+        request = LabRequest(
             suite=suite,
             wanted=tasks.split(",") if tasks is not None else None,
             k=k if k is not None else (1 if mode is ModeChoice.REPLAY else DEFAULT_K),
-            replay=(cassette_dir,) if mode is ModeChoice.REPLAY else None,
             seed=seed,
             keep=keep,
             out=out,
@@ -154,6 +149,7 @@ def run(
             script=script,
             env=os.environ,
         )
+        code = _execute(request, replay=(cassette_dir,) if mode is ModeChoice.REPLAY else None)
     except LabError as error:
         for line in error.lines:
             say(f"alisio eval run: {line}")
@@ -164,93 +160,34 @@ def run(
     raise typer.Exit(code)
 
 
-def _execute(
-    *,
-    suite: str,
-    wanted: list[str] | None,
-    k: int,
-    replay: tuple[Path | None] | None,
-    seed: int,
-    keep: bool,
-    out: Path | None,
-    suite_dir: Path | None,
-    yes: bool,
-    allow_suite_full: bool,
-    rates: Rates | None,
-    json_output: bool,
-    granted: frozenset[Effect],
-    read_only: bool,
-    model: str | None,
-    base_url: str | None,
-    script: Path | None,
-    env: Mapping[str, str],
-) -> int:
-    from datetime import UTC, datetime
-
-    from core.events import Effect
+def _execute(request: LabRequest, replay: tuple[Path | None] | None) -> int:
     from core.report import Mode
-    from shell.config_home import data_dir
-    from shell.lab import (
-        LabError,
-        LabRun,
-        bundled_suites_root,
-        claim_run_dir,
-        confirm_third_party,
-        created_at_for,
-        find_suite,
-        interactive_terminal,
-        preflight,
-        run_id_for,
-        unwritable_dir,
-    )
+    from shell.lab import LabError, bundled_suites_root, find_suite, preflight, unwritable_dir
     from shell.scripted_plan import scripted_plan
-    from shell.tools import tool_env
 
-    loaded_config = load_lab_config(env)
+    loaded_config = load_lab_config(request.env)
     measured: MeasuredConfig = loaded_config.config.measured
-    choice = find_suite(suite, suite_dir, bundled_suites_root())
+    choice = find_suite(request.suite, request.suite_dir, bundled_suites_root())
     selected = preflight(
         choice.loaded,
-        wanted,
-        granted,
-        read_only=read_only,
-        allow_suite_full=allow_suite_full,
+        request.wanted,
+        request.granted,
+        read_only=request.read_only,
+        allow_suite_full=request.allow_suite_full,
         measured=measured,
     )
-    if out is not None and (problem := unwritable_dir(out, "--out")) is not None:
+    if request.out is not None and (problem := unwritable_dir(request.out, "--out")) is not None:
         raise LabError(problem)
     if replay is not None:
         plan = _replay_plan(choice.loaded, selected, replay[0], measured)
-    elif script is not None:
-        plan = scripted_plan(script, selected, model)
+    elif request.script is not None:
+        plan = scripted_plan(request.script, selected, request.model)
     else:
-        plan = live_plan(loaded_config, model, base_url, env)
+        plan = live_plan(loaded_config, request.model, request.base_url, request.env)
     try:
-        confirm_third_party(choice, yes=yes, interactive=interactive_terminal(), say=say, ask=ask)
-        now = datetime.now(UTC)
-        run_id = run_id_for(now)
-        if out is not None:
-            directory = out
-        else:
-            run_id, directory = claim_run_dir(data_dir(env) / "eval", run_id)
-        lab = LabRun(
-            loaded=choice.loaded,
-            tasks=selected,
-            k=k,
-            seed=seed,
-            mode=Mode.REPLAY if replay is not None else Mode.LIVE,
-            provider=plan,
-            measured=measured,
-            granted=frozenset({Effect.READ}) if read_only else granted,
-            read_only=read_only,
-            keep=keep,
-            directory=directory,
-            run_id=run_id,
-            created_at=created_at_for(now),
-            rates=rates,
-            tool_env=tool_env(env, plan.key),
-        )
-        return _run_and_show(lab, json_output)
+        mode = Mode.REPLAY if replay is not None else Mode.LIVE
+        lab = start_lab(request, choice, selected, plan, measured, mode)
+        return _run_and_show(lab, request.json_output)
     finally:
         plan.close()
 

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from shell.cli.common import ask, live_plan, load_lab_config, say
+from shell.cli.common import LabRequest, live_plan, load_lab_config, say, start_lab
 from shell.cli.eval_run import DEFAULT_K, ModeChoice
 from shell.cli.options import (
     AllowAnalysis,
@@ -51,11 +51,9 @@ from shell.cli.options import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable
 
     from core.config import MeasuredConfig
-    from core.events import Effect
-    from core.report import Rates
     from core.suite import Task
     from core.variants import VariantsPlan
     from shell.lab import LabRun
@@ -111,9 +109,8 @@ def variants(
     try:
         if mode is ModeChoice.REPLAY:
             raise LabError(REFUSE_REPLAY)
-        code = _execute(
+        request = LabRequest(
             suite=suite,
-            variants_file=variants_file,
             wanted=tasks.split(",") if tasks is not None else None,
             k=k,
             seed=seed,
@@ -131,6 +128,7 @@ def variants(
             script=script,
             env=os.environ,
         )
+        code = _execute(request, variants_file)
     except LabError as error:
         for line in error.lines:
             say(f"{PREFIX}: {line}")
@@ -165,96 +163,38 @@ def _preflight_each(
     raise LabError(*(f"variant {variant_id}: {line}" for variant_id, lines in failing for line in lines))
 
 
-def _execute(
-    *,
-    suite: str,
-    variants_file: Path,
-    wanted: list[str] | None,
-    k: int,
-    seed: int,
-    keep: bool,
-    out: Path | None,
-    suite_dir: Path | None,
-    yes: bool,
-    allow_suite_full: bool,
-    rates: Rates | None,
-    json_output: bool,
-    granted: frozenset[Effect],
-    read_only: bool,
-    model: str | None,
-    base_url: str | None,
-    script: Path | None,
-    env: Mapping[str, str],
-) -> int:
-    from datetime import UTC, datetime
-
-    from core.events import Effect
+def _execute(request: LabRequest, variants_file: Path) -> int:
     from core.report import Mode
-    from shell.config_home import data_dir
-    from shell.lab import (
-        LabError,
-        LabRun,
-        bundled_suites_root,
-        claim_run_dir,
-        confirm_third_party,
-        created_at_for,
-        find_suite,
-        interactive_terminal,
-        preflight,
-        run_id_for,
-        unwritable_dir,
-    )
+    from shell.lab import LabError, bundled_suites_root, find_suite, preflight, unwritable_dir
     from shell.scripted_plan import scripted_plan
-    from shell.tools import tool_env
     from shell.variants import read_variants, variant_labs
 
-    loaded_config = load_lab_config(env)
-    choice = find_suite(suite, suite_dir, bundled_suites_root())
+    loaded_config = load_lab_config(request.env)
+    choice = find_suite(request.suite, request.suite_dir, bundled_suites_root())
     plan = read_variants(variants_file, loaded_config.config.measured, choice.loaded)
     selected = _preflight_each(
         plan,
         lambda measured: preflight(
             choice.loaded,
-            wanted,
-            granted,
-            read_only=read_only,
-            allow_suite_full=allow_suite_full,
+            request.wanted,
+            request.granted,
+            read_only=request.read_only,
+            allow_suite_full=request.allow_suite_full,
             measured=measured,
         ),
     )
-    if out is not None and (problem := unwritable_dir(out, "--out")) is not None:
+    if request.out is not None and (problem := unwritable_dir(request.out, "--out")) is not None:
         raise LabError(problem)
     provider = (
-        scripted_plan(script, selected, model)
-        if script is not None
-        else live_plan(loaded_config, model, base_url, env)
+        scripted_plan(request.script, selected, request.model)
+        if request.script is not None
+        else live_plan(loaded_config, request.model, request.base_url, request.env)
     )
     try:
-        confirm_third_party(choice, yes=yes, interactive=interactive_terminal(), say=say, ask=ask)
-        now = datetime.now(UTC)
-        run_id = run_id_for(now)
-        if out is not None:
-            root = out
-        else:
-            run_id, root = claim_run_dir(data_dir(env) / "eval", run_id)
-        base = LabRun(
-            loaded=choice.loaded,
-            tasks=selected,
-            k=k,
-            seed=seed,
-            mode=Mode.LIVE,
-            provider=provider,
-            measured=plan.variants[0].measured,
-            granted=frozenset({Effect.READ}) if read_only else granted,
-            read_only=read_only,
-            keep=keep,
-            directory=root,
-            run_id=run_id,
-            created_at=created_at_for(now),
-            rates=rates,
-            tool_env=tool_env(env, provider.key),
+        base = start_lab(request, choice, selected, provider, plan.variants[0].measured, Mode.LIVE)
+        return _run_and_show(
+            plan, variant_labs(base, plan, base.directory), base.directory, request.json_output
         )
-        return _run_and_show(plan, variant_labs(base, plan, root), root, json_output)
     finally:
         provider.close()
 
