@@ -9,7 +9,7 @@ log, and compaction. Two configurations:
   conversation is compacted when it grows past 160000 characters, as in a real run (the script answers each
   checkpoint call with a short fixed checkpoint, as a model would);
 - ``no compaction``: ``maxContextChars`` so large that the conversation grows to 2000 messages. The request
-  fingerprint is extended by each turn's new messages only (``core.fingerprint.ConversationHash``), so this
+  fingerprint is extended by each turn's new messages only (``alisio.core.replay.fingerprint.ConversationHash``), so this
   worst case stays flat instead of growing with the conversation.
 
 Reports, for each, the median of 3 runs in wall-clock and CPU milliseconds per turn (CPU time is the steadier
@@ -26,13 +26,13 @@ from pathlib import Path
 
 import msgspec
 
-from core.budget import RunBudget
-from core.config import Limits, MeasuredConfig
-from core.events import Compacted
-from core.fingerprint import path_rules
-from core.policy import ALL_EFFECTS, Mode, Policy
-from shell.agent import AgentSetup, run_agent
-from shell.providers.scripted import ScriptedProvider
+from alisio.core.harness.budget import RunBudget
+from alisio.core.harness.config import Limits, MeasuredConfig
+from alisio.core.harness.events import Compacted
+from alisio.core.harness.policy import ALL_EFFECTS, Mode, Policy
+from alisio.core.replay.fingerprint import path_rules
+from alisio.shell.harness.agent import AgentSetup, run_agent
+from alisio.shell.harness.providers.scripted import ScriptedProvider
 
 TURNS = 1000
 RUNS = 3

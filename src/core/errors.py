@@ -13,7 +13,7 @@ clear line and an exit code at its edge. The tree::
 
 from __future__ import annotations
 
-from core.base import Frozen
+from alisio.core.base import Frozen
 
 
 class SuiteError(Frozen, frozen=True, kw_only=True, tag="suite_error"):

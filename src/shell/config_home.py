@@ -22,8 +22,8 @@ from typing import Final
 
 from returns.result import Failure, Result, Success
 
-from core.config import DEFAULT_API_KEY_ENV, Config, config_hash, parse_config
-from core.errors import ConfigError
+from alisio.core.errors import ConfigError
+from alisio.core.harness.config import DEFAULT_API_KEY_ENV, Config, config_hash, parse_config
 
 __all__ = [
     "ApiKey",
@@ -89,7 +89,7 @@ class LoadedConfig:
 
     @property
     def config_hash(self) -> str:
-        """The hash of the measured configuration (``core.config.config_hash``)."""
+        """The hash of the measured configuration (``alisio.core.harness.config.config_hash``)."""
         return config_hash(self.config.measured)
 
 

@@ -1,4 +1,4 @@
-"""The agent loop (``shell.agent.run_agent``) with the scripted provider, a real temp workspace and real tools."""
+"""The agent loop (``alisio.shell.harness.agent.run_agent``) with the scripted provider, a real temp workspace and real tools."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from core.budget import RunBudget
-from core.compaction import CHECKPOINT_PREFIX
-from core.config import AgentConfig, Compaction, Limits, MeasuredConfig, ToolSettings
-from core.events import (
+from alisio.core.harness.budget import RunBudget
+from alisio.core.harness.compaction import CHECKPOINT_PREFIX
+from alisio.core.harness.config import AgentConfig, Compaction, Limits, MeasuredConfig, ToolSettings
+from alisio.core.harness.events import (
     ApprovalDecided,
     BudgetStopped,
     Compacted,
@@ -25,12 +25,12 @@ from core.events import (
     ToolCalled,
     ToolResulted,
 )
-from core.fingerprint import fingerprint, normalize_request, path_rules
-from core.policy import ALL_EFFECTS, Mode, Policy
-from core.protocol import ProviderRequest, StreamEvent, ToolCall, ToolMessage
-from shell.agent import AgentSetup, ApprovalAnswer, RunResult, run_agent
-from shell.providers.openai_compat import OpenAICompatProvider
-from shell.providers.scripted import ScriptedProvider
+from alisio.core.harness.policy import ALL_EFFECTS, Mode, Policy
+from alisio.core.harness.protocol import ProviderRequest, StreamEvent, ToolCall, ToolMessage
+from alisio.core.replay.fingerprint import fingerprint, normalize_request, path_rules
+from alisio.shell.harness.agent import AgentSetup, ApprovalAnswer, RunResult, run_agent
+from alisio.shell.harness.providers.openai_compat import OpenAICompatProvider
+from alisio.shell.harness.providers.scripted import ScriptedProvider
 from tests.integration.sse_server import Reply, SseServer
 
 SHORT = MeasuredConfig(instructions="You are a test agent.")

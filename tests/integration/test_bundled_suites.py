@@ -25,8 +25,8 @@ from typing import Any
 
 import pytest
 
-from shell.cli.main import run_cli
-from shell.providers.scripted import ScriptedProvider
+from alisio.shell.cli.main import run_cli
+from alisio.shell.harness.providers.scripted import ScriptedProvider
 
 ALISIO = Path(sys.executable).with_name("alisio")
 REPO = Path(__file__).resolve().parents[2]
@@ -455,7 +455,7 @@ def test_bundled_suites_stay_small() -> None:
 def test_the_audit_fact_is_cut_from_the_truncated_output(tmp_path: Path) -> None:
     """truncated-audit-output prints far past the 20000-char bash limit and its MISMATCH line is in the cut
     middle, so the agent must narrow the command (grep) to see it."""
-    from shell.bash_tool import truncate_middle
+    from alisio.shell.harness.tools.bash import truncate_middle
 
     task = tasks_of("long-context")["truncated-audit-output"]
     work = copy_fixture("long-context", task, tmp_path)

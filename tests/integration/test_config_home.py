@@ -1,4 +1,4 @@
-"""shell.config_home end to end: real temp directories, real config.toml files, environment dicts."""
+"""alisio.shell.config_home end to end: real temp directories, real config.toml files, environment dicts."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ import pytest
 from returns.pipeline import is_successful
 from returns.result import Failure, Success
 
-from core.config import DEFAULT_INSTRUCTIONS, config_hash
-from core.errors import ConfigError
-from shell.config_home import (
+from alisio.core.errors import ConfigError
+from alisio.core.harness.config import DEFAULT_INSTRUCTIONS, config_hash
+from alisio.shell.config_home import (
     ApiKey,
     LoadedConfig,
     ResolvedProvider,

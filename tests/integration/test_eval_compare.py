@@ -1,4 +1,4 @@
-"""``alisio eval compare`` through the installed command, on report files written by the core and shell.store."""
+"""``alisio eval compare`` through the installed command, on report files written by the core and alisio.shell.lab.store."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from core.records import RunRecord
-from core.report import Rates, build_report
-from shell.store import read_report, read_runs, write_report_files
+from alisio.core.lab.records import RunRecord
+from alisio.core.lab.report import Rates, build_report
+from alisio.shell.lab.store import read_report, read_runs, write_report_files
 from tests.property.strategies_report import conditions, task_runs
 
 ALISIO = Path(sys.executable).with_name("alisio")

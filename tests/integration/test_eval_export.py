@@ -1,4 +1,4 @@
-"""``alisio eval export`` through the installed command, on run directories written by the core and shell.store."""
+"""``alisio eval export`` through the installed command, on run directories written by the core and alisio.shell.lab.store."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from core.records import Incident, RunRecord, VerifierResult, VerifierStatus
-from core.report import build_report
-from shell.store import write_report_files
+from alisio.core.lab.records import Incident, RunRecord, VerifierResult, VerifierStatus
+from alisio.core.lab.report import build_report
+from alisio.shell.lab.store import write_report_files
 from tests.property.strategies_report import conditions, task_runs
 
 ALISIO = Path(sys.executable).with_name("alisio")

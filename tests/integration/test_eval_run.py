@@ -18,9 +18,9 @@ from typing import Any
 import msgspec
 import pytest
 
-from core.records import RunRecord, RunStatus
-from core.report import Report
-from shell.lab import NO_BUNDLED, bundled_suites_root, claim_run_dir, run_id_for
+from alisio.core.lab.records import RunRecord, RunStatus
+from alisio.core.lab.report import Report
+from alisio.shell.lab.pipeline import NO_BUNDLED, bundled_suites_root, claim_run_dir, run_id_for
 from tests.integration.sse_server import Reply, SseServer
 
 ALISIO = Path(sys.executable).with_name("alisio")
@@ -592,10 +592,10 @@ def test_list_with_a_missing_suite_dir_exits_1(home: Path) -> None:
 
 
 def test_bundled_suites_only_from_a_checkout(tmp_path: Path) -> None:
-    """The checkout's suites/ is found from src/shell; an installed package has none (and says how to fix it)."""
+    """The checkout's suites/ is found from src/shell/lab; an installed package has none (and says how to fix it)."""
     root = bundled_suites_root()
     assert root is not None and (root / "example" / "suite.json").is_file()
-    installed = tmp_path / "lib" / "python3.11" / "site-packages" / "shell" / "lab.py"
+    installed = tmp_path / "lib" / "python3.11" / "site-packages" / "alisio" / "shell" / "lab" / "pipeline.py"
     assert bundled_suites_root(installed) is None
     assert "pass --suite-dir" in NO_BUNDLED
 

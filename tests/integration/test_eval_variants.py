@@ -15,10 +15,10 @@ from typing import Any
 import msgspec
 import pytest
 
-from core.config import MeasuredConfig, apply_overrides, config_hash
-from core.records import RunRecord, RunStatus
-from core.report import Report
-from core.variants import VariantsComparison, interleave
+from alisio.core.harness.config import MeasuredConfig, apply_overrides, config_hash
+from alisio.core.lab.records import RunRecord, RunStatus
+from alisio.core.lab.report import Report
+from alisio.core.lab.variants import VariantsComparison, interleave
 from tests.integration.test_eval_run import ALISIO, FIX, make_suite, task, write_script
 
 RECORD = msgspec.json.Decoder(RunRecord)
@@ -117,7 +117,7 @@ def test_two_variants_write_two_reports_and_a_comparison(home: Path) -> None:
 
 
 def test_runs_are_interleaved_ab_then_ba(home: Path) -> None:
-    """Two tasks, k = 2: the progress lines and each variant's runs.jsonl follow core.variants.interleave
+    """Two tasks, k = 2: the progress lines and each variant's runs.jsonl follow alisio.core.lab.variants.interleave
     (each slot runs both variants back to back, A, B then B, A), and both get the same (task, repetition, seed)."""
     suite = make_suite(home, task("fix-add"), task("fix-add-2"))
     compare = compare_file(home, ("a", {}), ("b", {"limits.maxContextChars": 150000}))
@@ -317,8 +317,8 @@ def test_ctrl_c_reports_and_compares_the_finished_runs(home: Path, tmp_path: Pat
 
 def test_the_bundled_compare_file_is_valid() -> None:
     """suites/long-context-stress/compare.json names its suite and changes the configuration hash."""
-    from shell.lab import bundled_suites_root, find_suite
-    from shell.variants import read_variants
+    from alisio.shell.lab.pipeline import bundled_suites_root, find_suite
+    from alisio.shell.lab.variants import read_variants
 
     bundled = bundled_suites_root()
     assert bundled is not None

@@ -13,7 +13,7 @@ import msgspec
 import pytest
 from returns.result import Failure, Success
 
-from core.protocol import (
+from alisio.core.harness.protocol import (
     AssistantMessage,
     FinishEvent,
     ProviderRequest,
@@ -26,8 +26,8 @@ from core.protocol import (
     UserMessage,
     assemble,
 )
-from shell.providers.base import ProviderFailure
-from shell.providers.openai_compat import OpenAICompatProvider
+from alisio.shell.harness.providers.base import ProviderFailure
+from alisio.shell.harness.providers.openai_compat import OpenAICompatProvider
 from tests.integration.sse_server import Reply, SseServer, sse_body
 
 KEY = "sk-test-4f9a2c7e1b5d8e3a6c0f"

@@ -17,7 +17,7 @@ import httpx
 import pytest
 from returns.result import Failure, Success
 
-from core.protocol import (
+from alisio.core.harness.protocol import (
     FinishEvent,
     ProviderRequest,
     ReasoningDelta,
@@ -29,7 +29,7 @@ from core.protocol import (
     UserMessage,
     assemble,
 )
-from shell.providers.openai_compat import OpenAICompatProvider
+from alisio.shell.harness.providers.openai_compat import OpenAICompatProvider
 from tests.integration.sse_server import Reply, SseServer
 
 STREAMS = Path(__file__).resolve().parents[2].parent / "shared" / "provider-streams"

@@ -13,9 +13,9 @@ from typing import Any
 import msgspec
 import pytest
 
-from core.cassette import decode_cassette
-from core.records import RunRecord, RunStatus
-from core.report import Report
+from alisio.core.lab.records import RunRecord, RunStatus
+from alisio.core.lab.report import Report
+from alisio.core.replay.cassette import decode_cassette
 from tests.integration.test_eval_run import FIX, NOOP, make_suite, task
 
 ALISIO = Path(sys.executable).with_name("alisio")
@@ -152,12 +152,12 @@ def test_two_recordings_are_byte_identical(home: Path) -> None:
 
 
 def test_the_bundled_cassettes_rerecord_byte_identical(tmp_path: Path) -> None:
-    """``make record-bundled`` (shell.record_bundled) reproduces one committed cassette byte for byte."""
+    """``make record-bundled`` (alisio.shell.replay.bundled) reproduces one committed cassette byte for byte."""
     result = subprocess.run(
         [
             sys.executable,
             "-m",
-            "shell.record_bundled",
+            "alisio.shell.replay.bundled",
             "--tasks",
             "tool-sequences/move-file",
             "--out",

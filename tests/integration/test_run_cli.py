@@ -14,7 +14,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from core.events import BudgetStopped, Event, RunEnded, RunStarted, ToolCalled
+from alisio.core.harness.events import BudgetStopped, Event, RunEnded, RunStarted, ToolCalled
 from tests.integration.sse_server import Reply, SseServer
 
 ALISIO = Path(sys.executable).with_name("alisio")

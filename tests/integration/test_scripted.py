@@ -8,7 +8,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from core.protocol import (
+from alisio.core.harness.protocol import (
     AssistantMessage,
     ProviderRequest,
     StreamErrorEvent,
@@ -18,8 +18,8 @@ from core.protocol import (
     UserMessage,
     assemble,
 )
-from shell.providers.base import ProviderFailure
-from shell.providers.scripted import ScriptedProvider
+from alisio.shell.harness.providers.base import ProviderFailure
+from alisio.shell.harness.providers.scripted import ScriptedProvider
 
 MAIN = ProviderRequest(model="scripted", instructions="", messages=(UserMessage(content="go"),))
 

@@ -1,4 +1,4 @@
-"""shell.suites and ``alisio eval validate`` on real suite directories (temp dirs, real symlinks)."""
+"""alisio.shell.lab.suites and ``alisio eval validate`` on real suite directories (temp dirs, real symlinks)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from returns.result import Failure, Success
 
-from core.suite import violations
-from shell.cli.main import run_cli
-from shell.suites import discover_suites, load_suite
+from alisio.core.lab.suite import violations
+from alisio.shell.cli.main import run_cli
+from alisio.shell.lab.suites import discover_suites, load_suite
 
 ALISIO = Path(sys.executable).with_name("alisio")
 REPO = Path(__file__).resolve().parents[2]

@@ -17,9 +17,9 @@ from typing import ClassVar
 
 import pytest
 
-from core.protocol import ToolCall
-from shell.bash_tool import read_output
-from shell.tools import ToolContext, ToolOutcome, execute_tool
+from alisio.core.harness.protocol import ToolCall
+from alisio.shell.harness.tools.bash import read_output
+from alisio.shell.harness.tools.dispatch import ToolContext, ToolOutcome, execute_tool
 
 
 def call(ctx: ToolContext, name: str, **arguments: object) -> ToolOutcome:
@@ -564,7 +564,7 @@ def test_fetch_reads_at_most_max_bytes_through_an_injected_transport() -> None:
     """fetch_text over an httpx.MockTransport: a long text body is cut at max_bytes and says so."""
     import httpx
 
-    from shell.fetch_tool import fetch_text
+    from alisio.shell.harness.tools.fetch import fetch_text
 
     def handler(request: httpx.Request) -> httpx.Response:
         return httpx.Response(200, headers={"content-type": "text/plain"}, content=b"x" * 5000)

@@ -1,4 +1,4 @@
-"""shell.workspace and shell.verifiers on real temporary fixtures, real git and real `python3 check.py` runs."""
+"""alisio.shell.lab.workspace and alisio.shell.lab.verifiers on real temporary fixtures, real git and real `python3 check.py` runs."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from core.events import Event, RunEnded, RunStarted, ToolCalled, ToolResulted
-from core.records import VerifierResult, VerifierStatus
-from core.suite import (
+from alisio.core.harness.events import Event, RunEnded, RunStarted, ToolCalled, ToolResulted
+from alisio.core.lab.records import VerifierResult, VerifierStatus
+from alisio.core.lab.suite import (
     BeforeRule,
     Budget,
     CommandVerifier,
@@ -26,8 +26,8 @@ from core.suite import (
     TreeDiffWithinVerifier,
     Verifier,
 )
-from shell.verifiers import run_verifiers
-from shell.workspace import Workspace, WorkspaceError, prepare_workspace, snapshot_tree
+from alisio.shell.lab.verifiers import run_verifiers
+from alisio.shell.lab.workspace import Workspace, WorkspaceError, prepare_workspace, snapshot_tree
 
 PASS, FAIL, ERROR = VerifierStatus.PASS, VerifierStatus.FAIL, VerifierStatus.ERROR
 

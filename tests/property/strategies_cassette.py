@@ -1,12 +1,10 @@
-"""Hypothesis strategies for cassettes (core.cassette): stream events, recorded calls, whole cassettes."""
+"""Hypothesis strategies for cassettes (alisio.core.replay.cassette): stream events, recorded calls, whole cassettes."""
 
 from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from core.cassette import Cassette, CassetteHeader, RecordedCall
-from core.fingerprint import fingerprint
-from core.protocol import (
+from alisio.core.harness.protocol import (
     FinishEvent,
     ProviderRequest,
     ReasoningDelta,
@@ -17,6 +15,8 @@ from core.protocol import (
     Usage,
     UsageEvent,
 )
+from alisio.core.replay.cassette import Cassette, CassetteHeader, RecordedCall
+from alisio.core.replay.fingerprint import fingerprint
 from tests.property.strategies_providers import call_ids, names, requests, small_text
 
 token_counts = st.none() | st.integers(0, 10**6)

@@ -1,4 +1,4 @@
-"""Hypothesis strategies for ``core.config``: valid values per measured key, whole configurations, junk.
+"""Hypothesis strategies for ``alisio.core.harness.config``: valid values per measured key, whole configurations, junk.
 
 Bounds are written by hand from the ``Meta`` constraints (Hypothesis does not read them, msgspec #177).
 """
@@ -9,7 +9,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from core.config import (
+from alisio.core.harness.config import (
     HARNESS_TOOLS,
     AgentConfig,
     Compaction,

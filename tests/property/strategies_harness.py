@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from core.budget import RunBudget
-from core.events import Effect
-from core.policy import Mode, Policy
-from core.protocol import AssistantMessage, Message, ToolCall, ToolMessage, Usage, UserMessage
-from core.tooldefs import TOOL_NAMES
+from alisio.core.harness.budget import RunBudget
+from alisio.core.harness.events import Effect
+from alisio.core.harness.policy import Mode, Policy
+from alisio.core.harness.protocol import AssistantMessage, Message, ToolCall, ToolMessage, Usage, UserMessage
+from alisio.core.harness.tooldefs import TOOL_NAMES
 
 counts = st.integers(min_value=0, max_value=10_000)
 

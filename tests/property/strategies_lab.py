@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from hypothesis import strategies as st
 
-from core.events import (
+from alisio.core.harness.events import (
     Compacted,
     Event,
     IncidentKind,
@@ -18,10 +18,10 @@ from core.events import (
     ToolCalled,
     ToolResulted,
 )
-from core.outcome import SetupError
-from core.protocol import Usage
-from core.records import VerifierResult, VerifierStatus
-from core.schedule import RunSpec
+from alisio.core.harness.protocol import Usage
+from alisio.core.lab.outcome import SetupError
+from alisio.core.lab.records import VerifierResult, VerifierStatus
+from alisio.core.lab.schedule import RunSpec
 
 task_id_lists = st.lists(st.from_regex(r"[a-z][a-z0-9-]{0,8}", fullmatch=True), max_size=6, unique=True)
 ks = st.integers(min_value=1, max_value=6)

@@ -1,4 +1,4 @@
-"""Hypothesis strategies for provider requests and responses (core.protocol, core.sse, core.fingerprint)."""
+"""Hypothesis strategies for provider requests and responses (alisio.core.harness.protocol, alisio.core.harness.sse, alisio.core.replay.fingerprint)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import TypeVar
 
 from hypothesis import strategies as st
 
-from core.protocol import (
+from alisio.core.harness.protocol import (
     AssistantMessage,
     FinishEvent,
     Message,
@@ -109,7 +109,7 @@ def split_text(draw: st.DrawFn, text: str) -> list[str]:
     return [text[a:b] for a, b in itertools.pairwise(bounds)]
 
 
-# --- streams for core.protocol.assemble -------------------------------------------------------------------
+# --- streams for alisio.core.harness.protocol.assemble -------------------------------------------------------------------
 
 usages = st.builds(
     Usage,

@@ -5,8 +5,16 @@ from __future__ import annotations
 from hypothesis import settings
 from hypothesis import strategies as st
 
-from core.records import Divergence, Incident, Measured, RunRecord, RunStatus, VerifierResult, VerifierStatus
-from core.report import Compaction, Conditions, Mode, Rates
+from alisio.core.lab.records import (
+    Divergence,
+    Incident,
+    Measured,
+    RunRecord,
+    RunStatus,
+    VerifierResult,
+    VerifierStatus,
+)
+from alisio.core.lab.report import Compaction, Conditions, Mode, Rates
 
 TASK_IDS = ("alpha", "beta", "gamma", "delta")
 

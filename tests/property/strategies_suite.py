@@ -13,7 +13,7 @@ import msgspec
 from hypothesis import settings
 from hypothesis import strategies as st
 
-from core.suite import (
+from alisio.core.lab.suite import (
     TOOL_NAMES,
     BeforeRule,
     Budget,

@@ -7,7 +7,7 @@ from typing import Any
 import msgspec
 from hypothesis import strategies as st
 
-from core.tooldefs import TOOLS, ToolDefinition
+from alisio.core.harness.tooldefs import TOOLS, ToolDefinition
 
 
 def _value(prop: dict[str, Any]) -> st.SearchStrategy[Any]:

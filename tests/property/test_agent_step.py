@@ -1,11 +1,11 @@
-"""Properties of ``core.agent_step``: no tool call runs unless the policy allows it, refusals are classified."""
+"""Properties of ``alisio.core.harness.agent_step``: no tool call runs unless the policy allows it, refusals are classified."""
 
 from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.agent_step import (
+from alisio.core.harness.agent_step import (
     AskUser,
     CallTools,
     Finish,
@@ -18,11 +18,11 @@ from core.agent_step import (
     response_incidents,
     select_agent,
 )
-from core.config import HARNESS_TOOLS, AgentConfig, MeasuredConfig
-from core.events import Effect, IncidentKind
-from core.policy import Allow, Ask, Policy, decide
-from core.protocol import ProviderResponse, ToolCall, Usage
-from core.tooldefs import effect_of
+from alisio.core.harness.config import HARNESS_TOOLS, AgentConfig, MeasuredConfig
+from alisio.core.harness.events import Effect, IncidentKind
+from alisio.core.harness.policy import Allow, Ask, Policy, decide
+from alisio.core.harness.protocol import ProviderResponse, ToolCall, Usage
+from alisio.core.harness.tooldefs import effect_of
 from tests.property.strategies_harness import effect_sets, harness_policies, offered_tools, tool_names
 
 VALID_ARGUMENTS = {

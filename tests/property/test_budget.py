@@ -1,12 +1,12 @@
-"""Properties of ``core.budget``: when a run may go on and which limit stops it."""
+"""Properties of ``alisio.core.harness.budget``: when a run may go on and which limit stops it."""
 
 from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.budget import BUDGET_ORDER, RunBudget, check, tokens_of
-from core.protocol import Usage
+from alisio.core.harness.budget import BUDGET_ORDER, RunBudget, check, tokens_of
+from alisio.core.harness.protocol import Usage
 from tests.property.strategies_harness import budgets, counts, usages
 
 

@@ -1,4 +1,4 @@
-"""Properties of core.cassette: cassettes round-trip byte for byte, replay matches exactly what was recorded,
+"""Properties of alisio.core.replay.cassette: cassettes round-trip byte for byte, replay matches exactly what was recorded,
 and every other request, extra call or missing call is a divergence that names the first differing field."""
 
 from __future__ import annotations
@@ -8,7 +8,9 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 from returns.result import Failure, Success
 
-from core.cassette import (
+from alisio.core.harness.protocol import ProviderRequest, ToolSpec, UserMessage
+from alisio.core.lab.records import Divergence, Measured, RunRecord, RunStatus
+from alisio.core.replay.cassette import (
     MAX_CASSETTE_BYTES,
     MAX_DIRECTORY_BYTES,
     REPLAY_DIVERGENCE,
@@ -23,9 +25,7 @@ from core.cassette import (
     unplayed,
     with_divergence,
 )
-from core.fingerprint import first_difference
-from core.protocol import ProviderRequest, ToolSpec, UserMessage
-from core.records import Divergence, Measured, RunRecord, RunStatus
+from alisio.core.replay.fingerprint import first_difference
 from tests.property.strategies_cassette import cassettes, recorded_call
 from tests.property.strategies_providers import requests, small_text
 

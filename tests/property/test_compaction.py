@@ -1,11 +1,11 @@
-"""Properties of ``core.compaction``: the task prompt stays verbatim and tool exchanges are never split."""
+"""Properties of ``alisio.core.harness.compaction``: the task prompt stays verbatim and tool exchanges are never split."""
 
 from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.compaction import (
+from alisio.core.harness.compaction import (
     CHECKPOINT_ASK,
     CHECKPOINT_PREFIX,
     apply_checkpoint,
@@ -17,7 +17,7 @@ from core.compaction import (
     recent_to_keep,
     should_compact,
 )
-from core.protocol import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
+from alisio.core.harness.protocol import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
 from tests.property.strategies_harness import conversations
 
 keeps = st.integers(min_value=0, max_value=10)

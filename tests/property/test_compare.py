@@ -1,4 +1,4 @@
-"""Properties of core.compare: refusals, antisymmetry, verdicts with the right numbers, honest deltas."""
+"""Properties of alisio.core.lab.compare: refusals, antisymmetry, verdicts with the right numbers, honest deltas."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from returns.result import Failure, Success
 
-from core.compare import Comparison, Outcome, TaskComparison, compare_reports, limits_footnote
-from core.errors import IncompatibleReports
-from core.records import RunRecord
-from core.report import Compaction, Mode, Rates, Report, build_report
+from alisio.core.errors import IncompatibleReports
+from alisio.core.lab.compare import Comparison, Outcome, TaskComparison, compare_reports, limits_footnote
+from alisio.core.lab.records import RunRecord
+from alisio.core.lab.report import Compaction, Mode, Rates, Report, build_report
 from tests.property.strategies_report import conditions, task_runs
 
 RATES = Rates(input_rate=1.0, output_rate=4.0)

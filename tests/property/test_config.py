@@ -1,4 +1,4 @@
-"""Properties of ``core.config``: parsing, the configuration hash, measured keys and variant overrides."""
+"""Properties of ``alisio.core.harness.config``: parsing, the configuration hash, measured keys and variant overrides."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from returns.pipeline import is_successful
 from returns.result import Failure, Success
 
-from core.config import (
+from alisio.core.errors import ConfigError
+from alisio.core.harness.config import (
     DEFAULT_INSTRUCTIONS,
     HARNESS_TOOLS,
     AgentConfig,
@@ -24,7 +25,6 @@ from core.config import (
     measured_keys,
     parse_config,
 )
-from core.errors import ConfigError
 from tests.property.strategies_config import (
     VALUES,
     agent_tables,

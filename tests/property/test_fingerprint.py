@@ -1,4 +1,4 @@
-"""Properties of core.fingerprint: normalisation is idempotent, the hash sees exactly what the provider receives,
+"""Properties of alisio.core.replay.fingerprint: normalisation is idempotent, the hash sees exactly what the provider receives,
 and ``first_difference`` agrees with the hash and names the field."""
 
 from __future__ import annotations
@@ -11,7 +11,15 @@ import msgspec
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from core.fingerprint import (
+from alisio.core.harness.protocol import (
+    AssistantMessage,
+    ProviderRequest,
+    ToolCall,
+    ToolMessage,
+    ToolSpec,
+    UserMessage,
+)
+from alisio.core.replay.fingerprint import (
     FINGERPRINT_VERSION,
     ConversationHash,
     _Hashed,
@@ -20,14 +28,6 @@ from core.fingerprint import (
     normalize_request,
     path_rules,
     validate_rules,
-)
-from core.protocol import (
-    AssistantMessage,
-    ProviderRequest,
-    ToolCall,
-    ToolMessage,
-    ToolSpec,
-    UserMessage,
 )
 from tests.property.strategies_providers import (
     SAFE_RULES,

@@ -1,4 +1,4 @@
-"""Properties of core.outcome: status priority, measured values read off the event log, the exit code."""
+"""Properties of alisio.core.lab.outcome: status priority, measured values read off the event log, the exit code."""
 
 from __future__ import annotations
 
@@ -6,11 +6,18 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from returns.result import Success
 
-from core.events import Event, ProviderRequested, ProviderResponded, RunEnded, RunOutcome
-from core.outcome import SetupError, exit_code_for, measured_from, record_from_run, status_of
-from core.protocol import Usage
-from core.records import RunRecord, RunStatus, VerifierResult, VerifierStatus, decode_runs, encode_runs
-from core.schedule import RunSpec
+from alisio.core.harness.events import Event, ProviderRequested, ProviderResponded, RunEnded, RunOutcome
+from alisio.core.harness.protocol import Usage
+from alisio.core.lab.outcome import SetupError, exit_code_for, measured_from, record_from_run, status_of
+from alisio.core.lab.records import (
+    RunRecord,
+    RunStatus,
+    VerifierResult,
+    VerifierStatus,
+    decode_runs,
+    encode_runs,
+)
+from alisio.core.lab.schedule import RunSpec
 from tests.property.strategies_lab import (
     LogModel,
     event_logs,

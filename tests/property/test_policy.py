@@ -1,4 +1,4 @@
-"""Properties of core.policy, checked exhaustively: the input space is small enough to enumerate.
+"""Properties of alisio.core.harness.policy, checked exhaustively: the input space is small enough to enumerate.
 
 Every effect x mode x allow subset x readOnly x granted subset x session-grant subset (5 x 3 x 32 x 2 x 32 x
 32 = 983,040 combinations) is decided; each test enumerates one slice of it.
@@ -14,8 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from returns.result import Failure, Success
 
-from core.events import Effect
-from core.policy import (
+from alisio.core.harness.events import Effect
+from alisio.core.harness.policy import (
     ALL_EFFECTS,
     GRANT_FLAGS,
     Allow,

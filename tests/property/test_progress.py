@@ -1,4 +1,4 @@
-"""Properties of core.progress: one stderr line per finished run, and the per-task summary table."""
+"""Properties of alisio.core.lab.progress: one stderr line per finished run, and the per-task summary table."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import msgspec
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.progress import progress_line, summary_table
-from core.records import RunRecord, RunStatus
-from core.report import Conditions, build_report
+from alisio.core.lab.progress import progress_line, summary_table
+from alisio.core.lab.records import RunRecord, RunStatus
+from alisio.core.lab.report import Conditions, build_report
 from tests.property.strategies_report import conditions, conditions_strategy, run_records, task_runs
 
 

@@ -1,4 +1,4 @@
-"""Properties of core.protocol.assemble: how a provider's stream events fold into one response."""
+"""Properties of alisio.core.harness.protocol.assemble: how a provider's stream events fold into one response."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from returns.result import Failure, Success
 
-from core.protocol import (
+from alisio.core.harness.protocol import (
     FinishEvent,
     ProviderResponse,
     ReasoningDelta,

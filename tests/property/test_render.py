@@ -1,4 +1,4 @@
-"""Properties of core.render: every condition in the header, Measured and Estimated apart, honest absences."""
+"""Properties of alisio.core.lab.render: every condition in the header, Measured and Estimated apart, honest absences."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import msgspec
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.compare import compare_reports
-from core.records import RunRecord
-from core.render import (
+from alisio.core.lab.compare import compare_reports
+from alisio.core.lab.records import RunRecord
+from alisio.core.lab.render import (
     REPLAY_NOTICE,
     SCRIPTED_NOTICE,
     SUITE_RATE_NOTE,
@@ -18,8 +18,8 @@ from core.render import (
     render_comparison_markdown,
     render_markdown,
 )
-from core.report import Conditions, Mode, Rates, build_report, encode_report
-from core.stats import wilson_interval
+from alisio.core.lab.report import Conditions, Mode, Rates, build_report, encode_report
+from alisio.core.lab.stats import wilson_interval
 from tests.property.strategies_report import conditions, conditions_strategy, run_records, task_runs
 
 

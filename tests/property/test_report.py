@@ -1,4 +1,4 @@
-"""Properties of core.report: counts add up, errored runs change no rate, measured figures are honest."""
+"""Properties of alisio.core.lab.report: counts add up, errored runs change no rate, measured figures are honest."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from returns.result import Failure, Success
 
-from core.records import RunRecord, RunStatus
-from core.report import (
+from alisio.core.lab.records import RunRecord, RunStatus
+from alisio.core.lab.report import (
     REPORT_SCHEMA_VERSION,
     Mode,
     Rates,
@@ -20,7 +20,7 @@ from core.report import (
     encode_report,
     finished_runs,
 )
-from core.stats import median, sample_variance, wilson_interval
+from alisio.core.lab.stats import median, sample_variance, wilson_interval
 from tests.property.strategies_report import (
     conditions,
     conditions_strategy,
@@ -198,7 +198,7 @@ def test_per_success_figures_are_total_spend_over_successes(records: list[RunRec
 @record_lists_settings
 @given(records_lists)
 def test_wall_time_median_and_variance_match_the_stats_kernel(records: list[RunRecord]) -> None:
-    """Per task the wall median and sample variance equal core.stats over the judged runs."""
+    """Per task the wall median and sample variance equal alisio.core.lab.stats over the judged runs."""
     for t in build_report(records, conditions()).tasks:
         walls = [float(r.measured.wall_ms) for r in records if r.task_id == t.task_id and r.judged]
         assert t.measured.wall_ms_median == median(walls)

@@ -1,4 +1,4 @@
-"""Properties of core.scrub: placeholders for absolute paths, anonymous custom endpoints, idempotent."""
+"""Properties of alisio.core.share.scrub: placeholders for absolute paths, anonymous custom endpoints, idempotent."""
 
 from __future__ import annotations
 
@@ -8,7 +8,13 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from core.scrub import CUSTOM_ENDPOINT, ScrubFacts, is_plain_provider_id, scrub_bundle, scrub_text
+from alisio.core.share.scrub import (
+    CUSTOM_ENDPOINT,
+    ScrubFacts,
+    is_plain_provider_id,
+    scrub_bundle,
+    scrub_text,
+)
 from tests.property.strategies_secrets import absolute_paths, fractions, relative_paths, urls, words
 
 FACTS = ScrubFacts(

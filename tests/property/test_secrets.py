@@ -1,4 +1,4 @@
-"""Properties of core.secrets: shapes and credentials are found at their path, values never shown, few false hits."""
+"""Properties of alisio.core.share.secrets: shapes and credentials are found at their path, values never shown, few false hits."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from core.records import Measured, RunRecord, RunStatus, VerifierResult, VerifierStatus
-from core.secrets import SecretHit, describe, known_credentials, scan
+from alisio.core.lab.records import Measured, RunRecord, RunStatus, VerifierResult, VerifierStatus
+from alisio.core.share.secrets import SecretHit, describe, known_credentials, scan
 from tests.property.strategies_secrets import (
     SHAPES,
     json_like,

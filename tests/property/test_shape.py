@@ -1,4 +1,4 @@
-"""Properties of core.shape: it finds a problem exactly when msgspec would refuse the value."""
+"""Properties of alisio.core.shape: it finds a problem exactly when msgspec would refuse the value."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import msgspec
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.shape import parse_msgspec_path, shape_problems
-from core.suite import Budget, Policy, Suite, Task, Verifier, encode_suite
+from alisio.core.lab.suite import Budget, Policy, Suite, Task, Verifier, encode_suite
+from alisio.core.shape import parse_msgspec_path, shape_problems
 from tests.property.strategies_suite import heavy, json_values, suites
 
 

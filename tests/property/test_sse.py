@@ -1,4 +1,4 @@
-"""Properties of core.sse: chunks assemble back to the response they carry; the request body is faithful."""
+"""Properties of alisio.core.harness.sse: chunks assemble back to the response they carry; the request body is faithful."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from returns.result import Failure, Success
 
-from core.protocol import (
+from alisio.core.harness.protocol import (
     AssistantMessage,
     FinishEvent,
     SystemMessage,
@@ -21,7 +21,7 @@ from core.protocol import (
     UserMessage,
     assemble,
 )
-from core.sse import chat_request_body, chunk_events, decode_data, usage_from
+from alisio.core.harness.sse import chat_request_body, chunk_events, decode_data, usage_from
 from tests.property.strategies_providers import names, requests, small_text, split_text
 
 json_values = st.recursive(

@@ -1,4 +1,4 @@
-"""Properties of core.stats: Wilson intervals, pass@k / pass^k, medians, variances, task-clustered means.
+"""Properties of alisio.core.lab.stats: Wilson intervals, pass@k / pass^k, medians, variances, task-clustered means.
 
 Reference values come from ../shared/notes/statistics.md (checked there against statsmodels, scipy and
 50-digit mpmath); the oracles here are 50-digit ``decimal`` for Wilson and exact ``fractions`` for pass@k.
@@ -17,7 +17,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from core.stats import (
+from alisio.core.lab.stats import (
     Z95,
     ClusteredMean,
     Interval,

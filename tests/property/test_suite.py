@@ -1,4 +1,4 @@
-"""Properties of core.suite: the suite.json parser never raises, round-trips, and names every violation."""
+"""Properties of alisio.core.lab.suite: the suite.json parser never raises, round-trips, and names every violation."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from returns.result import Failure, Success
 
-from core.errors import SuiteError
-from core.suite import (
+from alisio.core.errors import SuiteError
+from alisio.core.lab.suite import (
     CommandVerifier,
     FileAbsentVerifier,
     PathFacts,
@@ -23,7 +23,7 @@ from core.suite import (
     suite_content_hash,
     violations,
 )
-from core.suite_paths import SymlinkFact, normalize
+from alisio.core.lab.suite_paths import SymlinkFact, normalize
 from tests.property.strategies_suite import heavy, json_values, relative_paths, sha256s, suites
 
 Path = tuple[str | int, ...]

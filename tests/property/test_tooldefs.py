@@ -1,4 +1,4 @@
-"""Properties of core.tooldefs: the tool contract (names, effects, schemas) and argument decoding."""
+"""Properties of alisio.core.harness.tooldefs: the tool contract (names, effects, schemas) and argument decoding."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from returns.result import Failure, Success
 
-from core.events import Effect
-from core.tooldefs import (
+from alisio.core.harness.events import Effect
+from alisio.core.harness.tooldefs import (
     ARGUMENT_TYPES,
     TOOL_NAMES,
     TOOLS,

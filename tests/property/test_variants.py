@@ -1,4 +1,4 @@
-"""Properties of core.variants: compare.json validation, the interleaved plan, and the arms' comparison."""
+"""Properties of alisio.core.lab.variants: compare.json validation, the interleaved plan, and the arms' comparison."""
 
 from __future__ import annotations
 
@@ -11,13 +11,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 from returns.result import Failure, Success
 
-from core.compare import compare_reports
-from core.config import MeasuredConfig, apply_overrides, config_hash
-from core.errors import ConfigError
-from core.records import RunRecord
-from core.report import build_report
-from core.schedule import plan_runs
-from core.variants import (
+from alisio.core.errors import ConfigError
+from alisio.core.harness.config import MeasuredConfig, apply_overrides, config_hash
+from alisio.core.lab.compare import compare_reports
+from alisio.core.lab.records import RunRecord
+from alisio.core.lab.report import build_report
+from alisio.core.lab.schedule import plan_runs
+from alisio.core.lab.variants import (
     VariantsComparison,
     check_suite,
     compare_variants,

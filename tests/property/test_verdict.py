@@ -1,4 +1,4 @@
-"""Properties of core.verdict: precedence (not comparable > low power > intervals), symmetry, fixed vectors.
+"""Properties of alisio.core.lab.verdict: precedence (not comparable > low power > intervals), symmetry, fixed vectors.
 
 The vectors and the threshold table come from ../shared/notes/statistics.md §2.1 and §6 "Verdict".
 """
@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.stats import Interval, wilson_interval
-from core.verdict import (
+from alisio.core.lab.stats import Interval, wilson_interval
+from alisio.core.lab.verdict import (
     MIN_JUDGED,
     Side,
     TaskVerdict,

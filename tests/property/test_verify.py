@@ -1,4 +1,4 @@
-"""Properties of core.verify: tool-sequence rules against slow oracles, tree diffs, command and file judges."""
+"""Properties of alisio.core.lab.verify: tool-sequence rules against slow oracles, tree diffs, command and file judges."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import hashlib
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from core.records import VerifierStatus
-from core.suite import (
+from alisio.core.lab.records import VerifierStatus
+from alisio.core.lab.suite import (
     BeforeRule,
     CommandVerifier,
     FileAbsentVerifier,
@@ -21,7 +21,7 @@ from core.suite import (
     ToolSequenceVerifier,
     TreeDiffWithinVerifier,
 )
-from core.verify import (
+from alisio.core.lab.verify import (
     CommandFacts,
     FileFound,
     FileMissing,

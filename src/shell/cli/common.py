@@ -14,12 +14,12 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from pathlib import Path
 
-    from core.config import MeasuredConfig
-    from core.events import Effect
-    from core.report import Mode, Rates
-    from core.suite import Task
-    from shell.config_home import LoadedConfig
-    from shell.lab import LabRun, ProviderPlan, SuiteChoice
+    from alisio.core.harness.config import MeasuredConfig
+    from alisio.core.harness.events import Effect
+    from alisio.core.lab.report import Mode, Rates
+    from alisio.core.lab.suite import Task
+    from alisio.shell.config_home import LoadedConfig
+    from alisio.shell.lab.pipeline import LabRun, ProviderPlan, SuiteChoice
 
 
 @dataclass(frozen=True)
@@ -56,9 +56,10 @@ def start_lab(
     """Confirm a third-party suite, claim the report directory and describe the runs about to start."""
     from datetime import UTC, datetime
 
-    from core.events import Effect
-    from shell.config_home import data_dir
-    from shell.lab import (
+    from alisio.core.harness.events import Effect
+    from alisio.shell.config_home import data_dir
+    from alisio.shell.harness.tools.dispatch import tool_env
+    from alisio.shell.lab.pipeline import (
         LabRun,
         claim_run_dir,
         confirm_third_party,
@@ -66,7 +67,6 @@ def start_lab(
         interactive_terminal,
         run_id_for,
     )
-    from shell.tools import tool_env
 
     confirm_third_party(choice, yes=request.yes, interactive=interactive_terminal(), say=say, ask=ask)
     now = datetime.now(UTC)
@@ -111,8 +111,8 @@ def load_lab_config(env: Mapping[str, str]) -> LoadedConfig:
     """The configuration file of ``env``'s config home; a bad one raises ``LabError`` with its message."""
     from returns.result import Failure
 
-    from shell.config_home import load_config
-    from shell.lab import LabError
+    from alisio.shell.config_home import load_config
+    from alisio.shell.lab.pipeline import LabError
 
     loaded = load_config(env)
     if isinstance(loaded, Failure):
@@ -127,9 +127,9 @@ def live_plan(
     """The configured provider (flags override the file), built once for every run of the command."""
     from returns.result import Failure, Success
 
-    from shell.config_home import resolve_provider
-    from shell.lab import LabError, ProviderPlan
-    from shell.providers.openai_compat import OpenAICompatProvider
+    from alisio.shell.config_home import resolve_provider
+    from alisio.shell.harness.providers.openai_compat import OpenAICompatProvider
+    from alisio.shell.lab.pipeline import LabError, ProviderPlan
 
     match resolve_provider(loaded, model, base_url, env):
         case Failure(error):

@@ -15,34 +15,34 @@ def _eval() -> None:
     """The Reliability Lab: run suites k times, judge each run, report pass rates with their uncertainty."""
 
 
-from shell.cli.eval_compare import compare  # noqa: E402
+from alisio.shell.cli.eval_compare import compare  # noqa: E402
 
 eval_app.command("compare")(compare)
 
-from shell.cli.eval_validate import validate  # noqa: E402
+from alisio.shell.cli.eval_validate import validate  # noqa: E402
 
 eval_app.command("validate")(validate)
 
-from shell.cli.eval_run import run  # noqa: E402
+from alisio.shell.cli.eval_run import run  # noqa: E402
 
 eval_app.command("run")(run)
 
-from shell.cli.eval_list import list_suites  # noqa: E402
+from alisio.shell.cli.eval_list import list_suites  # noqa: E402
 
 eval_app.command("list")(list_suites)
 
-from shell.cli.eval_variants import variants  # noqa: E402
+from alisio.shell.cli.eval_variants import variants  # noqa: E402
 
 eval_app.command("variants")(variants)
 
-from shell.cli.eval_record import record  # noqa: E402
+from alisio.shell.cli.eval_record import record  # noqa: E402
 
 eval_app.command("record")(record)
 
-from shell.cli.eval_ci import ci  # noqa: E402
+from alisio.shell.cli.eval_ci import ci  # noqa: E402
 
 eval_app.command("ci")(ci)
 
-from shell.cli.eval_export import export  # noqa: E402
+from alisio.shell.cli.eval_export import export  # noqa: E402
 
 eval_app.command("export")(export)

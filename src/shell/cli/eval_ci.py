@@ -23,14 +23,14 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from shell.cli.options import Json
+from alisio.shell.cli.options import Json
 
 if TYPE_CHECKING:
-    from core.config import MeasuredConfig
-    from core.records import RunRecord
-    from core.suite import Task
-    from shell.lab import ProviderPlan
-    from shell.suites import LoadedSuite
+    from alisio.core.harness.config import MeasuredConfig
+    from alisio.core.lab.records import RunRecord
+    from alisio.core.lab.suite import Task
+    from alisio.shell.lab.pipeline import ProviderPlan
+    from alisio.shell.lab.suites import LoadedSuite
 
 
 def _say(line: str) -> None:
@@ -69,7 +69,7 @@ def ci(
 
     import msgspec
 
-    from shell.lab import LabError, unwritable_dir
+    from alisio.shell.lab.pipeline import LabError, unwritable_dir
 
     try:
         if out is not None and (problem := unwritable_dir(out, "--out")) is not None:
@@ -102,8 +102,8 @@ def ci(
 def _suites(suite_dir: Path | None, cassette_dir: Path | None, yes: bool) -> list[LoadedSuite]:
     from returns.result import Failure, Success
 
-    from core.suite import violations
-    from shell.lab import (
+    from alisio.core.lab.suite import violations
+    from alisio.shell.lab.pipeline import (
         NO_BUNDLED,
         LabError,
         SuiteChoice,
@@ -111,7 +111,7 @@ def _suites(suite_dir: Path | None, cassette_dir: Path | None, yes: bool) -> lis
         confirm_third_party,
         interactive_terminal,
     )
-    from shell.suites import discover_suites
+    from alisio.shell.lab.suites import discover_suites
 
     root = suite_dir if suite_dir is not None else bundled_suites_root()
     if root is None:
@@ -148,10 +148,10 @@ def _ask() -> str:
 
 def _replay_suite(loaded: LoadedSuite, cassette_dir: Path | None, root: Path, outcome: _Outcome) -> None:
     """Replay the suite's cassettes into ``root/<suite>`` and add what happened to ``outcome``."""
-    from core.config import MeasuredConfig, config_hash
-    from shell.cassettes import cassette_dir_for
-    from shell.lab import LabError, preflight
-    from shell.record_replay import BUNDLED_GRANTS, config_hash_warnings, load_cassettes, replay_plan
+    from alisio.core.harness.config import MeasuredConfig, config_hash
+    from alisio.shell.lab.pipeline import LabError, preflight
+    from alisio.shell.replay.cassettes import cassette_dir_for
+    from alisio.shell.replay.record import BUNDLED_GRANTS, config_hash_warnings, load_cassettes, replay_plan
 
     suite = loaded.suite
     directory = cassette_dir_for(loaded.directory, cassette_dir)
@@ -194,10 +194,10 @@ def _run(
     import os
     from datetime import UTC, datetime
 
-    from core.report import Mode
-    from shell.lab import LabError, LabRun, created_at_for, run_id_for, run_lab
-    from shell.record_replay import BUNDLED_GRANTS
-    from shell.tools import tool_env
+    from alisio.core.lab.report import Mode
+    from alisio.shell.harness.tools.dispatch import tool_env
+    from alisio.shell.lab.pipeline import LabError, LabRun, created_at_for, run_id_for, run_lab
+    from alisio.shell.replay.record import BUNDLED_GRANTS
 
     now = datetime.now(UTC)
     lab = LabRun(
@@ -225,8 +225,8 @@ def _run(
 def _account(
     suite_id: str, version: str, records: tuple[RunRecord, ...], directory: Path, outcome: _Outcome
 ) -> None:
-    from core.cassette import divergence_message
-    from core.records import RunStatus
+    from alisio.core.lab.records import RunStatus
+    from alisio.core.replay.cassette import divergence_message
 
     passed = sum(record.status is RunStatus.PASS for record in records)
     diverged = [record for record in records if record.divergence is not None]

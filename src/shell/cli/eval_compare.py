@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from shell.cli.options import Json
+from alisio.shell.cli.options import Json
 
 Baseline = Annotated[
     Path, typer.Argument(help="The baseline report.json, or its directory.", show_default=False)
@@ -27,9 +27,9 @@ def compare(baseline: Baseline, candidate: Candidate, json: Json = False) -> Non
     import msgspec
     from returns.result import Failure, Success
 
-    from core.compare import compare_reports
-    from core.render import render_comparison_markdown
-    from shell.store import read_report
+    from alisio.core.lab.compare import compare_reports
+    from alisio.core.lab.render import render_comparison_markdown
+    from alisio.shell.lab.store import read_report
 
     reports = []
     for path in (baseline, candidate):

@@ -48,7 +48,7 @@ def export(run_id: RunId, out: Out, force: Force = False) -> None:
     """Write one shareable JSON bundle of a stored run, without absolute paths or secrets."""
     import os
 
-    from shell.export import ExportRefused, export_run
+    from alisio.shell.lab.export import ExportRefused, export_run
 
     result = export_run(run_id, out, force, os.environ)
     if isinstance(result, ExportRefused):

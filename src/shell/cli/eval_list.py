@@ -15,7 +15,7 @@ from typing import Annotated
 
 import typer
 
-from shell.cli.options import Json
+from alisio.shell.cli.options import Json
 
 SuiteDir = Annotated[
     Path | None,
@@ -28,9 +28,9 @@ def list_suites(suite_dir: SuiteDir = None, json_output: Json = False) -> None:
     import msgspec
     from returns.result import Failure, Success
 
-    from core.suite import violations
-    from shell.lab import NO_BUNDLED, bundled_suites_root
-    from shell.suites import SuiteEntry, discover_suites
+    from alisio.core.lab.suite import violations
+    from alisio.shell.lab.pipeline import NO_BUNDLED, bundled_suites_root
+    from alisio.shell.lab.suites import SuiteEntry, discover_suites
 
     bundled = bundled_suites_root()
     sources: list[tuple[str, SuiteEntry]] = []

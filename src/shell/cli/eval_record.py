@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from shell.cli.common import ask, live_plan, load_lab_config, say
-from shell.cli.options import (
+from alisio.shell.cli.common import ask, live_plan, load_lab_config, say
+from alisio.shell.cli.options import (
     AllowAnalysis,
     AllowExternal,
     AllowProcess,
@@ -47,11 +47,11 @@ from shell.cli.options import (
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from core.config import MeasuredConfig
-    from core.events import Effect
-    from core.suite import Task
-    from shell.lab import ProviderPlan
-    from shell.suites import LoadedSuite
+    from alisio.core.harness.config import MeasuredConfig
+    from alisio.core.harness.events import Effect
+    from alisio.core.lab.suite import Task
+    from alisio.shell.lab.pipeline import ProviderPlan
+    from alisio.shell.lab.suites import LoadedSuite
 
 
 def record(
@@ -85,7 +85,7 @@ def record(
     """Run each selected task once and write its cassette (<suite>/cassettes/<task-id>.jsonl)."""
     import os
 
-    from shell.lab import LabError, granted_effects
+    from alisio.shell.lab.pipeline import LabError, granted_effects
 
     granted = {"write": allow_write, "process": allow_process, "external": allow_external}
     granted["analysis"] = allow_analysis
@@ -135,9 +135,8 @@ def _execute(
     script: Path | None,
     env: Mapping[str, str],
 ) -> int:
-    from core.events import Effect
-    from shell.cassettes import cassette_dir_for
-    from shell.lab import (
+    from alisio.core.harness.events import Effect
+    from alisio.shell.lab.pipeline import (
         LabError,
         bundled_suites_root,
         confirm_third_party,
@@ -146,7 +145,8 @@ def _execute(
         preflight,
         unwritable_dir,
     )
-    from shell.scripted_plan import scripted_plan
+    from alisio.shell.lab.scripted_plan import scripted_plan
+    from alisio.shell.replay.cassettes import cassette_dir_for
 
     loaded_config = load_lab_config(env)
     measured = loaded_config.config.measured
@@ -206,14 +206,14 @@ def _record(
 
     import msgspec
 
-    from core.outcome import exit_code_for
-    from core.progress import progress_line
-    from core.records import RunRecord
-    from core.report import Mode
-    from shell.cassettes import cassette_dir_for, credentials_of
-    from shell.lab import LabRun, created_at_for, run_id_for
-    from shell.record_replay import record_cassettes, recording_plan
-    from shell.tools import tool_env
+    from alisio.core.lab.outcome import exit_code_for
+    from alisio.core.lab.progress import progress_line
+    from alisio.core.lab.records import RunRecord
+    from alisio.core.lab.report import Mode
+    from alisio.shell.harness.tools.dispatch import tool_env
+    from alisio.shell.lab.pipeline import LabRun, created_at_for, run_id_for
+    from alisio.shell.replay.cassettes import cassette_dir_for, credentials_of
+    from alisio.shell.replay.record import record_cassettes, recording_plan
 
     recording, hook = recording_plan(plan)
     now = datetime.now(UTC)

@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from shell.cli.common import LabRequest, live_plan, load_lab_config, say, start_lab
-from shell.cli.options import (
+from alisio.shell.cli.common import LabRequest, live_plan, load_lab_config, say, start_lab
+from alisio.shell.cli.options import (
     AllowAnalysis,
     AllowExternal,
     AllowProcess,
@@ -53,10 +53,10 @@ from shell.cli.options import (
 )
 
 if TYPE_CHECKING:
-    from core.config import MeasuredConfig
-    from core.suite import Task
-    from shell.lab import LabRun, ProviderPlan
-    from shell.suites import LoadedSuite
+    from alisio.core.harness.config import MeasuredConfig
+    from alisio.core.lab.suite import Task
+    from alisio.shell.lab.pipeline import LabRun, ProviderPlan
+    from alisio.shell.lab.suites import LoadedSuite
 
 DEFAULT_K = 5
 
@@ -72,9 +72,9 @@ def _replay_plan(
     loaded: LoadedSuite, tasks: tuple[Task, ...], cassette_dir: Path | None, measured: MeasuredConfig
 ) -> ProviderPlan:
     """Each task's cassette, read before the first run; warns when the configuration hash differs."""
-    from core.config import config_hash
-    from shell.cassettes import cassette_dir_for
-    from shell.record_replay import config_hash_warnings, load_cassettes, replay_plan
+    from alisio.core.harness.config import config_hash
+    from alisio.shell.replay.cassettes import cassette_dir_for
+    from alisio.shell.replay.record import config_hash_warnings, load_cassettes, replay_plan
 
     cassettes = load_cassettes(loaded, tasks, cassette_dir_for(loaded.directory, cassette_dir))
     for warning in config_hash_warnings(cassettes, config_hash(measured)):
@@ -83,7 +83,7 @@ def _replay_plan(
 
 
 def _check_flags(mode: ModeChoice, cassette_dir: Path | None, script: Path | None) -> None:
-    from shell.lab import LabError
+    from alisio.shell.lab.pipeline import LabError
 
     if cassette_dir is not None and mode is not ModeChoice.REPLAY:
         raise LabError("--cassette-dir is only used with --mode replay")
@@ -124,7 +124,7 @@ def run(
     """Run a suite k times, judge every run, and write report.json, report.md and runs.jsonl."""
     import os
 
-    from shell.lab import LabError, granted_effects, rates_from
+    from alisio.shell.lab.pipeline import LabError, granted_effects, rates_from
 
     granted_flags = {"write": allow_write, "process": allow_process, "external": allow_external}
     granted_flags["analysis"] = allow_analysis
@@ -161,9 +161,9 @@ def run(
 
 
 def _execute(request: LabRequest, replay: tuple[Path | None] | None) -> int:
-    from core.report import Mode
-    from shell.lab import LabError, bundled_suites_root, find_suite, preflight, unwritable_dir
-    from shell.scripted_plan import scripted_plan
+    from alisio.core.lab.report import Mode
+    from alisio.shell.lab.pipeline import LabError, bundled_suites_root, find_suite, preflight, unwritable_dir
+    from alisio.shell.lab.scripted_plan import scripted_plan
 
     loaded_config = load_lab_config(request.env)
     measured: MeasuredConfig = loaded_config.config.measured
@@ -195,12 +195,12 @@ def _execute(request: LabRequest, replay: tuple[Path | None] | None) -> int:
 def _run_and_show(lab: LabRun, json_output: bool) -> int:
     import msgspec
 
-    from core.cassette import divergence_message
-    from core.outcome import exit_code_for
-    from core.progress import progress_line, summary_table
-    from core.records import RunRecord
-    from shell.lab import run_lab
-    from shell.store import REPORT_MD
+    from alisio.core.lab.outcome import exit_code_for
+    from alisio.core.lab.progress import progress_line, summary_table
+    from alisio.core.lab.records import RunRecord
+    from alisio.core.replay.cassette import divergence_message
+    from alisio.shell.lab.pipeline import run_lab
+    from alisio.shell.lab.store import REPORT_MD
 
     encoder = msgspec.json.Encoder()
     suite = lab.loaded.suite

@@ -15,7 +15,7 @@ from typing import Annotated
 
 import typer
 
-from shell.cli.options import Json
+from alisio.shell.cli.options import Json
 
 Paths = Annotated[
     list[Path],
@@ -32,9 +32,9 @@ def validate(paths: Paths, json_output: Json = False) -> None:
     import msgspec
     from returns.result import Failure, Success
 
-    from core.errors import SuiteError
-    from core.suite import violations
-    from shell.suites import SuiteEntry, discover_suites
+    from alisio.core.errors import SuiteError
+    from alisio.core.lab.suite import violations
+    from alisio.shell.lab.suites import SuiteEntry, discover_suites
 
     entries: list[SuiteEntry] = []
     for path in paths:

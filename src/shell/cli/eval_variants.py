@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from shell.cli.common import LabRequest, live_plan, load_lab_config, say, start_lab
-from shell.cli.eval_run import DEFAULT_K, ModeChoice
-from shell.cli.options import (
+from alisio.shell.cli.common import LabRequest, live_plan, load_lab_config, say, start_lab
+from alisio.shell.cli.eval_run import DEFAULT_K, ModeChoice
+from alisio.shell.cli.options import (
     AllowAnalysis,
     AllowExternal,
     AllowProcess,
@@ -53,11 +53,11 @@ from shell.cli.options import (
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from core.config import MeasuredConfig
-    from core.suite import Task
-    from core.variants import VariantsPlan
-    from shell.lab import LabRun
-    from shell.variants import VariantsResult
+    from alisio.core.harness.config import MeasuredConfig
+    from alisio.core.lab.suite import Task
+    from alisio.core.lab.variants import VariantsPlan
+    from alisio.shell.lab.pipeline import LabRun
+    from alisio.shell.lab.variants import VariantsResult
 
 REFUSE_REPLAY = "variants refuses replay: it compares configurations, replay pins one"
 PREFIX = "alisio eval variants"
@@ -102,7 +102,7 @@ def variants(
     """Run configuration variants interleaved over the same tasks, report each, and compare them."""
     import os
 
-    from shell.lab import LabError, granted_effects, rates_from
+    from alisio.shell.lab.pipeline import LabError, granted_effects, rates_from
 
     granted_flags = {"write": allow_write, "process": allow_process, "external": allow_external}
     granted_flags["analysis"] = allow_analysis
@@ -133,7 +133,9 @@ def variants(
         for line in error.lines:
             say(f"{PREFIX}: {line}")
         raise typer.Exit(1) from None
-    except KeyboardInterrupt:  # before the first run (a run's own Ctrl-C is handled by shell.variants)
+    except (
+        KeyboardInterrupt
+    ):  # before the first run (a run's own Ctrl-C is handled by alisio.shell.lab.variants)
         say(f"{PREFIX}: interrupted; nothing was run")
         raise typer.Exit(1) from None
     raise typer.Exit(code)
@@ -147,7 +149,7 @@ def _preflight_each(
     A problem every variant shares (a policy, an unknown task) is said once; otherwise each line names its
     variant.
     """
-    from shell.lab import LabError
+    from alisio.shell.lab.pipeline import LabError
 
     selected: tuple[Task, ...] = ()
     failing: list[tuple[str, tuple[str, ...]]] = []
@@ -164,10 +166,10 @@ def _preflight_each(
 
 
 def _execute(request: LabRequest, variants_file: Path) -> int:
-    from core.report import Mode
-    from shell.lab import LabError, bundled_suites_root, find_suite, preflight, unwritable_dir
-    from shell.scripted_plan import scripted_plan
-    from shell.variants import read_variants, variant_labs
+    from alisio.core.lab.report import Mode
+    from alisio.shell.lab.pipeline import LabError, bundled_suites_root, find_suite, preflight, unwritable_dir
+    from alisio.shell.lab.scripted_plan import scripted_plan
+    from alisio.shell.lab.variants import read_variants, variant_labs
 
     loaded_config = load_lab_config(request.env)
     choice = find_suite(request.suite, request.suite_dir, bundled_suites_root())
@@ -200,7 +202,7 @@ def _execute(request: LabRequest, variants_file: Path) -> int:
 
 
 def _headline(plan: VariantsPlan, lab: LabRun) -> list[str]:
-    from core.variants import describe_overrides
+    from alisio.core.lab.variants import describe_overrides
 
     suite = lab.loaded.suite
     n, tasks = len(plan.variants), len(lab.tasks)
@@ -219,11 +221,11 @@ def _headline(plan: VariantsPlan, lab: LabRun) -> list[str]:
 
 
 def _run_and_show(plan: VariantsPlan, labs: tuple[LabRun, ...], root: Path, json_output: bool) -> int:
-    from core.outcome import exit_code_for
-    from core.progress import summary_table
-    from core.variants import render_variants_markdown, variant_progress_line
-    from shell.store import REPORT_MD
-    from shell.variants import COMPARISON_JSON, COMPARISON_MD, run_variants
+    from alisio.core.lab.outcome import exit_code_for
+    from alisio.core.lab.progress import summary_table
+    from alisio.core.lab.variants import render_variants_markdown, variant_progress_line
+    from alisio.shell.lab.store import REPORT_MD
+    from alisio.shell.lab.variants import COMPARISON_JSON, COMPARISON_MD, run_variants
 
     for line in _headline(plan, labs[0]):
         say(line)

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 import typer
 from typer import _click as click
 
-from shell.cli.eval_app import eval_app
-from shell.cli.run_cmd import run_command
+from alisio.shell.cli.eval_app import eval_app
+from alisio.shell.cli.run_cmd import run_command
 
 app = typer.Typer(
     name="alisio",

@@ -1,7 +1,7 @@
-"""``python -m shell.record_bundled [--tasks suite/task,...] [--out DIR]`` (``make record-bundled``).
+"""``python -m alisio.shell.replay.bundled [--tasks suite/task,...] [--out DIR]`` (``make record-bundled``).
 
 Exit 0 when every cassette was written and every recorded run passed; 1 otherwise, with one line on stderr
-saying why (``record-bundled: ...``). The recording itself is ``shell.record_bundled.record_bundled``.
+saying why (``record-bundled: ...``). The recording itself is ``alisio.shell.replay.bundled.record_bundled``.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ def record_bundled_command(
     out: Annotated[Path | None, typer.Option("--out", help="Write DIR/<suite>/<task>.jsonl instead.")] = None,
 ) -> None:
     """Record every bundled cassette with the scripted provider."""
-    from shell.lab import LabError
-    from shell.record_bundled import record_bundled
+    from alisio.shell.lab.pipeline import LabError
+    from alisio.shell.replay.bundled import record_bundled
 
     try:
         failed = record_bundled(tasks, out)
@@ -40,5 +40,5 @@ def record_bundled_command(
 
 
 def main() -> None:
-    """Run the command with ``sys.argv`` (what ``python -m shell.record_bundled`` does)."""
+    """Run the command with ``sys.argv`` (what ``python -m alisio.shell.replay.bundled`` does)."""
     typer.run(record_bundled_command)

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from shell.cli.options import (
+from alisio.shell.cli.options import (
     AllowAnalysis,
     AllowExternal,
     AllowProcess,
@@ -42,11 +42,11 @@ from shell.cli.options import (
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from core.config import MeasuredConfig
-    from core.events import Effect, Event
-    from core.protocol import ToolCall
-    from shell.agent import ApprovalAnswer, RunResult
-    from shell.providers.base import Provider
+    from alisio.core.harness.config import MeasuredConfig
+    from alisio.core.harness.events import Effect, Event
+    from alisio.core.harness.protocol import ToolCall
+    from alisio.shell.harness.agent import ApprovalAnswer, RunResult
+    from alisio.shell.harness.providers.base import Provider
 
 DEFAULT_MAX_TURNS = 50
 INTERRUPTED = 130
@@ -56,7 +56,7 @@ DEFAULT_MAX_WALL_MS = 1_800_000
 
 
 class PolicyChoice(StrEnum):
-    """``--policy``: the values of ``core.policy.Mode`` (not imported here, to keep ``--help`` fast)."""
+    """``--policy``: the values of ``alisio.core.harness.policy.Mode`` (not imported here, to keep ``--help`` fast)."""
 
     ASK = "ask"
     AUTO = "auto"
@@ -79,7 +79,7 @@ def _short(text: str, limit: int = 100) -> str:
 
 def _progress(event: Event) -> None:
     """Human progress on stderr: one line per tool call, plus refusals, compactions and budget stops."""
-    from core.events import BudgetStopped, Compacted, IncidentRaised, ToolCalled, ToolResulted
+    from alisio.core.harness.events import BudgetStopped, Compacted, IncidentRaised, ToolCalled, ToolResulted
 
     match event:
         case ToolCalled(name=name, arguments=arguments):
@@ -141,7 +141,7 @@ def _provider(
 
     from returns.result import Failure, Success
 
-    from shell.config_home import load_config, resolve_provider
+    from alisio.shell.config_home import load_config, resolve_provider
 
     env = dict(os.environ)
     match load_config(env):
@@ -150,8 +150,8 @@ def _provider(
         case Success(loaded):
             measured = loaded.config.measured
     if script is not None:
-        from shell.providers.base import ProviderFailure
-        from shell.providers.scripted import ScriptedProvider
+        from alisio.shell.harness.providers.base import ProviderFailure
+        from alisio.shell.harness.providers.scripted import ScriptedProvider
 
         try:
             return ScriptedProvider.from_file(script), model or "scripted", measured, None
@@ -162,7 +162,7 @@ def _provider(
             raise _UsageError(str(error))
         case Success(resolved):
             pass
-    from shell.providers.openai_compat import OpenAICompatProvider
+    from alisio.shell.harness.providers.openai_compat import OpenAICompatProvider
 
     key = resolved.api_key.reveal() if resolved.api_key is not None else None
     provider = OpenAICompatProvider(resolved.base_url, resolved.model, api_key=key, provider_id=resolved.id)
@@ -187,14 +187,14 @@ def _execute(
 
     from returns.result import Failure
 
-    from core.agent_step import select_agent
-    from core.budget import RunBudget
-    from core.config import config_hash
-    from core.events import Effect
-    from core.fingerprint import path_rules
-    from core.policy import ALL_EFFECTS, Mode, Policy
-    from shell.agent import AgentSetup, run_agent
-    from shell.tools import tool_env
+    from alisio.core.harness.agent_step import select_agent
+    from alisio.core.harness.budget import RunBudget
+    from alisio.core.harness.config import config_hash
+    from alisio.core.harness.events import Effect
+    from alisio.core.harness.policy import ALL_EFFECTS, Mode, Policy
+    from alisio.core.replay.fingerprint import path_rules
+    from alisio.shell.harness.agent import AgentSetup, run_agent
+    from alisio.shell.harness.tools.dispatch import tool_env
 
     workspace = _workspace(cwd)
     provider, model_name, measured, key = _provider(script, model, base_url)

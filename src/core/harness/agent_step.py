@@ -1,0 +1,206 @@
+"""The agent loop's decisions, as values: which agent runs, what a response means, whether a tool call runs.
+
+``alisio.shell.harness.agent`` performs the effects (provider calls, tools, the terminal); every choice it makes is a call
+into this module, ``alisio.core.harness.budget``, ``alisio.core.harness.compaction`` or ``alisio.core.harness.policy``.
+
+Rules this module keeps:
+
+- a response with no tool calls ends the run (``Finish``); otherwise its calls run in order (``CallTools``);
+- at most ``tools.maxCallsPerTurn`` calls of one response run: each call past the cap is refused with a tool
+  error the model sees (it never runs and is never gated), and the turn raises one ``too_many_tool_calls``
+  incident; the run goes on, so the verifiers judge it (a fail the model caused, never an error);
+- a tool the agent was not offered, or that the harness does not know, or arguments that do not decode, are
+  refused with an ``invalid_tool_call`` incident and a tool error the model sees; such a call never runs and
+  is never put to the user;
+- a policy ``Deny`` is refused with an ``effect_refused`` incident and no approval; ``Ask`` goes to the user
+  (headless: denied with an ``approval_denied`` incident); ``Allow`` runs;
+- every refusal is a tool result the model reads, so a refusal never ends the run.
+"""
+
+from __future__ import annotations
+
+from returns.result import Failure, Result, Success
+
+from alisio.core.base import Frozen
+from alisio.core.harness.config import HARNESS_TOOLS, MeasuredConfig
+from alisio.core.harness.events import Effect, IncidentKind
+from alisio.core.harness.policy import Allow, Ask, Deny, Policy, decide, denial_message
+from alisio.core.harness.protocol import ProviderResponse, ToolCall
+from alisio.core.harness.tooldefs import decode_arguments, effect_of
+
+__all__ = [
+    "AgentProfile",
+    "AskUser",
+    "CallTools",
+    "Finish",
+    "Refuse",
+    "RunTool",
+    "UnknownAgentError",
+    "after_response",
+    "approval_refusal",
+    "gate_tool",
+    "over_cap_incident",
+    "over_cap_refusal",
+    "response_incidents",
+    "select_agent",
+]
+
+
+class AgentProfile(Frozen, frozen=True, kw_only=True):
+    """What the loop needs of the main agent: its system prompt and the tools it is offered."""
+
+    name: str | None
+    """``None`` for the default agent (the top-level ``instructions``, every tool)."""
+    instructions: str
+    tools: tuple[str, ...]
+
+
+class UnknownAgentError(Frozen, frozen=True, kw_only=True, tag="unknown_agent"):
+    """``--agent NAME`` (or a task's ``agent``) names no ``[agents.NAME]`` of the configuration."""
+
+    name: str
+    known: tuple[str, ...]
+
+    def __str__(self) -> str:
+        known = ", ".join(self.known) if self.known else "none are configured"
+        return f"unknown agent {self.name!r} (agents: {known})"
+
+
+def select_agent(measured: MeasuredConfig, name: str | None) -> Result[AgentProfile, UnknownAgentError]:
+    """The profile of agent ``name``, or of the default agent when ``name`` is ``None``.
+
+    Returns:
+        ``Failure(UnknownAgentError)`` when no configured agent has that name.
+    """
+    if name is None:
+        return Success(AgentProfile(name=None, instructions=measured.instructions, tools=HARNESS_TOOLS))
+    for agent in measured.agents:
+        if agent.name == name:
+            tools = HARNESS_TOOLS if agent.tools is None else tuple(agent.tools)
+            return Success(AgentProfile(name=name, instructions=agent.instructions, tools=tools))
+    return Failure(UnknownAgentError(name=name, known=tuple(agent.name for agent in measured.agents)))
+
+
+class Finish(Frozen, frozen=True, kw_only=True):
+    """The model ended its turn without a tool call: the run is complete."""
+
+    final_text: str
+
+
+class CallTools(Frozen, frozen=True, kw_only=True):
+    """Run these tool calls, in order, refuse the ``refused`` ones (past the per-turn cap), then start the next
+    turn."""
+
+    calls: tuple[ToolCall, ...]
+    refused: tuple[ToolCall, ...] = ()
+    """The calls past ``tools.maxCallsPerTurn``, in order: each gets ``over_cap_refusal`` and never runs."""
+
+
+def after_response(response: ProviderResponse, max_calls_per_turn: int) -> Finish | CallTools:
+    """What the loop does with an assembled main-loop response (``max_calls_per_turn`` >= 1)."""
+    if not response.tool_calls:
+        return Finish(final_text=response.text)
+    calls = response.tool_calls
+    return CallTools(calls=calls[:max_calls_per_turn], refused=calls[max_calls_per_turn:])
+
+
+def over_cap_refusal(max_calls_per_turn: int) -> Refuse:
+    """The tool result each call past the per-turn cap gets (the model reads it; the call did not run)."""
+    return Refuse(
+        incident=IncidentKind.TOO_MANY_TOOL_CALLS,
+        message=f"error: too many tool calls in one turn: you exceeded the per-turn limit of "
+        f"{max_calls_per_turn} calls, so this call was not run. Make fewer calls per turn (at most "
+        f"{max_calls_per_turn}); repeat this call in a later turn if you still need it.",
+    )
+
+
+def over_cap_incident(step: CallTools, max_calls_per_turn: int) -> tuple[IncidentKind, str] | None:
+    """The one incident a turn raises when it asked for more calls than the cap; ``None`` when it did not."""
+    if not step.refused:
+        return None
+    asked = len(step.calls) + len(step.refused)
+    last = "the last call was" if len(step.refused) == 1 else f"the last {len(step.refused)} calls were"
+    return (
+        IncidentKind.TOO_MANY_TOOL_CALLS,
+        f"the model asked for {asked} tool calls in one turn; tools.maxCallsPerTurn is {max_calls_per_turn}, "
+        f"so {last} refused without running",
+    )
+
+
+def response_incidents(response: ProviderResponse) -> tuple[tuple[IncidentKind, str], ...]:
+    """The incidents one main-loop response raises: output cut at the limit, usage not reported."""
+    incidents: list[tuple[IncidentKind, str]] = []
+    if response.finish_reason == "length":
+        incidents.append(
+            (IncidentKind.TRUNCATED_OUTPUT, "the provider stopped at its output limit (finish_reason length)")
+        )
+    if response.usage is None:
+        incidents.append(
+            (
+                IncidentKind.USAGE_UNREPORTED,
+                "the provider reported no usage for this turn; maxTokens not enforced on it",
+            )
+        )
+    return tuple(incidents)
+
+
+class RunTool(Frozen, frozen=True, kw_only=True):
+    """Run the tool."""
+
+    effect: Effect
+
+
+class AskUser(Frozen, frozen=True, kw_only=True):
+    """Ask the user (headless: deny with an ``approval_denied`` incident)."""
+
+    effect: Effect
+
+
+class Refuse(Frozen, frozen=True, kw_only=True):
+    """Do not run the tool: raise ``incident`` and give the model ``message`` as the tool's (error) result."""
+
+    incident: IncidentKind
+    message: str
+
+
+def gate_tool(
+    call: ToolCall,
+    offered: tuple[str, ...],
+    policy: Policy,
+    granted: frozenset[Effect],
+    session_grants: frozenset[Effect],
+) -> RunTool | AskUser | Refuse:
+    """Decide what happens to one tool call before anything runs.
+
+    Args:
+        call: the call the model made.
+        offered: the tool names this agent was offered.
+        policy: the run's policy; ``granted`` its ceiling; ``session_grants`` the user's "always" answers.
+    """
+    effect = effect_of(call.name)
+    if effect is None or call.name not in offered:
+        names = ", ".join(offered)
+        return Refuse(
+            incident=IncidentKind.INVALID_TOOL_CALL,
+            message=f"error: unknown tool {call.name!r}; the tools you can call are: {names}",
+        )
+    match decode_arguments(call.name, call.arguments):
+        case Failure(error):
+            return Refuse(incident=IncidentKind.INVALID_TOOL_CALL, message=f"error: {error}")
+    match decide(effect, policy, granted, session_grants):
+        case Allow():
+            return RunTool(effect=effect)
+        case Ask():
+            return AskUser(effect=effect)
+        case Deny(reason=reason):
+            return Refuse(incident=IncidentKind.EFFECT_REFUSED, message=denial_message(effect, reason))
+
+
+def approval_refusal(effect: Effect, by: str) -> Refuse:
+    """The refusal after an approval was denied (``by`` the user, or ``headless`` with no terminal)."""
+    who = "the user declined it" if by == "user" else "nobody can approve it in this headless run"
+    return Refuse(
+        incident=IncidentKind.APPROVAL_DENIED,
+        message=f"denied: the {effect} effect needs approval and {who}. "
+        "Do not retry this call; continue with the tools you are allowed to use.",
+    )

@@ -1,0 +1,533 @@
+"""The harness configuration: the provider, and the *measured* configuration a report's hash stands for.
+
+``config.toml`` (camelCase keys, read by ``alisio.shell.config_home``) looks like::
+
+    instructions = "..."            # the system prompt (default: DEFAULT_INSTRUCTIONS)
+
+    [provider]                      # not measured: never in the hash, never a variant override
+    id = "openai_compat"            # a label recorded in events and reports (e.g. "deepseek"); whatever it
+                                    # says, the endpoint is spoken to with the OpenAI-compatible protocol
+    baseUrl = "http://localhost:8000/v1"
+    model = "qwen2.5-coder"
+    apiKeyEnv = "OPENAI_API_KEY"    # the NAME of the variable holding the key, never the key
+
+    [limits]
+    maxContextChars = 200000
+    maxOutputTokens = 8192
+
+    [compaction]
+    threshold = 0.8                 # compact past threshold x limits.maxContextChars
+
+    [reasoning]
+    effort = "medium"               # low | medium | high; absent = not sent
+
+    [tools]
+    bashOutputLimitChars = 20000
+    bashTimeoutMs = 120000
+    readMaxChars = 100000
+    maxCallsPerTurn = 32            # tool calls past this many in one turn are refused, not run
+
+    [agents.reviewer]               # a main agent, picked with --agent reviewer
+    instructions = "..."
+    tools = ["read_file", "list_dir", "search"]
+
+Rules this module keeps:
+- every value is validated when parsed; a failure is a ``ConfigError`` naming the source and the dotted key;
+- only ``MeasuredConfig`` enters ``config_hash``, hashed with every default filled in, so an empty file and a
+  file spelling out the defaults hash the same, and changing a default is a measured change;
+- ``measured_keys`` is derived from the Struct definitions, and ``apply_overrides`` accepts exactly those keys;
+- values are canonical: agents sorted by name, an agent's tool subset deduplicated in harness order, so the
+  order things are written in never changes the hash.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import hashlib
+import re
+from collections.abc import Iterable, Mapping
+from typing import Annotated, Final, Literal, TypeVar, get_args
+
+import msgspec
+from msgspec import Meta
+from returns.result import Failure, Result, Success
+
+from alisio.core.base import Frozen
+from alisio.core.errors import ConfigError
+
+__all__ = [
+    "DEFAULT_API_KEY_ENV",
+    "DEFAULT_INSTRUCTIONS",
+    "HARNESS_TOOLS",
+    "AgentConfig",
+    "Compaction",
+    "Config",
+    "Effort",
+    "Limits",
+    "MeasuredConfig",
+    "ProviderSettings",
+    "Reasoning",
+    "ToolName",
+    "ToolSettings",
+    "apply_overrides",
+    "config_hash",
+    "config_to_data",
+    "measured_keys",
+    "parse_config",
+]
+
+T = TypeVar("T")
+
+ToolName = Literal[
+    "read_file", "list_dir", "search", "write_file", "edit_file", "bash", "fetch_url", "analyze"
+]
+"""The harness tools (a user-facing contract: tool-sequence rules and agent tool subsets name them)."""
+HARNESS_TOOLS: Final[tuple[ToolName, ...]] = (
+    "read_file",
+    "list_dir",
+    "search",
+    "write_file",
+    "edit_file",
+    "bash",
+    "fetch_url",
+    "analyze",
+)
+
+DEFAULT_API_KEY_ENV: Final = "OPENAI_API_KEY"
+
+DEFAULT_INSTRUCTIONS: Final = """\
+You are alisio, a coding agent working headless in a software project. The user gives you one task; complete \
+it on your own with the tools below, then stop. Nobody can answer questions during the run, so when something \
+is ambiguous choose the most reasonable interpretation and say so in your summary.
+
+Tools (paths are relative to the workspace root; you cannot leave the workspace):
+- list_dir, search, read_file: look around. Find the relevant code before changing anything.
+- write_file: create a new file, or replace a file completely.
+- edit_file: replace one exact, unique old_string in a file with new_string.
+- bash: run a command (tests, linters, scripts) in the workspace.
+- fetch_url: fetch a web page.
+- analyze: run a static check of the workspace (for example, Python syntax).
+Some tools may be denied by the user's policy. A denied or failed tool call comes back as an error result: \
+read it, adapt, and do not retry the same call unchanged.
+
+How to work:
+1. Read before you edit. Always read a file with read_file before editing it, and pass the sha256 that \
+read_file returned to edit_file. If an edit is refused because the file changed, read it again.
+2. Keep changes minimal. Change only what the task needs; keep the existing style, names and structure; do not \
+reformat, rename or refactor unrelated code, and do not add files that were not asked for.
+3. Verify. When running commands is allowed, run the project's tests or checks after your change and fix what \
+you broke. If you cannot run them, check your change by reading it again.
+4. Be honest. Never claim a check passed unless you ran it and saw it pass. If you could not finish, say what \
+is left and why.
+5. Finish with a short summary and no tool call: what you changed (files), how you verified it, and anything \
+the user should know. Your final message must not contain a tool call; it ends the run.
+"""
+"""The default system prompt of the harness (``instructions``)."""
+
+_MAX_CHARS: Final = 100_000_000
+_MAX_TOKENS: Final = 10_000_000
+_MAX_MS: Final = 86_400_000
+_MAX_CALLS_PER_TURN: Final = 100_000
+
+PositiveChars = Annotated[int, Meta(ge=1, le=_MAX_CHARS)]
+PositiveTokens = Annotated[int, Meta(ge=1, le=_MAX_TOKENS)]
+PositiveMs = Annotated[int, Meta(ge=1, le=_MAX_MS)]
+CallsPerTurn = Annotated[int, Meta(ge=1, le=_MAX_CALLS_PER_TURN)]
+Fraction = Annotated[float, Meta(gt=0.0, le=1.0)]
+NonEmptyText = Annotated[str, Meta(min_length=1)]
+_AGENT_NAME: Final = r"^[A-Za-z][A-Za-z0-9_-]{0,63}$"
+AgentName = Annotated[str, Meta(pattern=_AGENT_NAME)]
+EnvVarName = Annotated[str, Meta(pattern=r"^[A-Z_][A-Z0-9_]{0,127}$")]
+BaseUrl = Annotated[str, Meta(pattern=r"^https?://\S+$")]
+Effort = Literal["low", "medium", "high"]
+
+
+class _Input(Frozen, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Base of the Structs read from config.toml: a misspelt key fails instead of being ignored."""
+
+
+class ProviderSettings(_Input, frozen=True, kw_only=True):
+    """``[provider]``: who answers. Not measured: it never enters the hash and is never a variant override."""
+
+    id: NonEmptyText = "openai_compat"
+    """A label for the endpoint, recorded as ``provider`` in run_start and reports (``alisio run`` and
+    ``eval`` alike). It selects no protocol: every provider is spoken to as OpenAI-compatible."""
+    base_url: BaseUrl | None = None
+    """The OpenAI-compatible base URL (``--base-url`` overrides it)."""
+    model: NonEmptyText | None = None
+    """The model name (``--model`` overrides it)."""
+    api_key_env: EnvVarName | None = None
+    """The NAME of the environment variable holding the key, never the key. ``None`` (not written) means
+    ``OPENAI_API_KEY`` is used when set, and no key is sent otherwise (local servers need none); a name
+    written here must be set."""
+
+
+class Limits(_Input, frozen=True, kw_only=True):
+    """``[limits]``."""
+
+    max_context_chars: PositiveChars = 200_000
+    """The conversation size (serialized characters) the harness plans for; compaction works against it."""
+    max_output_tokens: PositiveTokens = 8192
+    """The output limit sent with every provider request."""
+
+
+class Compaction(_Input, frozen=True, kw_only=True):
+    """``[compaction]``."""
+
+    threshold: Fraction = 0.8
+    """Compact when the conversation passes ``threshold`` x ``limits.maxContextChars`` (0 < threshold <= 1)."""
+
+
+class Reasoning(_Input, frozen=True, kw_only=True):
+    """``[reasoning]``."""
+
+    effort: Effort | None = None
+    """The reasoning effort sent to the provider; ``None`` sends none."""
+
+
+class ToolSettings(_Input, frozen=True, kw_only=True):
+    """``[tools]``: limits of the harness tools."""
+
+    bash_output_limit_chars: PositiveChars = 20_000
+    """``bash`` output past this many characters is truncated, saying how much was cut."""
+    bash_timeout_ms: PositiveMs = 120_000
+    """Default ``bash`` timeout when the model gives no ``timeout_ms``."""
+    read_max_chars: PositiveChars = 100_000
+    """``read_file`` returns at most this many characters per call."""
+    max_calls_per_turn: CallsPerTurn = 32
+    """At most this many tool calls of one assistant turn run; each call past it is refused with a tool
+    result saying so, and the turn raises one ``too_many_tool_calls`` incident."""
+
+
+class AgentConfig(Frozen, frozen=True, kw_only=True):
+    """A main agent (``[agents.NAME]``), picked with ``--agent NAME`` or a task's ``agent``."""
+
+    name: AgentName
+    instructions: NonEmptyText
+    """This agent's system prompt; it replaces the top-level ``instructions``."""
+    tools: tuple[ToolName, ...] | None = None
+    """The tools this agent may call (a subset of ``HARNESS_TOOLS``); ``None`` means all of them."""
+
+
+class _AgentBody(_Input, frozen=True, kw_only=True):
+    """An ``[agents.NAME]`` table as written (the name is its key)."""
+
+    instructions: NonEmptyText
+    tools: tuple[ToolName, ...] | None = None
+
+
+def _agent_names_unique(agents: tuple[AgentConfig, ...]) -> None:
+    names = [agent.name for agent in agents]
+    if len(set(names)) != len(names):
+        raise ValueError(f"agent names must be unique, got {names}")
+
+
+class MeasuredConfig(_Input, frozen=True, kw_only=True):
+    """Everything about the harness a report measures: it enters ``config_hash``; variants override it."""
+
+    limits: Limits = msgspec.field(default_factory=Limits)
+    compaction: Compaction = msgspec.field(default_factory=Compaction)
+    reasoning: Reasoning = msgspec.field(default_factory=Reasoning)
+    tools: ToolSettings = msgspec.field(default_factory=ToolSettings)
+    instructions: NonEmptyText = DEFAULT_INSTRUCTIONS
+    """The system prompt of the harness."""
+    agents: tuple[AgentConfig, ...] = ()
+    """Main agents, sorted by name (``[agents.NAME]`` tables in the file)."""
+
+    def __post_init__(self) -> None:
+        _agent_names_unique(self.agents)
+
+
+class Config(Frozen, frozen=True, kw_only=True):
+    """A whole configuration: the provider (not measured) and the measured configuration."""
+
+    provider: ProviderSettings = msgspec.field(default_factory=ProviderSettings)
+    measured: MeasuredConfig = msgspec.field(default_factory=MeasuredConfig)
+
+
+# --- keys ----------------------------------------------------------------------------------------------------
+
+
+def _keys_of(kind: type[msgspec.Struct], prefix: str) -> Iterable[str]:
+    for field in msgspec.structs.fields(kind):
+        key = f"{prefix}{field.encode_name}"
+        if isinstance(field.type, type) and issubclass(field.type, msgspec.Struct):
+            yield from _keys_of(field.type, f"{key}.")
+        else:
+            yield key
+
+
+@functools.cache
+def measured_keys() -> tuple[str, ...]:
+    """The dotted keys of the measured configuration, in definition order (``limits.maxContextChars``, ...).
+
+    Derived from the Struct definitions: a Struct-typed field contributes its own keys, any other field
+    (``instructions``, ``agents``) is one key. These, and only these, are valid variant overrides.
+    """
+    return tuple(_keys_of(MeasuredConfig, ""))
+
+
+@functools.cache
+def _known_keys() -> tuple[str, ...]:
+    provider = tuple(_keys_of(ProviderSettings, "provider."))
+    sections = ("provider", "limits", "compaction", "reasoning", "tools")
+    return (*sections, *provider, *measured_keys(), "agents.NAME.instructions", "agents.NAME.tools")
+
+
+# --- parsing -------------------------------------------------------------------------------------------------
+
+_AT = re.compile(r"^(?P<message>.*?)(?: - at (?P<in_key>`key` in )?`(?P<path>\$[^`]*)`)?$", re.DOTALL)
+_FIELD = re.compile(r"^Object (?P<what>contains unknown|missing required) field `(?P<field>.*)`$", re.DOTALL)
+_ENUM = re.compile(r"^Invalid enum value (?P<value>.*)$", re.DOTALL)
+_SEGMENT = re.compile(r"\.([^.\[]+)|\[(\d+)\]")
+_CHOICES: Final[tuple[tuple[str, str, tuple[str, ...]], ...]] = (
+    (r"\.tools\[\d+\]$", "a harness tool", HARNESS_TOOLS),
+    (r"^reasoning\.effort$", "a reasoning effort", get_args(Effort)),
+)
+_PATTERN_HINTS: Final[Mapping[str, str]] = {
+    "baseUrl": "expected an http:// or https:// URL",
+    "apiKeyEnv": "expected the NAME of an environment variable such as OPENAI_API_KEY (upper-case letters, "
+    "digits, '_'); the key itself never goes in this file",
+}
+_SECRET_WORDS: Final = ("key", "token", "secret", "password")
+
+
+def _suggestion(key: str, known: Iterable[str]) -> str:
+    """A "did you mean" hint among keys at the same depth (``limits.bad`` never suggests the table ``limits``)."""
+    depth = key.count(".")
+    candidates = [name for name in known if name != key and name.count(".") == depth]
+    close = difflib.get_close_matches(key, candidates, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
+def _lookup(data: object, path: str) -> tuple[bool, object]:
+    """The value at a msgspec path (``$.a.b[0]``) inside builtins, if it can be found."""
+    value = data
+    for name, index in _SEGMENT.findall(path):
+        if name and isinstance(value, Mapping) and name in value:
+            value = value[name]
+        elif index and isinstance(value, list | tuple) and int(index) < len(value):
+            value = value[int(index)]
+        else:
+            return False, None
+    return True, value
+
+
+def _shown(value: object) -> str:
+    if isinstance(value, bool | int | float) or (isinstance(value, str) and len(value) <= 60):
+        return repr(value)
+    return f"a {type(value).__name__}"
+
+
+def _dotted(*parts: str) -> str:
+    """Join key parts: ``("agents.a", "tools[0]")`` -> ``agents.a.tools[0]``; empty parts are dropped."""
+    joined = ""
+    for part in filter(None, parts):
+        joined = part if not joined else f"{joined}{part}" if part.startswith("[") else f"{joined}.{part}"
+    return joined
+
+
+def _explain(message: str, key: str, value: tuple[bool, object]) -> tuple[str, str]:
+    """The dotted key and a message for one msgspec validation message at ``key``."""
+    field = _FIELD.match(message)
+    if field and field["what"] == "contains unknown":
+        unknown = _dotted(key, field["field"])
+        if unknown.startswith("provider.") and any(word in unknown.lower() for word in _SECRET_WORDS):
+            secret = "a key never goes in the configuration; put it in an environment variable and name that "
+            return unknown, f"unknown key: {secret}variable with provider.apiKeyEnv"
+        return unknown, f"unknown key{_suggestion(unknown, _known_keys())}"
+    if field:
+        return _dotted(key, field["field"]), "missing (this key is required)"
+    enum = _ENUM.match(message)
+    choice = next(((label, names) for pattern, label, names in _CHOICES if re.search(pattern, key)), None)
+    if enum and choice:
+        return key, f"{enum['value']} is not {choice[0]} (one of {', '.join(choice[1])})"
+    name = key.rpartition(".")[2]
+    if name == "apiKeyEnv":  # a user may have pasted the key itself here: never echo the value
+        return key, _PATTERN_HINTS[name] if "matching regex" in message else message
+    hint = _PATTERN_HINTS.get(name)
+    found, shown = value
+    if hint and "matching regex" in message:
+        message = hint
+    return key, f"{message}, got {_shown(shown)}" if found and "got" not in message else message
+
+
+def _error_from_validation(text: str, data: object, prefix: str, source: str) -> ConfigError:
+    """Turn msgspec's ``... - at `$.a.b``` message into a ConfigError naming the dotted key."""
+    match = _AT.match(text)
+    message, path = (match["message"], match["path"] or "$") if match else (text, "$")
+    key = _dotted(prefix, path.removeprefix("$").removeprefix("."))
+    if match and match["in_key"]:
+        return ConfigError(source=source, key=key, message="every key must be a string")
+    key, message = _explain(message, key, _lookup(data, path))
+    return ConfigError(source=source, key=key, message=message)
+
+
+def _convert(data: object, kind: type[T], prefix: str, source: str) -> Result[T, ConfigError]:
+    """msgspec's validating conversion; its one exception becomes a ConfigError at once."""
+    try:
+        return Success(msgspec.convert(data, kind))
+    except msgspec.ValidationError as exc:
+        return Failure(_error_from_validation(str(exc), data, prefix, source))
+
+
+def _collect(results: Iterable[Result[T, ConfigError]]) -> Result[tuple[T, ...], ConfigError]:
+    """All values in order, or the first failure."""
+    start: Result[tuple[T, ...], ConfigError] = Success(())
+    return functools.reduce(
+        lambda acc, item: acc.bind(lambda done: item.map(lambda v: (*done, v))), results, start
+    )
+
+
+def _parse_agent(name: str, body: object, source: str) -> Result[AgentConfig, ConfigError]:
+    key = f"agents.{name}"
+    if not re.fullmatch(_AGENT_NAME, name):
+        message = "an agent name is a letter, then letters, digits, '_' or '-' (at most 64 characters)"
+        return Failure(ConfigError(source=source, key=key, message=message))
+    return _convert(body, _AgentBody, key, source).map(
+        lambda parsed: AgentConfig(name=name, instructions=parsed.instructions, tools=parsed.tools)
+    )
+
+
+def _parse_agents(agents: object, source: str) -> Result[tuple[AgentConfig, ...], ConfigError]:
+    if not isinstance(agents, Mapping):
+        return Failure(
+            ConfigError(source=source, key="agents", message="expected a table of [agents.NAME] tables")
+        )
+    return _collect(_parse_agent(str(name), body, source) for name, body in agents.items())
+
+
+def _canonical_tools(tools: tuple[ToolName, ...] | None) -> tuple[ToolName, ...] | None:
+    return None if tools is None else tuple(tool for tool in HARNESS_TOOLS if tool in tools)
+
+
+def _canonical(measured: MeasuredConfig) -> MeasuredConfig:
+    """Agents sorted by name, each tool subset deduplicated in harness order (how it was written is noise)."""
+    agents = tuple(
+        msgspec.structs.replace(agent, tools=_canonical_tools(agent.tools))
+        for agent in sorted(measured.agents, key=lambda agent: agent.name)
+    )
+    return msgspec.structs.replace(measured, agents=agents)
+
+
+def _parse_measured(data: Mapping[str, object], source: str) -> Result[MeasuredConfig, ConfigError]:
+    rest = {key: value for key, value in data.items() if key not in ("provider", "agents")}
+    agents = _parse_agents(data["agents"], source) if "agents" in data else Success(())
+    return agents.bind(
+        lambda parsed: _convert(rest, MeasuredConfig, "", source).map(
+            lambda measured: _canonical(msgspec.structs.replace(measured, agents=parsed))
+        )
+    )
+
+
+def parse_config(data: Mapping[str, object], source: str) -> Result[Config, ConfigError]:
+    """Validate a parsed config.toml (what ``tomllib`` returns) into a ``Config``, defaults filled in.
+
+    Args:
+        data: the TOML document as builtins (an empty mapping gives every default).
+        source: the file name, shown in every error.
+
+    Returns:
+        ``Success(Config)``, or ``Failure(ConfigError)`` naming the dotted key for the first problem: an
+        unknown key (with the closest known key), a wrong type, a value out of range, or an agent tool that
+        is not a harness tool.
+    """
+    if not isinstance(data, Mapping):
+        return Failure(ConfigError(source=source, key="", message="expected a TOML table at the top level"))
+    if any(not isinstance(key, str) for key in data):
+        return Failure(ConfigError(source=source, key="", message="every key must be a string"))
+    provider = _convert(data.get("provider", {}), ProviderSettings, "provider", source)
+    return provider.bind(
+        lambda settings: _parse_measured(data, source).map(
+            lambda measured: Config(provider=settings, measured=measured)
+        )
+    )
+
+
+# --- hash, data, overrides -----------------------------------------------------------------------------------
+
+_HASH_ENCODER: Final = msgspec.json.Encoder(order="deterministic")
+
+
+def config_hash(measured: MeasuredConfig) -> str:
+    """The sha256 (64 hex digits) of the measured configuration with every default filled in.
+
+    Computed over deterministic JSON of the canonical form (agents by name, tool subsets in harness order),
+    so neither key order nor spelling out a default changes it, and any measured value does. The provider is
+    not an argument: it never enters the hash. Show the first 16 digits; store all 64.
+    """
+    return hashlib.sha256(_HASH_ENCODER.encode(_canonical(measured))).hexdigest()
+
+
+def _without_none(table: object) -> dict[str, object]:
+    """A table of builtins minus its ``None`` values (TOML has no null: absent means None)."""
+    assert isinstance(table, dict)  # msgspec.to_builtins turns every Struct into a dict
+    return {key: value for key, value in table.items() if value is not None}
+
+
+def _measured_data(measured: MeasuredConfig) -> dict[str, object]:
+    built = _without_none(msgspec.to_builtins(measured))
+    agents = {agent.name: _without_none(msgspec.to_builtins(agent)) for agent in measured.agents}
+    for body in agents.values():
+        del body["name"]
+    sections = ("limits", "compaction", "reasoning", "tools")
+    return {**built, **{section: _without_none(built[section]) for section in sections}, "agents": agents}
+
+
+def config_to_data(config: Config) -> dict[str, object]:
+    """The configuration in the shape of config.toml (builtins; absent optional values left out).
+
+    ``parse_config(config_to_data(c), s)`` gives back ``c`` (in canonical form).
+    """
+    return {
+        "provider": _without_none(msgspec.to_builtins(config.provider)),
+        **_measured_data(config.measured),
+    }
+
+
+def _with_value(data: Mapping[str, object], key: str, value: object) -> dict[str, object]:
+    section, _, name = key.partition(".")
+    if not name:
+        return {**data, section: value}
+    table = data.get(section)
+    return {**data, section: {**(table if isinstance(table, Mapping) else {}), name: value}}
+
+
+def _check_key(key: object, source: str) -> Result[str, ConfigError]:
+    if isinstance(key, str) and key in measured_keys():
+        return Success(key)
+    key = str(key)
+    if key == "provider" or key.startswith("provider."):
+        message = "does not enter the configuration hash; to compare models use --model"
+        return Failure(ConfigError(source=source, key=key, message=message))
+    known = ", ".join(measured_keys())
+    message = f"unknown key{_suggestion(key, measured_keys())}; overrides accept only measured keys: {known}"
+    return Failure(ConfigError(source=source, key=key, message=message))
+
+
+def apply_overrides(
+    measured: MeasuredConfig, overrides: Mapping[str, object], source: str
+) -> Result[MeasuredConfig, ConfigError]:
+    """Apply a variant's ``{"compaction.threshold": 0.6, ...}`` to a measured configuration.
+
+    Args:
+        measured: the configuration the variant starts from.
+        overrides: dotted measured keys (``measured_keys()``) to values as written in compare.json;
+            ``agents`` takes a mapping of agent name to ``{"instructions": ..., "tools": [...]}`` and replaces
+            every agent; ``reasoning.effort`` may be ``null``.
+        source: where the overrides come from (file and variant), shown in every error.
+
+    Returns:
+        ``Success`` with the overridden configuration, or ``Failure(ConfigError)`` for a key that is not a
+        measured key (``provider.*`` says why: it does not enter the hash), or a value of the wrong type or
+        out of range.
+    """
+
+    def merge(data: Mapping[str, object], key: str) -> dict[str, object]:
+        return _with_value(data, key, overrides[key])
+
+    checked = _collect(_check_key(key, source) for key in overrides)
+    return checked.bind(
+        lambda keys: _parse_measured(functools.reduce(merge, keys, _measured_data(measured)), source)
+    )

@@ -1,0 +1,178 @@
+"""The run's event log: one ordered sequence of events per run, designed once.
+
+It is the single source that tool-sequence verifiers, runs.jsonl and cassettes are read off, so every fact
+they need is here as data: each provider call with its request fingerprint and usage, each tool call with its
+arguments, effect and result, approvals, incidents, compactions, budget stops, and how the run ended.
+
+Rules:
+- ``seq`` numbers events from 0 in the order they happened; ``elapsed_ms`` is time since the run started,
+  measured by the shell's clock (the only non-deterministic field);
+- an API key never appears in an event: requests are represented by their fingerprint, not their headers;
+- tool output is kept as a bounded excerpt (``EXCERPT_CHARS``), the model saw the full (truncated) text.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Literal
+
+from alisio.core.base import Frozen
+from alisio.core.harness.protocol import Usage
+
+EXCERPT_CHARS = 2000
+
+
+class Effect(StrEnum):
+    """What a tool does to the world; the policy decides per effect."""
+
+    READ = "read"
+    WRITE = "write"
+    PROCESS = "process"
+    EXTERNAL = "external"
+    ANALYSIS = "analysis"
+
+
+class IncidentKind(StrEnum):
+    """Things worth counting that are not the end of a run."""
+
+    APPROVAL_DENIED = "approval_denied"
+    """ask mode without a terminal (or a user who said no) denied an effect."""
+    EFFECT_REFUSED = "effect_refused"
+    """auto/full mode refused an effect that was not granted (no approval was asked)."""
+    USAGE_UNREPORTED = "usage_unreported"
+    """a provider turn reported no usage, so maxTokens could not be enforced on it."""
+    TRUNCATED_OUTPUT = "truncated_output"
+    """the provider stopped at its output limit (finish_reason length)."""
+    COMPACTION = "compaction"
+    """the older conversation was replaced by a checkpoint."""
+    INVALID_TOOL_CALL = "invalid_tool_call"
+    """the model called an unknown tool or sent arguments that do not parse."""
+    TOOL_TIMEOUT = "tool_timeout"
+    """a bash command was killed at its timeout or at maxWallMs."""
+    PROVIDER_RETRY = "provider_retry"
+    """a provider call was retried after a 429, 5xx or connection error."""
+    TOO_MANY_TOOL_CALLS = "too_many_tool_calls"
+    """one assistant turn asked for more than tools.maxCallsPerTurn tool calls; the calls past it did not run."""
+
+
+class RunStarted(Frozen, frozen=True, kw_only=True, tag="run_start", tag_field="type"):
+    seq: int
+    elapsed_ms: int
+    prompt: str
+    provider: str
+    model: str
+    policy_mode: str
+    agent: str | None = None
+    config_hash: str
+    harness_version: str
+
+
+class ProviderRequested(Frozen, frozen=True, kw_only=True, tag="provider_request", tag_field="type"):
+    seq: int
+    elapsed_ms: int
+    call: int
+    """Index of the provider call in this run, from 0 (main and compaction calls share the count)."""
+    turn: int
+    """The main-loop turn the call belongs to, from 1."""
+    purpose: Literal["main", "compaction"]
+    fingerprint: str
+    """``alisio.core.replay.fingerprint`` of the normalised request."""
+    message_count: int
+
+
+class ProviderResponded(Frozen, frozen=True, kw_only=True, tag="provider_response", tag_field="type"):
+    seq: int
+    elapsed_ms: int
+    call: int
+    purpose: Literal["main", "compaction"]
+    finish_reason: str
+    usage: Usage | None
+    """``None`` when the provider reported no usage for this call."""
+    text_chars: int
+    tool_calls: int
+    duration_ms: int
+
+
+class ToolCalled(Frozen, frozen=True, kw_only=True, tag="tool_call", tag_field="type"):
+    seq: int
+    elapsed_ms: int
+    call_id: str
+    name: str
+    arguments: str
+    """The raw JSON text of the arguments, as the model sent it."""
+    effect: Effect | None
+    """``None`` for a tool the harness does not know."""
+
+
+class ToolResulted(Frozen, frozen=True, kw_only=True, tag="tool_result", tag_field="type"):
+    seq: int
+    elapsed_ms: int
+    call_id: str
+    name: str
+    ok: bool
+    output_excerpt: str
+    """The first ``EXCERPT_CHARS`` characters of what the model was shown."""
+    duration_ms: int
+
+
+class ApprovalDecided(Frozen, frozen=True, kw_only=True, tag="approval", tag_field="type"):
+    seq: int
+    elapsed_ms: int
+    call_id: str
+    name: str
+    effect: Effect
+    granted: bool
+    by: Literal["user", "headless"]
+
+
+class IncidentRaised(Frozen, frozen=True, kw_only=True, tag="incident", tag_field="type"):
+    seq: int
+    elapsed_ms: int
+    kind: IncidentKind
+    message: str
+
+
+class Compacted(Frozen, frozen=True, kw_only=True, tag="compaction", tag_field="type"):
+    seq: int
+    elapsed_ms: int
+    chars_before: int
+    chars_after: int
+    messages_replaced: int
+    usage: Usage | None
+    """Usage of the checkpoint call: counted apart, never in main-loop tokens."""
+
+
+class BudgetStopped(Frozen, frozen=True, kw_only=True, tag="budget_stop", tag_field="type"):
+    seq: int
+    elapsed_ms: int
+    budget: Literal["maxTurns", "maxWallMs", "maxTokens", "maxToolCalls"]
+    limit: int
+    value: int
+
+
+RunOutcome = Literal["completed", "budget_exceeded", "error"]
+
+
+class RunEnded(Frozen, frozen=True, kw_only=True, tag="run_end", tag_field="type"):
+    seq: int
+    elapsed_ms: int
+    outcome: RunOutcome
+    """``completed``: the model stopped calling tools; the verifiers judge pass or fail."""
+    reason: str | None = None
+    """The budget name for ``budget_exceeded``; the cause for ``error`` (e.g. provider_auth)."""
+    final_text: str = ""
+    turns: int
+
+
+Event = (
+    RunStarted
+    | ProviderRequested
+    | ProviderResponded
+    | ToolCalled
+    | ToolResulted
+    | ApprovalDecided
+    | IncidentRaised
+    | Compacted
+    | BudgetStopped
+    | RunEnded
+)

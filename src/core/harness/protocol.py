@@ -1,0 +1,212 @@
+"""What the harness and a provider say to each other, as plain data.
+
+A provider call is a ``ProviderRequest`` in and a sequence of ``StreamEvent`` out; ``assemble`` folds the
+events into one ``ProviderResponse``. Keeping the stream as data lets the same events be parsed from SSE
+(``alisio.shell.harness.providers.openai_compat``), played from a script (``scripted``), stored in a cassette and replayed.
+
+Rules:
+- usage that a provider did not report is ``None``, never 0 (the report omits what was not measured);
+- tool-call arguments are kept as the raw JSON text the model produced: decoding them is the tool's job,
+  and invalid JSON is a tool error the model sees, never a crash;
+- a tool's JSON schema is stored as canonical JSON text so requests stay hashable values.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from returns.result import Failure, Result, Success
+
+from alisio.core.base import Frozen
+
+
+class ToolCall(Frozen, frozen=True, kw_only=True):
+    """One tool call the model asked for."""
+
+    id: str
+    """The provider's call id, stored verbatim (cassettes replay it)."""
+    name: str
+    arguments: str
+    """The arguments as the raw JSON text the model sent (may be invalid JSON)."""
+
+
+class SystemMessage(Frozen, frozen=True, kw_only=True, tag="system", tag_field="role"):
+    content: str
+
+
+class UserMessage(Frozen, frozen=True, kw_only=True, tag="user", tag_field="role"):
+    content: str
+
+
+class AssistantMessage(Frozen, frozen=True, kw_only=True, tag="assistant", tag_field="role"):
+    content: str | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
+    reasoning: str | None = None
+    """Reasoning text the provider streamed; kept for the log, not sent back to the provider."""
+
+
+class ToolMessage(Frozen, frozen=True, kw_only=True, tag="tool", tag_field="role"):
+    tool_call_id: str
+    name: str
+    content: str
+
+
+Message = SystemMessage | UserMessage | AssistantMessage | ToolMessage
+
+
+class ToolSpec(Frozen, frozen=True, kw_only=True):
+    """A tool as the model sees it."""
+
+    name: str
+    description: str
+    parameters_json: str
+    """The JSON schema of the arguments, as canonical JSON text (sorted keys)."""
+
+
+Purpose = Literal["main", "compaction"]
+
+
+class ProviderRequest(Frozen, frozen=True, kw_only=True):
+    """Everything the harness asks of the provider in one call (what a fingerprint hashes)."""
+
+    model: str
+    instructions: str
+    """The system prompt."""
+    messages: tuple[Message, ...]
+    tools: tuple[ToolSpec, ...] = ()
+    max_output_tokens: int | None = None
+    reasoning_effort: str | None = None
+    purpose: Purpose = "main"
+    """``compaction`` calls write a checkpoint; their tokens are counted apart from the main loop."""
+
+
+class Usage(Frozen, frozen=True, kw_only=True, omit_defaults=True):
+    """Token usage as the provider reported it; ``None`` means not reported, never 0."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    total_tokens: int | None = None
+    cached_input_tokens: int | None = None
+    """``prompt_tokens_details.cached_tokens``, else DeepSeek's ``prompt_cache_hit_tokens``."""
+    reasoning_tokens: int | None = None
+    """``completion_tokens_details.reasoning_tokens``."""
+
+
+# --- the stream -------------------------------------------------------------------------------------------
+
+
+class TextDelta(Frozen, frozen=True, kw_only=True, tag="text", tag_field="type"):
+    text: str
+
+
+class ReasoningDelta(Frozen, frozen=True, kw_only=True, tag="reasoning", tag_field="type"):
+    text: str
+
+
+class ToolCallDelta(Frozen, frozen=True, kw_only=True, tag="tool_call", tag_field="type"):
+    """A fragment of tool call ``index``: id/name arrive once, arguments in fragments to concatenate."""
+
+    index: int
+    id: str | None = None
+    name: str | None = None
+    arguments: str = ""
+
+
+class FinishEvent(Frozen, frozen=True, kw_only=True, tag="finish", tag_field="type"):
+    reason: str
+
+
+class UsageEvent(Frozen, frozen=True, kw_only=True, tag="usage", tag_field="type"):
+    usage: Usage
+
+
+class StreamErrorEvent(Frozen, frozen=True, kw_only=True, tag="error", tag_field="type"):
+    """An error the provider sent inside a 200 stream (an ``error`` object or an ``event: error``)."""
+
+    message: str
+    code: str | None = None
+
+
+StreamEvent = TextDelta | ReasoningDelta | ToolCallDelta | FinishEvent | UsageEvent | StreamErrorEvent
+
+
+class ProviderResponse(Frozen, frozen=True, kw_only=True):
+    """One assembled assistant turn."""
+
+    text: str
+    reasoning: str | None
+    tool_calls: tuple[ToolCall, ...]
+    finish_reason: str
+    usage: Usage | None
+    """The last usage the stream reported, or ``None`` when it reported none."""
+
+
+class StreamError(Frozen, frozen=True, kw_only=True):
+    """Why a stream could not be assembled into a response."""
+
+    message: str
+    code: str | None = None
+
+
+def assemble(events: tuple[StreamEvent, ...]) -> Result[ProviderResponse, StreamError]:
+    """Fold a provider's stream events into one response.
+
+    Text and reasoning fragments are concatenated in order; tool calls are grouped by index (id and name from
+    the first fragment that carries them, arguments concatenated), except that a fragment with its own id and
+    name, at an index whose call already has another id, starts a new call (gateways that send each whole
+    call in its own chunk without an index); the finish reason is the last one sent;
+    usage is the last reported. Fails on an in-stream error event, or when the stream never finished (a
+    stream that stops without a finish reason is an error, not a silent truncation).
+    """
+    text: list[str] = []
+    reasoning: list[str] = []
+    # One slot per call, in arrival order; the lists grow in place so long arguments assemble in linear time.
+    indexes: list[int] = []
+    ids: list[str | None] = []
+    names: list[str | None] = []
+    parts: list[list[str]] = []
+    open_at: dict[int, int] = {}  # index -> the slot of the call that fragments at that index continue
+    finish: str | None = None
+    usage: Usage | None = None
+    for event in events:
+        match event:
+            case TextDelta(text=fragment):
+                text.append(fragment)
+            case ReasoningDelta(text=fragment):
+                reasoning.append(fragment)
+            case ToolCallDelta(index=index, id=call_id, name=name, arguments=arguments):
+                slot = open_at.get(index)
+                if slot is None or (call_id and name and ids[slot] and ids[slot] != call_id):
+                    slot = open_at[index] = len(indexes)
+                    indexes.append(index)
+                    ids.append(None)
+                    names.append(None)
+                    parts.append([])
+                ids[slot] = ids[slot] or call_id
+                names[slot] = names[slot] or name
+                parts[slot].append(arguments)
+            case FinishEvent(reason=reason):
+                finish = reason
+            case UsageEvent(usage=reported):
+                usage = reported
+            case StreamErrorEvent(message=message, code=code):
+                return Failure(StreamError(message=message, code=code))
+    if finish is None:
+        return Failure(StreamError(message="the stream ended without a finish reason (truncated response)"))
+    tool_calls = tuple(
+        ToolCall(
+            id=ids[slot] or f"call_{indexes[slot]}", name=names[slot] or "", arguments="".join(parts[slot])
+        )
+        for slot in sorted(
+            range(len(indexes)), key=indexes.__getitem__
+        )  # stable: same-index calls keep order
+    )
+    return Success(
+        ProviderResponse(
+            text="".join(text),
+            reasoning="".join(reasoning) if reasoning else None,
+            tool_calls=tool_calls,
+            finish_reason=finish,
+            usage=usage,
+        )
+    )

@@ -1,0 +1,307 @@
+"""The OpenAI-compatible Chat Completions wire format, as pure data transformations.
+
+Two directions:
+
+- ``chat_request_body``: a ``ProviderRequest`` -> the JSON body of ``POST {base_url}/chat/completions``;
+- ``decode_data`` / ``chunk_events``: one SSE ``data:`` payload (a ``chat.completion.chunk``) -> the
+  ``StreamEvent`` values it carries. ``completion_events`` does the same for a whole non-streamed
+  ``chat.completion`` (servers that ignore ``stream: true``).
+
+Rules the parser keeps (checked against the recordings in ../shared/provider-streams):
+
+- only choice 0 is read (the harness always asks for ``n = 1``); a chunk with ``choices: []`` may still carry
+  usage;
+- ``content`` and ``reasoning_content`` / ``reasoning`` that are null, missing or empty produce no event;
+- a ``finish_reason`` that is null produces no event (several servers send null after the real one);
+- ``usage`` null or missing produces no event; a usage object becomes a ``UsageEvent`` each time it is sent,
+  and ``alisio.core.harness.protocol.assemble`` keeps the last one. A count the provider did not send stays ``None``;
+- tool-call fragments keep their ``index`` (or their position when a server omits it); ``id`` and ``name`` are
+  only set when non-empty; arguments sent as a JSON object instead of text are re-encoded as JSON text;
+- a payload with a truthy top-level ``error`` (OpenRouter, vLLM, OpenAI) or any payload of an ``event: error``
+  (Groq) becomes a ``StreamErrorEvent``; deltas and usage in the same payload come first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Literal
+
+import msgspec
+from returns.result import Failure, Result, Success
+
+from alisio.core.base import Frozen
+from alisio.core.harness.protocol import (
+    AssistantMessage,
+    FinishEvent,
+    Message,
+    ProviderRequest,
+    ReasoningDelta,
+    StreamErrorEvent,
+    StreamEvent,
+    SystemMessage,
+    TextDelta,
+    ToolCallDelta,
+    ToolMessage,
+    Usage,
+    UsageEvent,
+    UserMessage,
+)
+
+DONE = "[DONE]"
+"""The data payload that ends an OpenAI-style stream."""
+
+EXCERPT_CHARS = 120
+
+LimitField = Literal["max_tokens", "max_completion_tokens"]
+
+
+class ChunkError(Frozen, frozen=True, kw_only=True, tag="chunk_error"):
+    """An SSE data payload that is not a JSON object. ``str()`` names an excerpt of the payload."""
+
+    message: str
+    excerpt: str
+
+    def __str__(self) -> str:
+        return f"{self.message}: {self.excerpt!r}"
+
+
+# --- request ------------------------------------------------------------------------------------------
+
+
+def chat_request_body(
+    request: ProviderRequest, *, limit_field: LimitField = "max_tokens"
+) -> dict[str, object]:
+    """Build the JSON body of a streamed Chat Completions request.
+
+    Args:
+        request: what the harness asks (instructions become the leading system message).
+        limit_field: which name carries ``max_output_tokens``: ``max_tokens`` (understood by vLLM, llama.cpp,
+            Ollama, DeepSeek, OpenRouter) or ``max_completion_tokens`` (required by OpenAI's reasoning models).
+
+    Returns:
+        A dict ready for ``msgspec.json.encode``. Tool schemas are embedded as ``msgspec.Raw`` so the bytes
+        of ``ToolSpec.parameters_json`` reach the provider unchanged. Assistant reasoning is not sent back.
+    """
+    messages: list[dict[str, object]] = []
+    if request.instructions:
+        messages.append({"role": "system", "content": request.instructions})
+    messages.extend(_message_json(message) for message in request.messages)
+    body: dict[str, object] = {
+        "model": request.model,
+        "messages": messages,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+    if request.tools:
+        body["tools"] = [
+            {
+                "type": "function",
+                "function": {
+                    "name": tool.name,
+                    "description": tool.description,
+                    "parameters": msgspec.Raw(tool.parameters_json.encode()),
+                },
+            }
+            for tool in request.tools
+        ]
+    if request.max_output_tokens is not None:
+        body[limit_field] = request.max_output_tokens
+    if request.reasoning_effort is not None:
+        body["reasoning_effort"] = request.reasoning_effort
+    return body
+
+
+def _message_json(message: Message) -> dict[str, object]:
+    match message:
+        case SystemMessage(content=content):
+            return {"role": "system", "content": content}
+        case UserMessage(content=content):
+            return {"role": "user", "content": content}
+        case AssistantMessage(content=content, tool_calls=calls):
+            if not calls:
+                return {"role": "assistant", "content": content or ""}
+            return {
+                "role": "assistant",
+                # OpenAI wants null (not "") beside tool calls when the model wrote no text.
+                "content": content or None,
+                "tool_calls": [
+                    {
+                        "id": call.id,
+                        "type": "function",
+                        "function": {"name": call.name, "arguments": call.arguments},
+                    }
+                    for call in calls
+                ],
+            }
+        case ToolMessage(tool_call_id=call_id, content=content):
+            return {"role": "tool", "tool_call_id": call_id, "content": content}
+
+
+# --- stream -------------------------------------------------------------------------------------------
+
+
+def decode_data(data: str, sse_event: str | None = None) -> Result[tuple[StreamEvent, ...], ChunkError]:
+    """Decode one SSE ``data`` payload (not ``[DONE]``) into stream events.
+
+    Args:
+        data: the payload text (the ``data:`` lines of one event, joined by newlines).
+        sse_event: the SSE ``event:`` name, ``None`` or ``message`` for ordinary chunks.
+
+    Returns:
+        The events of the chunk; ``Failure(ChunkError)`` when the payload is not a JSON object, except on an
+        ``event: error``, whose non-JSON payload is itself the error message.
+    """
+    is_error_event = sse_event == "error"
+    try:
+        decoded: object = msgspec.json.decode(data)
+    except msgspec.DecodeError:
+        if is_error_event:
+            return Success((StreamErrorEvent(message=_excerpt(data) or "error event without a message"),))
+        return Failure(ChunkError(message="malformed JSON in stream chunk", excerpt=_excerpt(data)))
+    if not isinstance(decoded, dict):
+        if is_error_event:
+            return Success((StreamErrorEvent(message=_excerpt(data)),))
+        return Failure(ChunkError(message="stream chunk is not a JSON object", excerpt=_excerpt(data)))
+    events = chunk_events(decoded)
+    if is_error_event and not any(isinstance(event, StreamErrorEvent) for event in events):
+        message = _text(decoded.get("message")) or _excerpt(data)
+        events = (*events, StreamErrorEvent(message=message, code=_code(decoded.get("code"))))
+    return Success(events)
+
+
+def chunk_events(chunk: Mapping[str, object]) -> tuple[StreamEvent, ...]:
+    """The events one decoded ``chat.completion.chunk`` carries, in stream order."""
+    return _payload_events(chunk, "delta")
+
+
+def completion_events(completion: Mapping[str, object]) -> tuple[StreamEvent, ...]:
+    """The events equivalent to one non-streamed ``chat.completion`` (its choice 0 ``message``)."""
+    return _payload_events(completion, "message")
+
+
+def _payload_events(payload: Mapping[str, object], content_key: str) -> tuple[StreamEvent, ...]:
+    """Choice 0's ``content_key`` (``delta`` or ``message``) and finish reason, then usage, then an error."""
+    events: list[StreamEvent] = []
+    choice = _first_choice(payload.get("choices"))
+    if choice is not None:
+        content = choice.get(content_key)
+        if isinstance(content, Mapping):
+            events.extend(_delta_events(content))
+        finish = choice.get("finish_reason")
+        if isinstance(finish, str) and finish:
+            events.append(FinishEvent(reason=finish))
+    usage = payload.get("usage")
+    if isinstance(usage, Mapping):
+        events.append(UsageEvent(usage=usage_from(usage)))
+    error = payload.get("error")
+    if error:
+        events.append(_error_event(error))
+    return tuple(events)
+
+
+def usage_from(usage: Mapping[str, object]) -> Usage:
+    """Read a Chat Completions ``usage`` object; counts it does not carry stay ``None``.
+
+    Cached input is ``prompt_tokens_details.cached_tokens``, else DeepSeek's ``prompt_cache_hit_tokens``;
+    reasoning tokens are ``completion_tokens_details.reasoning_tokens``.
+    """
+    prompt_details = usage.get("prompt_tokens_details")
+    completion_details = usage.get("completion_tokens_details")
+    cached = _int(prompt_details.get("cached_tokens")) if isinstance(prompt_details, Mapping) else None
+    if cached is None:
+        cached = _int(usage.get("prompt_cache_hit_tokens"))
+    reasoning = (
+        _int(completion_details.get("reasoning_tokens")) if isinstance(completion_details, Mapping) else None
+    )
+    return Usage(
+        input_tokens=_int(usage.get("prompt_tokens")),
+        output_tokens=_int(usage.get("completion_tokens")),
+        total_tokens=_int(usage.get("total_tokens")),
+        cached_input_tokens=cached,
+        reasoning_tokens=reasoning,
+    )
+
+
+def error_message(body: object) -> str | None:
+    """The human message of an error body: ``{"error": {"message"}}``, ``{"error": "..."}`` or ``{"message"}``."""
+    if not isinstance(body, Mapping):
+        return None
+    error = body.get("error")
+    if isinstance(error, Mapping):
+        return _text(error.get("message"))
+    if isinstance(error, str) and error:
+        return error
+    return _text(body.get("message"))
+
+
+def _first_choice(choices: object) -> Mapping[str, object] | None:
+    if not isinstance(choices, list) or not choices:
+        return None
+    for choice in choices:
+        if isinstance(choice, Mapping) and choice.get("index", 0) == 0:
+            return choice
+    return None
+
+
+def _delta_events(delta: Mapping[str, object]) -> list[StreamEvent]:
+    events: list[StreamEvent] = []
+    reasoning = delta.get("reasoning_content")
+    if not isinstance(reasoning, str):
+        reasoning = delta.get("reasoning")
+    if isinstance(reasoning, str) and reasoning:
+        events.append(ReasoningDelta(text=reasoning))
+    content = delta.get("content")
+    if isinstance(content, str) and content:
+        events.append(TextDelta(text=content))
+    calls = delta.get("tool_calls")
+    if isinstance(calls, list):
+        for position, call in enumerate(calls):
+            if isinstance(call, Mapping):
+                events.append(_tool_call_delta(call, position))
+    return events
+
+
+def _tool_call_delta(call: Mapping[str, object], position: int) -> ToolCallDelta:
+    index = _int(call.get("index"))
+    function = call.get("function")
+    name: str | None = None
+    arguments = ""
+    if isinstance(function, Mapping):
+        name = _text(function.get("name"))
+        raw = function.get("arguments")
+        if isinstance(raw, str):
+            arguments = raw
+        elif raw is not None:
+            arguments = msgspec.json.encode(raw).decode()
+    return ToolCallDelta(
+        index=position if index is None else index, id=_text(call.get("id")), name=name, arguments=arguments
+    )
+
+
+def _error_event(error: object) -> StreamErrorEvent:
+    if isinstance(error, Mapping):
+        message = _text(error.get("message")) or "an error occurred during streaming"
+        return StreamErrorEvent(message=message, code=_code(error.get("code")))
+    if isinstance(error, str):
+        return StreamErrorEvent(message=error)
+    return StreamErrorEvent(message="an error occurred during streaming")
+
+
+def _code(value: object) -> str | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int | str):
+        return str(value)
+    return None
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _excerpt(text: str) -> str:
+    return text if len(text) <= EXCERPT_CHARS else text[:EXCERPT_CHARS] + "…"

@@ -1,0 +1,408 @@
+"""Compare two reports of the same suite: a verdict per task, deltas, warnings and the limits footnote.
+
+Rules this module keeps (the spec's "inconclusive and low power"):
+
+- Different suiteId or suiteVersion is refused (``Failure(IncompatibleReports)``, exit 3). The same
+  suiteVersion with a different suite content hash is a warning: someone changed a fixture or a verifier
+  without bumping suiteVersion.
+- Per task the verdict is ``alisio.core.lab.verdict.task_verdict`` (not comparable > low power > disjoint intervals).
+  Both reports in replay: each task is changed or unchanged (its status counts differ or not), no intervals.
+- Token and cost deltas are not comparable when the compaction settings differ; cost is compared only when
+  both reports used the same rates. Measured and estimated deltas stay apart.
+- Every comparison carries the limits footnote, and "inconclusive" means no difference detectable with this
+  many runs, not no change.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from enum import StrEnum
+
+from returns.result import Failure, Result, Success
+
+from alisio.core.base import Frozen
+from alisio.core.errors import IncompatibleReports
+from alisio.core.lab.report import Conditions, Count, Mode, Report, TaskReport, finished_runs
+from alisio.core.lab.stats import ClusteredMean, Interval, task_clustered_mean
+from alisio.core.lab.verdict import Side, task_verdict
+
+__all__ = [
+    "COMPARISON_SCHEMA_VERSION",
+    "Comparison",
+    "Delta",
+    "Outcome",
+    "SideCounts",
+    "SummaryComparison",
+    "TaskComparison",
+    "compare_reports",
+    "limits_footnote",
+]
+
+COMPARISON_SCHEMA_VERSION = 1
+
+
+class Outcome(StrEnum):
+    """A task's outcome in a comparison: a verdict (live), changed/unchanged (replay), or one side only."""
+
+    IMPROVED = "improved"
+    REGRESSED = "regressed"
+    INCONCLUSIVE = "inconclusive"
+    LOW_POWER = "low_power"
+    NOT_COMPARABLE = "not_comparable"
+    CHANGED = "changed"
+    UNCHANGED = "unchanged"
+    BASELINE_ONLY = "baseline_only"
+    CANDIDATE_ONLY = "candidate_only"
+
+
+class SideCounts(Frozen, frozen=True, kw_only=True, omit_defaults=True):
+    """One side of a task: its counts, rate and interval as the report has them."""
+
+    judged: int
+    passes: int
+    fails: int
+    budget_exceeded: int
+    errored: int
+    success_rate: float | None = None
+    interval: Interval | None = None
+
+
+class Delta(Frozen, frozen=True, kw_only=True, omit_defaults=True):
+    """A figure on both sides and candidate - baseline; ``note`` says why the delta is absent."""
+
+    baseline: float | None = None
+    candidate: float | None = None
+    delta: float | None = None
+    note: str | None = None
+    """E.g. "not comparable: compaction settings differ", "not compared: different rates", "n/a"."""
+
+
+class TaskComparison(Frozen, frozen=True, kw_only=True, omit_defaults=True):
+    """One task of the union of both reports' task ids."""
+
+    task_id: str
+    outcome: Outcome
+    reason: str
+    baseline: SideCounts | None = None
+    candidate: SideCounts | None = None
+    success_rate: Delta | None = None
+    tokens_per_success: Delta | None = None
+    wall_ms_median: Delta | None = None
+    cached_input_ratio: Delta | None = None
+    cost_per_success_usd: Delta | None = None
+    """Estimated, kept apart from the measured deltas."""
+
+
+class SummaryComparison(Frozen, frozen=True, kw_only=True, omit_defaults=True):
+    """Suite-level deltas (descriptive; no suite-level verdict is claimed) and the outcome counts."""
+
+    outcomes: tuple[Count, ...]
+    success_rate: Delta
+    """Mean of per-task success rates on each side, over the tasks judged on both sides (``tasksCompared``)."""
+    baseline_stderr: float | None = None
+    candidate_stderr: float | None = None
+    cost_per_success_usd: Delta | None = None
+    """Estimated cost per success of each arm: total cost over the arm's successes."""
+    tasks_compared: int = 0
+    """Tasks in the suite success rate: present in both reports with judged runs on both sides. A task on
+    one side only, or without judged runs on a side, would make the two means average different tasks."""
+    tokens_per_success: Delta
+    wall_ms_median: Delta
+    cached_input_ratio: Delta
+    cost_usd: Delta
+    """Total estimated cost of each arm (estimated, apart from the measured deltas)."""
+    errored: tuple[int, int]
+    """Errored runs excluded on each side (baseline, candidate)."""
+
+
+class Comparison(Frozen, frozen=True, kw_only=True):
+    """comparison.json: both conditions, warnings, per-task outcomes, the summary and the limits."""
+
+    schema_version: int = COMPARISON_SCHEMA_VERSION
+    baseline: Conditions
+    candidate: Conditions
+    replay: bool
+    """Both reports are replays: tasks are changed or unchanged, without intervals."""
+    warnings: tuple[str, ...]
+    tasks: tuple[TaskComparison, ...]
+    summary: SummaryComparison
+    limits: tuple[str, ...]
+
+
+COMPACTION_DIFFERS = "not comparable: compaction settings differ"
+RATES_DIFFER = "not compared: different rates"
+NO_RATES = "not compared: no rates on one side"
+NO_RATES_AT_ALL = "not estimated: no rates given"
+
+
+def limits_footnote(replay: bool, errored: tuple[int, int]) -> tuple[str, ...]:
+    """The spec's footnote of limits, one sentence each."""
+    excluded = (
+        f"Errored runs are excluded from every rate ({errored[0]} in the baseline, {errored[1]} in the "
+        "candidate)"
+    )
+    if replay:
+        return (
+            "Replay measures the harness, not the model: the model answers come from a recording, so "
+            "changed/unchanged says nothing about model quality.",
+            "Each task is compared by its observed status counts; there are no intervals in replay.",
+            f"{excluded}; a change in the number of errored runs makes a task changed.",
+        )
+    return (
+        "This is a conservative screen, not a significance test: a verdict needs at least 5 judged runs on "
+        "each side and disjoint 95% Wilson intervals (touching counts as overlap).",
+        '"inconclusive" means no difference detectable with this many runs, not "no change".',
+        "Repetitions are assumed independent; nothing is paired.",
+        "There is no correction for the number of tasks compared.",
+        f"{excluded}; a task with errored runs is not comparable.",
+    )
+
+
+def _warnings(b: Conditions, c: Conditions) -> list[str]:
+    out: list[str] = []
+    if b.run_id == c.run_id and b.created_at == c.created_at:
+        out.append(f"baseline and candidate are the same run ({b.run_id}): nothing can differ")
+    if b.suite_hash != c.suite_hash:
+        out.append(
+            f"suite content hash differs although suiteVersion {b.suite_version} matches: someone changed a "
+            "fixture or verifier without bumping suiteVersion"
+        )
+    if b.mode is not c.mode:
+        out.append(f"modes differ ({b.mode} vs {c.mode}): every task is not comparable")
+    for label, old, new in (
+        ("harness version", b.harness_version, c.harness_version),
+        ("configuration hash", b.config_hash, c.config_hash),
+        ("provider", b.provider, c.provider),
+        ("model", b.model, c.model),
+    ):
+        if old != new:
+            out.append(f"{label} differs: {old} -> {new}")
+    if b.compaction != c.compaction:
+        out.append("compaction settings differ: token and cost deltas are not comparable")
+    if b.rates != c.rates:
+        out.append("rates differ or are missing on one side: estimated costs are not compared")
+    if b.k != c.k:
+        out.append(f"k differs: {b.k} -> {c.k}")
+    return out
+
+
+def _interrupted_warnings(baseline: Report, candidate: Report) -> list[str]:
+    """A warning per side that Ctrl-C stopped: its tasks and rates cover only the runs that finished."""
+    out: list[str] = []
+    for side, report in (("baseline", baseline), ("candidate", candidate)):
+        if report.interrupted:
+            out.append(
+                f"the {side} was interrupted after {finished_runs(report)}: tasks that never ran are missing "
+                "and its rates cover the finished runs only"
+            )
+    return out
+
+
+def _task_set_warning(b_ids: set[str], c_ids: set[str]) -> list[str]:
+    """A warning when the reports hold different tasks: suite-level figures then cover different tasks."""
+    if b_ids == c_ids:
+        return []
+    only_b, only_c = sorted(b_ids - c_ids), sorted(c_ids - b_ids)
+    parts = []
+    if only_b:
+        parts.append(f"only in the baseline: {', '.join(only_b)}")
+    if only_c:
+        parts.append(f"only in the candidate: {', '.join(only_c)}")
+    return [
+        f"the reports hold different tasks ({'; '.join(parts)}): the suite success rate compares the shared "
+        "tasks only; the suite measured and cost figures cover each report's own tasks"
+    ]
+
+
+def _delta(b: float | None, c: float | None, blocked: str | None = None) -> Delta:
+    if blocked is not None:
+        return Delta(baseline=b, candidate=c, note=blocked)
+    if b is None or c is None:
+        return Delta(baseline=b, candidate=c, note="n/a")
+    return Delta(baseline=b, candidate=c, delta=c - b)
+
+
+def _cost_block(b: Conditions, c: Conditions) -> str | None:
+    if b.compaction != c.compaction:
+        return COMPACTION_DIFFERS
+    if b.rates is None and c.rates is None:
+        return NO_RATES_AT_ALL
+    if b.rates is None or c.rates is None:
+        return NO_RATES
+    return None if b.rates == c.rates else RATES_DIFFER
+
+
+def _side(t: TaskReport) -> SideCounts:
+    return SideCounts(
+        judged=t.judged,
+        passes=t.passes,
+        fails=t.fails,
+        budget_exceeded=t.budget_exceeded,
+        errored=t.errored,
+        success_rate=t.success_rate,
+        interval=t.interval,
+    )
+
+
+def _counts(t: TaskReport) -> str:
+    return (
+        f"{t.passes}/{t.judged} pass, {t.fails} fail, {t.budget_exceeded} budget_exceeded, {t.errored} error"
+    )
+
+
+def _task(b: TaskReport, c: TaskReport, bc: Conditions, cc: Conditions) -> TaskComparison:
+    replay = bc.mode is Mode.REPLAY and cc.mode is Mode.REPLAY
+    if replay:
+        same = (b.passes, b.fails, b.budget_exceeded, b.errored) == (
+            c.passes,
+            c.fails,
+            c.budget_exceeded,
+            c.errored,
+        )
+        outcome = Outcome.UNCHANGED if same else Outcome.CHANGED
+        reason = f"{_counts(b)}" if same else f"{_counts(b)} -> {_counts(c)}"
+    else:
+        verdict = task_verdict(
+            Side(judged=b.judged, passes=b.passes, errored=b.errored, mode=str(bc.mode)),
+            Side(judged=c.judged, passes=c.passes, errored=c.errored, mode=str(cc.mode)),
+        )
+        outcome, reason = Outcome(str(verdict.verdict)), verdict.reason
+    tokens_block = COMPACTION_DIFFERS if bc.compaction != cc.compaction else None
+    cost_block = _cost_block(bc, cc)
+    b_cost = None if b.estimated is None else b.estimated.cost_per_success_usd
+    c_cost = None if c.estimated is None else c.estimated.cost_per_success_usd
+    return TaskComparison(
+        task_id=b.task_id,
+        outcome=outcome,
+        reason=reason,
+        baseline=_side(b),
+        candidate=_side(c),
+        success_rate=_delta(b.success_rate, c.success_rate),
+        tokens_per_success=_delta(b.measured.tokens_per_success, c.measured.tokens_per_success, tokens_block),
+        wall_ms_median=_delta(b.measured.wall_ms_median, c.measured.wall_ms_median),
+        cached_input_ratio=_delta(b.cached_input_ratio, c.cached_input_ratio),
+        cost_per_success_usd=(_delta(b_cost, c_cost) if cost_block is None else Delta(note=cost_block)),
+    )
+
+
+def _one_side(t: TaskReport, outcome: Outcome) -> TaskComparison:
+    where = "baseline" if outcome is Outcome.BASELINE_ONLY else "candidate"
+    side = _side(t)
+    return TaskComparison(
+        task_id=t.task_id,
+        outcome=outcome,
+        reason=f"only in the {where} report",
+        baseline=side if outcome is Outcome.BASELINE_ONLY else None,
+        candidate=side if outcome is Outcome.CANDIDATE_ONLY else None,
+    )
+
+
+def _shared_means(
+    tasks: list[TaskComparison], replay: bool
+) -> tuple[ClusteredMean | None, ClusteredMean | None]:
+    """Task-clustered means of both sides over the same tasks: those with a success rate on both sides."""
+    base: list[float] = []
+    cand: list[float] = []
+    for t in tasks:
+        b = None if t.baseline is None else t.baseline.success_rate
+        c = None if t.candidate is None else t.candidate.success_rate
+        if b is not None and c is not None:
+            base.append(b)
+            cand.append(c)
+
+    def mean(rates: list[float]) -> ClusteredMean | None:
+        m = task_clustered_mean(rates)
+        if m is None or not replay:
+            return m
+        # Replay is deterministic: no standard error, as in the replay report itself.
+        return ClusteredMean(mean=m.mean, stderr=None, tasks=m.tasks)
+
+    return mean(base), mean(cand)
+
+
+def _summary(baseline: Report, candidate: Report, tasks: list[TaskComparison]) -> SummaryComparison:
+    bc, cc = baseline.conditions, candidate.conditions
+    bs, cs = baseline.summary, candidate.summary
+    counts = Counter(t.outcome for t in tasks)
+    b_rate, c_rate = _shared_means(tasks, replay=bc.mode is Mode.REPLAY and cc.mode is Mode.REPLAY)
+    cost_block = _cost_block(bc, cc)
+    b_cost = None if bs.estimated is None else bs.estimated.cost_usd
+    c_cost = None if cs.estimated is None else cs.estimated.cost_usd
+    return SummaryComparison(
+        outcomes=tuple(Count(name=str(o), count=counts[o]) for o in Outcome if counts[o]),
+        success_rate=_delta(None if b_rate is None else b_rate.mean, None if c_rate is None else c_rate.mean),
+        baseline_stderr=None if b_rate is None else b_rate.stderr,
+        candidate_stderr=None if c_rate is None else c_rate.stderr,
+        tasks_compared=0 if b_rate is None else b_rate.tasks,
+        tokens_per_success=_delta(
+            bs.measured.tokens_per_success,
+            cs.measured.tokens_per_success,
+            COMPACTION_DIFFERS if bc.compaction != cc.compaction else None,
+        ),
+        wall_ms_median=_delta(bs.measured.wall_ms_median, cs.measured.wall_ms_median),
+        cached_input_ratio=_delta(
+            None if bs.cached_input is None else bs.cached_input.ratio,
+            None if cs.cached_input is None else cs.cached_input.ratio,
+        ),
+        cost_usd=_delta(b_cost, c_cost) if cost_block is None else Delta(note=cost_block),
+        cost_per_success_usd=(
+            _delta(
+                None if bs.estimated is None else bs.estimated.cost_per_success_usd,
+                None if cs.estimated is None else cs.estimated.cost_per_success_usd,
+            )
+            if cost_block is None
+            else Delta(note=cost_block)
+        ),
+        errored=(bs.errored, cs.errored),
+    )
+
+
+def compare_reports(baseline: Report, candidate: Report) -> Result[Comparison, IncompatibleReports]:
+    """Compare ``candidate`` against ``baseline``, task by task.
+
+    Returns:
+        The Comparison (tasks sorted by id, over the union of both reports' tasks), or
+        ``Failure(IncompatibleReports)`` when the suiteId or the suiteVersion differ.
+    """
+    bc, cc = baseline.conditions, candidate.conditions
+    if bc.suite_id != cc.suite_id:
+        return Failure(
+            IncompatibleReports(message=f"different suites: baseline {bc.suite_id}, candidate {cc.suite_id}")
+        )
+    if bc.suite_version != cc.suite_version:
+        return Failure(
+            IncompatibleReports(
+                message=(
+                    f"suite {bc.suite_id}: different suiteVersion (baseline {bc.suite_version}, candidate "
+                    f"{cc.suite_version}); compare refuses to mix versions"
+                )
+            )
+        )
+    b_tasks = {t.task_id: t for t in baseline.tasks}
+    c_tasks = {t.task_id: t for t in candidate.tasks}
+    tasks: list[TaskComparison] = []
+    for task_id in sorted(b_tasks.keys() | c_tasks.keys()):
+        b, c = b_tasks.get(task_id), c_tasks.get(task_id)
+        if b is not None and c is not None:
+            tasks.append(_task(b, c, bc, cc))
+        elif b is not None:
+            tasks.append(_one_side(b, Outcome.BASELINE_ONLY))
+        elif c is not None:
+            tasks.append(_one_side(c, Outcome.CANDIDATE_ONLY))
+    replay = bc.mode is Mode.REPLAY and cc.mode is Mode.REPLAY
+    summary = _summary(baseline, candidate, tasks)
+    return Success(
+        Comparison(
+            baseline=bc,
+            candidate=cc,
+            replay=replay,
+            warnings=tuple(
+                _warnings(bc, cc)
+                + _task_set_warning(set(b_tasks), set(c_tasks))
+                + _interrupted_warnings(baseline, candidate)
+            ),
+            tasks=tuple(tasks),
+            summary=summary,
+            limits=limits_footnote(replay, summary.errored),
+        )
+    )

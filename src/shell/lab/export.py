@@ -1,0 +1,252 @@
+"""``eval export``: read a stored run, scrub it, scan it for secrets, write one shareable JSON bundle.
+
+The steps, each a refusal point with one clear line (``ExportRefused``), nothing written on any of them:
+
+1. the run id is a directory name (letters, digits, ``.``, ``_``, ``-``; not ``.`` or ``..``), or
+   ``<runId>/<variant>`` (one variant of an ``eval variants`` run), each segment checked so;
+2. ``<dataDir>/eval/<runId>/`` exists (else the message lists the most recent run ids);
+3. ``--out`` does not exist (unless ``force``), is not a directory, is not inside the run directory (``--force``
+   must never overwrite the report files it reads), and its parent directory exists;
+4. report.json and runs.jsonl read (report.md too; when it is missing it is rendered from the report);
+5. ``alisio.core.share.scrub`` replaces absolute paths and a non-plain provider id;
+6. ``alisio.core.share.secrets`` scans the whole scrubbed bundle: well-known key shapes, credential-named variables of the
+   environment and the configured ``provider.apiKeyEnv``. A hit refuses and names the field, never the value;
+7. the bundle is written atomically (temporary sibling + ``os.replace``): never a partial file.
+
+No network access: everything here is local files.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+import msgspec
+from returns.result import Failure, Result, Success
+
+from alisio.core.harness.config import DEFAULT_API_KEY_ENV
+from alisio.core.lab.records import RunRecord
+from alisio.core.lab.render import render_markdown
+from alisio.core.lab.report import Report
+from alisio.core.share.scrub import ScrubFacts, scrub_bundle
+from alisio.core.share.secrets import SecretHit, known_credentials, scan
+from alisio.shell.config_home import data_dir, load_config
+from alisio.shell.lab.store import REPORT_JSON, REPORT_MD, read_report, read_runs, write_bytes_atomic
+
+__all__ = [
+    "BUNDLE_SCHEMA_VERSION",
+    "ExportRefused",
+    "Exported",
+    "build_bundle",
+    "export_run",
+    "recent_run_ids",
+    "run_id_problem",
+    "scrub_facts",
+]
+
+BUNDLE_SCHEMA_VERSION: Final = 1
+RECENT_SHOWN: Final = 5
+HITS_SHOWN: Final = 20
+_RUN_ID: Final = re.compile(r"[A-Za-z0-9._-]+")
+
+
+@dataclass(frozen=True)
+class ExportRefused:
+    """Why nothing was written: one line per problem (a secret hit is one line per field)."""
+
+    lines: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Exported:
+    """The bundle that was written."""
+
+    path: Path
+    runs: int
+    warnings: tuple[str, ...] = ()
+
+
+def run_id_problem(run_id: str) -> str | None:
+    """Why ``run_id`` cannot name a run directory, or ``None`` when it can.
+
+    A run id is one directory name, or ``<runId>/<variant>`` for one variant of an ``eval variants`` run;
+    each segment is checked on its own (letters, digits, ``.``, ``_``, ``-``; never ``.`` or ``..``).
+    """
+    segments = run_id.split("/")
+    if len(segments) > 2 or any(s in (".", "..") or not _RUN_ID.fullmatch(s) for s in segments):
+        shown = run_id if run_id.isprintable() else repr(run_id)
+        return (
+            f"invalid run id {shown!r}: a run id is the name of a directory under <dataDir>/eval "
+            "(letters, digits, '.', '_', '-'), or <runId>/<variant> for one variant of a variants run"
+        )
+    return None
+
+
+def _variants_root(run_id: str, run_dir: Path) -> str | None:
+    """A variants root holds no report.json but one sub-directory per variant: say how to export one."""
+    if (run_dir / REPORT_JSON).exists() or "/" in run_id:
+        return None
+    try:
+        variants = sorted(e.name for e in run_dir.iterdir() if (e / REPORT_JSON).is_file())
+    except OSError:
+        return None
+    if not variants:
+        return None
+    shown = ", ".join(f"{run_id}/{name}" for name in variants)
+    return f"{run_id} is a variants run with one report per variant: export one of {shown}"
+
+
+def recent_run_ids(root: Path, limit: int = RECENT_SHOWN) -> tuple[str, ...]:
+    """The ids of the runs under ``root`` that hold a report.json, newest first (by modification time)."""
+    try:
+        entries = [
+            (entry.stat().st_mtime, entry.name) for entry in root.iterdir() if (entry / REPORT_JSON).is_file()
+        ]
+    except OSError:
+        return ()
+    return tuple(name for _, name in sorted(entries, reverse=True)[:limit])
+
+
+def _missing_run(run_id: str, root: Path) -> str:
+    recent = recent_run_ids(root)
+    where = f"no run {run_id} in {root}"
+    if recent:
+        return f"{where}; most recent: {', '.join(recent)}"
+    return f"{where}; it holds no runs" if root.is_dir() else f"{where}; the directory does not exist"
+
+
+def _out_problem(out: Path, force: bool, run_dir: Path) -> str | None:
+    if out.resolve().is_relative_to(run_dir.resolve()):
+        return f"--out {out}: is inside the run directory it exports; write the bundle elsewhere"
+    if out.is_dir():
+        return f"--out {out}: is a directory; name the bundle file, e.g. {out / 'run.json'}"
+    if out.exists() and not force:
+        return f"--out {out}: already exists; pass --force to overwrite it"
+    if not out.parent.is_dir():
+        return f"--out {out}: the directory {out.parent} does not exist; create it first"
+    return None
+
+
+def _forms(paths: Iterable[str | Path | None]) -> tuple[str, ...]:
+    """Each absolute path as given and as resolved (``/var`` and ``/private/var`` on macOS), once."""
+    forms: dict[str, None] = {}
+    for path in paths:
+        if not path or not os.path.isabs(path):
+            continue
+        forms[str(path)] = None
+        forms[os.path.realpath(path)] = None
+    return tuple(forms)
+
+
+def scrub_facts(env: Mapping[str, str], run_dir: Path) -> ScrubFacts:
+    """The directories of this machine a bundle must not reveal."""
+    home = env.get("HOME") or str(Path.home())
+    temps = (tempfile.gettempdir(), env.get("TMPDIR"), env.get("TMP"), env.get("TEMP"), "/tmp", "/var/tmp")
+    return ScrubFacts(
+        home=_forms((home,)),
+        data_dir=_forms((data_dir(env).absolute(),)),
+        run_dir=_forms((run_dir.absolute(),)),
+        tmp_dirs=_forms(temps),
+    )
+
+
+def _credentials(env: Mapping[str, str]) -> tuple[tuple[tuple[str, str], ...], tuple[str, ...]]:
+    """The profile's credentials (and a warning when the configuration cannot tell which variable is the key)."""
+    match load_config(env):
+        case Success(loaded):
+            named = loaded.config.provider.api_key_env or DEFAULT_API_KEY_ENV
+            return known_credentials(env, (named,)), ()
+        case Failure(error):
+            warning = f"cannot read the configuration ({error}); scanning for {DEFAULT_API_KEY_ENV} and "
+            warning += "credential-named variables only"
+            return known_credentials(env, (DEFAULT_API_KEY_ENV,)), (warning,)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _hit_lines(hits: Sequence[SecretHit]) -> tuple[str, ...]:
+    shown = tuple(str(hit) for hit in hits[:HITS_SHOWN])
+    more = (f"... and {len(hits) - HITS_SHOWN} more fields",) if len(hits) > HITS_SHOWN else ()
+    fields = "1 field looks" if len(hits) == 1 else f"{len(hits)} fields look"
+    verdict = (
+        f"refused: {fields} like a secret (value not shown); nothing was written. Export strips nothing: "
+        "remove it from the run's files if it must go, or share the report by hand"
+    )
+    return (*shown, *more, verdict)
+
+
+def _read_markdown(run_dir: Path, report: Report) -> Result[str, str]:
+    """report.md, or the report rendered again when the file is missing (rendering is deterministic)."""
+    try:
+        return Success((run_dir / REPORT_MD).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return Success(render_markdown(report))
+    except (OSError, UnicodeDecodeError) as error:
+        return Failure(f"{run_dir / REPORT_MD}: cannot read: {error}")
+
+
+def _read_bundle(run_dir: Path) -> Result[dict[str, object], str]:
+    """The unscrubbed bundle of the run directory, or the first file that cannot be read."""
+    return (
+        read_report(run_dir)
+        .alt(str)
+        .bind(
+            lambda report: (
+                read_runs(run_dir)
+                .alt(str)
+                .bind(
+                    lambda runs: _read_markdown(run_dir, report).map(
+                        lambda md: build_bundle(report, runs, md)
+                    )
+                )
+            )
+        )
+    )
+
+
+def build_bundle(report: Report, runs: Sequence[RunRecord], markdown: str) -> dict[str, object]:
+    """The unscrubbed bundle: ``{"schemaVersion": 1, "report": ..., "runs": [...], "markdown": "..."}``."""
+    return {
+        "schemaVersion": BUNDLE_SCHEMA_VERSION,
+        "report": msgspec.to_builtins(report),
+        "runs": [msgspec.to_builtins(record) for record in runs],
+        "markdown": markdown,
+    }
+
+
+def export_run(run_id: str, out: Path, force: bool, env: Mapping[str, str]) -> Exported | ExportRefused:
+    """Write the scrubbed bundle of ``<dataDir>/eval/<run_id>`` to ``out``, or say why not (nothing written)."""
+    problem = run_id_problem(run_id)
+    if problem is not None:
+        return ExportRefused((problem,))
+    root = data_dir(env) / "eval"
+    run_dir = root / run_id
+    if not run_dir.is_dir():
+        return ExportRefused((_missing_run(run_id, root),))
+    problem = _variants_root(run_id, run_dir) or _out_problem(out, force, run_dir)
+    if problem is not None:
+        return ExportRefused((problem,))
+    match _read_bundle(run_dir):
+        case Failure(message):
+            return ExportRefused((message,))
+        case Success(raw):
+            bundle = scrub_bundle(raw, scrub_facts(env, run_dir))
+    return _scan_and_write(bundle, out, env)
+
+
+def _scan_and_write(bundle: dict[str, object], out: Path, env: Mapping[str, str]) -> Exported | ExportRefused:
+    known, warnings = _credentials(env)
+    hits = scan(bundle, known)
+    if hits:
+        return ExportRefused(_hit_lines(hits))
+    data = msgspec.json.format(msgspec.json.encode(bundle), indent=2) + b"\n"
+    try:
+        write_bytes_atomic(out, data)
+    except OSError as error:
+        return ExportRefused((f"--out {out}: cannot write: {error.strerror or error}",))
+    runs = bundle.get("runs")
+    return Exported(path=out, runs=len(runs) if isinstance(runs, list) else 0, warnings=warnings)

@@ -1,0 +1,85 @@
+"""Report files on disk: report.json, report.md and runs.jsonl, written atomically and read back.
+
+Every write goes to a temporary file in the target directory, is flushed to disk, then renamed over the
+target with ``os.replace``: a reader sees the old file or the new one, never a partial file. Reading turns
+every problem (missing file, unreadable, not JSON, not a report) into a ``ReportError`` naming the file.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+from returns.result import Failure, Result
+
+from alisio.core.errors import ReportError
+from alisio.core.lab.records import RunRecord, decode_runs, encode_runs
+from alisio.core.lab.render import render_markdown
+from alisio.core.lab.report import Report, decode_report, encode_report
+
+__all__ = [
+    "REPORT_JSON",
+    "REPORT_MD",
+    "RUNS_JSONL",
+    "read_report",
+    "read_runs",
+    "report_json_path",
+    "write_bytes_atomic",
+    "write_report_files",
+]
+
+REPORT_JSON = "report.json"
+REPORT_MD = "report.md"
+RUNS_JSONL = "runs.jsonl"
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` via a temporary sibling file and ``os.replace`` (never a partial file)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp_name, path)
+    except BaseException:
+        Path(temp_name).unlink(missing_ok=True)
+        raise
+
+
+def write_report_files(directory: Path, report: Report, records: Iterable[RunRecord]) -> None:
+    """Write runs.jsonl, report.json and report.md into ``directory`` (created if missing), each atomically."""
+    write_bytes_atomic(directory / RUNS_JSONL, encode_runs(records))
+    write_bytes_atomic(directory / REPORT_JSON, encode_report(report))
+    write_bytes_atomic(directory / REPORT_MD, render_markdown(report).encode())
+
+
+def report_json_path(path: Path) -> Path:
+    """``path`` itself for a file, ``path/report.json`` for a directory."""
+    return path / REPORT_JSON if path.is_dir() else path
+
+
+def _read(path: Path) -> Result[bytes, ReportError]:
+    try:
+        return Result.from_value(path.read_bytes())
+    except FileNotFoundError:
+        return Failure(ReportError(source=str(path), message="no such file"))
+    except IsADirectoryError:
+        return Failure(ReportError(source=str(path), message="is a directory, not a report file"))
+    except OSError as error:
+        return Failure(ReportError(source=str(path), message=f"cannot read: {error.strerror or error}"))
+
+
+def read_report(path: Path) -> Result[Report, ReportError]:
+    """Read a report.json, or the report.json of a directory."""
+    target = report_json_path(path)
+    return _read(target).bind(lambda data: decode_report(data, str(target)))
+
+
+def read_runs(path: Path) -> Result[tuple[RunRecord, ...], ReportError]:
+    """Read a runs.jsonl, or the runs.jsonl of a report directory."""
+    target = path / RUNS_JSONL if path.is_dir() else path
+    return _read(target).bind(lambda data: decode_runs(data, str(target)))

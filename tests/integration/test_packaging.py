@@ -1,0 +1,78 @@
+"""The distribution: one top-level import package, ``alisio``, with ``alisio.core`` and ``alisio.shell``.
+
+The wheel is built for real (``pip wheel``) and imported from its own contents with site processing off, so
+the checkout's editable install (which puts ``src`` on the path) cannot make the test pass by accident.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import sysconfig
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _wheel(tmp_path: Path) -> Path:
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path),
+            str(ROOT),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    (wheel,) = tmp_path.glob("alisio-*.whl")
+    return wheel
+
+
+def test_the_wheel_installs_alisio_core_and_shell_and_no_top_level_core(tmp_path: Path) -> None:
+    """``import alisio.core.stats`` works from the wheel; ``import core`` and ``import shell`` do not."""
+    wheel = _wheel(tmp_path / "dist")
+    names = zipfile.ZipFile(wheel).namelist()
+    tops = {name.split("/")[0] for name in names if not name.split("/")[0].endswith(".dist-info")}
+    assert tops == {"alisio"}
+    assert "alisio/core/lab/stats.py" in names and "alisio/shell/cli/main.py" in names
+    unpacked = tmp_path / "unpacked"
+    zipfile.ZipFile(wheel).extractall(unpacked)
+    path = f"{unpacked}:{sysconfig.get_paths()['purelib']}"  # the dependencies, without processing .pth files
+    probe = (
+        "import importlib.util, alisio.core.lab.stats as s; "
+        "print(s.__file__); "
+        "print(importlib.util.find_spec('core'), importlib.util.find_spec('shell'))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-S", "-c", probe],
+        env={"PYTHONPATH": path},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    first, second = done.stdout.splitlines()
+    assert first.startswith(str(unpacked))
+    assert second == "None None"
+
+
+def test_no_source_imports_a_top_level_core_or_shell() -> None:
+    """Every import in src, tests, bench and examples names alisio.core / alisio.shell, never core / shell."""
+    pattern = re.compile(r"^\s*(from|import)\s+(core|shell)\b", re.M)
+    offenders = [
+        str(path.relative_to(ROOT))
+        for folder in ("src/core", "src/shell", "tests", "bench", "examples")
+        for path in (ROOT / folder).rglob("*.py")
+        if pattern.search(path.read_text(encoding="utf-8"))
+    ]
+    assert offenders == []
