@@ -3,7 +3,8 @@
 Two kinds of evidence, and the rules this module keeps:
 
 - **Well-known key shapes** (OpenAI, Anthropic, Groq, xAI, OpenRouter, DeepSeek-style, Google, AWS, GitHub,
-  Slack, Hugging Face, Stripe, PEM private key blocks, JWTs, ``Bearer`` credentials). Every shape starts
+  Slack, Hugging Face, Stripe, PEM private key blocks, JWTs, ``Bearer`` credentials, and URLs that carry
+  a password: ``scheme://user:pass@``). Every shape starts
   with a fixed prefix and needs a long enough body, so ordinary text, sha256 hex digests, UUIDs, base64 of
   short text and file paths do not match. Shapes whose body could be a word chain (``sk-...``) must also
   hold a digit, unless their prefix is one only a key has (OpenAI's ``sk-proj-``, ``sk-svcacct-``,
@@ -82,6 +83,7 @@ _LABELS: Final = {
     "private-key-block": "a PEM private key block",
     "jwt": "a JSON Web Token",
     "bearer-credential": "a Bearer credential",
+    "url-credentials": "a URL with a password in it",
 }
 
 _START: Final = r"(?<![A-Za-z0-9])"
@@ -112,6 +114,7 @@ _SHAPES: Final[tuple[tuple[str, re.Pattern[str], bool], ...]] = tuple(
         ("huggingface-token", _START + r"hf_[A-Za-z0-9]{30,}" + _END, False),
         ("jwt", _START + r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{16,}", False),
         ("bearer-credential", r"(?i:\bbearer)\s+[A-Za-z0-9._~+/-]{16,}=*", True),
+        ("url-credentials", r"(?i)\b[a-z][a-z0-9+.-]*://[^\s/?#@\"'<>:]+:[^\s/?#@\"'<>]+@", False),
     )
 )
 """(kind, pattern, the match must hold a digit). Order matters: the first rule to claim a span wins."""
