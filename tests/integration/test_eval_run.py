@@ -20,7 +20,8 @@ import pytest
 
 from alisio.core.lab.records import RunRecord, RunStatus
 from alisio.core.lab.report import Report
-from alisio.shell.lab.pipeline import NO_BUNDLED, bundled_suites_root, claim_run_dir, run_id_for
+from alisio.shell.lab.directory import claim_run_dir, run_id_for
+from alisio.shell.lab.suite_choice import NO_BUNDLED, bundled_suites_root
 from tests.integration.sse_server import Reply, SseServer
 
 ALISIO = Path(sys.executable).with_name("alisio")
@@ -176,9 +177,10 @@ def test_a_script_that_fixes_the_bug_passes_five_of_five(home: Path) -> None:
     assert "100.0% [56.6%, 100.0%]" in (directory / "report.md").read_text()
     lines = result.stderr.splitlines()
     assert (
-        sum(bool(re.match(r"\[\d/5\] fix-add #\d: pass \(3 turns, \d+\.\d s\)", line)) for line in lines) == 5
+        sum(bool(re.match(r"\[\d/5\] fix-add rep \d: pass \(3 turns, \d+\.\d s\)", line)) for line in lines)
+        == 5
     )
-    assert any("100.0% [56.6%, 100.0%]" in line for line in lines)
+    assert "100.0% [56.6%, 100.0%]" in result.stdout  # the results table is data: stdout
     assert f"report: {directory / 'report.md'}" in result.stderr
     assert "warning: suite calc-suite comes from --suite-dir" in result.stderr
 
@@ -192,7 +194,7 @@ def test_a_script_that_does_nothing_fails(home: Path) -> None:
     assert record.status is RunStatus.FAIL
     check = record.verifiers[0]
     assert (check.id, check.status) == ("check", "fail")
-    assert "fix-add #1: fail (1 turn" in result.stderr
+    assert "fix-add rep 0: fail (1 turn" in result.stderr
 
 
 def test_a_tiny_turn_budget_is_budget_exceeded(home: Path) -> None:
@@ -475,14 +477,14 @@ def test_ctrl_c_writes_the_report_of_the_finished_runs(home: Path, tmp_path: Pat
     time.sleep(0.5)  # the second run is inside its sleep
     process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=30)
-    assert process.returncode == 1, stderr
+    assert process.returncode == 130, stderr  # 128 + SIGINT, as alisio run
     assert "interrupted" in stderr and "Traceback" not in stderr
     directory = run_dirs(home)[0]
     assert len(read_runs(directory)) == 1
     report = read_report(directory)
     assert report.summary.runs == 1
     assert (report.interrupted, report.planned_runs) == (True, 3)
-    notice = "> **Interrupted after 1 of 3 planned runs: tasks that never ran are missing.**"
+    notice = "> **Interrupted after 1 of 3 planned runs (Ctrl-C): tasks that never ran are missing.**"
     assert notice in (directory / "report.md").read_text()
     compared = alisio(home, "eval", "compare", str(directory), str(directory))
     assert compared.returncode == 0, compared.stderr
@@ -613,7 +615,7 @@ def test_keep_leaves_each_workspace_and_prints_its_path(home: Path) -> None:
     kept = [
         Path(line.split(": ", 1)[1])
         for line in result.stderr.splitlines()
-        if line.startswith("  kept fix-add #")
+        if line.startswith("  kept fix-add rep ")
     ]
     assert len(kept) == 2 and kept[0] != kept[1]
     try:
@@ -631,10 +633,10 @@ def test_a_taken_run_id_gets_a_suffix(tmp_path: Path) -> None:
 
     run_id = run_id_for(datetime(2026, 10, 13, 12, 0, 0, 7000, tzinfo=UTC))
     assert run_id == "2026-10-13T12-00-00-007Z"
-    first = claim_run_dir(tmp_path, run_id)
-    second = claim_run_dir(tmp_path, run_id)
-    assert first == (run_id, tmp_path / run_id)
-    assert second == (f"{run_id}-2", tmp_path / f"{run_id}-2")
+    first = claim_run_dir(tmp_path, run_id, {})
+    second = claim_run_dir(tmp_path, run_id, {})
+    assert first == (run_id, tmp_path / "eval" / run_id)
+    assert second == (f"{run_id}-2", tmp_path / "eval" / f"{run_id}-2")
 
 
 def test_a_missing_per_task_script_is_named(home: Path) -> None:

@@ -25,7 +25,7 @@ RECORD = msgspec.json.Decoder(RunRecord)
 REPORT = msgspec.json.Decoder(Report)
 COMPARISON = msgspec.json.Decoder(VariantsComparison)
 EARLY = {"compaction.threshold": 0.6}
-PROGRESS = re.compile(r"\[(\d+)/(\d+)\] (\S+) (\S+) #(\d+): (\S+)")
+PROGRESS = re.compile(r"\[(\d+)/(\d+)\] (\S+) (\S+) rep (\d+): (\S+)")
 
 
 @pytest.fixture
@@ -129,7 +129,7 @@ def test_runs_are_interleaved_ab_then_ba(home: Path) -> None:
     assert result.returncode == 0, result.stderr
     seen = [m.groups() for m in map(PROGRESS.match, result.stderr.splitlines()) if m]
     plan = interleave(["a", "b"], ["fix-add", "fix-add-2"], 2, 7).unwrap()
-    assert [(int(i), int(n), v, t, int(r) - 1) for i, n, v, t, r, _ in seen] == [
+    assert [(int(i), int(n), v, t, int(r)) for i, n, v, t, r, _ in seen] == [
         (index, 8, s.variant, s.task_id, s.repetition) for index, s in enumerate(plan, start=1)
     ]
     assert [v for *_, v, _t, _r, _s in seen] == ["a", "b", "b", "a", "a", "b", "b", "a"]
@@ -167,7 +167,7 @@ def test_json_prints_typed_lines(home: Path) -> None:
         ("base", "small"),
     ]
     assert [t["outcome"] for t in lines[3]["comparison"]["tasks"]] == ["low_power"]
-    assert "[3/3] small fix-add #1: pass" in result.stderr
+    assert "[3/3] small fix-add rep 0: pass" in result.stderr
     (root,) = (home / "data" / "eval").iterdir()
     assert {p.name for p in root.iterdir()} == {"base", "early", "small", "comparison.json", "comparison.md"}
     assert lines[0]["report"]["conditions"]["runId"] == f"{root.name}/base"
@@ -303,7 +303,7 @@ def test_ctrl_c_reports_and_compares_the_finished_runs(home: Path, tmp_path: Pat
     time.sleep(0.5)  # the second run is inside its sleep
     process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=30)
-    assert process.returncode == 1, stderr
+    assert process.returncode == 130, stderr  # 128 + SIGINT
     assert "interrupted" in stderr and "Traceback" not in stderr
     assert [len(read_runs(out / v)) for v in ("a", "b")] == [1, 0]
     assert read_report(out / "a").summary.runs == 1 and read_report(out / "b").summary.runs == 0
@@ -317,7 +317,7 @@ def test_ctrl_c_reports_and_compares_the_finished_runs(home: Path, tmp_path: Pat
 
 def test_the_bundled_compare_file_is_valid() -> None:
     """suites/long-context-stress/compare.json names its suite and changes the configuration hash."""
-    from alisio.shell.lab.pipeline import bundled_suites_root, find_suite
+    from alisio.shell.lab.suite_choice import bundled_suites_root, find_suite
     from alisio.shell.lab.variants import read_variants
 
     bundled = bundled_suites_root()

@@ -194,7 +194,7 @@ def test_a_changed_fixture_diverges_at_the_tool_result(home: Path) -> None:
     (suite / "fixtures" / "calc" / "src" / "calc.py").write_text("def add(a, b):\n    return a - b  # sic\n")
     result = replay(home, suite, home / "out")
     assert result.returncode == 2, result.stderr
-    assert "divergence: task fix-add #1, call 1: messages[2].tool.result: expected '" in result.stderr
+    assert "divergence: task fix-add rep 0, call 1: messages[2].tool.result: expected '" in result.stderr
     # read_file shows the file's sha256 before its text: the hash is the first character that differs.
     assert "expected 'path: src/calc.py\\nsha256: " in result.stderr
     (record_,) = runs(home / "out")

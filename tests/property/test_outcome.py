@@ -241,6 +241,9 @@ def test_record_carries_spec_incidents_and_round_trips(
 
 
 @given(st.lists(run_records(), max_size=6))
-def test_exit_code_is_one_iff_some_run_errored(records: list[RunRecord]) -> None:
-    """Exit 1 when any run ended error (the report is still written), else 0 whatever passed."""
-    assert exit_code_for(records) == (1 if any(r.status is RunStatus.ERROR for r in records) else 0)
+def test_exit_code_is_two_on_a_divergence_else_one_iff_some_run_errored(records: list[RunRecord]) -> None:
+    """Exit 2 when a replay diverged, else 1 when any run ended error (the report is still written), else 0."""
+    diverged = any(r.divergence is not None for r in records)
+    assert exit_code_for(records) == (
+        2 if diverged else 1 if any(r.status is RunStatus.ERROR for r in records) else 0
+    )

@@ -6,8 +6,8 @@ import msgspec
 from hypothesis import given
 from hypothesis import strategies as st
 
-from alisio.core.lab.progress import progress_line, summary_table
-from alisio.core.lab.records import RunRecord, RunStatus
+from alisio.core.lab.progress import progress_line, summary_table, why_not_passed
+from alisio.core.lab.records import RunRecord, RunStatus, VerifierResult, VerifierStatus
 from alisio.core.lab.report import Conditions, build_report
 from tests.property.strategies_report import conditions, conditions_strategy, run_records, task_runs
 
@@ -16,9 +16,10 @@ from tests.property.strategies_report import conditions, conditions_strategy, ru
 def test_a_progress_line_names_position_task_repetition_and_status(
     index: int, extra: int, record: RunRecord
 ) -> None:
-    """``[i/n] task #rep+1: status``; the reason follows budget_exceeded and error only, then turns and seconds."""
+    """``[i/n] task rep r: status`` (r as in runs.jsonl); the reason follows budget_exceeded and error only,
+    then turns and seconds."""
     line = progress_line(index, index + extra, record)
-    prefix = f"[{index}/{index + extra}] {record.task_id} #{record.repetition + 1}: {record.status}"
+    prefix = f"[{index}/{index + extra}] {record.task_id} rep {record.repetition}: {record.status}"
     if record.status in (RunStatus.BUDGET_EXCEEDED, RunStatus.ERROR) and record.reason:
         prefix += f" {record.reason}"
     assert line.startswith(prefix + " (")
@@ -29,12 +30,28 @@ def test_a_progress_line_names_position_task_repetition_and_status(
 def test_a_progress_line_shows_seconds_and_the_first_error() -> None:
     """Wall time prints in seconds with one decimal; an errored run appends its first error message."""
     (passed,) = task_runs("fix-add", 1, wall_ms=12_345)
-    assert progress_line(3, 35, passed) == "[3/35] fix-add #1: pass (4 turns, 12.3 s)"
+    assert progress_line(3, 35, passed) == "[3/35] fix-add rep 0: pass (4 turns, 12.3 s)"
     (errored,) = task_runs("fix-add", 0, errors=1, wall_ms=500)
     errored = msgspec.structs.replace(errored, errors=("verifier check could not start", "second"))
     assert progress_line(1, 2, errored) == (
-        f"[1/2] fix-add #1: error {errored.reason} (4 turns, 0.5 s): verifier check could not start"
+        f"[1/2] fix-add rep 0: error {errored.reason} (4 turns, 0.5 s): verifier check could not start"
     )
+
+
+def test_a_failing_run_names_its_failing_verifier_and_the_first_line_of_its_detail() -> None:
+    """A fail names the first verifier that did not pass and the first line of its detail."""
+    (failed,) = task_runs("fix-add", 0, fails=1, wall_ms=2_000)
+    verifiers = (
+        VerifierResult(id="scope", kind="tree-diff-within", status=VerifierStatus.PASS),
+        VerifierResult(
+            id="check", kind="command", status=VerifierStatus.FAIL, detail="exit 1 (expected 0)\nmore"
+        ),
+    )
+    failed = msgspec.structs.replace(failed, verifiers=verifiers)
+    assert progress_line(2, 5, failed).endswith("(4 turns, 2.0 s): check: exit 1 (expected 0)")
+    assert why_not_passed(failed) == "check: exit 1 (expected 0)"
+    passed = msgspec.structs.replace(failed, status=RunStatus.PASS)
+    assert why_not_passed(passed) == ""
 
 
 @given(st.lists(run_records(lean=True), max_size=12), conditions_strategy)

@@ -282,6 +282,7 @@ def test_the_baseline_is_compared_with_each_other_variant() -> None:
 
 
 def test_progress_names_the_variant() -> None:
-    """A variant's progress line reads [i/n] variant task #r: status (...)."""
+    """A variant's progress line reads [i/n] variant task rep r: status (...), r as in runs.jsonl."""
     record = _records("early-compaction", 5)[1]
-    assert variant_progress_line(3, 20, record).startswith("[3/20] early-compaction alpha #2: pass (")
+    assert record.repetition == 1
+    assert variant_progress_line(3, 20, record).startswith("[3/20] early-compaction alpha rep 1: pass (")

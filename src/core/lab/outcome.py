@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from alisio.core.base import Frozen
+from alisio.core.exit_codes import ExitCode
 from alisio.core.harness.events import (
     Compacted,
     Event,
@@ -193,6 +194,11 @@ def record_from_run(
     )
 
 
-def exit_code_for(records: Sequence[RunRecord]) -> int:
-    """The exit code of ``eval run``: 1 when any run ended error (infrastructure), else 0."""
-    return 1 if any(record.status is RunStatus.ERROR for record in records) else 0
+def exit_code_for(records: Sequence[RunRecord]) -> ExitCode:
+    """The exit code of a lab command's runs: ``FAILURE`` (1) when any run ended error, else ``OK`` (0).
+
+    A replay divergence is an error run too; the command gives it ``DIVERGED`` (2) before this applies.
+    """
+    if any(record.divergence is not None for record in records):
+        return ExitCode.DIVERGED
+    return ExitCode.FAILURE if any(record.status is RunStatus.ERROR for record in records) else ExitCode.OK

@@ -1,30 +1,54 @@
 """The human lines ``alisio eval run`` prints on stderr: one per finished run, and the per-task summary.
 
-Pure text from records and reports; the shell prints it. Repetitions show 1-based (``#1`` is repetition 0 in
-runs.jsonl), rates as in report.md (``100.0% [56.6%, 100.0%]``).
+Pure text from records and reports; the shell prints it. A repetition is named as runs.jsonl and the reports
+name it (``rep 0`` is the first; its seed is the command's seed + 0), rates as in report.md
+(``100.0% [56.6%, 100.0%]``).
 """
 
 from __future__ import annotations
 
-from alisio.core.lab.records import RunRecord, RunStatus
+from alisio.core.lab.records import RunRecord, RunStatus, VerifierStatus
 from alisio.core.lab.render import format_rate
 from alisio.core.lab.report import Report
 
-__all__ = ["progress_line", "summary_table"]
+__all__ = ["progress_line", "summary_table", "why_not_passed"]
+
+
+def _first_line(text: str, limit: int = 160) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def why_not_passed(record: RunRecord) -> str:
+    """What kept a run from passing, one line: the first failing verifier and its detail, or the error.
+
+    ``check: exit 1, expected 0``; for ``error`` the first error; ``""`` for a pass or a budget stop.
+    """
+    if record.status is RunStatus.ERROR and record.errors:
+        return _first_line(record.errors[0])
+    if record.status is RunStatus.FAIL:
+        for verifier in record.verifiers:
+            if verifier.status is not VerifierStatus.PASS:
+                detail = _first_line(verifier.detail)
+                return f"{verifier.id}: {detail}" if detail else f"{verifier.id}: {verifier.status}"
+    return ""
 
 
 def progress_line(index: int, total: int, record: RunRecord) -> str:
-    """``[3/35] fix-add #2: pass (4 turns, 12.3 s)``; the reason follows budget_exceeded and error."""
+    """``[3/35] fix-add rep 2: fail (4 turns, 12.3 s): check: exit 1, expected 0``.
+
+    The reason follows budget_exceeded and error; a failing run names its first failing verifier and the
+    first line of its detail, an errored run its first error.
+    """
     m = record.measured
     status = str(record.status)
     if record.status in (RunStatus.BUDGET_EXCEEDED, RunStatus.ERROR) and record.reason:
         status += f" {record.reason}"
     turns = "turn" if m.turns == 1 else "turns"
-    line = f"[{index}/{total}] {record.task_id} #{record.repetition + 1}: {status} "
+    line = f"[{index}/{total}] {record.task_id} rep {record.repetition}: {status} "
     line += f"({m.turns} {turns}, {m.wall_ms / 1000:.1f} s)"
-    if record.status is RunStatus.ERROR and record.errors:
-        line += f": {record.errors[0]}"
-    return line
+    why = why_not_passed(record)
+    return f"{line}: {why}" if why else line
 
 
 def summary_table(report: Report) -> str:

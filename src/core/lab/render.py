@@ -109,6 +109,7 @@ def _conditions_rows(c: Conditions) -> list[tuple[str, str]]:
         ("Configuration hash", f"`{c.config_hash}`"),
         ("Provider", c.provider),
         ("Model", c.model),
+        *((("Endpoint", c.endpoint),) if c.endpoint is not None else ()),
         ("Mode", str(c.mode)),
         ("k (repetitions per task)", str(c.k)),
         ("Seed (run order only)", str(c.seed)),
@@ -241,7 +242,11 @@ def render_markdown(report: Report) -> str:
     if scripted:
         lines += [f"> {SCRIPTED_NOTICE}", ""]
     if report.interrupted:
-        lines += [f"> **Interrupted after {finished_runs(report)}: tasks that never ran are missing.**", ""]
+        why = f" ({report.stopped})" if report.stopped else ""
+        lines += [
+            f"> **Interrupted after {finished_runs(report)}{why}: tasks that never ran are missing.**",
+            "",
+        ]
     lines += _table(("Condition", "Value"), _conditions_rows(c))
     rate_head = "Success rate (Wilson 95%)" if c.mode is Mode.LIVE else "Success rate (observed)"
     lines += ["", "## Tasks", ""]

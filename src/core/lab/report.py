@@ -105,6 +105,9 @@ class Conditions(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     """Hash of the effective measured configuration."""
     provider: str
     model: str
+    endpoint: str | None = None
+    """The provider's endpoint, ``scheme://host:port/path`` (never a user name or password); ``None`` for
+    scripted and replayed runs, and in reports written before it was recorded."""
     mode: Mode
     k: int
     """Repetitions per task."""
@@ -258,7 +261,10 @@ class Report(Frozen, frozen=True, kw_only=True):
     """How many runs the command planned (tasks x k); ``None`` in reports written before it was recorded.
     Additive with a default, so schemaVersion stays 1 and older reports still decode."""
     interrupted: bool = False
-    """Ctrl-C stopped the command: only the finished runs are reported, tasks that never ran are missing."""
+    """The command stopped before its plan finished (Ctrl-C, a signal, a refused key, an unreachable
+    endpoint, a full disk): only the finished runs are reported, tasks that never ran are missing."""
+    stopped: str | None = None
+    """Why it stopped, one line for people (``interrupted (Ctrl-C)``, ``the provider refused the API key...``)."""
 
 
 def finished_runs(report: Report) -> str:
@@ -403,6 +409,7 @@ def build_report(
     *,
     planned_runs: int | None = None,
     interrupted: bool = False,
+    stopped: str | None = None,
 ) -> Report:
     """Build the report of ``records`` measured under ``conditions``.
 
@@ -410,7 +417,8 @@ def build_report(
         records: every run of the arm, in any order (one variant: the caller filters by ``variant``).
         conditions: the measurement conditions, including ``k`` (for the pass@k estimates) and the rates.
         planned_runs: how many runs the command planned for this arm (tasks x k).
-        interrupted: Ctrl-C stopped the command before every planned run finished.
+        interrupted: the command stopped before every planned run finished.
+        stopped: why it stopped, one line (``None`` when it did not, or did not say).
 
     Returns:
         The Report, tasks sorted by id. Pure and deterministic: the same records give the same report.
@@ -508,6 +516,7 @@ def build_report(
         summary=summary,
         planned_runs=planned_runs,
         interrupted=interrupted,
+        stopped=stopped if interrupted else None,
     )
 
 

@@ -1,97 +1,21 @@
-"""Helpers shared by the ``alisio eval`` commands that run a provider: stderr lines, the run prompt, the plan.
+"""What the lab commands share: stderr lines, the terminal prompt, and turning flags into a ``LabRequest``.
 
-Light at import time (only ``sys``): heavy modules are imported inside the functions, so ``alisio --help``
-stays fast.
+Light at import time (only the standard library and typer's option types): heavy modules are imported inside
+the functions, so ``alisio --help`` stays fast.
 """
 
 from __future__ import annotations
 
+import os
 import sys
-from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from alisio.shell.cli.options import OutputFlags, PermissionFlags, ProviderFlags, check_min
+
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-    from pathlib import Path
-
-    from alisio.core.harness.config import MeasuredConfig
-    from alisio.core.harness.events import Effect
-    from alisio.core.lab.report import Mode, Rates
-    from alisio.core.lab.suite import Task
-    from alisio.shell.config_home import LoadedConfig
-    from alisio.shell.lab.pipeline import LabRun, ProviderPlan, SuiteChoice
-
-
-@dataclass(frozen=True)
-class LabRequest:
-    """What ``eval run`` and ``eval variants`` were asked, once their flags are parsed."""
-
-    suite: str
-    wanted: list[str] | None
-    k: int
-    seed: int
-    keep: bool
-    out: Path | None
-    suite_dir: Path | None
-    yes: bool
-    allow_suite_full: bool
-    rates: Rates | None
-    json_output: bool
-    granted: frozenset[Effect]
-    read_only: bool
-    model: str | None
-    base_url: str | None
-    script: Path | None
-    env: Mapping[str, str]
-
-
-def start_lab(
-    request: LabRequest,
-    choice: SuiteChoice,
-    selected: tuple[Task, ...],
-    provider: ProviderPlan,
-    measured: MeasuredConfig,
-    mode: Mode,
-) -> LabRun:
-    """Confirm a third-party suite, claim the report directory and describe the runs about to start."""
-    from datetime import UTC, datetime
-
-    from alisio.core.harness.events import Effect
-    from alisio.shell.config_home import data_dir
-    from alisio.shell.harness.tools.dispatch import tool_env
-    from alisio.shell.lab.pipeline import (
-        LabRun,
-        claim_run_dir,
-        confirm_third_party,
-        created_at_for,
-        interactive_terminal,
-        run_id_for,
-    )
-
-    confirm_third_party(choice, yes=request.yes, interactive=interactive_terminal(), say=say, ask=ask)
-    now = datetime.now(UTC)
-    run_id = run_id_for(now)
-    if request.out is not None:
-        directory = request.out
-    else:
-        run_id, directory = claim_run_dir(data_dir(request.env) / "eval", run_id)
-    return LabRun(
-        loaded=choice.loaded,
-        tasks=selected,
-        k=request.k,
-        seed=request.seed,
-        mode=mode,
-        provider=provider,
-        measured=measured,
-        granted=frozenset({Effect.READ}) if request.read_only else request.granted,
-        read_only=request.read_only,
-        keep=request.keep,
-        directory=directory,
-        run_id=run_id,
-        created_at=created_at_for(now),
-        rates=request.rates,
-        tool_env=tool_env(request.env, provider.key),
-    )
+    from alisio.shell.lab.pipeline import Ui
+    from alisio.shell.lab.request import Output, Permissions, ProviderOptions, Selection
 
 
 def say(line: str) -> None:
@@ -100,48 +24,73 @@ def say(line: str) -> None:
     sys.stderr.flush()
 
 
-def ask() -> str:
-    """Ask on stderr whether to run third-party code and return the answer line read from stdin."""
-    sys.stderr.write("Run it? [y/N] ")
+def ask(question: str) -> str:
+    """Ask ``question`` on stderr and return the answer line read from stdin."""
+    sys.stderr.write(question)
     sys.stderr.flush()
     return sys.stdin.readline()
 
 
-def load_lab_config(env: Mapping[str, str]) -> LoadedConfig:
-    """The configuration file of ``env``'s config home; a bad one raises ``LabError`` with its message."""
-    from returns.result import Failure
-
-    from alisio.shell.config_home import load_config
-    from alisio.shell.lab.pipeline import LabError
-
-    loaded = load_config(env)
-    if isinstance(loaded, Failure):
-        raise LabError(str(loaded.failure()))
-    config: LoadedConfig = loaded.unwrap()
-    return config
+def interactive_terminal() -> bool:
+    """Whether a person can answer on this terminal (stdin and stderr are both terminals)."""
+    return sys.stdin.isatty() and sys.stderr.isatty()
 
 
-def live_plan(
-    loaded: LoadedConfig, model: str | None, base_url: str | None, env: Mapping[str, str]
-) -> ProviderPlan:
-    """The configured provider (flags override the file), built once for every run of the command."""
-    from returns.result import Failure, Success
+def out(data: str | bytes) -> None:
+    """Write data on stdout and flush it."""
+    if isinstance(data, str):
+        sys.stdout.write(data)
+    else:
+        sys.stdout.buffer.write(data)
+    sys.stdout.flush()
 
-    from alisio.shell.config_home import resolve_provider
-    from alisio.shell.harness.providers.openai_compat import OpenAICompatProvider
-    from alisio.shell.lab.pipeline import LabError, ProviderPlan
 
-    match resolve_provider(loaded, model, base_url, env):
-        case Failure(error):
-            raise LabError(str(error))
-        case Success(resolved):
-            pass
-    key = resolved.api_key.reveal() if resolved.api_key is not None else None
-    provider = OpenAICompatProvider(resolved.base_url, resolved.model, api_key=key, provider_id=resolved.id)
-    return ProviderPlan(
-        id=resolved.id,
-        model=resolved.model,
-        factory=lambda _task, _spec: provider,
-        close=provider.close,
-        key=key,
+def ui(**hooks: object) -> Ui:
+    """The pipeline's ``Ui`` on this terminal, with the given ``on_start``/``on_record`` hooks."""
+    from alisio.shell.lab.pipeline import Ui
+
+    return Ui(say=say, ask=ask, interactive=interactive_terminal(), **hooks)  # type: ignore[arg-type]
+
+
+def selection(
+    suite: str, tasks: str | None, k: int | None, seed: int, suite_dir: Path | None, yes: bool, default_k: int
+) -> Selection:
+    """The request's Selection from its flags (``--k`` and ``--seed`` checked here: one-line errors)."""
+    from alisio.shell.lab.request import Selection
+
+    check_min("--k", k, 1)
+    check_min("--seed", seed, 0)
+    wanted = tuple(tasks.split(",")) if tasks is not None else None
+    return Selection(
+        suite=suite, tasks=wanted, k=default_k if k is None else k, seed=seed, suite_dir=suite_dir, yes=yes
     )
+
+
+def provider(flags: ProviderFlags) -> ProviderOptions:
+    from alisio.shell.lab.request import ProviderOptions
+
+    return ProviderOptions(model=flags.model, base_url=flags.base_url, script=flags.script)
+
+
+def permissions(flags: PermissionFlags) -> Permissions:
+    from alisio.shell.lab.request import Permissions
+
+    return Permissions(
+        write=flags.allow_write,
+        process=flags.allow_process,
+        external=flags.allow_external,
+        analysis=flags.allow_analysis,
+        read_only=flags.read_only,
+        allow_suite_full=flags.allow_suite_full,
+    )
+
+
+def output(flags: OutputFlags) -> Output:
+    from alisio.shell.lab.request import Output
+
+    return Output(out=flags.out, force=flags.force, keep=flags.keep, json=flags.json_output)
+
+
+def environment() -> dict[str, str]:
+    """The process environment, as the request carries it."""
+    return dict(os.environ)

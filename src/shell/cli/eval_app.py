@@ -1,10 +1,25 @@
-"""``alisio eval``: the Reliability Lab's sub-commands, one module each, registered here."""
+"""``alisio eval``: the Reliability Lab's sub-commands, one module each, registered in workflow order.
+
+list and validate look at suites; run and record run them; compare and variants compare; export shares; ci
+replays. Each command module imports its heavy dependencies inside the command, so ``--help`` stays fast.
+"""
 
 from __future__ import annotations
 
 import typer
 
+from alisio.shell.cli.eval_ci import ci
+from alisio.shell.cli.eval_compare import compare
+from alisio.shell.cli.eval_export import export
+from alisio.shell.cli.eval_list import list_suites
+from alisio.shell.cli.eval_record import record
+from alisio.shell.cli.eval_run import run
+from alisio.shell.cli.eval_validate import validate
+from alisio.shell.cli.eval_variants import variants
+from alisio.shell.cli.style import Command, Group
+
 eval_app = typer.Typer(
+    cls=Group,
     no_args_is_help=True,
     help="The Reliability Lab: run suites k times, judge each run, report pass rates with their uncertainty.",
 )
@@ -15,34 +30,14 @@ def _eval() -> None:
     """The Reliability Lab: run suites k times, judge each run, report pass rates with their uncertainty."""
 
 
-from alisio.shell.cli.eval_compare import compare  # noqa: E402
-
-eval_app.command("compare")(compare)
-
-from alisio.shell.cli.eval_validate import validate  # noqa: E402
-
-eval_app.command("validate")(validate)
-
-from alisio.shell.cli.eval_run import run  # noqa: E402
-
-eval_app.command("run")(run)
-
-from alisio.shell.cli.eval_list import list_suites  # noqa: E402
-
-eval_app.command("list")(list_suites)
-
-from alisio.shell.cli.eval_variants import variants  # noqa: E402
-
-eval_app.command("variants")(variants)
-
-from alisio.shell.cli.eval_record import record  # noqa: E402
-
-eval_app.command("record")(record)
-
-from alisio.shell.cli.eval_ci import ci  # noqa: E402
-
-eval_app.command("ci")(ci)
-
-from alisio.shell.cli.eval_export import export  # noqa: E402
-
-eval_app.command("export")(export)
+for _name, _command in (
+    ("list", list_suites),
+    ("validate", validate),
+    ("run", run),
+    ("record", record),
+    ("compare", compare),
+    ("variants", variants),
+    ("export", export),
+    ("ci", ci),
+):
+    eval_app.command(_name, cls=Command)(_command)

@@ -29,7 +29,7 @@ def list_suites(suite_dir: SuiteDir = None, json_output: Json = False) -> None:
     from returns.result import Failure, Success
 
     from alisio.core.lab.suite import violations
-    from alisio.shell.lab.pipeline import NO_BUNDLED, bundled_suites_root
+    from alisio.shell.lab.suite_choice import NO_BUNDLED, bundled_suites_root
     from alisio.shell.lab.suites import SuiteEntry, discover_suites
 
     bundled = bundled_suites_root()

@@ -1,49 +1,140 @@
-"""The ``alisio`` command: composes the sub-apps and owns the exit-code contract.
+"""The ``alisio`` command: composes the sub-apps and owns the exit-code contract, in one place.
 
-Exit codes (DESIGN.md, the spec): 0 completed; 1 usage or infrastructure error; 2 replay divergence;
-3 compare of incompatible suites; 130 after Ctrl-C (the shell convention, also typer's). Click/typer report usage errors with 2, which would read as a divergence,
-so ``main`` runs the command non-standalone and maps every usage error to 1.
+``run_command_line`` is the only place that turns what a command raised into a message and an exit code
+(``alisio.core.exit_codes.ExitCode``): a command returns its code, or raises a typed error it never prints:
+
+- ``LabError`` (and ``LabStopped``): each line on stderr prefixed with the command (``alisio eval run: ...``),
+  exit 1;
+- a click/typer usage error (which click reports with 2, which would read as a divergence): exit 1;
+- Ctrl-C before a command had anything to report: ``interrupted; nothing was run``, exit 130; SIGTERM and
+  SIGHUP are raised as ``Terminated`` (a ``KeyboardInterrupt``) so every command stops them as it stops
+  Ctrl-C, then exit 143 and 129 (128 + the signal).
+
+No traceback reaches the user for any of these; ``pretty_exceptions_show_locals`` stays off (the shell holds
+API keys).
 """
 
 from __future__ import annotations
 
+import signal
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Annotated
 
 import typer
 from typer import _click as click
 
 from alisio.shell.cli.eval_app import eval_app
 from alisio.shell.cli.run_cmd import run_command
+from alisio.shell.cli.style import Command, Group
+
+HELP_OPTIONS = {"help_option_names": ["-h", "--help"]}
 
 app = typer.Typer(
     name="alisio",
+    cls=Group,
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_show_locals=False,
+    context_settings=HELP_OPTIONS,
     help="A headless coding-agent harness (alisio run) and its Reliability Lab (alisio eval).",
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        print(f"alisio {version('alisio')}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", help="Print the version and exit.", is_eager=True, callback=_version),
+    ] = False,
+) -> None:
+    """A headless coding-agent harness (alisio run) and its Reliability Lab (alisio eval)."""
+
+
+app.command("run", cls=Command)(run_command)
 app.add_typer(eval_app, name="eval")
-app.command("run")(run_command)
 
 
-def run_cli(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI on ``argv`` and return the documented exit code (never raises for a usage error)."""
-    command = typer.main.get_command(app)
+def _prefix(argv: Sequence[str]) -> str:
+    """``alisio eval run``: the command path named in ``argv`` (options skipped), for messages."""
+    words = ["alisio"]
+    for arg in argv:
+        if arg.startswith("-") or len(words) == 3 or (len(words) == 2 and words[1] != "eval"):
+            break
+        words.append(arg)
+    return " ".join(words)
+
+
+@contextmanager
+def _signals_as_interrupts() -> Iterator[None]:
+    """SIGTERM and SIGHUP raise ``Terminated`` in the main thread while the block runs (Ctrl-C's path)."""
+    from alisio.shell.lab.errors import Terminated
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: object) -> None:
+        raise Terminated(signum)
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:
-        result = command.main(
-            args=list(argv) if argv is not None else None, prog_name="alisio", standalone_mode=False
-        )
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def _interrupted(error: BaseException, prefix: str) -> int:
+    from alisio.core.exit_codes import ExitCode
+    from alisio.shell.lab.errors import Terminated
+
+    print(f"{prefix}: interrupted; nothing was run", file=sys.stderr)
+    if isinstance(error, Terminated):
+        return int(ExitCode.for_signal(error.signum))
+    return int(ExitCode.INTERRUPTED)
+
+
+def run_command_line(application: typer.Typer, argv: Sequence[str], prefix: str | None = None) -> int:
+    """Run ``application`` on ``argv`` and return the documented exit code; never a traceback for a user error."""
+    from alisio.shell.lab.errors import LabError
+
+    name = prefix or _prefix(argv)
+    command = typer.main.get_command(application)
+    try:
+        with _signals_as_interrupts():
+            result = command.main(args=list(argv), prog_name="alisio", standalone_mode=False)
     except click.exceptions.NoArgsIsHelpError as error:
         error.show()
         return 0
     except click.exceptions.ClickException as error:
         error.show()
         return 1
-    except typer.Abort:
-        print("Aborted.", file=sys.stderr)
+    except LabError as error:
+        for line in error.lines:
+            print(f"{name}: {line}", file=sys.stderr)
         return 1
-    return result if isinstance(result, int) else 0
+    except KeyboardInterrupt as error:
+        return _interrupted(error, name)
+    except typer.Abort as error:  # click turns Ctrl-C inside a command into Abort
+        cause = error.__cause__ if isinstance(error.__cause__, KeyboardInterrupt) else KeyboardInterrupt()
+        return _interrupted(cause, name)
+    return int(result) if isinstance(result, int) else 0
+
+
+def run_cli(argv: Sequence[str] | None = None) -> int:
+    """Run the ``alisio`` CLI on ``argv`` (default ``sys.argv[1:]``) and return its exit code."""
+    return run_command_line(app, sys.argv[1:] if argv is None else argv)
 
 
 def main() -> None:

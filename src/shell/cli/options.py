@@ -1,63 +1,306 @@
-"""Option types shared by several commands (the spec's global flags).
+"""The options of the commands, in four groups: Selection, Provider, Permissions, Output.
 
 The spec writes global flags after the sub-command (``alisio eval run X --allow-write``), so each command
-declares the ones it uses from here rather than a root callback.
-Import only typer here: ``alisio --help`` must stay fast.
+declares the groups it uses. A group is a frozen dataclass whose fields are typer options; a command takes
+the group as one parameter (``selection: SelectionFlags``) and ``grouped`` spreads its fields into typer
+options and gathers them back into the dataclass for the call. The help shows each group as a panel.
+
+Metavars name what a value is (``N``, ``DIR``, ``FILE``, ``IDS``, ``URL``); ``alisio.shell.cli.style``
+shows them instead of typer's type placeholders. Ranges are checked by ``check_min`` (a one-line usage
+error, exit 1), not by typer, so the help shows no ``[x>=1]``.
+Import only typer and the standard library here: ``alisio --help`` must stay fast.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import inspect
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, TypeVar
 
 import typer
 
-Json = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout; messages go to stderr.")]
-AllowWrite = Annotated[bool, typer.Option("--allow-write", help="Grant the write effect (file edits).")]
-AllowProcess = Annotated[bool, typer.Option("--allow-process", help="Grant the process effect (bash).")]
-AllowExternal = Annotated[
-    bool, typer.Option("--allow-external", help="Grant the external effect (network fetches).")
-]
-AllowAnalysis = Annotated[
-    bool, typer.Option("--allow-analysis", help="Grant the analysis effect (static checks).")
-]
-ReadOnly = Annotated[
-    bool, typer.Option("--read-only", help="Deny every effect but read, whatever else is granted.")
-]
-Model = Annotated[str | None, typer.Option("--model", help="Model name; overrides the configuration.")]
-BaseUrl = Annotated[
-    str | None, typer.Option("--base-url", help="OpenAI-compatible base URL; overrides the configuration.")
-]
-Cwd = Annotated[
-    Path | None, typer.Option("--cwd", help="Workspace directory (default: the current directory).")
+__all__ = [
+    "OUTPUT",
+    "PERMISSIONS",
+    "PROVIDER",
+    "SELECTION",
+    "CheckedFlags",
+    "OutputFlags",
+    "PermissionFlags",
+    "ProviderFlags",
+    "RecordSelectionFlags",
+    "SelectionFlags",
+    "check_min",
+    "grouped",
 ]
 
-# The lab's commands (eval run, variants, record) share these.
-SuiteArg = Annotated[str, typer.Argument(help="A suite id or the name of its directory.", show_default=False)]
-Tasks = Annotated[str | None, typer.Option("--tasks", help="Only these tasks: id,id (or suite/id).")]
-Seed = Annotated[
-    int, typer.Option("--seed", min=0, help="Seed of the run order; each run gets seed + repetition.")
+SELECTION = "Selection"
+PROVIDER = "Provider"
+PERMISSIONS = "Permissions"
+OUTPUT = "Output"
+
+
+def _opt(*names: str, help: str, panel: str, metavar: str | None = None, **kwargs: Any) -> Any:
+    return typer.Option(*names, help=help, rich_help_panel=panel, metavar=metavar, **kwargs)
+
+
+# --- options used alone -----------------------------------------------------------------------------------
+
+Json = Annotated[
+    bool, _opt("--json", help="Machine-readable JSON on stdout; messages go to stderr.", panel=OUTPUT)
 ]
-Keep = Annotated[bool, typer.Option("--keep", help="Keep each run's temporary directory; print its path.")]
-SuiteDir = Annotated[
-    Path | None,
-    typer.Option("--suite-dir", help="A suite, or a directory of suites, outside the bundled ones."),
+AllowWrite = Annotated[
+    bool, _opt("--allow-write", help="Grant the write effect (file edits).", panel=PERMISSIONS)
 ]
-Yes = Annotated[bool, typer.Option("--yes", help="Accept a --suite-dir suite without asking.")]
-AllowSuiteFull = Annotated[bool, typer.Option("--allow-suite-full", help='Let tasks with mode "full" run.')]
-InputRate = Annotated[
-    float | None,
-    typer.Option("--input-rate", min=0.0, help="USD per million input tokens (with --output-rate)."),
+AllowProcess = Annotated[
+    bool, _opt("--allow-process", help="Grant the process effect (bash).", panel=PERMISSIONS)
 ]
-OutputRate = Annotated[
-    float | None,
-    typer.Option("--output-rate", min=0.0, help="USD per million output tokens (with --input-rate)."),
+AllowExternal = Annotated[
+    bool, _opt("--allow-external", help="Grant the external effect (network fetches).", panel=PERMISSIONS)
+]
+AllowAnalysis = Annotated[
+    bool, _opt("--allow-analysis", help="Grant the analysis effect (static checks).", panel=PERMISSIONS)
+]
+ReadOnly = Annotated[
+    bool, _opt("--read-only", help="Deny every effect but read, whatever else is granted.", panel=PERMISSIONS)
+]
+AllowSuiteFull = Annotated[
+    bool, _opt("--allow-suite-full", help='Let tasks with mode "full" run.', panel=PERMISSIONS)
+]
+Model = Annotated[
+    str | None,
+    _opt("--model", help="Model name; overrides the configuration.", panel=PROVIDER, metavar="NAME"),
+]
+BaseUrl = Annotated[
+    str | None,
+    _opt(
+        "--base-url",
+        help="OpenAI-compatible base URL; overrides the configuration.",
+        panel=PROVIDER,
+        metavar="URL",
+    ),
 ]
 Script = Annotated[
     Path | None,
-    typer.Option(
+    _opt(
         "--script",
         help="Play scripted assistant turns instead of a model (testing): one JSON file for every run, "
         "or a directory of <task-id>.json.",
+        panel=PROVIDER,
+        metavar="FILE|DIR",
     ),
 ]
+SuiteArg = Annotated[
+    str, typer.Argument(help="A suite id or the name of its directory.", show_default=False, metavar="SUITE")
+]
+Tasks = Annotated[
+    str | None, _opt("--tasks", help="Only these tasks: id,id (or suite/id).", panel=SELECTION, metavar="IDS")
+]
+Seed = Annotated[
+    int,
+    _opt(
+        "--seed", help="Seed of the run order; each run gets seed + repetition.", panel=SELECTION, metavar="N"
+    ),
+]
+SuiteDir = Annotated[
+    Path | None,
+    _opt(
+        "--suite-dir",
+        help="A suite, or a directory of suites, outside the bundled ones.",
+        panel=SELECTION,
+        metavar="DIR",
+    ),
+]
+Yes = Annotated[bool, _opt("--yes", help="Accept a --suite-dir suite without asking.", panel=SELECTION)]
+Keep = Annotated[
+    bool, _opt("--keep", help="Keep each run's temporary directory; print its path.", panel=OUTPUT)
+]
+Force = Annotated[
+    bool, _opt("--force", help="Replace the report the --out directory already holds.", panel=OUTPUT)
+]
+InputRate = Annotated[
+    float | None,
+    _opt(
+        "--input-rate", help="USD per million input tokens (with --output-rate).", panel=OUTPUT, metavar="USD"
+    ),
+]
+OutputRate = Annotated[
+    float | None,
+    _opt(
+        "--output-rate",
+        help="USD per million output tokens (with --input-rate).",
+        panel=OUTPUT,
+        metavar="USD",
+    ),
+]
+Cwd = Annotated[
+    Path | None,
+    typer.Option("--cwd", help="Workspace directory (default: the current directory).", metavar="DIR"),
+]
+
+
+def check_min(flag: str, value: float | None, minimum: float) -> None:
+    """A usage error (``typer.BadParameter``, exit 1) when ``value`` is below ``minimum``."""
+    if value is not None and value < minimum:
+        raise typer.BadParameter(f"{value} is below {minimum:g}", param_hint=f"'{flag}'")
+
+
+# --- groups -----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SelectionFlags:
+    """Selection: which tasks, how many repetitions, in which order, from where."""
+
+    tasks: Tasks = None
+    k: Annotated[
+        int | None,
+        _opt(
+            "--k",
+            "-k",
+            help="Repetitions per task (default 5; 1 in replay).",
+            panel=SELECTION,
+            metavar="N",
+            show_default=False,
+        ),
+    ] = None
+    seed: Seed = 0
+    suite_dir: SuiteDir = None
+    yes: Yes = False
+
+
+@dataclass(frozen=True)
+class RecordSelectionFlags:
+    """Selection for ``eval record`` (each task runs once: no ``--k``)."""
+
+    tasks: Tasks = None
+    seed: Seed = 0
+    suite_dir: SuiteDir = None
+    yes: Yes = False
+
+
+@dataclass(frozen=True)
+class ProviderFlags:
+    """Provider: where the answers come from."""
+
+    model: Model = None
+    base_url: BaseUrl = None
+    script: Script = None
+
+
+@dataclass(frozen=True)
+class PermissionFlags:
+    """Permissions: what the runner grants; every task's policy must stay within it."""
+
+    allow_write: AllowWrite = False
+    allow_process: AllowProcess = False
+    allow_external: AllowExternal = False
+    allow_analysis: AllowAnalysis = False
+    read_only: ReadOnly = False
+    allow_suite_full: AllowSuiteFull = False
+
+
+@dataclass(frozen=True)
+class OutputFlags:
+    """Output: where the report goes and what is printed."""
+
+    out: Annotated[
+        Path | None, _opt("--out", help="Write the report files directly here.", panel=OUTPUT, metavar="DIR")
+    ] = None
+    force: Force = False
+    keep: Keep = False
+    json_output: Json = False
+    input_rate: InputRate = None
+    output_rate: OutputRate = None
+
+
+@dataclass(frozen=True)
+class CheckedFlags:
+    """Output of ``eval record``: no report directory, no rates."""
+
+    keep: Keep = False
+    json_output: Json = False
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def grouped(func: F) -> F:
+    """``func`` with each dataclass-typed parameter spread into its fields (typer options) for typer.
+
+    The wrapper typer sees has the flat signature; it gathers the values back into each dataclass and calls
+    ``func`` with them. Field names are unique across a command's groups (typer passes them by name).
+    """
+    hints = typing.get_type_hints(func, include_extras=True)
+    flat: list[inspect.Parameter] = []
+    groups: list[tuple[str, type[Any], list[str]]] = []
+    for name, param in inspect.signature(func).parameters.items():
+        cls = hints[name]
+        if isinstance(cls, type) and dataclasses.is_dataclass(cls):
+            field_hints = typing.get_type_hints(cls, include_extras=True)
+            fields = dataclasses.fields(cls)
+            flat += [
+                inspect.Parameter(
+                    f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default, annotation=field_hints[f.name]
+                )
+                for f in fields
+            ]
+            groups.append((name, cls, [f.name for f in fields]))
+        else:
+            flat.append(param.replace(kind=inspect.Parameter.KEYWORD_ONLY, annotation=hints[name]))
+
+    @functools.wraps(func)
+    def wrapper(**kwargs: Any) -> Any:
+        for name, cls, names in groups:
+            kwargs[name] = cls(**{field: kwargs.pop(field) for field in names})
+        return func(**kwargs)
+
+    del wrapper.__wrapped__  # typer reads the flat signature below, not func's
+    signature = inspect.Signature(flat, return_annotation=hints.get("return", inspect.Signature.empty))
+    setattr(wrapper, "__signature__", signature)  # noqa: B010 (functools' wrapper type has no such attribute)
+    wrapper.__annotations__ = {param.name: param.annotation for param in flat}
+    return typing.cast(F, wrapper)
+
+
+class ModeChoice(StrEnum):
+    """``--mode``: live (the configured provider) or replay (cassettes)."""
+
+    LIVE = "live"
+    REPLAY = "replay"
+
+
+@dataclass(frozen=True)
+class RunProviderFlags(ProviderFlags):
+    """Provider of ``eval run``: also replay, from cassettes."""
+
+    mode: Annotated[
+        ModeChoice,
+        _opt(
+            "--mode", help="live (a provider) or replay (cassettes).", panel=PROVIDER, metavar="live|replay"
+        ),
+    ] = ModeChoice.LIVE
+    cassette_dir: Annotated[
+        Path | None,
+        _opt(
+            "--cassette-dir",
+            help="Cassettes to replay (default <suite>/cassettes).",
+            panel=PROVIDER,
+            metavar="DIR",
+        ),
+    ] = None
+
+
+@dataclass(frozen=True)
+class VariantsProviderFlags(ProviderFlags):
+    """Provider of ``eval variants``: live only (``--mode replay`` is refused: replay pins one configuration)."""
+
+    mode: Annotated[
+        ModeChoice,
+        _opt("--mode", help="live only: variants refuses replay.", panel=PROVIDER, metavar="live"),
+    ] = ModeChoice.LIVE

@@ -1,532 +1,461 @@
-"""The Reliability Lab's orchestration: find the suite, check it may run, run the planned runs, report.
+"""The lab's one pipeline: every lab command is one ``LabRequest`` through ``run_request``.
 
-What ``alisio eval run`` does, in order (every decision is a call into the core):
+``eval run``, ``eval record``, ``eval variants``, ``eval ci`` and ``make record-bundled`` are thin callers:
+they build a request, hand it here with a ``Ui`` (how to talk to the person), and show the ``LabOutcome``.
+The steps, in order, and the module that does each:
 
-1. ``find_suite``: the suite named by id or directory name, in ``--suite-dir`` (a suite or a directory of
-   suites; third-party) first, then among the bundled suites of the source checkout (``suites/`` next to
-   ``src/``; a wheel has none and says so).
-2. ``preflight``: select the tasks (``alisio.core.lab.schedule.select_tasks``), check every task's policy against the
-   granted effects (``alisio.core.harness.policy.check_task_policy``) and its agent against the configuration, all before the
-   first run: a task that asks for more than was granted is rejected with the flag to pass, never trimmed.
-3. ``confirm_third_party``: a ``--suite-dir`` suite is code that runs with the user's privileges: warn, and
-   ask on a terminal; without one refuse unless ``--yes``.
-4. ``run_lab``: plan the runs (``alisio.core.lab.schedule.plan_runs``), then for each: copy the fixture
-   (``alisio.shell.lab.workspace``), run the agent headless (``alisio.shell.harness.agent``), judge (``alisio.shell.lab.verifiers``), build the
-   ``RunRecord`` (``alisio.core.lab.outcome``) and append it to runs.jsonl at once, so a crash keeps the finished runs.
-   Ctrl-C stops after the current workspace is cleaned; the report of the finished runs is still written.
-   Finally ``alisio.core.lab.report.build_report`` and ``alisio.shell.lab.store.write_report_files``.
+1. configuration: config.toml (``alisio.shell.config_home``), or the defaults for ``eval ci`` and
+   record-bundled;
+2. the suite: found by id or directory name (``suite_choice.find_suite``);
+3. the variants file, when there is one (``variants.read_variants``): each variant is an arm;
+4. preflight: the selected tasks, and every task's policy and agent against the grants and each arm's
+   configuration (``preflight.preflight``), before anything runs;
+5. outputs: ``--out`` (refused when it holds a report, unless ``--force``) or the cassette directory;
+6. the provider plan: live, ``--script``, or the cassettes of replay (``plans``, ``alisio.shell.replay.record``);
+   record wraps it to keep every call;
+7. confirmation of a third-party suite (``suite_choice.confirm_third_party``);
+8. the report directory, claimed and locked for the command's life (``directory``);
+9. the run loop (``runner.run_loop``): every planned run through ``run_one.run_one`` and an executor, each
+   record appended to its arm's runs.jsonl as it finishes;
+10. reports: each arm's report.json, report.md and runs.jsonl (``alisio.core.lab.report``, ``store``), the
+    comparison of the variants, or the cassettes of a recording.
 
-The provider is chosen once per command as a ``ProviderPlan`` whose ``factory`` gives each run its provider:
-the same live provider for every run, a fresh scripted provider per run (``--script``), a replay of the task's
-cassette. Record and replay add a ``RunHook``: it wraps each run's provider once the run's fingerprint rules
-are known (the same rules the agent uses) and amends the run's record when it ends (replay's divergence).
+Nothing is run until steps 1-8 have passed: every problem they find is a ``LabError`` (exit 1). After the
+first run, Ctrl-C, a signal, a refused key, an unreachable endpoint or a full disk stop the loop, and the
+report of the finished runs is still written, marked interrupted.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import sys
+import contextlib
+import shutil
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
+from importlib.metadata import version
 from pathlib import Path
-from typing import IO, Protocol
 
-from returns.result import Failure, Success
+from returns.result import Failure
 
-from alisio.core.harness.agent_step import select_agent
-from alisio.core.harness.budget import RunBudget
+from alisio.core.exit_codes import ExitCode
 from alisio.core.harness.config import MeasuredConfig, config_hash
-from alisio.core.harness.events import Effect
-from alisio.core.harness.policy import Mode as PolicyMode
-from alisio.core.harness.policy import Policy, check_task_policy
-from alisio.core.lab.outcome import SetupError, record_from_run
+from alisio.core.lab.outcome import exit_code_for
 from alisio.core.lab.records import RunRecord
 from alisio.core.lab.report import Compaction, Conditions, Mode, Rates, Report, build_report
-from alisio.core.lab.schedule import RunSpec, plan_runs, select_tasks
-from alisio.core.lab.suite import Policy as TaskPolicy
+from alisio.core.lab.schedule import RunSpec, plan_runs
 from alisio.core.lab.suite import Task
-from alisio.core.lab.suite import violations as suite_violations
-from alisio.core.replay.fingerprint import Rules, path_rules
-from alisio.shell.harness.providers.base import Provider
-from alisio.shell.lab.store import RUNS_JSONL, write_report_files
-from alisio.shell.lab.suites import LoadedSuite, SuiteEntry, discover_suites
+from alisio.core.lab.variants import VariantsComparison, VariantsPlan, interleave
+from alisio.core.replay.cassette import CassetteHeader
+from alisio.shell.config_home import LoadedConfig, data_dir, load_config
+from alisio.shell.lab.directory import claim_run_dir, created_at_for, lock_directory, prepare_out, run_id_for
+from alisio.shell.lab.errors import LabError, LabStopped, Terminated
+from alisio.shell.lab.plans import ProviderPlan, live_plan, scripted_plan
+from alisio.shell.lab.preflight import preflight, unwritable_dir
+from alisio.shell.lab.request import LabRequest, RunMode
+from alisio.shell.lab.run_one import Arm, RunContext, run_one
+from alisio.shell.lab.runner import LoopResult, RunsLog, SerialExecutor, run_loop
+from alisio.shell.lab.store import write_report_files
+from alisio.shell.lab.suite_choice import SuiteChoice, bundled_suites_root, confirm_third_party, find_suite
+from alisio.shell.lab.variants import read_variants, write_comparison
+from alisio.shell.replay.record import Recorded, RecordHook
 
-__all__ = [
-    "NO_BUNDLED",
-    "LabError",
-    "LabResult",
-    "LabRun",
-    "ProviderPlan",
-    "RunHook",
-    "SuiteChoice",
-    "bundled_suites_root",
-    "claim_run_dir",
-    "confirm_third_party",
-    "find_suite",
-    "interactive_terminal",
-    "preflight",
-    "run_id_for",
-    "run_lab",
-    "task_policy",
-]
-
-NO_BUNDLED = (
-    "no bundled suites: this is not a source checkout (they live in its suites/ directory); pass --suite-dir"
-)
-
-
-class LabError(Exception):
-    """A usage or infrastructure problem found before the first run: ``lines`` are printed, exit 1."""
-
-    def __init__(self, *lines: str) -> None:
-        super().__init__(lines[0] if lines else "")
-        self.lines = lines
-
-
-# --- 1. the suite ------------------------------------------------------------------------------------------
-
-
-def bundled_suites_root(package_file: Path | None = None) -> Path | None:
-    """``suites/`` of the source checkout this package runs from, or ``None`` (an installed wheel).
-
-    A checkout is recognised by this module at ``src/shell/lab/`` (symbolic links resolved) next to a
-    ``pyproject.toml`` and a ``suites/`` directory.
-    """
-    here = (package_file or Path(__file__)).resolve()
-    package = here.parent.parent
-    root = package.parent.parent
-    if (
-        here.parent.name == "lab"
-        and package.name == "shell"
-        and package.parent.name == "src"
-        and (root / "pyproject.toml").is_file()
-    ):
-        suites = root / "suites"
-        return suites if suites.is_dir() else None
-    return None
+__all__ = ["ArmResult", "LabOutcome", "LabStart", "Ui", "run_request"]
 
 
 @dataclass(frozen=True)
-class SuiteChoice:
-    """The suite to run, and whether it came from ``--suite-dir`` (third-party code)."""
+class Ui:
+    """How the pipeline talks to the person running the command (the CLI builds it)."""
 
-    loaded: LoadedSuite
-    third_party: bool
-
-
-def _entry_names(entry: SuiteEntry) -> set[str]:
-    """The names a suite answers to: its directory name and its suiteId.
-
-    An invalid suite still answers to the ``suiteId`` its raw suite.json declares, so that naming it gives its
-    violations instead of silently falling back to a bundled suite with the same id.
-    """
-    names = {entry.directory.name}
-    match entry.result:
-        case Success(loaded):
-            names.add(loaded.suite.suite_id)
-        case Failure(_):
-            names |= _declared_suite_id(entry.directory / "suite.json")
-    return names
-
-
-def _declared_suite_id(suite_json: Path) -> set[str]:
-    """The ``suiteId`` a (possibly invalid) suite.json declares, if it can be read at all."""
-    try:
-        data = json.loads(suite_json.read_bytes())
-    except (OSError, ValueError):
-        return set()
-    declared = data.get("suiteId") if isinstance(data, dict) else None
-    return {declared} if isinstance(declared, str) else set()
-
-
-def find_suite(ref: str, suite_dir: Path | None, bundled: Path | None) -> SuiteChoice:
-    """The suite whose id or directory name is ``ref``: in ``suite_dir`` first, then among the bundled ones.
-
-    Raises:
-        LabError: no such suite (listing the known ones), a ``suite_dir`` that does not exist, or a matching
-            suite that is invalid (every violation, with its file).
-    """
-    entries: list[tuple[SuiteEntry, bool]] = []
-    if suite_dir is not None:
-        if not suite_dir.exists():
-            raise LabError(f"--suite-dir {suite_dir}: no such directory")
-        entries += [(entry, True) for entry in discover_suites(suite_dir)]
-    if bundled is not None:
-        entries += [(entry, False) for entry in discover_suites(bundled)]
-    for entry, third_party in entries:
-        if ref not in _entry_names(entry):
-            continue
-        match entry.result:
-            case Success(loaded):
-                return SuiteChoice(loaded=loaded, third_party=third_party)
-            case Failure(error):
-                raise LabError(*(f"{error.source}: {line}" for line in suite_violations(error)))
-    known = sorted({e.result.unwrap().suite.suite_id for e, _ in entries if isinstance(e.result, Success)})
-    message = f"no suite {ref!r}"
-    if known:
-        message += f" (known: {', '.join(known)})"
-    if bundled is None:
-        message += (
-            f"; {NO_BUNDLED}" if suite_dir is None else "; there are no bundled suites outside a checkout"
-        )
-    elif suite_dir is None:
-        message += "; pass --suite-dir DIR for a suite outside the bundled ones"
-    raise LabError(message)
-
-
-# --- 2. before the first run -------------------------------------------------------------------------------
-
-
-def task_policy(policy: TaskPolicy, read_only: bool) -> Policy:
-    """The harness policy of a task (``--read-only`` restricts it further)."""
-    return Policy(
-        mode=PolicyMode(policy.mode),
-        allow=frozenset(Effect(effect) for effect in policy.allow),
-        read_only=policy.read_only or read_only,
-    )
-
-
-def preflight(
-    loaded: LoadedSuite,
-    wanted: Sequence[str] | None,
-    granted: frozenset[Effect],
-    *,
-    read_only: bool,
-    allow_suite_full: bool,
-    measured: MeasuredConfig,
-) -> tuple[Task, ...]:
-    """The selected tasks, once every one of them may run as asked.
-
-    Raises:
-        LabError: an unknown task id (listing the known ones), and one line per task whose policy asks for an
-            effect that was not granted (with the flag to pass), needs ``--allow-suite-full``, or names an
-            agent the configuration does not have.
-    """
-    selected = select_tasks(loaded.suite, wanted)
-    if isinstance(selected, Failure):
-        raise LabError(str(selected.failure()))
-    tasks: tuple[Task, ...] = selected.unwrap()
-    problems: list[str] = []
-    ceiling = frozenset({Effect.READ}) if read_only else granted
-    for task in tasks:
-        match check_task_policy(task_policy(task.policy, False), ceiling, allow_suite_full):
-            case Failure(error):
-                message = error.message
-                if read_only and error.effect is not None:
-                    message = f"policy.allow asks for the {error.effect} effect, which --read-only denies"
-                problems.append(f"task {task.id}: {message}")
-            case _:
-                pass
-        if isinstance(select_agent(measured, task.agent), Failure):
-            problems.append(
-                f"task {task.id}: agent {task.agent!r} is not a main agent of the configuration "
-                f"(define [agents.{task.agent}] in config.toml)"
-            )
-    if problems:
-        noun = "task" if len(problems) == 1 else "tasks"
-        raise LabError(*problems, f"nothing was run: fix or grant the {noun} above")
-    return tasks
-
-
-def confirm_third_party(
-    choice: SuiteChoice, *, yes: bool, interactive: bool, say: Callable[[str], None], ask: Callable[[], str]
-) -> None:
-    """Warn about a ``--suite-dir`` suite; ask on a terminal unless ``yes``; refuse without one.
-
-    Raises:
-        LabError: not confirmed, or no terminal to ask and no ``--yes``.
-    """
-    if not choice.third_party:
-        return
-    suite = choice.loaded.suite
-    say(
-        f"warning: suite {suite.suite_id} comes from --suite-dir ({choice.loaded.directory}): its verifier "
-        "commands and the tools it enables run with your privileges, not sandboxed. "
-        "Only run suites you trust."
-    )
-    if yes:
-        return
-    if not interactive:
-        raise LabError(
-            "refusing to run a --suite-dir suite without a terminal to confirm it; pass --yes to accept it"
-        )
-    if ask().strip().lower() not in ("y", "yes"):
-        raise LabError("not confirmed; nothing was run")
-
-
-# --- 3. the runs -------------------------------------------------------------------------------------------
+    say: Callable[[str], None]
+    """One line for people (stderr)."""
+    ask: Callable[[str], str]
+    """Asks a question on the terminal and returns the answer line."""
+    interactive: bool
+    """Whether a person can answer (stdin and stderr are terminals)."""
+    on_start: Callable[[LabStart], None] = lambda start: None
+    """Called once, just before the first run."""
+    on_record: Callable[[RunRecord, int, int], None] = lambda record, done, total: None
+    """Called with each finished record, how many have finished, and how many are planned."""
 
 
 @dataclass(frozen=True)
-class ProviderPlan:
-    """The provider of a command: what the report names, and how each run gets its provider."""
+class LabStart:
+    """What the command is about to run, once every check passed."""
 
-    id: str
-    model: str
-    factory: Callable[[Task, RunSpec], Provider]
-    """The provider for one run (the same live provider every time; a fresh scripted one per run)."""
-    close: Callable[[], None]
-    key: str | None = None
-    """The API key, only to keep it out of the environment of commands; never stored."""
-    hook: RunHook | None = None
-    """Record and replay: wraps each run's provider and sees each run's record (``None``: neither)."""
-
-
-class RunHook(Protocol):
-    """What record and replay add to a run (``alisio.shell.replay.record``)."""
-
-    def wrap(self, provider: Provider, task: Task, rules: Rules) -> Provider:
-        """The provider the run uses, given the factory's and the run's fingerprint rules."""
-        ...
-
-    def finish(self, provider: Provider, task: Task, record: RunRecord) -> RunRecord:
-        """The run's record once it ended (``provider`` is what ``wrap`` returned); replay adds divergence."""
-        ...
-
-
-@dataclass(frozen=True)
-class LabRun:
-    """Everything ``run_lab`` needs, decided before the first run."""
-
-    loaded: LoadedSuite
+    choice: SuiteChoice
     tasks: tuple[Task, ...]
     k: int
     seed: int
     mode: Mode
     provider: ProviderPlan
-    measured: MeasuredConfig
-    granted: frozenset[Effect]
-    read_only: bool
-    keep: bool
-    directory: Path
-    """Where report.json, report.md and runs.jsonl go (created and empty)."""
-    run_id: str
-    created_at: str
-    harness_version: str = field(default_factory=lambda: _installed_version())
-    rates: Rates | None = None
-    tool_env: Mapping[str, str] | None = None
-    """The environment of ``bash`` commands and command verifiers (``None``: the tools' default)."""
+    arms: tuple[Arm, ...]
+    variants: VariantsPlan | None
+    root: Path
+    """The report directory (the variants' root; a temporary directory for a recording)."""
+
+    @property
+    def planned(self) -> int:
+        """How many runs the command plans, over every arm."""
+        return len(self.tasks) * self.k * len(self.arms)
 
 
 @dataclass(frozen=True)
-class LabResult:
-    """The finished records (in run order), their report, and whether Ctrl-C stopped the command."""
+class ArmResult:
+    """One arm's finished records (plan order) and its report."""
 
+    arm: Arm
     records: tuple[RunRecord, ...]
     report: Report
-    directory: Path
-    interrupted: bool
 
 
-def run_id_for(now: datetime) -> str:
-    """The run id of a command started at ``now``: ``2026-10-13T12-00-00-000Z`` (UTC, filesystem-safe)."""
-    utc = now.astimezone(UTC)
-    return utc.strftime("%Y-%m-%dT%H-%M-%S-") + f"{utc.microsecond // 1000:03d}Z"
+@dataclass(frozen=True)
+class LabOutcome:
+    """What the command did: each arm's report, a comparison or cassettes, and whether it stopped early."""
+
+    start: LabStart
+    arms: tuple[ArmResult, ...]
+    comparison: VariantsComparison | None
+    recorded: tuple[Recorded, ...]
+    interrupted: KeyboardInterrupt | None
+    stopped: str | None
+
+    @property
+    def records(self) -> tuple[RunRecord, ...]:
+        """Every finished record, arm after arm."""
+        return tuple(record for arm in self.arms for record in arm.records)
+
+    @property
+    def exit_code(self) -> ExitCode:
+        """130/143/129 when interrupted, 1 when stopped early, 2 on a divergence, 1 when a run errored, else 0."""
+        if self.interrupted is not None:
+            interrupt = self.interrupted
+            return (
+                ExitCode.for_signal(interrupt.signum)
+                if isinstance(interrupt, Terminated)
+                else ExitCode.INTERRUPTED
+            )
+        if self.stopped is not None:
+            return ExitCode.FAILURE
+        return exit_code_for(self.records)
 
 
-def granted_effects(flags: Mapping[str, bool]) -> frozenset[Effect]:
-    """Read plus the effects whose ``--allow-*`` flag is on (``{"write": True, ...}``)."""
-    return frozenset({Effect.READ} | {Effect(name) for name, on in flags.items() if on})
+# --- 1-5: before anything runs ------------------------------------------------------------------------------
 
 
-def rates_from(input_rate: float | None, output_rate: float | None) -> Rates | None:
-    """``--input-rate`` and ``--output-rate`` as Rates (``None`` when neither); one without the other fails."""
-    if (input_rate is None) != (output_rate is None):
-        raise LabError("--input-rate and --output-rate go together: pass both or neither")
-    if input_rate is None or output_rate is None:
-        return None
-    return Rates(input_rate=input_rate, output_rate=output_rate)
+def _configuration(request: LabRequest) -> tuple[MeasuredConfig, LoadedConfig | None]:
+    """The measured configuration and the loaded config file (``None`` with ``default_config``)."""
+    if request.default_config:
+        return MeasuredConfig(), None
+    loaded = load_config(request.env)
+    if isinstance(loaded, Failure):
+        raise LabError(str(loaded.failure()))
+    config: LoadedConfig = loaded.unwrap()
+    return config.config.measured, config
 
 
-def created_at_for(now: datetime) -> str:
-    """``now`` as a report's createdAt: ``2026-10-13T12:00:00.000Z`` (UTC, milliseconds)."""
-    return now.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+def _selected(
+    request: LabRequest, choice: SuiteChoice, measured: Sequence[tuple[str | None, MeasuredConfig]]
+) -> tuple[Task, ...]:
+    """The tasks, once they may run under every arm's configuration (agents may differ between variants).
 
-
-def _installed_version() -> str:
-    from importlib.metadata import version
-
-    return version("alisio")
-
-
-def claim_run_dir(root: Path, run_id: str) -> tuple[str, Path]:
-    """Create ``root/run_id`` (``-2``, ``-3``... appended while it exists) and return the id and directory."""
-    root.mkdir(parents=True, exist_ok=True)
-    candidate, number = run_id, 1
-    while True:
+    A problem every arm shares is said once; otherwise each line names its variant.
+    """
+    selection, permissions = request.selection, request.permissions
+    selected: tuple[Task, ...] = ()
+    failing: list[tuple[str | None, tuple[str, ...]]] = []
+    for variant, config in measured:
         try:
-            (root / candidate).mkdir()
-            return candidate, root / candidate
-        except FileExistsError:
-            number += 1
-            candidate = f"{run_id}-{number}"
+            selected = preflight(
+                choice.loaded,
+                selection.tasks,
+                permissions.granted,
+                read_only=permissions.read_only,
+                allow_suite_full=permissions.allow_suite_full,
+                measured=config,
+            )
+        except LabError as error:
+            failing.append((variant, error.lines))
+    if not failing:
+        return selected
+    if len(failing) == len(measured) and all(lines == failing[0][1] for _, lines in failing):
+        raise LabError(*failing[0][1])
+    raise LabError(*(f"variant {variant}: {line}" for variant, lines in failing for line in lines))
 
 
-def _conditions(lab: LabRun) -> Conditions:
-    suite = lab.loaded.suite
+def _check_outputs(request: LabRequest, choice: SuiteChoice, arms: Sequence[str | None]) -> None:
+    """``--out`` (or the cassette directory of a recording) can be written, and holds no report."""
+    if request.mode is RunMode.RECORD:
+        from alisio.shell.replay.cassettes import cassette_dir_for
+
+        target = cassette_dir_for(choice.loaded.directory, request.cassette_dir)
+        flag = "--cassette-dir" if request.cassette_dir is not None else "cassettes"
+        if (problem := unwritable_dir(target, flag)) is not None:
+            raise LabError(problem)
+    elif request.output.out is not None:
+        subdirs = [arm for arm in arms if arm is not None]
+        prepare_out(request.output.out, "--out", request.output.force, subdirs)
+
+
+def _provider_plan(
+    request: LabRequest,
+    choice: SuiteChoice,
+    tasks: tuple[Task, ...],
+    measured: MeasuredConfig,
+    loaded: LoadedConfig | None,
+    say: Callable[[str], None],
+) -> ProviderPlan:
+    """The provider of every run: the cassettes (replay), the script, or the configured provider."""
+    if request.mode is RunMode.REPLAY:
+        from alisio.shell.replay.cassettes import cassette_dir_for
+        from alisio.shell.replay.record import config_hash_warnings, load_cassettes, replay_plan
+
+        cassettes = load_cassettes(
+            choice.loaded, tasks, cassette_dir_for(choice.loaded.directory, request.cassette_dir)
+        )
+        for warning in config_hash_warnings(cassettes, config_hash(measured)):
+            say(warning)
+        return replay_plan(cassettes)
+    options = request.provider
+    if options.script is not None:
+        return scripted_plan(options.script, tasks, options.model)
+    if loaded is None:
+        raise LabError("a live run needs the configuration (pass --script to play scripted turns)")
+    return live_plan(loaded, options.model, options.base_url, request.env)
+
+
+# --- 8: the report directory --------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _report_directory(request: LabRequest, now: datetime) -> Iterator[tuple[str, Path]]:
+    """The run id and the report directory, claimed and locked for the block (temporary for a recording)."""
+    run_id = run_id_for(now)
+    if request.mode is RunMode.RECORD:
+        directory = Path(tempfile.mkdtemp(prefix="alisio-record-"))
+        try:
+            yield run_id, directory
+        finally:
+            shutil.rmtree(directory, ignore_errors=True)  # a recording is not a measurement
+        return
+    if request.output.out is not None:
+        directory = request.output.out
+    else:
+        run_id, directory = claim_run_dir(data_dir(request.env), run_id, request.env)
+    with lock_directory(directory):
+        yield run_id, directory
+
+
+# --- 9-10: the runs and the reports ---------------------------------------------------------------------------
+
+
+def _stop_reason(plan: ProviderPlan) -> Callable[[RunRecord], str | None]:
+    """Says when a finished run shows every further run is pointless: a refused key, an unreachable endpoint."""
+    where = f" at {plan.endpoint}" if plan.endpoint else ""
+
+    def reason(record: RunRecord) -> str | None:
+        detail = record.errors[-1] if record.errors else record.reason
+        if record.reason == "provider_auth":
+            if plan.key_source is not None:
+                return f"the provider{where} refused the API key from {plan.key_source}: {detail}"
+            return f"the provider{where} refused the request and no API key is configured: {detail}"
+        # a stream that broke off mid-way reached the endpoint: only a failure to connect stops everything
+        if record.reason == "provider_network" and "mid-stream" not in (detail or ""):
+            return f"the provider{where} cannot be reached after the retries: {detail}"
+        return None
+
+    return reason
+
+
+def _conditions(start: LabStart, arm: Arm, rates: Rates | None, created_at: str) -> Conditions:
+    suite = start.choice.loaded
+    measured = arm.measured
     return Conditions(
+        suite_id=suite.suite.suite_id,
+        suite_version=suite.suite.suite_version,
+        suite_hash=suite.content_hash,
+        harness_version=version("alisio"),
+        config_hash=config_hash(measured),
+        provider=start.provider.id,
+        model=start.provider.model,
+        endpoint=start.provider.endpoint,
+        mode=start.mode,
+        k=start.k,
+        seed=start.seed,
+        compaction=Compaction(
+            threshold=measured.compaction.threshold, max_context_chars=measured.limits.max_context_chars
+        ),
+        rates=rates,
+        run_id=arm.run_id,
+        created_at=created_at,
+    )
+
+
+def _specs(start: LabStart) -> tuple[RunSpec, ...]:
+    """The plan: task x repetition in seeded order; every variant over the same slots, A,B then B,A."""
+    task_ids = [task.id for task in start.tasks]
+    if start.variants is None:
+        return plan_runs(task_ids, start.k, start.seed).unwrap()  # ids are unique and k >= 1 (checked)
+    ids = [variant.id for variant in start.variants.variants]
+    return interleave(ids, task_ids, start.k, start.seed).unwrap()
+
+
+def _write_reports(
+    start: LabStart, loop: LoopResult, rates: Rates | None, created_at: str
+) -> tuple[ArmResult, ...]:
+    """Each arm's report files, from its finished records.
+
+    Raises:
+        LabStopped: a report file cannot be written (a full disk...), naming the directory.
+    """
+    results = []
+    planned = len(start.tasks) * start.k
+    interrupted = loop.stopped is not None
+    for arm in start.arms:
+        records = tuple(record for record in loop.records if record.variant == arm.variant)
+        conditions = _conditions(start, arm, rates, created_at)
+        report = build_report(
+            records, conditions, planned_runs=planned, interrupted=interrupted, stopped=loop.stopped
+        )
+        try:
+            write_report_files(arm.directory, report, records)
+        except OSError as error:
+            raise LabStopped(f"{arm.directory}: cannot write the report: {error.strerror or error}") from None
+        results.append(ArmResult(arm=arm, records=records, report=report))
+    return tuple(results)
+
+
+def _execute(request: LabRequest, start: LabStart, ctx: RunContext, ui: Ui, created_at: str) -> LabOutcome:
+    """Run the plan, write the reports, then the comparison or the cassettes."""
+    by_task = {task.id: task for task in start.tasks}
+    by_arm = {arm.variant: arm for arm in start.arms}
+
+    def run(spec: RunSpec) -> RunRecord:
+        return run_one(ctx, by_arm[spec.variant], by_task[spec.task_id], spec)
+
+    log = RunsLog({arm.variant: arm.directory for arm in start.arms})
+    try:
+        loop = run_loop(
+            _specs(start),
+            run,
+            SerialExecutor(),
+            log,
+            on_record=ui.on_record,
+            stop_reason=_stop_reason(ctx.provider),
+        )
+    finally:
+        log.close()
+    arms = _write_reports(start, loop, request.rates, created_at)
+    comparison = None
+    if start.variants is not None:
+        comparison = write_comparison(start.variants, [arm.report for arm in arms], start.root)
+    recorded: tuple[Recorded, ...] = ()
+    if request.mode is RunMode.RECORD:
+        recorded = _write_cassettes(request, start, ctx, loop, ui)
+    return LabOutcome(
+        start=start,
+        arms=arms,
+        comparison=comparison,
+        recorded=recorded,
+        interrupted=loop.interrupted,
+        stopped=loop.stopped,
+    )
+
+
+def _write_cassettes(
+    request: LabRequest, start: LabStart, ctx: RunContext, loop: LoopResult, ui: Ui
+) -> tuple[Recorded, ...]:
+    """The cassettes of a recording: every task's, or none when the recording stopped early."""
+    from alisio.shell.replay.cassettes import cassette_dir_for, credentials_of
+    from alisio.shell.replay.record import write_recorded
+
+    if loop.stopped is not None:
+        return ()  # a recording that stopped early writes nothing (the command says so)
+    hook = ctx.provider.hook
+    assert isinstance(hook, RecordHook)  # run_request wrapped the plan
+    suite = start.choice.loaded.suite
+    header = CassetteHeader(
+        format="cassette/v1",
         suite_id=suite.suite_id,
         suite_version=suite.suite_version,
-        suite_hash=lab.loaded.content_hash,
-        harness_version=lab.harness_version,
-        config_hash=config_hash(lab.measured),
-        provider=lab.provider.id,
-        model=lab.provider.model,
-        mode=lab.mode,
-        k=lab.k,
-        seed=lab.seed,
-        compaction=Compaction(
-            threshold=lab.measured.compaction.threshold,
-            max_context_chars=lab.measured.limits.max_context_chars,
-        ),
-        rates=lab.rates,
-        run_id=lab.run_id,
-        created_at=lab.created_at,
+        task_id="",
+        config_hash=config_hash(start.arms[0].measured),
+        harness_version=ctx.harness_version,
+        model=ctx.provider.model,
+        provider=ctx.provider.id,
+    )
+    directory = cassette_dir_for(start.choice.loaded.directory, request.cassette_dir)
+    known = credentials_of(request.env, ctx.provider.key)
+    return write_recorded(start.choice.loaded, start.tasks, hook, header, directory, known, ui.say)
+
+
+def _arms(
+    request: LabRequest, measured: MeasuredConfig, variants: VariantsPlan | None, run_id: str, root: Path
+) -> tuple[Arm, ...]:
+    if variants is None:
+        return (Arm(variant=None, measured=measured, directory=root, run_id=run_id),)
+    return tuple(
+        Arm(variant=v.id, measured=v.measured, directory=root / v.id, run_id=f"{run_id}/{v.id}")
+        for v in variants.variants
     )
 
 
-def _run_one(lab: LabRun, task: Task, spec: RunSpec, say: Callable[[str], None]) -> RunRecord:
-    """Copy the fixture, run the agent, judge: the run's record (infrastructure failures are ``error``)."""
-    from alisio.shell.harness.agent import AgentSetup, run_agent
-    from alisio.shell.lab.verifiers import run_verifiers
-    from alisio.shell.lab.workspace import WorkspaceError, prepare_workspace
+def run_request(request: LabRequest, ui: Ui) -> LabOutcome:
+    """Carry out one lab command: check everything, run every planned run, write the reports.
 
-    measured_hash = config_hash(lab.measured)
+    Raises:
+        LabError: a problem found before the first run (nothing ran), one line each.
+        LabStopped: the reports or cassettes could not be written after the runs (naming why).
+        KeyboardInterrupt: Ctrl-C or a signal before the first run (nothing ran).
+    """
+    from alisio.shell.harness.tools.dispatch import tool_env
+    from alisio.shell.replay.record import recording_plan
+
+    measured, loaded = _configuration(request)
+    choice = find_suite(request.selection.suite, request.selection.suite_dir, bundled_suites_root())
+    variants = (
+        None
+        if request.variants_file is None
+        else read_variants(request.variants_file, measured, choice.loaded)
+    )
+    configs = [(None, measured)] if variants is None else [(v.id, v.measured) for v in variants.variants]
+    tasks = _selected(request, choice, configs)
+    _check_outputs(request, choice, [variant for variant, _ in configs])
+    plan = _provider_plan(request, choice, tasks, measured, loaded, ui.say)
+    if request.mode is RunMode.RECORD:
+        plan, _ = recording_plan(plan)
     try:
-        with prepare_workspace(
-            lab.loaded.fixture_dir(task),
-            fixture_git=task.fixture_git,
-            keep=lab.keep,
-            prefix=f"alisio-{task.id}-",
-        ) as workspace:
-            if workspace.kept:
-                say(f"  kept {task.id} #{spec.repetition + 1}: {workspace.path}")
-            rules = path_rules(str(workspace.path), str(workspace.path.resolve()))
-            rules += tuple((rule.pattern, rule.replace) for rule in task.replay_normalize)
-            provider = lab.provider.factory(task, spec)
-            if lab.provider.hook is not None:
-                provider = lab.provider.hook.wrap(provider, task, rules)
-            budget = task.budget
-            result = run_agent(
-                AgentSetup(
-                    prompt=task.prompt,
-                    workspace=workspace.path,
-                    provider=provider,
-                    model=lab.provider.model,
-                    measured=lab.measured,
-                    policy=task_policy(task.policy, lab.read_only),
-                    granted=lab.granted,
-                    budget=RunBudget(
-                        max_turns=budget.max_turns,
-                        max_wall_ms=budget.max_wall_ms,
-                        max_tokens=budget.max_tokens,
-                        max_tool_calls=budget.max_tool_calls,
-                    ),
-                    agent=task.agent,
-                    approver=None,
-                    normalize_rules=rules,
-                    harness_version=lab.harness_version,
-                    config_hash=measured_hash,
-                    env=lab.tool_env,
-                )
+        confirm_third_party(
+            choice,
+            yes=request.selection.yes,
+            interactive=ui.interactive,
+            say=ui.say,
+            ask=lambda: ui.ask("Run it? [y/N] "),
+        )
+        now = datetime.now(UTC)
+        with _report_directory(request, now) as (run_id, root):
+            start = LabStart(
+                choice=choice,
+                tasks=tasks,
+                k=1 if request.mode is RunMode.RECORD else request.selection.k,
+                seed=request.selection.seed,
+                mode=Mode.REPLAY if request.mode is RunMode.REPLAY else Mode.LIVE,
+                provider=plan,
+                arms=_arms(request, measured, variants, run_id, root),
+                variants=variants,
+                root=root,
             )
-            verifiers = run_verifiers(task, workspace, result.events, env=lab.tool_env)
-    except WorkspaceError as error:
-        setup = SetupError(reason=error.reason, message=str(error))
-        return record_from_run(spec, (), None, None, (), config_hash=measured_hash, setup_error=setup)
-    record = record_from_run(
-        spec,
-        result.events,
-        result.outcome,
-        result.reason,
-        verifiers,
-        config_hash=measured_hash,
-        error=result.message if result.outcome == "error" else None,
-    )
-    hook = lab.provider.hook
-    return record if hook is None else hook.finish(provider, task, record)
-
-
-def run_lab(
-    lab: LabRun,
-    *,
-    say: Callable[[str], None],
-    on_record: Callable[[RunRecord, int, int], None] = lambda record, index, total: None,
-) -> LabResult:
-    """Run every planned run of ``lab`` and write the three report files into ``lab.directory``.
-
-    Args:
-        say: prints one line for people (stderr).
-        on_record: called with each finished record, its 1-based index and the number of runs.
-
-    Returns:
-        The records, the report, and ``interrupted`` when Ctrl-C stopped it (the current run is dropped,
-        its workspace removed; the finished runs are reported).
-    """
-    from msgspec.json import Encoder
-
-    plan = plan_runs([task.id for task in lab.tasks], lab.k, lab.seed).unwrap()  # ids are unique, k >= 1
-    by_id = {task.id: task for task in lab.tasks}
-    records: list[RunRecord] = []
-    interrupted = False
-    encoder = Encoder()
-    runs = open_runs(lab.directory)
-    with runs:
-        for index, spec in enumerate(plan, start=1):
-            try:
-                record = _run_one(lab, by_id[spec.task_id], spec, say)
-                records.append(record)
-                _append(runs, encoder.encode(record) + b"\n")
-                on_record(record, index, len(plan))
-            except KeyboardInterrupt:
-                interrupted = True
-                say(f"interrupted: writing the report of the {len(records)} finished runs")
-                break
-    report = build_report(records, _conditions(lab), planned_runs=len(plan), interrupted=interrupted)
-    write_report_files(lab.directory, report, records)
-    return LabResult(records=tuple(records), report=report, directory=lab.directory, interrupted=interrupted)
-
-
-def unwritable_dir(directory: Path, flag: str) -> str | None:
-    """Why ``directory`` cannot be created or written, checked before the first run, creating nothing.
-
-    The first ancestor that exists must be a directory this process may write into.
-    """
-    existing = directory
-    while not existing.exists() and existing.parent != existing:
-        existing = existing.parent
-    if not existing.is_dir():
-        return f"{flag} {directory}: {existing} is not a directory; nothing was run"
-    if not os.access(existing, os.W_OK | os.X_OK):
-        return f"{flag} {directory}: {existing} is not writable; nothing was run"
-    # os.access says yes to root everywhere (even /proc): a probe directory made and removed is the real test.
-    try:
-        os.rmdir(tempfile.mkdtemp(prefix=".alisio-probe-", dir=existing))
-    except OSError as error:
-        why = error.strerror or str(error)
-        return f"{flag} {directory}: {existing} is not writable ({why}); nothing was run"
-    return None
-
-
-def open_runs(directory: Path) -> IO[bytes]:
-    """runs.jsonl opened for writing in ``directory`` (created), or a ``LabError`` before the first run."""
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        return (directory / RUNS_JSONL).open("wb")
-    except OSError as error:
-        why = error.strerror or str(error)
-        raise LabError(f"{directory}: cannot write the report there ({why}); nothing was run") from None
-
-
-def _append(handle: IO[bytes], line: bytes) -> None:
-    handle.write(line)
-    handle.flush()
-    os.fsync(handle.fileno())
-
-
-def interactive_terminal() -> bool:
-    """Whether a person can answer on this terminal (stdin and stderr are both terminals)."""
-    return sys.stdin.isatty() and sys.stderr.isatty()
+            ctx = RunContext(
+                loaded=choice.loaded,
+                provider=plan,
+                granted=request.permissions.granted,
+                read_only=request.permissions.read_only,
+                keep=request.output.keep,
+                harness_version=version("alisio"),
+                tool_env=tool_env(request.env, plan.key),
+                say=ui.say,
+            )
+            ui.on_start(start)
+            return _execute(request, start, ctx, ui, created_at_for(now))
+    finally:
+        plan.close()

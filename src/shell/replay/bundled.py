@@ -3,47 +3,30 @@
 ``python -m alisio.shell.replay.bundled [--tasks suite/task,...] [--out DIR]``
 
 Every bundled suite with a ``scripts/`` directory is recorded: each task that has ``scripts/<task-id>.json``
-runs once with that script, under the default measured configuration (never the user's), with
-``--allow-write --allow-process`` granted, and its cassette goes to ``suites/<suite>/cassettes/`` (or
-``DIR/<suite>/`` with ``--out``). The recordings hold no timestamp and normalise per-run paths, so two
-consecutive recordings are byte-identical. Exit 0 when every cassette was written and every recorded run
-passed; 1 otherwise (one line on stderr says why). The command itself (options, exit codes) is
-``alisio.shell.cli.record_bundled``; this module does the recording.
+runs once with that script, through the lab's pipeline as ``eval record`` does, under the default measured
+configuration (never the user's), with ``--allow-write --allow-process`` granted; its cassette goes to
+``suites/<suite>/cassettes/`` (or ``DIR/<suite>/`` with ``--out``). The recordings hold no timestamp and
+normalise per-run paths, so two consecutive recordings are byte-identical. The command itself (options, exit
+codes) is ``alisio.shell.cli.record_bundled``.
 """
 
 from __future__ import annotations
 
 import os
-import sys
-import tempfile
-from datetime import UTC, datetime
+from collections.abc import Callable
 from pathlib import Path
 
 from returns.result import Success
 
-from alisio.core.harness.config import MeasuredConfig
-from alisio.core.lab.report import Mode
-from alisio.core.lab.suite import Task
-from alisio.shell.harness.tools.dispatch import tool_env
-from alisio.shell.lab.pipeline import (
-    LabError,
-    LabRun,
-    bundled_suites_root,
-    created_at_for,
-    preflight,
-    run_id_for,
-)
+from alisio.shell.lab.errors import LabError
+from alisio.shell.lab.pipeline import Ui, run_request
+from alisio.shell.lab.request import LabRequest, Permissions, ProviderOptions, RunMode, Selection
+from alisio.shell.lab.suite_choice import bundled_suites_root
 from alisio.shell.lab.suites import LoadedSuite, discover_suites
-from alisio.shell.replay.cassettes import credentials_of
-from alisio.shell.replay.record import BUNDLED_GRANTS, Recorded, record_cassettes, recording_plan
+
+__all__ = ["SCRIPTS", "record_bundled"]
 
 SCRIPTS = "scripts"
-GRANTED = BUNDLED_GRANTS
-
-
-def _say(line: str) -> None:
-    sys.stderr.write(line + "\n")
-    sys.stderr.flush()
 
 
 def _wanted(tasks: str | None) -> dict[str, set[str]] | None:
@@ -60,51 +43,25 @@ def _wanted(tasks: str | None) -> dict[str, set[str]] | None:
 
 
 def _scripted_suites(root: Path) -> list[LoadedSuite]:
-    suites: list[LoadedSuite] = []
-    for entry in discover_suites(root):
-        if isinstance(entry.result, Success) and (entry.directory / SCRIPTS).is_dir():
-            suites.append(entry.result.unwrap())
-    return suites
+    return [
+        entry.result.unwrap()
+        for entry in discover_suites(root)
+        if isinstance(entry.result, Success) and (entry.directory / SCRIPTS).is_dir()
+    ]
 
 
-def _selected(loaded: LoadedSuite, wanted: set[str] | None) -> tuple[Task, ...]:
+def _task_ids(loaded: LoadedSuite, wanted: set[str] | None) -> tuple[str, ...]:
     scripted = {path.stem for path in (loaded.directory / SCRIPTS).glob("*.json")}
     unknown = sorted((wanted or set()) - scripted)
     if unknown:
         names = ", ".join(f"{loaded.suite.suite_id}/{task}" for task in unknown)
         raise LabError(f"--tasks: no script for {names} (scripted: {', '.join(sorted(scripted))})")
-    ids = [task.id for task in loaded.suite.tasks if task.id in (wanted if wanted is not None else scripted)]
-    measured = MeasuredConfig()
-    return preflight(loaded, ids, GRANTED, read_only=False, allow_suite_full=False, measured=measured)
+    chosen = wanted if wanted is not None else scripted
+    return tuple(task.id for task in loaded.suite.tasks if task.id in chosen)
 
 
-def record_suite(loaded: LoadedSuite, tasks: tuple[Task, ...], directory: Path) -> tuple[Recorded, ...]:
-    """Record ``tasks`` of ``loaded`` with their scripts into ``directory`` (default configuration)."""
-    from alisio.shell.lab.scripted_plan import scripted_plan
-
-    plan, hook = recording_plan(scripted_plan(loaded.directory / SCRIPTS, tasks, None))
-    now = datetime.now(UTC)
-    lab = LabRun(
-        loaded=loaded,
-        tasks=tasks,
-        k=1,
-        seed=0,
-        mode=Mode.LIVE,
-        provider=plan,
-        measured=MeasuredConfig(),
-        granted=GRANTED,
-        read_only=False,
-        keep=False,
-        directory=Path(tempfile.mkdtemp(prefix="alisio-record-")),
-        run_id=run_id_for(now),
-        created_at=created_at_for(now),
-        tool_env=tool_env(os.environ, None),
-    )
-    return record_cassettes(lab, hook, directory, credentials_of(os.environ, None), say=_say)
-
-
-def record_bundled(tasks: str | None, out: Path | None) -> int:
-    """Record the bundled cassettes (``--tasks suite/task,...`` or all scripted ones) and say each on stderr.
+def record_bundled(tasks: str | None, out: Path | None, say: Callable[[str], None]) -> int:
+    """Record the bundled cassettes (``--tasks suite/task,...`` or all scripted ones), each said on stderr.
 
     Returns:
         How many recorded runs did not pass.
@@ -121,14 +78,28 @@ def record_bundled(tasks: str | None, out: Path | None) -> int:
     if wanted is not None and set(wanted) - known:
         missing = ", ".join(sorted(set(wanted) - known))
         raise LabError(f"--tasks: no scripted bundled suite {missing} (known: {', '.join(sorted(known))})")
+    ui = Ui(say=say, ask=lambda question: "", interactive=False)
     failed = 0
     for loaded in suites:
-        if wanted is not None and loaded.suite.suite_id not in wanted:
+        suite_id = loaded.suite.suite_id
+        if wanted is not None and suite_id not in wanted:
             continue
-        selected = _selected(loaded, wanted[loaded.suite.suite_id] if wanted is not None else None)
-        directory = out / loaded.suite.suite_id if out is not None else loaded.directory / "cassettes"
-        for item in record_suite(loaded, selected, directory):
-            _say(f"wrote {item.path} ({item.calls} calls, {item.size / 1024:.1f} KB): {item.status}")
+        request = LabRequest(
+            selection=Selection(
+                suite=suite_id, tasks=_task_ids(loaded, wanted.get(suite_id) if wanted else None), k=1
+            ),
+            mode=RunMode.RECORD,
+            provider=ProviderOptions(script=loaded.directory / SCRIPTS),
+            permissions=Permissions(write=True, process=True),
+            cassette_dir=out / suite_id if out is not None else None,
+            default_config=True,
+            env=dict(os.environ),
+        )
+        outcome = run_request(request, ui)
+        if outcome.interrupted is not None:
+            raise outcome.interrupted
+        for item in outcome.recorded:
+            say(f"wrote {item.path} ({item.calls} calls, {item.size / 1024:.1f} KB): {item.status}")
             failed += item.status != "pass"
     return failed
 

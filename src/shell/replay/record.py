@@ -1,8 +1,8 @@
 """Record and replay as lab plans: the hooks that wrap each run's provider, and recording a suite's cassettes.
 
 - ``recording_plan`` wraps any provider plan (live or scripted): each run's provider becomes a
-  ``RecordingProvider`` with the run's own fingerprint rules; ``record_cassettes`` runs the lab once per task,
-  then checks every cassette (secrets, sizes) and writes them all, or none.
+  ``RecordingProvider`` with the run's own fingerprint rules; once the lab ran each task once,
+  ``write_recorded`` checks every cassette (secrets, sizes) and writes them all, or none.
 - ``replay_plan`` serves each task's cassette through a ``ReplayProvider``; a run that diverged (a differing
   call, an extra call, or recorded calls never made) ends error with reason ``replay_divergence`` and its
   record's ``divergence`` filled. The model and provider the report names are the recording's.
@@ -13,14 +13,13 @@
 from __future__ import annotations
 
 import dataclasses
-import shutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import msgspec
 from returns.result import Failure, Success
 
-from alisio.core.harness.config import config_hash
 from alisio.core.harness.events import Effect
 from alisio.core.lab.records import RunRecord, RunStatus
 from alisio.core.lab.suite import Task
@@ -29,7 +28,8 @@ from alisio.core.replay.fingerprint import Rules
 from alisio.shell.harness.providers.base import Provider
 from alisio.shell.harness.providers.recording import RecordingProvider
 from alisio.shell.harness.providers.replay import ReplayProvider
-from alisio.shell.lab.pipeline import LabError, LabRun, ProviderPlan, run_lab
+from alisio.shell.lab.errors import LabError
+from alisio.shell.lab.plans import ProviderPlan
 from alisio.shell.lab.suites import LoadedSuite
 from alisio.shell.replay.cassettes import (
     PendingCassette,
@@ -46,9 +46,9 @@ __all__ = [
     "ReplayHook",
     "config_hash_warnings",
     "load_cassettes",
-    "record_cassettes",
     "recording_plan",
     "replay_plan",
+    "write_recorded",
 ]
 
 BUNDLED_GRANTS = frozenset({Effect.READ, Effect.WRITE, Effect.PROCESS})
@@ -171,54 +171,36 @@ class Recorded:
     reason: str | None
 
 
-def record_cassettes(
-    lab: LabRun,
+def write_recorded(
+    loaded: LoadedSuite,
+    tasks: tuple[Task, ...],
     hook: RecordHook,
+    header: CassetteHeader,
     directory: Path,
     known: tuple[tuple[str, str], ...],
-    *,
     say: Callable[[str], None],
-    on_record: Callable[[RunRecord, int, int], None] = lambda record, index, total: None,
 ) -> tuple[Recorded, ...]:
-    """Run each task of ``lab`` once (its plan must carry ``hook``), then write every task's cassette.
+    """Write the cassette of every task ``hook`` recorded a call for, into ``directory``: all, or none.
 
-    The lab's report files go to ``lab.directory``, which is removed afterwards: a recording is not a
-    measurement. Nothing is written when any cassette is refused.
+    Args:
+        header: the cassette header every task shares (its ``task_id`` is replaced per task).
+        known: the exact credentials of the environment, which no cassette may hold.
 
     Raises:
-        LabError: Ctrl-C stopped the recording, a cassette holds a secret or exceeds a size limit (one line
-            each, naming the task and the field, never the value), or a cassette cannot be written.
+        LabError: a cassette holds a secret or exceeds a size limit (one line each, naming the task and the
+            field, never the value), or a cassette cannot be written. Nothing is written then.
     """
-    try:
-        result = run_lab(lab, say=say, on_record=on_record)
-    finally:
-        shutil.rmtree(lab.directory, ignore_errors=True)
-    if result.interrupted:
-        raise LabError("interrupted: no cassette was written")
-    suite = lab.loaded.suite
-    measured_hash = config_hash(lab.measured)
-    records = {record.task_id: record for record in result.records}
     pending: list[PendingCassette] = []
-    for task in lab.tasks:
-        calls = hook.recorded[task.id][0] if task.id in hook.recorded else ()
+    for task in tasks:
+        calls, record = hook.recorded.get(task.id, ((), None))
         if not calls:
-            say(
-                f"warning: task {task.id}: the run made no provider call ({records[task.id].reason}): no cassette"
-            )
+            why = f" ({record.reason})" if record is not None and record.reason else ""
+            say(f"warning: task {task.id}: the run made no provider call{why}: no cassette")
             continue
-        header = CassetteHeader(
-            format="cassette/v1",
-            suite_id=suite.suite_id,
-            suite_version=suite.suite_version,
-            task_id=task.id,
-            config_hash=measured_hash,
-            harness_version=lab.harness_version,
-            model=lab.provider.model,
-            provider=lab.provider.id,
-        )
+        task_header = msgspec.structs.replace(header, task_id=task.id)
         path = cassette_path(directory, task.id)
         pending.append(
-            PendingCassette(task_id=task.id, path=path, cassette=Cassette(header=header, calls=calls))
+            PendingCassette(task_id=task.id, path=path, cassette=Cassette(header=task_header, calls=calls))
         )
     problems = refusals(pending, known)
     if problems:
@@ -235,8 +217,8 @@ def record_cassettes(
             path=item.path,
             calls=len(item.cassette.calls),
             size=len(item.data),
-            status=records[item.task_id].status,
-            reason=records[item.task_id].reason,
+            status=hook.recorded[item.task_id][1].status,
+            reason=hook.recorded[item.task_id][1].reason,
         )
         for item in pending
     )

@@ -1,0 +1,163 @@
+"""The report directory of a command: claimed before the first run, locked for the command's life.
+
+- Without ``--out``, each command gets a new ``<dataDir>/eval/<runId>/`` (``-2``, ``-3``... appended while
+  the name is taken). A data directory that cannot be created or written stops the command before any run,
+  naming the directory and the variable it came from (``ALISIO_DATA_HOME``, ``XDG_STATE_HOME`` or the home
+  directory).
+- ``--out DIR`` that already holds a report (report.json, runs.jsonl, a comparison, the report of a variant
+  or suite this command would write) is refused with every file untouched, unless ``--force``, which removes
+  those report files (and nothing else) before the first run.
+- The directory is locked (``flock`` on the directory) for the command's life: a second command writing the
+  same directory is refused at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import shutil
+from collections.abc import Iterator, Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+from alisio.shell.lab.errors import LabError
+from alisio.shell.lab.preflight import unwritable_dir
+
+__all__ = [
+    "REPORT_FILES",
+    "claim_run_dir",
+    "created_at_for",
+    "lock_directory",
+    "prepare_out",
+    "run_id_for",
+]
+
+REPORT_FILES = (
+    "report.json",
+    "report.md",
+    "report.html",
+    "runs.jsonl",
+    "plan.json",
+    "comparison.json",
+    "comparison.md",
+    "comparison.html",
+    "junit.xml",
+)
+"""The files a lab command writes in a report directory (``--force`` removes these, and nothing else)."""
+_REPORT_DIRS = ("runs", "retried")
+"""Directories of per-run files (transcripts, records of retried runs) inside a report directory."""
+
+
+def run_id_for(now: datetime) -> str:
+    """The run id of a command started at ``now``: ``2026-10-13T12-00-00-000Z`` (UTC, filesystem-safe)."""
+    utc = now.astimezone(UTC)
+    return utc.strftime("%Y-%m-%dT%H-%M-%S-") + f"{utc.microsecond // 1000:03d}Z"
+
+
+def created_at_for(now: datetime) -> str:
+    """``now`` as a report's createdAt: ``2026-10-13T12:00:00.000Z`` (UTC, milliseconds)."""
+    return now.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _data_dir_source(env: Mapping[str, str]) -> str:
+    """Which setting chose the data directory, for a message about it."""
+    if env.get("ALISIO_DATA_HOME"):
+        return "ALISIO_DATA_HOME"
+    if env.get("XDG_STATE_HOME"):
+        return "XDG_STATE_HOME"
+    return "the home directory (set ALISIO_DATA_HOME to choose another)"
+
+
+def claim_run_dir(data_root: Path, run_id: str, env: Mapping[str, str]) -> tuple[str, Path]:
+    """Create ``data_root/eval/run_id`` (``-2``, ``-3``... appended while it exists): the id and directory.
+
+    Raises:
+        LabError: the data directory cannot be created or written, naming it and the variable it came from.
+    """
+    root = data_root / "eval"
+    problem = unwritable_dir(root, "data directory")
+    if problem is not None:
+        raise LabError(f"{problem} (from {_data_dir_source(env)})")
+    candidate, number = run_id, 1
+    while True:
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+            (root / candidate).mkdir()
+            return candidate, root / candidate
+        except FileExistsError:
+            number += 1
+            candidate = f"{run_id}-{number}"
+        except OSError as error:
+            why = error.strerror or str(error)
+            raise LabError(
+                f"data directory {root}: {why} (from {_data_dir_source(env)}); nothing was run"
+            ) from None
+
+
+def _held_report(directory: Path, subdirs: Sequence[str]) -> list[Path]:
+    """The report files in ``directory`` and in the sub-directories this command would write."""
+    found: list[Path] = []
+    for where in (directory, *(directory / name for name in subdirs)):
+        if where.is_dir():
+            found += [where / name for name in (*REPORT_FILES, *_REPORT_DIRS) if (where / name).exists()]
+    return found
+
+
+def prepare_out(out: Path, flag: str, force: bool, subdirs: Sequence[str] = ()) -> None:
+    """Check an output directory before the first run; with ``force``, remove the report it holds.
+
+    Args:
+        out: the directory (``--out``).
+        flag: how messages name it (``--out``).
+        force: remove the report files it holds instead of refusing.
+        subdirs: the sub-directories the command writes reports into (each variant, each suite of
+            ``eval ci``); only their report files and the directory's own count, nothing else in it.
+
+    Raises:
+        LabError: ``out`` cannot be created or written, or holds a report and ``force`` is off (nothing is
+            touched).
+    """
+    problem = unwritable_dir(out, flag)
+    if problem is not None:
+        raise LabError(problem)
+    held = _held_report(out, subdirs)
+    if not held:
+        return
+    if not force:
+        names = ", ".join(str(path.relative_to(out)) for path in held[:4])
+        more = f" and {len(held) - 4} more" if len(held) > 4 else ""
+        raise LabError(
+            f"{flag} {out} already holds a report ({names}{more}): pass --force to replace it, "
+            "or choose another directory; nothing was run"
+        )
+    for path in held:
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+
+
+@contextlib.contextmanager
+def lock_directory(directory: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``directory`` (created) until the block ends; no file is left behind.
+
+    The lock is ``flock`` on the directory itself, so it ends with the process however it ends (even
+    SIGKILL) and leaves nothing to clean up.
+
+    Raises:
+        LabError: another process holds it.
+    """
+    directory.mkdir(parents=True, exist_ok=True)
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise LabError(
+                f"{directory} is being written by another alisio command: wait for it to finish, "
+                "or choose another directory; nothing was run"
+            ) from None
+        yield
+    finally:
+        os.close(fd)

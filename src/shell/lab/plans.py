@@ -1,0 +1,135 @@
+"""Where a command's runs get their provider: a ``ProviderPlan``, chosen once per command.
+
+- ``live_plan``: the configured OpenAI-compatible provider (``--model``/``--base-url`` override the file),
+  built once and shared by every run of the command.
+- ``scripted_plan``: ``--script FILE`` replays one script from its first turn for every run; ``--script DIR``
+  plays ``DIR/<task-id>.json`` for each selected task. Every script is read and parsed once, before the first
+  run: a missing or malformed one is a ``LabError`` naming the file, never a failure mid-suite.
+- Replay and record plans are in ``alisio.shell.replay.record``: replay serves cassettes, record wraps any
+  plan with a ``RunHook``.
+
+A plan records what a report's conditions name (provider id, model, endpoint) and, for the live provider,
+the API key only to keep it out of the environment of commands and the name of the variable it came from
+(for the message when the provider refuses it). The key is never stored, logged or written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from returns.result import Failure, Success
+
+from alisio.core.harness.endpoint import endpoint_of
+from alisio.core.lab.records import RunRecord
+from alisio.core.lab.render import SCRIPTED_PROVIDER
+from alisio.core.lab.schedule import RunSpec
+from alisio.core.lab.suite import Task
+from alisio.core.replay.fingerprint import Rules
+from alisio.shell.harness.providers.base import Provider, ProviderFailure
+from alisio.shell.harness.providers.scripted import ScriptedProvider
+from alisio.shell.lab.errors import LabError
+
+if TYPE_CHECKING:
+    from alisio.shell.config_home import LoadedConfig
+
+__all__ = ["ProviderPlan", "RunHook", "live_plan", "scripted_plan"]
+
+
+class RunHook(Protocol):
+    """What record and replay add to a run (``alisio.shell.replay.record``)."""
+
+    def wrap(self, provider: Provider, task: Task, rules: Rules) -> Provider:
+        """The provider the run uses, given the factory's and the run's fingerprint rules."""
+        ...
+
+    def finish(self, provider: Provider, task: Task, record: RunRecord) -> RunRecord:
+        """The run's record once it ended (``provider`` is what ``wrap`` returned); replay adds divergence."""
+        ...
+
+
+@dataclass(frozen=True)
+class ProviderPlan:
+    """The provider of a command: what the report names, and how each run gets its provider."""
+
+    id: str
+    model: str
+    factory: Callable[[Task, RunSpec], Provider]
+    """The provider for one run (the same live provider every time; a fresh scripted one per run)."""
+    close: Callable[[], None]
+    key: str | None = None
+    """The API key, only to keep it out of the environment of commands; never stored."""
+    key_source: str | None = None
+    """The environment variable the key came from (named when the provider refuses it)."""
+    endpoint: str | None = None
+    """``scheme://host:port/path`` of a live provider (never a user name or password)."""
+    hook: RunHook | None = None
+    """Record and replay: wraps each run's provider and sees each run's record (``None``: neither)."""
+
+
+def live_plan(
+    loaded: LoadedConfig, model: str | None, base_url: str | None, env: Mapping[str, str]
+) -> ProviderPlan:
+    """The configured provider (flags override the file), built once for every run of the command.
+
+    Raises:
+        LabError: no base URL or model, or a named key variable that is not set (naming the file and key).
+    """
+    from alisio.core.harness.config import DEFAULT_API_KEY_ENV
+    from alisio.shell.config_home import resolve_provider
+    from alisio.shell.harness.providers.openai_compat import OpenAICompatProvider
+
+    match resolve_provider(loaded, model, base_url, env):
+        case Failure(error):
+            raise LabError(str(error))
+        case Success(resolved):
+            pass
+    key = resolved.api_key.reveal() if resolved.api_key is not None else None
+    provider = OpenAICompatProvider(resolved.base_url, resolved.model, api_key=key, provider_id=resolved.id)
+    return ProviderPlan(
+        id=resolved.id,
+        model=resolved.model,
+        factory=lambda _task, _spec: provider,
+        close=provider.close,
+        key=key,
+        key_source=(loaded.config.provider.api_key_env or DEFAULT_API_KEY_ENV) if key is not None else None,
+        endpoint=endpoint_of(resolved.base_url),
+    )
+
+
+def _read_script(path: Path) -> bytes:
+    try:
+        data = path.read_bytes()
+        ScriptedProvider.from_json(data, str(path))
+    except OSError as error:
+        raise LabError(f"--script {path}: cannot read: {error.strerror or error}") from None
+    except ProviderFailure as failure:
+        raise LabError(f"--script {failure}") from None
+    return data
+
+
+def scripted_plan(script: Path, tasks: tuple[Task, ...], model: str | None) -> ProviderPlan:
+    """A fresh scripted provider per run: from one file, or from ``<dir>/<task-id>.json``.
+
+    Raises:
+        LabError: a selected task without its script in a directory, or a script that cannot be read or
+            parsed (naming the file).
+    """
+    files = {task.id: script / f"{task.id}.json" for task in tasks} if script.is_dir() else None
+    missing = [task_id for task_id, path in (files or {}).items() if not path.exists()]
+    if missing:
+        names = ", ".join(f"{task_id}.json" for task_id in missing)
+        raise LabError(
+            f"--script {script}: no {names} for the selected tasks (select scripted ones with --tasks)"
+        )
+    scripts = {task_id: (_read_script(path), str(path)) for task_id, path in (files or {"": script}).items()}
+
+    def factory(task: Task, _spec: RunSpec) -> ScriptedProvider:
+        data, source = scripts[task.id if files is not None else ""]
+        return ScriptedProvider.from_json(data, source)
+
+    return ProviderPlan(
+        id=SCRIPTED_PROVIDER, model=model or SCRIPTED_PROVIDER, factory=factory, close=lambda: None
+    )

@@ -1,0 +1,130 @@
+"""Before the first run: which tasks run, and whether every one of them may run as it asks.
+
+Every check here happens before anything runs, so a command either starts with a plan that can run to the
+end or stops with every problem at once (one line each; the same problem shared by several tasks is one
+line listing them):
+
+- the tasks named by ``--tasks`` exist (``alisio.core.lab.schedule.select_tasks``);
+- each task's policy asks for no effect the ``--allow-*`` flags did not grant, and ``mode: "full"`` has
+  ``--allow-suite-full`` (``alisio.core.harness.policy.check_task_policy``); never silently trimmed;
+- each task's ``agent`` is a main agent of the configuration;
+- an output directory can be created and written (``unwritable_dir``), probed by making and removing a
+  directory in it (``os.access`` says yes to root even in /proc).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from returns.result import Failure
+
+from alisio.core.harness.agent_step import select_agent
+from alisio.core.harness.config import MeasuredConfig
+from alisio.core.harness.events import Effect
+from alisio.core.harness.policy import Mode as PolicyMode
+from alisio.core.harness.policy import Policy, check_task_policy
+from alisio.core.lab.schedule import select_tasks
+from alisio.core.lab.suite import Policy as TaskPolicy
+from alisio.core.lab.suite import Task
+from alisio.shell.lab.errors import LabError
+from alisio.shell.lab.suites import LoadedSuite
+
+__all__ = ["preflight", "task_policy", "unwritable_dir"]
+
+
+def task_policy(policy: TaskPolicy, read_only: bool) -> Policy:
+    """The harness policy of a task (``--read-only`` restricts it further)."""
+    return Policy(
+        mode=PolicyMode(policy.mode),
+        allow=frozenset(Effect(effect) for effect in policy.allow),
+        read_only=policy.read_only or read_only,
+    )
+
+
+def _task_problems(
+    task: Task, ceiling: frozenset[Effect], read_only: bool, allow_suite_full: bool, measured: MeasuredConfig
+) -> list[str]:
+    """What keeps ``task`` from running as asked (no task id in the lines: the caller groups them)."""
+    problems: list[str] = []
+    match check_task_policy(task_policy(task.policy, False), ceiling, allow_suite_full):
+        case Failure(error):
+            if read_only and error.effect is not None:
+                problems.append(f"policy.allow asks for the {error.effect} effect, which --read-only denies")
+            else:
+                problems.append(error.message)
+        case _:
+            pass
+    if isinstance(select_agent(measured, task.agent), Failure):
+        problems.append(
+            f"agent {task.agent!r} is not a main agent of the configuration "
+            f"(define [agents.{task.agent}] in config.toml)"
+        )
+    return problems
+
+
+def _grouped(problems: Sequence[tuple[str, str]]) -> list[str]:
+    """``task a: X`` lines, one per problem, the tasks that share a problem listed together in one line."""
+    tasks_of: dict[str, list[str]] = {}
+    for task_id, problem in problems:
+        tasks_of.setdefault(problem, []).append(task_id)
+    lines = []
+    for problem, task_ids in tasks_of.items():
+        noun = "task" if len(task_ids) == 1 else "tasks"
+        lines.append(f"{noun} {', '.join(task_ids)}: {problem}")
+    return lines
+
+
+def preflight(
+    loaded: LoadedSuite,
+    wanted: Sequence[str] | None,
+    granted: frozenset[Effect],
+    *,
+    read_only: bool,
+    allow_suite_full: bool,
+    measured: MeasuredConfig,
+) -> tuple[Task, ...]:
+    """The selected tasks, once every one of them may run as asked.
+
+    Raises:
+        LabError: an unknown task id (listing the known ones), or one line per problem (an effect that was
+            not granted, with the flag to pass; mode full without ``--allow-suite-full``; an agent the
+            configuration does not have), naming every task it concerns.
+    """
+    selected = select_tasks(loaded.suite, wanted)
+    if isinstance(selected, Failure):
+        raise LabError(str(selected.failure()))
+    tasks: tuple[Task, ...] = selected.unwrap()
+    ceiling = frozenset({Effect.READ}) if read_only else granted
+    problems = [
+        (task.id, problem)
+        for task in tasks
+        for problem in _task_problems(task, ceiling, read_only, allow_suite_full, measured)
+    ]
+    if problems:
+        noun = "task" if len({task_id for task_id, _ in problems}) == 1 else "tasks"
+        raise LabError(*_grouped(problems), f"nothing was run: fix or grant the {noun} above")
+    return tasks
+
+
+def unwritable_dir(directory: Path, flag: str) -> str | None:
+    """Why ``directory`` cannot be created or written, checked before the first run, creating nothing.
+
+    The first ancestor that exists must be a directory this process may write into.
+    """
+    existing = directory
+    while not existing.exists() and existing.parent != existing:
+        existing = existing.parent
+    if not existing.is_dir():
+        return f"{flag} {directory}: {existing} is not a directory; nothing was run"
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return f"{flag} {directory}: {existing} is not writable; nothing was run"
+    # os.access says yes to root everywhere (even /proc): a probe directory made and removed is the real test.
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".alisio-probe-", dir=existing))
+    except OSError as error:
+        why = error.strerror or str(error)
+        return f"{flag} {directory}: {existing} is not writable ({why}); nothing was run"
+    return None

@@ -1,0 +1,129 @@
+"""What a lab command was asked, once its flags are parsed: one ``LabRequest``, four groups of options.
+
+The groups are the CLI's help panels: ``Selection`` (which suite, tasks, repetitions, seed), ``ProviderOptions``
+(where answers come from), ``Permissions`` (the runner's grants, the ceiling of every task's policy) and
+``Output`` (where reports go and what is printed). ``eval run``, ``record``, ``variants``, ``ci`` and
+``make record-bundled`` all build one and hand it to ``alisio.shell.lab.pipeline.run_request``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+
+from alisio.core.harness.events import Effect
+from alisio.core.lab.report import Rates
+from alisio.shell.lab.errors import LabError
+
+__all__ = ["LabRequest", "Output", "Permissions", "ProviderOptions", "RunMode", "Selection", "rates_from"]
+
+
+class RunMode(StrEnum):
+    """Where a command's answers come from, and what it leaves behind."""
+
+    LIVE = "live"
+    """The configured provider (or ``--script``): a measurement, reported."""
+    REPLAY = "replay"
+    """Each task's cassette: the harness only, reported."""
+    RECORD = "record"
+    """The configured provider (or ``--script``), each task once: cassettes are written, no report kept."""
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which suite, which tasks, how many repetitions, in which order."""
+
+    suite: str
+    """A suite id or the name of its directory."""
+    tasks: tuple[str, ...] | None = None
+    """``--tasks`` (``None``: every task)."""
+    k: int = 5
+    seed: int = 0
+    suite_dir: Path | None = None
+    yes: bool = False
+    """Accept a ``--suite-dir`` suite without asking."""
+
+
+@dataclass(frozen=True)
+class ProviderOptions:
+    """Where the model's answers come from (flags override config.toml)."""
+
+    model: str | None = None
+    base_url: str | None = None
+    script: Path | None = None
+    """Scripted assistant turns instead of a model: one file for every run, or a directory of <task>.json."""
+
+
+@dataclass(frozen=True)
+class Permissions:
+    """What the person running the command grants: every task's policy must stay within it."""
+
+    write: bool = False
+    process: bool = False
+    external: bool = False
+    analysis: bool = False
+    read_only: bool = False
+    allow_suite_full: bool = False
+
+    @property
+    def granted(self) -> frozenset[Effect]:
+        """Read, plus each effect whose ``--allow-*`` flag is on; read only with ``--read-only``."""
+        if self.read_only:
+            return frozenset({Effect.READ})
+        flags = {
+            Effect.WRITE: self.write,
+            Effect.PROCESS: self.process,
+            Effect.EXTERNAL: self.external,
+            Effect.ANALYSIS: self.analysis,
+        }
+        return frozenset({Effect.READ} | {effect for effect, on in flags.items() if on})
+
+
+@dataclass(frozen=True)
+class Output:
+    """Where the report files go, and what is printed."""
+
+    out: Path | None = None
+    """Write the report files directly here (default: a new ``<dataDir>/eval/<runId>/``)."""
+    force: bool = False
+    """Replace the report an ``out`` directory already holds."""
+    keep: bool = False
+    """Keep each run's temporary workspace and print its path."""
+    json: bool = False
+
+
+@dataclass(frozen=True)
+class LabRequest:
+    """One lab command, fully described: the pipeline needs nothing else."""
+
+    selection: Selection
+    mode: RunMode = RunMode.LIVE
+    provider: ProviderOptions = field(default_factory=ProviderOptions)
+    permissions: Permissions = field(default_factory=Permissions)
+    output: Output = field(default_factory=Output)
+    cassette_dir: Path | None = None
+    """Replay: where cassettes are read; record: where they are written (default ``<suite>/cassettes``)."""
+    variants_file: Path | None = None
+    """``eval variants``: the compare.json file (``None``: one arm, the configuration as it is)."""
+    rates: Rates | None = None
+    default_config: bool = False
+    """Use the default measured configuration and never read config.toml (``eval ci``, record-bundled)."""
+    env: Mapping[str, str] = field(default_factory=dict)
+    """The environment (config home, data home, credentials to keep out of commands and cassettes)."""
+
+
+def rates_from(input_rate: float | None, output_rate: float | None) -> Rates | None:
+    """``--input-rate`` and ``--output-rate`` as Rates (``None`` when neither).
+
+    Raises:
+        LabError: one without the other, or a negative rate.
+    """
+    if (input_rate is None) != (output_rate is None):
+        raise LabError("--input-rate and --output-rate go together: pass both or neither")
+    if input_rate is None or output_rate is None:
+        return None
+    if input_rate < 0 or output_rate < 0:
+        raise LabError("--input-rate and --output-rate are USD per million tokens: 0 or more")
+    return Rates(input_rate=input_rate, output_rate=output_rate)

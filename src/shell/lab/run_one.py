@@ -1,0 +1,144 @@
+"""One run of one task: copy the fixture, run the agent headless, judge, and build the run's record.
+
+``run_one`` never raises for anything a run can do: a fixture that cannot be copied is an ``error`` record
+(reason ``fixture_copy``), and so is any unexpected exception inside the run (reason ``internal_error``,
+its type and message in ``errors``), so one broken run never costs a lab its other runs. Only
+``KeyboardInterrupt`` (Ctrl-C, SIGTERM, SIGHUP) goes through, after the workspace was removed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from alisio.core.harness.budget import RunBudget
+from alisio.core.harness.config import MeasuredConfig, config_hash
+from alisio.core.harness.endpoint import redact_credentials
+from alisio.core.harness.events import Effect
+from alisio.core.lab.outcome import SetupError, record_from_run
+from alisio.core.lab.records import RunRecord
+from alisio.core.lab.schedule import RunSpec
+from alisio.core.lab.suite import Task
+from alisio.core.replay.fingerprint import Rules, path_rules
+from alisio.shell.lab.plans import ProviderPlan
+from alisio.shell.lab.preflight import task_policy
+from alisio.shell.lab.suites import LoadedSuite
+
+__all__ = ["INTERNAL_ERROR", "Arm", "RunContext", "run_one"]
+
+INTERNAL_ERROR = "internal_error"
+"""The reason of a run that an unexpected exception ended (a bug of ours or of the environment)."""
+
+
+@dataclass(frozen=True)
+class Arm:
+    """One configuration the command runs: a plain run has one, ``eval variants`` one per variant."""
+
+    variant: str | None
+    """The variant id (``None`` for a plain run)."""
+    measured: MeasuredConfig
+    directory: Path
+    """Where this arm's report.json, report.md and runs.jsonl go."""
+    run_id: str
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What every run of a command shares, decided before the first run."""
+
+    loaded: LoadedSuite
+    provider: ProviderPlan
+    granted: frozenset[Effect]
+    read_only: bool
+    keep: bool
+    harness_version: str
+    tool_env: Mapping[str, str] | None = None
+    """The environment of ``bash`` commands and command verifiers (``None``: the tools' default)."""
+    say: Callable[[str], None] = lambda line: None
+    """Prints one line for people (the path of a kept workspace)."""
+
+
+def _budget(task: Task) -> RunBudget:
+    budget = task.budget
+    return RunBudget(
+        max_turns=budget.max_turns,
+        max_wall_ms=budget.max_wall_ms,
+        max_tokens=budget.max_tokens,
+        max_tool_calls=budget.max_tool_calls,
+    )
+
+
+def _rules(task: Task, workspace: Path) -> Rules:
+    """The fingerprint rules of a run: its workspace path, then the task's replayNormalize."""
+    rules = path_rules(str(workspace), str(workspace.resolve()))
+    return rules + tuple((rule.pattern, rule.replace) for rule in task.replay_normalize)
+
+
+def _judged_run(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> RunRecord:
+    """The run itself; raises ``WorkspaceError`` when the fixture cannot be prepared."""
+    from alisio.shell.harness.agent import AgentSetup, run_agent
+    from alisio.shell.lab.verifiers import run_verifiers
+    from alisio.shell.lab.workspace import prepare_workspace
+
+    measured_hash = config_hash(arm.measured)
+    fixture = ctx.loaded.fixture_dir(task)
+    with prepare_workspace(
+        fixture, fixture_git=task.fixture_git, keep=ctx.keep, prefix=f"alisio-{task.id}-"
+    ) as ws:
+        if ws.kept:
+            ctx.say(f"  kept {task.id} rep {spec.repetition}: {ws.path}")
+        rules = _rules(task, ws.path)
+        provider = ctx.provider.factory(task, spec)
+        if ctx.provider.hook is not None:
+            provider = ctx.provider.hook.wrap(provider, task, rules)
+        setup = AgentSetup(
+            prompt=task.prompt,
+            workspace=ws.path,
+            provider=provider,
+            model=ctx.provider.model,
+            measured=arm.measured,
+            policy=task_policy(task.policy, ctx.read_only),
+            granted=ctx.granted,
+            budget=_budget(task),
+            agent=task.agent,
+            approver=None,
+            normalize_rules=rules,
+            harness_version=ctx.harness_version,
+            config_hash=measured_hash,
+            env=ctx.tool_env,
+        )
+        result = run_agent(setup)
+        verifiers = run_verifiers(task, ws, result.events, env=ctx.tool_env)
+    message = result.message if result.outcome == "error" else None
+    record = record_from_run(
+        spec,
+        result.events,
+        result.outcome,
+        result.reason,
+        verifiers,
+        config_hash=measured_hash,
+        error=message,
+    )
+    hook = ctx.provider.hook
+    return record if hook is None else hook.finish(provider, task, record)
+
+
+def run_one(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> RunRecord:
+    """Run ``task`` once as ``spec`` says, under ``arm``'s configuration: its record, never an exception.
+
+    Returns:
+        The judged record; an ``error`` record when the fixture cannot be prepared or anything unexpected
+        raised (``KeyboardInterrupt`` still goes through).
+    """
+    from alisio.shell.lab.workspace import WorkspaceError
+
+    measured_hash = config_hash(arm.measured)
+    try:
+        return _judged_run(ctx, arm, task, spec)
+    except WorkspaceError as error:
+        setup = SetupError(reason=error.reason, message=str(error))
+    except Exception as error:  # a lab never loses its other runs because one run went wrong
+        message = redact_credentials(f"{type(error).__name__}: {error}")
+        setup = SetupError(reason=INTERNAL_ERROR, message=message)
+    return record_from_run(spec, (), None, None, (), config_hash=measured_hash, setup_error=setup)

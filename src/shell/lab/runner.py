@@ -1,0 +1,170 @@
+"""The one run loop of the lab: every planned run through an executor, each record kept as it finishes.
+
+``eval run``, ``record``, ``variants`` and ``ci`` all run here: a plain run is the one-arm case of a variants
+run. The loop takes the function that runs one planned run and an executor that decides how runs are carried
+out (one after another here; concurrent and distributed executors implement the same ``Executor``).
+
+Rules the loop keeps:
+- each finished record is appended at once, as one whole line, to its arm's runs.jsonl (``RunsLog``): a crash
+  or a kill keeps every finished run, and a failed write (a full disk) truncates the file back to its last
+  whole line and stops the command;
+- the records come back in plan order whatever order the runs finished in, so a report does not depend on
+  the executor;
+- Ctrl-C (or SIGTERM/SIGHUP, raised as ``KeyboardInterrupt``) stops the loop: the executor stops what is in
+  flight, the finished records are returned and ``interrupted`` says by what;
+- a run that shows every further run is pointless (the provider refused the key, the endpoint cannot be
+  reached after the retries) stops the loop too, with one line saying why (``stop_reason``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Protocol
+
+import msgspec
+
+from alisio.core.lab.records import RunRecord
+from alisio.core.lab.schedule import RunSpec
+from alisio.shell.lab.errors import LabError, LabStopped, Terminated
+from alisio.shell.lab.store import RUNS_JSONL
+
+__all__ = ["Executor", "LoopResult", "RunsLog", "SerialExecutor", "run_loop"]
+
+RunFn = Callable[[RunSpec], RunRecord]
+"""Runs one planned run and returns its record (never raises but for ``KeyboardInterrupt``)."""
+
+
+class Executor(Protocol):
+    """How the planned runs are carried out."""
+
+    def run(self, run: RunFn, specs: Sequence[RunSpec]) -> Iterator[tuple[int, RunRecord]]:
+        """Run every spec, yielding ``(index in specs, record)`` as each run finishes.
+
+        Closing the iterator early (the loop stops) must stop the runs still in flight.
+        """
+        ...
+
+
+class SerialExecutor:
+    """One run after another, in plan order."""
+
+    def run(self, run: RunFn, specs: Sequence[RunSpec]) -> Iterator[tuple[int, RunRecord]]:
+        for index, spec in enumerate(specs):
+            yield index, run(spec)
+
+
+class RunsLog:
+    """The runs.jsonl of each arm, open for the command's life; one whole line appended per finished run."""
+
+    def __init__(self, directories: Mapping[str | None, Path]) -> None:
+        self._encoder = msgspec.json.Encoder()
+        self._files: dict[str | None, tuple[Path, IO[bytes]]] = {}
+        try:
+            for arm, directory in directories.items():
+                directory.mkdir(parents=True, exist_ok=True)
+                self._files[arm] = (directory, (directory / RUNS_JSONL).open("ab"))
+        except OSError as error:
+            self.close()
+            why = error.strerror or str(error)
+            raise LabError(
+                f"{error.filename or directories}: cannot write the report there ({why}); nothing was run"
+            ) from None
+
+    def append(self, record: RunRecord) -> None:
+        """Append ``record`` to its arm's runs.jsonl, flushed to disk.
+
+        Raises:
+            LabStopped: the write failed (a full disk...): the file is truncated back to its last whole line.
+        """
+        directory, handle = self._files[record.variant]
+        line = self._encoder.encode(record) + b"\n"
+        size = handle.tell()
+        try:
+            handle.write(line)
+            handle.flush()
+            os.fsync(handle.fileno())
+        except OSError as error:
+            _truncate(handle, size)
+            why = error.strerror or str(error)
+            raise LabStopped(f"{directory}: cannot append to {RUNS_JSONL}: {why}") from None
+
+    def close(self) -> None:
+        for _, handle in self._files.values():
+            with contextlib.suppress(OSError):  # a write already failed and said so
+                handle.close()
+        self._files.clear()
+
+
+def _truncate(handle: IO[bytes], size: int) -> None:
+    """Drop a partly written line: the file ends with its last whole line again (best effort)."""
+    with contextlib.suppress(OSError):  # then a reader drops the torn last line
+        os.ftruncate(handle.fileno(), size)
+        handle.seek(size)
+
+
+@dataclass(frozen=True)
+class LoopResult:
+    """The finished records in plan order, and why the loop stopped early (if it did)."""
+
+    records: tuple[RunRecord, ...]
+    interrupted: KeyboardInterrupt | None
+    """Ctrl-C (``KeyboardInterrupt``) or a signal (``Terminated``) stopped it."""
+    stopped: str | None
+    """One line saying why it stopped before the plan finished (``None``: every planned run finished)."""
+
+
+def _interrupt_line(interrupt: KeyboardInterrupt) -> str:
+    """``Ctrl-C``, ``SIGTERM`` or ``SIGHUP``: what stopped the runs."""
+    if isinstance(interrupt, Terminated):
+        import signal
+
+        return signal.Signals(interrupt.signum).name
+    return "Ctrl-C"
+
+
+def run_loop(
+    specs: Sequence[RunSpec],
+    run: RunFn,
+    executor: Executor,
+    log: RunsLog,
+    *,
+    on_record: Callable[[RunRecord, int, int], None],
+    stop_reason: Callable[[RunRecord], str | None],
+) -> LoopResult:
+    """Run every spec through ``executor``, appending each record to ``log`` as it finishes.
+
+    Args:
+        on_record: called with each finished record, how many have finished, and the number planned.
+        stop_reason: says, of a finished record, why no further run is worth starting (``None``: go on).
+
+    Returns:
+        The finished records in plan order, and whether (and why) the loop stopped early. A failed append
+        (``LabStopped``) stops it too; that run is then in neither runs.jsonl nor the result.
+    """
+    finished: dict[int, RunRecord] = {}
+    interrupted: KeyboardInterrupt | None = None
+    stopped: str | None = None
+    results = executor.run(run, specs)
+    try:
+        for index, record in results:
+            log.append(record)
+            finished[index] = record
+            on_record(record, len(finished), len(specs))
+            stopped = stop_reason(record)
+            if stopped is not None:
+                break
+    except KeyboardInterrupt as interrupt:
+        interrupted, stopped = interrupt, _interrupt_line(interrupt)
+    except LabStopped as error:
+        stopped = error.lines[0]
+    finally:
+        close = getattr(results, "close", None)
+        if callable(close):
+            close()
+    return LoopResult(
+        records=tuple(finished[i] for i in sorted(finished)), interrupted=interrupted, stopped=stopped
+    )

@@ -1,0 +1,155 @@
+"""Which suite a command runs: found by id or directory name, and confirmed when it is third-party code.
+
+- ``find_suite`` looks in ``--suite-dir`` (a suite or a directory of suites; third-party) first, then among
+  the bundled suites of the source checkout (``suites/`` beside ``src/``; an installed wheel has none and says
+  so). An invalid suite still answers to the ``suiteId`` its suite.json declares, so naming it prints its
+  violations instead of silently running a bundled suite of the same id.
+- ``confirm_third_party``: a ``--suite-dir`` suite is code that runs with the user's privileges: warn, ask on
+  a terminal, refuse without one unless ``--yes``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from returns.result import Failure, Success
+
+from alisio.core.lab.suite import violations as suite_violations
+from alisio.shell.lab.errors import LabError
+from alisio.shell.lab.suites import LoadedSuite, SuiteEntry, discover_suites
+
+__all__ = [
+    "NO_BUNDLED",
+    "SuiteChoice",
+    "bundled_suites_root",
+    "confirm_third_party",
+    "find_suite",
+    "interactive_terminal",
+]
+
+NO_BUNDLED = (
+    "no bundled suites: this is not a source checkout (they live in its suites/ directory); pass --suite-dir"
+)
+
+
+def bundled_suites_root(package_file: Path | None = None) -> Path | None:
+    """``suites/`` of the source checkout this package runs from, or ``None`` (an installed wheel).
+
+    A checkout is recognised by this module at ``src/shell/lab/`` (symbolic links resolved) next to a
+    ``pyproject.toml`` and a ``suites/`` directory.
+    """
+    here = (package_file or Path(__file__)).resolve()
+    package = here.parent.parent
+    root = package.parent.parent
+    if (
+        here.parent.name == "lab"
+        and package.name == "shell"
+        and package.parent.name == "src"
+        and (root / "pyproject.toml").is_file()
+    ):
+        suites = root / "suites"
+        return suites if suites.is_dir() else None
+    return None
+
+
+@dataclass(frozen=True)
+class SuiteChoice:
+    """The suite to run, and whether it came from ``--suite-dir`` (third-party code)."""
+
+    loaded: LoadedSuite
+    third_party: bool
+
+
+def _entry_names(entry: SuiteEntry) -> set[str]:
+    """The names a suite answers to: its directory name and its suiteId.
+
+    An invalid suite still answers to the ``suiteId`` its raw suite.json declares, so that naming it gives its
+    violations instead of silently falling back to a bundled suite with the same id.
+    """
+    names = {entry.directory.name}
+    match entry.result:
+        case Success(loaded):
+            names.add(loaded.suite.suite_id)
+        case Failure(_):
+            names |= _declared_suite_id(entry.directory / "suite.json")
+    return names
+
+
+def _declared_suite_id(suite_json: Path) -> set[str]:
+    """The ``suiteId`` a (possibly invalid) suite.json declares, if it can be read at all."""
+    try:
+        data = json.loads(suite_json.read_bytes())
+    except (OSError, ValueError):
+        return set()
+    declared = data.get("suiteId") if isinstance(data, dict) else None
+    return {declared} if isinstance(declared, str) else set()
+
+
+def find_suite(ref: str, suite_dir: Path | None, bundled: Path | None) -> SuiteChoice:
+    """The suite whose id or directory name is ``ref``: in ``suite_dir`` first, then among the bundled ones.
+
+    Raises:
+        LabError: no such suite (listing the known ones), a ``suite_dir`` that does not exist, or a matching
+            suite that is invalid (every violation, with its file).
+    """
+    entries: list[tuple[SuiteEntry, bool]] = []
+    if suite_dir is not None:
+        if not suite_dir.exists():
+            raise LabError(f"--suite-dir {suite_dir}: no such directory")
+        entries += [(entry, True) for entry in discover_suites(suite_dir)]
+    if bundled is not None:
+        entries += [(entry, False) for entry in discover_suites(bundled)]
+    for entry, third_party in entries:
+        if ref not in _entry_names(entry):
+            continue
+        match entry.result:
+            case Success(loaded):
+                return SuiteChoice(loaded=loaded, third_party=third_party)
+            case Failure(error):
+                raise LabError(*(f"{error.source}: {line}" for line in suite_violations(error)))
+    known = sorted({e.result.unwrap().suite.suite_id for e, _ in entries if isinstance(e.result, Success)})
+    message = f"no suite {ref!r}"
+    if known:
+        message += f" (known: {', '.join(known)})"
+    if bundled is None:
+        message += (
+            f"; {NO_BUNDLED}" if suite_dir is None else "; there are no bundled suites outside a checkout"
+        )
+    elif suite_dir is None:
+        message += "; pass --suite-dir DIR for a suite outside the bundled ones"
+    raise LabError(message)
+
+
+def confirm_third_party(
+    choice: SuiteChoice, *, yes: bool, interactive: bool, say: Callable[[str], None], ask: Callable[[], str]
+) -> None:
+    """Warn about a ``--suite-dir`` suite; ask on a terminal unless ``yes``; refuse without one.
+
+    Raises:
+        LabError: not confirmed, or no terminal to ask and no ``--yes``.
+    """
+    if not choice.third_party:
+        return
+    suite = choice.loaded.suite
+    say(
+        f"warning: suite {suite.suite_id} comes from --suite-dir ({choice.loaded.directory}): its verifier "
+        "commands and the tools it enables run with your privileges, not sandboxed. "
+        "Only run suites you trust."
+    )
+    if yes:
+        return
+    if not interactive:
+        raise LabError(
+            "refusing to run a --suite-dir suite without a terminal to confirm it; pass --yes to accept it"
+        )
+    if ask().strip().lower() not in ("y", "yes"):
+        raise LabError("not confirmed; nothing was run")
+
+
+def interactive_terminal() -> bool:
+    """Whether a person can answer on this terminal (stdin and stderr are both terminals)."""
+    return sys.stdin.isatty() and sys.stderr.isatty()

@@ -1,0 +1,170 @@
+"""``eval ci``: replay every cassette of every suite (bundled, or ``--suite-dir``), one lab request per suite.
+
+Each suite with cassettes (``<suite>/cassettes/*.jsonl``, or ``--cassette-dir``, which needs a single suite)
+is one ``LabRequest`` through the lab's pipeline: mode replay, k = 1, the tasks that have a cassette,
+``--allow-write --allow-process`` granted and the default configuration (the user's config.toml is never
+read), the report in ``<root>/<suite-id>/``. A suite without cassettes is skipped; a suite whose request
+fails before its first run (an orphan or invalid cassette, a refused task) is a problem, and the others still
+run. ``--suite-dir`` suites are third-party code: all of them are confirmed before the first replay.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from returns.result import Failure, Success
+
+from alisio.core.lab.records import RunRecord, RunStatus
+from alisio.core.lab.suite import violations
+from alisio.shell.lab.errors import LabError
+from alisio.shell.lab.pipeline import LabOutcome, Ui, run_request
+from alisio.shell.lab.request import LabRequest, Output, Permissions, RunMode, Selection
+from alisio.shell.lab.suite_choice import NO_BUNDLED, SuiteChoice, bundled_suites_root, confirm_third_party
+from alisio.shell.lab.suites import LoadedSuite, discover_suites
+from alisio.shell.replay.cassettes import cassette_dir_for
+
+__all__ = ["CiOutcome", "SuiteReplay", "ci_suites", "replay_suite"]
+
+CI_PERMISSIONS = Permissions(write=True, process=True)
+"""What the bundled cassettes are recorded with and what ``eval ci`` grants."""
+
+
+@dataclass(frozen=True)
+class SuiteReplay:
+    """What happened to one suite: skipped, a problem before its first replay, or its outcome."""
+
+    loaded: LoadedSuite
+    cassettes: Path
+    problems: tuple[str, ...] = ()
+    outcome: LabOutcome | None = None
+
+    @property
+    def records(self) -> tuple[RunRecord, ...]:
+        return self.outcome.records if self.outcome is not None else ()
+
+
+@dataclass
+class CiOutcome:
+    """Every suite's replay, in order."""
+
+    suites: list[SuiteReplay] = field(default_factory=list)
+
+    @property
+    def diverged(self) -> int:
+        return sum(r.divergence is not None for s in self.suites for r in s.records)
+
+    @property
+    def not_passing(self) -> int:
+        return sum(
+            r.status is not RunStatus.PASS and r.divergence is None for s in self.suites for r in s.records
+        )
+
+    @property
+    def problems(self) -> int:
+        return sum(bool(s.problems) for s in self.suites)
+
+    @property
+    def replayed(self) -> int:
+        return sum(len(s.records) for s in self.suites)
+
+
+def ci_suites(suite_dir: Path | None, cassette_dir: Path | None, yes: bool, ui: Ui) -> list[LoadedSuite]:
+    """The suites to replay, every third-party one confirmed.
+
+    Raises:
+        LabError: no bundled suites outside a checkout, a missing ``suite_dir``, an invalid suite (every
+            violation), no suite at all, ``cassette_dir`` with more than one suite, or a refused confirmation.
+    """
+    root = suite_dir if suite_dir is not None else bundled_suites_root()
+    if root is None:
+        raise LabError(NO_BUNDLED)
+    if not root.exists():
+        raise LabError(f"--suite-dir {root}: no such directory")
+    loaded: list[LoadedSuite] = []
+    problems: list[str] = []
+    for entry in discover_suites(root):
+        match entry.result:
+            case Success(suite):
+                loaded.append(suite)
+            case Failure(error):
+                problems += [f"{error.source}: {line}" for line in violations(error)]
+    if problems:
+        raise LabError(*problems)
+    if not loaded:
+        raise LabError(f"{root}: no suite found: nothing to replay")
+    if cassette_dir is not None and len(loaded) != 1:
+        names = ", ".join(s.suite.suite_id for s in loaded)
+        raise LabError(f"--cassette-dir needs a single suite (pass --suite-dir SUITE); found {names}")
+    if suite_dir is not None:
+        for suite in loaded:
+            choice = SuiteChoice(loaded=suite, third_party=True)
+            confirm_third_party(
+                choice,
+                yes=yes,
+                interactive=ui.interactive,
+                say=ui.say,
+                ask=lambda: ui.ask("Replay it? [y/N] "),
+            )
+    return loaded
+
+
+def replay_suite(
+    loaded: LoadedSuite,
+    suite_dir: Path | None,
+    cassette_dir: Path | None,
+    root: Path,
+    env: Mapping[str, str],
+    ui: Ui,
+) -> SuiteReplay:
+    """Replay one suite's cassettes into ``root/<suite-id>`` through the lab's pipeline."""
+    suite = loaded.suite
+    directory = cassette_dir_for(loaded.directory, cassette_dir)
+    ids = sorted(path.stem for path in directory.glob("*.jsonl")) if directory.is_dir() else []
+    if not ids:
+        return SuiteReplay(loaded=loaded, cassettes=directory)
+    known = {task.id for task in suite.tasks}
+    orphans = [
+        f"{directory / (name + '.jsonl')}: no task {name} in suite {suite.suite_id}"
+        for name in ids
+        if name not in known
+    ]
+    if orphans:
+        return SuiteReplay(loaded=loaded, cassettes=directory, problems=tuple(orphans))
+    request = LabRequest(
+        selection=Selection(
+            suite=str(loaded.directory.name), tasks=tuple(ids), k=1, suite_dir=suite_dir, yes=True
+        ),
+        mode=RunMode.REPLAY,
+        permissions=CI_PERMISSIONS,
+        output=Output(out=root / suite.suite_id),
+        cassette_dir=cassette_dir,
+        default_config=True,
+        env=env,
+    )
+    try:
+        outcome = run_request(request, ui)
+    except LabError as error:
+        return SuiteReplay(loaded=loaded, cassettes=directory, problems=error.lines)
+    return SuiteReplay(loaded=loaded, cassettes=directory, outcome=outcome)
+
+
+def replay_all(
+    suites: list[LoadedSuite],
+    suite_dir: Path | None,
+    cassette_dir: Path | None,
+    root: Path,
+    env: Mapping[str, str],
+    ui: Ui,
+    on_suite: Callable[[SuiteReplay], None],
+) -> CiOutcome:
+    """Replay every suite in turn (``on_suite`` sees each); stops after one that was interrupted."""
+    outcome = CiOutcome()
+    for loaded in suites:
+        replay = replay_suite(loaded, suite_dir, cassette_dir, root, env, ui)
+        outcome.suites.append(replay)
+        on_suite(replay)
+        if replay.outcome is not None and replay.outcome.interrupted is not None:
+            break
+    return outcome
