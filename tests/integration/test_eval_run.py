@@ -447,12 +447,18 @@ def test_a_fixture_git_without_git_is_an_error_run(home: Path, tmp_path: Path) -
     assert "git" in record.errors[0]
 
 
-FIRST_QUICK_THEN_SLOW = "test -e ../go || { touch ../go; exit 0; }; sleep 30"
+FIRST_QUICK_THEN_SLOW = "test -e ../go || { touch ../go; exit 0; }; echo $$ > ../sleeper; exec sleep 30"
 """The first run returns at once (and leaves a marker next to its workspace); later runs sleep."""
 
 
-def test_ctrl_c_writes_the_report_of_the_finished_runs(home: Path, tmp_path: Path) -> None:
-    """SIGINT during the second run: exit 1, the first run reported, no temporary workspace left behind."""
+@pytest.mark.parametrize(
+    ("sig", "code", "why"), [(signal.SIGINT, 130, "Ctrl-C"), (signal.SIGTERM, 143, "SIGTERM")]
+)
+def test_ctrl_c_writes_the_report_of_the_finished_runs(
+    home: Path, tmp_path: Path, sig: signal.Signals, code: int, why: str
+) -> None:
+    """SIGINT (or SIGTERM) during the second run: exit 130 (143), the first run reported, no temporary
+    workspace left behind, the running command's process stopped."""
     suite = make_suite(home, task("slow", policy={"mode": "auto", "allow": ["write", "process"]}))
     slow = {
         "turns": [
@@ -475,16 +481,21 @@ def test_ctrl_c_writes_the_report_of_the_finished_runs(home: Path, tmp_path: Pat
         assert time.monotonic() < deadline and process.poll() is None
         time.sleep(0.05)
     time.sleep(0.5)  # the second run is inside its sleep
-    process.send_signal(signal.SIGINT)
+    process.send_signal(sig)
     _, stderr = process.communicate(timeout=30)
-    assert process.returncode == 130, stderr  # 128 + SIGINT, as alisio run
-    assert "interrupted" in stderr and "Traceback" not in stderr
+    assert process.returncode == code, stderr  # 128 + the signal, as alisio run
+    assert f"interrupted ({why}): the report of the 1 finished runs is written" in stderr
+    assert "Traceback" not in stderr
+    sleeper = int((temp / "sleeper").read_text())
+    assert (
+        not Path(f"/proc/{sleeper}").exists() or "Z" in Path(f"/proc/{sleeper}/stat").read_text().split()[2]
+    )
     directory = run_dirs(home)[0]
     assert len(read_runs(directory)) == 1
     report = read_report(directory)
     assert report.summary.runs == 1
     assert (report.interrupted, report.planned_runs) == (True, 3)
-    notice = "> **Interrupted after 1 of 3 planned runs (Ctrl-C): tasks that never ran are missing.**"
+    notice = f"> **Interrupted after 1 of 3 planned runs ({why}): tasks that never ran are missing.**"
     assert notice in (directory / "report.md").read_text()
     compared = alisio(home, "eval", "compare", str(directory), str(directory))
     assert compared.returncode == 0, compared.stderr
