@@ -472,7 +472,7 @@ def test_ctrl_c_writes_the_report_of_the_finished_runs(
     env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
     env.update(ALISIO_CONFIG_HOME=str(home / "config"), ALISIO_DATA_HOME=str(home / "data"), TMPDIR=str(temp))
     process = subprocess.Popen(
-        [str(ALISIO), "eval", "run", "calc-suite", "--suite-dir", str(suite), "--yes", "--k", "3",
+        [str(ALISIO), "eval", "run", "calc-suite", "--suite-dir", str(suite), "--yes", "--k", "3", "-j", "1",
          "--allow-write", "--allow-process", "--script", str(script)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, stdin=subprocess.DEVNULL,
     )  # fmt: skip

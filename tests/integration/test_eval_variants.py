@@ -123,7 +123,7 @@ def test_runs_are_interleaved_ab_then_ba(home: Path) -> None:
     compare = compare_file(home, ("a", {}), ("b", {"limits.maxContextChars": 150000}))
     script = write_script(home / "fix.json", FIX)
     result = variants(
-        home, suite, compare, "--allow-write", "--script", str(script), "--k", "2", "--seed", "7",
+        home, suite, compare, "--allow-write", "--script", str(script), "--k", "2", "--seed", "7", "-j", "1",
         "--out", str(home / "out"),
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
@@ -293,7 +293,7 @@ def test_ctrl_c_reports_and_compares_the_finished_runs(home: Path, tmp_path: Pat
     out = home / "out"
     process = subprocess.Popen(
         [str(ALISIO), "eval", "variants", "calc-suite", "--suite-dir", str(suite), "--yes", "--variants",
-         str(compare), "--k", "2", "--allow-write", "--allow-process", "--script", str(script), "--out", str(out)],
+         str(compare), "--k", "2", "-j", "1", "--allow-write", "--allow-process", "--script", str(script), "--out", str(out)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, stdin=subprocess.DEVNULL,
     )  # fmt: skip
     deadline = time.monotonic() + 30

@@ -14,6 +14,7 @@ from alisio.core.harness.config import (
     AgentConfig,
     Compaction,
     Effort,
+    LabSettings,
     Limits,
     MeasuredConfig,
     ProviderSettings,
@@ -84,7 +85,9 @@ provider_settings = st.builds(
     base_url=st.none() | st.sampled_from(["http://localhost:8000/v1", "https://api.example.com/v1"]),
     model=st.none() | texts,
     api_key_env=st.none() | st.from_regex(r"\A[A-Z_][A-Z0-9_]{0,20}\Z"),
+    max_concurrency=st.none() | st.integers(1, 1024),
 )
+lab_settings = st.builds(LabSettings, jobs=st.none() | st.integers(1, 1024))
 
 _scalars = (
     st.none()

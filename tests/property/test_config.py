@@ -30,6 +30,7 @@ from tests.property.strategies_config import (
     agent_tables,
     junk,
     junk_documents,
+    lab_settings,
     measured_configs,
     provider_settings,
 )
@@ -113,20 +114,30 @@ def test_changing_any_measured_value_changes_the_hash(measured: MeasuredConfig, 
     assert (config_hash(changed) == config_hash(measured)) == same
 
 
-@given(measured_configs(), provider_settings, provider_settings)
-def test_the_provider_never_enters_the_hash(measured: MeasuredConfig, one: Any, other: Any) -> None:
-    """Two files that differ only in [provider] measure the same configuration."""
-    first = parse_config(config_to_data(Config(provider=one, measured=measured)), "a.toml").unwrap()
-    second = parse_config(config_to_data(Config(provider=other, measured=measured)), "b.toml").unwrap()
-    assert first.provider == one
-    assert second.provider == other
+@given(measured_configs(), provider_settings, provider_settings, lab_settings, lab_settings)
+def test_the_provider_never_enters_the_hash(
+    measured: MeasuredConfig, one: Any, other: Any, lab_one: Any, lab_other: Any
+) -> None:
+    """Two files that differ only in [provider] and [lab] measure the same configuration."""
+    first = parse_config(
+        config_to_data(Config(provider=one, measured=measured, lab=lab_one)), "a.toml"
+    ).unwrap()
+    second = parse_config(
+        config_to_data(Config(provider=other, measured=measured, lab=lab_other)), "b.toml"
+    ).unwrap()
+    assert (first.provider, first.lab) == (one, lab_one)
+    assert (second.provider, second.lab) == (other, lab_other)
     assert config_hash(first.measured) == config_hash(second.measured) == config_hash(measured)
 
 
-@given(measured_configs(), provider_settings)
-def test_config_round_trips_through_file_data_and_json(measured: MeasuredConfig, provider: Any) -> None:
+@given(measured_configs(), provider_settings, lab_settings)
+def test_config_round_trips_through_file_data_and_json(
+    measured: MeasuredConfig, provider: Any, lab: Any
+) -> None:
     """parse_config(config_to_data(c)) gives c back, and a Config survives JSON encoding."""
-    config = parse_config(config_to_data(Config(provider=provider, measured=measured)), "c.toml").unwrap()
+    config = parse_config(
+        config_to_data(Config(provider=provider, measured=measured, lab=lab)), "c.toml"
+    ).unwrap()
     assert parse_config(config_to_data(config), "c.toml") == Success(config)
     assert msgspec.json.decode(msgspec.json.encode(config), type=Config) == config
     assert config_hash(config.measured) == config_hash(measured)

@@ -10,6 +10,10 @@
     baseUrl = "http://localhost:8000/v1"
     model = "qwen2.5-coder"
     apiKeyEnv = "OPENAI_API_KEY"    # the NAME of the variable holding the key, never the key
+    maxConcurrency = 4              # requests in flight to this endpoint at once (default: --jobs)
+
+    [lab]                           # not measured either: how the lab runs, not what it measures
+    jobs = 4                        # runs at once (default: 4 live, the number of CPUs for replay/scripted)
 
     [limits]
     maxContextChars = 200000
@@ -64,6 +68,7 @@ __all__ = [
     "Compaction",
     "Config",
     "Effort",
+    "LabSettings",
     "Limits",
     "MeasuredConfig",
     "ProviderSettings",
@@ -161,6 +166,17 @@ class ProviderSettings(_Input, frozen=True, kw_only=True):
     """The NAME of the environment variable holding the key, never the key. ``None`` (not written) means
     ``OPENAI_API_KEY`` is used when set, and no key is sent otherwise (local servers need none); a name
     written here must be set."""
+    max_concurrency: Annotated[int, Meta(ge=1, le=1024)] | None = None
+    """At most this many requests in flight to the endpoint at once, over every concurrent run of a command
+    (``None``: as many as ``--jobs``)."""
+
+
+class LabSettings(_Input, frozen=True, kw_only=True):
+    """``[lab]``: how the lab runs (not measured: never in the hash, never a variant override)."""
+
+    jobs: Annotated[int, Meta(ge=1, le=1024)] | None = None
+    """Runs at once when ``--jobs`` is not given (``None``: 4 for live runs, the number of CPUs for replay and
+    scripted runs)."""
 
 
 class Limits(_Input, frozen=True, kw_only=True):
@@ -244,6 +260,7 @@ class Config(Frozen, frozen=True, kw_only=True):
 
     provider: ProviderSettings = msgspec.field(default_factory=ProviderSettings)
     measured: MeasuredConfig = msgspec.field(default_factory=MeasuredConfig)
+    lab: LabSettings = msgspec.field(default_factory=LabSettings)
 
 
 # --- keys ----------------------------------------------------------------------------------------------------
@@ -271,8 +288,9 @@ def measured_keys() -> tuple[str, ...]:
 @functools.cache
 def _known_keys() -> tuple[str, ...]:
     provider = tuple(_keys_of(ProviderSettings, "provider."))
-    sections = ("provider", "limits", "compaction", "reasoning", "tools")
-    return (*sections, *provider, *measured_keys(), "agents.NAME.instructions", "agents.NAME.tools")
+    lab = tuple(_keys_of(LabSettings, "lab."))
+    sections = ("provider", "lab", "limits", "compaction", "reasoning", "tools")
+    return (*sections, *provider, *lab, *measured_keys(), "agents.NAME.instructions", "agents.NAME.tools")
 
 
 # --- parsing -------------------------------------------------------------------------------------------------
@@ -412,7 +430,7 @@ def _canonical(measured: MeasuredConfig) -> MeasuredConfig:
 
 
 def _parse_measured(data: Mapping[str, object], source: str) -> Result[MeasuredConfig, ConfigError]:
-    rest = {key: value for key, value in data.items() if key not in ("provider", "agents")}
+    rest = {key: value for key, value in data.items() if key not in ("provider", "lab", "agents")}
     agents = _parse_agents(data["agents"], source) if "agents" in data else Success(())
     return agents.bind(
         lambda parsed: _convert(rest, MeasuredConfig, "", source).map(
@@ -438,9 +456,12 @@ def parse_config(data: Mapping[str, object], source: str) -> Result[Config, Conf
     if any(not isinstance(key, str) for key in data):
         return Failure(ConfigError(source=source, key="", message="every key must be a string"))
     provider = _convert(data.get("provider", {}), ProviderSettings, "provider", source)
+    lab = _convert(data.get("lab", {}), LabSettings, "lab", source)
     return provider.bind(
-        lambda settings: _parse_measured(data, source).map(
-            lambda measured: Config(provider=settings, measured=measured)
+        lambda settings: lab.bind(
+            lambda lab_settings: _parse_measured(data, source).map(
+                lambda measured: Config(provider=settings, measured=measured, lab=lab_settings)
+            )
         )
     )
 
@@ -482,6 +503,7 @@ def config_to_data(config: Config) -> dict[str, object]:
     """
     return {
         "provider": _without_none(msgspec.to_builtins(config.provider)),
+        "lab": _without_none(msgspec.to_builtins(config.lab)),
         **_measured_data(config.measured),
     }
 

@@ -94,3 +94,9 @@ def output(flags: OutputFlags) -> Output:
 def environment() -> dict[str, str]:
     """The process environment, as the request carries it."""
     return dict(os.environ)
+
+
+def jobs(value: int | None) -> int | None:
+    """``--jobs`` checked (at least 1: a one-line usage error otherwise)."""
+    check_min("--jobs", value, 1)
+    return value

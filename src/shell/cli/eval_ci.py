@@ -23,7 +23,7 @@ import typer
 from alisio.core.exit_codes import ExitCode
 from alisio.shell.cli import common
 from alisio.shell.cli.common import say
-from alisio.shell.cli.options import OUTPUT, PROVIDER, SELECTION, Force, Json
+from alisio.shell.cli.options import OUTPUT, PROVIDER, SELECTION, Force, Jobs, Json
 
 if TYPE_CHECKING:
     from alisio.shell.replay.ci import CiOutcome, SuiteReplay
@@ -65,6 +65,7 @@ def ci(
     ] = None,
     force: Force = False,
     json_output: Json = False,
+    jobs: Jobs = None,
 ) -> ExitCode:
     """Replay every bundled cassette: exit 2 on a divergence, 1 when a task does not pass, else 0."""
     import tempfile
@@ -79,7 +80,9 @@ def ci(
     if out is not None:
         prepare_out(out, "--out", force, [loaded.suite.suite_id for loaded in suites])
     root = out if out is not None else Path(tempfile.mkdtemp(prefix="alisio-eval-ci-"))
-    outcome = replay_all(suites, suite_dir, cassette_dir, root, common.environment(), ui, _show_suite)
+    outcome = replay_all(
+        suites, suite_dir, cassette_dir, root, common.environment(), ui, _show_suite, common.jobs(jobs)
+    )
     if out is None and not any(root.iterdir()):
         root.rmdir()  # nothing was replayed: leave no empty temporary directory behind
         reports: Path | None = None

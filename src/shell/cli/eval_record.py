@@ -28,6 +28,7 @@ from alisio.shell.cli.common import say
 from alisio.shell.cli.options import (
     OUTPUT,
     CheckedFlags,
+    ExecutionFlags,
     PermissionFlags,
     ProviderFlags,
     RecordSelectionFlags,
@@ -56,6 +57,7 @@ def record(
     provider: ProviderFlags,
     permissions: PermissionFlags,
     output: CheckedFlags,
+    execution: ExecutionFlags,
     cassette_dir: CassetteDir = None,
 ) -> ExitCode:
     """Run each selected task once and write its cassette (<suite>/cassettes/<task-id>.jsonl)."""
@@ -72,6 +74,7 @@ def record(
         output=Output(keep=output.keep, json=output.json_output),
         cassette_dir=cassette_dir,
         env=common.environment(),
+        jobs=common.jobs(execution.jobs),
     )
     outcome = run_request(
         request, common.ui(on_start=_headline, on_record=lambda r, i, n: say(progress_line(i, n, r)))

@@ -21,6 +21,7 @@ from alisio.core.exit_codes import ExitCode
 from alisio.shell.cli import common
 from alisio.shell.cli.common import say
 from alisio.shell.cli.options import (
+    ExecutionFlags,
     ModeChoice,
     OutputFlags,
     PermissionFlags,
@@ -44,6 +45,7 @@ def _request(
     provider: RunProviderFlags,
     permissions: PermissionFlags,
     output: OutputFlags,
+    execution: ExecutionFlags,
 ) -> LabRequest:
     from alisio.shell.lab.errors import LabError
     from alisio.shell.lab.request import LabRequest, RunMode, rates_from
@@ -65,6 +67,7 @@ def _request(
         cassette_dir=provider.cassette_dir,
         rates=rates_from(output.input_rate, output.output_rate),
         env=common.environment(),
+        jobs=common.jobs(execution.jobs),
     )
 
 
@@ -75,6 +78,7 @@ def run(
     provider: RunProviderFlags,
     permissions: PermissionFlags,
     output: OutputFlags,
+    execution: ExecutionFlags,
 ) -> ExitCode:
     """Run a suite k times, judge every run, and write report.json, report.md and runs.jsonl."""
     import msgspec
@@ -82,7 +86,7 @@ def run(
     from alisio.core.lab.progress import progress_line
     from alisio.shell.lab.pipeline import run_request
 
-    request = _request(suite, selection, provider, permissions, output)
+    request = _request(suite, selection, provider, permissions, output, execution)
     encoder = msgspec.json.Encoder()
 
     def on_record(record: RunRecord, done: int, total: int) -> None:
@@ -102,7 +106,7 @@ def _headline(start: LabStart) -> None:
     head += "run" if runs == 1 else "runs"
     plan = start.provider
     source = f"replay of {plan.id} cassettes" if start.mode == "replay" else plan.id
-    say(f"{head} ({source}, {plan.model}, seed {start.seed})")
+    say(f"{head} ({source}, {plan.model}, seed {start.seed}, {start.jobs} at once)")
 
 
 def stop_lines(outcome: LabOutcome) -> list[str]:

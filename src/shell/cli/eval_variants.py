@@ -25,6 +25,7 @@ from alisio.shell.cli import common
 from alisio.shell.cli.common import say
 from alisio.shell.cli.options import (
     SELECTION,
+    ExecutionFlags,
     ModeChoice,
     OutputFlags,
     PermissionFlags,
@@ -60,6 +61,7 @@ def variants(
     provider: VariantsProviderFlags,
     permissions: PermissionFlags,
     output: OutputFlags,
+    execution: ExecutionFlags,
 ) -> ExitCode:
     """Run configuration variants interleaved over the same tasks, report each, and compare them."""
     from alisio.core.lab.variants import variant_progress_line
@@ -78,6 +80,7 @@ def variants(
         variants_file=variants_file,
         rates=rates_from(output.input_rate, output.output_rate),
         env=common.environment(),
+        jobs=common.jobs(execution.jobs),
     )
     outcome = run_request(
         request, common.ui(on_start=_headline, on_record=lambda r, i, n: say(variant_progress_line(i, n, r)))
@@ -95,7 +98,7 @@ def _headline(start: LabStart) -> None:
     plan = start.provider
     say(
         f"{suite.suite_id} {suite.suite_version}: {n} variants x {tasks} {noun} x k={start.k} = "
-        f"{start.planned} runs, interleaved ({plan.id}, {plan.model}, seed {start.seed})"
+        f"{start.planned} runs, interleaved ({plan.id}, {plan.model}, seed {start.seed}, {start.jobs} at once)"
     )
     for index, variant in enumerate(start.variants.variants):
         role = " (baseline)" if index == 0 and variant.id != "baseline" else ""

@@ -44,6 +44,7 @@ SELECTION = "Selection"
 PROVIDER = "Provider"
 PERMISSIONS = "Permissions"
 OUTPUT = "Output"
+EXECUTION = "Execution"
 
 
 def _opt(*names: str, help: str, panel: str, metavar: str | None = None, **kwargs: Any) -> Any:
@@ -304,3 +305,24 @@ class VariantsProviderFlags(ProviderFlags):
         ModeChoice,
         _opt("--mode", help="live only: variants refuses replay.", panel=PROVIDER, metavar="live"),
     ] = ModeChoice.LIVE
+
+
+Jobs = Annotated[
+    int | None,
+    _opt(
+        "--jobs",
+        "-j",
+        help="Runs at once (default: [lab] jobs in config.toml, else 4 live, the number of CPUs for replay "
+        "and scripted runs).",
+        panel=EXECUTION,
+        metavar="N",
+        show_default=False,
+    ),
+]
+
+
+@dataclass(frozen=True)
+class ExecutionFlags:
+    """Execution: how many runs at once."""
+
+    jobs: Jobs = None

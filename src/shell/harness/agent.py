@@ -90,6 +90,7 @@ from alisio.core.harness.protocol import (
 )
 from alisio.core.harness.tooldefs import effect_of, tool_specs
 from alisio.core.replay.fingerprint import ConversationHash, Rules, fingerprint, normalize_request
+from alisio.shell import cancel
 from alisio.shell.harness.providers.base import Provider, ProviderFailure
 from alisio.shell.harness.tools.dispatch import ToolContext, execute_tool
 
@@ -231,6 +232,7 @@ class _Run:
         return self.end("budget_exceeded", reason=stop.budget)
 
     def check_budget(self, turns: int, tool_calls: int) -> None:
+        cancel.check()  # before each turn and each tool call: a cancelled run stops as on Ctrl-C
         stop = check(self.setup.budget, turns, tool_calls, self.elapsed_ms(), self.main_tokens)
         if stop is not None:
             raise _Stop(self.budget_stop(stop))

@@ -28,6 +28,7 @@ report of the finished runs is still written, marked interrupted.
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
@@ -54,7 +55,7 @@ from alisio.shell.lab.plans import ProviderPlan, live_plan, scripted_plan
 from alisio.shell.lab.preflight import preflight, unwritable_dir
 from alisio.shell.lab.request import LabRequest, RunMode
 from alisio.shell.lab.run_one import Arm, RunContext, run_one
-from alisio.shell.lab.runner import LoopResult, RunsLog, SerialExecutor, run_loop
+from alisio.shell.lab.runner import Executor, LoopResult, RunsLog, SerialExecutor, ThreadExecutor, run_loop
 from alisio.shell.lab.store import write_report_files
 from alisio.shell.lab.suite_choice import SuiteChoice, bundled_suites_root, confirm_third_party, find_suite
 from alisio.shell.lab.variants import read_variants, write_comparison
@@ -93,6 +94,8 @@ class LabStart:
     variants: VariantsPlan | None
     root: Path
     """The report directory (the variants' root; a temporary directory for a recording)."""
+    jobs: int = 1
+    """Runs at once."""
 
     @property
     def planned(self) -> int:
@@ -325,6 +328,26 @@ def _write_reports(
     return tuple(results)
 
 
+LIVE_JOBS = 4
+"""Runs at once against a live provider when neither ``--jobs`` nor ``[lab] jobs`` says."""
+
+
+def jobs_for(request: LabRequest, loaded: LoadedConfig | None) -> int:
+    """``--jobs``, else ``[lab] jobs``, else 4 live and the number of CPUs for replay and scripted runs."""
+    if request.jobs is not None:
+        return request.jobs
+    if loaded is not None and loaded.config.lab.jobs is not None:
+        return loaded.config.lab.jobs
+    if request.mode is RunMode.REPLAY or request.provider.script is not None:
+        return os.cpu_count() or 1
+    return LIVE_JOBS
+
+
+def _executor(jobs: int, planned: int) -> Executor:
+    """One run at a time on this thread for ``--jobs 1`` (or a single run), else a pool of threads."""
+    return SerialExecutor() if jobs == 1 or planned == 1 else ThreadExecutor(jobs)
+
+
 def _execute(request: LabRequest, start: LabStart, ctx: RunContext, ui: Ui, created_at: str) -> LabOutcome:
     """Run the plan, write the reports, then the comparison or the cassettes."""
     by_task = {task.id: task for task in start.tasks}
@@ -338,7 +361,7 @@ def _execute(request: LabRequest, start: LabStart, ctx: RunContext, ui: Ui, crea
         loop = run_loop(
             _specs(start),
             run,
-            SerialExecutor(),
+            _executor(start.jobs, start.planned),
             log,
             on_record=ui.on_record,
             stop_reason=_stop_reason(ctx.provider),
@@ -444,6 +467,7 @@ def run_request(request: LabRequest, ui: Ui) -> LabOutcome:
                 arms=_arms(request, measured, variants, run_id, root),
                 variants=variants,
                 root=root,
+                jobs=jobs_for(request, loaded),
             )
             ctx = RunContext(
                 loaded=choice.loaded,

@@ -110,6 +110,8 @@ class LabRequest:
     rates: Rates | None = None
     default_config: bool = False
     """Use the default measured configuration and never read config.toml (``eval ci``, record-bundled)."""
+    jobs: int | None = None
+    """Runs at once (``None``: ``[lab] jobs`` of config.toml, else 4 live, the CPUs for replay and scripted)."""
     env: Mapping[str, str] = field(default_factory=dict)
     """The environment (config home, data home, credentials to keep out of commands and cassettes)."""
 

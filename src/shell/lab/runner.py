@@ -32,7 +32,7 @@ from alisio.core.lab.schedule import RunSpec
 from alisio.shell.lab.errors import LabError, LabStopped, Terminated
 from alisio.shell.lab.store import RUNS_JSONL
 
-__all__ = ["Executor", "LoopResult", "RunsLog", "SerialExecutor", "run_loop"]
+__all__ = ["Executor", "LoopResult", "RunsLog", "SerialExecutor", "ThreadExecutor", "run_loop"]
 
 RunFn = Callable[[RunSpec], RunRecord]
 """Runs one planned run and returns its record (never raises but for ``KeyboardInterrupt``)."""
@@ -50,11 +50,48 @@ class Executor(Protocol):
 
 
 class SerialExecutor:
-    """One run after another, in plan order."""
+    """One run after another, in plan order, on the calling thread."""
 
     def run(self, run: RunFn, specs: Sequence[RunSpec]) -> Iterator[tuple[int, RunRecord]]:
         for index, spec in enumerate(specs):
             yield index, run(spec)
+
+
+class ThreadExecutor:
+    """Up to ``jobs`` runs at once on worker threads, started in plan order, yielded as they finish.
+
+    Threads, not processes: a run spends its time waiting (for the provider, for a command), the live
+    provider's HTTP client and its limits are shared in one process, and a run needs no pickling (measured in
+    bench/bench_jobs.py). Stopping early (Ctrl-C or a signal in the main thread, or the loop closing the
+    iterator) cancels the runs not started, asks the runs in flight to stop (``alisio.shell.cancel``: their
+    commands' process groups are killed, their workspaces removed) and waits for them for ``grace_s``.
+    """
+
+    def __init__(self, jobs: int, grace_s: float = 30.0) -> None:
+        self.jobs = jobs
+        self.grace_s = grace_s
+
+    def run(self, run: RunFn, specs: Sequence[RunSpec]) -> Iterator[tuple[int, RunRecord]]:
+        from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+
+        from alisio.shell import cancel
+
+        cancel.reset()
+        pool = ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="alisio-run")
+        pending: dict[Future[RunRecord], int] = {pool.submit(run, spec): i for i, spec in enumerate(specs)}
+        try:
+            while pending:
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in sorted(done, key=pending.__getitem__):
+                    index = pending.pop(future)
+                    yield index, future.result()
+        finally:
+            if pending:  # stopped early: nothing new starts, the runs in flight stop at their next check
+                cancel.request()
+                pool.shutdown(wait=False, cancel_futures=True)
+                wait([f for f in pending if not f.cancelled()], timeout=self.grace_s)
+            pool.shutdown(wait=False)
+            cancel.reset()
 
 
 class RunsLog:

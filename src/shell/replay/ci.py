@@ -117,6 +117,7 @@ def replay_suite(
     root: Path,
     env: Mapping[str, str],
     ui: Ui,
+    jobs: int | None = None,
 ) -> SuiteReplay:
     """Replay one suite's cassettes into ``root/<suite-id>`` through the lab's pipeline."""
     suite = loaded.suite
@@ -142,6 +143,7 @@ def replay_suite(
         cassette_dir=cassette_dir,
         default_config=True,
         env=env,
+        jobs=jobs,
     )
     try:
         outcome = run_request(request, ui)
@@ -158,11 +160,12 @@ def replay_all(
     env: Mapping[str, str],
     ui: Ui,
     on_suite: Callable[[SuiteReplay], None],
+    jobs: int | None = None,
 ) -> CiOutcome:
     """Replay every suite in turn (``on_suite`` sees each); stops after one that was interrupted."""
     outcome = CiOutcome()
     for loaded in suites:
-        replay = replay_suite(loaded, suite_dir, cassette_dir, root, env, ui)
+        replay = replay_suite(loaded, suite_dir, cassette_dir, root, env, ui, jobs)
         outcome.suites.append(replay)
         on_suite(replay)
         if replay.outcome is not None and replay.outcome.interrupted is not None:

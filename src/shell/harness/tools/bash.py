@@ -26,6 +26,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import IO, Final, Literal
 
+from alisio.shell import cancel
+
 _POLL_S: Final = 0.05
 _CHUNK: Final = 1 << 20
 _CONTINUATION_BYTES: Final = bytes(range(0x80, 0xC0))
@@ -129,7 +131,8 @@ def supervise_group(
     """Wait for ``process`` (the leader of its own group) and leave nothing of its group running.
 
     The group is stopped (SIGTERM, then SIGKILL after ``grace_s``) at ``timeout_s``, when one of ``files``
-    (its captured output) passes ``max_output_bytes``, or on KeyboardInterrupt (re-raised); when the process
+    (its captured output) passes ``max_output_bytes``, or on KeyboardInterrupt (Ctrl-C on the main thread, or
+    ``alisio.shell.cancel.Cancelled`` on a worker; re-raised); when the process
     ends by itself, whatever it left running in its group is SIGKILLed.
 
     Returns:
@@ -144,6 +147,7 @@ def supervise_group(
             if remaining <= 0:
                 killed = "timeout"
                 break
+            cancel.check()  # a cancelled run stops its command too (the finally below kills the group)
             try:
                 process.wait(timeout=min(remaining, poll_s))
                 break
