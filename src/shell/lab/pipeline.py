@@ -214,9 +214,7 @@ def preflight(
     for task in tasks:
         match check_task_policy(task_policy(task.policy, False), ceiling, allow_suite_full):
             case Failure(error):
-                message = error.message
-                if read_only and error.effect is not None:
-                    message = f"policy.allow asks for the {error.effect} effect, which --read-only denies"
+                message = error.under_read_only() if read_only else error.message
                 problems.append(f"task {task.id}: {message}")
             case _:
                 pass
