@@ -16,6 +16,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -150,16 +151,22 @@ def test_the_wrong_edit_fails_with_the_detail_the_doc_quotes(written: Path) -> N
 
 
 def test_every_json_fragment_is_valid_task_fields(written: Path) -> None:
-    """Each unnamed json block, merged into my-suite's task, passes ``alisio eval validate``."""
+    """Each unnamed json block, merged into my-suite's task (one suite directory per fragment), passes
+    ``alisio eval validate``."""
     fragments = [json.loads(b.body) for b in blocks() if b.language == "json" and not b.path]
     assert len(fragments) >= 6
     suite = json.loads((written / "my-suite/suite.json").read_text())
+    directories = []
     for index, fragment in enumerate(fragments):
         assert isinstance(fragment, dict) and fragment
-        suite["tasks"][0] = {**suite["tasks"][0], **fragment}
-        (written / "my-suite/suite.json").write_text(json.dumps(suite))
-        result = alisio(written, "eval", "validate", "my-suite")
-        assert result.returncode == 0, f"fragment {index} {fragment}: {result.stderr}"
+        directory = written / f"fragment-{index}"
+        shutil.copytree(written / "my-suite", directory)
+        merged = {**suite, "tasks": [{**suite["tasks"][0], **fragment}]}
+        (directory / "suite.json").write_text(json.dumps(merged))
+        directories.append(directory.name)
+    result = alisio(written, "eval", "validate", *directories)
+    assert result.returncode == 0, f"{fragments}\n{result.stderr}"
+    assert result.stdout.splitlines() == [f"ok my-suite 1.0.0 (1 task) {name}" for name in directories]
 
 
 def read_greet(then: list[dict[str, Any]]) -> dict[str, Any]:
