@@ -39,6 +39,9 @@ demo: $(STAMP)
 	@echo
 	@echo "== alisio eval compare examples/reports/baseline examples/reports/candidate"
 	$(BIN)/alisio eval compare examples/reports/baseline examples/reports/candidate
+	@echo
+	@echo "Next: $(BIN)/alisio eval run smoke-coding --tasks fix-add --k 5 --script suites/smoke-coding/scripts --allow-write --allow-process  (a scripted model, no key)"
+	@echo "Then: write your own suite (docs/suite-format.md), check it with $(BIN)/alisio eval validate DIR, run it live with --model and --base-url"
 
 # Re-record the bundled cassettes with the scripted provider (TASKS=suite/task,... and OUT=DIR are optional).
 record-bundled: $(STAMP)

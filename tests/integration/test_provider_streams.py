@@ -1,4 +1,4 @@
-"""Every recorded real provider stream in ../shared/provider-streams parses to its ``expected`` oracle.
+"""Every recorded real provider stream in tests/fixtures/provider-streams parses to its ``expected`` oracle.
 
 Each ``.sse`` body is served by a real local HTTP server (split at random byte boundaries, with ``\\n`` and
 with ``\\r\\n`` line endings) to the real ``OpenAICompatProvider``; the events it returns are folded and
@@ -32,14 +32,14 @@ from alisio.core.harness.protocol import (
 from alisio.shell.harness.providers.openai_compat import OpenAICompatProvider
 from tests.integration.sse_server import Reply, SseServer
 
-STREAMS = Path(__file__).resolve().parents[2].parent / "shared" / "provider-streams"
+STREAMS = Path(__file__).resolve().parents[1] / "fixtures" / "provider-streams"
 RECORDINGS = sorted(STREAMS.glob("*.sse"))
 REQUEST = ProviderRequest(model="m", instructions="", messages=(UserMessage(content="hi"),))
 
 
 def test_the_recordings_are_there() -> None:
-    """The shared recordings exist (a missing ../shared must fail loudly, not skip every case)."""
-    assert STREAMS.is_dir(), f"missing {STREAMS}: clone shared/ beside the repository"
+    """The recordings exist (a missing fixture directory must fail loudly, not skip every case)."""
+    assert STREAMS.is_dir(), f"missing {STREAMS}: the recorded provider streams belong to the repository"
     assert len(RECORDINGS) >= 17, f"expected the 17 recordings in {STREAMS}, found {len(RECORDINGS)}"
 
 

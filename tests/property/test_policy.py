@@ -29,6 +29,7 @@ from alisio.core.harness.policy import (
     check_task_policy,
     decide,
     denial_message,
+    needed_effects,
 )
 
 SUBSETS: tuple[frozenset[Effect], ...] = tuple(
@@ -50,7 +51,11 @@ def test_subsets_are_all_of_them() -> None:
 
 @pytest.mark.parametrize(("effect", "mode"), list(product(Effect, Mode)))
 def test_every_combination_obeys_the_rules(effect: Effect, mode: Mode) -> None:
-    """For every allow x readOnly x granted x session combination, the decision follows the six rules."""
+    """For every allow x readOnly x granted x session combination, the decision follows the five rules.
+
+    ``by_mode`` is written out here, not read from ``MODE_EFFECTS``: it is the issue's definition of the modes
+    (ask runs read; auto runs read and write; full runs everything), checked against the implementation."""
+    by_mode = {Mode.ASK: set[Effect](), Mode.AUTO: {Effect.WRITE}, Mode.FULL: set(Effect)}[mode]
     for allow, read_only in product(SUBSETS, (False, True)):
         policy = Policy(mode=mode, allow=allow, read_only=read_only)
         for granted, session in product(SUBSETS, SUBSETS):
@@ -61,12 +66,12 @@ def test_every_combination_obeys_the_rules(effect: Effect, mode: Mode) -> None:
             if isinstance(decision, Allow):
                 # the safety property: nothing ungranted ever runs, nothing runs in a read-only run
                 assert effect in granted and not read_only
-                assert mode is Mode.FULL or effect in allow or effect in session
+                assert effect in by_mode or effect in allow or effect in session
             if read_only:
                 assert decision == Deny(reason=DenyReason.READ_ONLY)
             elif effect not in granted:
                 assert decision == Deny(reason=DenyReason.NOT_GRANTED)
-            elif mode is Mode.FULL or effect in allow or effect in session:
+            elif effect in by_mode or effect in allow or effect in session:
                 assert isinstance(decision, Allow)
             elif mode is Mode.ASK:
                 assert isinstance(decision, Ask)
@@ -119,12 +124,51 @@ def test_alisio_run_ceiling_allows_everything_in_full_mode() -> None:
         assert isinstance(decide(effect, Policy(mode=Mode.ASK), ALL_EFFECTS), expected)
 
 
+def test_the_spec_example_policy_edits_and_runs_its_check_and_refuses_the_rest() -> None:
+    """The spec's ``{"mode": "auto", "allow": ["process"]}`` under --allow-write --allow-process: read, write and
+    process run; external and analysis are refused (not asked) even when granted."""
+    policy = Policy(mode=Mode.AUTO, allow=frozenset({Effect.PROCESS}))
+    decisions = {effect: decide(effect, policy, ALL_EFFECTS) for effect in Effect}
+    assert decisions == {
+        Effect.READ: Allow(),
+        Effect.WRITE: Allow(),
+        Effect.PROCESS: Allow(),
+        Effect.EXTERNAL: Deny(reason=DenyReason.NOT_ALLOWED),
+        Effect.ANALYSIS: Deny(reason=DenyReason.NOT_ALLOWED),
+    }
+    granted = frozenset({Effect.READ, Effect.WRITE, Effect.PROCESS})
+    assert check_task_policy(policy, granted, allow_suite_full=False) == Success(None)
+
+
+@pytest.mark.parametrize("effect", list(Effect))
+def test_auto_never_decides_less_than_ask_and_full_never_less_than_auto(effect: Effect) -> None:
+    """The modes are ordered ask <= auto <= full for every effect, allow, readOnly, grant and session grant."""
+    for allow, read_only, granted, session in product(SUBSETS, (False, True), SUBSETS, SUBSETS):
+        ranks = [
+            _rank(decide(effect, Policy(mode=mode, allow=allow, read_only=read_only), granted, session))
+            for mode in (Mode.ASK, Mode.AUTO, Mode.FULL)
+        ]
+        if effect is Effect.WRITE or effect is Effect.READ or effect in allow or effect in session:
+            assert ranks[0] <= ranks[1] <= ranks[2]
+        else:  # auto refuses what ask would put to the user: the only place the order is Ask > Deny
+            assert ranks[1] <= ranks[2]
+
+
+def _needed(mode: Mode, allow: frozenset[Effect], read_only: bool) -> frozenset[Effect]:
+    """The issue's rule: allow (but read), plus write for mode auto unless readOnly."""
+    return (allow | ({Effect.WRITE} if mode is Mode.AUTO and not read_only else set())) - {Effect.READ}
+
+
 @pytest.mark.parametrize("mode", list(Mode))
 def test_check_task_policy_rejects_exactly_what_was_not_granted(mode: Mode) -> None:
-    """A task is accepted iff every effect it allows (but read) was granted and full mode has --allow-suite-full."""
+    """A task is accepted iff every effect it needs was granted (its allow but read; write for mode auto unless
+    readOnly) and mode full has --allow-suite-full; the error names the first missing effect, what needs it
+    and its flag."""
     for allow, read_only, granted, suite_full in product(SUBSETS, (False, True), SUBSETS, (False, True)):
-        result = check_task_policy(Policy(mode=mode, allow=allow, read_only=read_only), granted, suite_full)
-        missing = (allow - {Effect.READ}) - granted
+        policy = Policy(mode=mode, allow=allow, read_only=read_only)
+        assert needed_effects(policy) == _needed(mode, allow, read_only)
+        result = check_task_policy(policy, granted, suite_full)
+        missing = _needed(mode, allow, read_only) - granted
         if not missing and (mode is not Mode.FULL or suite_full):
             assert result == Success(None)
             continue
@@ -134,10 +178,37 @@ def test_check_task_policy_rejects_exactly_what_was_not_granted(mode: Mode) -> N
         if missing:
             first = next(effect for effect in Effect if effect in missing)
             assert error.effect is first
-            assert GRANT_FLAGS[first] in str(error)
+            if first in allow:
+                needs = f"policy.allow asks for the {first} effect"
+            else:
+                needs = (
+                    f'policy.mode "{mode}" needs the {first} effect (it edits the workspace without asking)'
+                )
+            assert str(error) == f"{needs}, which was not granted (pass {GRANT_FLAGS[first]})"
+            assert error.under_read_only() == f"{needs}, which --read-only denies"
         else:
             assert error.effect is None
-            assert "--allow-suite-full" in str(error)
+            assert str(error) == error.under_read_only() == 'policy.mode "full" needs --allow-suite-full'
+
+
+def test_the_messages_of_a_missing_grant_are_exact() -> None:
+    """What a user reads when a task in mode auto, or its allow, needs a grant they did not give."""
+    spec_example = Policy(mode=Mode.AUTO, allow=frozenset({Effect.PROCESS}))
+    error = check_task_policy(spec_example, frozenset({Effect.READ, Effect.PROCESS}), False).failure()
+    assert str(error) == (
+        'policy.mode "auto" needs the write effect (it edits the workspace without asking), '
+        "which was not granted (pass --allow-write)"
+    )
+    assert error.under_read_only() == (
+        'policy.mode "auto" needs the write effect (it edits the workspace without asking), which --read-only denies'
+    )
+    error = check_task_policy(spec_example, frozenset({Effect.READ, Effect.WRITE}), False).failure()
+    assert (
+        str(error) == "policy.allow asks for the process effect, which was not granted (pass --allow-process)"
+    )
+    assert error.under_read_only() == "policy.allow asks for the process effect, which --read-only denies"
+    read_only_auto = Policy(mode=Mode.AUTO, read_only=True)
+    assert check_task_policy(read_only_auto, frozenset({Effect.READ}), False) == Success(None)
 
 
 def test_every_non_read_effect_has_a_flag() -> None:

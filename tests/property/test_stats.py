@@ -1,7 +1,7 @@
 """Properties of alisio.core.lab.stats: Wilson intervals, pass@k / pass^k, medians, variances, task-clustered means.
 
-Reference values come from ../shared/notes/statistics.md (checked there against statsmodels, scipy and
-50-digit mpmath); the oracles here are 50-digit ``decimal`` for Wilson and exact ``fractions`` for pass@k.
+Reference values were checked against statsmodels, scipy and 50-digit mpmath; the oracles here are 50-digit
+``decimal`` for Wilson and exact ``fractions`` for pass@k.
 """
 
 from __future__ import annotations

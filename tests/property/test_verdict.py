@@ -1,6 +1,6 @@
 """Properties of alisio.core.lab.verdict: precedence (not comparable > low power > intervals), symmetry, fixed vectors.
 
-The vectors and the threshold table come from ../shared/notes/statistics.md §2.1 and §6 "Verdict".
+The vectors and the threshold table are reviewed reference values of the verdict rule, fixed here.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ Two directions:
   ``StreamEvent`` values it carries. ``completion_events`` does the same for a whole non-streamed
   ``chat.completion`` (servers that ignore ``stream: true``).
 
-Rules the parser keeps (checked against the recordings in ../shared/provider-streams):
+Rules the parser keeps (checked against the recordings in tests/fixtures/provider-streams):
 
 - only choice 0 is read (the harness always asks for ``n = 1``); a chunk with ``choices: []`` may still carry
   usage;

@@ -1,6 +1,6 @@
 """The statistics kernel: Wilson intervals, pass@k / pass^k, medians, variances, task-clustered means.
 
-Rules this module keeps (the review behind them is ``shared/notes/statistics.md``):
+Rules this module keeps:
 
 - Undefined is explicit: ``None`` when there is nothing to estimate (n = 0, n < k, empty input), never NaN,
   0 or 1. Invalid input (negative counts, passes > runs, bool or float counts, NaN) raises ``ValueError``:

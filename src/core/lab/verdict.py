@@ -1,7 +1,6 @@
 """The per-task verdict of a comparison: improved, regressed, inconclusive, low power or not comparable.
 
-The rule (spec "inconclusive and low power"; review in ``shared/notes/statistics.md`` §0.6-0.8, §2) is
-checked in this order, and the first that applies wins:
+The rule (spec "inconclusive and low power") is checked in this order, and the first that applies wins:
 
 1. ``not_comparable``: the two sides ran in different modes, or either side has errored runs
    (infrastructure failures are excluded from every rate, so a side with errors is not a clean sample);

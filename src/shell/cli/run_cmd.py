@@ -4,8 +4,10 @@ Semantics (the spec's global flags, plus the harness's own):
 - the ceiling of effects is every effect, since a user is present (``--read-only`` restricts it to read);
   ``--allow-*`` put effects in the policy's ``allow``, so they run without asking;
 - ``--policy ask`` (the default) asks ``y/N/always`` on stderr before each other effect when stdin and stderr
-  are terminals; without a terminal every ask is denied (an ``approval_denied`` incident). ``auto`` refuses
-  effects outside ``allow`` without asking; ``full`` runs them all;
+  are terminals; without a terminal every ask is denied (an ``approval_denied`` incident). ``auto`` runs
+  workspace writes and the effects in ``allow``, and refuses the others without asking; it needs
+  ``--allow-write`` (or ``--read-only``), like a suite task in mode auto needs it from the lab, and is refused
+  before the run otherwise. ``full`` runs every effect;
 - stdout is data: the final assistant text, or with ``--json`` the event log as JSON lines, one per event as
   it happens. Progress (one line per tool call) and messages go to stderr;
 - exit 0 when the run completed or stopped at a budget (stderr says which), 1 on a configuration, provider or
@@ -44,6 +46,7 @@ if TYPE_CHECKING:
 
     from alisio.core.harness.config import MeasuredConfig
     from alisio.core.harness.events import Effect, Event
+    from alisio.core.harness.policy import Policy
     from alisio.core.harness.protocol import ToolCall
     from alisio.shell.harness.agent import ApprovalAnswer, RunResult
     from alisio.shell.harness.providers.base import Provider
@@ -133,6 +136,30 @@ def _workspace(cwd: Path | None) -> Path:
     return workspace
 
 
+def _policy(choice: PolicyChoice, granted_flags: dict[str, bool], read_only: bool) -> Policy:
+    """The run's policy: the ``--allow-*`` flags are its ``allow``, and they are what it may need.
+
+    Raises:
+        _UsageError: ``--policy auto`` without ``--allow-write`` (nor ``--read-only``): auto edits the workspace
+            without asking, so, as for a suite task in mode auto, the write grant must be given explicitly.
+    """
+    from returns.result import Failure
+
+    from alisio.core.harness.events import Effect
+    from alisio.core.harness.policy import GRANT_FLAGS, Mode, Policy, PolicyError, check_task_policy
+
+    allow = frozenset(Effect(name) for name, on in granted_flags.items() if on)
+    policy = Policy(mode=Mode(choice.value), allow=allow, read_only=read_only)
+    match check_task_policy(policy, allow | {Effect.READ}, allow_suite_full=True):
+        case Failure(PolicyError(effect=Effect() as effect)):
+            raise _UsageError(
+                f"--policy {choice.value} carries out the {effect} effect without asking: pass "
+                f"{GRANT_FLAGS[effect]} to grant it (or use --policy ask to be asked first, or --read-only)"
+            )
+        case _:
+            return policy
+
+
 def _provider(
     script: Path | None, model: str | None, base_url: str | None
 ) -> tuple[Provider, str, MeasuredConfig, str | None]:
@@ -191,20 +218,20 @@ def _execute(
     from alisio.core.harness.budget import RunBudget
     from alisio.core.harness.config import config_hash
     from alisio.core.harness.events import Effect
-    from alisio.core.harness.policy import ALL_EFFECTS, Mode, Policy
+    from alisio.core.harness.policy import ALL_EFFECTS, Mode
     from alisio.core.replay.fingerprint import path_rules
     from alisio.shell.harness.agent import AgentSetup, run_agent
     from alisio.shell.harness.tools.dispatch import tool_env
 
     workspace = _workspace(cwd)
+    policy = _policy(policy_name, granted_flags, read_only)
     provider, model_name, measured, key = _provider(script, model, base_url)
     match select_agent(measured, agent):
         case Failure(error):
             raise _UsageError(f"--agent: {error}")
         case _:
             pass
-    allow = frozenset(Effect(name) for name, on in granted_flags.items() if on)
-    policy = Policy(mode=Mode(policy_name.value), allow=allow, read_only=read_only)
+    policy = _policy(policy_name, granted_flags, read_only)
     interactive = sys.stdin.isatty() and sys.stderr.isatty()
     max_turns, max_wall_ms, max_tokens, max_tool_calls = budget_values
     setup = AgentSetup(
@@ -253,7 +280,8 @@ def run_command(
         typer.Option(
             "--policy",
             help="ask: ask before each effect not allowed (denied without a terminal); "
-            "auto: refuse effects not allowed; full: run every effect (--read-only still wins).",
+            "auto: edit the workspace (needs --allow-write) and refuse effects not allowed; "
+            "full: run every effect (--read-only still wins).",
         ),
     ] = PolicyChoice.ASK,
     agent: Annotated[str | None, typer.Option("--agent", help="A main agent from the configuration.")] = None,

@@ -51,10 +51,7 @@ def _task_problems(
     problems: list[str] = []
     match check_task_policy(task_policy(task.policy, False), ceiling, allow_suite_full):
         case Failure(error):
-            if read_only and error.effect is not None:
-                problems.append(f"policy.allow asks for the {error.effect} effect, which --read-only denies")
-            else:
-                problems.append(error.message)
+            problems.append(error.under_read_only() if read_only else error.message)
         case _:
             pass
     if isinstance(select_agent(measured, task.agent), Failure):
