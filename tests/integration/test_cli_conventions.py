@@ -84,13 +84,13 @@ def test_help_has_no_type_placeholders(home: Path, words: list[str]) -> None:
 
 
 def test_eval_help_lists_the_commands_in_workflow_order_and_groups_options(home: Path) -> None:
-    """list, validate, run, record, compare, variants, export, ci; run's options in four panels; SUITE."""
+    """list, validate, run, record, compare, variants, export, ci; run's options in panels; SUITE."""
     listed = re.findall(r"^│ (\w+) ", alisio(home, "eval", "-h").stdout, re.M)
     assert listed == ["list", "validate", "run", "record", "compare", "variants", "export", "ci"]
     run_help = alisio(home, "eval", "run", "-h").stdout
     assert "Usage: alisio eval run [OPTIONS] SUITE" in run_help
     panels = re.findall(r"╭─ (\w+) ─", run_help)
-    assert panels == ["Arguments", "Options", "Selection", "Provider", "Permissions", "Output"]
+    assert panels == ["Arguments", "Options", "Selection", "Provider", "Permissions", "Output", "Execution"]
     assert re.search(r"--k\s+-k\s+N\s", run_help)
 
 
@@ -222,7 +222,7 @@ def test_a_refused_key_ends_the_whole_command(home: Path) -> None:
             f'[provider]\nbaseUrl = "{server.base_url}"\nmodel = "m"\napiKeyEnv = "MY_KEY_FOR_TEST"\n'
         )
         result = subprocess.run(
-            [str(ALISIO), "eval", "run", "calc-suite", "--suite-dir", str(suite), "--yes", "-k", "5", "--allow-write"],
+            [str(ALISIO), "eval", "run", "calc-suite", "--suite-dir", str(suite), "--yes", "-k", "5", "-j", "1", "--allow-write"],
             capture_output=True, text=True, timeout=120, check=False, stdin=subprocess.DEVNULL,
             env={**os.environ, **env_key, "ALISIO_CONFIG_HOME": str(home / "config"), "ALISIO_DATA_HOME": str(home / "data")},
         )  # fmt: skip
