@@ -88,7 +88,7 @@ def test_eval_help_lists_the_commands_in_workflow_order_and_groups_options(home:
     listed = re.findall(r"^│ (\w+) ", alisio(home, "eval", "-h").stdout, re.M)
     assert listed == ["list", "validate", "run", "record", "compare", "variants", "export", "ci"]
     run_help = alisio(home, "eval", "run", "-h").stdout
-    assert "Usage: alisio eval run [OPTIONS] SUITE" in run_help
+    assert "Usage: alisio eval run [OPTIONS] [SUITE]" in run_help
     panels = re.findall(r"╭─ (\w+) ─", run_help)
     assert panels == ["Arguments", "Options", "Selection", "Provider", "Permissions", "Output", "Execution"]
     assert re.search(r"--k\s+-k\s+N\s", run_help)

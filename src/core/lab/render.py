@@ -247,6 +247,13 @@ def render_markdown(report: Report) -> str:
             f"> **Interrupted after {finished_runs(report)}{why}: tasks that never ran are missing.**",
             "",
         ]
+    if report.retried:
+        runs = "run was" if report.retried == 1 else "runs were"
+        lines += [
+            f"> {report.retried} errored {runs} run again (--retry-errors): the earlier records are kept in "
+            "retried/runs.jsonl and counted nowhere.",
+            "",
+        ]
     lines += _table(("Condition", "Value"), _conditions_rows(c))
     rate_head = "Success rate (Wilson 95%)" if c.mode is Mode.LIVE else "Success rate (observed)"
     lines += ["", "## Tasks", ""]

@@ -264,7 +264,10 @@ class Report(Frozen, frozen=True, kw_only=True):
     """The command stopped before its plan finished (Ctrl-C, a signal, a refused key, an unreachable
     endpoint, a full disk): only the finished runs are reported, tasks that never ran are missing."""
     stopped: str | None = None
-    """Why it stopped, one line for people (``interrupted (Ctrl-C)``, ``the provider refused the API key...``)."""
+    """Why it stopped, one line for people (``Ctrl-C``, ``the provider refused the API key...``)."""
+    retried: int = 0
+    """Errored runs run again by ``eval run --resume --retry-errors``: their earlier records are kept apart in
+    retried/runs.jsonl and counted nowhere else."""
 
 
 def finished_runs(report: Report) -> str:
@@ -410,6 +413,7 @@ def build_report(
     planned_runs: int | None = None,
     interrupted: bool = False,
     stopped: str | None = None,
+    retried: int = 0,
 ) -> Report:
     """Build the report of ``records`` measured under ``conditions``.
 
@@ -419,6 +423,7 @@ def build_report(
         planned_runs: how many runs the command planned for this arm (tasks x k).
         interrupted: the command stopped before every planned run finished.
         stopped: why it stopped, one line (``None`` when it did not, or did not say).
+        retried: errored runs that were run again (``--retry-errors``); their old records are not in ``records``.
 
     Returns:
         The Report, tasks sorted by id. Pure and deterministic: the same records give the same report.
@@ -517,6 +522,7 @@ def build_report(
         planned_runs=planned_runs,
         interrupted=interrupted,
         stopped=stopped if interrupted else None,
+        retried=retried,
     )
 
 

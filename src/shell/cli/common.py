@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from alisio.shell.cli.options import OutputFlags, PermissionFlags, ProviderFlags, check_min
 
 if TYPE_CHECKING:
-    from alisio.shell.lab.pipeline import Ui
+    from alisio.shell.lab.model import Ui
     from alisio.shell.lab.request import Output, Permissions, ProviderOptions, Selection
 
 
@@ -47,7 +47,7 @@ def out(data: str | bytes) -> None:
 
 def ui(**hooks: object) -> Ui:
     """The pipeline's ``Ui`` on this terminal, with the given ``on_start``/``on_record`` hooks."""
-    from alisio.shell.lab.pipeline import Ui
+    from alisio.shell.lab.model import Ui
 
     return Ui(say=say, ask=ask, interactive=interactive_terminal(), **hooks)  # type: ignore[arg-type]
 

@@ -37,7 +37,7 @@ from alisio.shell.cli.options import (
 )
 
 if TYPE_CHECKING:
-    from alisio.shell.lab.pipeline import LabOutcome, LabStart
+    from alisio.shell.lab.model import LabOutcome, LabStart
 
 CassetteDir = Annotated[
     Path | None,

@@ -23,17 +23,18 @@ from alisio.shell.cli.common import say
 from alisio.shell.cli.options import (
     ExecutionFlags,
     ModeChoice,
+    OptionalSuiteArg,
     OutputFlags,
     PermissionFlags,
+    ResumeFlags,
     RunProviderFlags,
     SelectionFlags,
-    SuiteArg,
     grouped,
 )
 
 if TYPE_CHECKING:
     from alisio.core.lab.records import RunRecord
-    from alisio.shell.lab.pipeline import LabOutcome, LabStart
+    from alisio.shell.lab.model import LabOutcome, LabStart
     from alisio.shell.lab.request import LabRequest
 
 DEFAULT_K = 5
@@ -71,22 +72,80 @@ def _request(
     )
 
 
-@grouped
-def run(
-    suite: SuiteArg,
+def _resume_request(
+    suite: str | None,
+    resume: ResumeFlags,
     selection: SelectionFlags,
     provider: RunProviderFlags,
     permissions: PermissionFlags,
     output: OutputFlags,
     execution: ExecutionFlags,
+) -> LabRequest:
+    """The request that continues ``--resume``'s run; a flag that would change what it runs is refused."""
+    from alisio.shell.config_home import data_dir
+    from alisio.shell.lab.errors import LabError
+    from alisio.shell.lab.resume import resume_request, resume_target
+
+    assert resume.resume is not None
+    changed = [
+        name
+        for name, given in (
+            ("SUITE", suite is not None),
+            (
+                "a selection flag (--tasks, -k, --seed, --suite-dir)",
+                selection != SelectionFlags(yes=selection.yes),
+            ),
+            ("--script", provider.script is not None),
+            ("--mode", provider.mode is not ModeChoice.LIVE),
+            ("--cassette-dir", provider.cassette_dir is not None),
+            ("a permission flag", permissions != PermissionFlags()),
+            ("--out or --force", output.out is not None or output.force),
+            ("the rates", output.input_rate is not None or output.output_rate is not None),
+        )
+        if given
+    ]
+    if changed:
+        raise LabError(
+            f"--resume continues the run as it was started: {', '.join(changed)} cannot change it "
+            "(--model, --base-url, --jobs, --retry-errors, --keep and --json may be given)"
+        )
+    env = common.environment()
+    return resume_request(
+        resume_target(resume.resume, data_dir(env)),
+        model=provider.model,
+        base_url=provider.base_url,
+        retry_errors=resume.retry_errors,
+        output=common.output(output),
+        jobs=common.jobs(execution.jobs),
+        env=env,
+    )
+
+
+@grouped
+def run(
+    resume: ResumeFlags,
+    selection: SelectionFlags,
+    provider: RunProviderFlags,
+    permissions: PermissionFlags,
+    output: OutputFlags,
+    execution: ExecutionFlags,
+    suite: OptionalSuiteArg = None,
 ) -> ExitCode:
     """Run a suite k times, judge every run, and write report.json, report.md and runs.jsonl."""
     import msgspec
 
     from alisio.core.lab.progress import progress_line
+    from alisio.shell.lab.errors import LabError
     from alisio.shell.lab.pipeline import run_request
 
-    request = _request(suite, selection, provider, permissions, output, execution)
+    if resume.resume is not None:
+        request = _resume_request(suite, resume, selection, provider, permissions, output, execution)
+    elif resume.retry_errors:
+        raise LabError("--retry-errors goes with --resume DIR|RUN_ID")
+    elif suite is None:
+        raise LabError("name a SUITE to run, or --resume DIR|RUN_ID to continue a run")
+    else:
+        request = _request(suite, selection, provider, permissions, output, execution)
     encoder = msgspec.json.Encoder()
 
     def on_record(record: RunRecord, done: int, total: int) -> None:

@@ -36,7 +36,7 @@ from alisio.shell.cli.options import (
 )
 
 if TYPE_CHECKING:
-    from alisio.shell.lab.pipeline import LabOutcome, LabStart
+    from alisio.shell.lab.model import LabOutcome, LabStart
 
 DEFAULT_K = 5
 REFUSE_REPLAY = "variants refuses replay: it compares configurations, replay pins one"

@@ -326,3 +326,37 @@ class ExecutionFlags:
     """Execution: how many runs at once."""
 
     jobs: Jobs = None
+
+
+OptionalSuiteArg = Annotated[
+    str | None,
+    typer.Argument(
+        help="A suite id or the name of its directory (not with --resume).",
+        show_default=False,
+        metavar="SUITE",
+    ),
+]
+
+
+@dataclass(frozen=True)
+class ResumeFlags:
+    """Resume: continue a run in its own report directory."""
+
+    resume: Annotated[
+        str | None,
+        _opt(
+            "--resume",
+            help="Continue this run (its report directory, or its run id): only the planned runs without a "
+            "record run, then the report is rewritten.",
+            panel=SELECTION,
+            metavar="DIR|RUN_ID",
+        ),
+    ] = None
+    retry_errors: Annotated[
+        bool,
+        _opt(
+            "--retry-errors",
+            help="With --resume: also run again the runs that ended error (their records are kept apart).",
+            panel=SELECTION,
+        ),
+    ] = False

@@ -32,115 +32,36 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
 
 from returns.result import Failure
 
-from alisio.core.exit_codes import ExitCode
 from alisio.core.harness.config import MeasuredConfig, config_hash
-from alisio.core.lab.outcome import exit_code_for
 from alisio.core.lab.records import RunRecord
-from alisio.core.lab.report import Compaction, Conditions, Mode, Rates, Report, build_report
+from alisio.core.lab.report import Compaction, Conditions, Mode, Rates, build_report
 from alisio.core.lab.schedule import RunSpec, plan_runs
 from alisio.core.lab.suite import Task
-from alisio.core.lab.variants import VariantsComparison, VariantsPlan, interleave
+from alisio.core.lab.variants import VariantsPlan, interleave
 from alisio.core.replay.cassette import CassetteHeader
 from alisio.shell.config_home import LoadedConfig, data_dir, load_config
 from alisio.shell.lab.directory import claim_run_dir, created_at_for, lock_directory, prepare_out, run_id_for
-from alisio.shell.lab.errors import LabError, LabStopped, Terminated
+from alisio.shell.lab.errors import LabError, LabStopped
+from alisio.shell.lab.model import ArmResult, LabOutcome, LabStart, Ui
 from alisio.shell.lab.plans import ProviderPlan, live_plan, scripted_plan
 from alisio.shell.lab.preflight import preflight, unwritable_dir
 from alisio.shell.lab.request import LabRequest, RunMode
+from alisio.shell.lab.resume import Resumed, plan_file, read_manifest
 from alisio.shell.lab.run_one import Arm, RunContext, run_one
 from alisio.shell.lab.runner import Executor, LoopResult, RunsLog, SerialExecutor, ThreadExecutor, run_loop
+from alisio.shell.lab.stale import owned_prefix, remove_stale
 from alisio.shell.lab.store import write_report_files
 from alisio.shell.lab.suite_choice import SuiteChoice, bundled_suites_root, confirm_third_party, find_suite
 from alisio.shell.lab.variants import read_variants, write_comparison
 from alisio.shell.replay.record import Recorded, RecordHook
 
 __all__ = ["ArmResult", "LabOutcome", "LabStart", "Ui", "run_request"]
-
-
-@dataclass(frozen=True)
-class Ui:
-    """How the pipeline talks to the person running the command (the CLI builds it)."""
-
-    say: Callable[[str], None]
-    """One line for people (stderr)."""
-    ask: Callable[[str], str]
-    """Asks a question on the terminal and returns the answer line."""
-    interactive: bool
-    """Whether a person can answer (stdin and stderr are terminals)."""
-    on_start: Callable[[LabStart], None] = lambda start: None
-    """Called once, just before the first run."""
-    on_record: Callable[[RunRecord, int, int], None] = lambda record, done, total: None
-    """Called with each finished record, how many have finished, and how many are planned."""
-
-
-@dataclass(frozen=True)
-class LabStart:
-    """What the command is about to run, once every check passed."""
-
-    choice: SuiteChoice
-    tasks: tuple[Task, ...]
-    k: int
-    seed: int
-    mode: Mode
-    provider: ProviderPlan
-    arms: tuple[Arm, ...]
-    variants: VariantsPlan | None
-    root: Path
-    """The report directory (the variants' root; a temporary directory for a recording)."""
-    jobs: int = 1
-    """Runs at once."""
-
-    @property
-    def planned(self) -> int:
-        """How many runs the command plans, over every arm."""
-        return len(self.tasks) * self.k * len(self.arms)
-
-
-@dataclass(frozen=True)
-class ArmResult:
-    """One arm's finished records (plan order) and its report."""
-
-    arm: Arm
-    records: tuple[RunRecord, ...]
-    report: Report
-
-
-@dataclass(frozen=True)
-class LabOutcome:
-    """What the command did: each arm's report, a comparison or cassettes, and whether it stopped early."""
-
-    start: LabStart
-    arms: tuple[ArmResult, ...]
-    comparison: VariantsComparison | None
-    recorded: tuple[Recorded, ...]
-    interrupted: KeyboardInterrupt | None
-    stopped: str | None
-
-    @property
-    def records(self) -> tuple[RunRecord, ...]:
-        """Every finished record, arm after arm."""
-        return tuple(record for arm in self.arms for record in arm.records)
-
-    @property
-    def exit_code(self) -> ExitCode:
-        """130/143/129 when interrupted, 1 when stopped early, 2 on a divergence, 1 when a run errored, else 0."""
-        if self.interrupted is not None:
-            interrupt = self.interrupted
-            return (
-                ExitCode.for_signal(interrupt.signum)
-                if isinstance(interrupt, Terminated)
-                else ExitCode.INTERRUPTED
-            )
-        if self.stopped is not None:
-            return ExitCode.FAILURE
-        return exit_code_for(self.records)
 
 
 # --- 1-5: before anything runs ------------------------------------------------------------------------------
@@ -188,6 +109,8 @@ def _selected(
 
 def _check_outputs(request: LabRequest, choice: SuiteChoice, arms: Sequence[str | None]) -> None:
     """``--out`` (or the cassette directory of a recording) can be written, and holds no report."""
+    if request.resume is not None:
+        return  # the run's own directory: it holds the report being continued
     if request.mode is RunMode.RECORD:
         from alisio.shell.replay.cassettes import cassette_dir_for
 
@@ -235,13 +158,16 @@ def _report_directory(request: LabRequest, now: datetime) -> Iterator[tuple[str,
     """The run id and the report directory, claimed and locked for the block (temporary for a recording)."""
     run_id = run_id_for(now)
     if request.mode is RunMode.RECORD:
-        directory = Path(tempfile.mkdtemp(prefix="alisio-record-"))
+        directory = Path(tempfile.mkdtemp(prefix=owned_prefix("record")))
         try:
             yield run_id, directory
         finally:
             shutil.rmtree(directory, ignore_errors=True)  # a recording is not a measurement
         return
-    if request.output.out is not None:
+    if request.resume is not None:
+        directory = request.resume
+        run_id = read_manifest(directory).run_id  # a resumed run keeps its id
+    elif request.output.out is not None:
         directory = request.output.out
     else:
         run_id, directory = claim_run_dir(data_dir(request.env), run_id, request.env)
@@ -304,28 +230,43 @@ def _specs(start: LabStart) -> tuple[RunSpec, ...]:
 
 
 def _write_reports(
-    start: LabStart, loop: LoopResult, rates: Rates | None, created_at: str
+    start: LabStart,
+    records: Sequence[RunRecord],
+    stopped: str | None,
+    rates: Rates | None,
+    created_at: str,
+    retried: int,
 ) -> tuple[ArmResult, ...]:
-    """Each arm's report files, from its finished records.
+    """Each arm's report files, from its finished records (plan order).
 
     Raises:
         LabStopped: a report file cannot be written (a full disk...), naming the directory.
     """
     results = []
     planned = len(start.tasks) * start.k
-    interrupted = loop.stopped is not None
     for arm in start.arms:
-        records = tuple(record for record in loop.records if record.variant == arm.variant)
+        mine = tuple(record for record in records if record.variant == arm.variant)
         conditions = _conditions(start, arm, rates, created_at)
         report = build_report(
-            records, conditions, planned_runs=planned, interrupted=interrupted, stopped=loop.stopped
+            mine,
+            conditions,
+            planned_runs=planned,
+            interrupted=stopped is not None,
+            stopped=stopped,
+            retried=retried,
         )
         try:
-            write_report_files(arm.directory, report, records)
+            write_report_files(arm.directory, report, mine)
         except OSError as error:
             raise LabStopped(f"{arm.directory}: cannot write the report: {error.strerror or error}") from None
-        results.append(ArmResult(arm=arm, records=records, report=report))
+        results.append(ArmResult(arm=arm, records=mine, report=report))
     return tuple(results)
+
+
+def _in_plan_order(plan: Sequence[RunSpec], *groups: Sequence[RunRecord]) -> tuple[RunRecord, ...]:
+    index = {(spec.variant, spec.task_id, spec.repetition): i for i, spec in enumerate(plan)}
+    records = [record for group in groups for record in group]
+    return tuple(sorted(records, key=lambda r: index.get((r.variant, r.task_id, r.repetition), len(index))))
 
 
 LIVE_JOBS = 4
@@ -348,10 +289,14 @@ def _executor(jobs: int, planned: int) -> Executor:
     return SerialExecutor() if jobs == 1 or planned == 1 else ThreadExecutor(jobs)
 
 
-def _execute(request: LabRequest, start: LabStart, ctx: RunContext, ui: Ui, created_at: str) -> LabOutcome:
-    """Run the plan, write the reports, then the comparison or the cassettes."""
+def _execute(
+    request: LabRequest, start: LabStart, ctx: RunContext, ui: Ui, created_at: str, resumed: Resumed | None
+) -> LabOutcome:
+    """Run the plan (what a resume left of it), write the reports, then the comparison or the cassettes."""
     by_task = {task.id: task for task in start.tasks}
     by_arm = {arm.variant: arm for arm in start.arms}
+    plan = _specs(start)
+    todo = plan if resumed is None else resumed.todo
 
     def run(spec: RunSpec) -> RunRecord:
         return run_one(ctx, by_arm[spec.variant], by_task[spec.task_id], spec)
@@ -359,16 +304,19 @@ def _execute(request: LabRequest, start: LabStart, ctx: RunContext, ui: Ui, crea
     log = RunsLog({arm.variant: arm.directory for arm in start.arms})
     try:
         loop = run_loop(
-            _specs(start),
+            todo,
             run,
-            _executor(start.jobs, start.planned),
+            _executor(start.jobs, len(todo)),
             log,
             on_record=ui.on_record,
             stop_reason=_stop_reason(ctx.provider),
         )
     finally:
         log.close()
-    arms = _write_reports(start, loop, request.rates, created_at)
+    kept = () if resumed is None else resumed.kept
+    records = _in_plan_order(plan, kept, loop.records)
+    retried = 0 if resumed is None else resumed.retried
+    arms = _write_reports(start, records, loop.stopped, request.rates, created_at, retried)
     comparison = None
     if start.variants is not None:
         comparison = write_comparison(start.variants, [arm.report for arm in arms], start.root)
@@ -382,6 +330,7 @@ def _execute(request: LabRequest, start: LabStart, ctx: RunContext, ui: Ui, crea
         recorded=recorded,
         interrupted=loop.interrupted,
         stopped=loop.stopped,
+        resumed=resumed,
     )
 
 
@@ -434,6 +383,7 @@ def run_request(request: LabRequest, ui: Ui) -> LabOutcome:
     from alisio.shell.harness.tools.dispatch import tool_env
     from alisio.shell.replay.record import recording_plan
 
+    remove_stale()  # workspaces of killed commands (only those whose process is gone)
     measured, loaded = _configuration(request)
     choice = find_suite(request.selection.suite, request.selection.suite_dir, bundled_suites_root())
     variants = (
@@ -479,7 +429,9 @@ def run_request(request: LabRequest, ui: Ui) -> LabOutcome:
                 tool_env=tool_env(request.env, plan.key),
                 say=ui.say,
             )
+            resumed = plan_file(request, start, _specs(start), run_id, created_at_for(now), ui.say)
             ui.on_start(start)
-            return _execute(request, start, ctx, ui, created_at_for(now))
+            created_at = created_at_for(now) if resumed is None else resumed.stored.created_at
+            return _execute(request, start, ctx, ui, created_at, resumed)
     finally:
         plan.close()

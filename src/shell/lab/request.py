@@ -112,6 +112,10 @@ class LabRequest:
     """Use the default measured configuration and never read config.toml (``eval ci``, record-bundled)."""
     jobs: int | None = None
     """Runs at once (``None``: ``[lab] jobs`` of config.toml, else 4 live, the CPUs for replay and scripted)."""
+    resume: Path | None = None
+    """``eval run --resume``: the report directory of the run to continue (its plan.json says what it runs)."""
+    retry_errors: bool = False
+    """With ``resume``: also run again the runs that ended ``error`` (their records are kept apart)."""
     env: Mapping[str, str] = field(default_factory=dict)
     """The environment (config home, data home, credentials to keep out of commands and cassettes)."""
 

@@ -23,6 +23,7 @@ from alisio.core.lab.suite import Task
 from alisio.core.replay.fingerprint import Rules, path_rules
 from alisio.shell.lab.plans import ProviderPlan
 from alisio.shell.lab.preflight import task_policy
+from alisio.shell.lab.stale import owned_prefix
 from alisio.shell.lab.suites import LoadedSuite
 
 __all__ = ["INTERNAL_ERROR", "Arm", "RunContext", "run_one"]
@@ -83,9 +84,8 @@ def _judged_run(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> RunReco
 
     measured_hash = config_hash(arm.measured)
     fixture = ctx.loaded.fixture_dir(task)
-    with prepare_workspace(
-        fixture, fixture_git=task.fixture_git, keep=ctx.keep, prefix=f"alisio-{task.id}-"
-    ) as ws:
+    prefix = f"alisio-kept-{task.id}-" if ctx.keep else owned_prefix(task.id)
+    with prepare_workspace(fixture, fixture_git=task.fixture_git, keep=ctx.keep, prefix=prefix) as ws:
         if ws.kept:
             ctx.say(f"  kept {task.id} rep {spec.repetition}: {ws.path}")
         rules = _rules(task, ws.path)

@@ -19,7 +19,8 @@ from pathlib import Path
 from returns.result import Success
 
 from alisio.shell.lab.errors import LabError
-from alisio.shell.lab.pipeline import Ui, run_request
+from alisio.shell.lab.model import Ui
+from alisio.shell.lab.pipeline import run_request
 from alisio.shell.lab.request import LabRequest, Permissions, ProviderOptions, RunMode, Selection
 from alisio.shell.lab.suite_choice import bundled_suites_root
 from alisio.shell.lab.suites import LoadedSuite, discover_suites

@@ -19,7 +19,8 @@ from returns.result import Failure, Success
 from alisio.core.lab.records import RunRecord, RunStatus
 from alisio.core.lab.suite import violations
 from alisio.shell.lab.errors import LabError
-from alisio.shell.lab.pipeline import LabOutcome, Ui, run_request
+from alisio.shell.lab.model import LabOutcome, Ui
+from alisio.shell.lab.pipeline import run_request
 from alisio.shell.lab.request import LabRequest, Output, Permissions, RunMode, Selection
 from alisio.shell.lab.suite_choice import NO_BUNDLED, SuiteChoice, bundled_suites_root, confirm_third_party
 from alisio.shell.lab.suites import LoadedSuite, discover_suites

@@ -1,0 +1,107 @@
+"""The pipeline's values: how it talks to the person (``Ui``), what it is about to run (``LabStart``), and
+what it did (``LabOutcome``, each arm's ``ArmResult``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from alisio.core.exit_codes import ExitCode
+from alisio.core.lab.outcome import exit_code_for
+from alisio.core.lab.records import RunRecord
+from alisio.core.lab.report import Mode, Report
+from alisio.core.lab.suite import Task
+from alisio.core.lab.variants import VariantsComparison, VariantsPlan
+from alisio.shell.lab.errors import Terminated
+from alisio.shell.lab.plans import ProviderPlan
+from alisio.shell.lab.run_one import Arm
+from alisio.shell.lab.suite_choice import SuiteChoice
+
+if TYPE_CHECKING:
+    from alisio.shell.lab.resume import Resumed
+    from alisio.shell.replay.record import Recorded
+
+__all__ = ["ArmResult", "LabOutcome", "LabStart", "Ui"]
+
+
+@dataclass(frozen=True)
+class Ui:
+    """How the pipeline talks to the person running the command (the CLI builds it)."""
+
+    say: Callable[[str], None]
+    """One line for people (stderr)."""
+    ask: Callable[[str], str]
+    """Asks a question on the terminal and returns the answer line."""
+    interactive: bool
+    """Whether a person can answer (stdin and stderr are terminals)."""
+    on_start: Callable[[LabStart], None] = lambda start: None
+    """Called once, just before the first run."""
+    on_record: Callable[[RunRecord, int, int], None] = lambda record, done, total: None
+    """Called with each finished record, how many have finished, and how many are planned."""
+
+
+@dataclass(frozen=True)
+class LabStart:
+    """What the command is about to run, once every check passed."""
+
+    choice: SuiteChoice
+    tasks: tuple[Task, ...]
+    k: int
+    seed: int
+    mode: Mode
+    provider: ProviderPlan
+    arms: tuple[Arm, ...]
+    variants: VariantsPlan | None
+    root: Path
+    """The report directory (the variants' root; a temporary directory for a recording)."""
+    jobs: int = 1
+    """Runs at once."""
+
+    @property
+    def planned(self) -> int:
+        """How many runs the command plans, over every arm."""
+        return len(self.tasks) * self.k * len(self.arms)
+
+
+@dataclass(frozen=True)
+class ArmResult:
+    """One arm's finished records (plan order) and its report."""
+
+    arm: Arm
+    records: tuple[RunRecord, ...]
+    report: Report
+
+
+@dataclass(frozen=True)
+class LabOutcome:
+    """What the command did: each arm's report, a comparison or cassettes, and whether it stopped early."""
+
+    start: LabStart
+    arms: tuple[ArmResult, ...]
+    comparison: VariantsComparison | None
+    recorded: tuple[Recorded, ...]
+    interrupted: KeyboardInterrupt | None
+    stopped: str | None
+    resumed: Resumed | None = None
+    """What a resume found (``None`` for a new run)."""
+
+    @property
+    def records(self) -> tuple[RunRecord, ...]:
+        """Every finished record, arm after arm."""
+        return tuple(record for arm in self.arms for record in arm.records)
+
+    @property
+    def exit_code(self) -> ExitCode:
+        """130/143/129 when interrupted, 1 when stopped early, 2 on a divergence, 1 when a run errored, else 0."""
+        if self.interrupted is not None:
+            interrupt = self.interrupted
+            return (
+                ExitCode.for_signal(interrupt.signum)
+                if isinstance(interrupt, Terminated)
+                else ExitCode.INTERRUPTED
+            )
+        if self.stopped is not None:
+            return ExitCode.FAILURE
+        return exit_code_for(self.records)
