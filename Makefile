@@ -11,7 +11,7 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,ray]'
 	touch $(STAMP)
 
 lint: $(STAMP)
@@ -25,7 +25,7 @@ imports: $(STAMP)
 	$(BIN)/lint-imports
 
 pytest: $(STAMP)
-	HYPOTHESIS_PROFILE=ci $(BIN)/python -m pytest -n 2 -q
+	HYPOTHESIS_PROFILE=ci $(BIN)/python -m pytest -n 2 --dist loadgroup -q
 
 test: lint typecheck imports pytest
 

@@ -8,14 +8,29 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from alisio.shell.cli.options import OutputFlags, PermissionFlags, ProviderFlags, check_min
+from alisio.shell.cli.options import (
+    ExecutionFlags,
+    ExecutorChoice,
+    OutputFlags,
+    PermissionFlags,
+    ProviderFlags,
+    check_min,
+)
 
 if TYPE_CHECKING:
     from alisio.shell.lab.model import Ui
-    from alisio.shell.lab.request import Output, Permissions, ProviderOptions, Selection
+    from alisio.shell.lab.request import (
+        ExecutorKind,
+        LabRequest,
+        Output,
+        Permissions,
+        ProviderOptions,
+        Selection,
+    )
 
 
 def say(line: str) -> None:
@@ -100,3 +115,32 @@ def jobs(value: int | None) -> int | None:
     """``--jobs`` checked (at least 1: a one-line usage error otherwise)."""
     check_min("--jobs", value, 1)
     return value
+
+
+def with_executor(request: LabRequest, flags: ExecutionFlags) -> LabRequest:
+    """``request`` with ``--executor`` and the Ray address of ``flags`` (see ``executor``)."""
+    import dataclasses
+
+    kind, address = executor(flags, request.env)
+    return dataclasses.replace(request, executor=kind, ray_address=address)
+
+
+def executor(flags: ExecutionFlags, env: Mapping[str, str]) -> tuple[ExecutorKind, str | None]:
+    """``--executor`` and the Ray address (``--ray-address``, else ``RAY_ADDRESS`` in ``env``).
+
+    Raises:
+        LabError: ``--executor ray`` without Ray installed (saying how to install it), or ``--ray-address``
+            without ``--executor ray``.
+    """
+    from alisio.shell.lab.errors import LabError
+    from alisio.shell.lab.request import ExecutorKind
+
+    if flags.executor is not ExecutorChoice.RAY:
+        if flags.ray_address is not None:
+            raise LabError("--ray-address is only used with --executor ray")
+        return ExecutorKind.THREAD, None
+    from alisio.shell.lab.ray_executor import require_ray
+
+    address = flags.ray_address if flags.ray_address is not None else env.get("RAY_ADDRESS") or None
+    require_ray(local=address is None)
+    return ExecutorKind.RAY, address

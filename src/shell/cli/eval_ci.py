@@ -23,9 +23,23 @@ import typer
 from alisio.core.exit_codes import ExitCode
 from alisio.shell.cli import common
 from alisio.shell.cli.common import say
-from alisio.shell.cli.options import OUTPUT, PROVIDER, SELECTION, Force, Jobs, Json
+from alisio.shell.cli.options import (
+    OUTPUT,
+    PROVIDER,
+    SELECTION,
+    ExecutionFlags,
+    ExecutorChoice,
+    ExecutorFlag,
+    Force,
+    Jobs,
+    Json,
+    RayAddress,
+)
 
 if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
+    from alisio.shell.lab.request import ExecutorKind
     from alisio.shell.replay.ci import CiOutcome, SuiteReplay
 
 PREFIX = "alisio eval ci"
@@ -66,6 +80,8 @@ def ci(
     force: Force = False,
     json_output: Json = False,
     jobs: Jobs = None,
+    executor: ExecutorFlag = ExecutorChoice.THREAD,
+    ray_address: RayAddress = None,
 ) -> ExitCode:
     """Replay every bundled cassette: exit 2 on a divergence, 1 when a task does not pass, else 0."""
     import tempfile
@@ -76,13 +92,26 @@ def ci(
     from alisio.shell.replay.ci import ci_suites, replay_all
 
     ui = common.ui()
+    env = common.environment()
+    execution = ExecutionFlags(jobs=common.jobs(jobs), executor=executor, ray_address=ray_address)
+    kind, address = common.executor(execution, env)
     suites = ci_suites(suite_dir, cassette_dir, yes, ui)
     if out is not None:
         prepare_out(out, "--out", force, [loaded.suite.suite_id for loaded in suites])
     root = out if out is not None else Path(tempfile.mkdtemp(prefix="alisio-eval-ci-"))
-    outcome = replay_all(
-        suites, suite_dir, cassette_dir, root, common.environment(), ui, _show_suite, common.jobs(jobs)
-    )
+    with _session(kind, address, jobs):  # one Ray session for every suite, not one each
+        outcome = replay_all(
+            suites,
+            suite_dir,
+            cassette_dir,
+            root,
+            env,
+            ui,
+            _show_suite,
+            jobs,
+            executor=kind,
+            ray_address=address,
+        )
     if out is None and not any(root.iterdir()):
         root.rmdir()  # nothing was replayed: leave no empty temporary directory behind
         reports: Path | None = None
@@ -97,6 +126,22 @@ def ci(
         }
         common.out(msgspec.json.encode(document).decode() + "\n")
     return code
+
+
+def _session(kind: ExecutorKind, address: str | None, jobs: int | None) -> AbstractContextManager[None]:
+    """A Ray session around every suite's replay with ``--executor ray``; nothing otherwise."""
+    import contextlib
+    import os
+
+    from alisio.shell.lab.request import ExecutorKind
+
+    if kind is not ExecutorKind.RAY:
+        return contextlib.nullcontext()
+    from alisio.shell.lab.ray_executor import check_address, ray_session
+
+    if address is not None:
+        check_address(address)
+    return ray_session(address, jobs or os.cpu_count() or 1, say)
 
 
 def _show_suite(replay: SuiteReplay) -> None:

@@ -76,6 +76,7 @@ def record(
         env=common.environment(),
         jobs=common.jobs(execution.jobs),
     )
+    request = common.with_executor(request, execution)
     outcome = run_request(
         request, common.ui(on_start=_headline, on_record=lambda r, i, n: say(progress_line(i, n, r)))
     )

@@ -146,6 +146,7 @@ def run(
         raise LabError("name a SUITE to run, or --resume DIR|RUN_ID to continue a run")
     else:
         request = _request(suite, selection, provider, permissions, output, execution)
+    request = common.with_executor(request, execution)
     encoder = msgspec.json.Encoder()
 
     def on_record(record: RunRecord, done: int, total: int) -> None:

@@ -82,6 +82,7 @@ def variants(
         env=common.environment(),
         jobs=common.jobs(execution.jobs),
     )
+    request = common.with_executor(request, execution)
     outcome = run_request(
         request, common.ui(on_start=_headline, on_record=lambda r, i, n: say(variant_progress_line(i, n, r)))
     )

@@ -321,11 +321,43 @@ Jobs = Annotated[
 ]
 
 
+class ExecutorChoice(StrEnum):
+    """``--executor``: threads of this process, or Ray tasks."""
+
+    THREAD = "thread"
+    RAY = "ray"
+
+
+ExecutorFlag = Annotated[
+    ExecutorChoice,
+    _opt(
+        "--executor",
+        help="thread (this machine) or ray (each run a Ray task: a local Ray instance, or the cluster of "
+        "--ray-address; needs pip install 'alisio[ray]').",
+        panel=EXECUTION,
+        metavar="thread|ray",
+    ),
+]
+RayAddress = Annotated[
+    str | None,
+    _opt(
+        "--ray-address",
+        help="With --executor ray: join this Ray cluster (HOST:PORT of its head; default RAY_ADDRESS, "
+        "else a local Ray instance is started for the command).",
+        panel=EXECUTION,
+        metavar="ADDR",
+        show_default=False,
+    ),
+]
+
+
 @dataclass(frozen=True)
 class ExecutionFlags:
-    """Execution: how many runs at once."""
+    """Execution: how many runs at once, and where."""
 
     jobs: Jobs = None
+    executor: ExecutorFlag = ExecutorChoice.THREAD
+    ray_address: RayAddress = None
 
 
 OptionalSuiteArg = Annotated[

@@ -51,7 +51,7 @@ from alisio.shell.lab.errors import LabError, LabStopped
 from alisio.shell.lab.model import ArmResult, LabOutcome, LabStart, Ui
 from alisio.shell.lab.plans import ProviderPlan, live_plan, scripted_plan
 from alisio.shell.lab.preflight import preflight, unwritable_dir
-from alisio.shell.lab.request import LabRequest, RunMode
+from alisio.shell.lab.request import ExecutorKind, LabRequest, RunMode
 from alisio.shell.lab.resume import Resumed, plan_file, read_manifest
 from alisio.shell.lab.run_one import Arm, RunContext, run_one
 from alisio.shell.lab.runner import Executor, LoopResult, RunsLog, SerialExecutor, ThreadExecutor, run_loop
@@ -284,8 +284,14 @@ def jobs_for(request: LabRequest, loaded: LoadedConfig | None) -> int:
     return LIVE_JOBS
 
 
-def _executor(jobs: int, planned: int) -> Executor:
-    """One run at a time on this thread for ``--jobs 1`` (or a single run), else a pool of threads."""
+def _executor(request: LabRequest, start: LabStart, ctx: RunContext, planned: int) -> Executor:
+    """Ray tasks with ``--executor ray``; else one run at a time on this thread for ``--jobs 1`` (or a single
+    run), else a pool of threads."""
+    if request.executor is ExecutorKind.RAY:
+        from alisio.shell.lab.ray_executor import RayExecutor
+
+        return RayExecutor(ctx, start.arms, jobs=start.jobs, address=request.ray_address)
+    jobs = start.jobs
     return SerialExecutor() if jobs == 1 or planned == 1 else ThreadExecutor(jobs)
 
 
@@ -306,7 +312,7 @@ def _execute(
         loop = run_loop(
             todo,
             run,
-            _executor(start.jobs, len(todo)),
+            _executor(request, start, ctx, len(todo)),
             log,
             on_record=ui.on_record,
             stop_reason=_stop_reason(ctx.provider),
@@ -394,6 +400,10 @@ def run_request(request: LabRequest, ui: Ui) -> LabOutcome:
     configs = [(None, measured)] if variants is None else [(v.id, v.measured) for v in variants.variants]
     tasks = _selected(request, choice, configs)
     _check_outputs(request, choice, [variant for variant, _ in configs])
+    if request.executor is ExecutorKind.RAY and request.ray_address is not None:
+        from alisio.shell.lab.ray_executor import check_address
+
+        check_address(request.ray_address)
     plan = _provider_plan(request, choice, tasks, measured, loaded, ui.say)
     if request.mode is RunMode.RECORD:
         plan, _ = recording_plan(plan)

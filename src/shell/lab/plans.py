@@ -31,6 +31,7 @@ from alisio.core.replay.fingerprint import Rules
 from alisio.shell.harness.providers.base import Provider, ProviderFailure
 from alisio.shell.harness.providers.scripted import ScriptedProvider
 from alisio.shell.lab.errors import LabError
+from alisio.shell.lab.portable import PortableLive, PortableProvider, scripted
 
 if TYPE_CHECKING:
     from alisio.shell.config_home import LoadedConfig
@@ -67,6 +68,8 @@ class ProviderPlan:
     """``scheme://host:port/path`` of a live provider (never a user name or password)."""
     hook: RunHook | None = None
     """Record and replay: wraps each run's provider and sees each run's record (``None``: neither)."""
+    portable: PortableProvider | None = None
+    """The same provider by content, for runs on other machines (``alisio.shell.lab.portable``)."""
 
 
 def live_plan(
@@ -96,6 +99,12 @@ def live_plan(
         key=key,
         key_source=(loaded.config.provider.api_key_env or DEFAULT_API_KEY_ENV) if key is not None else None,
         endpoint=endpoint_of(resolved.base_url),
+        portable=PortableLive(
+            id=resolved.id,
+            model=resolved.model,
+            base_url=resolved.base_url,
+            max_concurrency=loaded.config.provider.max_concurrency,
+        ),
     )
 
 
@@ -131,5 +140,9 @@ def scripted_plan(script: Path, tasks: tuple[Task, ...], model: str | None) -> P
         return ScriptedProvider.from_json(data, source)
 
     return ProviderPlan(
-        id=SCRIPTED_PROVIDER, model=model or SCRIPTED_PROVIDER, factory=factory, close=lambda: None
+        id=SCRIPTED_PROVIDER,
+        model=model or SCRIPTED_PROVIDER,
+        factory=factory,
+        close=lambda: None,
+        portable=scripted(model, scripts),
     )

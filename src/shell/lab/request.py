@@ -17,7 +17,16 @@ from alisio.core.harness.events import Effect
 from alisio.core.lab.report import Rates
 from alisio.shell.lab.errors import LabError
 
-__all__ = ["LabRequest", "Output", "Permissions", "ProviderOptions", "RunMode", "Selection", "rates_from"]
+__all__ = [
+    "ExecutorKind",
+    "LabRequest",
+    "Output",
+    "Permissions",
+    "ProviderOptions",
+    "RunMode",
+    "Selection",
+    "rates_from",
+]
 
 
 class RunMode(StrEnum):
@@ -29,6 +38,15 @@ class RunMode(StrEnum):
     """Each task's cassette: the harness only, reported."""
     RECORD = "record"
     """The configured provider (or ``--script``), each task once: cassettes are written, no report kept."""
+
+
+class ExecutorKind(StrEnum):
+    """How the planned runs are carried out (``--executor``)."""
+
+    THREAD = "thread"
+    """In this process: one after another with ``--jobs 1``, else on a pool of threads."""
+    RAY = "ray"
+    """Each run a Ray task, on a local Ray instance or the cluster at ``ray_address``."""
 
 
 @dataclass(frozen=True)
@@ -112,6 +130,10 @@ class LabRequest:
     """Use the default measured configuration and never read config.toml (``eval ci``, record-bundled)."""
     jobs: int | None = None
     """Runs at once (``None``: ``[lab] jobs`` of config.toml, else 4 live, the CPUs for replay and scripted)."""
+    executor: ExecutorKind = ExecutorKind.THREAD
+    ray_address: str | None = None
+    """``--executor ray``: the cluster to join (``--ray-address``, else ``RAY_ADDRESS``); ``None`` starts a
+    local Ray instance for the command."""
     resume: Path | None = None
     """``eval run --resume``: the report directory of the run to continue (its plan.json says what it runs)."""
     retry_errors: bool = False

@@ -21,7 +21,7 @@ from alisio.core.lab.suite import violations
 from alisio.shell.lab.errors import LabError
 from alisio.shell.lab.model import LabOutcome, Ui
 from alisio.shell.lab.pipeline import run_request
-from alisio.shell.lab.request import LabRequest, Output, Permissions, RunMode, Selection
+from alisio.shell.lab.request import ExecutorKind, LabRequest, Output, Permissions, RunMode, Selection
 from alisio.shell.lab.suite_choice import NO_BUNDLED, SuiteChoice, bundled_suites_root, confirm_third_party
 from alisio.shell.lab.suites import LoadedSuite, discover_suites
 from alisio.shell.replay.cassettes import cassette_dir_for
@@ -119,6 +119,9 @@ def replay_suite(
     env: Mapping[str, str],
     ui: Ui,
     jobs: int | None = None,
+    *,
+    executor: ExecutorKind = ExecutorKind.THREAD,
+    ray_address: str | None = None,
 ) -> SuiteReplay:
     """Replay one suite's cassettes into ``root/<suite-id>`` through the lab's pipeline."""
     suite = loaded.suite
@@ -145,6 +148,8 @@ def replay_suite(
         default_config=True,
         env=env,
         jobs=jobs,
+        executor=executor,
+        ray_address=ray_address,
     )
     try:
         outcome = run_request(request, ui)
@@ -162,11 +167,16 @@ def replay_all(
     ui: Ui,
     on_suite: Callable[[SuiteReplay], None],
     jobs: int | None = None,
+    *,
+    executor: ExecutorKind = ExecutorKind.THREAD,
+    ray_address: str | None = None,
 ) -> CiOutcome:
     """Replay every suite in turn (``on_suite`` sees each); stops after one that was interrupted."""
     outcome = CiOutcome()
     for loaded in suites:
-        replay = replay_suite(loaded, suite_dir, cassette_dir, root, env, ui, jobs)
+        replay = replay_suite(
+            loaded, suite_dir, cassette_dir, root, env, ui, jobs, executor=executor, ray_address=ray_address
+        )
         outcome.suites.append(replay)
         on_suite(replay)
         if replay.outcome is not None and replay.outcome.interrupted is not None:

@@ -30,6 +30,7 @@ from alisio.shell.harness.providers.recording import RecordingProvider
 from alisio.shell.harness.providers.replay import ReplayProvider
 from alisio.shell.lab.errors import LabError
 from alisio.shell.lab.plans import ProviderPlan
+from alisio.shell.lab.portable import PortableReplay
 from alisio.shell.lab.suites import LoadedSuite
 from alisio.shell.replay.cassettes import (
     PendingCassette,
@@ -136,12 +137,14 @@ def replay_plan(cassettes: Mapping[str, Cassette]) -> ProviderPlan:
     def factory(task: Task, _spec: object) -> ReplayProvider:
         return ReplayProvider(cassettes[task.id])
 
+    plan_id, model = "+".join(providers) or "replay", models[0] if models else "replay"
     return ProviderPlan(
-        id="+".join(providers) or "replay",
-        model=models[0] if models else "replay",
+        id=plan_id,
+        model=model,
         factory=factory,
         close=lambda: None,
         hook=ReplayHook(),
+        portable=PortableReplay(id=plan_id, model=model, cassettes=dict(cassettes)),
     )
 
 

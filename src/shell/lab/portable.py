@@ -1,0 +1,174 @@
+"""A command's run context by content, so that a worker on another machine can run its runs.
+
+The driver (the process that runs the command) holds a ``RunContext`` made of paths and live objects: the
+suite directory, an open HTTP client, the scripts it read. None of that can travel. A ``PortableRun`` is the
+same context as data, and a worker turns it back into a ``RunContext`` (``worker_context``):
+
+- the suite: ``suite_archive`` packs suite.json and every task's fixture into a tar (the files the suite's
+  content hash covers, nothing else); the worker unpacks it and loads it again, and refuses it unless it hashes
+  to the driver's ``suite_hash``;
+- each arm's variant, measured configuration and run id (``PortableArm``);
+- the grants, ``--read-only``, ``--keep``, whether the command records, and the harness version (a worker
+  with another alisio refuses to run: its records would not be comparable);
+- the provider (``ProviderPlan.portable``): the live provider's id, model, base URL and
+  ``provider.maxConcurrency``; the bytes of every script of ``--script``; the cassettes of a replay.
+
+The API key is not in a ``PortableRun``: the executor sends it apart, with each task (see
+``alisio.shell.lab.ray_executor``), so that it never sits in an object store that may spill to disk.
+"""
+
+from __future__ import annotations
+
+import io
+import tarfile
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+import msgspec
+
+from alisio.core.harness.config import MeasuredConfig
+from alisio.core.harness.events import Effect
+from alisio.core.lab.render import SCRIPTED_PROVIDER
+from alisio.core.lab.suite_paths import normalize
+from alisio.core.replay.cassette import Cassette
+
+__all__ = [
+    "PortableArm",
+    "PortableLive",
+    "PortableProvider",
+    "PortableReplay",
+    "PortableRun",
+    "PortableScripted",
+    "decode_run",
+    "encode_run",
+    "suite_archive",
+    "unpack_suite",
+]
+
+
+class PortableLive(msgspec.Struct, frozen=True, kw_only=True, tag="live"):
+    """The configured OpenAI-compatible provider (its key travels apart)."""
+
+    id: str
+    model: str
+    base_url: str
+    """As configured (``--base-url`` or config.toml); the worker connects to it itself."""
+    max_concurrency: int | None = None
+    """``provider.maxConcurrency``: requests in flight to the endpoint at once, over the whole cluster."""
+
+
+class PortableScripted(msgspec.Struct, frozen=True, kw_only=True, tag="scripted"):
+    """``--script``: the bytes of every script, read once on the driver."""
+
+    model: str
+    scripts: dict[str, bytes]
+    """Task id -> script bytes; the key ``""`` is the one file every task plays."""
+    sources: dict[str, str]
+    """The same keys -> the file each script was read from (named in a script's errors)."""
+
+
+class PortableReplay(msgspec.Struct, frozen=True, kw_only=True, tag="replay"):
+    """Replay: every selected task's cassette."""
+
+    id: str
+    model: str
+    cassettes: dict[str, Cassette]
+
+
+PortableProvider = PortableLive | PortableScripted | PortableReplay
+
+
+class PortableArm(msgspec.Struct, frozen=True, kw_only=True):
+    """One arm of the command (``alisio.shell.lab.run_one.Arm`` without its report directory)."""
+
+    variant: str | None
+    measured: MeasuredConfig
+    run_id: str
+
+
+class PortableRun(msgspec.Struct, frozen=True, kw_only=True):
+    """Everything a worker needs, but the suite's files and the API key, to run any run of the command."""
+
+    harness_version: str
+    suite_hash: str
+    """The suite's content hash: the unpacked archive must hash the same."""
+    provider: PortableProvider
+    arms: tuple[PortableArm, ...]
+    granted: tuple[Effect, ...]
+    read_only: bool
+    keep: bool
+    record: bool
+    """The command records cassettes: each run's provider calls come back with its record."""
+
+
+_encoder = msgspec.msgpack.Encoder()
+_decoder = msgspec.msgpack.Decoder(PortableRun)
+
+
+def encode_run(run: PortableRun) -> bytes:
+    """``run`` as msgpack bytes (what goes into Ray's object store)."""
+    return _encoder.encode(run)
+
+
+def decode_run(data: bytes) -> PortableRun:
+    """The ``PortableRun`` that ``encode_run`` made (raises ``msgspec.DecodeError`` on other bytes)."""
+    return _decoder.decode(data)
+
+
+def scripted(model: str | None, scripts: Mapping[str, tuple[bytes, str]]) -> PortableScripted:
+    """The portable form of ``scripted_plan``'s scripts (task id, or ``""`` for one file -> bytes, source)."""
+    return PortableScripted(
+        model=model or SCRIPTED_PROVIDER,
+        scripts={key: data for key, (data, _) in scripts.items()},
+        sources={key: source for key, (_, source) in scripts.items()},
+    )
+
+
+def _member_filter(info: tarfile.TarInfo) -> tarfile.TarInfo:
+    """No owner names or ids in the archive: a worker's files belong to the worker's user."""
+    info.uid = info.gid = 0
+    info.uname = info.gname = ""
+    return info
+
+
+def suite_archive(directory: Path, suite_json: Path, fixtures: Sequence[str]) -> bytes:
+    """A gzipped tar of suite.json and each fixture directory (relative to ``directory``), links kept as links.
+
+    Raises:
+        OSError: a file cannot be read.
+    """
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        tar.add(suite_json, arcname=suite_json.name, filter=_member_filter)
+        for fixture in sorted({normalize(path) for path in fixtures}):
+            _add_fixture(tar, directory, fixture)
+    return buffer.getvalue()
+
+
+def _add_fixture(tar: tarfile.TarFile, directory: Path, fixture: str) -> None:
+    """Add ``fixture``; when it is a link to another directory of the suite, add that directory too."""
+    path = directory / fixture
+    if not path.exists() and not path.is_symlink():
+        return  # the worker's copy then fails as the driver's would: fixture_copy, naming it
+    tar.add(path, arcname=fixture, recursive=True, filter=_member_filter)
+    if path.is_symlink() and path.is_dir():
+        target = path.resolve()
+        root = directory.resolve()
+        if target.is_relative_to(root):
+            relative = target.relative_to(root).as_posix()
+            tar.add(target, arcname=relative, recursive=True, filter=_member_filter)
+
+
+def unpack_suite(archive: bytes, into: Path) -> None:
+    """Unpack a ``suite_archive`` into the directory ``into`` (which exists).
+
+    Raises:
+        tarfile.TarError, OSError: the archive is damaged or cannot be written; a member that would land
+            outside ``into`` is refused (the ``tar`` extraction filter).
+    """
+    with tarfile.open(fileobj=io.BytesIO(archive), mode="r:gz") as tar:
+        extract: Callable[..., None] = tar.extractall
+        if hasattr(tarfile, "tar_filter"):  # Python 3.11.4+: refuse absolute paths and '..' members
+            extract(into, filter="tar")
+        else:  # pragma: no cover - older 3.11: the archive is our own driver's
+            extract(into)

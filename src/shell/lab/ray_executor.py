@@ -1,0 +1,308 @@
+"""The Ray executor (``--executor ray``): each planned run is a Ray task, on a local instance or a cluster.
+
+The driver (this process) alone writes runs.jsonl and the reports: the run loop sees the records as the Ray
+tasks finish, exactly as with threads. Rules:
+- what a run needs travels by content (``alisio.shell.lab.portable``): the command's ``PortableRun`` and the
+  suite archive are put in the object store once; the API key goes with each task, in its arguments (small
+  arguments are inlined in the task and never enter the object store, which may spill to disk);
+- at most ``jobs`` runs are in flight, started in plan order; each run reserves one CPU of the cluster. A
+  local instance is started with ``max(jobs, CPUs)`` logical CPUs, so ``--jobs`` means what it means with
+  threads;
+- ``provider.maxConcurrency`` holds over the cluster: one ``EndpointSlots`` actor (``ray_gate``);
+- a task is never retried (``max_retries=0``): a worker that dies mid-run gives an ``error`` record with
+  reason ``worker_lost`` and Ray's message, and the loop goes on;
+- stopping early (Ctrl-C, a signal, the loop closing the iterator) cancels the tasks in flight without force:
+  Ray raises ``KeyboardInterrupt`` inside them, so their commands' process groups are killed and their
+  workspaces removed; a task still running after ``grace_s`` is force-cancelled (its worker killed);
+- without an address a local Ray instance is started for the command (its usage statistics off unless
+  ``RAY_USAGE_STATS_ENABLED`` says otherwise) and stopped after; in a process where Ray is already initialised
+  (``ray_session`` around several commands, as ``eval ci`` does) that session is used and left running.
+Ray is imported only once a session starts (``check_address`` needs none).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import socket
+import sys
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import msgspec
+
+from alisio.core.harness.config import config_hash
+from alisio.core.harness.endpoint import redact_credentials
+from alisio.core.lab.outcome import SetupError, record_from_run
+from alisio.core.lab.records import RunRecord
+from alisio.core.lab.schedule import RunSpec
+from alisio.shell.lab.errors import LabError, LabStopped
+from alisio.shell.lab.portable import PortableArm, PortableLive, PortableRun, encode_run, suite_archive
+from alisio.shell.lab.ray_worker import decode_result
+from alisio.shell.lab.run_one import INTERNAL_ERROR, Arm, RunContext
+
+__all__ = ["RAY_INSTALL", "WORKER_LOST", "RayExecutor", "check_address", "ray_session", "require_ray"]
+
+WORKER_LOST = "worker_lost"
+"""The reason of a run whose Ray worker (or node) died before it sent its record back."""
+
+_POLL_S = 0.5
+"""How long one ``ray.wait`` blocks: signals (Ctrl-C, SIGTERM) are handled between waits."""
+_CONNECT_TIMEOUT_S = 5.0
+_LOOPBACK_ONLY = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+"""``0``: Ray binds a single-node instance to 127.0.0.1 instead of the machine's network address."""
+
+
+RAY_INSTALL = "pip install 'alisio[ray]'"
+
+
+def require_ray(*, local: bool) -> None:
+    """Ray imports; for a ``local`` instance, set first to listen on the loopback address only.
+
+    Raises:
+        LabError: Ray is not installed (one line saying how to install it).
+    """
+    if local:
+        _local_defaults()
+    try:
+        import ray  # noqa: F401 (only whether it imports)
+    except ImportError:
+        raise LabError(f"--executor ray needs Ray, an optional extra: {RAY_INSTALL}") from None
+
+
+def _local_defaults() -> None:
+    """A one-command instance sends no usage statistics and listens on 127.0.0.1 only (nothing outside
+    this machine can submit work to it), unless the environment says otherwise. Ray reads both when it is
+    first imported: call this before."""
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    os.environ.setdefault(_LOOPBACK_ONLY, "0")
+
+
+def check_address(address: str) -> None:
+    """The head of the Ray cluster at ``address`` answers on its port (Ray itself waits forever when not).
+
+    Raises:
+        LabError: ``address`` is not ``HOST:PORT`` (``ray://HOST:PORT``, ``auto`` and ``local`` pass), or
+            nothing answers there.
+    """
+    if address in ("auto", "local"):
+        return
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if not sep or not host or not port.isdigit():
+        raise LabError(
+            f"Ray address {address!r} (--ray-address or RAY_ADDRESS): expected HOST:PORT, the address "
+            "'ray start --head' prints"
+        )
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=_CONNECT_TIMEOUT_S).close()
+    except OSError as error:
+        why = error.strerror or str(error) or type(error).__name__
+        raise LabError(
+            f"Ray address {address} (--ray-address or RAY_ADDRESS): cannot connect ({why}): "
+            "start the head with 'ray start --head', or leave the address out for a local instance"
+        ) from None
+
+
+def _init(address: str | None, jobs: int, say: Callable[[str], None]) -> None:
+    """``ray.init`` for the command, the command's own SIGTERM handling kept (Ray replaces it)."""
+    options: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.ERROR}
+    if address is None:
+        say("starting a local Ray instance (--ray-address or RAY_ADDRESS joins a cluster instead)")
+        _local_defaults()
+        options.update(address="local", num_cpus=max(jobs, os.cpu_count() or 1), include_dashboard=False)
+    else:
+        options["address"] = address
+    import ray
+
+    main = threading.current_thread() is threading.main_thread()
+    sigterm = signal.getsignal(signal.SIGTERM) if main else None
+    try:
+        ray.init(**options)
+    except Exception as error:  # Ray raises ConnectionError, RuntimeError, OSError, ValueError...: one line
+        raise LabStopped(_init_failure(address, error)) from None
+    finally:
+        if main and sigterm is not None:
+            signal.signal(signal.SIGTERM, sigterm)
+
+
+def _init_failure(address: str | None, error: Exception) -> str:
+    """One line saying why Ray could not start or be joined, and what to do about it when we know."""
+    where = "start a local Ray instance" if address is None else f"join the Ray cluster at {address}"
+    text = str(error).strip()
+    line = f"cannot {where}: {text.splitlines()[0] if text else type(error).__name__}"
+    if "AF_UNIX path length" in text:
+        return f"{line} (set RAY_TMPDIR to a shorter directory)"
+    if address is not None and isinstance(error, ConnectionError):
+        return f"{line} (a cluster with token authentication needs RAY_AUTH_MODE=token and its token here)"
+    return line
+
+
+@contextlib.contextmanager
+def ray_session(address: str | None, jobs: int, say: Callable[[str], None]) -> Iterator[None]:
+    """Ray, initialised for the block: the cluster at ``address`` joined, or a local instance started.
+
+    A session that is already there is used and left as it is.
+
+    Raises:
+        LabStopped: Ray cannot be started or the cluster cannot be joined (one line, Ray's reason).
+    """
+    if _initialized():
+        yield
+        return
+    _init(address, jobs, say)
+    import ray
+
+    try:
+        yield
+    finally:
+        ray.shutdown()
+
+
+def _initialized() -> bool:
+    """Whether this process already holds a Ray session (without importing Ray when it does not)."""
+    ray = sys.modules.get("ray")
+    return ray is not None and bool(ray.is_initialized())
+
+
+def _portable_run(ctx: RunContext, arms: Sequence[Arm], record: bool) -> PortableRun:
+    provider = ctx.provider.portable
+    if provider is None:
+        raise LabStopped(f"the provider {ctx.provider.id} cannot run on Ray workers")
+    return PortableRun(
+        harness_version=ctx.harness_version,
+        suite_hash=ctx.loaded.content_hash,
+        provider=provider,
+        arms=tuple(PortableArm(variant=a.variant, measured=a.measured, run_id=a.run_id) for a in arms),
+        granted=tuple(sorted(ctx.granted)),
+        read_only=ctx.read_only,
+        keep=ctx.keep,
+        record=record,
+    )
+
+
+def _archive(ctx: RunContext) -> bytes:
+    loaded = ctx.loaded
+    try:
+        return suite_archive(
+            loaded.directory, loaded.suite_json, [task.fixture for task in loaded.suite.tasks]
+        )
+    except OSError as error:
+        raise LabStopped(f"{loaded.directory}: cannot pack the suite for the workers: {error}") from None
+
+
+class RayExecutor:
+    """Runs each spec as a Ray task (see the module docstring); yields records as the tasks finish.
+
+    ``run``, the driver's own run function, is not used: it holds what cannot travel (an open HTTP client,
+    paths of this machine). Each task runs ``run_one`` on a worker over the ``PortableRun`` instead.
+    """
+
+    def __init__(
+        self, ctx: RunContext, arms: Sequence[Arm], *, jobs: int, address: str | None, grace_s: float = 30.0
+    ) -> None:
+        self.ctx = ctx
+        self.arms = tuple(arms)
+        self.jobs = jobs
+        self.address = address
+        self.grace_s = grace_s
+
+    def run(
+        self, run: Callable[[RunSpec], RunRecord], specs: Sequence[RunSpec]
+    ) -> Iterator[tuple[int, RunRecord]]:
+        from alisio.shell.replay.record import RecordHook
+
+        hook = self.ctx.provider.hook
+        recording = hook if isinstance(hook, RecordHook) else None
+        portable = _portable_run(self.ctx, self.arms, record=recording is not None)
+        archive = _archive(self.ctx)
+        with ray_session(self.address, self.jobs, self.ctx.say):
+            yield from self._stream(specs, portable, archive, recording)
+
+    def _stream(
+        self, specs: Sequence[RunSpec], portable: PortableRun, archive: bytes, recording: Any
+    ) -> Iterator[tuple[int, RunRecord]]:
+        import ray
+
+        from alisio.shell.lab.ray_worker import run_remote
+
+        remote = ray.remote(run_remote).options(num_cpus=1, max_retries=0, retry_exceptions=False)
+        boxes = ([ray.put(encode_run(portable))], [ray.put(archive)])
+        provider = portable.provider
+        slots = None
+        if isinstance(provider, PortableLive) and provider.max_concurrency is not None:
+            from alisio.shell.lab.ray_gate import start_slots
+
+            slots = start_slots(provider.max_concurrency)
+        key = self.ctx.provider.key
+        encoder = msgspec.msgpack.Encoder()
+        upcoming = iter(enumerate(specs))
+        pending: dict[Any, int] = {}
+
+        def fill() -> None:
+            while len(pending) < self.jobs and (item := next(upcoming, None)) is not None:
+                index, spec = item
+                ref = remote.remote(*boxes, key, encoder.encode(spec), slots, str(index))
+                pending[ref] = index
+
+        try:
+            fill()
+            while pending:
+                ready, _ = ray.wait(list(pending), num_returns=1, timeout=_POLL_S)
+                if ready:  # every task done by now, in plan order
+                    ready, _ = ray.wait(list(pending), num_returns=len(pending), timeout=0)
+                for ref in sorted(ready, key=pending.__getitem__):
+                    index = pending.pop(ref)
+                    yield index, self._finished(ref, index, specs[index], slots, recording)
+                fill()
+        finally:
+            if pending:
+                self._cancel(list(pending))
+
+    def _finished(self, ref: Any, index: int, spec: RunSpec, slots: Any, recording: Any) -> RunRecord:
+        """The record a task sent back, or the ``error`` record of a task that did not."""
+        import ray
+
+        try:
+            result = decode_result(ray.get(ref))
+        except ray.exceptions.RayTaskError as error:  # our task raised: a bug, named like run_one's
+            return self._error_record(spec, INTERNAL_ERROR, f"the Ray task failed: {self._first_line(error)}")
+        except ray.exceptions.RayError as error:  # the worker or its node died, an object was lost
+            if slots is not None:
+                slots.forget.remote(str(index))  # its slot, if it held one, is free again
+            return self._error_record(
+                spec, WORKER_LOST, f"the Ray worker running this run was lost: {self._first_line(error)}"
+            )
+        for line in result.lines:
+            self.ctx.say(line)
+        if recording is not None and result.calls is not None:
+            recording.recorded[spec.task_id] = (result.calls, result.record)
+        return result.record
+
+    def _first_line(self, error: BaseException) -> str:
+        """The first line of Ray's message, with no credential in it."""
+        text = str(error).strip()
+        line = text.splitlines()[0] if text else type(error).__name__
+        key = self.ctx.provider.key
+        if key:
+            line = line.replace(key, "<redacted>")
+        return redact_credentials(line)
+
+    def _error_record(self, spec: RunSpec, reason: str, message: str) -> RunRecord:
+        arm = next(arm for arm in self.arms if arm.variant == spec.variant)
+        setup = SetupError(reason=reason, message=message)
+        return record_from_run(
+            spec, (), None, None, (), config_hash=config_hash(arm.measured), setup_error=setup
+        )
+
+    def _cancel(self, refs: list[Any]) -> None:
+        """Stop the tasks in flight: ``KeyboardInterrupt`` in each, then force after ``grace_s``."""
+        import ray
+
+        for ref in refs:
+            ray.cancel(ref, force=False)
+        _, left = ray.wait(refs, num_returns=len(refs), timeout=self.grace_s)
+        for ref in left:
+            ray.cancel(ref, force=True)

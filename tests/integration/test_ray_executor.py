@@ -1,0 +1,418 @@
+"""--executor ray through the installed CLI, on real Ray: a local instance the command starts, and a cluster.
+
+One Ray head per module (``ray start --head --block``, on 127.0.0.1, with its own token and temporary
+directory), joined with ``--ray-address``; every Ray test runs in one xdist group so that the head is started
+once. What they cost on the 2-core machine: the head starts in 10-20 s, a command that joins it takes 3-6 s,
+one that starts its own local instance 12-25 s.
+
+What is checked: scripted outcomes identical to ``--jobs 1`` (records equal but for timings, in plan order);
+a recording's cassettes identical to the thread executor's, and their replay; Ctrl-C stops the runs in flight
+(their commands killed, their workspaces removed) and exits 130; a worker that dies mid-run is an ``error``
+run (``worker_lost``), not a hang; ``provider.maxConcurrency`` holds across the workers, the key reaches the
+provider and is written nowhere.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+from alisio.core.lab.records import RunRecord
+from tests.integration.test_eval_run import (
+    ALISIO,
+    FIX,
+    NOOP,
+    make_suite,
+    read_report,
+    read_runs,
+    task,
+    write_script,
+)
+
+RAY_INSTALL = "pip install 'alisio[ray]'"
+needs_ray = pytest.mark.skipif(
+    importlib.util.find_spec("ray") is None, reason=f"Ray is not installed: {RAY_INSTALL}"
+)
+pytestmark = pytest.mark.xdist_group("ray")
+
+SHELL_POLICY = {"mode": "auto", "allow": ["write", "process"]}
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass(frozen=True)
+class RayHead:
+    address: str
+    env: dict[str, str]
+    """What a process needs to join it: the token, loopback only, no usage statistics."""
+    tmp: Path
+    """The workers' temporary directory (their workspaces and unpacked suites)."""
+
+
+def _ray_env(tmp: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "RAY_ADDRESS")}
+    env.update(
+        RAY_AUTH_MODE="token",
+        RAY_AUTH_TOKEN=secrets.token_hex(16),
+        RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0",  # one node, on 127.0.0.1 only
+        RAY_USAGE_STATS_ENABLED="0",
+        TMPDIR=str(tmp),
+    )
+    return env
+
+
+@pytest.fixture(scope="module")
+def ray_head() -> Iterator[RayHead]:
+    """A Ray head on 127.0.0.1 with 4 CPUs, stopped (its process group) after the module."""
+    if importlib.util.find_spec("ray") is None:
+        pytest.skip(f"Ray is not installed: {RAY_INSTALL}")
+    root = Path(tempfile.mkdtemp(prefix="alisio-rt-", dir="/tmp"))  # short: Ray's socket paths are limited
+    (root / "tmp").mkdir()
+    env = _ray_env(root / "tmp")
+    port = _free_port()
+    ports = {
+        name: _free_port()
+        for name in (
+            "dashboard-agent-listen",
+            "dashboard-agent-grpc",
+            "metrics-export",
+            "runtime-env-agent",
+        )
+    }
+    command = [str(Path(sys.executable).with_name("ray")), "start", "--head", "--block", f"--port={port}",
+               "--num-cpus=4", "--include-dashboard=false", "--disable-usage-stats", f"--temp-dir={root / 'ray'}",
+               *(f"--{name}-port={value}" for name, value in ports.items())]  # fmt: skip
+    log = (root / "head.log").open("wb")
+    head = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 90
+        while b"Ray runtime started" not in (root / "head.log").read_bytes():
+            assert head.poll() is None and time.monotonic() < deadline, (root / "head.log").read_text()
+            time.sleep(0.2)
+        yield RayHead(address=f"127.0.0.1:{port}", env=env, tmp=root / "tmp")
+    finally:
+        _stop_head(head)
+        log.close()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _stop_head(head: subprocess.Popen[bytes]) -> None:
+    """SIGTERM to ``ray start`` (it stops what it started), then SIGKILL to its process group if need be."""
+    with contextlib.suppress(ProcessLookupError):
+        head.terminate()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        head.wait(timeout=60)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(head.pid, signal.SIGKILL)
+    head.wait(timeout=10)
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    (tmp_path / "config").mkdir()
+    return tmp_path
+
+
+def alisio(
+    home: Path, env: dict[str, str], *args: str, timeout: float = 110
+) -> subprocess.CompletedProcess[str]:
+    """The installed command with an empty configuration under ``home`` and ``env``."""
+    env = {**env, "ALISIO_CONFIG_HOME": str(home / "config"), "ALISIO_DATA_HOME": str(home / "data")}
+    return subprocess.run([str(ALISIO), *args], capture_output=True, text=True, timeout=timeout, check=False,
+                          env=env, stdin=subprocess.DEVNULL)  # fmt: skip
+
+
+def _timeless(record: RunRecord) -> dict[str, Any]:
+    data = msgspec.to_builtins(record)
+    data["measured"].pop("wallMs", None)
+    return data
+
+
+def _in_order_of(reference: list[RunRecord], records: list[RunRecord]) -> list[dict[str, Any]]:
+    """``records`` sorted in the order of ``reference`` (a ``--jobs 1`` run: plan order), without timings."""
+    order = {(r.variant, r.task_id, r.repetition): i for i, r in enumerate(reference)}
+    return [_timeless(r) for r in sorted(records, key=lambda r: order[(r.variant, r.task_id, r.repetition)])]
+
+
+def _calc_scripts(home: Path) -> tuple[Path, Path]:
+    suite = make_suite(home, task("a"), task("b"), task("c"))
+    scripts = home / "scripts"
+    scripts.mkdir()
+    for name, script in (("a", FIX), ("b", NOOP), ("c", FIX)):
+        write_script(scripts / f"{name}.json", script)
+    return suite, scripts
+
+
+# --- without Ray, or before anything runs -------------------------------------------------------------------
+
+
+def test_executor_ray_without_ray_says_how_to_install_it(home: Path, tmp_path: Path) -> None:
+    """Ray missing: one line naming the extra to install, exit 1, no traceback, nothing written."""
+    code = (
+        "import sys; sys.modules['ray'] = None\n"  # what an environment without Ray looks like to an import
+        "from alisio.shell.cli.main import run_cli\n"
+        "sys.exit(run_cli(sys.argv[1:]))\n"
+    )
+    out = tmp_path / "out"
+    env = {**os.environ, "ALISIO_CONFIG_HOME": str(home / "config"), "ALISIO_DATA_HOME": str(home / "data")}
+    result = subprocess.run([sys.executable, "-c", code, "eval", "run", "tool-sequences", "--mode", "replay",
+                             "--executor", "ray", "--out", str(out)],
+                            capture_output=True, text=True, env=env, timeout=60, check=False)  # fmt: skip
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.strip().splitlines() == [
+        f"alisio eval run: --executor ray needs Ray, an optional extra: {RAY_INSTALL}"
+    ]
+    assert not out.exists()
+
+
+def test_ray_address_needs_the_ray_executor(home: Path) -> None:
+    """--ray-address with the thread executor: a usage error naming both flags."""
+    result = alisio(
+        home,
+        dict(os.environ),
+        "eval",
+        "run",
+        "tool-sequences",
+        "--mode",
+        "replay",
+        "--ray-address",
+        "127.0.0.1:1",
+    )
+    assert result.returncode == 1
+    assert (
+        "--ray-address is only used with --executor ray" in result.stderr and "Traceback" not in result.stderr
+    )
+
+
+@needs_ray
+def test_an_unreachable_cluster_is_refused_before_anything_runs(home: Path, tmp_path: Path) -> None:
+    """A Ray address where nothing listens (also from RAY_ADDRESS): one line, exit 1, no report, no wait."""
+    out = tmp_path / "out"
+    env = {**os.environ, "RAY_ADDRESS": f"127.0.0.1:{_free_port()}"}
+    started = time.monotonic()
+    result = alisio(home, env, "eval", "run", "tool-sequences", "--mode", "replay", "--allow-write",
+                    "--allow-process", "--executor", "ray", "--out", str(out))  # fmt: skip
+    assert result.returncode == 1, result.stderr
+    assert "cannot connect" in result.stderr and env["RAY_ADDRESS"] in result.stderr
+    assert "Traceback" not in result.stderr and not out.exists()
+    assert time.monotonic() - started < 30
+
+
+# --- on Ray ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def short_tmp() -> Iterator[Path]:
+    """A temporary directory with a short path (Ray's socket paths under it must stay within 107 bytes)."""
+    path = Path(tempfile.mkdtemp(prefix="alisio-rt-", dir="/tmp"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@needs_ray
+def test_a_local_instance_gives_the_records_of_jobs_1(home: Path, short_tmp: Path) -> None:
+    """No address: a local Ray instance for the command; 3 tasks x k=3 give -j 1's records, in plan order."""
+    suite, scripts = _calc_scripts(home)
+    env = _ray_env(short_tmp)
+    outs = {}
+    for name, extra in (("serial", ["-j", "1"]), ("ray", ["-j", "3", "--executor", "ray"])):
+        outs[name] = home / name
+        result = alisio(home, env, "eval", "run", "calc-suite", "--suite-dir", str(suite), "--yes", "-k", "3",
+                        "--seed", "7", "--allow-write", "--script", str(scripts), "--out", str(outs[name]), *extra)  # fmt: skip
+        assert result.returncode == 0, result.stderr
+    assert "starting a local Ray instance" in result.stderr
+    serial, on_ray = read_runs(outs["serial"]), read_runs(outs["ray"])
+    assert _in_order_of(serial, on_ray) == [_timeless(r) for r in serial]
+    assert [(t.task_id, t.passes, t.judged) for t in read_report(outs["ray"]).tasks] == [
+        ("a", 3, 3), ("b", 0, 3), ("c", 3, 3)
+    ]  # fmt: skip
+
+
+@needs_ray
+def test_recording_and_replay_on_a_cluster(home: Path, ray_head: RayHead) -> None:
+    """eval record on the cluster writes the cassettes the thread executor writes; their replay on the cluster
+    gives the thread executor's records, every run passing."""
+    suite, scripts = _calc_scripts(home)
+    cassettes = {}
+    for name, extra in (
+        ("thread", ["-j", "1"]),
+        ("ray", ["-j", "3", "--executor", "ray", "--ray-address", ray_head.address]),
+    ):
+        cassettes[name] = home / f"cassettes-{name}"
+        result = alisio(home, ray_head.env, "eval", "record", "calc-suite", "--suite-dir", str(suite), "--yes",
+                        "--allow-write", "--script", str(scripts), "--cassette-dir", str(cassettes[name]), *extra)  # fmt: skip
+        assert result.returncode == 0, result.stderr
+    names = sorted(path.name for path in cassettes["thread"].iterdir())
+    assert names == ["a.jsonl", "b.jsonl", "c.jsonl"]
+    assert [(cassettes["ray"] / n).read_bytes() for n in names] == [
+        (cassettes["thread"] / n).read_bytes() for n in names
+    ]
+    outs = {}
+    for name, extra in (("thread", ["-j", "1"]), ("ray", ["-j", "2", "--executor", "ray"])):
+        outs[name] = home / f"replay-{name}"
+        env = {**ray_head.env, "RAY_ADDRESS": ray_head.address}  # the address from the environment
+        result = alisio(home, env, "eval", "run", "calc-suite", "--suite-dir", str(suite), "--yes", "--mode", "replay",
+                        "-k", "2", "--allow-write", "--cassette-dir", str(cassettes["ray"]), "--out", str(outs[name]), *extra)  # fmt: skip
+        assert result.returncode == 0, result.stderr
+    thread, on_ray = read_runs(outs["thread"]), read_runs(outs["ray"])
+    assert _in_order_of(thread, on_ray) == [_timeless(r) for r in thread]
+    assert [(r.task_id, r.status) for r in thread].count(("a", "pass")) == 2
+
+
+@needs_ray
+def test_ctrl_c_cancels_the_ray_tasks_in_flight(home: Path, ray_head: RayHead) -> None:
+    """-j 3 on the cluster, three runs inside a long command: SIGINT kills the three commands, removes their
+    workspaces, writes the report of the finished runs (none) and exits 130."""
+    suite = make_suite(home, task("slow", policy=SHELL_POLICY))
+    sleeper = {"turns": [{"toolCalls": [{"name": "bash", "arguments": {"command": "echo $$ >> ../sleepers; exec sleep 60"}}]}, {"text": "done"}]}  # fmt: skip
+    script = write_script(home / "sleep.json", sleeper)
+    pids_file = ray_head.tmp / "sleepers"
+    out = home / "out"
+    env = {**ray_head.env, "ALISIO_CONFIG_HOME": str(home / "config"), "ALISIO_DATA_HOME": str(home / "data")}
+    process = subprocess.Popen(
+        [str(ALISIO), "eval", "run", "calc-suite", "--suite-dir", str(suite), "--yes", "-k", "3", "-j", "3",
+         "--allow-write", "--allow-process", "--script", str(script), "--out", str(out),
+         "--executor", "ray", "--ray-address", ray_head.address],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while not (pids_file.exists() and len(pids_file.read_text().split()) == 3):
+            assert time.monotonic() < deadline and process.poll() is None, process.communicate()
+            time.sleep(0.1)
+        started = time.monotonic()
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=45)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130, stderr
+    assert time.monotonic() - started < 30  # not the 60 s of the commands
+    assert "interrupted (Ctrl-C): the report of the 0 finished runs is written" in stderr
+    for pid in map(int, pids_file.read_text().split()):
+        alive = Path(f"/proc/{pid}").exists() and Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+        assert not alive, f"the command of a run in flight ({pid}) is still running"
+    assert [p.name for p in ray_head.tmp.glob("alisio-*-slow-*")] == []
+    report = read_report(out)
+    assert (report.interrupted, report.planned_runs, report.summary.runs) == (True, 3, 0)
+
+
+@needs_ray
+def test_a_worker_that_dies_mid_run_is_an_error_run(home: Path, ray_head: RayHead) -> None:
+    """A run whose command SIGKILLs its own Ray worker ends error (worker_lost, naming it) while the other runs
+    pass: exit 1, no hang."""
+    suite = make_suite(home, task("dies", policy=SHELL_POLICY), task("fix", policy=SHELL_POLICY))
+    scripts = home / "scripts"
+    scripts.mkdir()
+    killer = {"turns": [{"toolCalls": [{"name": "bash", "arguments": {"command": "kill -9 $PPID; sleep 30"}}]}, {"text": "done"}]}  # fmt: skip
+    write_script(scripts / "dies.json", killer)
+    write_script(scripts / "fix.json", FIX)
+    out = home / "out"
+    result = alisio(home, ray_head.env, "eval", "run", "calc-suite", "--suite-dir", str(suite), "--yes", "-k", "2",
+                    "-j", "4", "--allow-write", "--allow-process", "--script", str(scripts), "--out", str(out),
+                    "--executor", "ray", "--ray-address", ray_head.address)  # fmt: skip
+    assert result.returncode == 1, result.stderr
+    assert "2 runs ended error" in result.stderr
+    records = {(r.task_id, r.repetition): r for r in read_runs(out)}
+    assert len(records) == 4
+    for rep in (0, 1):
+        died = records[("dies", rep)]
+        assert (died.status, died.reason) == ("error", "worker_lost")
+        assert died.errors[0].startswith("the Ray worker running this run was lost: ")
+        assert records[("fix", rep)].status == "pass"
+
+
+class _SlowEndpoint(ThreadingHTTPServer):
+    """An OpenAI-compatible endpoint on 127.0.0.1 that answers after ``delay_s`` and counts requests in flight."""
+
+    daemon_threads = True
+
+    def __init__(self, delay_s: float) -> None:
+        super().__init__(("127.0.0.1", 0), _SlowHandler)
+        self.delay_s = delay_s
+        self.lock = threading.Lock()
+        self.in_flight = self.most = 0
+        self.authorizations: list[str] = []
+
+
+class _SlowHandler(BaseHTTPRequestHandler):
+    server: _SlowEndpoint
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        server = self.server
+        with server.lock:
+            server.in_flight += 1
+            server.most = max(server.most, server.in_flight)
+            server.authorizations.append(self.headers.get("Authorization", ""))
+        time.sleep(server.delay_s)
+        with server.lock:
+            server.in_flight -= 1
+        chunks = [
+            {"choices": [{"index": 0, "delta": {"role": "assistant", "content": "Nothing to do."}, "finish_reason": None}]},
+            {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+            {"choices": [], "usage": {"prompt_tokens": 40, "completion_tokens": 4, "total_tokens": 44}},
+        ]  # fmt: skip
+        body = "".join(f"data: {json.dumps(chunk)}\n\n" for chunk in chunks) + "data: [DONE]\n\n"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body.encode())
+
+
+@needs_ray
+def test_max_concurrency_holds_across_the_workers_and_the_key_travels_unwritten(
+    home: Path, ray_head: RayHead
+) -> None:
+    """provider.maxConcurrency = 1 with -j 4 on the cluster: one request in flight at a time over every worker;
+    each request carries the key, which is in no output and no report file."""
+    endpoint = _SlowEndpoint(delay_s=0.4)
+    threading.Thread(target=endpoint.serve_forever, args=(0.05,), daemon=True).start()
+    try:
+        host, port = endpoint.server_address[:2]
+        (home / "config" / "config.toml").write_text(
+            f'[provider]\nbaseUrl = "http://{host!s}:{port}/v1"\nmodel = "m-slow"\nmaxConcurrency = 1\n'
+        )
+        key = "sk-ray-" + secrets.token_hex(12)
+        suite = make_suite(home, task("look"))
+        out = home / "out"
+        env = {**ray_head.env, "OPENAI_API_KEY": key}
+        result = alisio(home, env, "eval", "run", "calc-suite", "--suite-dir", str(suite), "--yes", "-k", "4",
+                        "-j", "4", "--allow-write", "--out", str(out), "--executor", "ray",
+                        "--ray-address", ray_head.address)  # fmt: skip
+    finally:
+        endpoint.shutdown()
+        endpoint.server_close()
+    assert result.returncode == 0, result.stderr
+    assert [r.status for r in read_runs(out)] == ["fail"] * 4  # the model fixed nothing: judged, not error
+    assert endpoint.authorizations == [f"Bearer {key}"] * 4
+    assert endpoint.most == 1
+    written = b"".join(path.read_bytes() for path in out.rglob("*") if path.is_file())
+    assert key not in result.stdout + result.stderr and key.encode() not in written
