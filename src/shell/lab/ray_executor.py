@@ -39,7 +39,7 @@ from alisio.core.harness.endpoint import redact_credentials
 from alisio.core.lab.outcome import SetupError, record_from_run
 from alisio.core.lab.records import RunRecord
 from alisio.core.lab.schedule import RunSpec
-from alisio.shell.lab.errors import LabError, LabStopped
+from alisio.shell.lab.errors import LabError, LabStopped, Terminated
 from alisio.shell.lab.portable import PortableArm, PortableLive, PortableRun, encode_run, suite_archive
 from alisio.shell.lab.ray_worker import decode_result
 from alisio.shell.lab.run_one import INTERNAL_ERROR, Arm, RunContext
@@ -119,6 +119,7 @@ def _init(address: str | None, jobs: int, say: Callable[[str], None]) -> None:
 
     main = threading.current_thread() is threading.main_thread()
     sigterm = signal.getsignal(signal.SIGTERM) if main else None
+    _messages_to_stderr()
     try:
         ray.init(**options)
     except Exception as error:  # Ray raises ConnectionError, RuntimeError, OSError, ValueError...: one line
@@ -126,6 +127,22 @@ def _init(address: str | None, jobs: int, say: Callable[[str], None]) -> None:
     finally:
         if main and sigterm is not None:
             signal.signal(signal.SIGTERM, sigterm)
+
+
+def _messages_to_stderr() -> None:
+    """Ray prints what its raylets report (a worker that died...) on the driver's ``sys.stdout``, which is
+    the command's data (``--json``): send those lines to stderr, where lines for people go."""
+    from ray._private import worker
+
+    original = getattr(worker, "print_to_stdstream", None)
+    if original is None or getattr(original, "to_stderr", False):
+        return
+
+    def to_stderr(data: dict[str, Any], ignore_prefix: bool) -> None:
+        original({**data, "is_err": True}, ignore_prefix)
+
+    to_stderr.to_stderr = True  # type: ignore[attr-defined]
+    worker.print_to_stdstream = to_stderr
 
 
 def _init_failure(address: str | None, error: Exception) -> str:
@@ -165,6 +182,34 @@ def _initialized() -> bool:
     """Whether this process already holds a Ray session (without importing Ray when it does not)."""
     ray = sys.modules.get("ray")
     return ray is not None and bool(ray.is_initialized())
+
+
+@contextlib.contextmanager
+def _signals_remembered() -> Iterator[list[int]]:
+    """The SIGTERM and SIGHUP received in the block, in order.
+
+    Ray runs Python's signal handlers inside its own waits and turns whatever they raise into a plain
+    ``KeyboardInterrupt``: remembering the signal keeps SIGTERM's exit 143 (and SIGHUP's 129).
+    """
+    seen: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield seen
+        return
+    previous: dict[signal.Signals, Any] = {}
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        handler = signal.getsignal(sig)
+        if callable(handler):
+
+            def remembering(signum: int, frame: Any, handler: Callable[[int, Any], Any] = handler) -> None:
+                seen.append(signum)
+                handler(signum, frame)
+
+            previous[sig] = signal.signal(sig, remembering)
+    try:
+        yield seen
+    finally:
+        for number, old in previous.items():
+            signal.signal(number, old)
 
 
 def _portable_run(ctx: RunContext, arms: Sequence[Arm], record: bool) -> PortableRun:
@@ -218,8 +263,13 @@ class RayExecutor:
         recording = hook if isinstance(hook, RecordHook) else None
         portable = _portable_run(self.ctx, self.arms, record=recording is not None)
         archive = _archive(self.ctx)
-        with ray_session(self.address, self.jobs, self.ctx.say):
-            yield from self._stream(specs, portable, archive, recording)
+        with ray_session(self.address, self.jobs, self.ctx.say), _signals_remembered() as seen:
+            try:
+                yield from self._stream(specs, portable, archive, recording)
+            except KeyboardInterrupt as interrupt:
+                if seen and not isinstance(interrupt, Terminated):
+                    raise Terminated(seen[-1]) from None
+                raise
 
     def _stream(
         self, specs: Sequence[RunSpec], portable: PortableRun, archive: bytes, recording: Any

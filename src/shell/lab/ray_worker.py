@@ -15,9 +15,11 @@ A worker that cannot set up (another alisio version, a suite that does not unpac
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import tarfile
 import tempfile
+import threading
 from collections.abc import Callable
 from importlib.metadata import version
 from pathlib import Path
@@ -114,6 +116,16 @@ def _suite(expected: str, suite_box: list[Any]) -> LoadedSuite | str:
     return loaded
 
 
+def _interruptible() -> None:
+    """Let a non-forced ``ray.cancel`` interrupt this task: it raises ``KeyboardInterrupt`` through SIGINT,
+    which a worker inherits ignored when the command was started in the background by a shell script."""
+    if (
+        threading.current_thread() is threading.main_thread()
+        and signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    ):
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def _setup_problem(portable: PortableRun) -> str | None:
     mine = version("alisio")
     if mine != portable.harness_version:
@@ -205,6 +217,7 @@ def run_remote(
         slots: the command's ``EndpointSlots`` actor (``None``: no ``provider.maxConcurrency``).
         owner: the run's name at that actor.
     """
+    _interruptible()
     spec = _spec_decoder.decode(spec_data)
     portable = _portable(run_box)
     problem = _setup_problem(portable)
