@@ -46,3 +46,7 @@ eval_app.command("ci")(ci)
 from alisio.shell.cli.eval_export import export  # noqa: E402
 
 eval_app.command("export")(export)
+
+from alisio.shell.cli.eval_power import power  # noqa: E402
+
+eval_app.command("power")(power)
