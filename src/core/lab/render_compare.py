@@ -215,11 +215,8 @@ def _summary_lines(comparison: Comparison) -> list[str]:
         if rate is not None and rate.interval is not None
     ]
     if sides:
-        lines += [
-            "",
-            "; ".join(f"{name} {format_rate(r.mean, None)} {suite_interval_text(r)}" for name, r in sides)
-            + ".",
-        ]
+        each = "; ".join(f"{name} {format_rate(r.mean, None)} {suite_interval_text(r)}" for name, r in sides)
+        lines += ["", f"Suite rate intervals: {each}."]
     if s.paired is not None:
         lines += ["", _paired_line(s.paired)]
     lines += ["", SUITE_RATE_NOTE]
