@@ -98,13 +98,13 @@ def _rejection_weights(x1: int, n1: int, x2: int, n2: int) -> tuple[NDArray[np.f
     lc1, lc2, lct = _log_choose(n1), _log_choose(n2), _log_choose(total)
     s = np.arange(n1 + 1)[:, None] + np.arange(n2 + 1)[None, :]
     pmf = np.exp(lc1[:, None] + lc2[None, :] - lct[s])  # P(X1 = a | S = a + c) in cell (a, c)
-    lower = np.empty_like(pmf)
-    upper = np.empty_like(pmf)
-    for diagonal in range(total + 1):
-        rows = np.arange(max(0, diagonal - n2), min(n1, diagonal) + 1)
-        mass = pmf[rows, diagonal - rows]
-        lower[rows, diagonal - rows] = np.cumsum(mass)
-        upper[rows, diagonal - rows] = np.cumsum(mass[::-1])[::-1]
+    # Fisher's statistic of each cell is a cumulative sum along its anti-diagonal (the tables with the same s):
+    # lay the cells out by (a, s), sum down the columns, and read each cell back at (a, a + c).
+    rows = np.broadcast_to(np.arange(n1 + 1)[:, None], s.shape)
+    by_total = np.zeros((n1 + 1, total + 1))
+    by_total[rows, s] = pmf
+    lower = np.cumsum(by_total, axis=0)[rows, s]
+    upper = np.cumsum(by_total[::-1], axis=0)[::-1][rows, s]
     out = []
     for stat in (lower, upper):
         extreme = stat <= stat[x1, x2] * (1.0 + _TIE)
