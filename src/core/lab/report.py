@@ -36,7 +36,7 @@ from alisio.core.lab.stats import (
     Interval,
     pass_at_k_estimate,
     pass_hat_k_estimate,
-    task_clustered_mean,
+    suite_rate,
     wilson_interval,
 )
 
@@ -232,7 +232,8 @@ class Summary(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     budget_exceeded: int
     errored: int
     success_rate: ClusteredMean | None = None
-    """Mean of the per-task success rates with a task-clustered standard error (none in replay)."""
+    """Mean of the per-task success rates with a task-clustered standard error and a 95% interval (t on
+    tasks − 1 degrees of freedom, or pooled Wilson when every task has the same rate); none in replay."""
     low_power_tasks: int
     tasks_pass_at_k: int
     """Tasks with exactly k judged runs where at least one passed (``passAtK`` true)."""
@@ -543,8 +544,8 @@ def _summary(
 
     passes = sum(t.passes for t in tasks)
     judged = sum(t.judged for t in tasks)
-    rated = [t for t in tasks if t.success_rate is not None]
-    clustered = task_clustered_mean([t.success_rate for t in rated if t.success_rate is not None])
+    rated = [t for t in tasks if t.judged]
+    clustered = suite_rate([t.passes for t in rated], [t.judged for t in rated])
     if clustered is not None and conditions.mode is Mode.REPLAY:
         clustered = ClusteredMean(mean=clustered.mean, stderr=None, tasks=clustered.tasks)
     walls = cols.wall[judged_mask].astype(np.float64)

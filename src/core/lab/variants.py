@@ -43,7 +43,7 @@ from alisio.core.harness.config import MeasuredConfig, apply_overrides, config_h
 from alisio.core.lab.compare import Comparison, compare_reports
 from alisio.core.lab.progress import progress_line
 from alisio.core.lab.records import RunRecord
-from alisio.core.lab.render import render_comparison_markdown
+from alisio.core.lab.render_compare import render_comparison_markdown
 from alisio.core.lab.report import Report
 from alisio.core.lab.schedule import RunSpec, ScheduleError, plan_runs
 

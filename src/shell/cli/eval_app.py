@@ -1,7 +1,7 @@
 """``alisio eval``: the Reliability Lab's sub-commands, one module each, registered in workflow order.
 
-list and validate look at suites; run and record run them; compare and variants compare; export shares; ci
-replays. Each command module imports its heavy dependencies inside the command, so ``--help`` stays fast.
+list and validate look at suites; run and record run them; compare and variants compare, power plans how
+many runs a comparison needs; export shares; ci replays. Each command module imports its heavy dependencies inside the command, so ``--help`` stays fast.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from alisio.shell.cli.eval_ci import ci
 from alisio.shell.cli.eval_compare import compare
 from alisio.shell.cli.eval_export import export
 from alisio.shell.cli.eval_list import list_suites
+from alisio.shell.cli.eval_power import power
 from alisio.shell.cli.eval_record import record
 from alisio.shell.cli.eval_run import run
 from alisio.shell.cli.eval_validate import validate
@@ -37,6 +38,7 @@ for _name, _command in (
     ("record", record),
     ("compare", compare),
     ("variants", variants),
+    ("power", power),
     ("export", export),
     ("ci", ci),
 ):
