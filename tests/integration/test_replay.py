@@ -264,6 +264,20 @@ def test_a_task_without_a_cassette_is_refused_before_the_first_run(home: Path) -
     assert "Traceback" not in result.stderr and not (home / "out").exists()
 
 
+def test_a_cassette_of_another_suite_version_is_refused_before_the_first_run(home: Path) -> None:
+    """A cassette recorded under suiteVersion 1.0.0 does not replay a suite bumped to 1.1.0: exit 1 naming
+    the file and both versions, nothing run, no report directory."""
+    suite = make_suite(home, process_task("fix-add"))
+    assert record(home, suite, FIX).returncode == 0
+    document = json.loads((suite / "suite.json").read_text())
+    (suite / "suite.json").write_text(json.dumps({**document, "suiteVersion": "1.1.0"}))
+    result = replay(home, suite, home / "out")
+    assert result.returncode == 1, result.stderr
+    cassette = suite / "cassettes" / "fix-add.jsonl"
+    assert f"task fix-add: {cassette}: recorded under suiteVersion 1.0.0, the suite is 1.1.0" in result.stderr
+    assert "Traceback" not in result.stderr and not (home / "out").exists()
+
+
 # --- refusals --------------------------------------------------------------------------------------------
 
 
