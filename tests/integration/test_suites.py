@@ -110,6 +110,24 @@ def test_duplicate_task_and_verifier_ids_are_reported(
     ]
 
 
+def test_a_repeated_key_is_refused_naming_the_task_and_the_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """maxTurns written twice (5, then 500) is refused, not run with the last one; a repeated suiteId too."""
+    suite = write_suite(tmp_path / "s")
+    text = (suite / "suite.json").read_text()
+    text = text.replace('"maxTurns": 5,', '"maxTurns": 5, "maxTurns": 500,', 1)
+    text = text.replace('"suiteId": "s",', '"suiteId": "s", "suiteId": "other",', 1)
+    (suite / "suite.json").write_text(text)
+    code, out, err = validate(str(suite), capsys=capsys)
+    source = suite / "suite.json"
+    assert (code, out) == (1, "")
+    assert err == [
+        f"{source}: suiteId: duplicate key (only one value may be given)",
+        f"{source}: task t: budget.maxTurns: duplicate key (only one value may be given)",
+    ]
+
+
 def test_a_bad_regex_in_replay_normalize_is_reported(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -7,8 +7,8 @@ This module is the only gate between that human-written file and the lab:
   raises, whatever the bytes. The error reports *every* violation it can find, one per line, each as
   ``task <id>: <field path>: <what>`` (``tasks[3].id: ...`` when the task id is unusable or is the
   problem), or ``<field path>: <what>`` for suite-level fields. ``violations(error)`` lists them.
-- Shape first (unknown fields, missing fields, wrong types, constraints; see ``alisio.core.shape``), then the
-  rules types cannot state: unique task and verifier ids, paths that stay inside the suite or the task
+- Shape first (keys repeated in one object, unknown fields, missing fields, wrong types, constraints; see
+  ``alisio.core.shape``), then the rules types cannot state: unique task and verifier ids, paths that stay inside the suite or the task
   directory (lexically, and through the symlinks in ``PathFacts``), a fixture that exists, regular
   expressions that compile, a ``before`` rule over two different tools.
 - Wire names are camelCase (``maxTurns``, ``timeoutMs``, ``fixtureGit``, ``replayNormalize``); unknown
@@ -39,7 +39,14 @@ from alisio.core.lab.suite_paths import (
     normalize,
     resolve,
 )
-from alisio.core.shape import FieldPath, Problem, json_repr, parse_msgspec_path, shape_problems
+from alisio.core.shape import (
+    FieldPath,
+    Problem,
+    duplicate_keys,
+    json_repr,
+    parse_msgspec_path,
+    shape_problems,
+)
 
 __all__ = [
     "MAX_SAFE_INT",
@@ -308,7 +315,7 @@ def parse_suite(data: bytes, source: str, facts: PathFacts = _NO_FACTS) -> Resul
     return (
         _json_decode(text)
         .alt(lambda error: SuiteError(source=source, message=f"not valid JSON: {_json_message(error)}"))
-        .bind(lambda raw: _validate(raw, source, facts))
+        .bind(lambda raw: _validate(raw, text, source, facts))
     )
 
 
@@ -348,8 +355,9 @@ def _json_message(error: Exception) -> str:
     return message[:1].lower() + message[1:] if message else type(error).__name__
 
 
-def _validate(raw: Any, source: str, facts: PathFacts) -> Result[Suite, SuiteError]:
-    problems = _suite_problems(raw, facts)
+def _validate(raw: Any, text: bytes, source: str, facts: PathFacts) -> Result[Suite, SuiteError]:
+    # A repeated key decodes as its last value: the author would read one budget and run another.
+    problems = duplicate_keys(text) + _suite_problems(raw, facts)
     if problems:
         return Failure(SuiteError(source=source, message=_format_all(problems, raw)))
     try:
