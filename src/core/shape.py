@@ -297,13 +297,17 @@ def duplicate_keys(text: bytes | str) -> list[Problem]:
     try:
         root = json.loads(text, object_pairs_hook=_object_of)
     except (ValueError, RecursionError) as error:
-        return [] if isinstance(error, ValueError) else [((), "nested too deeply to check for duplicate keys")]
+        return (
+            [] if isinstance(error, ValueError) else [((), "nested too deeply to check for duplicate keys")]
+        )
     problems: list[Problem] = []
     stack: list[tuple[FieldPath, Any]] = [((), root)]
     while stack:  # iterative: a deeply nested document must not exhaust the Python stack here
         path, value = stack.pop()
         if isinstance(value, _Object):
-            problems += [((*path, key), "duplicate key (only one value may be given)") for key in value.repeated]
+            problems += [
+                ((*path, key), "duplicate key (only one value may be given)") for key in value.repeated
+            ]
             stack += [((*path, key), item) for key, item in reversed(value.items())]
         elif isinstance(value, list):
             stack += [((*path, index), item) for index, item in reversed(list(enumerate(value)))]

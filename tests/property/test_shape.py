@@ -73,7 +73,9 @@ def test_a_repeated_key_is_found_at_its_path(value: Any, repeat: Any, data: st.D
     for key in target:
         node = node[key]
     text = dumps_repeating(value, target, repeat)
-    assert duplicate_keys(text) == [((*target, next(iter(node))), "duplicate key (only one value may be given)")]
+    assert duplicate_keys(text) == [
+        ((*target, next(iter(node))), "duplicate key (only one value may be given)")
+    ]
     assert duplicate_keys(text.encode()) == duplicate_keys(text)
 
 

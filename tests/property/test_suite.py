@@ -464,3 +464,31 @@ def test_content_hash_changes_with_a_verifier(suite: Suite, files: dict[str, str
     changed_task = msgspec.structs.replace(task, verifiers=(*task.verifiers, extra))
     changed = msgspec.structs.replace(suite, tasks=(changed_task, *suite.tasks[1:]))
     assert suite_content_hash(suite, files) != suite_content_hash(changed, files)
+
+
+@heavy
+@given(
+    suites(), st.lists(st.sampled_from(["a\\xff", "dir\\x80", "x/\\xc3\\x28.txt"]), min_size=1, max_size=15)
+)
+def test_a_name_that_is_not_utf8_rejects_only_the_fixture_holding_it(suite: Suite, names: list[str]) -> None:
+    """Undecodable names under the first task's fixture reject that task (at most 10 named, then a count);
+    the same names outside every fixture do not matter."""
+    raw = as_json(suite)
+    task = raw["tasks"][0]
+    fixture = normalize(task["fixture"])
+    inside = sorted({f"{fixture}/{index}-{name}" for index, name in enumerate(names)})
+    facts = msgspec.structs.replace(facts_for(raw), undecodable=frozenset(inside))
+    mine = f"task {task['id']}: fixture: "
+    lines = [line for line in lines_of(parse_json(raw, facts)) if line.startswith(mine) and "UTF-8" in line]
+    expected = [
+        f"task {task['id']}: fixture: {path}: the name is not valid UTF-8 (rename it; undecodable bytes "
+        "shown as \\xNN)"
+        for path in inside[:10]
+    ]
+    if len(inside) > 10:
+        expected.append(
+            f"task {task['id']}: fixture: and {len(inside) - 10} more names that are not valid UTF-8"
+        )
+    assert lines == expected
+    outside = msgspec.structs.replace(facts_for(raw), undecodable=frozenset({"elsewhere-\\xff/a"}))
+    assert parse_json(raw, outside) == Success(suite)

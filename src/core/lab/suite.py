@@ -9,8 +9,8 @@ This module is the only gate between that human-written file and the lab:
   problem), or ``<field path>: <what>`` for suite-level fields. ``violations(error)`` lists them.
 - Shape first (keys repeated in one object, unknown fields, missing fields, wrong types, constraints; see
   ``alisio.core.shape``), then the rules types cannot state: unique task and verifier ids, paths that stay inside the suite or the task
-  directory (lexically, and through the symlinks in ``PathFacts``), a fixture that exists, regular
-  expressions that compile, a ``before`` rule over two different tools.
+  directory (lexically, and through the symlinks in ``PathFacts``), a fixture that exists and holds only
+  UTF-8 names, regular expressions that compile, a ``before`` rule over two different tools.
 - Wire names are camelCase (``maxTurns``, ``timeoutMs``, ``fixtureGit``, ``replayNormalize``); unknown
   fields are errors so a typo fails; defaults are omitted on encode, so adding a defaulted field later
   leaves ``suite_content_hash`` of existing suites unchanged.
@@ -472,11 +472,34 @@ def _fixture_problems(
     if resolved not in facts.directories:
         what = "is a file, not a directory" if resolved in facts.files else "does not exist"
         return [(where, f"{json_repr(fixture, limit=200)} {what}")], None
-    escaping = [
+    problems: list[Problem] = [
         (where, f"{json_repr(link.path, limit=200)} is a symlink that escapes the task directory")
         for link in escaping_links(resolved, facts)
     ]
-    return escaping, resolved
+    return problems + _undecodable_problems(resolved, facts), resolved
+
+
+def _undecodable_problems(root: str, facts: PathFacts) -> list[Problem]:
+    """One problem per entry under ``root`` whose name is not UTF-8 (it could not enter a report, a
+    cassette or the content hash, which are UTF-8 text), at most ``_MAX_NAMED`` and a count of the rest."""
+    where: FieldPath = ("fixture",)
+    names = sorted(path for path in facts.undecodable if is_within(path, root))
+    problems: list[Problem] = [
+        (where, f"{_shown(path)}: the name is not valid UTF-8 (rename it; undecodable bytes shown as \\xNN)")
+        for path in names[:_MAX_NAMED]
+    ]
+    if len(names) > _MAX_NAMED:
+        problems.append((where, f"and {len(names) - _MAX_NAMED} more names that are not valid UTF-8"))
+    return problems
+
+
+_MAX_NAMED = 10
+"""At most this many undecodable names are listed per fixture (a generated tree could hold thousands)."""
+
+
+def _shown(path: str) -> str:
+    """``path`` for a one-line message (already escaped by the shell; long ones are cut)."""
+    return path if len(path) <= 200 else path[:197] + "..."
 
 
 def _verifier_problems(

@@ -14,6 +14,8 @@ Rules this module keeps:
   target relative to the suite directory (``None`` when it resolves outside the suite or cannot be
   resolved). ``resolve`` follows those links component by component, purely.
 - ``PathFacts()`` (``gathered=False``) means "no facts": existence and symlink checks are skipped.
+- A name that is not UTF-8 cannot enter a report, a cassette or the content hash (they are UTF-8 text): the
+  shell lists such entries apart (``PathFacts.undecodable``, escaped) and a fixture holding one is refused.
 """
 
 from __future__ import annotations
@@ -56,6 +58,9 @@ class PathFacts(Frozen, frozen=True, kw_only=True):
     """Real regular files (never through a symlink)."""
     symlinks: frozenset[SymlinkFact] = frozenset()
     """Every symlink, with its resolved target."""
+    undecodable: frozenset[str] = frozenset()
+    """Entries whose name is not UTF-8: the path of the entry with its undecodable bytes written as ``\\xNN``
+    (``fixtures/a/bad\\xff.txt``). Nothing below such a directory is listed: one name is enough to refuse."""
 
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
