@@ -132,14 +132,25 @@ def test_a_repeated_key_is_refused_naming_the_task_and_the_key(
 def test_a_bad_regex_in_replay_normalize_is_reported(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """An invalid replayNormalize pattern names the task, the rule index and the regex error."""
-    rules = [{"pattern": r"\d+", "replace": "<N>"}, {"pattern": "([a-z]", "replace": "x"}]
+    """An invalid replayNormalize pattern names the task, the rule index and the regex error; so does one
+    that needs backtracking (it could hang eval record); a nested quantifier is fine (RE2 never backtracks)."""
+    rules = [
+        {"pattern": r"\d+", "replace": "<N>"},
+        {"pattern": "([a-z]", "replace": "x"},
+        {"pattern": r"(\w+)=\1", "replace": "x"},
+        {"pattern": r"pid (?=\d)", "replace": "x"},
+        {"pattern": r"^(a+)+$", "replace": "x"},
+    ]
     suite = write_suite(tmp_path / "s", task(replayNormalize=rules))
     code, _, err = validate(str(suite), capsys=capsys)
+    source = suite / "suite.json"
     assert code == 1
     assert err == [
-        f"{suite / 'suite.json'}: task t: replayNormalize[1].pattern: invalid regular expression: "
-        "missing ), unterminated subpattern at position 0"
+        f"{source}: task t: replayNormalize[1].pattern: invalid regular expression: missing ): ([a-z]",
+        f"{source}: task t: replayNormalize[2].pattern: invalid regular expression: a backreference is not "
+        "supported (it needs backtracking, which cannot be bounded): invalid escape sequence: \\1",
+        f"{source}: task t: replayNormalize[3].pattern: invalid regular expression: lookahead is not "
+        "supported (it needs backtracking, which cannot be bounded): invalid perl operator: (?=",
     ]
 
 

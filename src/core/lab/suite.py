@@ -8,9 +8,11 @@ This module is the only gate between that human-written file and the lab:
   ``task <id>: <field path>: <what>`` (``tasks[3].id: ...`` when the task id is unusable or is the
   problem), or ``<field path>: <what>`` for suite-level fields. ``violations(error)`` lists them.
 - Shape first (keys repeated in one object, unknown fields, missing fields, wrong types, constraints; see
-  ``alisio.core.shape``), then the rules types cannot state: unique task and verifier ids, paths that stay inside the suite or the task
-  directory (lexically, and through the symlinks in ``PathFacts``), a fixture that exists and holds only
-  UTF-8 names, regular expressions that compile, a ``before`` rule over two different tools.
+  ``alisio.core.shape``), then the rules types cannot state: unique task and verifier ids, paths that stay
+  inside the suite or the task directory (lexically, and through the symlinks in ``PathFacts``), a fixture
+  that exists and holds only UTF-8 names, regular expressions that RE2 compiles
+  (``alisio.core.share.linear_regex``: a pattern that needs backtracking could hang ``eval record``, so it
+  is refused here), a ``before`` rule over two different tools.
 - Wire names are camelCase (``maxTurns``, ``timeoutMs``, ``fixtureGit``, ``replayNormalize``); unknown
   fields are errors so a typo fails; defaults are omitted on encode, so adding a defaulted field later
   leaves ``suite_content_hash`` of existing suites unchanged.
@@ -38,6 +40,7 @@ from alisio.core.lab.suite_paths import (
     lexical_problem,
     normalize,
     resolve,
+    undecodable_names,
 )
 from alisio.core.shape import (
     FieldPath,
@@ -47,6 +50,7 @@ from alisio.core.shape import (
     parse_msgspec_path,
     shape_problems,
 )
+from alisio.core.share.linear_regex import LinearPattern, compile_linear
 
 __all__ = [
     "MAX_SAFE_INT",
@@ -476,30 +480,8 @@ def _fixture_problems(
         (where, f"{json_repr(link.path, limit=200)} is a symlink that escapes the task directory")
         for link in escaping_links(resolved, facts)
     ]
-    return problems + _undecodable_problems(resolved, facts), resolved
-
-
-def _undecodable_problems(root: str, facts: PathFacts) -> list[Problem]:
-    """One problem per entry under ``root`` whose name is not UTF-8 (it could not enter a report, a
-    cassette or the content hash, which are UTF-8 text), at most ``_MAX_NAMED`` and a count of the rest."""
-    where: FieldPath = ("fixture",)
-    names = sorted(path for path in facts.undecodable if is_within(path, root))
-    problems: list[Problem] = [
-        (where, f"{_shown(path)}: the name is not valid UTF-8 (rename it; undecodable bytes shown as \\xNN)")
-        for path in names[:_MAX_NAMED]
-    ]
-    if len(names) > _MAX_NAMED:
-        problems.append((where, f"and {len(names) - _MAX_NAMED} more names that are not valid UTF-8"))
-    return problems
-
-
-_MAX_NAMED = 10
-"""At most this many undecodable names are listed per fixture (a generated tree could hold thousands)."""
-
-
-def _shown(path: str) -> str:
-    """``path`` for a one-line message (already escaped by the shell; long ones are cut)."""
-    return path if len(path) <= 200 else path[:197] + "..."
+    problems += [(where, message) for message in undecodable_names(resolved, facts)]
+    return problems, resolved
 
 
 def _verifier_problems(
@@ -546,12 +528,13 @@ def _task_path_problems(
 
 
 def _pattern_problem(pattern: str) -> str | None:
-    try:
-        compiled = re.compile(pattern)
-    except (re.error, OverflowError, RecursionError, ValueError) as error:
-        return f"invalid regular expression: {error}"
-    if compiled.fullmatch("") is not None:
-        return "matches the empty string (it would insert the replacement everywhere)"
+    """Why a replayNormalize pattern is refused: RE2 cannot compile it (a syntax error, or a construct that
+    needs backtracking and so could hang a recording), or it matches the empty string."""
+    match compile_linear(pattern):
+        case Failure(message):
+            return f"invalid regular expression: {message}"
+        case Success(LinearPattern() as compiled) if compiled.matches_empty():
+            return "matches the empty string (it would insert the replacement everywhere)"
     return None
 
 

@@ -34,6 +34,7 @@ __all__ = [
     "lexical_problem",
     "normalize",
     "resolve",
+    "undecodable_names",
 ]
 
 
@@ -146,3 +147,20 @@ def escaping_links(root: str, facts: PathFacts) -> tuple[SymlinkFact, ...]:
             key=lambda link: link.path,
         )
     )
+
+
+MAX_NAMED = 10
+"""At most this many undecodable names are listed per fixture (a generated tree could hold thousands)."""
+
+
+def undecodable_names(root: str, facts: PathFacts) -> tuple[str, ...]:
+    """One message per entry under ``root`` whose name is not UTF-8 (it could not enter a report, a
+    cassette or the content hash, which are UTF-8 text): at most ``MAX_NAMED``, then a count of the rest."""
+    names = sorted(path for path in facts.undecodable if is_within(path, root))
+    shown = [path if len(path) <= 200 else path[:197] + "..." for path in names[:MAX_NAMED]]
+    messages = [
+        f"{path}: the name is not valid UTF-8 (rename it; undecodable bytes shown as \\xNN)" for path in shown
+    ]
+    if len(names) > MAX_NAMED:
+        messages.append(f"and {len(names) - MAX_NAMED} more names that are not valid UTF-8")
+    return tuple(messages)
