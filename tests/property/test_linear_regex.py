@@ -20,7 +20,8 @@ def patterns(draw: st.DrawFn, depth: int = 0) -> str:
     """Greedy patterns both engines read alike: atoms, groups, alternation, ? * + and {m,n}."""
     parts = []
     for _ in range(draw(st.integers(1, 3))):
-        nested = depth < 1 and draw(st.booleans())  # deeper nesting makes the oracle (re) backtrack for minutes
+        # One level only: deeper nesting makes the oracle itself (re) backtrack for minutes.
+        nested = depth < 1 and draw(st.booleans())
         atom = f"(?:{draw(patterns(depth + 1))})" if nested else draw(ATOMS)
         atom = f"(?:{atom})" if len(atom) > 1 and not atom.startswith(("[", "\\", "(")) else atom
         parts.append(atom + draw(st.sampled_from(["", "", "?", "*", "+", "{1,3}", "{2}"])))
