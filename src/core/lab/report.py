@@ -31,6 +31,7 @@ from returns.result import Failure, Result, Success
 from alisio.core.base import Frozen
 from alisio.core.errors import ReportError
 from alisio.core.lab.records import RunRecord, RunStatus, schema_version_problem
+from alisio.core.lab.report_check import describe, report_problems
 from alisio.core.lab.stats import (
     ClusteredMean,
     Interval,
@@ -631,8 +632,10 @@ def decode_report(data: bytes, source: str) -> Result[Report, ReportError]:
 
     Returns:
         The Report, or ``Failure(ReportError)`` with msgspec's message (not JSON, or the field path that is
-        missing or of the wrong type), a hint when the JSON is not a report at all, or the schemaVersion
-        when it is newer than this version reads (never a silent misreading).
+        missing or of the wrong type), a hint when the JSON is not a report at all, the schemaVersion
+        when it is newer than this version reads (never a silent misreading), or the first impossible
+        number with its task and field (``alisio.core.lab.report_check``: negative counts, counts that do
+        not add up, rates outside [0, 1]).
     """
     try:
         report = _DECODER.decode(data)
@@ -643,4 +646,10 @@ def decode_report(data: bytes, source: str) -> Result[Report, ReportError]:
     problem = schema_version_problem(report.schema_version, REPORT_SCHEMA_VERSION)
     if problem is not None:
         return Failure(ReportError(source=source, message=problem))
+    # Types say "an int"; a hand-edited or corrupted report can still say judged: -3 or passes > judged.
+    impossible = report_problems(report)
+    if impossible:
+        more = f" (and {len(impossible) - 1} more)" if len(impossible) > 1 else ""
+        message = f"impossible numbers: {describe(impossible[0], report)}{more}"
+        return Failure(ReportError(source=source, message=message))
     return Success(report)
