@@ -299,7 +299,11 @@ def _execute(
     todo = plan if resumed is None else resumed.todo
 
     def run(spec: RunSpec) -> RunRecord:
-        return run_one(ctx, by_arm[spec.variant], by_task[spec.task_id], spec)
+        ui.on_run_start(spec)
+        try:
+            return run_one(ctx, by_arm[spec.variant], by_task[spec.task_id], spec)
+        finally:
+            ui.on_run_end(spec)
 
     log = RunsLog({arm.variant: arm.directory for arm in start.arms})
     try:
