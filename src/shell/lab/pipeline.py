@@ -53,7 +53,7 @@ from alisio.shell.lab.plans import ProviderPlan, live_plan, scripted_plan
 from alisio.shell.lab.preflight import preflight, unwritable_dir
 from alisio.shell.lab.request import LabRequest, RunMode
 from alisio.shell.lab.resume import Resumed, plan_file, read_manifest
-from alisio.shell.lab.run_one import Arm, RunContext, run_one
+from alisio.shell.lab.run_one import Arm, Finished, RunContext, run_one
 from alisio.shell.lab.runner import Executor, LoopResult, RunsLog, SerialExecutor, ThreadExecutor, run_loop
 from alisio.shell.lab.stale import owned_prefix, remove_stale
 from alisio.shell.lab.store import write_report_files
@@ -298,7 +298,7 @@ def _execute(
     plan = _specs(start)
     todo = plan if resumed is None else resumed.todo
 
-    def run(spec: RunSpec) -> RunRecord:
+    def run(spec: RunSpec) -> Finished:
         ui.on_run_start(spec)
         try:
             return run_one(ctx, by_arm[spec.variant], by_task[spec.task_id], spec)
@@ -385,6 +385,7 @@ def run_request(request: LabRequest, ui: Ui) -> LabOutcome:
         KeyboardInterrupt: Ctrl-C or a signal before the first run (nothing ran).
     """
     from alisio.shell.harness.tools.dispatch import tool_env
+    from alisio.shell.replay.cassettes import credentials_of
     from alisio.shell.replay.record import recording_plan
 
     remove_stale()  # workspaces of killed commands (only those whose process is gone)
@@ -432,6 +433,7 @@ def run_request(request: LabRequest, ui: Ui) -> LabOutcome:
                 harness_version=version("alisio"),
                 tool_env=tool_env(request.env, plan.key),
                 say=ui.say,
+                credentials=credentials_of(request.env, plan.key),
             )
             resumed = plan_file(request, start, _specs(start), run_id, created_at_for(now), ui.say)
             ui.on_start(start)

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,7 @@ from alisio.core.lab.manifest import (
 )
 from alisio.core.lab.records import RunRecord, decode_runs, encode_runs
 from alisio.core.lab.schedule import RunSpec
+from alisio.core.lab.transcript import transcript_path
 from alisio.shell.lab.errors import LabError
 from alisio.shell.lab.model import LabStart
 from alisio.shell.lab.request import LabRequest, Output, Permissions, ProviderOptions, RunMode, Selection
@@ -186,6 +188,11 @@ def prepare_resume(
         try:
             write_bytes_atomic(retried_path, encode_runs((*earlier, *apart)))
             write_bytes_atomic(directory / RUNS_JSONL, encode_runs(kept))
+            for record in apart:  # its transcript goes with its record
+                name = transcript_path(record.task_id, record.repetition)
+                if (directory / name).is_file():
+                    (directory / RETRIED / name).parent.mkdir(parents=True, exist_ok=True)
+                    os.replace(directory / name, directory / RETRIED / name)
         except OSError as error:
             raise LabError(
                 f"{directory}: cannot set the errored runs apart: {error.strerror or error}"
