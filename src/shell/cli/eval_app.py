@@ -1,6 +1,6 @@
 """``alisio eval``: the Reliability Lab's sub-commands, one module each, registered in workflow order.
 
-list and validate look at suites; run and record run them; compare and variants compare, power plans how
+list and validate look at suites; run and record run them, runs lists what was run and show opens one run; compare and variants compare, power plans how
 many runs a comparison needs; export shares; ci replays. Each command module imports its heavy dependencies inside the command, so ``--help`` stays fast.
 """
 
@@ -15,6 +15,8 @@ from alisio.shell.cli.eval_list import list_suites
 from alisio.shell.cli.eval_power import power
 from alisio.shell.cli.eval_record import record
 from alisio.shell.cli.eval_run import run
+from alisio.shell.cli.eval_runs import runs
+from alisio.shell.cli.eval_show import show
 from alisio.shell.cli.eval_validate import validate
 from alisio.shell.cli.eval_variants import variants
 from alisio.shell.cli.style import Command, Group
@@ -35,6 +37,8 @@ for _name, _command in (
     ("list", list_suites),
     ("validate", validate),
     ("run", run),
+    ("runs", runs),
+    ("show", show),
     ("record", record),
     ("compare", compare),
     ("variants", variants),
