@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 from alisio.core.lab.records import RunRecord
-from alisio.core.lab.report import Rates, build_report
+from alisio.core.lab.report import Rates
+from alisio.core.lab.report_build import build_report
 from alisio.shell.lab.store import read_report, read_runs, write_report_files
 from tests.property.strategies_report import conditions, task_runs
 

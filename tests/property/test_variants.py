@@ -15,7 +15,7 @@ from alisio.core.errors import ConfigError
 from alisio.core.harness.config import MeasuredConfig, apply_overrides, config_hash
 from alisio.core.lab.compare import compare_reports
 from alisio.core.lab.records import RunRecord
-from alisio.core.lab.report import build_report
+from alisio.core.lab.report_build import build_report
 from alisio.core.lab.schedule import plan_runs
 from alisio.core.lab.variants import (
     VariantsComparison,

@@ -40,7 +40,8 @@ from returns.result import Failure
 
 from alisio.core.harness.config import MeasuredConfig, config_hash
 from alisio.core.lab.records import RunRecord
-from alisio.core.lab.report import Compaction, Conditions, Mode, Rates, build_report
+from alisio.core.lab.report import Compaction, Conditions, Mode, Rates
+from alisio.core.lab.report_build import build_report
 from alisio.core.lab.schedule import RunSpec, plan_runs
 from alisio.core.lab.suite import Task
 from alisio.core.lab.variants import VariantsPlan, interleave
