@@ -28,6 +28,7 @@ report of the finished runs is still written, marked interrupted.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import shutil
 import tempfile
@@ -377,6 +378,41 @@ def _arms(
     )
 
 
+def _context(
+    request: LabRequest, choice: SuiteChoice, plan: ProviderPlan, say: Callable[[str], None]
+) -> RunContext:
+    """What every run of the command shares: the suite, the provider, the grants, the tools' environment."""
+    from alisio.shell.harness.tools.dispatch import tool_env
+    from alisio.shell.replay.cassettes import credentials_of
+
+    return RunContext(
+        loaded=choice.loaded,
+        provider=plan,
+        granted=request.permissions.granted,
+        read_only=request.permissions.read_only,
+        keep=request.output.keep,
+        harness_version=version("alisio"),
+        tool_env=tool_env(request.env, plan.key),
+        say=say,
+        credentials=credentials_of(request.env, plan.key),
+    )
+
+
+def _checked(
+    request: LabRequest, ui: Ui
+) -> tuple[MeasuredConfig, LoadedConfig | None, SuiteChoice, VariantsPlan | None, tuple[Task, ...]]:
+    """Steps 1-5: the configuration, the suite, the variants, the tasks and the outputs, all checked."""
+    measured, loaded = _configuration(request)
+    choice = find_suite(request.selection.suite, request.selection.suite_dir, bundled_suites_root())
+    variants = None
+    if request.variants_file is not None:
+        variants = read_variants(request.variants_file, measured, choice.loaded)
+    configs = [(None, measured)] if variants is None else [(v.id, v.measured) for v in variants.variants]
+    tasks = _selected(request, choice, configs)
+    _check_outputs(request, choice, [variant for variant, _ in configs])
+    return measured, loaded, choice, variants, tasks
+
+
 def run_request(request: LabRequest, ui: Ui) -> LabOutcome:
     """Carry out one lab command: check everything, run every planned run, write the reports.
 
@@ -385,31 +421,17 @@ def run_request(request: LabRequest, ui: Ui) -> LabOutcome:
         LabStopped: the reports or cassettes could not be written after the runs (naming why).
         KeyboardInterrupt: Ctrl-C or a signal before the first run (nothing ran).
     """
-    from alisio.shell.harness.tools.dispatch import tool_env
-    from alisio.shell.replay.cassettes import credentials_of
     from alisio.shell.replay.record import recording_plan
 
     remove_stale()  # workspaces of killed commands (only those whose process is gone)
-    measured, loaded = _configuration(request)
-    choice = find_suite(request.selection.suite, request.selection.suite_dir, bundled_suites_root())
-    variants = (
-        None
-        if request.variants_file is None
-        else read_variants(request.variants_file, measured, choice.loaded)
-    )
-    configs = [(None, measured)] if variants is None else [(v.id, v.measured) for v in variants.variants]
-    tasks = _selected(request, choice, configs)
-    _check_outputs(request, choice, [variant for variant, _ in configs])
+    measured, loaded, choice, variants, tasks = _checked(request, ui)
     plan = _provider_plan(request, choice, tasks, measured, loaded, ui.say)
     if request.mode is RunMode.RECORD:
         plan, _ = recording_plan(plan)
     try:
+        ask = functools.partial(ui.ask, "Run it? [y/N] ")
         confirm_third_party(
-            choice,
-            yes=request.selection.yes,
-            interactive=ui.interactive,
-            say=ui.say,
-            ask=lambda: ui.ask("Run it? [y/N] "),
+            choice, yes=request.selection.yes, interactive=ui.interactive, say=ui.say, ask=ask
         )
         now = datetime.now(UTC)
         with _report_directory(request, now) as (run_id, root):
@@ -425,20 +447,9 @@ def run_request(request: LabRequest, ui: Ui) -> LabOutcome:
                 root=root,
                 jobs=jobs_for(request, loaded),
             )
-            ctx = RunContext(
-                loaded=choice.loaded,
-                provider=plan,
-                granted=request.permissions.granted,
-                read_only=request.permissions.read_only,
-                keep=request.output.keep,
-                harness_version=version("alisio"),
-                tool_env=tool_env(request.env, plan.key),
-                say=ui.say,
-                credentials=credentials_of(request.env, plan.key),
-            )
             resumed = plan_file(request, start, _specs(start), run_id, created_at_for(now), ui.say)
             ui.on_start(start)
             created_at = created_at_for(now) if resumed is None else resumed.stored.created_at
-            return _execute(request, start, ctx, ui, created_at, resumed)
+            return _execute(request, start, _context(request, choice, plan, ui.say), ui, created_at, resumed)
     finally:
         plan.close()
