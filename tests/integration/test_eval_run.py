@@ -152,7 +152,13 @@ def test_a_script_that_fixes_the_bug_passes_five_of_five(home: Path) -> None:
     assert result.returncode == 0, result.stderr
     (directory,) = run_dirs(home)
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z", directory.name)
-    assert {p.name for p in directory.iterdir()} == {"report.json", "report.md", "runs.jsonl", "plan.json", "runs"}
+    assert {p.name for p in directory.iterdir()} == {
+        "report.json",
+        "report.md",
+        "runs.jsonl",
+        "plan.json",
+        "runs",
+    }
     records = read_runs(directory)
     assert sorted(r.repetition for r in records) == [0, 1, 2, 3, 4]
     assert all(r.status is RunStatus.PASS for r in records)
