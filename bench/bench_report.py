@@ -12,7 +12,8 @@ import time
 import numpy as np
 
 from alisio.core.lab.records import Incident, Measured, RunRecord, RunStatus, decode_runs, encode_runs
-from alisio.core.lab.report import Compaction, Conditions, Mode, Rates, build_report
+from alisio.core.lab.report import Compaction, Conditions, Mode, Rates
+from alisio.core.lab.report_build import build_report
 
 STATUSES = (RunStatus.PASS, RunStatus.FAIL, RunStatus.BUDGET_EXCEEDED, RunStatus.ERROR)
 

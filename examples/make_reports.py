@@ -22,7 +22,8 @@ from pathlib import Path
 import numpy as np
 
 from alisio.core.lab.records import Incident, Measured, RunRecord, RunStatus, VerifierResult, VerifierStatus
-from alisio.core.lab.report import Compaction, Conditions, Mode, Rates, build_report
+from alisio.core.lab.report import Compaction, Conditions, Mode, Rates
+from alisio.core.lab.report_build import build_report
 from alisio.shell.lab.store import write_report_files
 
 K = 10

@@ -8,7 +8,8 @@ clear line and an exit code at its edge. The tree::
     ├── InsufficientData      a statistic is undefined for these counts (n = 0, n < k)
     ├── ReportError           a report.json / runs.jsonl cannot be read as a report
     ├── IncompatibleReports   compare refused: different suiteId or suiteVersion (exit 3)
-    └── ConfigError           a configuration file or flag is invalid (file, key, message)
+    ├── ConfigError           a configuration file or flag is invalid (file, key, message)
+    └── PowerInputError       a flag of ``alisio eval power`` is missing, not a number or out of range
 """
 
 from __future__ import annotations
@@ -68,4 +69,15 @@ class ConfigError(Frozen, frozen=True, kw_only=True, tag="config_error"):
         return f"{where}: {self.message}"
 
 
-CoreError = SuiteError | InsufficientData | ReportError | IncompatibleReports | ConfigError
+class PowerInputError(Frozen, frozen=True, kw_only=True, tag="power_input_error"):
+    """A flag of ``alisio eval power`` that is missing, not a number or out of range."""
+
+    flag: str
+    """The flag as typed, for example ``--baseline-rate``."""
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.flag}: {self.message}"
+
+
+CoreError = SuiteError | InsufficientData | ReportError | IncompatibleReports | ConfigError | PowerInputError

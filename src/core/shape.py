@@ -14,12 +14,17 @@ A suite author wants every typo at once, so this module walks the decoded value 
 
 Rules it keeps: pure (no I/O); never raises on any decoded JSON value; a value with no problems converts
 with ``msgspec.convert(value, type)``; every message is one line (values are shown JSON-escaped).
+
+``duplicate_keys`` works on the text instead: a JSON decoder keeps the last of two equal keys in an object,
+so ``{"maxTurns": 5, "maxTurns": 500}`` would run with 500 while the author reads 5. It finds every repeated
+key with its path, so a human-written file can refuse them.
 """
 
 from __future__ import annotations
 
 import difflib
 import functools
+import json
 import re
 import types
 from collections.abc import Mapping
@@ -28,7 +33,15 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import msgspec
 
-__all__ = ["FieldPath", "Problem", "json_repr", "parse_msgspec_path", "shape_problems", "words"]
+__all__ = [
+    "FieldPath",
+    "Problem",
+    "duplicate_keys",
+    "json_repr",
+    "parse_msgspec_path",
+    "shape_problems",
+    "words",
+]
 
 FieldPath = tuple[str | int, ...]
 """A path into a JSON document: object keys (wire names) and array indices."""
@@ -246,3 +259,56 @@ def _union_problems(
     if chosen is None:
         return [((*path, tag_field), f"unknown {noun} {json_repr(tag)} (expected {expected})")]
     return _struct_problems(value, chosen, path, nouns)
+
+
+# --- duplicate keys ------------------------------------------------------------------------------------
+
+
+class _Object(dict[str, Any]):
+    """A decoded JSON object that remembers which of its keys appeared more than once (in order)."""
+
+    repeated: tuple[str, ...] = ()
+
+
+def _object_of(pairs: list[tuple[str, Any]]) -> _Object:
+    value = _Object(pairs)
+    if len(value) != len(pairs):
+        seen: set[str] = set()
+        repeated: dict[str, None] = {}
+        for key, _ in pairs:
+            if key in seen:
+                repeated[key] = None
+            seen.add(key)
+        value.repeated = tuple(repeated)
+    return value
+
+
+def duplicate_keys(text: bytes | str) -> list[Problem]:
+    """A problem for every key that appears more than once in one object of the JSON ``text``.
+
+    Args:
+        text: a JSON document (UTF-8 bytes or str) that a strict decoder already accepted.
+
+    Returns:
+        One ``(path to the key, message)`` per repeated key, in document order (each key once, however
+        often it repeats); ``[]`` when there is none or the text is not JSON (its decoder says so). A
+        document nested too deeply to walk is one problem at the root, never an exception.
+    """
+    try:
+        root = json.loads(text, object_pairs_hook=_object_of)
+    except (ValueError, RecursionError) as error:
+        return (
+            [] if isinstance(error, ValueError) else [((), "nested too deeply to check for duplicate keys")]
+        )
+    problems: list[Problem] = []
+    stack: list[tuple[FieldPath, Any]] = [((), root)]
+    while stack:  # iterative: a deeply nested document must not exhaust the Python stack here
+        path, value = stack.pop()
+        if isinstance(value, _Object):
+            problems += [
+                ((*path, key), "duplicate key (only one value may be given)") for key in value.repeated
+            ]
+            stack += [((*path, key), item) for key, item in reversed(value.items())]
+        elif isinstance(value, list):
+            stack += [((*path, index), item) for index, item in reversed(list(enumerate(value)))]
+    return problems

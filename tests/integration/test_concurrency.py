@@ -7,6 +7,7 @@ timings; the report is built in plan order; runs.jsonl holds one whole record pe
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import time
@@ -142,3 +143,44 @@ def test_ctrl_c_stops_every_run_in_flight(home: Path, tmp_path: Path) -> None:
     assert [p.name for p in temp.iterdir() if p.name.startswith("alisio-")] == []
     report = read_report(out)
     assert (report.interrupted, report.planned_runs, report.summary.runs) == (True, 3, 0)
+
+
+def test_live_status_on_a_terminal_plain_lines_without_one_and_quiet(home: Path) -> None:
+    """On a terminal (a pty from script(1)) a status line shows done/total, the counts, the runs in flight,
+    elapsed and ETA; without one each run is one plain line; --quiet prints only the table."""
+    import shutil
+
+    base = [
+        "eval",
+        "run",
+        "tool-sequences",
+        "--mode",
+        "replay",
+        "-k",
+        "2",
+        "-j",
+        "2",
+        "--allow-write",
+        "--allow-process",
+    ]
+    plain = alisio(home, *base, "--out", str(home / "plain"))
+    assert plain.returncode == 0, plain.stderr
+    assert "\x1b[" not in plain.stderr and "running" not in plain.stderr
+    assert sum(line.startswith("[") and "/12] " in line for line in plain.stderr.splitlines()) == 12
+    quiet = alisio(home, *base, "--quiet", "--out", str(home / "quiet"))
+    assert quiet.returncode == 0 and quiet.stderr == ""
+    assert quiet.stdout.startswith("task ") and len(quiet.stdout.splitlines()) == 7
+    if shutil.which("script") is None:
+        pytest.skip("script(1) from util-linux is needed for a terminal: apt-get install bsdutils")
+    typescript = home / "typescript"
+    command = " ".join([str(ALISIO), *base, "--out", str(home / "tty")])
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
+    env.update(ALISIO_CONFIG_HOME=str(home / "config"), ALISIO_DATA_HOME=str(home / "data"))
+    done = subprocess.run(
+        ["script", "-qc", command, str(typescript)], env=env, capture_output=True, timeout=120, check=False
+    )
+    assert done.returncode == 0
+    shown = typescript.read_text(errors="replace")
+    assert re.search(r"\d+/12 done \(\d+ pass\) · \d running · \d:\d\d elapsed · ETA \d:\d\d", shown), shown[
+        -2000:
+    ]

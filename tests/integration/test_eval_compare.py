@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 from alisio.core.lab.records import RunRecord
-from alisio.core.lab.report import Rates, build_report
+from alisio.core.lab.report import Rates
+from alisio.core.lab.report_build import build_report
 from alisio.shell.lab.store import read_report, read_runs, write_report_files
 from tests.property.strategies_report import conditions, task_runs
 
@@ -198,3 +199,49 @@ def test_runs_jsonl_from_a_newer_schema_is_refused_naming_the_line(tmp_path: Pat
     (good / "runs.jsonl").write_text(json.dumps(first) + "\n" + json.dumps(second) + "\n")
     error = read_runs(good).failure()
     assert "line 2: schemaVersion 7 is newer" in str(error)
+
+
+def test_verdict_exact_decides_from_holm_adjusted_boschloo(tmp_path: Path) -> None:
+    """--verdict exact --json: the rule is recorded, up/down get directions from the Holm-adjusted p-values,
+    every task carries its Newcombe interval and p-values, and the Markdown names the rule."""
+    base, cand = five_outcomes(tmp_path)
+    result = alisio("eval", "compare", base, cand, "--verdict", "exact", "--json")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert (
+        data["verdictRule"] == "exact"
+        and data["verdicts"] == "Holm-adjusted Boschloo exact test, family-wise 5%"
+    )
+    tasks = {t["taskId"]: t for t in data["tasks"]}
+    assert {name: t["outcome"] for name, t in tasks.items()} == {
+        "down": "regressed",
+        "err": "not_comparable",
+        "few": "low_power",
+        "same": "inconclusive",
+        "up": "improved",
+    }
+    up = tasks["up"]["difference"]
+    assert (
+        round(up["estimate"], 6) == 0.8
+        and up["interval"]["low"] > 0
+        and up["pValue"] < up["pAdjusted"] < 0.05
+    )
+    assert "pAdjusted" not in tasks["few"]["difference"] and data["summary"]["tasksTested"] == 3
+    assert data["summary"]["paired"]["pMethod"] == "exact" and data["summary"]["paired"]["resamples"] == 32
+    markdown = alisio("eval", "compare", base, cand, "--verdict", "exact")
+    assert "Verdicts: Holm-adjusted Boschloo exact test, family-wise 5%." in markdown.stdout
+    assert "| up | +80.0 pp [+37.0, +91.6] |" in markdown.stdout
+    default = alisio("eval", "compare", base, cand)
+    assert "Verdicts: disjoint 95% Wilson intervals (the default)." in default.stdout
+
+
+def test_an_unknown_verdict_rule_is_one_line_exit_1(tmp_path: Path) -> None:
+    """--verdict exat or --adjust bonferroni: exit 1, one stderr line naming the flag and the choices."""
+    good = write(tmp_path / "good", task_runs("t", 5))
+    for flag, value, choices in (
+        ("--verdict", "exat", "disjoint or exact"),
+        ("--adjust", "bonf", "holm or bh"),
+    ):
+        result = alisio("eval", "compare", good, good, flag, value)
+        assert result.returncode == 1 and result.stdout == ""
+        assert result.stderr.strip() == f"alisio eval compare: {flag}: expected {choices}, got '{value}'"

@@ -152,7 +152,13 @@ def test_a_script_that_fixes_the_bug_passes_five_of_five(home: Path) -> None:
     assert result.returncode == 0, result.stderr
     (directory,) = run_dirs(home)
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z", directory.name)
-    assert {p.name for p in directory.iterdir()} == {"report.json", "report.md", "runs.jsonl"}
+    assert {p.name for p in directory.iterdir()} == {
+        "report.json",
+        "report.md",
+        "runs.jsonl",
+        "plan.json",
+        "runs",
+    }
     records = read_runs(directory)
     assert sorted(r.repetition for r in records) == [0, 1, 2, 3, 4]
     assert all(r.status is RunStatus.PASS for r in records)
@@ -224,7 +230,8 @@ def test_json_prints_records_as_runs_finish_then_the_report(home: Path) -> None:
     assert {r.repetition for r in records} == {0, 1, 2}
     report = REPORT.decode(lines[3])
     assert report.summary.passes == 3
-    assert records == read_runs(run_dirs(home)[0])
+    by_repetition = sorted(records, key=lambda record: record.repetition)  # stdout: as runs finish
+    assert by_repetition == sorted(read_runs(run_dirs(home)[0]), key=lambda record: record.repetition)
 
 
 def test_out_writes_the_three_files_there(home: Path) -> None:
@@ -235,7 +242,7 @@ def test_out_writes_the_three_files_there(home: Path) -> None:
         home, suite, "--k", "1", "--allow-write", "--out", str(out), script=write_script(home / "f.json", FIX)
     )
     assert result.returncode == 0, result.stderr
-    assert {p.name for p in out.iterdir()} == {"report.json", "report.md", "runs.jsonl"}
+    assert {p.name for p in out.iterdir()} == {"report.json", "report.md", "runs.jsonl", "plan.json", "runs"}
     assert "calc-suite 1.0.0: 1 task x k=1 = 1 run (scripted" in result.stderr
     assert run_dirs(home) == []
     assert read_report(out).summary.passes == 1
@@ -285,6 +292,8 @@ def test_tasks_selects_and_seed_orders(home: Path) -> None:
             "three,calc-suite/one",
             "--allow-write",
             "--json",
+            "-j",
+            "1",  # stdout gets records as runs finish: one at a time, they finish in plan order
             script=script,
         )
         assert result.returncode == 0, result.stderr

@@ -91,7 +91,7 @@ def test_two_variants_write_two_reports_and_a_comparison(home: Path) -> None:
     assert hashes["baseline"] != hashes["early-compaction"]
     for variant_id, expected in hashes.items():
         directory = out / variant_id
-        assert {p.name for p in directory.iterdir()} == {"report.json", "report.md", "runs.jsonl"}
+        assert {p.name for p in directory.iterdir()} == {"report.json", "report.md", "runs.jsonl", "runs"}
         report = read_report(directory)
         assert report.conditions.config_hash == expected
         assert report.conditions.run_id.endswith(f"/{variant_id}")

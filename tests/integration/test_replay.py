@@ -255,12 +255,46 @@ def test_replay_normalize_hides_a_timestamp(home: Path) -> None:
     assert "call 1: messages[2].tool.result" in noisy.stderr
 
 
+REDOS_RULE = {"pattern": r"(a+)+$", "replace": "<A>"}
+MANY_A_THEN_FIX: dict[str, Any] = {
+    "turns": [
+        {"toolCalls": [{"name": "bash", "arguments": {"command": "python3 -c \"print('a' * 5000 + '!')\""}}]},
+        *FIX["turns"],
+    ]
+}
+
+
+def test_a_catastrophic_normalize_pattern_records_and_replays_in_bounded_time(home: Path) -> None:
+    """(a+)+$ over a tool result of 5000 'a' and a '!': Python's re backtracks for longer than the universe
+    has existed; RE2 normalizes it at once, so record and replay both finish, and replay passes."""
+    suite = make_suite(home, process_task("fix-add", replayNormalize=[REDOS_RULE]))
+    recorded = record(home, suite, MANY_A_THEN_FIX)
+    assert recorded.returncode == 0, recorded.stderr
+    replayed = replay(home, suite, home / "out")
+    assert replayed.returncode == 0, replayed.stderr
+    assert [run.status for run in runs(home / "out")] == [RunStatus.PASS]
+
+
 def test_a_task_without_a_cassette_is_refused_before_the_first_run(home: Path) -> None:
     """No cassette: exit 1 naming the missing file; nothing is run, no report directory."""
     suite = make_suite(home)
     result = replay(home, suite, home / "out")
     assert result.returncode == 1
     assert f"task fix-add: {suite / 'cassettes' / 'fix-add.jsonl'}: no such cassette" in result.stderr
+    assert "Traceback" not in result.stderr and not (home / "out").exists()
+
+
+def test_a_cassette_of_another_suite_version_is_refused_before_the_first_run(home: Path) -> None:
+    """A cassette recorded under suiteVersion 1.0.0 does not replay a suite bumped to 1.1.0: exit 1 naming
+    the file and both versions, nothing run, no report directory."""
+    suite = make_suite(home, process_task("fix-add"))
+    assert record(home, suite, FIX).returncode == 0
+    document = json.loads((suite / "suite.json").read_text())
+    (suite / "suite.json").write_text(json.dumps({**document, "suiteVersion": "1.1.0"}))
+    result = replay(home, suite, home / "out")
+    assert result.returncode == 1, result.stderr
+    cassette = suite / "cassettes" / "fix-add.jsonl"
+    assert f"task fix-add: {cassette}: recorded under suiteVersion 1.0.0, the suite is 1.1.0" in result.stderr
     assert "Traceback" not in result.stderr and not (home / "out").exists()
 
 

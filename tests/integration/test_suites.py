@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -110,17 +111,46 @@ def test_duplicate_task_and_verifier_ids_are_reported(
     ]
 
 
+def test_a_repeated_key_is_refused_naming_the_task_and_the_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """maxTurns written twice (5, then 500) is refused, not run with the last one; a repeated suiteId too."""
+    suite = write_suite(tmp_path / "s")
+    text = (suite / "suite.json").read_text()
+    text = text.replace('"maxTurns": 5,', '"maxTurns": 5, "maxTurns": 500,', 1)
+    text = text.replace('"suiteId": "s",', '"suiteId": "s", "suiteId": "other",', 1)
+    (suite / "suite.json").write_text(text)
+    code, out, err = validate(str(suite), capsys=capsys)
+    source = suite / "suite.json"
+    assert (code, out) == (1, "")
+    assert err == [
+        f"{source}: suiteId: duplicate key (only one value may be given)",
+        f"{source}: task t: budget.maxTurns: duplicate key (only one value may be given)",
+    ]
+
+
 def test_a_bad_regex_in_replay_normalize_is_reported(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """An invalid replayNormalize pattern names the task, the rule index and the regex error."""
-    rules = [{"pattern": r"\d+", "replace": "<N>"}, {"pattern": "([a-z]", "replace": "x"}]
+    """An invalid replayNormalize pattern names the task, the rule index and the regex error; so does one
+    that needs backtracking (it could hang eval record); a nested quantifier is fine (RE2 never backtracks)."""
+    rules = [
+        {"pattern": r"\d+", "replace": "<N>"},
+        {"pattern": "([a-z]", "replace": "x"},
+        {"pattern": r"(\w+)=\1", "replace": "x"},
+        {"pattern": r"pid (?=\d)", "replace": "x"},
+        {"pattern": r"^(a+)+$", "replace": "x"},
+    ]
     suite = write_suite(tmp_path / "s", task(replayNormalize=rules))
     code, _, err = validate(str(suite), capsys=capsys)
+    source = suite / "suite.json"
     assert code == 1
     assert err == [
-        f"{suite / 'suite.json'}: task t: replayNormalize[1].pattern: invalid regular expression: "
-        "missing ), unterminated subpattern at position 0"
+        f"{source}: task t: replayNormalize[1].pattern: invalid regular expression: missing ): ([a-z]",
+        f"{source}: task t: replayNormalize[2].pattern: invalid regular expression: a backreference is not "
+        "supported (it needs backtracking, which cannot be bounded): invalid escape sequence: \\1",
+        f"{source}: task t: replayNormalize[3].pattern: invalid regular expression: lookahead is not "
+        "supported (it needs backtracking, which cannot be bounded): invalid perl operator: (?=",
     ]
 
 
@@ -366,3 +396,120 @@ def test_a_utf8_bom_is_accepted(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert code == 0 and out.startswith("ok plain 1.0.0")
     hashes = [load_suite(d).map(lambda loaded: loaded.content_hash) for d in (plain, bom)]
     assert isinstance(hashes[0], Success) and hashes[0] == hashes[1]
+
+
+# --- hostile file systems (issue 9) ----------------------------------------------------------------------
+
+
+def undecodable(directory: Path, name: bytes, *, folder: bool = False) -> Path:
+    """Create a file (or directory) whose name is ``name``, bytes that are not UTF-8 (skip where the file
+    system refuses such names)."""
+    path = Path(os.fsdecode(bytes(directory) + b"/" + name))
+    try:
+        path.mkdir() if folder else path.write_text("x\n")
+    except OSError as error:
+        pytest.skip(f"this file system refuses names that are not UTF-8: {error}")
+    return path
+
+
+def test_a_fixture_file_name_that_is_not_utf8_is_a_suite_problem(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """validate: exit 1, one line naming the file with the bad bytes escaped; --json still prints."""
+    suite = write_suite(tmp_path / "s")
+    undecodable(suite / "fixtures" / "t", b"bad\xff\xfename.txt")
+    code, out, err = validate(str(suite), capsys=capsys)
+    assert (code, out) == (1, "")
+    assert err == [
+        f"{suite / 'suite.json'}: task t: fixture: fixtures/t/bad\\xff\\xfename.txt: the name is not valid "
+        "UTF-8 (rename it; undecodable bytes shown as \\xNN)"
+    ]
+    code, out, _ = validate(str(suite), "--json", capsys=capsys)
+    assert code == 1 and json.loads(out)["valid"] is False
+
+
+def test_a_directory_with_a_bad_name_is_reported_once_not_walked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A directory named with bad bytes is one problem; the files below it are not listed one by one."""
+    suite = write_suite(tmp_path / "s")
+    folder = undecodable(suite / "fixtures" / "t", b"dir\x80", folder=True)
+    for index in range(3):
+        (folder / f"inner{index}.txt").write_text("x")
+    code, _, err = validate(str(suite), capsys=capsys)
+    assert code == 1
+    assert [line.split(": ")[3] for line in err] == ["fixtures/t/dir\\x80"]
+
+
+def test_eval_list_shows_the_suite_with_a_bad_name_as_invalid_and_lists_the_others(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One suite with an undecodable fixture name, another in a directory with one: list exits 0, the
+    first is invalid, the second listed with its path escaped, in text and in JSON."""
+    write_suite(tmp_path / "good")
+    bad = write_suite(tmp_path / "bad")
+    undecodable(bad / "fixtures" / "t", b"\xff")
+    oddly_named = undecodable(tmp_path, b"odd\xfe", folder=True)
+    write_suite(oddly_named, suiteId="odd")
+    assert run_cli(["eval", "list", "--suite-dir", str(tmp_path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert (
+        f"bad  invalid: {bad / 'suite.json'}: task t: fixture: fixtures/t/\\xff: the name is not valid UTF-8"
+        in ("\n".join(lines))
+    )
+    assert f"good  1.0.0  1 task  d  ({tmp_path / 'good'})" in lines
+    assert f"odd  1.0.0  1 task  d  ({tmp_path}/odd\\xfe)" in lines
+    assert run_cli(["eval", "list", "--suite-dir", str(tmp_path), "--json"]) == 0
+    rows = {row["path"]: row["valid"] for row in json.loads(capsys.readouterr().out)["suites"]}
+    assert (rows[str(bad)], rows[str(tmp_path / "good")], rows[f"{tmp_path}/odd\\xfe"]) == (False, True, True)
+
+
+def test_eval_run_refuses_a_suite_with_a_bad_name_before_any_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """eval run: exit 1, the same one line, no traceback, no report directory."""
+    monkeypatch.setenv("ALISIO_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("ALISIO_DATA_HOME", str(tmp_path / "data"))
+    suite = write_suite(tmp_path / "suites" / "s")
+    undecodable(suite / "fixtures" / "t", b"\xc3")
+    code = run_cli(["eval", "run", "s", "--suite-dir", str(suite.parent), "--yes", "--allow-write"])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "task t: fixture: fixtures/t/\\xc3: the name is not valid UTF-8" in err
+    assert "Traceback" not in err and not (tmp_path / "data").exists()
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "oversized"])
+def test_a_suite_json_that_is_not_a_bounded_regular_file_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str
+) -> None:
+    """A FIFO (which would block), a link to /dev/zero (endless) and a 17 MiB file: one line, exit 1."""
+    suite = write_suite(tmp_path / "s")
+    target = suite / "suite.json"
+    target.unlink()
+    if kind == "fifo":
+        os.mkfifo(target)
+    elif kind == "dev-zero":
+        target.symlink_to("/dev/zero")
+    else:
+        with target.open("wb") as file:
+            file.truncate(17 << 20)
+    code, _, err = validate(str(suite), capsys=capsys)
+    what = "larger than 16 MiB (the limit of a suite.json)" if kind == "oversized" else "not a regular file"
+    assert code == 1 and len(err) == 1 and err[0].startswith(f"{target}: {what}")
+
+
+def test_a_large_fixture_file_is_hashed_in_bounded_memory(tmp_path: Path) -> None:
+    """validate (and run, which loads suites the same way) on a fixture with a 256 MiB sparse file: the
+    process peaks far below the file's size (it read the whole file at once before)."""
+    suite = write_suite(tmp_path / "s")
+    with (suite / "fixtures" / "t" / "big.bin").open("wb") as file:
+        file.truncate(256 << 20)
+    with subprocess.Popen(
+        [str(ALISIO), "eval", "validate", str(suite)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    ) as process:
+        _, status, usage = os.wait4(process.pid, 0)  # the rusage of this child alone
+        process.returncode = os.waitstatus_to_exitcode(status)
+    assert process.returncode == 0
+    peak_mib = usage.ru_maxrss / 1024  # kilobytes on Linux
+    assert peak_mib < 128, f"eval validate peaked at {peak_mib:.0f} MiB for a 256 MiB fixture file"

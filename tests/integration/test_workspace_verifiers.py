@@ -8,6 +8,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from alisio.core.harness.events import Event, RunEnded, RunStarted, ToolCalled, ToolResulted
@@ -201,6 +202,22 @@ def test_snapshot_skips_ignored_directories_and_never_opens_a_fifo(tmp_path: Pat
         ("a.txt", "file", hashlib.sha256(b"hello").hexdigest()),
         ("pipe", "special", ""),
     ]
+
+
+def test_snapshot_writes_names_that_are_not_utf8_escaped(tmp_path: Path) -> None:
+    """A run may create a file (and a link target) named with bytes that are not UTF-8: the snapshot holds
+    them as \\xNN text, so the run record can be written (it raised UnicodeEncodeError in runs.jsonl before)."""
+    try:
+        (tmp_path / os.fsdecode(b"bad\xff.txt")).write_bytes(b"x")
+        os.symlink(os.fsdecode(b"to\xfe"), tmp_path / "link")
+    except OSError as error:
+        pytest.skip(f"this file system refuses names that are not UTF-8: {error}")
+    snapshot = snapshot_tree(tmp_path)
+    assert [(e.path, e.kind, e.digest) for e in snapshot.entries] == [
+        ("bad\\xff.txt", "file", hashlib.sha256(b"x").hexdigest()),
+        ("link", "symlink", "to\\xfe"),
+    ]
+    msgspec.json.encode(snapshot)  # every string is text a record can hold
 
 
 # --- command verifiers -----------------------------------------------------------------------------------

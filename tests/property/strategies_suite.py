@@ -6,6 +6,7 @@ profile's examples (50 in ``ci``, 1250 in ``thorough``).
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -168,3 +169,31 @@ json_values: st.SearchStrategy[Any] = st.recursive(
     max_leaves=20,
 )
 """Any JSON value."""
+
+
+def dumps_repeating(value: Any, target: tuple[str | int, ...], repeat: Any) -> str:
+    """``value`` as JSON text, where the object at ``target`` gets its first key once more (valued
+    ``repeat``) at the end: the only way to write a duplicate key, which no dict can hold."""
+
+    def dump(node: Any, path: tuple[str | int, ...]) -> str:
+        if isinstance(node, dict):
+            items = [f"{json.dumps(k)}: {dump(v, (*path, k))}" for k, v in node.items()]
+            if path == target:
+                items.append(f"{json.dumps(next(iter(node)))}: {json.dumps(repeat)}")
+            return "{" + ", ".join(items) + "}"
+        if isinstance(node, list):
+            return "[" + ", ".join(dump(v, (*path, i)) for i, v in enumerate(node)) + "]"
+        return json.dumps(node)
+
+    return dump(value, ())
+
+
+def objects_in(value: Any, path: tuple[str | int, ...] = ()) -> list[tuple[str | int, ...]]:
+    """The path of every non-empty object in a JSON value, the root included."""
+    found = [path] if isinstance(value, dict) and value else []
+    children = (
+        value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    )
+    for key, child in children:
+        found += objects_in(child, (*path, key))
+    return found

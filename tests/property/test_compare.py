@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import msgspec
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from returns.result import Failure, Success
 
 from alisio.core.errors import IncompatibleReports
 from alisio.core.lab.compare import Comparison, Outcome, TaskComparison, compare_reports, limits_footnote
 from alisio.core.lab.records import RunRecord
-from alisio.core.lab.report import Compaction, Mode, Rates, Report, build_report
+from alisio.core.lab.report import Compaction, Mode, Rates, Report
+from alisio.core.lab.report_build import build_report
+from alisio.core.lab.stats import IntervalMethod
+from alisio.core.lab.verdict import Adjustment, VerdictRule
 from tests.property.strategies_report import conditions, task_runs
 
 RATES = Rates(input_rate=1.0, output_rate=4.0)
@@ -275,3 +278,116 @@ def test_every_footnote_line_is_one_sentence_and_names_the_errored_counts(
     assert all(line.endswith(".") and line.count(". ") == 0 for line in lines)
     assert sum(f"({baseline} in the baseline, {candidate} in the candidate)" in line for line in lines) == 1
     assert ("measures the harness, not the model" in " ".join(lines)) is replay
+
+
+# --- exact tests, the exact rule, the paired suite difference ---------------------------------------------
+
+
+def three_tasks() -> tuple[Report, Report]:
+    """10/10 -> 6/10 on two tasks, 5/10 -> 5/10 on a third (the issue's example, corrected)."""
+    base = report(task_runs("a", 10), task_runs("b", 10), task_runs("c", 5, 5), k=10)
+    cand = report(task_runs("a", 6, 4), task_runs("b", 6, 4), task_runs("c", 5, 5), k=10)
+    return base, cand
+
+
+def test_every_live_task_carries_newcombe_boschloo_and_holm() -> None:
+    """10/10 -> 6/10: difference -0.4, Newcombe [-0.6873, -0.0384], p 0.0422, Holm over 3 tasks 0.1266."""
+    c = compared(*three_tasks())
+    d = task(c, "a").difference
+    assert d is not None and round(d.estimate, 6) == -0.4
+    assert (round(d.interval.low, 4), round(d.interval.high, 4)) == (-0.6873, -0.0384)
+    assert round(d.p_value, 4) == 0.0422 and d.p_adjusted is not None and round(d.p_adjusted, 4) == 0.1266
+    assert d.min_detectable is not None and 0.4 < d.min_detectable < 0.6
+    assert c.summary.tasks_tested == 3
+    # The default rule is the spec's: the intervals overlap, so inconclusive; the name is recorded.
+    assert task(c, "a").outcome is Outcome.INCONCLUSIVE
+    assert (
+        c.verdict_rule is VerdictRule.DISJOINT and c.verdicts == "disjoint 95% Wilson intervals (the default)"
+    )
+
+
+def test_the_exact_rule_decides_from_the_adjusted_p_value() -> None:
+    """One task 10/10 -> 6/10: p = 0.0422 < 0.05 is regressed under the exact rule, inconclusive by default."""
+    base, cand = report(task_runs("a", 10), k=10), report(task_runs("a", 6, 4), k=10)
+    exact = compare_reports(base, cand, rule=VerdictRule.EXACT).unwrap()
+    assert task(exact, "a").outcome is Outcome.REGRESSED
+    assert task(exact, "a").reason == "Holm-adjusted Boschloo p = 0.0422 < 0.05, candidate lower"
+    assert exact.verdicts == "Holm-adjusted Boschloo exact test, family-wise 5%"
+    assert any("Boschloo's exact test with Holm-adjusted p-values" in line for line in exact.limits)
+    assert task(compared(base, cand), "a").outcome is Outcome.INCONCLUSIVE
+    # Three tasks: Holm raises it to 0.1266, so the exact rule stays inconclusive; BH gives 0.0633.
+    three = compare_reports(*three_tasks(), rule=VerdictRule.EXACT).unwrap()
+    assert task(three, "a").outcome is Outcome.INCONCLUSIVE
+    bh = compare_reports(*three_tasks(), rule=VerdictRule.EXACT, adjustment=Adjustment.BH).unwrap()
+    d = task(bh, "a").difference
+    assert d is not None and d.p_adjusted is not None and round(d.p_adjusted, 4) == 0.0633
+
+
+def test_low_power_and_not_comparable_keep_their_rules_and_leave_the_family() -> None:
+    """Under the exact rule a 0/4 -> 4/4 task is low power and an errored one not comparable; neither is adjusted."""
+    base = report(task_runs("few", 0, 4), task_runs("err", 5, 5), task_runs("ok", 0, 10), k=10)
+    cand = report(task_runs("few", 4), task_runs("err", 0, 9, errors=1), task_runs("ok", 10), k=10)
+    c = compare_reports(base, cand, rule=VerdictRule.EXACT).unwrap()
+    assert task(c, "few").outcome is Outcome.LOW_POWER and task(c, "err").outcome is Outcome.NOT_COMPARABLE
+    for name in ("few", "err"):
+        d = task(c, name).difference
+        assert d is not None and d.p_adjusted is None
+    assert task(c, "ok").outcome is Outcome.IMPROVED and c.summary.tasks_tested == 1
+
+
+@settings(max_examples=40)
+@given(st.dictionaries(st.sampled_from("abcd"), st.tuples(side_counts, side_counts), min_size=1, max_size=3))
+def test_the_exact_rule_is_antisymmetric_and_adjusted_p_is_never_below_raw(
+    plan: dict[str, tuple[tuple[int, ...], tuple[int, ...]]],
+) -> None:
+    """compare(b, c) improved <=> compare(c, b) regressed under the exact rule; p <= p adjusted <= 1."""
+    base = report(*(task_runs(t, *p[0]) for t, p in plan.items() if sum(p[0])))
+    cand = report(*(task_runs(t, *p[1]) for t, p in plan.items() if sum(p[1])))
+    forward = compare_reports(base, cand, rule=VerdictRule.EXACT).unwrap()
+    backward = compare_reports(cand, base, rule=VerdictRule.EXACT).unwrap()
+    swap = {Outcome.IMPROVED: Outcome.REGRESSED, Outcome.REGRESSED: Outcome.IMPROVED}
+    swap |= {Outcome.BASELINE_ONLY: Outcome.CANDIDATE_ONLY, Outcome.CANDIDATE_ONLY: Outcome.BASELINE_ONLY}
+    for f, b in zip(forward.tasks, backward.tasks, strict=True):
+        assert b.outcome == swap.get(f.outcome, f.outcome)
+        if f.difference is not None and f.difference.p_adjusted is not None:
+            assert f.difference.p_value <= f.difference.p_adjusted <= 1.0
+
+
+def test_the_suite_difference_is_paired_with_t_intervals_per_side() -> None:
+    """The notes' four tasks: paired mean +0.25, t interval [-0.055, 0.555], sign-flip p 0.25; sides get t intervals."""
+    plan = {"a": ((3, 2), (5, 0)), "b": ((5, 0), (5, 0)), "c": ((0, 5), (1, 4)), "d": ((2, 3), (4, 1))}
+    base = report(*(task_runs(t, *p[0]) for t, p in plan.items()))
+    cand = report(*(task_runs(t, *p[1]) for t, p in plan.items()))
+    s = compared(base, cand).summary
+    assert s.paired is not None and s.paired.mean == 0.25 and s.paired.p_value == 0.25
+    assert (round(s.paired.interval.low, 3), round(s.paired.interval.high, 3)) == (-0.055, 0.555)
+    assert s.baseline_rate is not None and s.baseline_rate.interval_method is IntervalMethod.T
+    assert s.baseline_rate.interval is not None and s.baseline_rate.interval.high > s.baseline_rate.mean
+
+
+def test_replay_comparisons_have_no_tests() -> None:
+    """Two replays: no difference tests, no paired difference, no intervals."""
+    base = report(task_runs("a", 1), mode=Mode.REPLAY, k=1)
+    cand = report(task_runs("a", 0, 1), mode=Mode.REPLAY, k=1)
+    c = compared(base, cand)
+    assert task(c, "a").difference is None and c.summary.paired is None
+    assert c.summary.baseline_rate is not None and c.summary.baseline_rate.interval is None
+
+
+def test_json_carries_every_new_number() -> None:
+    """comparison JSON: verdictRule, verdicts, adjustment, tasks[].difference, summary.paired and the side rates."""
+    data = msgspec.json.decode(msgspec.json.encode(compared(*three_tasks())))
+    assert data["verdictRule"] == "disjoint" and data["adjustment"] == "holm"
+    assert set(data["tasks"][0]["difference"]) == {
+        "estimate",
+        "interval",
+        "pValue",
+        "pAdjusted",
+        "minDetectable",
+    }
+    paired = data["summary"]["paired"]
+    assert {"tasks", "mean", "interval", "intervalMethod", "df", "pValue", "pMethod", "resamples"} <= set(
+        paired
+    )
+    assert data["summary"]["baselineRate"]["intervalMethod"] == "t"
+    assert data["summary"]["tasksTested"] == 3

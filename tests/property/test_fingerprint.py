@@ -228,7 +228,10 @@ def test_replacement_is_literal_and_paths_become_workspace() -> None:
     assert normalized.instructions == r"cwd <workspace>/src and <workspace>/a, \1 <N>"
     assert normalized.messages[0] == ToolMessage(tool_call_id="c", name="bash", content="<workspace>/x")
     assert validate_rules(rules).unwrap() == rules
-    assert "unterminated" in str(validate_rules((("(oops", "x"),)).failure())
+    assert (
+        str(validate_rules((("(oops", "x"),)).failure())
+        == "replayNormalize pattern '(oops': missing ): (oops"
+    )
 
 
 def test_fingerprint_is_stable_across_versions() -> None:

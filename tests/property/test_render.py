@@ -15,10 +15,11 @@ from alisio.core.lab.render import (
     SCRIPTED_NOTICE,
     SUITE_RATE_NOTE,
     format_rate,
-    render_comparison_markdown,
     render_markdown,
 )
-from alisio.core.lab.report import Conditions, Mode, Rates, build_report, encode_report
+from alisio.core.lab.render_compare import render_comparison_markdown
+from alisio.core.lab.report import Conditions, Mode, Rates, encode_report
+from alisio.core.lab.report_build import build_report
 from alisio.core.lab.stats import wilson_interval
 from tests.property.strategies_report import conditions, conditions_strategy, run_records, task_runs
 
@@ -191,3 +192,35 @@ def test_cached_input_absent_on_both_sides_says_not_reported() -> None:
     text = render_comparison_markdown(compare_reports(base, base).unwrap())
     measured = text[text.index("## Measured deltas") : text.index("## Estimated deltas")]
     assert "| a | 11,000 → 11,000 (+0) | 32.0 s → 32.0 s (+0.0 s) | not reported |" in measured
+
+
+def test_comparison_markdown_explains_every_new_number() -> None:
+    """The rule, the per-task tests table with a sentence per column, the side t intervals and the paired line."""
+    base = build_report(
+        task_runs("up", 1, 9) + task_runs("same", 6, 4) + task_runs("flat", 5, 5), conditions(k=10)
+    )
+    cand = build_report(
+        task_runs("up", 9, 1) + task_runs("same", 7, 3) + task_runs("flat", 5, 5), conditions(k=10)
+    )
+    text = render_comparison_markdown(compare_reports(base, cand).unwrap())
+    assert "Verdicts: disjoint 95% Wilson intervals (the default)." in text
+    assert "| up | +80.0 pp [+37.0, +91.6] | 0.0004 | 0.0012 | 57.5 pp |" in text
+    for lead in ("- Δ [Newcombe 95%]: ", "- Boschloo p: ", "- Holm-adjusted p: ", "- detectable: "):
+        assert lead in text
+    assert (
+        "Suite rate intervals: baseline 40.0% [0.0%, 100.0%]" in text
+        and "(95% t interval, 2 degrees of freedom)" in text
+    )
+    assert "Paired by task over 3 tasks: mean difference +30.0 pp," in text
+    assert "sign-flip permutation p = 0.5000 (exact, all 8 sign patterns)" in text
+
+
+def test_report_markdown_shows_the_suite_interval_or_the_pooled_one() -> None:
+    """report.md: a t interval with its degrees of freedom, or the pooled Wilson interval when rates are all equal."""
+    spread = render_markdown(build_report(task_runs("a", 3, 2) + task_runs("b", 5), conditions()))
+    assert "Suite success rate: 80.0% [" in spread and "(95% t interval, 1 degree of freedom)" in spread
+    flat = render_markdown(build_report(task_runs("a", 5) + task_runs("b", 5), conditions()))
+    assert (
+        "Suite success rate: 100.0% [" in flat
+        and "(every task has the same rate: pooled Wilson 95% interval)" in flat
+    )

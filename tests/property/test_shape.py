@@ -11,8 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from alisio.core.lab.suite import Budget, Policy, Suite, Task, Verifier, encode_suite
-from alisio.core.shape import parse_msgspec_path, shape_problems
-from tests.property.strategies_suite import heavy, json_values, suites
+from alisio.core.shape import duplicate_keys, parse_msgspec_path, shape_problems
+from tests.property.strategies_suite import dumps_repeating, heavy, json_values, objects_in, suites
 
 
 def converts(value: Any, typ: Any) -> bool:
@@ -57,3 +57,30 @@ def test_msgspec_paths_parse_back(path: list[int | str]) -> None:
     text = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)
     message = f"Expected `int`, got `str` - at `${text}`" if path else "Expected `int`, got `str`"
     assert parse_msgspec_path(message) == ("Expected `int`, got `str`", tuple(path))
+
+
+@given(json_values)
+def test_json_from_a_dict_has_no_duplicate_keys(value: Any) -> None:
+    """Text written from decoded JSON (where no key can repeat) has no duplicate key."""
+    assert duplicate_keys(json.dumps(value)) == []
+
+
+@given(json_values.filter(lambda v: bool(objects_in(v))), json_values, st.data())
+def test_a_repeated_key_is_found_at_its_path(value: Any, repeat: Any, data: st.DataObject) -> None:
+    """A key written twice in any object is reported once, at the path of that key, however deep."""
+    target = data.draw(st.sampled_from(objects_in(value)))
+    node = value
+    for key in target:
+        node = node[key]
+    text = dumps_repeating(value, target, repeat)
+    assert duplicate_keys(text) == [
+        ((*target, next(iter(node))), "duplicate key (only one value may be given)")
+    ]
+    assert duplicate_keys(text.encode()) == duplicate_keys(text)
+
+
+def test_duplicate_keys_never_raises_on_junk_or_deep_nesting() -> None:
+    """Not JSON is left to the decoder ([]); nesting past the recursion limit is one problem, no exception."""
+    assert duplicate_keys(b"\xff{") == [] and duplicate_keys("{") == []
+    deep = '{"a": ' * 100_000 + "1" + "}" * 100_000
+    assert duplicate_keys(deep) == [((), "nested too deeply to check for duplicate keys")]

@@ -6,11 +6,13 @@ Reference values were checked against statsmodels, scipy and 50-digit mpmath; th
 
 from __future__ import annotations
 
+import json
 import math
 import statistics
 from decimal import Decimal, localcontext
 from fractions import Fraction
 from math import comb
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,12 +23,15 @@ from alisio.core.lab.stats import (
     Z95,
     ClusteredMean,
     Interval,
+    IntervalMethod,
     median,
     pass_at_k,
     pass_at_k_estimate,
     pass_hat_k,
     pass_hat_k_estimate,
     sample_variance,
+    suite_rate,
+    t_quantile,
     task_clustered_mean,
     wilson_bounds,
     wilson_interval,
@@ -572,3 +577,68 @@ def test_clustered_mean_rejects_non_rates(bad: list[float]) -> None:
     """A rate outside [0, 1] or NaN raises ValueError."""
     with pytest.raises(ValueError):
         task_clustered_mean(bad)
+
+
+# --- Student's t and the suite interval -----------------------------------------------------------------
+
+LIBRARY_VALUES = json.loads((Path(__file__).parent / "data" / "stats_reference.json").read_text())
+
+
+@pytest.mark.parametrize("case", LIBRARY_VALUES["t_quantiles"], ids=lambda c: f"{c['prob']}-{c['df']}")
+def test_t_quantile_matches_scipy(case: dict[str, float]) -> None:
+    """t_quantile equals scipy.stats.t.ppf to 1e-10 relative (df 1-40, 60, 100, 250, 1000)."""
+    assert math.isclose(t_quantile(case["prob"], int(case["df"])), case["value"], rel_tol=1e-10)
+
+
+@given(st.integers(1, 300), st.floats(0.55, 0.999))
+def test_t_quantile_is_above_the_normal_and_symmetric(df: int, prob: float) -> None:
+    """t quantiles exceed the normal's (heavier tails), shrink as df grows, and t(1 − p) = −t(p)."""
+    z = statistics.NormalDist().inv_cdf(prob)
+    assert t_quantile(prob, df) >= z - 1e-12
+    assert t_quantile(prob, df + 1) <= t_quantile(prob, df) + 1e-12
+    assert math.isclose(t_quantile(1 - prob, df), -t_quantile(prob, df), rel_tol=1e-9)
+
+
+def test_t_quantile_closed_forms() -> None:
+    """df = 1 is Cauchy (tan), df = 2 is c·sqrt(2/(1 − c²)) with c = 2p − 1."""
+    assert math.isclose(t_quantile(0.975, 1), math.tan(math.pi * 0.475), rel_tol=1e-12)
+    assert math.isclose(t_quantile(0.975, 2), 0.95 * math.sqrt(2 / (1 - 0.95**2)), rel_tol=1e-12)
+
+
+@pytest.mark.parametrize("case", LIBRARY_VALUES["t_intervals"][:4], ids=lambda c: str(len(c["values"])))
+def test_suite_rate_t_interval_matches_scipy(case: dict[str, list[float]]) -> None:
+    """The suite interval is scipy's t.interval(0.95, T − 1, mean, sem), clamped to [0, 1]."""
+    fractions = [Fraction(v).limit_denominator(20) for v in case["values"]]
+    summary = suite_rate([f.numerator for f in fractions], [f.denominator for f in fractions])
+    assert summary is not None and summary.interval is not None
+    assert summary.interval_method is IntervalMethod.T
+    low, high = case["interval"]
+    assert math.isclose(summary.interval.low, max(0.0, low), abs_tol=1e-12)
+    assert math.isclose(summary.interval.high, min(1.0, high), abs_tol=1e-12)
+
+
+@given(st.lists(counts(max_n=30), min_size=1, max_size=12))
+def test_suite_interval_is_never_a_point(tasks: list[tuple[int, int]]) -> None:
+    """The suite interval contains the mean and has width > 0; pooled Wilson exactly when all rates are equal."""
+    summary = suite_rate([p for p, _ in tasks], [n for _, n in tasks])
+    assert summary is not None and summary.interval is not None
+    assert 0.0 <= summary.interval.low <= summary.mean <= summary.interval.high <= 1.0
+    assert summary.interval.high > summary.interval.low
+    same = len({Fraction(p, n) for p, n in tasks}) == 1
+    assert (summary.interval_method is IntervalMethod.POOLED_WILSON) is same
+
+
+def test_all_tasks_at_five_of_five_use_the_pooled_wilson_interval() -> None:
+    """All 5/5 over 3 tasks: the standard error is exactly 0, the interval is Wilson's 15/15, not [1, 1]."""
+    summary = suite_rate([5, 5, 5], [5, 5, 5])
+    assert summary is not None and summary.stderr == 0.0
+    assert summary.interval == wilson_interval(15, 15)
+    assert summary.interval_method is IntervalMethod.POOLED_WILSON
+
+
+def test_old_reports_without_the_interval_still_decode() -> None:
+    """A ClusteredMean written before the interval existed decodes, with no interval."""
+    import msgspec
+
+    old = msgspec.json.decode(b'{"mean": 0.5, "stderr": 0.1, "tasks": 4}', type=ClusteredMean)
+    assert old.interval is None and old.interval_method is None

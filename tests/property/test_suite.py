@@ -24,7 +24,15 @@ from alisio.core.lab.suite import (
     violations,
 )
 from alisio.core.lab.suite_paths import SymlinkFact, normalize
-from tests.property.strategies_suite import heavy, json_values, relative_paths, sha256s, suites
+from tests.property.strategies_suite import (
+    dumps_repeating,
+    heavy,
+    json_values,
+    objects_in,
+    relative_paths,
+    sha256s,
+    suites,
+)
 
 Path = tuple[str | int, ...]
 
@@ -193,6 +201,37 @@ def test_a_duplicate_task_id_names_the_second_index(suite: Suite) -> None:
     n = len(raw["tasks"]) - 1
     expected = f'tasks[{n}].id: duplicate task id "{raw["tasks"][0]["id"]}"'
     assert expected in lines_of(parse_json(raw))
+
+
+@heavy
+@given(suites(), st.data())
+def test_a_key_repeated_in_any_object_names_the_task_and_the_key(suite: Suite, data: st.DataObject) -> None:
+    """Writing any key twice (even with the same value) is one violation naming the task and the key's path;
+    the last value never silently wins."""
+    raw = as_json(suite)
+    target = data.draw(st.sampled_from(objects_in(raw)))
+    node = get_at(raw, target)
+    key = next(iter(node))
+    text = dumps_repeating(raw, target, node[key])
+    found = [line for line in lines_of(parse_suite(text.encode(), "suite.json")) if "duplicate key" in line]
+    assert len(found) == 1
+    path = (*target, key)
+    if path[:1] == ("tasks",) and len(path) > 2 and path[2] != "id":
+        assert found[0].startswith(f"task {raw['tasks'][path[1]]['id']}: ")
+    assert found[0].endswith(f"{key}: duplicate key (only one value may be given)")
+
+
+def test_a_repeated_budget_is_refused_not_last_wins() -> None:
+    """maxTurns 5 then 500: refused, naming the task and the field (it would have run with 500)."""
+    task = (
+        '{"id": "fix-add", "prompt": "p", "fixture": "f", "budget": {"maxTurns": 5, "maxWallMs": 1000, '
+        '"maxTurns": 500}, "policy": {"mode": "auto"}, "verifiers": [{"kind": "file-absent", "id": "a", '
+        '"path": "x"}]}'
+    )
+    text = f'{{"schemaVersion": 1, "suiteId": "s", "suiteVersion": "1.0.0", "description": "", "tasks": [{task}]}}'
+    assert lines_of(parse_suite(text.encode(), "suite.json")) == (
+        "task fix-add: budget.maxTurns: duplicate key (only one value may be given)",
+    )
 
 
 @heavy
@@ -425,3 +464,31 @@ def test_content_hash_changes_with_a_verifier(suite: Suite, files: dict[str, str
     changed_task = msgspec.structs.replace(task, verifiers=(*task.verifiers, extra))
     changed = msgspec.structs.replace(suite, tasks=(changed_task, *suite.tasks[1:]))
     assert suite_content_hash(suite, files) != suite_content_hash(changed, files)
+
+
+@heavy
+@given(
+    suites(), st.lists(st.sampled_from(["a\\xff", "dir\\x80", "x/\\xc3\\x28.txt"]), min_size=1, max_size=15)
+)
+def test_a_name_that_is_not_utf8_rejects_only_the_fixture_holding_it(suite: Suite, names: list[str]) -> None:
+    """Undecodable names under the first task's fixture reject that task (at most 10 named, then a count);
+    the same names outside every fixture do not matter."""
+    raw = as_json(suite)
+    task = raw["tasks"][0]
+    fixture = normalize(task["fixture"])
+    inside = sorted({f"{fixture}/{index}-{name}" for index, name in enumerate(names)})
+    facts = msgspec.structs.replace(facts_for(raw), undecodable=frozenset(inside))
+    mine = f"task {task['id']}: fixture: "
+    lines = [line for line in lines_of(parse_json(raw, facts)) if line.startswith(mine) and "UTF-8" in line]
+    expected = [
+        f"task {task['id']}: fixture: {path}: the name is not valid UTF-8 (rename it; undecodable bytes "
+        "shown as \\xNN)"
+        for path in inside[:10]
+    ]
+    if len(inside) > 10:
+        expected.append(
+            f"task {task['id']}: fixture: and {len(inside) - 10} more names that are not valid UTF-8"
+        )
+    assert lines == expected
+    outside = msgspec.structs.replace(facts_for(raw), undecodable=frozenset({"elsewhere-\\xff/a"}))
+    assert parse_json(raw, outside) == Success(suite)

@@ -15,7 +15,7 @@ from alisio.core.errors import ConfigError
 from alisio.core.harness.config import MeasuredConfig, apply_overrides, config_hash
 from alisio.core.lab.compare import compare_reports
 from alisio.core.lab.records import RunRecord
-from alisio.core.lab.report import build_report
+from alisio.core.lab.report_build import build_report
 from alisio.core.lab.schedule import plan_runs
 from alisio.core.lab.variants import (
     VariantsComparison,
@@ -29,6 +29,7 @@ from alisio.core.lab.variants import (
 from tests.property.strategies_config import junk, measured_configs
 from tests.property.strategies_lab import ks, seeds, task_id_lists
 from tests.property.strategies_report import conditions, task_runs
+from tests.property.strategies_suite import dumps_repeating, objects_in
 from tests.property.strategies_variants import (
     compare_documents,
     not_measured_keys,
@@ -159,6 +160,26 @@ def test_a_key_outside_the_hash_rejects_the_file(
     assert "does not enter the configuration hash" in error.message
     if key.startswith("provider"):
         assert "to compare models use --model" in error.message
+
+
+@given(compare_documents(), st.data())
+def test_a_repeated_key_rejects_the_file_naming_it(document: dict[str, Any], data: st.DataObject) -> None:
+    """A key written twice in any object of compare.json (even an override with the same value) is refused
+    naming the key, and the variant when it is inside one: the last value never silently wins."""
+    target = data.draw(st.sampled_from(objects_in(document)))
+    node = document
+    for part in target:
+        node = node[part]
+    key = next(iter(node))
+    text = dumps_repeating(document, target, node[key])
+    result = parse_variants(text.encode(), "compare.json", BASE)
+    assert isinstance(result, Failure), result
+    error = result.failure()
+    path = (*target, key)
+    assert error.key == "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".")
+    assert error.message.startswith("duplicate key (only one value may be given)")
+    if len(path) > 2 and path[2] != "id":
+        assert f"in variant {json.dumps(document['variants'][path[1]]['id'])}" in error.message
 
 
 def test_provider_model_message() -> None:

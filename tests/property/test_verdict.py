@@ -12,12 +12,18 @@ from hypothesis import strategies as st
 
 from alisio.core.lab.stats import Interval, wilson_interval
 from alisio.core.lab.verdict import (
+    ALPHA,
     MIN_JUDGED,
+    Adjustment,
     Side,
     TaskVerdict,
     Verdict,
+    VerdictRule,
     compare_intervals,
+    exact_verdict,
     format_interval,
+    rule_description,
+    task_gate,
     task_verdict,
 )
 from tests.property.strategies_stats import comparable_sides, sides
@@ -269,3 +275,60 @@ def test_side_rejects_impossible_counts(fields: dict[str, object]) -> None:
     """passes > judged, negative, bool or float counts cannot make a Side."""
     with pytest.raises(ValueError):
         Side(mode="live", **fields)  # type: ignore[arg-type]
+
+
+# --- the false-positive figures of the module docstring -------------------------------------------------
+
+
+def _false_improved(n_base: int, n_cand: int, rate: float) -> float:
+    """P(verdict improved) when both sides truly pass at ``rate``: an exact sum over every outcome."""
+    from math import comb
+
+    total = 0.0
+    for xb in range(n_base + 1):
+        pb = comb(n_base, xb) * rate**xb * (1 - rate) ** (n_base - xb)
+        for xc in range(n_cand + 1):
+            if verdict_of(live(xb, n_base), live(xc, n_cand)) is Verdict.IMPROVED:
+                total += pb * comb(n_cand, xc) * rate**xc * (1 - rate) ** (n_cand - xc)
+    return total
+
+
+@pytest.mark.parametrize(
+    ("n_base", "n_cand", "rate", "figure"),
+    [(21, 21, 0.5, 0.0040), (5, 5, 0.5, 0.0010), (58, 5, 0.07, 0.0116), (200, 5, 0.0115, 0.0340)],
+)
+def test_the_documented_false_positive_rates(n_base: int, n_cand: int, rate: float, figure: float) -> None:
+    """The docstring's figures: 0.40% at 21 vs 21 (the equal-runs worst), 1.16% at 58 vs 5, 3.4% at 200 vs 5."""
+    assert round(_false_improved(n_base, n_cand, rate), 4) == figure
+
+
+# --- the exact rule -------------------------------------------------------------------------------------
+
+
+@given(st.floats(-1.0, 1.0), st.floats(0.0, 1.0), st.sampled_from(list(Adjustment)))
+def test_exact_verdict_follows_the_adjusted_p_and_the_sign(
+    diff: float, p: float, adjustment: Adjustment
+) -> None:
+    """Directional iff p < 0.05 and the difference is not 0; swapping the sign swaps improved and regressed."""
+    verdict = exact_verdict(diff, p, adjustment).verdict
+    assert (verdict in DIRECTIONAL) is (p < ALPHA and diff != 0)
+    assert exact_verdict(-diff, p, adjustment).verdict is SWAPPED[verdict]
+    assert ("Holm" if adjustment is Adjustment.HOLM else "BH") in exact_verdict(diff, p, adjustment).reason
+
+
+def test_rule_names() -> None:
+    """The rule names comparison.md and compare --json record."""
+    assert rule_description(VerdictRule.DISJOINT) == "disjoint 95% Wilson intervals (the default)"
+    assert rule_description(VerdictRule.EXACT) == "Holm-adjusted Boschloo exact test, family-wise 5%"
+    assert "false discovery rate 5%" in rule_description(VerdictRule.EXACT, Adjustment.BH)
+
+
+@given(sides(), sides())
+def test_the_gate_is_the_first_two_checks_of_the_verdict(baseline: Side, candidate: Side) -> None:
+    """task_gate gives exactly the not comparable / low power verdicts of task_verdict, else None."""
+    gated = task_gate(baseline, candidate)
+    full = task_verdict(baseline, candidate)
+    if gated is None:
+        assert full.verdict not in (Verdict.NOT_COMPARABLE, Verdict.LOW_POWER)
+    else:
+        assert gated == full

@@ -8,7 +8,8 @@ Rules:
 - ``seq`` numbers events from 0 in the order they happened; ``elapsed_ms`` is time since the run started,
   measured by the shell's clock (the only non-deterministic field);
 - an API key never appears in an event: requests are represented by their fingerprint, not their headers;
-- tool output is kept as a bounded excerpt (``EXCERPT_CHARS``), the model saw the full (truncated) text.
+- an assistant turn's text is kept whole (``ProviderResponded.text``); a tool result is kept as the model saw
+  it, up to ``EXCERPT_CHARS`` characters (64 KiB), past which ``excerpt`` keeps the head and states the cut.
 """
 
 from __future__ import annotations
@@ -19,7 +20,15 @@ from typing import Literal
 from alisio.core.base import Frozen
 from alisio.core.harness.protocol import Usage
 
-EXCERPT_CHARS = 2000
+EXCERPT_CHARS = 65_536
+"""A tool result longer than this keeps its first ``EXCERPT_CHARS`` characters in the event log."""
+
+
+def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
+    """``text`` up to ``limit`` characters; past that its head and ``[... N characters not kept ...]``."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n[... {len(text) - limit} characters not kept in the event log ...]"
 
 
 class Effect(StrEnum):
@@ -91,6 +100,8 @@ class ProviderResponded(Frozen, frozen=True, kw_only=True, tag="provider_respons
     text_chars: int
     tool_calls: int
     duration_ms: int
+    text: str = ""
+    """The assistant's text of this response, whole (what a transcript shows)."""
 
 
 class ToolCalled(Frozen, frozen=True, kw_only=True, tag="tool_call", tag_field="type"):
@@ -111,7 +122,7 @@ class ToolResulted(Frozen, frozen=True, kw_only=True, tag="tool_result", tag_fie
     name: str
     ok: bool
     output_excerpt: str
-    """The first ``EXCERPT_CHARS`` characters of what the model was shown."""
+    """What the model was shown, up to ``EXCERPT_CHARS`` characters (``excerpt`` states a cut)."""
     duration_ms: int
 
 

@@ -5,8 +5,16 @@ Rules this module keeps (the spec's "inconclusive and low power"):
 - Different suiteId or suiteVersion is refused (``Failure(IncompatibleReports)``, exit 3). The same
   suiteVersion with a different suite content hash is a warning: someone changed a fixture or a verifier
   without bumping suiteVersion.
-- Per task the verdict is ``alisio.core.lab.verdict.task_verdict`` (not comparable > low power > disjoint intervals).
-  Both reports in replay: each task is changed or unchanged (its status counts differ or not), no intervals.
+- Per task the verdict is not comparable > low power > the comparison's ``VerdictRule``: disjoint Wilson
+  intervals (the default, ``alisio.core.lab.verdict.task_verdict``) or the adjusted Boschloo p-value
+  (``exact``). Both reports in replay: each task is changed or unchanged (its status counts differ or not),
+  no intervals and no tests.
+- Whatever the rule, every live task judged on both sides carries its difference with Newcombe's interval,
+  Boschloo's p-value and its minimum detectable change; the p-values of the tasks that can get a verdict
+  (comparable, at least 5 judged runs per side: the family) are adjusted across that family (Holm or
+  Benjamini-Hochberg).
+- The suite difference is paired by task (``alisio.core.lab.paired``), over the tasks judged on both sides;
+  each side's suite rate has its t interval (``alisio.core.lab.stats.suite_rate``).
 - Token and cost deltas are not comparable when the compaction settings differ; cost is compared only when
   both reports used the same rates. Measured and estimated deltas stay apart.
 - Every comparison carries the limits footnote, and "inconclusive" means no difference detectable with this
@@ -18,18 +26,30 @@ from __future__ import annotations
 from collections import Counter
 from enum import StrEnum
 
+import msgspec
 from returns.result import Failure, Result, Success
 
 from alisio.core.base import Frozen
 from alisio.core.errors import IncompatibleReports
+from alisio.core.lab.exact import bh_adjust, boschloo_p, holm_adjust, newcombe_interval
+from alisio.core.lab.paired import PairedDifference, paired_difference
+from alisio.core.lab.power import min_detectable_difference
 from alisio.core.lab.report import Conditions, Count, Mode, Report, TaskReport, finished_runs
-from alisio.core.lab.stats import ClusteredMean, Interval, task_clustered_mean
-from alisio.core.lab.verdict import Side, task_verdict
+from alisio.core.lab.stats import ClusteredMean, Interval, suite_rate
+from alisio.core.lab.verdict import (
+    Adjustment,
+    Side,
+    VerdictRule,
+    exact_verdict,
+    rule_description,
+    task_verdict,
+)
 
 __all__ = [
     "COMPARISON_SCHEMA_VERSION",
     "Comparison",
     "Delta",
+    "DifferenceTest",
     "Outcome",
     "SideCounts",
     "SummaryComparison",
@@ -77,6 +97,23 @@ class Delta(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     """E.g. "not comparable: compaction settings differ", "not compared: different rates", "n/a"."""
 
 
+class DifferenceTest(Frozen, frozen=True, kw_only=True, omit_defaults=True):
+    """One task's candidate − baseline difference with its interval, exact test and power."""
+
+    estimate: float
+    """Candidate success rate − baseline success rate."""
+    interval: Interval
+    """Newcombe's hybrid score 95% interval of the difference (Newcombe 1998, method 10)."""
+    p_value: float
+    """Two-sided p-value of Boschloo's exact test of equal rates."""
+    p_adjusted: float | None = None
+    """``p_value`` adjusted across the tasks that can get a verdict (the comparison's ``adjustment``);
+    absent for a task outside that family (low power, not comparable)."""
+    min_detectable: float | None = None
+    """Smallest change from the baseline rate, up or down, that a two-sided 5% test on these runs detects
+    with 80% power; absent when no change within [0, 1] does."""
+
+
 class TaskComparison(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     """One task of the union of both reports' task ids."""
 
@@ -91,6 +128,8 @@ class TaskComparison(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     cached_input_ratio: Delta | None = None
     cost_per_success_usd: Delta | None = None
     """Estimated, kept apart from the measured deltas."""
+    difference: DifferenceTest | None = None
+    """The exact test of the task (live, judged runs on both sides)."""
 
 
 class SummaryComparison(Frozen, frozen=True, kw_only=True, omit_defaults=True):
@@ -101,6 +140,14 @@ class SummaryComparison(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     """Mean of per-task success rates on each side, over the tasks judged on both sides (``tasksCompared``)."""
     baseline_stderr: float | None = None
     candidate_stderr: float | None = None
+    baseline_rate: ClusteredMean | None = None
+    """The baseline's suite rate over the compared tasks, with its 95% interval (t, or pooled Wilson when
+    every task has the same rate)."""
+    candidate_rate: ClusteredMean | None = None
+    paired: PairedDifference | None = None
+    """The suite difference paired by task over the compared tasks (live only)."""
+    tasks_tested: int = 0
+    """The family of the adjusted p-values: tasks with at least 5 judged runs per side and no errored run."""
     cost_per_success_usd: Delta | None = None
     """Estimated cost per success of each arm: total cost over the arm's successes."""
     tasks_compared: int = 0
@@ -122,6 +169,12 @@ class Comparison(Frozen, frozen=True, kw_only=True):
     baseline: Conditions
     candidate: Conditions
     replay: bool
+    verdict_rule: VerdictRule = VerdictRule.DISJOINT
+    """Which test made the improved / regressed / inconclusive verdicts."""
+    adjustment: Adjustment = Adjustment.HOLM
+    """How the per-task p-values are adjusted across tasks (and, with the exact rule, decided)."""
+    verdicts: str = rule_description(VerdictRule.DISJOINT)
+    """The verdict rule in words."""
     """Both reports are replays: tasks are changed or unchanged, without intervals."""
     warnings: tuple[str, ...]
     tasks: tuple[TaskComparison, ...]
@@ -135,8 +188,13 @@ NO_RATES = "not compared: no rates on one side"
 NO_RATES_AT_ALL = "not estimated: no rates given"
 
 
-def limits_footnote(replay: bool, errored: tuple[int, int]) -> tuple[str, ...]:
-    """The spec's footnote of limits, one sentence each."""
+def limits_footnote(
+    replay: bool,
+    errored: tuple[int, int],
+    rule: VerdictRule = VerdictRule.DISJOINT,
+    adjustment: Adjustment = Adjustment.HOLM,
+) -> tuple[str, ...]:
+    """The spec's footnote of limits, one sentence each, for the verdict rule used."""
     excluded = (
         f"Errored runs are excluded from every rate ({errored[0]} in the baseline, {errored[1]} in the "
         "candidate)"
@@ -148,12 +206,25 @@ def limits_footnote(replay: bool, errored: tuple[int, int]) -> tuple[str, ...]:
             "Each task is compared by its observed status counts; there are no intervals in replay.",
             f"{excluded}; a change in the number of errored runs makes a task changed.",
         )
+    name = "Holm" if adjustment is Adjustment.HOLM else "Benjamini-Hochberg"
+    verdicts: tuple[str, ...]
+    if rule is VerdictRule.DISJOINT:
+        verdicts = (
+            "This is a conservative screen, not a significance test: a verdict needs at least 5 judged runs on "
+            "each side and disjoint 95% Wilson intervals (touching counts as overlap).",
+            f"There is no correction for the number of tasks compared in the verdicts; the {name}-adjusted "
+            "p-values have one.",
+        )
+    else:
+        error = "family-wise error" if adjustment is Adjustment.HOLM else "false discovery rate"
+        verdicts = (
+            f"Verdicts come from Boschloo's exact test with {name}-adjusted p-values below 0.05 ({error} 5% "
+            "over the tasks with at least 5 judged runs on each side and no errored run).",
+        )
     return (
-        "This is a conservative screen, not a significance test: a verdict needs at least 5 judged runs on "
-        "each side and disjoint 95% Wilson intervals (touching counts as overlap).",
+        *verdicts,
         '"inconclusive" means no difference detectable with this many runs, not "no change".',
-        "Repetitions are assumed independent; nothing is paired.",
-        "There is no correction for the number of tasks compared.",
+        "Repetitions are assumed independent; only the suite difference is paired, by task.",
         f"{excluded}; a task with errored runs is not comparable.",
     )
 
@@ -267,6 +338,7 @@ def _task(b: TaskReport, c: TaskReport, bc: Conditions, cc: Conditions) -> TaskC
             Side(judged=c.judged, passes=c.passes, errored=c.errored, mode=str(cc.mode)),
         )
         outcome, reason = Outcome(str(verdict.verdict)), verdict.reason
+    live = bc.mode is Mode.LIVE and cc.mode is Mode.LIVE
     tokens_block = COMPACTION_DIFFERS if bc.compaction != cc.compaction else None
     cost_block = _cost_block(bc, cc)
     b_cost = None if b.estimated is None else b.estimated.cost_per_success_usd
@@ -282,7 +354,52 @@ def _task(b: TaskReport, c: TaskReport, bc: Conditions, cc: Conditions) -> TaskC
         wall_ms_median=_delta(b.measured.wall_ms_median, c.measured.wall_ms_median),
         cached_input_ratio=_delta(b.cached_input_ratio, c.cached_input_ratio),
         cost_per_success_usd=(_delta(b_cost, c_cost) if cost_block is None else Delta(note=cost_block)),
+        difference=_difference(b, c) if live else None,
     )
+
+
+def _difference(b: TaskReport, c: TaskReport) -> DifferenceTest | None:
+    """Newcombe's interval, Boschloo's p-value and the minimum detectable change; ``None`` without judged
+    runs on a side."""
+    interval = newcombe_interval(b.passes, b.judged, c.passes, c.judged)
+    p_value = boschloo_p(b.passes, b.judged, c.passes, c.judged)
+    if interval is None or p_value is None:
+        return None
+    return DifferenceTest(
+        estimate=c.passes / c.judged - b.passes / b.judged,
+        interval=interval,
+        p_value=p_value,
+        min_detectable=min_detectable_difference(b.passes / b.judged, b.judged, c.judged),
+    )
+
+
+_FAMILY = (Outcome.IMPROVED, Outcome.REGRESSED, Outcome.INCONCLUSIVE)
+"""Outcomes of the tasks that passed the not-comparable and low-power gates (under either rule)."""
+
+
+def _adjusted(
+    tasks: list[TaskComparison], rule: VerdictRule, adjustment: Adjustment
+) -> tuple[list[TaskComparison], int]:
+    """The tasks with their adjusted p-values over the family, and with the exact rule's verdicts.
+
+    Returns:
+        (the tasks in the same order, the family size).
+    """
+    family = [i for i, t in enumerate(tasks) if t.outcome in _FAMILY and t.difference is not None]
+    raw = [d.p_value for i in family if (d := tasks[i].difference) is not None]
+    adjusted = holm_adjust(raw) if adjustment is Adjustment.HOLM else bh_adjust(raw)
+    out = list(tasks)
+    for i, p_adjusted in zip(family, adjusted, strict=True):
+        t = tasks[i]
+        assert t.difference is not None
+        changes: dict[str, object] = {
+            "difference": msgspec.structs.replace(t.difference, p_adjusted=p_adjusted)
+        }
+        if rule is VerdictRule.EXACT:
+            verdict = exact_verdict(t.difference.estimate, p_adjusted, adjustment)
+            changes |= {"outcome": Outcome(str(verdict.verdict)), "reason": verdict.reason}
+        out[i] = msgspec.structs.replace(t, **changes)
+    return out, len(family)
 
 
 def _one_side(t: TaskReport, outcome: Outcome) -> TaskComparison:
@@ -297,34 +414,42 @@ def _one_side(t: TaskReport, outcome: Outcome) -> TaskComparison:
     )
 
 
-def _shared_means(
-    tasks: list[TaskComparison], replay: bool
-) -> tuple[ClusteredMean | None, ClusteredMean | None]:
-    """Task-clustered means of both sides over the same tasks: those with a success rate on both sides."""
-    base: list[float] = []
-    cand: list[float] = []
-    for t in tasks:
-        b = None if t.baseline is None else t.baseline.success_rate
-        c = None if t.candidate is None else t.candidate.success_rate
-        if b is not None and c is not None:
-            base.append(b)
-            cand.append(c)
+def _shared(tasks: list[TaskComparison]) -> list[tuple[int, int, int, int]]:
+    """(baseline passes, judged, candidate passes, judged) of the tasks judged on both sides."""
+    return [
+        (t.baseline.passes, t.baseline.judged, t.candidate.passes, t.candidate.judged)
+        for t in tasks
+        if t.baseline is not None and t.candidate is not None and t.baseline.judged and t.candidate.judged
+    ]
 
-    def mean(rates: list[float]) -> ClusteredMean | None:
-        m = task_clustered_mean(rates)
+
+def _shared_means(
+    shared: list[tuple[int, int, int, int]], replay: bool
+) -> tuple[ClusteredMean | None, ClusteredMean | None]:
+    """Suite rates of both sides over the same tasks: those with judged runs on both sides."""
+
+    def mean(passes: list[int], judged: list[int]) -> ClusteredMean | None:
+        m = suite_rate(passes, judged)
         if m is None or not replay:
             return m
-        # Replay is deterministic: no standard error, as in the replay report itself.
+        # Replay is deterministic: no standard error and no interval, as in the replay report itself.
         return ClusteredMean(mean=m.mean, stderr=None, tasks=m.tasks)
 
-    return mean(base), mean(cand)
+    return (
+        mean([t[0] for t in shared], [t[1] for t in shared]),
+        mean([t[2] for t in shared], [t[3] for t in shared]),
+    )
 
 
-def _summary(baseline: Report, candidate: Report, tasks: list[TaskComparison]) -> SummaryComparison:
+def _summary(
+    baseline: Report, candidate: Report, tasks: list[TaskComparison], tested: int
+) -> SummaryComparison:
     bc, cc = baseline.conditions, candidate.conditions
     bs, cs = baseline.summary, candidate.summary
     counts = Counter(t.outcome for t in tasks)
-    b_rate, c_rate = _shared_means(tasks, replay=bc.mode is Mode.REPLAY and cc.mode is Mode.REPLAY)
+    shared = _shared(tasks)
+    b_rate, c_rate = _shared_means(shared, replay=bc.mode is Mode.REPLAY and cc.mode is Mode.REPLAY)
+    live = bc.mode is Mode.LIVE and cc.mode is Mode.LIVE
     cost_block = _cost_block(bc, cc)
     b_cost = None if bs.estimated is None else bs.estimated.cost_usd
     c_cost = None if cs.estimated is None else cs.estimated.cost_usd
@@ -333,6 +458,10 @@ def _summary(baseline: Report, candidate: Report, tasks: list[TaskComparison]) -
         success_rate=_delta(None if b_rate is None else b_rate.mean, None if c_rate is None else c_rate.mean),
         baseline_stderr=None if b_rate is None else b_rate.stderr,
         candidate_stderr=None if c_rate is None else c_rate.stderr,
+        baseline_rate=b_rate,
+        candidate_rate=c_rate,
+        paired=paired_difference(shared) if live else None,
+        tasks_tested=tested,
         tasks_compared=0 if b_rate is None else b_rate.tasks,
         tokens_per_success=_delta(
             bs.measured.tokens_per_success,
@@ -357,8 +486,19 @@ def _summary(baseline: Report, candidate: Report, tasks: list[TaskComparison]) -
     )
 
 
-def compare_reports(baseline: Report, candidate: Report) -> Result[Comparison, IncompatibleReports]:
+def compare_reports(
+    baseline: Report,
+    candidate: Report,
+    *,
+    rule: VerdictRule = VerdictRule.DISJOINT,
+    adjustment: Adjustment = Adjustment.HOLM,
+) -> Result[Comparison, IncompatibleReports]:
     """Compare ``candidate`` against ``baseline``, task by task.
+
+    Args:
+        baseline, candidate: the two reports.
+        rule: the verdict rule of the comparable tasks (disjoint Wilson intervals by default).
+        adjustment: the adjustment of the per-task p-values across tasks (Holm by default).
 
     Returns:
         The Comparison (tasks sorted by id, over the union of both reports' tasks), or
@@ -390,12 +530,16 @@ def compare_reports(baseline: Report, candidate: Report) -> Result[Comparison, I
         elif c is not None:
             tasks.append(_one_side(c, Outcome.CANDIDATE_ONLY))
     replay = bc.mode is Mode.REPLAY and cc.mode is Mode.REPLAY
-    summary = _summary(baseline, candidate, tasks)
+    tasks, tested = _adjusted(tasks, rule, adjustment)
+    summary = _summary(baseline, candidate, tasks, tested)
     return Success(
         Comparison(
             baseline=bc,
             candidate=cc,
             replay=replay,
+            verdict_rule=rule,
+            adjustment=adjustment,
+            verdicts=rule_description(rule, adjustment),
             warnings=tuple(
                 _warnings(bc, cc)
                 + _task_set_warning(set(b_tasks), set(c_tasks))
@@ -403,6 +547,6 @@ def compare_reports(baseline: Report, candidate: Report) -> Result[Comparison, I
             ),
             tasks=tuple(tasks),
             summary=summary,
-            limits=limits_footnote(replay, summary.errored),
+            limits=limits_footnote(replay, summary.errored, rule, adjustment),
         )
     )

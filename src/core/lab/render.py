@@ -1,4 +1,4 @@
-"""Markdown for reports (report.md) and comparisons (comparison.md, ``alisio eval compare``).
+"""Markdown for reports (report.md); comparisons (comparison.md) are in ``alisio.core.lab.render_compare``.
 
 Rules this module keeps:
 
@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from alisio.core.lab.compare import Comparison, Delta, Outcome, SideCounts, TaskComparison
 from alisio.core.lab.report import (
     Conditions,
     Count,
@@ -28,17 +27,22 @@ from alisio.core.lab.report import (
     Tokens,
     finished_runs,
 )
-from alisio.core.lab.stats import Interval
+from alisio.core.lab.stats import ClusteredMean, Interval, IntervalMethod
 from alisio.core.lab.verdict import format_interval
 
 __all__ = [
+    "NOT_REPORTED",
     "REPLAY_NOTICE",
     "SCRIPTED_NOTICE",
     "SCRIPTED_PROVIDER",
+    "SUITE_INTERVAL_NOTE",
     "SUITE_RATE_NOTE",
+    "conditions_rows",
+    "format_pp",
     "format_rate",
-    "render_comparison_markdown",
+    "markdown_table",
     "render_markdown",
+    "suite_interval_text",
 ]
 
 REPLAY_NOTICE = "Replay measures the harness, not the model: the model answers come from a recording."
@@ -51,6 +55,11 @@ SCRIPTED_NOTICE = (
 SUITE_RATE_NOTE = (
     "The suite success rate is the mean of the per-task success rates with a task-clustered standard error, "
     "because runs cluster within tasks: runs are never pooled across tasks into one rate."
+)
+SUITE_INTERVAL_NOTE = (
+    "Its 95% interval is a t interval over tasks (mean ± t(0.975, tasks − 1) × standard error), wider than "
+    "±1.96 standard errors when there are few tasks; when every task has the same rate the spread of the "
+    "tasks says nothing, so the interval is the Wilson interval of all the runs pooled."
 )
 NOT_REPORTED = "not reported"
 
@@ -66,6 +75,26 @@ def format_rate(rate: float | None, interval: Interval | None) -> str:
     if interval is None:
         return _pct(rate)
     return f"{_pct(rate)} {format_interval(interval)}"
+
+
+def format_pp(value: float) -> str:
+    """A difference of rates in percentage points with its sign: ``+7.9 pp``, ``-40.0 pp`` (never ``-0.0``)."""
+    text = f"{value * 100:+.1f}"
+    return ("+" + text[1:] if text == "-0.0" else text) + " pp"
+
+
+def suite_interval_text(rate: ClusteredMean) -> str:
+    """``[16.9%, 83.1%] (95% t interval, 3 degrees of freedom)``, or the pooled Wilson case said in words;
+    empty for a rate without an interval (replay, or a report written before intervals existed)."""
+    if rate.interval is None:
+        return ""
+    if rate.interval_method is IntervalMethod.POOLED_WILSON:
+        every = "the only task" if rate.tasks == 1 else "every task has the same rate"
+        return f"{format_interval(rate.interval)} ({every}: pooled Wilson 95% interval)"
+    df = rate.tasks - 1
+    return (
+        f"{format_interval(rate.interval)} (95% t interval, {df} degree{'' if df == 1 else 's'} of freedom)"
+    )
 
 
 def _int(value: int | None) -> str:
@@ -92,13 +121,13 @@ def _counts(counts: Iterable[Count]) -> str:
     return ", ".join(f"{c.name} {c.count}" for c in counts) or "none"
 
 
-def _table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
+def markdown_table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
     return lines
 
 
-def _conditions_rows(c: Conditions) -> list[tuple[str, str]]:
+def conditions_rows(c: Conditions) -> list[tuple[str, str]]:
     rates = "none (no cost estimate)"
     if c.rates is not None:
         rates = f"input {c.rates.input_rate:g} USD/M tokens, output {c.rates.output_rate:g} USD/M tokens"
@@ -183,13 +212,15 @@ def _suite_lines(report: Report) -> list[str]:
         se = "n/a (one task)" if s.success_rate.stderr is None else f"{s.success_rate.stderr * 100:.1f} pp"
         if report.conditions.mode is Mode.REPLAY:
             se = "none in replay"
+        interval = suite_interval_text(s.success_rate)
         lines.append(
-            f"Suite success rate: {_pct(s.success_rate.mean)}, task-clustered standard error {se}, "
-            f"over {s.success_rate.tasks} tasks."
+            f"Suite success rate: {_pct(s.success_rate.mean)}{' ' + interval if interval else ''}, "
+            f"task-clustered standard error {se}, over {s.success_rate.tasks} tasks."
         )
+    lines += ["", SUITE_RATE_NOTE]
+    if s.success_rate is not None and s.success_rate.interval is not None:
+        lines.append(SUITE_INTERVAL_NOTE)
     lines += [
-        "",
-        SUITE_RATE_NOTE,
         "",
         f"Runs: {s.runs} ({s.judged} judged: {s.passes} pass, {s.fails} fail, {s.budget_exceeded} "
         f"budget_exceeded; {s.errored} error, excluded from every rate).",
@@ -254,10 +285,10 @@ def render_markdown(report: Report) -> str:
             "retried/runs.jsonl and counted nowhere.",
             "",
         ]
-    lines += _table(("Condition", "Value"), _conditions_rows(c))
+    lines += markdown_table(("Condition", "Value"), conditions_rows(c))
     rate_head = "Success rate (Wilson 95%)" if c.mode is Mode.LIVE else "Success rate (observed)"
     lines += ["", "## Tasks", ""]
-    lines += _table(
+    lines += markdown_table(
         (
             "Task",
             "judged",
@@ -292,7 +323,7 @@ def render_markdown(report: Report) -> str:
             f"{ci.runs_reporting}/{ci.runs_judged} runs)"
         )
     lines += ["", "## Measured", ""]
-    lines += _table(
+    lines += markdown_table(
         (
             "Task",
             "turns",
@@ -340,159 +371,10 @@ def render_markdown(report: Report) -> str:
                 _usd(None if est is None else est.cost_per_success_usd),
             ]
         )
-        lines += _table(("Task", "cost (USD)", "cost/success (USD)"), rows)
+        lines += markdown_table(("Task", "cost (USD)", "cost/success (USD)"), rows)
         lines += [
             "",
             "Estimated from the rates above; ignores cached and reasoning token prices. n/a where tokens "
             "were not reported.",
         ]
     return "\n".join(lines) + "\n"
-
-
-# --- comparisons ----------------------------------------------------------------------------------------
-
-_OUTCOME_LABEL = {
-    Outcome.IMPROVED: "**improved**",
-    Outcome.REGRESSED: "**regressed**",
-    Outcome.INCONCLUSIVE: "inconclusive",
-    Outcome.LOW_POWER: "low power",
-    Outcome.NOT_COMPARABLE: "not comparable",
-    Outcome.CHANGED: "**changed**",
-    Outcome.UNCHANGED: "unchanged",
-    Outcome.BASELINE_ONLY: "baseline only",
-    Outcome.CANDIDATE_ONLY: "candidate only",
-}
-
-
-def _side(side: SideCounts | None) -> str:
-    if side is None:
-        return "absent"
-    errored = f", {side.errored} error" if side.errored else ""
-    return f"{side.passes}/{side.judged}{errored}: {format_rate(side.success_rate, side.interval)}"
-
-
-def _no_negative_zero(text: str) -> str:
-    """``-0.0 s`` (a small decrease rounded away) prints as ``+0.0 s``: a sign needs a visible difference."""
-    if text.startswith("-") and not any(ch in "123456789" for ch in text):
-        return "+" + text[1:]
-    return text
-
-
-def _delta(d: Delta | None, value: str, change: str, scale: float = 1.0, absent: str = "n/a") -> str:
-    """``base → cand (±change)``; ``value``/``change`` are format strings, ``absent`` prints a missing side."""
-    if d is None:
-        return ""
-    if d.baseline is None and d.candidate is None:
-        return absent if d.note in (None, "n/a") else (d.note or absent)
-
-    def one(v: float | None) -> str:
-        return absent if v is None else value.format(v * scale)
-
-    tail = d.note if d.delta is None else _no_negative_zero(change.format(d.delta * scale))
-    if tail == "n/a":
-        tail = "no delta"
-    return (
-        f"{one(d.baseline)} → {one(d.candidate)} ({tail})"
-        if tail
-        else f"{one(d.baseline)} → {one(d.candidate)}"
-    )
-
-
-RATE = ("{:.1f}%", "{:+.1f} pp", 100.0)
-
-
-def _comparison_rows(tasks: Sequence[TaskComparison]) -> list[list[str]]:
-    return [
-        [
-            t.task_id,
-            _OUTCOME_LABEL[t.outcome],
-            _side(t.baseline),
-            _side(t.candidate),
-            _delta(t.success_rate, *RATE),
-            t.reason,
-        ]
-        for t in tasks
-    ]
-
-
-def render_comparison_markdown(comparison: Comparison) -> str:
-    """comparison.md: both conditions, warnings, a verdict per task, measured and estimated deltas apart,
-    the suite summary and the limits footnote.
-    """
-    b, c = comparison.baseline, comparison.candidate
-    title = "Replay comparison" if comparison.replay else "Comparison"
-    lines = [f"# {title}: {b.suite_id} {b.suite_version}", ""]
-    if comparison.replay:
-        lines += [f"> {REPLAY_NOTICE}", ""]
-    rows = [
-        [name, bv, cv] for (name, bv), (_, cv) in zip(_conditions_rows(b), _conditions_rows(c), strict=True)
-    ]
-    lines += _table(("Condition", "Baseline", "Candidate"), rows)
-    if comparison.warnings:
-        lines += ["", "Warnings:", *(f"- {w}" for w in comparison.warnings)]
-    lines += ["", "## Tasks", ""]
-    lines += _table(
-        ("Task", "Outcome", "Baseline", "Candidate", "Δ success rate", "Why"),
-        _comparison_rows(comparison.tasks),
-    )
-    s = comparison.summary
-    outcomes = ", ".join(f"{n.count} {_OUTCOME_LABEL[Outcome(n.name)].strip('*')}" for n in s.outcomes)
-    lines += ["", f"Outcomes: {outcomes or 'no tasks'}."]
-    if not comparison.replay:
-        lines += [
-            "",
-            "improved / regressed: at least 5 judged runs on both sides and disjoint 95% Wilson intervals. "
-            'inconclusive: the intervals overlap; it means no difference detectable with this many runs, not "no '
-            'change". low power: fewer than 5 judged runs on a side. not comparable: errored runs on a side or '
-            "different modes.",
-        ]
-    both = [t for t in comparison.tasks if t.wall_ms_median is not None]
-    lines += ["", "## Measured deltas (baseline → candidate)", ""]
-    lines += _table(
-        ("Task", "tokens/success", "wall median", "cached input ratio"),
-        [
-            [
-                t.task_id,
-                _delta(t.tokens_per_success, "{:,.0f}", "{:+,.0f}"),
-                _delta(t.wall_ms_median, "{:,.1f} s", "{:+,.1f} s", 1 / 1000),
-                _delta(t.cached_input_ratio, *RATE, absent=NOT_REPORTED),
-            ]
-            for t in both
-        ]
-        + [
-            [
-                "**suite**",
-                _delta(s.tokens_per_success, "{:,.0f}", "{:+,.0f}"),
-                _delta(s.wall_ms_median, "{:,.1f} s", "{:+,.1f} s", 1 / 1000),
-                _delta(s.cached_input_ratio, *RATE, absent=NOT_REPORTED),
-            ]
-        ],
-    )
-    lines += [
-        "",
-        "n/a: not reported or undefined on a side (cached input ratio: the provider did not report it).",
-    ]
-    lines += ["", "## Estimated deltas (baseline → candidate)", ""]
-    lines += _table(
-        ("Task", "cost/success (USD)"),
-        [[t.task_id, _delta(t.cost_per_success_usd, "{:,.4f}", "{:+,.4f}")] for t in both]
-        + [["**suite**", _delta(s.cost_per_success_usd, "{:,.4f}", "{:+,.4f}")]],
-    )
-    lines += ["", f"Total estimated cost (USD): {_delta(s.cost_usd, '{:,.4f}', '{:+,.4f}')}."]
-    lines += ["", "## Summary", ""]
-    if comparison.replay:
-        lines.append("Replay: each task is changed or unchanged by its observed status counts; no intervals.")
-    else:
-        shared = f"{s.tasks_compared} task{'' if s.tasks_compared == 1 else 's'} judged on both sides"
-        lines.append(
-            f"Suite success rate (mean of per-task rates over the {shared}, descriptive; no suite-level "
-            f"verdict is claimed): {_delta(s.success_rate, *RATE)}, task-clustered standard error "
-            f"{_num(_mul(s.baseline_stderr), 1)} pp → {_num(_mul(s.candidate_stderr), 1)} pp."
-        )
-        lines += ["", SUITE_RATE_NOTE]
-    lines += ["", "## Limits", "", *(f"- {line}" for line in comparison.limits)]
-    return "\n".join(lines) + "\n"
-
-
-def _mul(value: float | None) -> float | None:
-    return None if value is None else value * 100.0

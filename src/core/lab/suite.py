@@ -7,10 +7,12 @@ This module is the only gate between that human-written file and the lab:
   raises, whatever the bytes. The error reports *every* violation it can find, one per line, each as
   ``task <id>: <field path>: <what>`` (``tasks[3].id: ...`` when the task id is unusable or is the
   problem), or ``<field path>: <what>`` for suite-level fields. ``violations(error)`` lists them.
-- Shape first (unknown fields, missing fields, wrong types, constraints; see ``alisio.core.shape``), then the
-  rules types cannot state: unique task and verifier ids, paths that stay inside the suite or the task
-  directory (lexically, and through the symlinks in ``PathFacts``), a fixture that exists, regular
-  expressions that compile, a ``before`` rule over two different tools.
+- Shape first (keys repeated in one object, unknown fields, missing fields, wrong types, constraints; see
+  ``alisio.core.shape``), then the rules types cannot state: unique task and verifier ids, paths that stay
+  inside the suite or the task directory (lexically, and through the symlinks in ``PathFacts``), a fixture
+  that exists and holds only UTF-8 names, regular expressions that RE2 compiles
+  (``alisio.core.share.linear_regex``: a pattern that needs backtracking could hang ``eval record``, so it
+  is refused here), a ``before`` rule over two different tools.
 - Wire names are camelCase (``maxTurns``, ``timeoutMs``, ``fixtureGit``, ``replayNormalize``); unknown
   fields are errors so a typo fails; defaults are omitted on encode, so adding a defaulted field later
   leaves ``suite_content_hash`` of existing suites unchanged.
@@ -38,8 +40,17 @@ from alisio.core.lab.suite_paths import (
     lexical_problem,
     normalize,
     resolve,
+    undecodable_names,
 )
-from alisio.core.shape import FieldPath, Problem, json_repr, parse_msgspec_path, shape_problems
+from alisio.core.shape import (
+    FieldPath,
+    Problem,
+    duplicate_keys,
+    json_repr,
+    parse_msgspec_path,
+    shape_problems,
+)
+from alisio.core.share.linear_regex import LinearPattern, compile_linear
 
 __all__ = [
     "MAX_SAFE_INT",
@@ -308,7 +319,7 @@ def parse_suite(data: bytes, source: str, facts: PathFacts = _NO_FACTS) -> Resul
     return (
         _json_decode(text)
         .alt(lambda error: SuiteError(source=source, message=f"not valid JSON: {_json_message(error)}"))
-        .bind(lambda raw: _validate(raw, source, facts))
+        .bind(lambda raw: _validate(raw, text, source, facts))
     )
 
 
@@ -348,8 +359,9 @@ def _json_message(error: Exception) -> str:
     return message[:1].lower() + message[1:] if message else type(error).__name__
 
 
-def _validate(raw: Any, source: str, facts: PathFacts) -> Result[Suite, SuiteError]:
-    problems = _suite_problems(raw, facts)
+def _validate(raw: Any, text: bytes, source: str, facts: PathFacts) -> Result[Suite, SuiteError]:
+    # A repeated key decodes as its last value: the author would read one budget and run another.
+    problems = duplicate_keys(text) + _suite_problems(raw, facts)
     if problems:
         return Failure(SuiteError(source=source, message=_format_all(problems, raw)))
     try:
@@ -464,11 +476,12 @@ def _fixture_problems(
     if resolved not in facts.directories:
         what = "is a file, not a directory" if resolved in facts.files else "does not exist"
         return [(where, f"{json_repr(fixture, limit=200)} {what}")], None
-    escaping = [
+    problems: list[Problem] = [
         (where, f"{json_repr(link.path, limit=200)} is a symlink that escapes the task directory")
         for link in escaping_links(resolved, facts)
     ]
-    return escaping, resolved
+    problems += [(where, message) for message in undecodable_names(resolved, facts)]
+    return problems, resolved
 
 
 def _verifier_problems(
@@ -515,12 +528,13 @@ def _task_path_problems(
 
 
 def _pattern_problem(pattern: str) -> str | None:
-    try:
-        compiled = re.compile(pattern)
-    except (re.error, OverflowError, RecursionError, ValueError) as error:
-        return f"invalid regular expression: {error}"
-    if compiled.fullmatch("") is not None:
-        return "matches the empty string (it would insert the replacement everywhere)"
+    """Why a replayNormalize pattern is refused: RE2 cannot compile it (a syntax error, or a construct that
+    needs backtracking and so could hang a recording), or it matches the empty string."""
+    match compile_linear(pattern):
+        case Failure(message):
+            return f"invalid regular expression: {message}"
+        case Success(LinearPattern() as compiled) if compiled.matches_empty():
+            return "matches the empty string (it would insert the replacement everywhere)"
     return None
 
 

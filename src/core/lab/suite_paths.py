@@ -14,6 +14,8 @@ Rules this module keeps:
   target relative to the suite directory (``None`` when it resolves outside the suite or cannot be
   resolved). ``resolve`` follows those links component by component, purely.
 - ``PathFacts()`` (``gathered=False``) means "no facts": existence and symlink checks are skipped.
+- A name that is not UTF-8 cannot enter a report, a cassette or the content hash (they are UTF-8 text): the
+  shell lists such entries apart (``PathFacts.undecodable``, escaped) and a fixture holding one is refused.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ __all__ = [
     "lexical_problem",
     "normalize",
     "resolve",
+    "undecodable_names",
 ]
 
 
@@ -56,6 +59,9 @@ class PathFacts(Frozen, frozen=True, kw_only=True):
     """Real regular files (never through a symlink)."""
     symlinks: frozenset[SymlinkFact] = frozenset()
     """Every symlink, with its resolved target."""
+    undecodable: frozenset[str] = frozenset()
+    """Entries whose name is not UTF-8: the path of the entry with its undecodable bytes written as ``\\xNN``
+    (``fixtures/a/bad\\xff.txt``). Nothing below such a directory is listed: one name is enough to refuse."""
 
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
@@ -141,3 +147,20 @@ def escaping_links(root: str, facts: PathFacts) -> tuple[SymlinkFact, ...]:
             key=lambda link: link.path,
         )
     )
+
+
+MAX_NAMED = 10
+"""At most this many undecodable names are listed per fixture (a generated tree could hold thousands)."""
+
+
+def undecodable_names(root: str, facts: PathFacts) -> tuple[str, ...]:
+    """One message per entry under ``root`` whose name is not UTF-8 (it could not enter a report, a
+    cassette or the content hash, which are UTF-8 text): at most ``MAX_NAMED``, then a count of the rest."""
+    names = sorted(path for path in facts.undecodable if is_within(path, root))
+    shown = [path if len(path) <= 200 else path[:197] + "..." for path in names[:MAX_NAMED]]
+    messages = [
+        f"{path}: the name is not valid UTF-8 (rename it; undecodable bytes shown as \\xNN)" for path in shown
+    ]
+    if len(names) > MAX_NAMED:
+        messages.append(f"and {len(names) - MAX_NAMED} more names that are not valid UTF-8")
+    return tuple(messages)

@@ -12,7 +12,8 @@ compare.json (human-written; unknown fields are errors)::
 
 Rules this module keeps:
 
-- ``parse_variants`` checks the whole file before the first run: at least two variants; each ``id`` is a
+- ``parse_variants`` checks the whole file before the first run: no key repeated in one object (a decoder
+  would keep the last one silently); at least two variants; each ``id`` is a
   letter or digit then letters, digits, ``_`` or ``-`` (it names the variant's report directory, so ids are
   also unique ignoring case); ``overrides`` (optional, default none) goes through
   ``alisio.core.harness.config.apply_overrides`` on the base configuration. A key that is not a measured key is rejected
@@ -43,9 +44,10 @@ from alisio.core.harness.config import MeasuredConfig, apply_overrides, config_h
 from alisio.core.lab.compare import Comparison, compare_reports
 from alisio.core.lab.progress import progress_line
 from alisio.core.lab.records import RunRecord
-from alisio.core.lab.render import render_comparison_markdown
+from alisio.core.lab.render_compare import render_comparison_markdown
 from alisio.core.lab.report import Report
 from alisio.core.lab.schedule import RunSpec, ScheduleError, plan_runs
+from alisio.core.shape import duplicate_keys
 
 __all__ = [
     "VARIANTS_COMPARISON_SCHEMA_VERSION",
@@ -228,6 +230,27 @@ def _check_file(
     )
 
 
+def _no_duplicate_keys(raw: object, data: bytes, source: str) -> Result[object, ConfigError]:
+    """``raw`` when no object of the file repeats a key; else the first repeat, naming its variant.
+
+    A decoder keeps the last of two equal keys: ``{"compaction.threshold": 0.6, "compaction.threshold": 0.9}``
+    would run 0.9 while the author reads 0.6.
+    """
+    repeated = duplicate_keys(data)
+    if not repeated:
+        return Success(raw)
+    path, message = repeated[0]
+    key = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in path).lstrip(".")
+    variants = raw.get("variants") if isinstance(raw, dict) else None
+    index = path[1] if len(path) > 2 and path[0] == "variants" and isinstance(path[1], int) else None
+    variant = variants[index] if index is not None and isinstance(variants, list) else None
+    variant_id = variant.get("id") if isinstance(variant, dict) else None
+    if isinstance(variant_id, str) and path[2:3] != ("id",):
+        message = f"{message} in variant {_VALUE_ENCODER.encode(variant_id).decode()[:70]}"
+    more = f" (and {len(repeated) - 1} more)" if len(repeated) > 1 else ""
+    return Failure(ConfigError(source=source, key=key, message=message + more))
+
+
 def _not_measured(overrides: Mapping[str, Any], source: str) -> Result[None, ConfigError]:
     for key in overrides:
         head = key.partition(".")[0]
@@ -273,7 +296,8 @@ def parse_variants(data: bytes, source: str, base: MeasuredConfig) -> Result[Var
         base: the measured configuration of the user (config.toml), which each variant overrides.
 
     Returns:
-        ``Success(VariantsPlan)``, or ``Failure(ConfigError)`` for the first problem: not JSON, an unknown
+        ``Success(VariantsPlan)``, or ``Failure(ConfigError)`` for the first problem: not JSON, a key repeated
+        in one object (naming the key and its variant), an unknown
         field, a missing or empty ``suite``, fewer than two variants, an id that is not a safe directory
         name or repeats (ignoring case), an override key that is not measured (naming the variant, the key
         and why; ``provider.*`` says "to compare models use --model") or a value of the wrong type or range.
@@ -281,6 +305,7 @@ def parse_variants(data: bytes, source: str, base: MeasuredConfig) -> Result[Var
     return (
         _decode_json(data)
         .alt(lambda error: ConfigError(source=source, key="", message=f"not valid JSON: {error}"))
+        .bind(lambda raw: _no_duplicate_keys(raw, data, source))
         .bind(lambda raw: _check_file(raw, source))
         .bind(
             lambda checked: _collect(

@@ -6,12 +6,28 @@ The rule (spec "inconclusive and low power") is checked in this order, and the f
    (infrastructure failures are excluded from every rate, so a side with errors is not a clean sample);
 2. ``low_power``: either side has fewer than ``MIN_JUDGED`` (5) judged runs; errored runs are not judged
    runs and never count toward the 5;
-3. the interval test on the two 95% Wilson intervals: ``improved`` when the candidate's lies entirely above
-   the baseline's, ``regressed`` when entirely below, otherwise ``inconclusive`` (touching counts as overlap).
+3. the rule chosen for the comparison (``VerdictRule``):
 
-The interval test is a conservative screen, not a significance test: with no true change a false
-"improved" happens at most about 0.3% of the time, and with 5 runs per side only 0/5 -> 5/5 can be
-"improved". "inconclusive" means "no difference detectable with this many runs", not "no change".
+   - ``disjoint`` (the default, the spec's rule): the two 95% Wilson intervals. ``improved`` when the
+     candidate's lies entirely above the baseline's, ``regressed`` when entirely below, otherwise
+     ``inconclusive`` (touching counts as overlap);
+   - ``exact``: the task's Boschloo exact p-value, adjusted across the tasks of the comparison (Holm by
+     default, family-wise 5%; Benjamini-Hochberg as an option, false discovery rate 5%). ``improved`` or
+     ``regressed`` when the adjusted p-value is below 0.05, the direction from the difference
+     (``exact_verdict``), otherwise ``inconclusive``.
+
+The interval test is a conservative screen, not a significance test. Its false-positive rate, computed
+exactly by summing binomial probabilities over every outcome (maximised over the common true rate p):
+
+- equal runs per side, 5 to 200: a false "improved" at most 0.40% of the time (0.79% counting both
+  directions; the worst is 21 runs per side at p = 0.5), about 1/6 to 1/3 of what a 5% test allows;
+- unequal runs per side, it is not conservative everywhere: 1.16% at 58 baseline vs 5 candidate runs
+  (p = 0.07), and up to 3.4% at 200 vs 5 runs with p near 0.012 (or near 0.988 for "regressed"), above
+  the 2.5% per direction of a two-sided 5% test.
+
+With equal runs it needs about 1.65 times the runs of a 5% test for the same power (0.5 -> 0.8 at 80%
+power: 64 vs 39 runs per side), and with 5 runs per side only 0/5 -> 5/5 can be "improved".
+"inconclusive" means "no difference detectable with this many runs", not "no change".
 """
 
 from __future__ import annotations
@@ -22,17 +38,53 @@ from alisio.core.base import Frozen
 from alisio.core.lab.stats import Interval, wilson_interval
 
 __all__ = [
+    "ALPHA",
     "MIN_JUDGED",
+    "Adjustment",
     "Side",
     "TaskVerdict",
     "Verdict",
+    "VerdictRule",
     "compare_intervals",
+    "exact_verdict",
     "format_interval",
+    "format_p",
+    "rule_description",
+    "task_gate",
     "task_verdict",
 ]
 
 MIN_JUDGED: int = 5
 """Fewest judged runs a side needs before a comparison claims a direction."""
+ALPHA: float = 0.05
+"""Level of the ``exact`` rule: an adjusted p-value below it gives a direction."""
+
+
+class VerdictRule(enum.StrEnum):
+    """Which test turns a comparable task into improved / regressed / inconclusive."""
+
+    DISJOINT = "disjoint"
+    """Disjoint 95% Wilson intervals (the spec's rule, the default)."""
+    EXACT = "exact"
+    """The adjusted Boschloo exact p-value below ``ALPHA``."""
+
+
+class Adjustment(enum.StrEnum):
+    """How the per-task p-values are adjusted across the tasks of a comparison."""
+
+    HOLM = "holm"
+    """Holm's step-down: family-wise error rate (the default)."""
+    BH = "bh"
+    """Benjamini-Hochberg: false discovery rate."""
+
+
+def rule_description(rule: VerdictRule, adjustment: Adjustment = Adjustment.HOLM) -> str:
+    """The rule in words, as comparison.md and compare --json state it."""
+    if rule is VerdictRule.DISJOINT:
+        return "disjoint 95% Wilson intervals (the default)"
+    if adjustment is Adjustment.HOLM:
+        return "Holm-adjusted Boschloo exact test, family-wise 5%"
+    return "Benjamini-Hochberg-adjusted Boschloo exact test, false discovery rate 5%"
 
 
 class Verdict(enum.StrEnum):
@@ -91,6 +143,11 @@ def format_interval(interval: Interval) -> str:
     return f"[{interval.low * 100:.1f}%, {interval.high * 100:.1f}%]"
 
 
+def format_p(p: float) -> str:
+    """A p-value with four decimals (``0.0422``), or two significant digits below 0.0001 (``6.9e-08``)."""
+    return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
+
+
 def _runs(count: int, what: str) -> str:
     return f"{count} {what} run{'' if count == 1 else 's'}"
 
@@ -127,6 +184,40 @@ def _low_power_reason(baseline: Side, candidate: Side) -> str | None:
     return f"{_per_side(judged, 'judged', short)} (< {MIN_JUDGED})"
 
 
+def task_gate(baseline: Side, candidate: Side) -> TaskVerdict | None:
+    """The checks every rule shares: ``not_comparable``, then ``low_power``; ``None`` when both pass."""
+    not_comparable = _not_comparable_reason(baseline, candidate)
+    if not_comparable is not None:
+        return TaskVerdict(verdict=Verdict.NOT_COMPARABLE, reason=not_comparable)
+    low_power = _low_power_reason(baseline, candidate)
+    if low_power is not None:
+        return TaskVerdict(verdict=Verdict.LOW_POWER, reason=low_power)
+    return None
+
+
+def exact_verdict(
+    difference: float, p_adjusted: float, adjustment: Adjustment = Adjustment.HOLM
+) -> TaskVerdict:
+    """The ``exact`` rule for a task that passed ``task_gate``: a direction when ``p_adjusted < ALPHA``.
+
+    Args:
+        difference: candidate rate − baseline rate (gives the direction).
+        p_adjusted: the task's Boschloo p-value adjusted across the comparison's tasks.
+        adjustment: which adjustment produced ``p_adjusted`` (named in the reason).
+
+    Returns:
+        ``improved`` / ``regressed`` when ``p_adjusted < ALPHA`` and the difference is not 0 (it cannot be
+        0 then: equal rates give p = 1), else ``inconclusive``; the reason names the adjusted p-value.
+    """
+    name = "Holm" if adjustment is Adjustment.HOLM else "BH"
+    shown = f"{name}-adjusted Boschloo p = {format_p(p_adjusted)}"
+    if p_adjusted < ALPHA and difference > 0:
+        return TaskVerdict(verdict=Verdict.IMPROVED, reason=f"{shown} < 0.05, candidate higher")
+    if p_adjusted < ALPHA and difference < 0:
+        return TaskVerdict(verdict=Verdict.REGRESSED, reason=f"{shown} < 0.05, candidate lower")
+    return TaskVerdict(verdict=Verdict.INCONCLUSIVE, reason=f"{shown} (not below 0.05)")
+
+
 def task_verdict(baseline: Side, candidate: Side) -> TaskVerdict:
     """The verdict for one task: not comparable, then low power, then the Wilson interval test.
 
@@ -140,12 +231,9 @@ def task_verdict(baseline: Side, candidate: Side) -> TaskVerdict:
         ``intervals overlap: [23.1%, 88.2%] vs [37.6%, 96.4%]`` (baseline first) or
         ``candidate interval [56.6%, 100.0%] lies above baseline [0.0%, 43.4%]``.
     """
-    not_comparable = _not_comparable_reason(baseline, candidate)
-    if not_comparable is not None:
-        return TaskVerdict(verdict=Verdict.NOT_COMPARABLE, reason=not_comparable)
-    low_power = _low_power_reason(baseline, candidate)
-    if low_power is not None:
-        return TaskVerdict(verdict=Verdict.LOW_POWER, reason=low_power)
+    gated = task_gate(baseline, candidate)
+    if gated is not None:
+        return gated
     base = wilson_interval(baseline.passes, baseline.judged)
     cand = wilson_interval(candidate.passes, candidate.judged)
     # Both sides have >= MIN_JUDGED >= 1 judged runs here, so both intervals exist.

@@ -7,7 +7,8 @@ field that differs (for example ``tools[edit_file].description`` or ``messages[3
 Rules:
 
 - ``normalize_request`` applies every ``(pattern, replacement)`` rule, in order, as a global regular
-  expression with a *literal* replacement, to every string the harness controls: the instructions, every
+  expression (RE2 syntax, ``alisio.core.share.linear_regex``: no backtracking, so no pattern can hang a run)
+  with a *literal* replacement, to every string the harness controls: the instructions, every
   message content, assistant tool-call arguments and tool results. Tool names, descriptions and schemas, call
   ids and the model are never rewritten, so a change there always shows. The rules are per-run paths
   (``path_rules``: the workspace becomes ``<workspace>``), generated ids and a task's ``replayNormalize``;
@@ -41,6 +42,7 @@ from alisio.core.harness.protocol import (
     ToolSpec,
     UserMessage,
 )
+from alisio.core.share.linear_regex import LinearPattern, compile_linear
 
 if TYPE_CHECKING:
     from hashlib import _Hash as _Sha256
@@ -58,7 +60,7 @@ WORKSPACE = "<workspace>"
 
 
 class RuleError(Frozen, frozen=True, kw_only=True, tag="rule_error"):
-    """A normalisation rule whose pattern does not compile."""
+    """A normalisation rule whose pattern does not compile, or needs backtracking (which cannot be bounded)."""
 
     pattern: str
     message: str
@@ -85,28 +87,33 @@ class Divergence(Frozen, frozen=True, kw_only=True):
 
 
 def validate_rules(rules: Rules) -> Result[Rules, RuleError]:
-    """Check that every pattern compiles (``normalize_request`` assumes it)."""
+    """Check that every pattern compiles for RE2 (``normalize_request`` assumes it)."""
     for pattern, _ in rules:
-        try:
-            re.compile(pattern)
-        except re.error as error:
-            return Failure(RuleError(pattern=pattern, message=str(error)))
+        match compile_linear(pattern):
+            case Failure(message):
+                return Failure(RuleError(pattern=pattern, message=message))
     return Success(rules)
 
 
 def path_rules(*paths: str) -> Rules:
     """Rules that turn each per-run path (a workspace and its resolved form) into ``<workspace>``.
 
-    Longer paths come first so ``/private/tmp/x`` is replaced before ``/tmp/x``; empty paths are skipped.
+    Longer paths come first so ``/private/tmp/x`` is replaced before ``/tmp/x``; empty paths are skipped, and
+    so is a path that is not UTF-8 (no pattern can name it; it stays in the text, and replay says where).
     """
     unique = sorted({path.rstrip("/") for path in paths if path.rstrip("/")}, key=lambda p: (-len(p), p))
-    return tuple((re.escape(path), WORKSPACE) for path in unique)
+    return tuple((re.escape(path), WORKSPACE) for path in unique if _is_text(path))
+
+
+def _is_text(path: str) -> bool:
+    return not any("\ud800" <= char <= "\udfff" for char in path)
 
 
 def normalize_request(request: ProviderRequest, rules: Rules) -> ProviderRequest:
     """Apply ``rules`` to every string the harness sends (see the module docstring for which).
 
-    Patterns must compile (check them once with ``validate_rules``); an invalid one raises ``re.error``.
+    Patterns must compile (check them once with ``validate_rules``); an invalid one raises ``ValueError``.
+    Each rule costs one linear search per match (RE2), whatever the pattern and the text.
     """
     if not rules:
         return request
@@ -114,8 +121,7 @@ def normalize_request(request: ProviderRequest, rules: Rules) -> ProviderRequest
 
     def apply(text: str) -> str:
         for pattern, replacement in compiled:
-            # A function replacement is taken literally: no group references, no backslash escapes.
-            text = pattern.sub(_literal(replacement), text)
+            text = pattern.replace_all(text, replacement)  # literal: no group references, no escapes
         return text
 
     return msgspec.structs.replace(
@@ -125,13 +131,18 @@ def normalize_request(request: ProviderRequest, rules: Rules) -> ProviderRequest
     )
 
 
-def _literal(replacement: str) -> Callable[[re.Match[str]], str]:
-    return lambda _match: replacement
-
-
 @lru_cache(maxsize=256)
-def _compile(rules: Rules) -> tuple[tuple[re.Pattern[str], str], ...]:
-    return tuple((re.compile(pattern), replacement) for pattern, replacement in rules)
+def _compile(rules: Rules) -> tuple[tuple[LinearPattern, str], ...]:
+    return tuple((_compiled(pattern), replacement) for pattern, replacement in rules)
+
+
+def _compiled(pattern: str) -> LinearPattern:
+    match compile_linear(pattern):
+        case Success(LinearPattern() as compiled):
+            return compiled
+        case Failure(message):
+            raise ValueError(f"replayNormalize pattern {pattern!r} was not validated: {message}")
+    raise AssertionError("unreachable")  # mypy: the match above is exhaustive over Result
 
 
 def _normalize_message(message: Message, apply: Callable[[str], str]) -> Message:

@@ -37,6 +37,7 @@ __all__ = [
     "SecretHit",
     "describe",
     "known_credentials",
+    "redact",
     "scan",
 ]
 
@@ -177,8 +178,9 @@ def known_credentials(env: Mapping[str, str], extra_names: Iterable[str] = ()) -
     return tuple(pairs)
 
 
-def _kinds_in(text: str, known: tuple[tuple[str, str], ...]) -> Iterator[str]:
-    """The kinds found in ``text``, in rule order; a span claimed by one rule is not claimed again."""
+def _spans_in(text: str, known: tuple[tuple[str, str], ...]) -> Iterator[tuple[int, int, str]]:
+    """Each (start, end, kind) found in ``text``, in rule order; a span claimed by one rule is not claimed
+    again."""
     claimed: list[tuple[int, int]] = []
 
     def claim(start: int, end: int) -> bool:
@@ -190,21 +192,42 @@ def _kinds_in(text: str, known: tuple[tuple[str, str], ...]) -> Iterator[str]:
     for name, value in known:
         if not value:
             continue
-        found = False
         start = text.find(value)
         while start >= 0:
-            found = claim(start, start + len(value)) or found
+            if claim(start, start + len(value)):
+                yield start, start + len(value), _CREDENTIAL_PREFIX + name
             start = text.find(value, start + 1)
-        if found:
-            yield _CREDENTIAL_PREFIX + name
     for kind, pattern, needs_digit in _SHAPES:
-        found = False
         for match in pattern.finditer(text):
             if needs_digit and not _DIGIT.search(match.group()):
                 continue
-            found = claim(match.start(), match.end()) or found
-        if found:
+            if claim(match.start(), match.end()):
+                yield match.start(), match.end(), kind
+
+
+def _kinds_in(text: str, known: tuple[tuple[str, str], ...]) -> Iterator[str]:
+    """The kinds found in ``text``, each once, in rule order."""
+    seen: set[str] = set()
+    for _, _, kind in _spans_in(text, known):
+        if kind not in seen:
+            seen.add(kind)
             yield kind
+
+
+def redact(text: str, known: tuple[tuple[str, str], ...]) -> str:
+    """``text`` with every secret ``scan`` would find replaced by ``<redacted: KIND>`` (never the value).
+
+    Exact credentials are named by their variable (``<redacted: credential OPENAI_API_KEY>``), shapes by their
+    kind (``<redacted: openai-key>``). What this cannot recognize stays: a safety net, not a guarantee.
+    """
+    spans = sorted(_spans_in(text, known))
+    if not spans:
+        return text
+    pieces, position = [], 0
+    for start, end, kind in spans:
+        pieces += [text[position:start], f"<redacted: {kind}>"]
+        position = end
+    return "".join(pieces) + text[position:]
 
 
 def _key_path(parent: str, key: str, secret: bool) -> str:

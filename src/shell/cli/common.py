@@ -22,7 +22,10 @@ from alisio.shell.cli.options import (
 )
 
 if TYPE_CHECKING:
-    from alisio.shell.lab.model import Ui
+    from collections.abc import Callable
+
+    from alisio.core.lab.records import RunRecord
+    from alisio.shell.lab.model import LabOutcome, LabStart, Ui
     from alisio.shell.lab.request import (
         ExecutorKind,
         LabRequest,
@@ -103,7 +106,9 @@ def permissions(flags: PermissionFlags) -> Permissions:
 def output(flags: OutputFlags) -> Output:
     from alisio.shell.lab.request import Output
 
-    return Output(out=flags.out, force=flags.force, keep=flags.keep, json=flags.json_output)
+    return Output(
+        out=flags.out, force=flags.force, keep=flags.keep, json=flags.json_output, quiet=flags.quiet
+    )
 
 
 def environment() -> dict[str, str]:
@@ -115,6 +120,48 @@ def jobs(value: int | None) -> int | None:
     """``--jobs`` checked (at least 1: a one-line usage error otherwise)."""
     check_min("--jobs", value, 1)
     return value
+
+
+def run_lab(
+    request: LabRequest,
+    *,
+    line: Callable[[int, int, RunRecord], str],
+    headline: Callable[[LabStart], None],
+    quiet: bool,
+    each: Callable[[RunRecord], None] = lambda record: None,
+) -> LabOutcome:
+    """Run ``request`` through the pipeline with this terminal's progress (``alisio.shell.cli.live``).
+
+    The live status starts once every check passed and the headline is printed (never during a prompt),
+    and ends before the command prints its results. ``each`` sees every finished record (``--json``).
+    """
+    from contextlib import ExitStack
+
+    from alisio.shell.cli.live import Progress
+    from alisio.shell.lab.pipeline import run_request
+
+    progress = Progress(line, quiet=quiet)
+    with ExitStack() as stack:
+
+        def on_start(start: LabStart) -> None:
+            if not quiet:
+                headline(start)
+            progress.planned(start.planned)
+            stack.enter_context(progress.shown())
+
+        def on_record(record: RunRecord, done: int, total: int) -> None:
+            progress.run_finished(record, done, total)
+            each(record)
+
+        return run_request(
+            request,
+            ui(
+                on_start=on_start,
+                on_record=on_record,
+                on_run_start=progress.run_started,
+                on_run_end=progress.run_ended,
+            ),
+        )
 
 
 def with_executor(request: LabRequest, flags: ExecutionFlags) -> LabRequest:

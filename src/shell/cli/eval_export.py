@@ -1,8 +1,9 @@
-"""``alisio eval export <runId> --out FILE [--force]``: one shareable, scrubbed JSON bundle of a stored run.
+"""``alisio eval export DIR|RUN_ID --out FILE [--force]``: one shareable, scrubbed JSON bundle of a stored run.
 
+DIR is a report directory (an ``--out`` directory too); RUN_ID a directory name under ``<dataDir>/eval``;
 ``<runId>/<variant>`` exports one variant of an ``eval variants`` run (its root holds no report of its own).
 
-Reads ``<dataDir>/eval/<runId>/`` and writes ``{"schemaVersion": 1, "report", "runs", "markdown"}`` with
+Reads the report directory and writes ``{"schemaVersion": 1, "report", "runs", "markdown", "transcripts"}`` with
 absolute paths replaced by placeholders and a non-plain provider id replaced by ``custom-endpoint``.
 Nothing goes to stdout; stderr says what was written and reminds that the scrubbing is pattern-based.
 
@@ -22,8 +23,9 @@ import typer
 RunId = Annotated[
     str,
     typer.Argument(
-        help="The run id: the directory name under <dataDir>/eval, or <runId>/<variant> for one variant.",
-        metavar="RUN_ID",
+        help="A report directory, or a run id: the directory name under <dataDir>/eval (<runId>/<variant> for "
+        "one variant).",
+        metavar="DIR|RUN_ID",
         show_default=False,
     ),
 ]

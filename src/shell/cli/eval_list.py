@@ -30,7 +30,7 @@ def list_suites(suite_dir: SuiteDir = None, json_output: Json = False) -> None:
 
     from alisio.core.lab.suite import violations
     from alisio.shell.lab.suite_choice import NO_BUNDLED, bundled_suites_root
-    from alisio.shell.lab.suites import SuiteEntry, discover_suites
+    from alisio.shell.lab.suites import SuiteEntry, discover_suites, shown_name
 
     bundled = bundled_suites_root()
     sources: list[tuple[str, SuiteEntry]] = []
@@ -46,7 +46,7 @@ def list_suites(suite_dir: SuiteDir = None, json_output: Json = False) -> None:
                 if not suite_dir.exists()
                 else "no suite.json here or in its sub-directories"
             )
-            print(f"alisio eval list: --suite-dir {suite_dir}: {why}", file=sys.stderr)
+            print(f"alisio eval list: --suite-dir {shown_name(suite_dir)}: {why}", file=sys.stderr)
             raise typer.Exit(1)
         sources += [("suite-dir", entry) for entry in found]
     rows: list[dict[str, object]] = []
@@ -61,22 +61,22 @@ def list_suites(suite_dir: SuiteDir = None, json_output: Json = False) -> None:
                         "tasks": len(suite.tasks),
                         "description": suite.description,
                         "source": source,
-                        "path": str(entry.directory),
+                        "path": shown_name(entry.directory),
                         "valid": True,
                     }
                 )
             case Failure(error):
                 rows.append(
                     {
-                        "directory": entry.directory.name,
+                        "directory": shown_name(entry.directory.name),
                         "source": source,
-                        "path": str(entry.directory),
+                        "path": shown_name(entry.directory),
                         "valid": False,
                         "errors": [f"{error.source}: {line}" for line in violations(error)],
                     }
                 )
     if json_output:
-        document = {"bundledRoot": str(bundled) if bundled is not None else None, "suites": rows}
+        document = {"bundledRoot": shown_name(bundled) if bundled is not None else None, "suites": rows}
         sys.stdout.write(msgspec.json.encode(document).decode() + "\n")
         raise typer.Exit(0)
     for row in rows:

@@ -62,7 +62,6 @@ def record(
 ) -> ExitCode:
     """Run each selected task once and write its cassette (<suite>/cassettes/<task-id>.jsonl)."""
     from alisio.core.lab.progress import progress_line
-    from alisio.shell.lab.pipeline import run_request
     from alisio.shell.lab.request import LabRequest, Output, RunMode
 
     s = selection
@@ -71,15 +70,13 @@ def record(
         mode=RunMode.RECORD,
         provider=common.provider(provider),
         permissions=common.permissions(permissions),
-        output=Output(keep=output.keep, json=output.json_output),
+        output=Output(keep=output.keep, json=output.json_output, quiet=output.quiet),
         cassette_dir=cassette_dir,
         env=common.environment(),
         jobs=common.jobs(execution.jobs),
     )
     request = common.with_executor(request, execution)
-    outcome = run_request(
-        request, common.ui(on_start=_headline, on_record=lambda r, i, n: say(progress_line(i, n, r)))
-    )
+    outcome = common.run_lab(request, line=progress_line, headline=_headline, quiet=output.quiet)
     return _show(outcome, output.json_output)
 
 

@@ -136,7 +136,6 @@ def run(
 
     from alisio.core.lab.progress import progress_line
     from alisio.shell.lab.errors import LabError
-    from alisio.shell.lab.pipeline import run_request
 
     if resume.resume is not None:
         request = _resume_request(suite, resume, selection, provider, permissions, output, execution)
@@ -149,13 +148,14 @@ def run(
     request = common.with_executor(request, execution)
     encoder = msgspec.json.Encoder()
 
-    def on_record(record: RunRecord, done: int, total: int) -> None:
-        say(progress_line(done, total, record))
+    def each(record: RunRecord) -> None:
         if request.output.json:
             common.out(encoder.encode(record) + b"\n")
 
-    outcome = run_request(request, common.ui(on_start=_headline, on_record=on_record))
-    return show_outcome(outcome, request.output.json)
+    outcome = common.run_lab(
+        request, line=progress_line, headline=_headline, quiet=request.output.quiet, each=each
+    )
+    return show_outcome(outcome, request.output.json, request.output.quiet)
 
 
 def _headline(start: LabStart) -> None:
@@ -193,7 +193,7 @@ def stop_lines(outcome: LabOutcome) -> list[str]:
     return lines
 
 
-def show_outcome(outcome: LabOutcome, json_output: bool) -> ExitCode:
+def show_outcome(outcome: LabOutcome, json_output: bool, quiet: bool = False) -> ExitCode:
     """The report on stdout (the table, or the JSON report), paths and problems on stderr; the exit code."""
     import msgspec
 
@@ -203,10 +203,12 @@ def show_outcome(outcome: LabOutcome, json_output: bool) -> ExitCode:
     (arm,) = outcome.arms
     if json_output:
         common.out(msgspec.json.encode(arm.report) + b"\n")
-        say(summary_table(arm.report))
+        if not quiet:
+            say(summary_table(arm.report))
     else:
         common.out(summary_table(arm.report) + "\n")
-    say(f"report: {arm.arm.directory / REPORT_MD}")
+    if not quiet:
+        say(f"report: {arm.arm.directory / REPORT_MD}")
     for line in stop_lines(outcome):
         say(line)
     return outcome.exit_code

@@ -34,7 +34,7 @@ def validate(paths: Paths, json_output: Json = False) -> None:
 
     from alisio.core.errors import SuiteError
     from alisio.core.lab.suite import violations
-    from alisio.shell.lab.suites import SuiteEntry, discover_suites
+    from alisio.shell.lab.suites import SuiteEntry, discover_suites, shown_name
 
     entries: list[SuiteEntry] = []
     for path in paths:
@@ -42,7 +42,9 @@ def validate(paths: Paths, json_output: Json = False) -> None:
         if not found:
             message = "no suite.json here or in its immediate sub-directories"
             found = (
-                SuiteEntry(directory=path, result=Failure(SuiteError(source=str(path), message=message))),
+                SuiteEntry(
+                    directory=path, result=Failure(SuiteError(source=shown_name(path), message=message))
+                ),
             )
         entries += found
     report: list[dict[str, object]] = []
@@ -53,10 +55,12 @@ def validate(paths: Paths, json_output: Json = False) -> None:
                 count = len(suite.tasks)
                 if not json_output:
                     noun = "task" if count == 1 else "tasks"
-                    print(f"ok {suite.suite_id} {suite.suite_version} ({count} {noun}) {entry.directory}")
+                    print(
+                        f"ok {suite.suite_id} {suite.suite_version} ({count} {noun}) {shown_name(entry.directory)}"
+                    )
                 report.append(
                     {
-                        "path": str(entry.directory),
+                        "path": shown_name(entry.directory),
                         "valid": True,
                         "suiteId": suite.suite_id,
                         "suiteVersion": suite.suite_version,
@@ -70,7 +74,7 @@ def validate(paths: Paths, json_output: Json = False) -> None:
                     print(f"{error.source}: {line}", file=sys.stderr)
                 report.append(
                     {
-                        "path": str(entry.directory),
+                        "path": shown_name(entry.directory),
                         "valid": False,
                         "source": error.source,
                         "errors": list(lines),

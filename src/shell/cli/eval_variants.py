@@ -66,7 +66,6 @@ def variants(
     """Run configuration variants interleaved over the same tasks, report each, and compare them."""
     from alisio.core.lab.variants import variant_progress_line
     from alisio.shell.lab.errors import LabError
-    from alisio.shell.lab.pipeline import run_request
     from alisio.shell.lab.request import LabRequest, rates_from
 
     if provider.mode is ModeChoice.REPLAY:
@@ -83,8 +82,8 @@ def variants(
         jobs=common.jobs(execution.jobs),
     )
     request = common.with_executor(request, execution)
-    outcome = run_request(
-        request, common.ui(on_start=_headline, on_record=lambda r, i, n: say(variant_progress_line(i, n, r)))
+    outcome = common.run_lab(
+        request, line=variant_progress_line, headline=_headline, quiet=request.output.quiet
     )
     return _show(outcome, request.output.json)
 

@@ -119,6 +119,10 @@ SuiteDir = Annotated[
     ),
 ]
 Yes = Annotated[bool, _opt("--yes", help="Accept a --suite-dir suite without asking.", panel=SELECTION)]
+Quiet = Annotated[
+    bool,
+    _opt("--quiet", "-q", help="Print only the final table: no headline, no line per run.", panel=OUTPUT),
+]
 Keep = Annotated[
     bool, _opt("--keep", help="Keep each run's temporary directory; print its path.", panel=OUTPUT)
 ]
@@ -217,6 +221,7 @@ class OutputFlags:
     force: Force = False
     keep: Keep = False
     json_output: Json = False
+    quiet: Quiet = False
     input_rate: InputRate = None
     output_rate: OutputRate = None
 
@@ -227,6 +232,7 @@ class CheckedFlags:
 
     keep: Keep = False
     json_output: Json = False
+    quiet: Quiet = False
 
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -60,7 +60,6 @@ from alisio.core.harness.compaction import (
 )
 from alisio.core.harness.config import MeasuredConfig
 from alisio.core.harness.events import (
-    EXCERPT_CHARS,
     ApprovalDecided,
     BudgetStopped,
     Compacted,
@@ -75,6 +74,7 @@ from alisio.core.harness.events import (
     RunStarted,
     ToolCalled,
     ToolResulted,
+    excerpt,
 )
 from alisio.core.harness.policy import Policy
 from alisio.core.harness.protocol import (
@@ -286,6 +286,7 @@ class _Run:
             finish_reason=response.finish_reason,
             usage=response.usage,
             text_chars=len(response.text),
+            text=response.text,
             tool_calls=len(response.tool_calls),
             duration_ms=duration_ms,
         )
@@ -377,7 +378,7 @@ class _Run:
             call_id=call.id,
             name=call.name,
             ok=False,
-            output_excerpt=refusal.message[:EXCERPT_CHARS],
+            output_excerpt=excerpt(refusal.message),
             duration_ms=0,
         )
         return ToolMessage(tool_call_id=call.id, name=call.name, content=refusal.message)
@@ -391,7 +392,7 @@ class _Run:
                 call_id=call.id,
                 name=call.name,
                 ok=False,
-                output_excerpt=refusal.message[:EXCERPT_CHARS],
+                output_excerpt=excerpt(refusal.message),
                 duration_ms=0,
             )
             self.append(ToolMessage(tool_call_id=call.id, name=call.name, content=refusal.message))
@@ -433,7 +434,7 @@ class _Run:
             call_id=call.id,
             name=call.name,
             ok=outcome.ok,
-            output_excerpt=outcome.output[:EXCERPT_CHARS],
+            output_excerpt=excerpt(outcome.output),
             duration_ms=duration_ms,
         )
         return ToolMessage(tool_call_id=call.id, name=call.name, content=outcome.output)

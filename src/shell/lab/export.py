@@ -2,12 +2,13 @@
 
 The steps, each a refusal point with one clear line (``ExportRefused``), nothing written on any of them:
 
-1. the run id is a directory name (letters, digits, ``.``, ``_``, ``-``; not ``.`` or ``..``), or
-   ``<runId>/<variant>`` (one variant of an ``eval variants`` run), each segment checked so;
-2. ``<dataDir>/eval/<runId>/`` exists (else the message lists the most recent run ids);
+1. the report directory: a path, or a run id (a directory name under ``<dataDir>/eval``: letters, digits,
+   ``.``, ``_``, ``-``, or ``<runId>/<variant>`` for one variant of an ``eval variants`` run);
+2. it exists and holds a report (else the message lists the most recent run ids, or the variants);
 3. ``--out`` does not exist (unless ``force``), is not a directory, is not inside the run directory (``--force``
    must never overwrite the report files it reads), and its parent directory exists;
-4. report.json and runs.jsonl read (report.md too; when it is missing it is rendered from the report);
+4. report.json, runs.jsonl and each run's transcript read (report.md too; when it is missing it is rendered
+   from the report);
 5. ``alisio.core.share.scrub`` replaces absolute paths and a non-plain provider id;
 6. ``alisio.core.share.secrets`` scans the whole scrubbed bundle: well-known key shapes, credential-named variables of the
    environment and the configured ``provider.apiKeyEnv``. A hit refuses and names the field, never the value;
@@ -33,10 +34,13 @@ from alisio.core.harness.config import DEFAULT_API_KEY_ENV
 from alisio.core.lab.records import RunRecord
 from alisio.core.lab.render import render_markdown
 from alisio.core.lab.report import Report
+from alisio.core.lab.transcript import decode_transcript, transcript_path
 from alisio.core.share.scrub import ScrubFacts, scrub_bundle
 from alisio.core.share.secrets import SecretHit, known_credentials, scan
 from alisio.shell.config_home import data_dir, load_config
-from alisio.shell.lab.store import REPORT_JSON, REPORT_MD, read_report, read_runs, write_bytes_atomic
+from alisio.shell.lab.errors import LabError
+from alisio.shell.lab.store import REPORT_MD, read_report, read_runs, write_bytes_atomic
+from alisio.shell.lab.stored import report_dir
 
 __all__ = [
     "BUNDLE_SCHEMA_VERSION",
@@ -44,13 +48,10 @@ __all__ = [
     "Exported",
     "build_bundle",
     "export_run",
-    "recent_run_ids",
-    "run_id_problem",
     "scrub_facts",
 ]
 
 BUNDLE_SCHEMA_VERSION: Final = 1
-RECENT_SHOWN: Final = 5
 HITS_SHOWN: Final = 20
 _RUN_ID: Final = re.compile(r"[A-Za-z0-9._-]+")
 
@@ -69,55 +70,6 @@ class Exported:
     path: Path
     runs: int
     warnings: tuple[str, ...] = ()
-
-
-def run_id_problem(run_id: str) -> str | None:
-    """Why ``run_id`` cannot name a run directory, or ``None`` when it can.
-
-    A run id is one directory name, or ``<runId>/<variant>`` for one variant of an ``eval variants`` run;
-    each segment is checked on its own (letters, digits, ``.``, ``_``, ``-``; never ``.`` or ``..``).
-    """
-    segments = run_id.split("/")
-    if len(segments) > 2 or any(s in (".", "..") or not _RUN_ID.fullmatch(s) for s in segments):
-        shown = run_id if run_id.isprintable() else repr(run_id)
-        return (
-            f"invalid run id {shown!r}: a run id is the name of a directory under <dataDir>/eval "
-            "(letters, digits, '.', '_', '-'), or <runId>/<variant> for one variant of a variants run"
-        )
-    return None
-
-
-def _variants_root(run_id: str, run_dir: Path) -> str | None:
-    """A variants root holds no report.json but one sub-directory per variant: say how to export one."""
-    if (run_dir / REPORT_JSON).exists() or "/" in run_id:
-        return None
-    try:
-        variants = sorted(e.name for e in run_dir.iterdir() if (e / REPORT_JSON).is_file())
-    except OSError:
-        return None
-    if not variants:
-        return None
-    shown = ", ".join(f"{run_id}/{name}" for name in variants)
-    return f"{run_id} is a variants run with one report per variant: export one of {shown}"
-
-
-def recent_run_ids(root: Path, limit: int = RECENT_SHOWN) -> tuple[str, ...]:
-    """The ids of the runs under ``root`` that hold a report.json, newest first (by modification time)."""
-    try:
-        entries = [
-            (entry.stat().st_mtime, entry.name) for entry in root.iterdir() if (entry / REPORT_JSON).is_file()
-        ]
-    except OSError:
-        return ()
-    return tuple(name for _, name in sorted(entries, reverse=True)[:limit])
-
-
-def _missing_run(run_id: str, root: Path) -> str:
-    recent = recent_run_ids(root)
-    where = f"no run {run_id} in {root}"
-    if recent:
-        return f"{where}; most recent: {', '.join(recent)}"
-    return f"{where}; it holds no runs" if root.is_dir() else f"{where}; the directory does not exist"
 
 
 def _out_problem(out: Path, force: bool, run_dir: Path) -> str | None:
@@ -199,8 +151,10 @@ def _read_bundle(run_dir: Path) -> Result[dict[str, object], str]:
                 read_runs(run_dir)
                 .alt(str)
                 .bind(
-                    lambda runs: _read_markdown(run_dir, report).map(
-                        lambda md: build_bundle(report, runs, md)
+                    lambda runs: _read_markdown(run_dir, report).bind(
+                        lambda md: _read_transcripts(run_dir, runs).map(
+                            lambda transcripts: build_bundle(report, runs, md, transcripts)
+                        )
                     )
                 )
             )
@@ -208,26 +162,51 @@ def _read_bundle(run_dir: Path) -> Result[dict[str, object], str]:
     )
 
 
-def build_bundle(report: Report, runs: Sequence[RunRecord], markdown: str) -> dict[str, object]:
-    """The unscrubbed bundle: ``{"schemaVersion": 1, "report": ..., "runs": [...], "markdown": "..."}``."""
-    return {
+def _read_transcripts(run_dir: Path, runs: Sequence[RunRecord]) -> Result[dict[str, object], str]:
+    """Each run's transcript events, by ``<task>/<repetition>`` (a run without one is left out)."""
+    transcripts: dict[str, object] = {}
+    for record in runs:
+        path = run_dir / transcript_path(record.task_id, record.repetition)
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            continue
+        except OSError as error:
+            return Failure(f"{path}: cannot read: {error.strerror or error}")
+        try:
+            events = decode_transcript(data)
+        except msgspec.DecodeError as error:
+            return Failure(f"{path}: not a transcript: {error}")
+        transcripts[f"{record.task_id}/{record.repetition}"] = [msgspec.to_builtins(e) for e in events]
+    return Success(transcripts)
+
+
+def build_bundle(
+    report: Report, runs: Sequence[RunRecord], markdown: str, transcripts: Mapping[str, object] | None = None
+) -> dict[str, object]:
+    """The unscrubbed bundle: ``{"schemaVersion": 1, "report", "runs", "markdown", "transcripts"}``.
+
+    ``transcripts`` maps ``<task>/<repetition>`` to the run's events (absent when no run kept one).
+    """
+    bundle: dict[str, object] = {
         "schemaVersion": BUNDLE_SCHEMA_VERSION,
         "report": msgspec.to_builtins(report),
         "runs": [msgspec.to_builtins(record) for record in runs],
         "markdown": markdown,
     }
+    if transcripts:
+        bundle["transcripts"] = dict(transcripts)
+    return bundle
 
 
-def export_run(run_id: str, out: Path, force: bool, env: Mapping[str, str]) -> Exported | ExportRefused:
-    """Write the scrubbed bundle of ``<dataDir>/eval/<run_id>`` to ``out``, or say why not (nothing written)."""
-    problem = run_id_problem(run_id)
-    if problem is not None:
-        return ExportRefused((problem,))
-    root = data_dir(env) / "eval"
-    run_dir = root / run_id
-    if not run_dir.is_dir():
-        return ExportRefused((_missing_run(run_id, root),))
-    problem = _variants_root(run_id, run_dir) or _out_problem(out, force, run_dir)
+def export_run(ref: str, out: Path, force: bool, env: Mapping[str, str]) -> Exported | ExportRefused:
+    """Write the scrubbed bundle of a report directory (a path, or a run id under ``<dataDir>/eval``) to
+    ``out``, or say why not (nothing written)."""
+    try:
+        run_dir = report_dir(ref, data_dir(env), "eval export")
+    except LabError as error:
+        return ExportRefused(error.lines)
+    problem = _out_problem(out, force, run_dir)
     if problem is not None:
         return ExportRefused((problem,))
     match _read_bundle(run_dir):

@@ -12,6 +12,7 @@ from alisio.core.exit_codes import ExitCode
 from alisio.core.lab.outcome import exit_code_for
 from alisio.core.lab.records import RunRecord
 from alisio.core.lab.report import Mode, Report
+from alisio.core.lab.schedule import RunSpec
 from alisio.core.lab.suite import Task
 from alisio.core.lab.variants import VariantsComparison, VariantsPlan
 from alisio.shell.lab.errors import Terminated
@@ -40,6 +41,10 @@ class Ui:
     """Called once, just before the first run."""
     on_record: Callable[[RunRecord, int, int], None] = lambda record, done, total: None
     """Called with each finished record, how many have finished, and how many are planned."""
+    on_run_start: Callable[[RunSpec], None] = lambda spec: None
+    """Called as each run starts (on the thread that runs it)."""
+    on_run_end: Callable[[RunSpec], None] = lambda spec: None
+    """Called as each run ends, finished or not (on the thread that ran it)."""
 
 
 @dataclass(frozen=True)

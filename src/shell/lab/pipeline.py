@@ -28,6 +28,7 @@ report of the finished runs is still written, marked interrupted.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import shutil
 import tempfile
@@ -40,7 +41,8 @@ from returns.result import Failure
 
 from alisio.core.harness.config import MeasuredConfig, config_hash
 from alisio.core.lab.records import RunRecord
-from alisio.core.lab.report import Compaction, Conditions, Mode, Rates, build_report
+from alisio.core.lab.report import Compaction, Conditions, Mode, Rates
+from alisio.core.lab.report_build import build_report
 from alisio.core.lab.schedule import RunSpec, plan_runs
 from alisio.core.lab.suite import Task
 from alisio.core.lab.variants import VariantsPlan, interleave
@@ -53,7 +55,7 @@ from alisio.shell.lab.plans import ProviderPlan, live_plan, scripted_plan
 from alisio.shell.lab.preflight import preflight, unwritable_dir
 from alisio.shell.lab.request import ExecutorKind, LabRequest, RunMode
 from alisio.shell.lab.resume import Resumed, plan_file, read_manifest
-from alisio.shell.lab.run_one import Arm, RunContext, run_one
+from alisio.shell.lab.run_one import Arm, Finished, RunContext, run_one
 from alisio.shell.lab.runner import Executor, LoopResult, RunsLog, SerialExecutor, ThreadExecutor, run_loop
 from alisio.shell.lab.stale import owned_prefix, remove_stale
 from alisio.shell.lab.store import write_report_files
@@ -284,13 +286,20 @@ def jobs_for(request: LabRequest, loaded: LoadedConfig | None) -> int:
     return LIVE_JOBS
 
 
-def _executor(request: LabRequest, start: LabStart, ctx: RunContext, planned: int) -> Executor:
+def _executor(request: LabRequest, start: LabStart, ctx: RunContext, ui: Ui, planned: int) -> Executor:
     """Ray tasks with ``--executor ray``; else one run at a time on this thread for ``--jobs 1`` (or a single
     run), else a pool of threads."""
     if request.executor is ExecutorKind.RAY:
         from alisio.shell.lab.ray_executor import RayExecutor
 
-        return RayExecutor(ctx, start.arms, jobs=start.jobs, address=request.ray_address)
+        return RayExecutor(
+            ctx,
+            start.arms,
+            jobs=start.jobs,
+            address=request.ray_address,
+            on_start=ui.on_run_start,
+            on_end=ui.on_run_end,
+        )
     jobs = start.jobs
     return SerialExecutor() if jobs == 1 or planned == 1 else ThreadExecutor(jobs)
 
@@ -304,15 +313,19 @@ def _execute(
     plan = _specs(start)
     todo = plan if resumed is None else resumed.todo
 
-    def run(spec: RunSpec) -> RunRecord:
-        return run_one(ctx, by_arm[spec.variant], by_task[spec.task_id], spec)
+    def run(spec: RunSpec) -> Finished:
+        ui.on_run_start(spec)
+        try:
+            return run_one(ctx, by_arm[spec.variant], by_task[spec.task_id], spec)
+        finally:
+            ui.on_run_end(spec)
 
     log = RunsLog({arm.variant: arm.directory for arm in start.arms})
     try:
         loop = run_loop(
             todo,
             run,
-            _executor(request, start, ctx, len(todo)),
+            _executor(request, start, ctx, ui, len(todo)),
             log,
             on_record=ui.on_record,
             stop_reason=_stop_reason(ctx.provider),
@@ -378,6 +391,45 @@ def _arms(
     )
 
 
+def _context(
+    request: LabRequest, choice: SuiteChoice, plan: ProviderPlan, say: Callable[[str], None]
+) -> RunContext:
+    """What every run of the command shares: the suite, the provider, the grants, the tools' environment."""
+    from alisio.shell.harness.tools.dispatch import tool_env
+    from alisio.shell.replay.cassettes import credentials_of
+
+    return RunContext(
+        loaded=choice.loaded,
+        provider=plan,
+        granted=request.permissions.granted,
+        read_only=request.permissions.read_only,
+        keep=request.output.keep,
+        harness_version=version("alisio"),
+        tool_env=tool_env(request.env, plan.key),
+        say=say,
+        credentials=credentials_of(request.env, plan.key),
+    )
+
+
+def _checked(
+    request: LabRequest, ui: Ui
+) -> tuple[MeasuredConfig, LoadedConfig | None, SuiteChoice, VariantsPlan | None, tuple[Task, ...]]:
+    """Steps 1-5: the configuration, the suite, the variants, the tasks and the outputs, all checked."""
+    measured, loaded = _configuration(request)
+    choice = find_suite(request.selection.suite, request.selection.suite_dir, bundled_suites_root())
+    variants = None
+    if request.variants_file is not None:
+        variants = read_variants(request.variants_file, measured, choice.loaded)
+    configs = [(None, measured)] if variants is None else [(v.id, v.measured) for v in variants.variants]
+    tasks = _selected(request, choice, configs)
+    _check_outputs(request, choice, [variant for variant, _ in configs])
+    if request.executor is ExecutorKind.RAY and request.ray_address is not None:
+        from alisio.shell.lab.ray_executor import check_address
+
+        check_address(request.ray_address)
+    return measured, loaded, choice, variants, tasks
+
+
 def run_request(request: LabRequest, ui: Ui) -> LabOutcome:
     """Carry out one lab command: check everything, run every planned run, write the reports.
 
@@ -386,34 +438,17 @@ def run_request(request: LabRequest, ui: Ui) -> LabOutcome:
         LabStopped: the reports or cassettes could not be written after the runs (naming why).
         KeyboardInterrupt: Ctrl-C or a signal before the first run (nothing ran).
     """
-    from alisio.shell.harness.tools.dispatch import tool_env
     from alisio.shell.replay.record import recording_plan
 
     remove_stale()  # workspaces of killed commands (only those whose process is gone)
-    measured, loaded = _configuration(request)
-    choice = find_suite(request.selection.suite, request.selection.suite_dir, bundled_suites_root())
-    variants = (
-        None
-        if request.variants_file is None
-        else read_variants(request.variants_file, measured, choice.loaded)
-    )
-    configs = [(None, measured)] if variants is None else [(v.id, v.measured) for v in variants.variants]
-    tasks = _selected(request, choice, configs)
-    _check_outputs(request, choice, [variant for variant, _ in configs])
-    if request.executor is ExecutorKind.RAY and request.ray_address is not None:
-        from alisio.shell.lab.ray_executor import check_address
-
-        check_address(request.ray_address)
+    measured, loaded, choice, variants, tasks = _checked(request, ui)
     plan = _provider_plan(request, choice, tasks, measured, loaded, ui.say)
     if request.mode is RunMode.RECORD:
         plan, _ = recording_plan(plan)
     try:
+        ask = functools.partial(ui.ask, "Run it? [y/N] ")
         confirm_third_party(
-            choice,
-            yes=request.selection.yes,
-            interactive=ui.interactive,
-            say=ui.say,
-            ask=lambda: ui.ask("Run it? [y/N] "),
+            choice, yes=request.selection.yes, interactive=ui.interactive, say=ui.say, ask=ask
         )
         now = datetime.now(UTC)
         with _report_directory(request, now) as (run_id, root):
@@ -429,19 +464,9 @@ def run_request(request: LabRequest, ui: Ui) -> LabOutcome:
                 root=root,
                 jobs=jobs_for(request, loaded),
             )
-            ctx = RunContext(
-                loaded=choice.loaded,
-                provider=plan,
-                granted=request.permissions.granted,
-                read_only=request.permissions.read_only,
-                keep=request.output.keep,
-                harness_version=version("alisio"),
-                tool_env=tool_env(request.env, plan.key),
-                say=ui.say,
-            )
             resumed = plan_file(request, start, _specs(start), run_id, created_at_for(now), ui.say)
             ui.on_start(start)
             created_at = created_at_for(now) if resumed is None else resumed.stored.created_at
-            return _execute(request, start, ctx, ui, created_at, resumed)
+            return _execute(request, start, _context(request, choice, plan, ui.say), ui, created_at, resumed)
     finally:
         plan.close()

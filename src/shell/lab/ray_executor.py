@@ -37,12 +37,11 @@ import msgspec
 from alisio.core.harness.config import config_hash
 from alisio.core.harness.endpoint import redact_credentials
 from alisio.core.lab.outcome import SetupError, record_from_run
-from alisio.core.lab.records import RunRecord
 from alisio.core.lab.schedule import RunSpec
 from alisio.shell.lab.errors import LabError, LabStopped, Terminated
 from alisio.shell.lab.portable import PortableArm, PortableLive, PortableRun, encode_run, suite_archive
 from alisio.shell.lab.ray_worker import decode_result
-from alisio.shell.lab.run_one import INTERNAL_ERROR, Arm, RunContext
+from alisio.shell.lab.run_one import INTERNAL_ERROR, Arm, Finished, RunContext
 
 __all__ = ["RAY_INSTALL", "WORKER_LOST", "RayExecutor", "check_address", "ray_session", "require_ray"]
 
@@ -246,17 +245,29 @@ class RayExecutor:
     """
 
     def __init__(
-        self, ctx: RunContext, arms: Sequence[Arm], *, jobs: int, address: str | None, grace_s: float = 30.0
+        self,
+        ctx: RunContext,
+        arms: Sequence[Arm],
+        *,
+        jobs: int,
+        address: str | None,
+        on_start: Callable[[RunSpec], None] = lambda spec: None,
+        on_end: Callable[[RunSpec], None] = lambda spec: None,
+        grace_s: float = 30.0,
     ) -> None:
         self.ctx = ctx
         self.arms = tuple(arms)
         self.jobs = jobs
         self.address = address
+        self.on_start = on_start
+        """Called (on this thread) as each run is handed to Ray."""
+        self.on_end = on_end
+        """Called (on this thread) as each run's result comes back, or as it is cancelled."""
         self.grace_s = grace_s
 
     def run(
-        self, run: Callable[[RunSpec], RunRecord], specs: Sequence[RunSpec]
-    ) -> Iterator[tuple[int, RunRecord]]:
+        self, run: Callable[[RunSpec], Finished], specs: Sequence[RunSpec]
+    ) -> Iterator[tuple[int, Finished]]:
         from alisio.shell.replay.record import RecordHook
 
         hook = self.ctx.provider.hook
@@ -273,7 +284,7 @@ class RayExecutor:
 
     def _stream(
         self, specs: Sequence[RunSpec], portable: PortableRun, archive: bytes, recording: Any
-    ) -> Iterator[tuple[int, RunRecord]]:
+    ) -> Iterator[tuple[int, Finished]]:
         import ray
 
         from alisio.shell.lab.ray_worker import run_remote
@@ -296,6 +307,7 @@ class RayExecutor:
                 index, spec = item
                 ref = remote.remote(*boxes, key, encoder.encode(spec), slots, str(index))
                 pending[ref] = index
+                self.on_start(spec)
 
         try:
             fill()
@@ -305,13 +317,17 @@ class RayExecutor:
                     ready, _ = ray.wait(list(pending), num_returns=len(pending), timeout=0)
                 for ref in sorted(ready, key=pending.__getitem__):
                     index = pending.pop(ref)
-                    yield index, self._finished(ref, index, specs[index], slots, recording)
+                    finished = self._finished(ref, index, specs[index], slots, recording)
+                    self.on_end(specs[index])
+                    yield index, finished
                 fill()
         finally:
             if pending:
                 self._cancel(list(pending))
+                for index in pending.values():
+                    self.on_end(specs[index])
 
-    def _finished(self, ref: Any, index: int, spec: RunSpec, slots: Any, recording: Any) -> RunRecord:
+    def _finished(self, ref: Any, index: int, spec: RunSpec, slots: Any, recording: Any) -> Finished:
         """The record a task sent back, or the ``error`` record of a task that did not."""
         import ray
 
@@ -329,7 +345,7 @@ class RayExecutor:
             self.ctx.say(line)
         if recording is not None and result.calls is not None:
             recording.recorded[spec.task_id] = (result.calls, result.record)
-        return result.record
+        return Finished(record=result.record, transcript=result.transcript)
 
     def _first_line(self, error: BaseException) -> str:
         """The first line of Ray's message, with no credential in it."""
@@ -340,12 +356,13 @@ class RayExecutor:
             line = line.replace(key, "<redacted>")
         return redact_credentials(line)
 
-    def _error_record(self, spec: RunSpec, reason: str, message: str) -> RunRecord:
+    def _error_record(self, spec: RunSpec, reason: str, message: str) -> Finished:
         arm = next(arm for arm in self.arms if arm.variant == spec.variant)
         setup = SetupError(reason=reason, message=message)
-        return record_from_run(
+        record = record_from_run(
             spec, (), None, None, (), config_hash=config_hash(arm.measured), setup_error=setup
         )
+        return Finished(record=record, transcript=b"")
 
     def _cancel(self, refs: list[Any]) -> None:
         """Stop the tasks in flight: ``KeyboardInterrupt`` in each, then force after ``grace_s``."""

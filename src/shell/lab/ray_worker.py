@@ -59,6 +59,8 @@ class RemoteResult(msgspec.Struct, frozen=True, kw_only=True):
     """What a worker sends back for one run."""
 
     record: RunRecord
+    transcript: bytes = b""
+    """The run's transcript (redacted on the worker), which the driver writes."""
     calls: tuple[RecordedCall, ...] | None = None
     """A recording's provider calls (``None`` when the command does not record)."""
     lines: tuple[str, ...] = ()
@@ -181,6 +183,7 @@ def _context(
     say: Callable[[str], None],
 ) -> RunContext:
     from alisio.shell.harness.tools.dispatch import tool_env
+    from alisio.shell.replay.cassettes import credentials_of
     from alisio.shell.replay.record import recording_plan
 
     plan = provider_plan(portable.provider, key, gate)
@@ -195,6 +198,7 @@ def _context(
         harness_version=portable.harness_version,
         tool_env=tool_env(os.environ, key),  # this machine's environment, without any credential
         say=say,
+        credentials=credentials_of(os.environ, key),  # what this machine's transcripts must not hold
     )
 
 
@@ -239,7 +243,7 @@ def run_remote(
     ctx = _context(portable, key, loaded, gate, lambda line: lines.append(f"{line} (on {host})"))
     try:
         task = next(task for task in loaded.suite.tasks if task.id == spec.task_id)
-        record = run_one(ctx, _arm(portable, spec.variant, loaded.directory), task, spec)
+        finished = run_one(ctx, _arm(portable, spec.variant, loaded.directory), task, spec)
     finally:
         ctx.provider.close()
     calls = None
@@ -249,4 +253,7 @@ def run_remote(
 
         assert isinstance(hook, RecordHook)  # _context wrapped the plan
         calls = hook.recorded[task.id][0] if task.id in hook.recorded else ()
-    return _result_encoder.encode(RemoteResult(record=record, calls=calls, lines=tuple(lines)))
+    result = RemoteResult(
+        record=finished.record, transcript=finished.transcript, calls=calls, lines=tuple(lines)
+    )
+    return _result_encoder.encode(result)

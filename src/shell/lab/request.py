@@ -110,6 +110,8 @@ class Output:
     keep: bool = False
     """Keep each run's temporary workspace and print its path."""
     json: bool = False
+    quiet: bool = False
+    """Print only the final table (no headline, no line per run)."""
 
 
 @dataclass(frozen=True)

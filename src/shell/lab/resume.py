@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,10 +31,12 @@ from alisio.core.lab.manifest import (
 )
 from alisio.core.lab.records import RunRecord, decode_runs, encode_runs
 from alisio.core.lab.schedule import RunSpec
+from alisio.core.lab.transcript import transcript_path
 from alisio.shell.lab.errors import LabError
 from alisio.shell.lab.model import LabStart
 from alisio.shell.lab.request import LabRequest, Output, Permissions, ProviderOptions, RunMode, Selection
 from alisio.shell.lab.store import RUNS_JSONL, write_bytes_atomic
+from alisio.shell.lab.stored import report_dir
 
 __all__ = [
     "PLAN_JSON",
@@ -51,20 +54,16 @@ RETRIED = "retried"
 
 
 def resume_target(ref: str, data_root: Path) -> Path:
-    """The report directory ``ref`` names: a directory, or a run id under ``<dataDir>/eval``.
+    """The report directory ``ref`` names (a path, or a run id under ``<dataDir>/eval``) that holds plan.json.
 
     Raises:
-        LabError: neither exists, or it holds no plan.json.
+        LabError: no such directory or run, or it holds no plan.json.
     """
-    given = Path(ref)
-    directory = given if given.is_dir() else data_root / "eval" / ref
-    if not directory.is_dir():
-        raise LabError(
-            f"--resume {ref}: no such report directory, and no run {ref!r} in {data_root / 'eval'}"
-        )
+    directory = report_dir(ref, data_root, "--resume")
     if not (directory / PLAN_JSON).is_file():
         raise LabError(
-            f"--resume {ref}: {directory} holds no {PLAN_JSON}, so it cannot be resumed (not an eval run report directory)"
+            f"--resume {ref}: {directory} holds no {PLAN_JSON}, so it cannot be resumed "
+            "(eval run writes it before the first run; variants runs and older reports have none)"
         )
     return directory
 
@@ -186,6 +185,11 @@ def prepare_resume(
         try:
             write_bytes_atomic(retried_path, encode_runs((*earlier, *apart)))
             write_bytes_atomic(directory / RUNS_JSONL, encode_runs(kept))
+            for record in apart:  # its transcript goes with its record
+                name = transcript_path(record.task_id, record.repetition)
+                if (directory / name).is_file():
+                    (directory / RETRIED / name).parent.mkdir(parents=True, exist_ok=True)
+                    os.replace(directory / name, directory / RETRIED / name)
         except OSError as error:
             raise LabError(
                 f"{directory}: cannot set the errored runs apart: {error.strerror or error}"

@@ -20,13 +20,14 @@ from alisio.core.lab.outcome import SetupError, record_from_run
 from alisio.core.lab.records import RunRecord
 from alisio.core.lab.schedule import RunSpec
 from alisio.core.lab.suite import Task
+from alisio.core.lab.transcript import encode_transcript
 from alisio.core.replay.fingerprint import Rules, path_rules
 from alisio.shell.lab.plans import ProviderPlan
 from alisio.shell.lab.preflight import task_policy
 from alisio.shell.lab.stale import owned_prefix
 from alisio.shell.lab.suites import LoadedSuite
 
-__all__ = ["INTERNAL_ERROR", "Arm", "RunContext", "run_one"]
+__all__ = ["INTERNAL_ERROR", "Arm", "Finished", "RunContext", "run_one"]
 
 INTERNAL_ERROR = "internal_error"
 """The reason of a run that an unexpected exception ended (a bug of ours or of the environment)."""
@@ -58,6 +59,16 @@ class RunContext:
     """The environment of ``bash`` commands and command verifiers (``None``: the tools' default)."""
     say: Callable[[str], None] = lambda line: None
     """Prints one line for people (the path of a kept workspace)."""
+    credentials: tuple[tuple[str, str], ...] = ()
+    """The exact credentials of the environment (and the API key), redacted from transcripts."""
+
+
+@dataclass(frozen=True)
+class Finished:
+    """A finished run: its record, and its transcript's bytes (redacted; written by the driver)."""
+
+    record: RunRecord
+    transcript: bytes
 
 
 def _budget(task: Task) -> RunBudget:
@@ -76,7 +87,7 @@ def _rules(task: Task, workspace: Path) -> Rules:
     return rules + tuple((rule.pattern, rule.replace) for rule in task.replay_normalize)
 
 
-def _judged_run(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> RunRecord:
+def _judged_run(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> Finished:
     """The run itself; raises ``WorkspaceError`` when the fixture cannot be prepared."""
     from alisio.shell.harness.agent import AgentSetup, run_agent
     from alisio.shell.lab.verifiers import run_verifiers
@@ -121,15 +132,16 @@ def _judged_run(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> RunReco
         error=message,
     )
     hook = ctx.provider.hook
-    return record if hook is None else hook.finish(provider, task, record)
+    record = record if hook is None else hook.finish(provider, task, record)
+    return Finished(record=record, transcript=encode_transcript(result.events, ctx.credentials))
 
 
-def run_one(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> RunRecord:
+def run_one(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> Finished:
     """Run ``task`` once as ``spec`` says, under ``arm``'s configuration: its record, never an exception.
 
     Returns:
-        The judged record; an ``error`` record when the fixture cannot be prepared or anything unexpected
-        raised (``KeyboardInterrupt`` still goes through).
+        The judged record and its transcript; an ``error`` record (and an empty transcript) when the fixture
+        cannot be prepared or anything unexpected raised (``KeyboardInterrupt`` still goes through).
     """
     from alisio.shell.lab.workspace import WorkspaceError
 
@@ -141,4 +153,5 @@ def run_one(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> RunRecord:
     except Exception as error:  # a lab never loses its other runs because one run went wrong
         message = redact_credentials(f"{type(error).__name__}: {error}")
         setup = SetupError(reason=INTERNAL_ERROR, message=message)
-    return record_from_run(spec, (), None, None, (), config_hash=measured_hash, setup_error=setup)
+    record = record_from_run(spec, (), None, None, (), config_hash=measured_hash, setup_error=setup)
+    return Finished(record=record, transcript=b"")

@@ -29,19 +29,21 @@ import msgspec
 
 from alisio.core.lab.records import RunRecord
 from alisio.core.lab.schedule import RunSpec
+from alisio.core.lab.transcript import transcript_path
 from alisio.shell.lab.errors import LabError, LabStopped, Terminated
-from alisio.shell.lab.store import RUNS_JSONL
+from alisio.shell.lab.run_one import Finished
+from alisio.shell.lab.store import RUNS_JSONL, write_bytes_atomic
 
 __all__ = ["Executor", "LoopResult", "RunsLog", "SerialExecutor", "ThreadExecutor", "run_loop"]
 
-RunFn = Callable[[RunSpec], RunRecord]
-"""Runs one planned run and returns its record (never raises but for ``KeyboardInterrupt``)."""
+RunFn = Callable[[RunSpec], Finished]
+"""Runs one planned run and returns its record and transcript (never raises but for ``KeyboardInterrupt``)."""
 
 
 class Executor(Protocol):
     """How the planned runs are carried out."""
 
-    def run(self, run: RunFn, specs: Sequence[RunSpec]) -> Iterator[tuple[int, RunRecord]]:
+    def run(self, run: RunFn, specs: Sequence[RunSpec]) -> Iterator[tuple[int, Finished]]:
         """Run every spec, yielding ``(index in specs, record)`` as each run finishes.
 
         Closing the iterator early (the loop stops) must stop the runs still in flight.
@@ -52,7 +54,7 @@ class Executor(Protocol):
 class SerialExecutor:
     """One run after another, in plan order, on the calling thread."""
 
-    def run(self, run: RunFn, specs: Sequence[RunSpec]) -> Iterator[tuple[int, RunRecord]]:
+    def run(self, run: RunFn, specs: Sequence[RunSpec]) -> Iterator[tuple[int, Finished]]:
         for index, spec in enumerate(specs):
             yield index, run(spec)
 
@@ -71,14 +73,14 @@ class ThreadExecutor:
         self.jobs = jobs
         self.grace_s = grace_s
 
-    def run(self, run: RunFn, specs: Sequence[RunSpec]) -> Iterator[tuple[int, RunRecord]]:
+    def run(self, run: RunFn, specs: Sequence[RunSpec]) -> Iterator[tuple[int, Finished]]:
         from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 
         from alisio.shell import cancel
 
         cancel.reset()
         pool = ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="alisio-run")
-        pending: dict[Future[RunRecord], int] = {pool.submit(run, spec): i for i, spec in enumerate(specs)}
+        pending: dict[Future[Finished], int] = {pool.submit(run, spec): i for i, spec in enumerate(specs)}
         try:
             while pending:
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
@@ -111,13 +113,21 @@ class RunsLog:
                 f"{error.filename or directories}: cannot write the report there ({why}); nothing was run"
             ) from None
 
-    def append(self, record: RunRecord) -> None:
-        """Append ``record`` to its arm's runs.jsonl, flushed to disk.
+    def append(self, finished: Finished) -> None:
+        """Write the run's transcript, then append its record to its arm's runs.jsonl, flushed to disk.
 
         Raises:
-            LabStopped: the write failed (a full disk...): the file is truncated back to its last whole line.
+            LabStopped: a write failed (a full disk...): runs.jsonl is truncated back to its last whole line.
         """
+        record = finished.record
         directory, handle = self._files[record.variant]
+        if finished.transcript:
+            path = directory / transcript_path(record.task_id, record.repetition)
+            try:
+                write_bytes_atomic(path, finished.transcript)
+            except OSError as error:
+                why = error.strerror or str(error)
+                raise LabStopped(f"{directory}: cannot write the transcript {path.name}: {why}") from None
         line = self._encoder.encode(record) + b"\n"
         size = handle.tell()
         try:
@@ -187,9 +197,9 @@ def run_loop(
     stopped: str | None = None
     results = executor.run(run, specs)
     try:
-        for index, record in results:
-            log.append(record)
-            finished[index] = record
+        for index, done in results:
+            log.append(done)
+            record = finished[index] = done.record
             on_record(record, len(finished), len(specs))
             stopped = stop_reason(record)
             if stopped is not None:

@@ -7,6 +7,10 @@ is the core's; this module only reads the disk and hands over data.
   directory once without following links (``PathFacts``: real directories, real files, and every symlink
   with its resolved target or "outside"), parses, then hashes the fixture files for
   ``suite_content_hash``. A file that cannot be read is a ``SuiteError`` naming it, never an exception.
+- Bounded: suite.json must be a regular file of at most ``MAX_SUITE_BYTES`` (a FIFO or ``/dev/zero`` is
+  refused, not waited on or read whole); fixture files are hashed in chunks, whatever their size.
+- Names that are not UTF-8 are never handed on as text: they go to ``PathFacts.undecodable`` escaped
+  (``shown_name``, ``\\xNN``), and every path this module puts in a message is escaped the same way.
 - ``discover_suites(root)``: the suite at ``root``, or the suites in its immediate sub-directories; a broken
   suite is an entry holding its error, so one bad suite never hides the others.
 """
@@ -15,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,9 +29,20 @@ from alisio.core.errors import SuiteError
 from alisio.core.lab.suite import Suite, Task, parse_suite, suite_content_hash
 from alisio.core.lab.suite_paths import PathFacts, SymlinkFact, is_within, join, normalize, resolve
 
-__all__ = ["SUITE_FILE", "LoadedSuite", "SuiteEntry", "discover_suites", "gather_path_facts", "load_suite"]
+__all__ = [
+    "MAX_SUITE_BYTES",
+    "SUITE_FILE",
+    "LoadedSuite",
+    "SuiteEntry",
+    "discover_suites",
+    "gather_path_facts",
+    "load_suite",
+    "shown_name",
+]
 
 SUITE_FILE = "suite.json"
+MAX_SUITE_BYTES = 16 << 20
+"""The largest suite.json read (16 MiB, thousands of tasks): a larger one is refused, never read whole."""
 
 
 @dataclass(frozen=True)
@@ -62,15 +78,38 @@ def load_suite(path: Path) -> Result[LoadedSuite, SuiteError]:
     """
     if path.is_dir() and not os.path.lexists(path / SUITE_FILE):
         return Failure(
-            SuiteError(source=str(path), message=f"not a suite: no {SUITE_FILE} in this directory")
+            SuiteError(source=shown_name(path), message=f"not a suite: no {SUITE_FILE} in this directory")
         )
     suite_json = path / SUITE_FILE if path.is_dir() else path
+    source = shown_name(suite_json)
     try:
-        data = suite_json.read_bytes()
+        data = _read_suite_json(suite_json)
         facts = gather_path_facts(suite_json.parent)
     except OSError as error:
-        return Failure(SuiteError(source=str(suite_json), message=_cannot_read(error, suite_json)))
-    return parse_suite(data, str(suite_json), facts).bind(lambda suite: _hashed(suite, suite_json, facts))
+        return Failure(SuiteError(source=source, message=_cannot_read(error, suite_json)))
+    except _NotASuiteFile as error:
+        return Failure(SuiteError(source=source, message=str(error)))
+    return parse_suite(data, source, facts).bind(lambda suite: _hashed(suite, suite_json, facts))
+
+
+class _NotASuiteFile(Exception):
+    """suite.json is not a regular file, or is larger than ``MAX_SUITE_BYTES``."""
+
+
+def _read_suite_json(path: Path) -> bytes:
+    """The bytes of a regular file of at most ``MAX_SUITE_BYTES``.
+
+    A FIFO would block ``open`` forever and ``/dev/zero`` would fill memory: the file is opened without
+    blocking, checked with ``fstat`` on that same descriptor, and read no further than the limit.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as file:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise _NotASuiteFile(f"not a regular file (a {SUITE_FILE} must be one)")
+        data = file.read(MAX_SUITE_BYTES + 1)
+    if len(data) > MAX_SUITE_BYTES:
+        raise _NotASuiteFile(f"larger than {MAX_SUITE_BYTES // (1 << 20)} MiB (the limit of a {SUITE_FILE})")
+    return data
 
 
 def discover_suites(root: Path) -> tuple[SuiteEntry, ...]:
@@ -85,15 +124,16 @@ def discover_suites(root: Path) -> tuple[SuiteEntry, ...]:
         return (
             SuiteEntry(
                 directory=root,
-                result=Failure(SuiteError(source=str(root), message=_cannot_read(error, root))),
+                result=Failure(SuiteError(source=shown_name(root), message=_cannot_read(error, root))),
             ),
         )
     return tuple(SuiteEntry(directory=child, result=load_suite(child)) for child in children)
 
 
 def gather_path_facts(directory: Path) -> PathFacts:
-    """Walk ``directory`` once, not following links: its real directories and files, and every symlink
-    with its resolved target relative to ``directory`` (None when outside it or unresolvable).
+    """Walk ``directory`` once, not following links: its real directories and files, every symlink with its
+    resolved target relative to ``directory`` (None when outside it or unresolvable), and every entry whose
+    name is not UTF-8 (escaped, ``shown_name``; the walk does not enter such a directory).
 
     Raises:
         OSError: a directory under it cannot be listed.
@@ -102,6 +142,7 @@ def gather_path_facts(directory: Path) -> PathFacts:
     directories: set[str] = set()
     files: set[str] = set()
     links: set[SymlinkFact] = set()
+    undecodable: set[str] = set()
 
     def fail(error: OSError) -> None:
         raise error
@@ -111,14 +152,21 @@ def gather_path_facts(directory: Path) -> PathFacts:
         for name in (*dirnames, *filenames):
             entry = Path(here) / name
             relative = join(base, name)
-            if entry.is_symlink():
+            if not _is_utf8(name):
+                undecodable.add(join(base, shown_name(name)))
+            elif entry.is_symlink():
                 links.add(SymlinkFact(path=relative, target=_link_target(entry, root)))
             elif name in dirnames:
                 directories.add(relative)
             elif entry.is_file():
                 files.add(relative)
+        dirnames[:] = [name for name in dirnames if _is_utf8(name)]  # one bad name is enough to refuse
     return PathFacts(
-        gathered=True, directories=frozenset(directories), files=frozenset(files), symlinks=frozenset(links)
+        gathered=True,
+        directories=frozenset(directories),
+        files=frozenset(files),
+        symlinks=frozenset(links),
+        undecodable=frozenset(undecodable),
     )
 
 
@@ -141,13 +189,16 @@ def _hashed(suite: Suite, suite_json: Path, facts: PathFacts) -> Result[LoadedSu
     try:
         for relative in sorted(facts.files):
             if any(root is not None and is_within(relative, root) for root in roots):
-                digests[relative] = hashlib.sha256((suite_json.parent / relative).read_bytes()).hexdigest()
+                digests[relative] = _sha256_of(suite_json.parent / relative)
         for link in facts.symlinks:
             if any(root is not None and is_within(link.path, root) for root in roots):
-                target = os.readlink(suite_json.parent / link.path)
-                digests[link.path] = hashlib.sha256(f"symlink:{target}".encode()).hexdigest()
+                # The target's bytes: a link may point at a name that is not UTF-8 (and may not exist).
+                target = os.fsencode(os.readlink(suite_json.parent / link.path))
+                digests[link.path] = hashlib.sha256(b"symlink:" + target).hexdigest()
     except OSError as error:
-        return Failure(SuiteError(source=str(suite_json), message=_cannot_read(error, suite_json.parent)))
+        return Failure(
+            SuiteError(source=shown_name(suite_json), message=_cannot_read(error, suite_json.parent))
+        )
     return Success(
         LoadedSuite(
             suite=suite,
@@ -161,4 +212,24 @@ def _hashed(suite: Suite, suite_json: Path, facts: PathFacts) -> Result[LoadedSu
 def _cannot_read(error: OSError, path: Path) -> str:
     name = error.filename if isinstance(error.filename, str) else str(path)
     reason = error.strerror or type(error).__name__
-    return f"cannot read {name}: {reason}" if name != str(path) else f"cannot read: {reason}"
+    return f"cannot read {shown_name(name)}: {reason}" if name != str(path) else f"cannot read: {reason}"
+
+
+def shown_name(path: str | Path) -> str:
+    """``path`` as printable text: bytes that are not UTF-8 (``os.fsdecode`` keeps them as lone surrogates,
+    which no UTF-8 output accepts) are written ``\\xNN``."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def _is_utf8(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _sha256_of(path: Path) -> str:
+    """The sha256 of a file, read in chunks: a 2 GB fixture file costs a buffer, not 2 GB of memory."""
+    with path.open("rb") as file:
+        return hashlib.file_digest(file, "sha256").hexdigest()

@@ -9,7 +9,7 @@ Rules:
   same fixture gives the same commit id on every machine, and no ``user.name`` is needed;
 - the ``before`` snapshot is taken once the copy (and its commit) is ready; ``snapshot_tree`` hashes file
   bytes, records a symlink by its target text without following it, never opens a special file (a fifo
-  would block), and skips ``.git``, ``node_modules`` and ``__pycache__`` (``alisio.core.lab.verify.IGNORED_DIRS``);
+  would block), writes the bytes of a name (or link target) that is not UTF-8 as ``\\xNN``, and skips ``.git``, ``node_modules`` and ``__pycache__`` (``alisio.core.lab.verify.IGNORED_DIRS``);
 - anything that goes wrong while preparing raises ``WorkspaceError`` naming the fixture and the cause; the
   lab records the run as error with ``reason`` (``fixture_copy``).
 """
@@ -180,15 +180,22 @@ def snapshot_tree(root: Path) -> TreeSnapshot:
         dirnames[:] = [name for name in dirnames if name not in IGNORED_DIRS]
         for name in (*dirnames, *filenames):
             entry = base / name
-            relative = entry.relative_to(root).as_posix()
+            relative = _text(entry.relative_to(root).as_posix())
             mode = entry.lstat().st_mode
             if stat.S_ISLNK(mode):
-                entries.append(TreeEntry(path=relative, kind="symlink", digest=os.readlink(entry)))
+                entries.append(TreeEntry(path=relative, kind="symlink", digest=_text(os.readlink(entry))))
             elif stat.S_ISREG(mode):
                 entries.append(TreeEntry(path=relative, kind="file", digest=_sha256_of(entry)))
             elif not stat.S_ISDIR(mode):
                 entries.append(TreeEntry(path=relative, kind="special"))
     return tree_snapshot(entries)
+
+
+def _text(name: str) -> str:
+    """``name`` as UTF-8-safe text: a run may create names that are not UTF-8 (``touch $'\\xff'``), which
+    ``os`` hands back with lone surrogates that no report, runs.jsonl or cassette can hold; their bytes are
+    written ``\\xNN`` instead (so ``tree-diff-within`` names them, and the record can be written)."""
+    return os.fsencode(name).decode("utf-8", "backslashreplace")
 
 
 def _sha256_of(path: Path) -> str:

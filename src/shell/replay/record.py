@@ -95,11 +95,12 @@ def load_cassettes(loaded: LoadedSuite, tasks: tuple[Task, ...], directory: Path
 
     Raises:
         LabError: one line per missing or invalid cassette (the file, and the line for an invalid one), or a
-            cassette recorded for another suite or task.
+            cassette recorded for another suite, task or suiteVersion (a bumped suiteVersion says a fixture
+            or a verifier changed, so the recording no longer pins this suite: record it again).
     """
     cassettes: dict[str, Cassette] = {}
     problems: list[str] = []
-    suite_id = loaded.suite.suite_id
+    suite_id, suite_version = loaded.suite.suite_id, loaded.suite.suite_version
     for task in tasks:
         path = cassette_path(directory, task.id)
         match read_cassette(path):
@@ -111,6 +112,11 @@ def load_cassettes(loaded: LoadedSuite, tasks: tuple[Task, ...], directory: Path
                     problems.append(
                         f"task {task.id}: {path}: recorded for {header.suite_id}/{header.task_id}, "
                         f"not {suite_id}/{task.id}"
+                    )
+                elif header.suite_version != suite_version:
+                    problems.append(
+                        f"task {task.id}: {path}: recorded under suiteVersion {header.suite_version}, "
+                        f"the suite is {suite_version}"
                     )
                 cassettes[task.id] = cassette
     if problems:

@@ -1,0 +1,400 @@
+"""Planning: how many runs a comparison needs, and the smallest change a comparison could detect.
+
+Formulas (shared/notes/statistics.md §4.5; Fleiss, Levin & Paik 2003; Miller 2024, arXiv:2411.00640):
+
+- One task, two-sided test of two proportions at level α with power 1 − β, the pooled variance under the
+  null, p̄ = (p1 + p2)/2, q = 1 − p::
+
+      n per side = [z(1 − α/2)·sqrt(2·p̄·q̄) + z(1 − β)·sqrt(p1·q1 + p2·q2)]² / (p2 − p1)²
+
+  0.5 -> 0.6 needs 387.3, so 388 runs per side; 0.5 -> 0.8 needs 39. It is the normal approximation of a
+  5% test: the disjoint-interval verdict needs about 1.65 times as many runs for the same power.
+- The suite, paired by task, T tasks with k runs per side each, every task at the baseline rate p1 and
+  changed by δ give or take a between-task standard deviation ω (``task_sd``)::
+
+      Var(d_i) = ω² + (p1·q1 + p2·q2)/k,   needs  T·δ² / (t(1 − α/2, T − 1) + t(1 − β, T − 1))² >= Var(d_i)
+
+  so k = (p1·q1 + p2·q2) / (T·δ²/c² − ω²); when T·δ²/c² <= ω² no k is enough and more tasks are needed.
+  ω defaults to 0 (the same change on every task): the most optimistic case, so k is a lower bound.
+- Minimum detectable effect: the smallest change with the given power at the runs a comparison had, by
+  inverting the same formulas (``min_detectable_difference``, ``paired_min_detectable``).
+
+Rules: pure functions of numbers; invalid input raises ``ValueError`` here, and ``parse_power_request``
+turns the CLI's text into a ``PowerRequest`` or a ``PowerInputError`` naming the flag.
+"""
+
+from __future__ import annotations
+
+import math
+from statistics import NormalDist
+
+from returns.result import Failure, Result, Success
+
+from alisio.core.base import Frozen
+from alisio.core.errors import PowerInputError
+from alisio.core.lab.stats import t_quantile
+
+__all__ = [
+    "PowerPlan",
+    "PowerRequest",
+    "candidate_rate",
+    "min_detectable_difference",
+    "paired_min_detectable",
+    "parse_power_request",
+    "plan_power",
+    "power_two_proportions",
+    "render_power",
+    "runs_per_side",
+    "runs_per_task",
+]
+
+_NORMAL = NormalDist()
+
+
+def _z(prob: float) -> float:
+    return _NORMAL.inv_cdf(prob)
+
+
+def _check_level(name: str, value: float) -> None:
+    if not 0.0 < value < 1.0:
+        raise ValueError(f"{name} must be in (0, 1), got {value}")
+
+
+def candidate_rate(baseline_rate: float, delta: float) -> float:
+    """``baseline_rate + delta``, with float noise at the ends removed (0.9 + 0.1 is 1.0000000000000002)."""
+    rate = round(baseline_rate + delta, 12)
+    return 0.0 if rate == 0.0 else rate
+
+
+def _check_rates(p1: float, delta: float) -> float:
+    """The candidate rate, after checking both rates are in [0, 1] and differ."""
+    p2 = candidate_rate(p1, delta)
+    for name, rate in (("baseline rate", p1), ("candidate rate", p2)):
+        if not 0.0 <= rate <= 1.0:
+            raise ValueError(f"the {name} must be in [0, 1], got {rate}")
+    if p1 == p2:
+        raise ValueError("the change to detect must not be 0")
+    return p2
+
+
+def runs_per_side(baseline_rate: float, delta: float, alpha: float = 0.05, power: float = 0.8) -> float:
+    """Runs per side (before rounding up) for one task to detect ``baseline_rate`` -> ``baseline_rate +
+    delta`` with a two-sided test at ``alpha`` and the given ``power`` (module docstring's first formula).
+
+    Raises:
+        ValueError: a rate outside [0, 1], ``delta == 0``, ``alpha`` or ``power`` outside (0, 1).
+    """
+    p1, p2 = baseline_rate, _check_rates(baseline_rate, delta)
+    _check_level("alpha", alpha)
+    _check_level("power", power)
+    mean = (p1 + p2) / 2.0
+    null_sd = math.sqrt(2.0 * mean * (1.0 - mean))
+    alt_sd = math.sqrt(p1 * (1.0 - p1) + p2 * (1.0 - p2))
+    return (_z(1.0 - alpha / 2.0) * null_sd + _z(power) * alt_sd) ** 2 / delta**2
+
+
+def power_two_proportions(p1: float, p2: float, n1: int, n2: int, alpha: float = 0.05) -> float:
+    """Power of the two-sided two-proportion z test (pooled variance under the null) with n1 and n2 runs::
+
+        Φ((|p2 − p1| − z(1 − α/2)·sqrt(p̄q̄(1/n1 + 1/n2))) / sqrt(p1q1/n1 + p2q2/n2)),  p̄ = (n1p1 + n2p2)/(n1 + n2)
+
+    With equal n it inverts ``runs_per_side`` exactly (the far tail is ignored, as there).
+    """
+    _check_level("alpha", alpha)
+    if n1 < 1 or n2 < 1:
+        raise ValueError(f"both sides need runs, got {n1} and {n2}")
+    pooled = (n1 * p1 + n2 * p2) / (n1 + n2)
+    null_se = math.sqrt(pooled * (1.0 - pooled) * (1.0 / n1 + 1.0 / n2))
+    alt_se = math.sqrt(p1 * (1.0 - p1) / n1 + p2 * (1.0 - p2) / n2)
+    margin = abs(p2 - p1) - _z(1.0 - alpha / 2.0) * null_se
+    if alt_se == 0.0:  # p1 and p2 are 0 or 1: the outcome is certain
+        return 1.0 if margin > 0.0 else 0.0
+    return _NORMAL.cdf(margin / alt_se)
+
+
+def _first_crossing(
+    baseline_rate: float, room: float, sign: float, n1: int, n2: int, power: float
+) -> float | None:
+    """Smallest |δ| in (0, room] with power >= ``power`` in one direction, by a scan then bisection."""
+    if room <= 0.0:
+        return None
+    steps = 400
+    previous = 0.0
+    for i in range(1, steps + 1):
+        size = room * i / steps
+        if power_two_proportions(baseline_rate, baseline_rate + sign * size, n1, n2) >= power:
+            low, high = previous, size
+            for _ in range(60):
+                mid = (low + high) / 2.0
+                if power_two_proportions(baseline_rate, baseline_rate + sign * mid, n1, n2) >= power:
+                    high = mid
+                else:
+                    low = mid
+            return high
+        previous = size
+    return None
+
+
+def min_detectable_difference(
+    baseline_rate: float, baseline_n: int, candidate_n: int, power: float = 0.8
+) -> float | None:
+    """The smallest change from ``baseline_rate``, up or down, that a two-sided 5% two-proportion test on
+    ``baseline_n`` and ``candidate_n`` runs detects with ``power`` (``power_two_proportions``).
+
+    Returns:
+        The smaller of the upward and downward sizes (a positive number), or ``None`` when no change that
+        keeps the rate in [0, 1] reaches ``power`` (too few runs).
+    """
+    _check_level("power", power)
+    if not 0.0 <= baseline_rate <= 1.0:
+        raise ValueError(f"the baseline rate must be in [0, 1], got {baseline_rate}")
+    sizes = [
+        _first_crossing(baseline_rate, 1.0 - baseline_rate, 1.0, baseline_n, candidate_n, power),
+        _first_crossing(baseline_rate, baseline_rate, -1.0, baseline_n, candidate_n, power),
+    ]
+    found = [s for s in sizes if s is not None]
+    return min(found) if found else None
+
+
+def _t_sum(tasks: int, alpha: float, power: float) -> float:
+    return t_quantile(1.0 - alpha / 2.0, tasks - 1) + t_quantile(power, tasks - 1)
+
+
+def paired_min_detectable(spread: float, tasks: int, alpha: float = 0.05, power: float = 0.8) -> float:
+    """Smallest mean difference a paired t test over ``tasks`` tasks detects with ``power``:
+    (t(1 − α/2, T − 1) + t(power, T − 1)) · spread / √T, where ``spread`` is the standard deviation of the
+    per-task differences.
+
+    Raises:
+        ValueError: fewer than 2 tasks, a negative spread, ``alpha`` or ``power`` outside (0, 1).
+    """
+    if tasks < 2:
+        raise ValueError(f"a paired t test needs at least 2 tasks, got {tasks}")
+    if spread < 0.0:
+        raise ValueError(f"the spread must be >= 0, got {spread}")
+    _check_level("alpha", alpha)
+    _check_level("power", power)
+    return _t_sum(tasks, alpha, power) * spread / math.sqrt(tasks)
+
+
+def runs_per_task(
+    baseline_rate: float,
+    delta: float,
+    tasks: int,
+    task_sd: float = 0.0,
+    alpha: float = 0.05,
+    power: float = 0.8,
+) -> tuple[float | None, int]:
+    """Runs per task and side for the paired suite comparison (module docstring's second formula).
+
+    Returns:
+        (k before rounding up, or ``None`` when no k is enough with this many tasks; the fewest tasks for
+        which some k is enough).
+
+    Raises:
+        ValueError: as ``runs_per_side``, fewer than 2 tasks, or a negative ``task_sd``.
+    """
+    p1, p2 = baseline_rate, _check_rates(baseline_rate, delta)
+    _check_level("alpha", alpha)
+    _check_level("power", power)
+    if tasks < 2:
+        raise ValueError(f"the paired suite comparison needs at least 2 tasks, got {tasks}")
+    if task_sd < 0.0:
+        raise ValueError(f"the between-task standard deviation must be >= 0, got {task_sd}")
+    within = p1 * (1.0 - p1) + p2 * (1.0 - p2)
+
+    def room(count: int) -> float:
+        return count * delta**2 / _t_sum(count, alpha, power) ** 2 - task_sd**2
+
+    # t > z for every df, so the normal-quantile answer is a lower bound on the fewest tasks.
+    fewest = max(2, math.ceil((_z(1.0 - alpha / 2.0) + _z(power)) ** 2 * task_sd**2 / delta**2))
+    while room(fewest) <= 0.0:
+        fewest += 1
+    if room(tasks) <= 0.0:
+        return None, fewest
+    return (within / room(tasks) if within > 0.0 else 1.0), fewest
+
+
+# --- alisio eval power ----------------------------------------------------------------------------------
+
+
+class PowerRequest(Frozen, frozen=True, kw_only=True):
+    """The validated flags of ``alisio eval power``."""
+
+    baseline_rate: float
+    detect: float
+    alpha: float = 0.05
+    power: float = 0.8
+    tasks: int | None = None
+    task_sd: float = 0.0
+
+
+class PowerPlan(Frozen, frozen=True, kw_only=True, omit_defaults=True):
+    """What ``alisio eval power --json`` prints."""
+
+    baseline_rate: float
+    candidate_rate: float
+    detect: float
+    alpha: float
+    power: float
+    runs_per_side: int
+    """Runs per side for one task (rounded up)."""
+    runs_per_side_exact: float
+    tasks: int | None = None
+    task_sd: float | None = None
+    """Between-task standard deviation of the change assumed for the suite plan."""
+    runs_per_task: int | None = None
+    """Runs per task and side for the paired suite comparison over ``tasks`` tasks (rounded up); absent when
+    no number of runs is enough with that many tasks."""
+    runs_per_task_exact: float | None = None
+    min_tasks: int | None = None
+    """The fewest tasks for which some number of runs per task is enough."""
+
+
+def _number(flag: str, text: str | None, default: float | None = None) -> Result[float, PowerInputError]:
+    if text is None:
+        if default is None:
+            return Failure(PowerInputError(flag=flag, message="is required"))
+        return Success(default)
+    try:
+        value = float(text)
+    except ValueError:
+        return Failure(PowerInputError(flag=flag, message=f"expected a number, got {text!r}"))
+    if not math.isfinite(value):
+        return Failure(PowerInputError(flag=flag, message=f"expected a finite number, got {text!r}"))
+    return Success(value)
+
+
+def _range(flag: str, value: float, low: float, high: float, closed: bool) -> Result[float, PowerInputError]:
+    inside = low <= value <= high if closed else low < value < high
+    if inside:
+        return Success(value)
+    bounds = f"[{low:g}, {high:g}]" if closed else f"({low:g}, {high:g})"
+    return Failure(PowerInputError(flag=flag, message=f"must be in {bounds}, got {value:g}"))
+
+
+def _tasks(text: str | None) -> Result[int | None, PowerInputError]:
+    if text is None:
+        return Success(None)
+    if not text.strip().isdigit() or int(text) < 2:
+        message = (
+            f"expected a whole number of tasks >= 2 (the paired comparison needs a spread), got {text!r}"
+        )
+        return Failure(PowerInputError(flag="--tasks", message=message))
+    return Success(int(text))
+
+
+def parse_power_request(
+    baseline_rate: str | None,
+    detect: str | None,
+    alpha: str | None = None,
+    power: str | None = None,
+    tasks: str | None = None,
+    task_sd: str | None = None,
+) -> Result[PowerRequest, PowerInputError]:
+    """The flags of ``alisio eval power`` as given (text), validated into a ``PowerRequest``.
+
+    Returns:
+        ``Failure(PowerInputError)`` naming the first flag that is missing, not a number or out of range:
+        rates in [0, 1], the detected change non-zero with the candidate rate in [0, 1], alpha and power in
+        (0, 1), tasks a whole number >= 2, task-sd >= 0, task-sd only with tasks.
+    """
+    p1 = _number("--baseline-rate", baseline_rate).bind(
+        lambda v: _range("--baseline-rate", v, 0.0, 1.0, True)
+    )
+    level = _number("--alpha", alpha, 0.05).bind(lambda v: _range("--alpha", v, 0.0, 1.0, False))
+    wanted = _number("--power", power, 0.8).bind(lambda v: _range("--power", v, 0.0, 1.0, False))
+    sd = _number("--task-sd", task_sd, 0.0).bind(lambda v: _range("--task-sd", v, 0.0, 1.0, True))
+    return p1.bind(
+        lambda rate: (
+            _number("--detect", detect)
+            .bind(lambda delta: _delta(rate, delta))
+            .bind(
+                lambda delta: level.bind(
+                    lambda a: wanted.bind(
+                        lambda w: _tasks(tasks).bind(
+                            lambda t: sd.bind(
+                                lambda s: _request(rate, delta, a, w, t, s, task_sd is not None)
+                            )
+                        )
+                    )
+                )
+            )
+        )
+    )
+
+
+def _delta(rate: float, delta: float) -> Result[float, PowerInputError]:
+    if delta == 0.0:
+        return Failure(PowerInputError(flag="--detect", message="the change to detect must not be 0"))
+    if not 0.0 <= candidate_rate(rate, delta) <= 1.0:
+        message = f"{rate:g} {delta:+g} = {candidate_rate(rate, delta):g} is not a rate in [0, 1]"
+        return Failure(PowerInputError(flag="--detect", message=message))
+    return Success(delta)
+
+
+def _request(
+    rate: float, delta: float, alpha: float, power: float, tasks: int | None, sd: float, sd_given: bool
+) -> Result[PowerRequest, PowerInputError]:
+    if sd_given and tasks is None:
+        message = "only applies to the suite plan: give --tasks too"
+        return Failure(PowerInputError(flag="--task-sd", message=message))
+    return Success(
+        PowerRequest(baseline_rate=rate, detect=delta, alpha=alpha, power=power, tasks=tasks, task_sd=sd)
+    )
+
+
+def plan_power(request: PowerRequest) -> PowerPlan:
+    """Runs per side for one task and, with ``tasks``, runs per task for the paired suite comparison."""
+    r = request
+    exact = runs_per_side(r.baseline_rate, r.detect, r.alpha, r.power)
+    per_task: tuple[float | None, int] = (None, 0)
+    if r.tasks is not None:
+        per_task = runs_per_task(r.baseline_rate, r.detect, r.tasks, r.task_sd, r.alpha, r.power)
+    k_exact = per_task[0]
+    return PowerPlan(
+        baseline_rate=r.baseline_rate,
+        candidate_rate=candidate_rate(r.baseline_rate, r.detect),
+        detect=r.detect,
+        alpha=r.alpha,
+        power=r.power,
+        runs_per_side=math.ceil(exact - 1e-9),
+        runs_per_side_exact=exact,
+        tasks=r.tasks,
+        task_sd=None if r.tasks is None else r.task_sd,
+        runs_per_task=None if k_exact is None else max(1, math.ceil(k_exact - 1e-9)),
+        runs_per_task_exact=k_exact,
+        min_tasks=None if r.tasks is None else per_task[1],
+    )
+
+
+def _pct(rate: float) -> str:
+    return f"{rate * 100:.1f}%"
+
+
+def render_power(plan: PowerPlan) -> str:
+    """What ``alisio eval power`` prints without ``--json``: the plan in sentences."""
+    p = plan
+    lines = [
+        f"To detect {_pct(p.baseline_rate)} -> {_pct(p.candidate_rate)} ({p.detect * 100:+.1f} pp) with "
+        f"{p.power * 100:g}% power at two-sided alpha {p.alpha:g}:",
+        f"- one task: {p.runs_per_side} runs per side ({p.runs_per_side_exact:.1f} before rounding up; "
+        "two-proportion test with the pooled variance under the null).",
+    ]
+    if p.tasks is not None:
+        spread = f"the change varying across tasks with standard deviation {(p.task_sd or 0.0) * 100:.1f} pp"
+        if p.runs_per_task is not None and p.runs_per_task_exact is not None:
+            lines.append(
+                f"- {p.tasks} tasks paired by task, {spread}: {p.runs_per_task} runs per task and side "
+                f"({p.runs_per_task_exact:.1f} before rounding up)."
+            )
+        else:
+            lines.append(
+                f"- {p.tasks} tasks paired by task, {spread}: no number of runs per task is enough; "
+                f"at least {p.min_tasks} tasks are needed."
+            )
+    lines.append(
+        "These sizes are for a 5% test (eval compare --verdict exact, before the correction across tasks); "
+        "the default disjoint-interval verdict needs about 1.65 times as many runs for the same power."
+    )
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,159 @@
+"""``alisio eval show``: which run to show, and the run as a readable transcript.
+
+``pick_run`` chooses: the run of ``--task`` and ``--rep``; without ``--rep`` the task's first run that did not
+pass, else its first; without ``--task`` the first run of the report that did not pass, else the first.
+``render_run`` lays out what happened in order: the prompt, then per turn the assistant's text, each tool
+call with its arguments and its result (an ``edit_file`` as a unified diff of what it replaced), approvals,
+incidents, compactions and budget stops, how the run ended, then each verifier with its status and detail.
+Pure text from the record and the events; the shell reads the files and prints.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Sequence
+
+from returns.result import Failure, Result, Success
+
+from alisio.core.harness.events import (
+    ApprovalDecided,
+    BudgetStopped,
+    Compacted,
+    Event,
+    IncidentRaised,
+    ProviderRequested,
+    ProviderResponded,
+    RunEnded,
+    RunStarted,
+    ToolCalled,
+    ToolResulted,
+)
+from alisio.core.lab.progress import why_not_passed
+from alisio.core.lab.records import RunRecord, RunStatus
+
+__all__ = ["pick_run", "render_run"]
+
+_RESULT_LINES = 40
+"""A tool result longer than this many lines shows its head and tail (``--json`` has every character)."""
+
+
+def pick_run(records: Sequence[RunRecord], task: str | None, rep: int | None) -> Result[RunRecord, str]:
+    """The run to show, or why there is none (naming the tasks or repetitions there are)."""
+    if not records:
+        return Failure("the report holds no run")
+    chosen = [r for r in records if task is None or r.task_id == task]
+    if not chosen:
+        tasks = ", ".join(sorted({r.task_id for r in records}))
+        return Failure(f"no task {task!r} in this report (tasks: {tasks})")
+    if rep is not None:
+        exact = [r for r in chosen if r.repetition == rep]
+        if not exact:
+            reps = ", ".join(str(r.repetition) for r in sorted(chosen, key=lambda r: r.repetition))
+            return Failure(f"task {chosen[0].task_id} has no rep {rep} (reps: {reps})")
+        return Success(exact[0])
+    ordered = sorted(chosen, key=lambda r: (r.task_id, r.repetition)) if task is not None else list(chosen)
+    failing = [r for r in ordered if r.status is not RunStatus.PASS]
+    return Success(failing[0] if failing else ordered[0])
+
+
+def _indented(text: str, prefix: str = "    ") -> list[str]:
+    lines = text.splitlines() or [""]
+    if len(lines) > _RESULT_LINES:
+        head, tail = lines[: _RESULT_LINES // 2], lines[-_RESULT_LINES // 2 :]
+        lines = [
+            *head,
+            f"[... {len(lines) - len(head) - len(tail)} lines not shown: --json has them ...]",
+            *tail,
+        ]
+    return [prefix + line for line in lines]
+
+
+def _arguments(event: ToolCalled) -> tuple[dict[str, object] | None, list[str]]:
+    """The call's arguments as a dict (``None`` when they are not a JSON object) and their display lines."""
+    try:
+        parsed = json.loads(event.arguments)
+    except ValueError:
+        return None, _indented(event.arguments)
+    if not isinstance(parsed, dict):
+        return None, _indented(event.arguments)
+    if (
+        event.name == "edit_file"
+        and isinstance(parsed.get("old_string"), str)
+        and isinstance(parsed.get("new_string"), str)
+    ):
+        path = str(parsed.get("path", "file"))
+        diff = difflib.unified_diff(
+            str(parsed["old_string"]).splitlines(),
+            str(parsed["new_string"]).splitlines(),
+            f"a/{path}",
+            f"b/{path}",
+            lineterm="",
+        )
+        return parsed, _indented("\n".join(diff))
+    if event.name == "write_file" and isinstance(parsed.get("content"), str):
+        content = str(parsed["content"])
+        head = f"{parsed.get('path')} ({len(content.splitlines())} lines):"
+        return parsed, ["    " + head, *_indented(content, "    | ")]
+    shown = {key: value for key, value in parsed.items()}
+    return parsed, _indented(json.dumps(shown, ensure_ascii=False, indent=2))
+
+
+def _event_lines(event: Event) -> list[str]:
+    match event:
+        case RunStarted(prompt=prompt, model=model, provider=provider, policy_mode=mode):
+            return [f"run start: {provider} {model}, policy {mode}", "prompt:", *_indented(prompt), ""]
+        case ProviderRequested(turn=turn, purpose="main"):
+            return [f"--- turn {turn} ---"]
+        case ProviderRequested(purpose="compaction"):
+            return ["--- compaction call ---"]
+        case ProviderResponded(text=text, finish_reason=finish, usage=usage, duration_ms=ms):
+            tokens = f"{usage.input_tokens} in, {usage.output_tokens} out" if usage else "usage not reported"
+            lines = [f"assistant ({finish}, {tokens}, {ms / 1000:.1f} s):"]
+            return lines + (_indented(text) if text else ["    (no text)"])
+        case ToolCalled(name=name):
+            return [f"> {name}", *_arguments(event)[1]]
+        case ToolResulted(ok=ok, output_excerpt=output, duration_ms=ms):
+            return [f"< {'ok' if ok else 'error'} ({ms} ms)", *_indented(output)]
+        case ApprovalDecided(name=name, effect=effect, granted=granted, by=by):
+            return [f"approval: {name} ({effect}) {'granted' if granted else 'denied'} by {by}"]
+        case IncidentRaised(kind=kind, message=message):
+            return [f"! incident {kind}: {message}"]
+        case Compacted(chars_before=before, chars_after=after, messages_replaced=replaced):
+            return [f"! compaction: {replaced} messages replaced, {before} -> {after} characters"]
+        case BudgetStopped(budget=budget, limit=limit, value=value):
+            return [f"! budget {budget} exceeded (limit {limit}, reached {value})"]
+        case RunEnded(outcome=outcome, reason=reason, turns=turns):
+            why = f" ({reason})" if reason else ""
+            return ["", f"run end: {outcome}{why} after {turns} turns"]
+    return []
+
+
+def render_run(record: RunRecord, events: Sequence[Event] | None) -> str:
+    """The run as text: a header, the transcript (when it was kept), then the verifiers."""
+    m = record.measured
+    variant = f" [{record.variant}]" if record.variant else ""
+    why = f" ({record.reason})" if record.reason else ""
+    lines = [
+        f"{record.task_id} rep {record.repetition}{variant}: {record.status}{why}, {m.turns} turns, "
+        f"{m.tool_calls} tool calls, {m.wall_ms / 1000:.1f} s",
+    ]
+    failing = why_not_passed(record)
+    if failing:
+        lines.append(f"why: {failing}")
+    lines.append("")
+    if events is None:
+        lines += ["(no transcript was kept for this run: it was written by an older alisio)", ""]
+    else:
+        for event in events:
+            lines += _event_lines(event)
+    lines += ["", "verifiers:"]
+    for verifier in record.verifiers:
+        lines.append(f"  {verifier.status:5} {verifier.id} ({verifier.kind})")
+        if verifier.detail:
+            lines += _indented(verifier.detail, "        ")
+    if not record.verifiers:
+        lines.append("  (none ran)")
+    for error in record.errors:
+        lines.append(f"error: {error}")
+    return "\n".join(lines) + "\n"

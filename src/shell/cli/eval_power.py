@@ -1,0 +1,74 @@
+"""``alisio eval power --baseline-rate P --detect DELTA [--alpha A] [--power W] [--tasks T [--task-sd S]]
+[--json]``: how many runs a comparison needs.
+
+Prints the runs per side for one task (two-proportion test, pooled variance under the null) and, with
+``--tasks``, the runs per task for the paired suite comparison over T tasks. Pure arithmetic: no files, no
+network.
+
+Exit codes: 0 planned; 1 a missing, non-numeric or out-of-range flag (one line naming the flag).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from alisio.shell.cli.options import Json
+
+# Numbers are read as text and validated by the core, so a bad value is one line naming the flag.
+BaselineRate = Annotated[
+    str | None,
+    typer.Option("--baseline-rate", metavar="P", help="The baseline's success rate, in [0, 1] (required)."),
+]
+Detect = Annotated[
+    str | None,
+    typer.Option(
+        "--detect",
+        metavar="DELTA",
+        help="The change of success rate to detect, e.g. 0.1 or -0.1 (required; P + DELTA in [0, 1]).",
+    ),
+]
+Alpha = Annotated[str | None, typer.Option("--alpha", metavar="A", help="Two-sided level (default 0.05).")]
+Power = Annotated[str | None, typer.Option("--power", metavar="W", help="Power wanted (default 0.8).")]
+Tasks = Annotated[
+    str | None,
+    typer.Option("--tasks", metavar="T", help="Also plan the paired suite comparison over T tasks (>= 2)."),
+]
+TaskSd = Annotated[
+    str | None,
+    typer.Option(
+        "--task-sd",
+        metavar="S",
+        help="With --tasks: standard deviation of the change across tasks (default 0: the same change on "
+        "every task, the most optimistic case).",
+    ),
+]
+
+
+def power(
+    baseline_rate: BaselineRate = None,
+    detect: Detect = None,
+    alpha: Alpha = None,
+    power: Power = None,
+    tasks: Tasks = None,
+    task_sd: TaskSd = None,
+    json: Json = False,
+) -> None:
+    """How many runs per side (and per task) a comparison needs to detect a change with a given power."""
+    import msgspec
+    from returns.result import Failure, Success
+
+    from alisio.core.lab.power import parse_power_request, plan_power, render_power
+
+    match parse_power_request(baseline_rate, detect, alpha, power, tasks, task_sd):
+        case Success(request):
+            plan = plan_power(request)
+            if json:
+                sys.stdout.write(msgspec.json.encode(plan).decode() + "\n")
+            else:
+                sys.stdout.write(render_power(plan))
+        case Failure(error):
+            print(f"alisio eval power: {error}", file=sys.stderr)
+            raise typer.Exit(1)

@@ -1,0 +1,154 @@
+"""Properties of alisio.core.lab.power: runs per side and per task, minimum detectable effects, and the
+validation of ``alisio eval power``'s flags. Reference sizes come from statsmodels (stats_reference.json)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+from returns.result import Failure, Success
+
+from alisio.core.errors import PowerInputError
+from alisio.core.lab.power import (
+    min_detectable_difference,
+    paired_min_detectable,
+    parse_power_request,
+    plan_power,
+    power_two_proportions,
+    render_power,
+    runs_per_side,
+    runs_per_task,
+)
+
+REFERENCE = json.loads((Path(__file__).parent / "data" / "stats_reference.json").read_text())
+rates = st.integers(0, 20).map(lambda i: i / 20)
+deltas = st.integers(1, 10).map(lambda i: i / 20)
+
+
+def test_the_worked_example() -> None:
+    """0.5 -> 0.6 needs 388 runs per side (387.34 before rounding up); 0.5 -> 0.8 needs 39."""
+    plan = plan_power(parse_power_request("0.5", "0.1").unwrap())
+    assert plan.runs_per_side == 388 and round(plan.runs_per_side_exact, 2) == 387.34
+    assert math.ceil(runs_per_side(0.5, 0.3)) == 39
+
+
+@pytest.mark.parametrize("case", REFERENCE["runs_per_side"], ids=lambda c: f"{c['p1']}-{c['p2']}")
+def test_runs_per_side_match_statsmodels(case: dict[str, float]) -> None:
+    """Equal to statsmodels' samplesize_proportions_2indep_onetail (two-sided, pooled null variance)."""
+    assert math.isclose(runs_per_side(case["p1"], case["p2"] - case["p1"]), case["n"], rel_tol=1e-9)
+
+
+@given(rates, deltas, deltas)
+def test_runs_per_side_fall_as_the_change_grows(p1: float, small: float, large: float) -> None:
+    """A larger change (same direction) never needs more runs."""
+    assume(small < large and p1 + large <= 1.0)
+    assert runs_per_side(p1, large) <= runs_per_side(p1, small)
+
+
+@given(rates, deltas, st.floats(0.5, 0.99), st.floats(0.5, 0.99))
+def test_runs_per_side_grow_with_the_power_wanted(p1: float, delta: float, low: float, high: float) -> None:
+    """More power, or a smaller alpha, never needs fewer runs."""
+    assume(p1 + delta <= 1.0 and low < high)
+    assert runs_per_side(p1, delta, power=low) <= runs_per_side(p1, delta, power=high)
+    assert runs_per_side(p1, delta, alpha=0.05) <= runs_per_side(p1, delta, alpha=0.01)
+
+
+@given(rates, deltas)
+def test_the_power_formula_inverts_the_sample_size(p1: float, delta: float) -> None:
+    """At the (unrounded) runs per side, the power is 0.8; one run more never loses power."""
+    assume(p1 + delta <= 1.0)
+    n = runs_per_side(p1, delta)
+    assume(n >= 2)
+    whole = math.ceil(n)
+    assert power_two_proportions(p1, p1 + delta, whole, whole) >= 0.8 - 1e-9
+    assert power_two_proportions(p1, p1 + delta, whole + 1, whole + 1) >= power_two_proportions(
+        p1, p1 + delta, whole, whole
+    )
+
+
+@settings(max_examples=50)
+@given(rates, st.integers(5, 200), st.integers(5, 200))
+def test_the_minimum_detectable_change_has_the_power(p1: float, n1: int, n2: int) -> None:
+    """At the minimum detectable change the power is 0.8, just below it less; more runs shrink it."""
+    mde = min_detectable_difference(p1, n1, n2)
+    if mde is None:
+        return
+    up, down = p1 + mde, p1 - mde
+    reached = [power_two_proportions(p1, p2, n1, n2) for p2 in (up, down) if 0.0 <= p2 <= 1.0]
+    assert max(reached) >= 0.8 - 1e-6
+    bigger = min_detectable_difference(p1, 2 * n1, 2 * n2)
+    assert bigger is not None and bigger <= mde + 1e-9
+
+
+def test_too_few_runs_detect_nothing() -> None:
+    """5 runs per side from 50%: not even 50% -> 100% has 80% power (the disjoint rule agrees: only 0/5 vs 5/5)."""
+    assert min_detectable_difference(0.5, 5, 5) is None
+    assert min_detectable_difference(0.0, 10, 10) is not None
+
+
+@given(st.floats(0.01, 0.5), st.integers(2, 60), st.integers(2, 60))
+def test_paired_detectable_effect_falls_with_tasks(spread: float, few: int, many: int) -> None:
+    """More tasks at the same spread detect a smaller mean difference."""
+    assume(few < many)
+    assert paired_min_detectable(spread, many) < paired_min_detectable(spread, few)
+
+
+@given(rates, deltas, st.integers(2, 40), st.floats(0.0, 0.2))
+def test_runs_per_task_behave(p1: float, delta: float, tasks: int, sd: float) -> None:
+    """More tasks never need more runs per task; a larger spread never needs fewer; the fewest tasks work."""
+    assume(p1 + delta <= 1.0)
+    k, fewest = runs_per_task(p1, delta, tasks, sd)
+    k_more, _ = runs_per_task(p1, delta, tasks + 5, sd)
+    k_wider, _ = runs_per_task(p1, delta, tasks, sd + 0.05)
+    assert (k is None) is (tasks < fewest)
+    if k is not None:
+        assert k_more is not None and k_more <= k
+        assert k_wider is None or k_wider >= k
+    assert runs_per_task(p1, delta, fewest, sd)[0] is not None
+
+
+def test_a_spread_larger_than_the_change_needs_more_tasks() -> None:
+    """0.5 -> 0.6 over 20 tasks with a spread of 0.3: no k is enough, 73 tasks at least; with 0: 22 per task."""
+    plan = plan_power(parse_power_request("0.5", "0.1", tasks="20", task_sd="0.3").unwrap())
+    assert plan.runs_per_task is None and plan.min_tasks == 73
+    assert "no number of runs per task is enough; at least 73 tasks are needed" in render_power(plan)
+    plan = plan_power(parse_power_request("0.5", "0.1", tasks="20").unwrap())
+    assert plan.runs_per_task == 22 and plan.task_sd == 0.0
+
+
+@pytest.mark.parametrize(
+    ("args", "flag", "words"),
+    [
+        ((None, "0.1"), "--baseline-rate", "is required"),
+        (("0.5", None), "--detect", "is required"),
+        (("half", "0.1"), "--baseline-rate", "expected a number, got 'half'"),
+        (("1.5", "0.1"), "--baseline-rate", "must be in [0, 1], got 1.5"),
+        (("0.5", "0"), "--detect", "must not be 0"),
+        (("0.9", "0.2"), "--detect", "0.9 +0.2 = 1.1 is not a rate in [0, 1]"),
+        (("0.5", "0.1", "0"), "--alpha", "must be in (0, 1), got 0"),
+        (("0.5", "0.1", None, "1"), "--power", "must be in (0, 1), got 1"),
+        (("0.5", "0.1", None, None, "1"), "--tasks", "whole number of tasks >= 2"),
+        (("0.5", "0.1", None, None, "2.5"), "--tasks", "whole number of tasks >= 2"),
+        (("0.5", "0.1", None, None, None, "0.1"), "--task-sd", "give --tasks too"),
+        (("0.5", "0.1", None, None, "5", "-1"), "--task-sd", "must be in [0, 1]"),
+        (("0.5", "nan"), "--detect", "finite"),
+    ],
+)
+def test_bad_flags_name_the_flag(args: tuple[str | None, ...], flag: str, words: str) -> None:
+    """Every invalid flag is a PowerInputError naming the flag and what is wrong."""
+    match parse_power_request(*args):
+        case Failure(PowerInputError() as error):
+            assert error.flag == flag and words in error.message
+        case other:
+            raise AssertionError(other)
+
+
+def test_a_regression_and_the_edge_rate_are_accepted() -> None:
+    """--detect may be negative, and 0.9 + 0.1 reaches 1.0 exactly (no float overshoot)."""
+    assert isinstance(parse_power_request("0.6", "-0.1"), Success)
+    plan = plan_power(parse_power_request("0.9", "0.1").unwrap())
+    assert plan.candidate_rate == 1.0 and plan.runs_per_side == 74
