@@ -157,6 +157,18 @@ def _in_order_of(reference: list[RunRecord], records: list[RunRecord]) -> list[d
     return [_timeless(r) for r in sorted(records, key=lambda r: order[(r.variant, r.task_id, r.repetition)])]
 
 
+def _timeless_transcripts(out: Path) -> dict[str, list[dict[str, Any]]]:
+    """Every transcript under ``out/runs`` (by its path), each event without its timings."""
+    clock = {"elapsedMs", "durationMs", "wallMs"}
+    return {
+        str(path.relative_to(out)): [
+            {k: v for k, v in json.loads(line).items() if k not in clock}
+            for line in path.read_text().splitlines()
+        ]
+        for path in sorted((out / "runs").rglob("*.jsonl"))
+    }
+
+
 def _calc_scripts(home: Path) -> tuple[Path, Path]:
     suite = make_suite(home, task("a"), task("b"), task("c"))
     scripts = home / "scripts"
@@ -246,6 +258,8 @@ def test_a_local_instance_gives_the_records_of_jobs_1(home: Path, short_tmp: Pat
     assert "starting a local Ray instance" in result.stderr
     serial, on_ray = read_runs(outs["serial"]), read_runs(outs["ray"])
     assert _in_order_of(serial, on_ray) == [_timeless(r) for r in serial]
+    transcripts = _timeless_transcripts(outs["serial"])  # written by the driver, from what the workers sent
+    assert len(transcripts) == 9 and _timeless_transcripts(outs["ray"]) == transcripts
     assert [(t.task_id, t.passes, t.judged) for t in read_report(outs["ray"]).tasks] == [
         ("a", 3, 3), ("b", 0, 3), ("c", 3, 3)
     ]  # fmt: skip
@@ -283,7 +297,9 @@ def test_recording_and_replay_on_a_cluster(home: Path, ray_head: RayHead) -> Non
 
 
 @needs_ray
-@pytest.mark.parametrize(("sig", "code", "named"), [(signal.SIGINT, 130, "Ctrl-C"), (signal.SIGTERM, 143, "SIGTERM")])
+@pytest.mark.parametrize(
+    ("sig", "code", "named"), [(signal.SIGINT, 130, "Ctrl-C"), (signal.SIGTERM, 143, "SIGTERM")]
+)
 def test_ctrl_c_cancels_the_ray_tasks_in_flight(
     home: Path, ray_head: RayHead, sig: signal.Signals, code: int, named: str
 ) -> None:
@@ -421,3 +437,80 @@ def test_max_concurrency_holds_across_the_workers_and_the_key_travels_unwritten(
     assert endpoint.most == 1
     written = b"".join(path.read_bytes() for path in out.rglob("*") if path.is_file())
     assert key not in result.stdout + result.stderr and key.encode() not in written
+
+
+# --- the endpoint's slots, without a cluster --------------------------------------------------------------
+
+
+@needs_ray
+def test_endpoint_slots_free_the_slots_of_a_forgotten_run() -> None:
+    """One slot: a second run waits until the first is forgotten (its worker died); a forgotten run's late
+    waiter takes nothing; releasing a slot not held frees nothing."""
+    import asyncio
+
+    from alisio.shell.lab.ray_gate import EndpointSlots
+
+    async def scenario() -> None:
+        slots = EndpointSlots(1)
+        assert await slots.acquire("0")
+        second = asyncio.create_task(slots.acquire("1"))
+        await asyncio.sleep(0.05)
+        assert not second.done()
+        await slots.release("2")  # holds nothing: frees nothing
+        await asyncio.sleep(0.05)
+        assert not second.done() and await slots.in_use() == 1
+        await slots.forget("0")
+        assert await asyncio.wait_for(second, 1) and await slots.in_use() == 1
+        await slots.forget("3")
+        late = asyncio.create_task(slots.acquire("3"))
+        await slots.release("1")
+        assert await asyncio.wait_for(late, 1) is False and await slots.in_use() == 0
+
+    asyncio.run(scenario())
+
+
+def test_a_run_that_waits_past_its_deadline_for_a_slot_ends_at_the_deadline() -> None:
+    """GatedProvider: no slot within the run's time left is a deadline failure, and the provider is never
+    called; a slot in time gives the provider what is left of the time."""
+    import contextlib as ctx
+    from collections.abc import Iterator as It
+
+    from alisio.core.harness.protocol import ProviderRequest
+    from alisio.shell.harness.providers.base import ProviderFailure
+    from alisio.shell.lab.gate import GatedProvider
+
+    class OneSlot:
+        def __init__(self) -> None:
+            self.free = threading.Semaphore(1)
+
+        @ctx.contextmanager
+        def slot(self, timeout_s: float | None) -> It[None]:
+            if not self.free.acquire(timeout=timeout_s):
+                raise TimeoutError
+            try:
+                yield
+            finally:
+                self.free.release()
+
+    class Clock:
+        id = "clock"
+
+        def __init__(self) -> None:
+            self.given: list[float | None] = []
+
+        def stream(
+            self, request: Any, on_retry: Any = None, *, timeout_s: float | None = None
+        ) -> tuple[Any, ...]:
+            self.given.append(timeout_s)
+            return ()
+
+    gate, inner = OneSlot(), Clock()
+    provider = GatedProvider(inner, gate)
+    request = ProviderRequest(model="m", instructions="", messages=())
+    assert provider.stream(request, timeout_s=5.0) == () and 4.5 < (inner.given[0] or 0) <= 5.0
+    gate.free.acquire()  # another run holds the only slot
+    started = time.monotonic()
+    with pytest.raises(ProviderFailure) as failure:
+        provider.stream(request, timeout_s=0.3)
+    assert failure.value.kind == "deadline" and 0.25 < time.monotonic() - started < 2
+    assert len(inner.given) == 1

@@ -2,18 +2,20 @@
 
 ``provider.maxConcurrency`` caps the requests in flight to one endpoint over every run of a command. Where
 the runs are (threads of one process, or Ray workers on many machines) decides how the slots are counted, so
-the provider only sees a ``RequestGate``: ``with gate.slot(): <one request, its retries included>``.
+the provider only sees a ``RequestGate``: ``with gate.slot(timeout): <one request, its retries included>``.
+The wait for a slot is part of the call: it counts toward the run's ``maxWallMs`` and ends at its deadline.
 ``GatedProvider`` puts any provider behind a gate; ``alisio.shell.lab.ray_gate.ClusterGate`` is the gate of
 the Ray executor (one named actor per command counts the slots of the whole cluster).
 """
 
 from __future__ import annotations
 
+import time
 from contextlib import AbstractContextManager
 from typing import Protocol
 
 from alisio.core.harness.protocol import ProviderRequest, StreamEvent
-from alisio.shell.harness.providers.base import Provider, RetryNotice
+from alisio.shell.harness.providers.base import Provider, ProviderFailure, RetryNotice
 
 __all__ = ["GatedProvider", "RequestGate"]
 
@@ -21,8 +23,12 @@ __all__ = ["GatedProvider", "RequestGate"]
 class RequestGate(Protocol):
     """Hands out the slots of one endpoint."""
 
-    def slot(self) -> AbstractContextManager[None]:
-        """Wait (without a time limit) for a free slot, and free it when the block ends, however it ends."""
+    def slot(self, timeout_s: float | None) -> AbstractContextManager[None]:
+        """Wait for a free slot, and free it when the block ends, however it ends.
+
+        Raises:
+            TimeoutError: no slot came free within ``timeout_s`` (``None``: wait as long as it takes).
+        """
         ...
 
 
@@ -40,5 +46,14 @@ class GatedProvider:
     def stream(
         self, request: ProviderRequest, on_retry: RetryNotice | None = None, *, timeout_s: float | None = None
     ) -> tuple[StreamEvent, ...]:
-        with self._gate.slot():
-            return self._inner.stream(request, on_retry, timeout_s=timeout_s)
+        started = time.monotonic()
+        try:
+            with self._gate.slot(timeout_s):
+                left = None if timeout_s is None else timeout_s - (time.monotonic() - started)
+                if left is not None and left <= 0:
+                    raise TimeoutError
+                return self._inner.stream(request, on_retry, timeout_s=left)
+        except TimeoutError:  # the wait for a slot is part of the call: it ends at the run's deadline
+            raise ProviderFailure(
+                "deadline", "the run's time ran out while it waited for a provider slot"
+            ) from None

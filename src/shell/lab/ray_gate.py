@@ -75,9 +75,13 @@ class ClusterGate:
         self._owner = owner
 
     @contextlib.contextmanager
-    def slot(self) -> Iterator[None]:
+    def slot(self, timeout_s: float | None) -> Iterator[None]:
         try:
-            granted = ray.get(self._slots.acquire.remote(self._owner))
+            wait = None if timeout_s is None else max(timeout_s, 0.0)
+            granted = ray.get(self._slots.acquire.remote(self._owner), timeout=wait)
+        except ray.exceptions.GetTimeoutError:
+            self._slots.forget.remote(self._owner)  # the run ends at its deadline: it asks for no more slots
+            raise TimeoutError from None
         except BaseException:  # interrupted while waiting: the slot it may still get must not be lost
             self._slots.forget.remote(self._owner)
             raise
