@@ -318,7 +318,7 @@ Jobs = Annotated[
     _opt(
         "--jobs",
         "-j",
-        help="Runs at once (default: [lab] jobs in config.toml, else 4 live, the number of CPUs for replay "
+        help="Runs at once (default: \\[lab] jobs in config.toml, else 4 live, the number of CPUs for replay "
         "and scripted runs).",
         panel=EXECUTION,
         metavar="N",
@@ -339,7 +339,7 @@ ExecutorFlag = Annotated[
     _opt(
         "--executor",
         help="thread (this machine) or ray (each run a Ray task: a local Ray instance, or the cluster of "
-        "--ray-address; needs pip install 'alisio[ray]').",
+        "--ray-address; needs pip install 'alisio\\[ray]').",
         panel=EXECUTION,
         metavar="thread|ray",
     ),
