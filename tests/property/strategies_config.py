@@ -84,6 +84,7 @@ provider_settings = st.builds(
     base_url=st.none() | st.sampled_from(["http://localhost:8000/v1", "https://api.example.com/v1"]),
     model=st.none() | texts,
     api_key_env=st.none() | st.from_regex(r"\A[A-Z_][A-Z0-9_]{0,20}\Z"),
+    max_response_bytes=st.integers(min_value=1024, max_value=1 << 32),
 )
 
 _scalars = (

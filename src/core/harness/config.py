@@ -10,6 +10,7 @@
     baseUrl = "http://localhost:8000/v1"
     model = "qwen2.5-coder"
     apiKeyEnv = "OPENAI_API_KEY"    # the NAME of the variable holding the key, never the key
+    maxResponseBytes = 33554432     # the largest response body read from the provider (32 MiB)
 
     [limits]
     maxContextChars = 200000
@@ -59,6 +60,7 @@ from alisio.core.errors import ConfigError
 __all__ = [
     "DEFAULT_API_KEY_ENV",
     "DEFAULT_INSTRUCTIONS",
+    "DEFAULT_MAX_RESPONSE_BYTES",
     "HARNESS_TOOLS",
     "AgentConfig",
     "Compaction",
@@ -95,6 +97,10 @@ HARNESS_TOOLS: Final[tuple[ToolName, ...]] = (
 )
 
 DEFAULT_API_KEY_ENV: Final = "OPENAI_API_KEY"
+
+DEFAULT_MAX_RESPONSE_BYTES: Final = 32 << 20
+"""The largest provider response body read (SSE framing included): a real answer of maxOutputTokens, streamed
+one token per chunk, stays far below it; a stream that never ends is stopped there."""
 
 DEFAULT_INSTRUCTIONS: Final = """\
 You are alisio, a coding agent working headless in a software project. The user gives you one task; complete \
@@ -140,6 +146,7 @@ _AGENT_NAME: Final = r"^[A-Za-z][A-Za-z0-9_-]{0,63}$"
 AgentName = Annotated[str, Meta(pattern=_AGENT_NAME)]
 EnvVarName = Annotated[str, Meta(pattern=r"^[A-Z_][A-Z0-9_]{0,127}$")]
 BaseUrl = Annotated[str, Meta(pattern=r"^https?://\S+$")]
+ResponseBytes = Annotated[int, Meta(ge=1024, le=1 << 32)]
 Effort = Literal["low", "medium", "high"]
 
 
@@ -161,6 +168,9 @@ class ProviderSettings(_Input, frozen=True, kw_only=True):
     """The NAME of the environment variable holding the key, never the key. ``None`` (not written) means
     ``OPENAI_API_KEY`` is used when set, and no key is sent otherwise (local servers need none); a name
     written here must be set."""
+    max_response_bytes: ResponseBytes = DEFAULT_MAX_RESPONSE_BYTES
+    """The largest response body read from the provider (1 KiB to 4 GiB); past it the call fails with
+    ``provider_too_large``. Not measured: a safety limit on the endpoint, not a strategy."""
 
 
 class Limits(_Input, frozen=True, kw_only=True):
