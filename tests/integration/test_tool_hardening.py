@@ -271,6 +271,13 @@ def test_read_file_with_a_limit_reads_only_that_window_of_a_3_gb_file(ctx: ToolC
     assert ctx.read_hashes == {}
     edit = call(ctx, "edit_file", path="big.log", old_string="line 2", new_string="x", sha256="0")
     assert edit.output.startswith("big.log is larger than the 16777216 bytes edit_file changes")
+    ctx.tool_time_limit_s = 0.3  # an offset past 3 GB of zeros would stream the whole file: stopped on time
+    started = time.monotonic()
+    far = call(ctx, "read_file", path="big.log", offset=10**9)
+    assert time.monotonic() - started < 1.5
+    assert (
+        far.timed_out and far.output == "read_file was stopped after 0.3 s: it passed its time limit of 0.3 s"
+    )
 
 
 def test_read_file_of_a_large_file_without_a_limit_is_cut_and_counts_to_the_end(
@@ -354,13 +361,11 @@ def test_fetch_url_never_echoes_a_password_in_a_url(ctx: ToolContext) -> None:
     failed = call(ctx, "fetch_url", url=f"http://alice:hunter2@127.0.0.1:{port}/x")
     assert "hunter2" not in failed.output and "http://<redacted>@127.0.0.1" in failed.output
     ctx.fetch_transport = httpx.MockTransport(
-        lambda request: httpx.Response(
-            200, text=f"you asked {request.url}", headers={"content-type": "text/plain"}
-        )
+        lambda request: httpx.Response(200, text="the page", headers={"content-type": "text/plain"})
     )
     fetched = call(ctx, "fetch_url", url="https://bob:s3cr3t-pass@example.test/page")
     assert fetched.ok and "s3cr3t-pass" not in fetched.output
-    assert "url: https://<redacted>@example.test/page" in fetched.output
+    assert fetched.output.endswith("url: https://<redacted>@example.test/page\n---\nthe page")
     refused = call(ctx, "fetch_url", url="ftp://carol:pw123456@example.test/")
     assert "pw123456" not in refused.output
 

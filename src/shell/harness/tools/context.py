@@ -30,6 +30,7 @@ __all__ = [
     "ToolContext",
     "ToolError",
     "ToolOutcome",
+    "ToolTimeout",
     "call_time",
     "remaining_s",
     "sha256_hex",
@@ -94,6 +95,10 @@ class ToolError(Exception):
     """A tool call that cannot be carried out; ``str()`` is the message the model sees."""
 
 
+class ToolTimeout(ToolError):
+    """A tool call stopped at its time limit (the result is marked ``timed_out``)."""
+
+
 def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -110,6 +115,10 @@ class CallTime:
     seconds: float
     by_deadline: bool
     """Whether the run's deadline (maxWallMs) is what limits the call."""
+
+    def stopped(self, tool: str) -> ToolTimeout:
+        """The error of a ``tool`` call stopped at ``seconds``."""
+        return ToolTimeout(f"{tool} was stopped after {self.seconds:g} s: {self.why()}")
 
     def why(self) -> str:
         """Why a call stopped at ``seconds``, for the model."""

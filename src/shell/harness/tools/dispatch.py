@@ -11,8 +11,10 @@ asks ``alisio.core.harness.policy.decide`` before calling ``execute_tool``.
 Rules:
 - the tool families live in ``files`` (read_file, list_dir, write_file, edit_file), ``search`` (search,
   analyze), ``bash`` and ``fetch``; their shared state and limits in ``context.ToolContext``;
-- every call is bounded in time: nothing starts after the run's deadline, the in-process tools stop at
-  ``ctx.tool_time_limit_s`` or the deadline (``limits.time_limit``), bash at its timeout, fetch_url at
+- every call is bounded: nothing starts after the run's deadline; the in-process tools whose work depends on
+  what they find (search, analyze, list_dir, read_file's streaming of a large file) stop at
+  ``ctx.tool_time_limit_s`` or the deadline (``limits.time_limit``), the others are bounded by size (a file
+  of at most ``ctx.file_max_bytes``, content the model sent); bash stops at its timeout, fetch_url at
   ``ctx.fetch_timeout_s``;
 - the run's process mark never reaches the model: it is shown as ``<run-mark>`` in every result (so a
   command that prints its environment gives the same result in every run, as replay needs).
@@ -46,12 +48,12 @@ from alisio.shell.harness.tools.context import (
     ToolContext,
     ToolError,
     ToolOutcome,
+    ToolTimeout,
     call_time,
     shown_path,
 )
 from alisio.shell.harness.tools.fetch import fetch_url_tool
 from alisio.shell.harness.tools.files import edit_file, list_dir, read_file, write_file
-from alisio.shell.harness.tools.limits import TimeLimitReached, time_limit
 from alisio.shell.harness.tools.paths import WorkspacePathError
 from alisio.shell.harness.tools.search import SEARCH_MAX_FILE_BYTES, SKIPPED_DIRS, analyze, search
 
@@ -88,6 +90,8 @@ def _guarded(name: str, args: ToolArguments, ctx: ToolContext) -> ToolOutcome:
     """Run the tool; turn every exception it raises into a result the model reads."""
     try:
         return _dispatch(name, args, ctx)
+    except ToolTimeout as error:
+        return ToolOutcome(False, str(error), timed_out=True)
     except (ToolError, WorkspacePathError) as error:
         return ToolOutcome(False, str(error))
     except OSError as error:
@@ -121,27 +125,18 @@ def _dispatch(name: str, args: ToolArguments, ctx: ToolContext) -> ToolOutcome:
             return search(args, ctx, budget)
         case AnalyzeArgs():
             return analyze(args, ctx, budget)
-    return _file_tool(name, args, ctx, budget)
+    return _file_tool(args, ctx, budget)
 
 
 def _file_tool(
-    name: str,
-    args: ReadFileArgs | ListDirArgs | WriteFileArgs | EditFileArgs,
-    ctx: ToolContext,
-    budget: CallTime,
+    args: ReadFileArgs | ListDirArgs | WriteFileArgs | EditFileArgs, ctx: ToolContext, budget: CallTime
 ) -> ToolOutcome:
-    try:
-        with time_limit(budget.seconds):
-            match args:
-                case ReadFileArgs():
-                    return read_file(args, ctx)
-                case ListDirArgs():
-                    return list_dir(args, ctx)
-                case WriteFileArgs():
-                    return write_file(args, ctx)
-                case EditFileArgs():
-                    return edit_file(args, ctx)
-    except TimeLimitReached:
-        return ToolOutcome(
-            False, f"{name} was stopped after {budget.seconds:g} s: {budget.why()}", timed_out=True
-        )
+    match args:
+        case ReadFileArgs():
+            return read_file(args, ctx, budget)
+        case ListDirArgs():
+            return list_dir(args, ctx, budget)
+        case WriteFileArgs():
+            return write_file(args, ctx)
+        case EditFileArgs():
+            return edit_file(args, ctx)

@@ -10,7 +10,8 @@ Rules:
   headers one byte at a time cannot hold it either;
 - the body is read up to ``max_bytes`` and no further;
 - every URL and error text in a result has its user information redacted
-  (``alisio.core.harness.endpoint.redact_credentials``): a password in a URL is never echoed.
+  (``alisio.core.harness.endpoint.redact_credentials``): a password in a URL is never echoed (the body is
+  shown as served).
 """
 
 from __future__ import annotations
@@ -80,7 +81,7 @@ def fetch_text(
             result = _get(url, shown, timeout_s, max_bytes, user_agent, transport)
     except TimeLimitReached:
         return FetchResult(False, f"fetching {shown} timed out after {timeout_s:g} s")
-    return FetchResult(result.ok, redact_credentials(result.output))
+    return result
 
 
 def _get(
@@ -114,7 +115,8 @@ def _get(
     except httpx.TimeoutException:
         return FetchResult(False, f"fetching {shown} timed out after {timeout_s:g} s")
     except (httpx.HTTPError, httpx.InvalidURL) as error:
-        return FetchResult(False, f"fetching {shown} failed: {type(error).__name__}: {error}")
+        detail = redact_credentials(str(error))
+        return FetchResult(False, f"fetching {shown} failed: {type(error).__name__}: {detail}")
     if not content_type and b"\0" in body[:8192]:
         return FetchResult(False, f"refused: {shown} returned binary content without a content type")
     try:
@@ -122,7 +124,7 @@ def _get(
     except LookupError:
         text = bytes(body).decode("utf-8", "replace")
     note = f"\n[cut: only the first {max_bytes} bytes were read]" if cut else ""
-    header = f"status: {status}\ncontent-type: {content_type or 'unknown'}\nurl: {final_url}\n---\n"
+    header = f"status: {status}\ncontent-type: {content_type or 'unknown'}\nurl: {redact_credentials(final_url)}\n---\n"
     return FetchResult(200 <= status < 300, header + text + note)
 
 

@@ -9,6 +9,8 @@ What the model sees is decided in the core (``alisio.core.harness.reading`` for 
 - reading is bounded: a file up to ``ctx.file_max_bytes`` is read whole (its sha256 is recorded, so
   edit_file may change it); past that read_file streams only the lines asked for (at most about
   ``4 * read_max_chars`` bytes, never the whole file) and shows no sha256, and edit_file refuses it;
+- what can take long runs under the call's time limit (``limits.time_limit``): read_file's streaming (an
+  offset far into a huge file) and list_dir (a huge directory); the rest is bounded by size;
 - write_file creates files at most ``MAX_WRITE_DEPTH`` directories deep, making the parents one by one;
 - a file is never written in place: new content goes to a new file in the same directory, which is renamed
   over the name (``os.replace``). The old file is never opened for writing, so a hard link that points
@@ -33,10 +35,11 @@ from returns.result import Failure
 from alisio.core.harness.edits import apply_edit, check_edit_request, check_fresh
 from alisio.core.harness.reading import partial_view, read_view
 from alisio.core.harness.tooldefs import EditFileArgs, ListDirArgs, ReadFileArgs, WriteFileArgs
-from alisio.shell.harness.tools.context import ToolContext, ToolError, ToolOutcome, sha256_hex
+from alisio.shell.harness.tools.context import CallTime, ToolContext, ToolError, ToolOutcome, sha256_hex
+from alisio.shell.harness.tools.limits import TimeLimitReached, time_limit
 from alisio.shell.harness.tools.paths import ResolvedPath, resolve_in_workspace
 
-__all__ = ["edit_file", "file_kind", "list_dir", "open_regular", "read_file", "write_file"]
+__all__ = ["edit_file", "file_kind", "list_dir", "open_regular", "read_capped", "read_file", "write_file"]
 
 SNIFF_BYTES: Final = 8192
 """A NUL byte in the first this many bytes makes a file binary."""
@@ -87,6 +90,16 @@ def open_regular(resolved: ResolvedPath, tool: str, what: str = "file") -> Itera
         yield file
 
 
+def read_capped(handle: BinaryIO, limit: int) -> bytes:
+    """The file's bytes up to ``limit + 1`` (more than ``limit`` means it is larger), never allocating more than
+    the file holds (``read(n)`` reserves ``n`` bytes up front, which costs more than the read of a small file)."""
+    size = os.fstat(handle.fileno()).st_size
+    data = handle.read(min(size, limit) + 1)
+    if size < len(data) <= limit:  # it grew since the fstat: read on, up to the limit
+        data += handle.read(limit + 1 - len(data))
+    return data
+
+
 def _decode_text(data: bytes, relative: str) -> str:
     if b"\0" in data[:SNIFF_BYTES]:
         raise ToolError(f"{relative} is a binary file; the file tools only handle UTF-8 text")
@@ -99,13 +112,17 @@ def _decode_text(data: bytes, relative: str) -> str:
 # --- read_file ------------------------------------------------------------------------------------------
 
 
-def read_file(args: ReadFileArgs, ctx: ToolContext) -> ToolOutcome:
+def read_file(args: ReadFileArgs, ctx: ToolContext, budget: CallTime) -> ToolOutcome:
     resolved = resolve_in_workspace(ctx.root, args.path)
     with open_regular(resolved, "read_file") as file:
         small = os.fstat(file.fileno()).st_size <= ctx.file_max_bytes
-        data = file.read(ctx.file_max_bytes + 1) if small else b""
+        data = read_capped(file, ctx.file_max_bytes) if small else b""
         if not small or len(data) > ctx.file_max_bytes:  # the size says so, or it grew while we read
-            return _read_window(file, resolved.relative, args, ctx)
+            try:
+                with time_limit(budget.seconds):  # reaching a far offset may stream gigabytes
+                    return _read_window(file, resolved.relative, args, ctx)
+            except TimeLimitReached:
+                raise budget.stopped("read_file") from None
     text = _decode_text(data, resolved.relative)
     digest = sha256_hex(data)
     ctx.read_hashes[resolved.relative] = digest
@@ -174,11 +191,13 @@ def _decode_lines(raw: list[bytes], relative: str, start: int, *, cut: bool) -> 
 # --- list_dir ---------------------------------------------------------------------------------------------
 
 
-def list_dir(args: ListDirArgs, ctx: ToolContext) -> ToolOutcome:
+def list_dir(args: ListDirArgs, ctx: ToolContext, budget: CallTime) -> ToolOutcome:
     resolved = resolve_in_workspace(ctx.root, args.path)
     try:
-        with os.scandir(resolved.absolute) as scan:
+        with time_limit(budget.seconds), os.scandir(resolved.absolute) as scan:
             names = sorted(entry.name + "/" if entry.is_dir() else entry.name for entry in scan)
+    except TimeLimitReached:
+        raise budget.stopped("list_dir") from None
     except FileNotFoundError:
         raise ToolError(f"directory not found: {resolved.relative}") from None
     except NotADirectoryError:
@@ -293,7 +312,7 @@ def edit_file(args: EditFileArgs, ctx: ToolContext) -> ToolOutcome:
     if isinstance(request, Failure):
         raise ToolError(str(request.failure()))
     with open_regular(resolved, "edit_file") as file:
-        data = file.read(ctx.file_max_bytes + 1)
+        data = read_capped(file, ctx.file_max_bytes)
     if len(data) > ctx.file_max_bytes:
         raise ToolError(
             f"{relative} is larger than the {ctx.file_max_bytes} bytes edit_file changes; use bash (sed, a "

@@ -27,7 +27,7 @@ from typing import Final
 
 from alisio.core.harness.tooldefs import AnalyzeArgs, SearchArgs
 from alisio.shell.harness.tools.context import CallTime, ToolContext, ToolError, ToolOutcome
-from alisio.shell.harness.tools.files import SNIFF_BYTES, file_kind
+from alisio.shell.harness.tools.files import SNIFF_BYTES, file_kind, read_capped
 from alisio.shell.harness.tools.limits import TimeLimitReached, time_limit
 from alisio.shell.harness.tools.paths import ResolvedPath, resolve_in_workspace
 
@@ -104,7 +104,7 @@ def _read_bytes(file: _File, limit: int) -> bytes | None:
     with os.fdopen(descriptor, "rb") as handle:
         if not stat.S_ISREG(os.fstat(descriptor).st_mode):  # swapped for a FIFO since the walk
             return None
-        return handle.read(limit)
+        return read_capped(handle, limit)
 
 
 def _text_of(file: _File) -> str | None:
