@@ -138,9 +138,9 @@ def _read_window(file: BinaryIO, relative: str, args: ReadFileArgs, ctx: ToolCon
     if b"\0" in file.read(SNIFF_BYTES):
         raise ToolError(f"{relative} is a binary file; the file tools only handle UTF-8 text")
     start = (args.offset or 1) - 1
-    budget = 4 * ctx.read_max_chars + 4  # bytes enough for read_max_chars + 1 characters
-    raw, total = _stream_lines(file, start, args.limit, budget)
-    lines = _decode_lines(raw, relative, start, cut=total is None and sum(map(len, raw)) >= budget)
+    max_bytes = 4 * ctx.read_max_chars + 4  # enough for read_max_chars + 1 characters
+    raw, total = _stream_lines(file, start, args.limit, max_bytes)
+    lines = _decode_lines(raw, relative, start, cut=total is None and sum(map(len, raw)) >= max_bytes)
     size = os.fstat(file.fileno()).st_size
     view = partial_view(relative, size, ctx.file_max_bytes, start, lines, total, ctx.read_max_chars)
     if isinstance(view, Failure):
@@ -149,10 +149,10 @@ def _read_window(file: BinaryIO, relative: str, args: ReadFileArgs, ctx: ToolCon
 
 
 def _stream_lines(
-    file: BinaryIO, start: int, limit: int | None, budget: int
+    file: BinaryIO, start: int, limit: int | None, max_bytes: int
 ) -> tuple[list[bytes], int | None]:
-    """The lines from index ``start`` on (at most ``limit``, at most ``budget`` bytes), and the file's line count
-    when the reading reached the end (else ``None``). Memory stays within ``budget`` + one chunk."""
+    """The lines from index ``start`` on (at most ``limit``, at most ``max_bytes``), and the file's line count
+    when the reading reached the end (else ``None``). Memory stays within ``max_bytes`` + one chunk."""
     file.seek(0)
     passed = 0
     in_line = False
@@ -164,8 +164,8 @@ def _stream_lines(
         passed += not in_line
     lines: list[bytes] = []
     used = 0
-    while (limit is None or len(lines) < limit) and used < budget:
-        piece = file.readline(budget - used)
+    while (limit is None or len(lines) < limit) and used < max_bytes:
+        piece = file.readline(max_bytes - used)
         if not piece:
             return lines, start + len(lines)
         lines.append(piece)
@@ -175,7 +175,7 @@ def _stream_lines(
 
 
 def _decode_lines(raw: list[bytes], relative: str, start: int, *, cut: bool) -> list[str]:
-    """Decode each line; the last one may end inside a character when ``cut`` (the byte budget ran out)."""
+    """Decode each line; the last one may end inside a character when ``cut`` (the byte cap was reached)."""
     lines: list[str] = []
     for index, line in enumerate(raw):
         last = index == len(raw) - 1
