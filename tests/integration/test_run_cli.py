@@ -524,3 +524,21 @@ def test_max_response_bytes_from_the_configuration_caps_a_response(
         "alisio run: error (provider_too_large): the response from http://127.0.0.1"
     )
     assert "passed 2048 bytes (provider.maxResponseBytes)" in result.stderr
+
+
+def test_a_config_that_is_a_symlink_to_dev_zero_does_not_hang_alisio_run(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """config.toml -> /dev/zero: one line naming the file and what it is, exit 1, at once."""
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "config.toml").symlink_to("/dev/zero")
+    started = time.monotonic()
+    result = run(
+        tmp_path, "hi", "--cwd", str(workspace), "--base-url", "http://127.0.0.1:9/v1", "--model", "m"
+    )
+    assert time.monotonic() - started < 20
+    assert result.returncode == 1
+    assert result.stderr == (
+        f"alisio run: {tmp_path / 'config' / 'config.toml'}: cannot read: it is a character device, "
+        "not a regular file\n"
+    )
