@@ -40,7 +40,7 @@ def test_a_catastrophic_match_is_interrupted_at_the_limit() -> None:
     started = time.monotonic()
     with pytest.raises(TimeLimitReached), time_limit(0.2):
         re.search(r"^(a+)+$", "a" * 40 + "b")
-    assert 0.19 <= time.monotonic() - started < 0.5
+    assert 0.19 <= time.monotonic() - started < 1.0
 
 
 def test_a_block_that_ends_in_time_leaves_the_timers_as_they_were() -> None:
@@ -66,8 +66,8 @@ def test_an_earlier_timer_of_someone_else_still_fires_on_time(other_timer: list[
     signal.setitimer(signal.ITIMER_REAL, 0.1)
     with pytest.raises(TimeLimitReached), time_limit(0.3):
         _spin(2)
-    assert len(other_timer) == 1 and 0.09 <= other_timer[0] - armed < 0.25
-    assert 0.29 <= time.monotonic() - armed < 0.6
+    assert len(other_timer) == 1 and 0.09 <= other_timer[0] - armed < 0.5
+    assert 0.29 <= time.monotonic() - armed < 1.0
 
 
 def test_a_later_timer_of_someone_else_is_rearmed_for_what_is_left(other_timer: list[float]) -> None:
@@ -79,7 +79,7 @@ def test_a_later_timer_of_someone_else_is_rearmed_for_what_is_left(other_timer: 
     left, _ = signal.getitimer(signal.ITIMER_REAL)
     assert 0.3 < left <= 0.4
     _spin(0.6)
-    assert len(other_timer) == 1 and 0.39 <= other_timer[0] - armed < 0.6
+    assert len(other_timer) == 1 and 0.39 <= other_timer[0] - armed < 0.9
 
 
 def test_outside_the_main_thread_it_is_a_no_op() -> None:

@@ -89,7 +89,7 @@ def execute_tool(call: ToolCall, ctx: ToolContext) -> ToolOutcome:
 def _guarded(name: str, args: ToolArguments, ctx: ToolContext) -> ToolOutcome:
     """Run the tool; turn every exception it raises into a result the model reads."""
     try:
-        return _dispatch(name, args, ctx)
+        return _dispatch(args, ctx)
     except ToolTimeout as error:
         return ToolOutcome(False, str(error), timed_out=True)
     except (ToolError, WorkspacePathError) as error:
@@ -111,7 +111,7 @@ def _shown(path: str, root: str) -> str:
     return shown if len(shown) <= _SHOWN_PATH_CHARS else shown[:_SHOWN_PATH_CHARS] + "..."
 
 
-def _dispatch(name: str, args: ToolArguments, ctx: ToolContext) -> ToolOutcome:
+def _dispatch(args: ToolArguments, ctx: ToolContext) -> ToolOutcome:
     match args:
         case BashArgs():
             return bash_tool(args, ctx)
