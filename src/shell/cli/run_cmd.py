@@ -192,7 +192,13 @@ def _provider(
     from alisio.shell.harness.providers.openai_compat import OpenAICompatProvider
 
     key = resolved.api_key.reveal() if resolved.api_key is not None else None
-    provider = OpenAICompatProvider(resolved.base_url, resolved.model, api_key=key, provider_id=resolved.id)
+    provider = OpenAICompatProvider(
+        resolved.base_url,
+        resolved.model,
+        api_key=key,
+        provider_id=resolved.id,
+        max_response_bytes=resolved.max_response_bytes,
+    )
     return provider, resolved.model, measured, key
 
 

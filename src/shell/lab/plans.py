@@ -87,7 +87,13 @@ def live_plan(
         case Success(resolved):
             pass
     key = resolved.api_key.reveal() if resolved.api_key is not None else None
-    provider = OpenAICompatProvider(resolved.base_url, resolved.model, api_key=key, provider_id=resolved.id)
+    provider = OpenAICompatProvider(
+        resolved.base_url,
+        resolved.model,
+        api_key=key,
+        provider_id=resolved.id,
+        max_response_bytes=resolved.max_response_bytes,
+    )
     return ProviderPlan(
         id=resolved.id,
         model=resolved.model,
