@@ -70,15 +70,19 @@ class ProviderPlan:
 
 
 def live_plan(
-    loaded: LoadedConfig, model: str | None, base_url: str | None, env: Mapping[str, str]
+    loaded: LoadedConfig, model: str | None, base_url: str | None, env: Mapping[str, str], jobs: int = 1
 ) -> ProviderPlan:
     """The configured provider (flags override the file), built once for every run of the command.
+
+    Its requests in flight are capped at ``provider.maxConcurrency`` (default ``jobs``) over every
+    concurrent run, and a ``Retry-After`` pauses them all (``alisio.shell.harness.providers.gate``).
 
     Raises:
         LabError: no base URL or model, or a named key variable that is not set (naming the file and key).
     """
     from alisio.core.harness.config import DEFAULT_API_KEY_ENV
     from alisio.shell.config_home import resolve_provider
+    from alisio.shell.harness.providers.gate import EndpointGate
     from alisio.shell.harness.providers.openai_compat import OpenAICompatProvider
 
     match resolve_provider(loaded, model, base_url, env):
@@ -93,6 +97,7 @@ def live_plan(
         api_key=key,
         provider_id=resolved.id,
         max_response_bytes=resolved.max_response_bytes,
+        gate=EndpointGate(loaded.config.provider.max_concurrency or jobs),
     )
     return ProviderPlan(
         id=resolved.id,

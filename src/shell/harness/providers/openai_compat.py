@@ -68,7 +68,9 @@ from alisio.core.harness.sse import (
     decode_data,
     error_message,
 )
+from alisio.shell import cancel
 from alisio.shell.harness.providers.base import FailureKind, ProviderFailure, RetryNotice
+from alisio.shell.harness.providers.gate import EndpointGate, GateTimeout
 
 EXCERPT_CHARS = 200
 _KEY_SHAPE = re.compile(r"\b(sk|gsk|xai)-[A-Za-z0-9_\-*]{6,}")
@@ -107,6 +109,8 @@ class OpenAICompatProvider:
         limit_field: the body field for the output limit; by default chosen from the host.
         provider_id: the label recorded in events and reports (``provider.id`` of config.toml).
         max_response_bytes: the largest response body read (``provider.maxResponseBytes``).
+        gate: shared by the concurrent runs of a command: caps the requests in flight and spreads a
+            ``Retry-After`` pause to every caller (``None``: no cap, as for one run at a time).
     """
 
     def __init__(
@@ -129,6 +133,7 @@ class OpenAICompatProvider:
         limit_field: LimitField | None = None,
         provider_id: str = "openai_compat",
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        gate: EndpointGate | None = None,
     ) -> None:
         self._provider_id = provider_id
         self._base_url = base_url.rstrip("/")
@@ -136,6 +141,7 @@ class OpenAICompatProvider:
         self._shown_url = redact_credentials(self._url)
         """The endpoint as every message shows it: without a user name or password."""
         self._max_response_bytes = max_response_bytes
+        self._gate = gate
         self._model = model
         self._api_key = api_key or None
         self._timeout = httpx.Timeout(read_timeout, connect=connect_timeout)
@@ -196,7 +202,7 @@ class OpenAICompatProvider:
         attempt = 0
         while True:
             try:
-                return self._attempt(content, deadline)
+                return self._gated_attempt(content, deadline, timeout_s)
             except _Retryable as retryable:
                 if deadline is not None and self._clock() >= deadline:
                     raise self._deadline_failure(timeout_s) from None
@@ -209,6 +215,8 @@ class OpenAICompatProvider:
                     line = f"{failure.message} (not retried: the {delay:.1f} s wait would outlast the call's deadline)"
                     raise ProviderFailure(failure.kind, line, failure.status) from None
                 attempt += 1
+                if self._gate is not None and retryable.retry_after is not None:
+                    self._gate.pause(delay)  # the endpoint asked to wait: every worker of it waits
                 if on_retry is not None:
                     on_retry(
                         f"{retryable.failure.message}; retry {attempt} of {self._max_retries} in {delay:.1f} s"
@@ -222,6 +230,17 @@ class OpenAICompatProvider:
                 ):
                     raise self._deadline_failure(timeout_s) from None
                 raise
+
+    def _gated_attempt(
+        self, content: bytes, deadline: float | None, timeout_s: float | None
+    ) -> tuple[StreamEvent, ...]:
+        if self._gate is None:
+            return self._attempt(content, deadline)
+        try:
+            with self._gate.slot(deadline):
+                return self._attempt(content, deadline)
+        except GateTimeout:
+            raise self._deadline_failure(timeout_s) from None
 
     def _deadline_failure(self, timeout_s: float | None) -> ProviderFailure:
         line = f"the call to {self._shown_url} did not finish within the {timeout_s:.1f} s it was given"
@@ -279,6 +298,7 @@ class OpenAICompatProvider:
         received = 0
 
         def past_deadline() -> None:
+            cancel.check()  # Ctrl-C while runs stream on worker threads: drop the stream at the next chunk
             if deadline is not None and self._clock() >= deadline:
                 raise ProviderFailure(
                     "deadline",
