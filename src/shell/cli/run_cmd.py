@@ -23,13 +23,16 @@ Heavy modules (httpx, the agent loop) are imported inside the command so ``alisi
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from alisio.core.exit_codes import ExitCode
 from alisio.shell.cli.options import (
+    PROVIDER,
     AllowAnalysis,
     AllowExternal,
     AllowProcess,
@@ -39,7 +42,10 @@ from alisio.shell.cli.options import (
     Json,
     Model,
     ReadOnly,
+    grouped,
+    option,
 )
+from alisio.shell.lab.errors import LabError
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -52,10 +58,10 @@ if TYPE_CHECKING:
     from alisio.shell.harness.providers.base import Provider
 
 DEFAULT_MAX_TURNS = 50
-INTERRUPTED = 130
-"""The exit code after Ctrl-C (the shell convention 128 + SIGINT)."""
 DEFAULT_MAX_WALL_MS = 1_800_000
 """30 minutes."""
+RUN = "Run"
+BUDGET = "Budget"
 
 
 class PolicyChoice(StrEnum):
@@ -66,8 +72,109 @@ class PolicyChoice(StrEnum):
     FULL = "full"
 
 
-class _UsageError(Exception):
-    """A problem with the command line or the configuration: one line on stderr, exit 1."""
+@dataclass(frozen=True)
+class RunFlags:
+    """Run: where, with which policy and which agent."""
+
+    cwd: Cwd = None
+    policy: Annotated[
+        PolicyChoice,
+        option(
+            "--policy",
+            help="ask: ask before each effect not allowed (denied without a terminal); auto: read and write "
+            "run, other effects only when allowed; full: every allowed effect runs (--read-only still wins).",
+            panel=RUN,
+            metavar="ask|auto|full",
+        ),
+    ] = PolicyChoice.ASK
+    agent: Annotated[
+        str | None, option("--agent", help="A main agent from the configuration.", panel=RUN, metavar="NAME")
+    ] = None
+
+
+@dataclass(frozen=True)
+class RunProviderFlags:
+    """Provider of ``alisio run``."""
+
+    model: Model = None
+    base_url: BaseUrl = None
+    script: Annotated[
+        Path | None,
+        option(
+            "--script",
+            help="Play the assistant turns of a JSON file instead of calling a model (testing).",
+            panel=PROVIDER,
+            metavar="FILE",
+        ),
+    ] = None
+
+
+@dataclass(frozen=True)
+class RunPermissionFlags:
+    """Permissions of ``alisio run``: each --allow-* puts an effect in the policy's allow."""
+
+    allow_write: AllowWrite = False
+    allow_process: AllowProcess = False
+    allow_external: AllowExternal = False
+    allow_analysis: AllowAnalysis = False
+    read_only: ReadOnly = False
+
+    def granted(self) -> dict[str, bool]:
+        return {
+            "write": self.allow_write,
+            "process": self.allow_process,
+            "external": self.allow_external,
+            "analysis": self.allow_analysis,
+        }
+
+
+@dataclass(frozen=True)
+class BudgetFlags:
+    """Budget: when the run stops."""
+
+    max_turns: Annotated[
+        int, option("--max-turns", help="Stop after this many turns.", panel=BUDGET, metavar="N")
+    ] = DEFAULT_MAX_TURNS
+    max_wall_ms: Annotated[
+        int,
+        option(
+            "--max-wall-ms",
+            help="Stop after this much wall time (kills a running tool).",
+            panel=BUDGET,
+            metavar="MS",
+        ),
+    ] = DEFAULT_MAX_WALL_MS
+    max_tokens: Annotated[
+        int | None,
+        option(
+            "--max-tokens",
+            help="Stop past this many main-loop tokens (reported usage only).",
+            panel=BUDGET,
+            metavar="N",
+        ),
+    ] = None
+    max_tool_calls: Annotated[
+        int | None,
+        option(
+            "--max-tool-calls",
+            help="Stop before the tool call past this many (default: no limit).",
+            panel=BUDGET,
+            metavar="N",
+        ),
+    ] = None
+
+    def checked(self) -> tuple[int, int, int | None, int | None]:
+        """The four budgets, each at least 1 (a one-line usage error otherwise)."""
+        from alisio.shell.cli.options import check_min
+
+        for flag, value in (
+            ("--max-turns", self.max_turns),
+            ("--max-wall-ms", self.max_wall_ms),
+            ("--max-tokens", self.max_tokens),
+            ("--max-tool-calls", self.max_tool_calls),
+        ):
+            check_min(flag, value, 1)
+        return self.max_turns, self.max_wall_ms, self.max_tokens, self.max_tool_calls
 
 
 def _say(line: str) -> None:
@@ -128,11 +235,11 @@ def _workspace(cwd: Path | None) -> Path:
     try:
         workspace = (cwd or Path.cwd()).resolve()
     except OSError as error:  # the current directory was deleted under us
-        raise _UsageError(f"cannot use the workspace directory: {error.strerror}") from None
+        raise LabError(f"cannot use the workspace directory: {error.strerror}") from None
     if not workspace.exists():
-        raise _UsageError(f"--cwd {cwd}: no such directory")
+        raise LabError(f"--cwd {cwd}: no such directory")
     if not workspace.is_dir():
-        raise _UsageError(f"--cwd {cwd}: not a directory")
+        raise LabError(f"--cwd {cwd}: not a directory")
     return workspace
 
 
@@ -140,7 +247,7 @@ def _policy(choice: PolicyChoice, granted_flags: dict[str, bool], read_only: boo
     """The run's policy: the ``--allow-*`` flags are its ``allow``, and they are what it may need.
 
     Raises:
-        _UsageError: ``--policy auto`` without ``--allow-write`` (nor ``--read-only``): auto edits the workspace
+        LabError: ``--policy auto`` without ``--allow-write`` (nor ``--read-only``): auto edits the workspace
             without asking, so, as for a suite task in mode auto, the write grant must be given explicitly.
     """
     from returns.result import Failure
@@ -152,7 +259,7 @@ def _policy(choice: PolicyChoice, granted_flags: dict[str, bool], read_only: boo
     policy = Policy(mode=Mode(choice.value), allow=allow, read_only=read_only)
     match check_task_policy(policy, allow | {Effect.READ}, allow_suite_full=True):
         case Failure(PolicyError(effect=Effect() as effect)):
-            raise _UsageError(
+            raise LabError(
                 f"--policy {choice.value} carries out the {effect} effect without asking: pass "
                 f"{GRANT_FLAGS[effect]} to grant it (or use --policy ask to be asked first, or --read-only)"
             )
@@ -173,7 +280,7 @@ def _provider(
     env = dict(os.environ)
     match load_config(env):
         case Failure(error):
-            raise _UsageError(str(error))
+            raise LabError(str(error))
         case Success(loaded):
             measured = loaded.config.measured
     if script is not None:
@@ -183,10 +290,10 @@ def _provider(
         try:
             return ScriptedProvider.from_file(script), model or "scripted", measured, None
         except ProviderFailure as failure:
-            raise _UsageError(f"--script {failure}") from None
+            raise LabError(f"--script {failure}") from None
     match resolve_provider(loaded, model, base_url, env):
         case Failure(error):
-            raise _UsageError(str(error))
+            raise LabError(str(error))
         case Success(resolved):
             pass
     from alisio.shell.harness.providers.openai_compat import OpenAICompatProvider
@@ -234,7 +341,7 @@ def _execute(
     provider, model_name, measured, key = _provider(script, model, base_url)
     match select_agent(measured, agent):
         case Failure(error):
-            raise _UsageError(f"--agent: {error}")
+            raise LabError(f"--agent: {error}")
         case _:
             pass
     policy = _policy(policy_name, granted_flags, read_only)
@@ -267,93 +374,63 @@ def _execute(
             close()
 
 
+@grouped
 def run_command(
     prompt: Annotated[
         str,
-        typer.Argument(help="The task for the agent; - reads it from standard input.", show_default=False),
+        typer.Argument(
+            help="The task for the agent; - reads it from standard input.",
+            show_default=False,
+            metavar="PROMPT",
+        ),
     ],
-    cwd: Cwd = None,
+    run: RunFlags,
+    provider: RunProviderFlags,
+    permissions: RunPermissionFlags,
+    budget: BudgetFlags,
     json_out: Json = False,
-    allow_write: AllowWrite = False,
-    allow_process: AllowProcess = False,
-    allow_external: AllowExternal = False,
-    allow_analysis: AllowAnalysis = False,
-    read_only: ReadOnly = False,
-    model: Model = None,
-    base_url: BaseUrl = None,
-    policy: Annotated[
-        PolicyChoice,
-        typer.Option(
-            "--policy",
-            help="ask: ask before each effect not allowed (denied without a terminal); "
-            "auto: edit the workspace (needs --allow-write) and refuse effects not allowed; "
-            "full: run every effect (--read-only still wins).",
-        ),
-    ] = PolicyChoice.ASK,
-    agent: Annotated[str | None, typer.Option("--agent", help="A main agent from the configuration.")] = None,
-    max_turns: Annotated[int, typer.Option("--max-turns", min=1, help="Stop after this many turns.")] = (
-        DEFAULT_MAX_TURNS
-    ),
-    max_wall_ms: Annotated[
-        int,
-        typer.Option("--max-wall-ms", min=1, help="Stop after this much wall time (kills a running tool)."),
-    ] = DEFAULT_MAX_WALL_MS,
-    max_tokens: Annotated[
-        int | None,
-        typer.Option(
-            "--max-tokens", min=1, help="Stop past this many main-loop tokens (reported usage only)."
-        ),
-    ] = None,
-    max_tool_calls: Annotated[
-        int | None,
-        typer.Option(
-            "--max-tool-calls", min=1, help="Stop before the tool call past this many (default: no limit)."
-        ),
-    ] = None,
-    script: Annotated[
-        Path | None,
-        typer.Option(
-            "--script", help="Play the assistant turns of a JSON file instead of calling a model (testing)."
-        ),
-    ] = None,
-) -> None:
+) -> ExitCode:
     """Run a headless coding agent on PROMPT in the current directory (or --cwd)."""
     if prompt == "-":
         prompt = sys.stdin.read()
     if not prompt.strip():
-        _say("alisio run: the prompt is empty (give it as an argument, or - to read it from standard input)")
-        raise typer.Exit(1)
-    flags = {"write": allow_write, "process": allow_process, "external": allow_external}
-    flags["analysis"] = allow_analysis
+        raise LabError("the prompt is empty (give it as an argument, or - to read it from standard input)")
     try:
         result = _execute(
             prompt,
-            cwd,
+            run.cwd,
             json_out,
-            flags,
-            read_only,
-            model,
-            base_url,
-            policy,
-            agent,
-            (max_turns, max_wall_ms, max_tokens, max_tool_calls),
-            script,
+            permissions.granted(),
+            permissions.read_only,
+            provider.model,
+            provider.base_url,
+            run.policy,
+            run.agent,
+            budget.checked(),
+            provider.script,
         )
-    except _UsageError as error:
-        _say(f"alisio run: {error}")
-        raise typer.Exit(1) from None
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as interrupt:  # the agent closed the event log with run_end first
+        from alisio.shell.lab.errors import Terminated
+
         _say("alisio run: interrupted; a running command and its children were stopped")
-        raise typer.Exit(INTERRUPTED) from None
+        return (
+            ExitCode.for_signal(interrupt.signum)
+            if isinstance(interrupt, Terminated)
+            else ExitCode.INTERRUPTED
+        )
+    return _show(result, json_out)
+
+
+def _show(result: RunResult, json_out: bool) -> ExitCode:
+    """The final text on stdout (without --json), a budget stop or an error on stderr; the exit code."""
     match result.outcome:
         case "completed":
             if not json_out:
                 sys.stdout.write(result.final_text + ("" if result.final_text.endswith("\n") else "\n"))
-            raise typer.Exit(0)
+            return ExitCode.OK
         case "budget_exceeded":
             if json_out:
                 _say(f"stopped: budget {result.reason} exceeded")
-            raise typer.Exit(0)
-        case "error":
-            _say(f"alisio run: error ({result.reason}): {result.message}")
-            raise typer.Exit(1)
+            return ExitCode.OK
+    _say(f"alisio run: error ({result.reason}): {result.message}")
+    return ExitCode.FAILURE
