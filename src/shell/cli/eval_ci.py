@@ -15,15 +15,14 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
-
-import typer
 
 from alisio.core.exit_codes import ExitCode
 from alisio.shell.cli import common
 from alisio.shell.cli.common import say
-from alisio.shell.cli.options import OUTPUT, PROVIDER, SELECTION, Force, Jobs, Json
+from alisio.shell.cli.options import OUTPUT, PROVIDER, SELECTION, Force, Jobs, Json, grouped, option
 
 if TYPE_CHECKING:
     from alisio.shell.replay.ci import CiOutcome, SuiteReplay
@@ -31,42 +30,42 @@ if TYPE_CHECKING:
 PREFIX = "alisio eval ci"
 
 
-def ci(
+@dataclass(frozen=True)
+class CiFlags:
+    """The options of ``eval ci``."""
+
     suite_dir: Annotated[
         Path | None,
-        typer.Option(
+        option(
             "--suite-dir",
             help="A suite, or a directory of suites, instead of the bundled ones.",
+            panel=SELECTION,
             metavar="DIR",
-            rich_help_panel=SELECTION,
         ),
-    ] = None,
+    ] = None
     yes: Annotated[
-        bool,
-        typer.Option("--yes", help="Accept --suite-dir suites without asking.", rich_help_panel=SELECTION),
-    ] = False,
+        bool, option("--yes", help="Accept --suite-dir suites without asking.", panel=SELECTION)
+    ] = False
     cassette_dir: Annotated[
         Path | None,
-        typer.Option(
+        option(
             "--cassette-dir",
             help="Cassettes instead of <suite>/cassettes (a single suite only).",
+            panel=PROVIDER,
             metavar="DIR",
-            rich_help_panel=PROVIDER,
         ),
-    ] = None,
+    ] = None
     out: Annotated[
         Path | None,
-        typer.Option(
-            "--out",
-            help="Write DIR/<suite>/report.json and report.md.",
-            metavar="DIR",
-            rich_help_panel=OUTPUT,
-        ),
-    ] = None,
-    force: Force = False,
-    json_output: Json = False,
-    jobs: Jobs = None,
-) -> ExitCode:
+        option("--out", help="Write DIR/<suite>/report.json and report.md.", panel=OUTPUT, metavar="DIR"),
+    ] = None
+    force: Force = False
+    json_output: Json = False
+    jobs: Jobs = None
+
+
+@grouped
+def ci(flags: CiFlags) -> ExitCode:
     """Replay every bundled cassette: exit 2 on a divergence, 1 when a task does not pass, else 0."""
     import tempfile
 
@@ -76,20 +75,20 @@ def ci(
     from alisio.shell.replay.ci import ci_suites, replay_all
 
     ui = common.ui()
-    suites = ci_suites(suite_dir, cassette_dir, yes, ui)
+    out = flags.out
+    suites = ci_suites(flags.suite_dir, flags.cassette_dir, flags.yes, ui)
     if out is not None:
-        prepare_out(out, "--out", force, [loaded.suite.suite_id for loaded in suites])
+        prepare_out(out, "--out", flags.force, [loaded.suite.suite_id for loaded in suites])
     root = out if out is not None else Path(tempfile.mkdtemp(prefix="alisio-eval-ci-"))
-    outcome = replay_all(
-        suites, suite_dir, cassette_dir, root, common.environment(), ui, _show_suite, common.jobs(jobs)
-    )
+    env, jobs = common.environment(), common.jobs(flags.jobs)
+    outcome = replay_all(suites, flags.suite_dir, flags.cassette_dir, root, env, ui, _show_suite, jobs)
     if out is None and not any(root.iterdir()):
         root.rmdir()  # nothing was replayed: leave no empty temporary directory behind
         reports: Path | None = None
     else:
         reports = root
     code = _verdict(outcome, reports)
-    if json_output:
+    if flags.json_output:
         document = {
             "exitCode": int(code),
             "reports": str(reports) if reports is not None else None,

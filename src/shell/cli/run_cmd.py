@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from alisio.core.harness.events import Effect, Event
     from alisio.core.harness.policy import Policy
     from alisio.core.harness.protocol import ToolCall
-    from alisio.shell.harness.agent import ApprovalAnswer, RunResult
+    from alisio.shell.harness.agent import AgentSetup, ApprovalAnswer, RunResult
     from alisio.shell.harness.providers.base import Provider
 
 DEFAULT_MAX_TURNS = 50
@@ -309,19 +309,15 @@ def _provider(
     return provider, resolved.model, measured, key
 
 
-def _execute(
+def _setup(
     prompt: str,
-    cwd: Path | None,
+    run: RunFlags,
+    provider_flags: RunProviderFlags,
+    permissions: RunPermissionFlags,
+    budget: BudgetFlags,
     json_out: bool,
-    granted_flags: dict[str, bool],
-    read_only: bool,
-    model: str | None,
-    base_url: str | None,
-    policy_name: PolicyChoice,
-    agent: str | None,
-    budget_values: tuple[int, int, int | None, int | None],
-    script: Path | None,
-) -> RunResult:
+) -> AgentSetup:
+    """Everything the agent loop needs, checked: workspace, policy, provider, agent, budgets."""
     import os
     from importlib.metadata import version
 
@@ -333,21 +329,20 @@ def _execute(
     from alisio.core.harness.events import Effect
     from alisio.core.harness.policy import ALL_EFFECTS, Mode
     from alisio.core.replay.fingerprint import path_rules
-    from alisio.shell.harness.agent import AgentSetup, run_agent
+    from alisio.shell.harness.agent import AgentSetup
     from alisio.shell.harness.tools.dispatch import tool_env
 
-    workspace = _workspace(cwd)
-    policy = _policy(policy_name, granted_flags, read_only)
-    provider, model_name, measured, key = _provider(script, model, base_url)
-    match select_agent(measured, agent):
-        case Failure(error):
-            raise LabError(f"--agent: {error}")
-        case _:
-            pass
-    policy = _policy(policy_name, granted_flags, read_only)
+    workspace = _workspace(run.cwd)
+    read_only = permissions.read_only
+    policy = _policy(run.policy, permissions.granted(), read_only)
+    provider, model_name, measured, key = _provider(
+        provider_flags.script, provider_flags.model, provider_flags.base_url
+    )
+    if isinstance(select_agent(measured, run.agent), Failure):
+        raise LabError(f"--agent: {select_agent(measured, run.agent).failure()}")
+    max_turns, max_wall_ms, max_tokens, max_tool_calls = budget.checked()
     interactive = sys.stdin.isatty() and sys.stderr.isatty()
-    max_turns, max_wall_ms, max_tokens, max_tool_calls = budget_values
-    setup = AgentSetup(
+    return AgentSetup(
         prompt=prompt,
         workspace=workspace,
         provider=provider,
@@ -358,18 +353,23 @@ def _execute(
         budget=RunBudget(
             max_turns=max_turns, max_wall_ms=max_wall_ms, max_tokens=max_tokens, max_tool_calls=max_tool_calls
         ),
-        agent=agent,
+        agent=run.agent,
         approver=_terminal_approver() if interactive and policy.mode is Mode.ASK else None,
-        normalize_rules=path_rules(str(workspace), str(cwd or "")),
+        normalize_rules=path_rules(str(workspace), str(run.cwd or "")),
         harness_version=version("alisio"),
         config_hash=config_hash(measured),
         on_event=_json_sink() if json_out else _progress,
         env=tool_env(os.environ, key),
     )
+
+
+def _execute(setup: AgentSetup) -> RunResult:
+    from alisio.shell.harness.agent import run_agent
+
     try:
         return run_agent(setup)
     finally:
-        close = getattr(provider, "close", None)
+        close = getattr(setup.provider, "close", None)
         if callable(close):
             close()
 
@@ -395,20 +395,9 @@ def run_command(
         prompt = sys.stdin.read()
     if not prompt.strip():
         raise LabError("the prompt is empty (give it as an argument, or - to read it from standard input)")
+    setup = _setup(prompt, run, provider, permissions, budget, json_out)
     try:
-        result = _execute(
-            prompt,
-            run.cwd,
-            json_out,
-            permissions.granted(),
-            permissions.read_only,
-            provider.model,
-            provider.base_url,
-            run.policy,
-            run.agent,
-            budget.checked(),
-            provider.script,
-        )
+        result = _execute(setup)
     except KeyboardInterrupt as interrupt:  # the agent closed the event log with run_end first
         from alisio.shell.lab.errors import Terminated
 
