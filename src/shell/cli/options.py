@@ -1,4 +1,4 @@
-"""The options of the commands, in four groups: Selection, Provider, Permissions, Output.
+"""The options of the commands, in groups: Selection, Provider, Permissions, Output, Execution.
 
 The spec writes global flags after the sub-command (``alisio eval run X --allow-write``), so each command
 declares the groups it uses. A group is a frozen dataclass whose fields are typer options; a command takes
