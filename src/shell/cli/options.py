@@ -202,14 +202,29 @@ class ProviderFlags:
 
 
 @dataclass(frozen=True)
-class PermissionFlags:
-    """Permissions: what the runner grants; every task's policy must stay within it."""
+class GrantFlags:
+    """Permissions: the effects granted (``alisio run`` puts them in the policy's allow)."""
 
     allow_write: AllowWrite = False
     allow_process: AllowProcess = False
     allow_external: AllowExternal = False
     allow_analysis: AllowAnalysis = False
     read_only: ReadOnly = False
+
+    def granted(self) -> dict[str, bool]:
+        """``{"write": on, ...}``, each effect's ``--allow-*`` flag."""
+        return {
+            "write": self.allow_write,
+            "process": self.allow_process,
+            "external": self.allow_external,
+            "analysis": self.allow_analysis,
+        }
+
+
+@dataclass(frozen=True)
+class PermissionFlags(GrantFlags):
+    """Permissions: what the runner grants; every task's policy must stay within it."""
+
     allow_suite_full: AllowSuiteFull = False
 
 

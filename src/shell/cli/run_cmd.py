@@ -33,15 +33,11 @@ import typer
 from alisio.core.exit_codes import ExitCode
 from alisio.shell.cli.options import (
     PROVIDER,
-    AllowAnalysis,
-    AllowExternal,
-    AllowProcess,
-    AllowWrite,
     BaseUrl,
     Cwd,
+    GrantFlags,
     Json,
     Model,
-    ReadOnly,
     grouped,
     option,
 )
@@ -107,25 +103,6 @@ class RunProviderFlags:
             metavar="FILE",
         ),
     ] = None
-
-
-@dataclass(frozen=True)
-class RunPermissionFlags:
-    """Permissions of ``alisio run``: each --allow-* puts an effect in the policy's allow."""
-
-    allow_write: AllowWrite = False
-    allow_process: AllowProcess = False
-    allow_external: AllowExternal = False
-    allow_analysis: AllowAnalysis = False
-    read_only: ReadOnly = False
-
-    def granted(self) -> dict[str, bool]:
-        return {
-            "write": self.allow_write,
-            "process": self.allow_process,
-            "external": self.allow_external,
-            "analysis": self.allow_analysis,
-        }
 
 
 @dataclass(frozen=True)
@@ -275,7 +252,7 @@ def _provider(
 
     from returns.result import Failure, Success
 
-    from alisio.shell.config_home import load_config, resolve_provider
+    from alisio.shell.config_home import load_config
 
     env = dict(os.environ)
     match load_config(env):
@@ -291,29 +268,18 @@ def _provider(
             return ScriptedProvider.from_file(script), model or "scripted", measured, None
         except ProviderFailure as failure:
             raise LabError(f"--script {failure}") from None
-    match resolve_provider(loaded, model, base_url, env):
-        case Failure(error):
-            raise LabError(str(error))
-        case Success(resolved):
-            pass
-    from alisio.shell.harness.providers.openai_compat import OpenAICompatProvider
+    from alisio.shell.lab.plans import live_plan
 
-    key = resolved.api_key.reveal() if resolved.api_key is not None else None
-    provider = OpenAICompatProvider(
-        resolved.base_url,
-        resolved.model,
-        api_key=key,
-        provider_id=resolved.id,
-        max_response_bytes=resolved.max_response_bytes,
-    )
-    return provider, resolved.model, measured, key
+    plan = live_plan(loaded, model, base_url, env)  # one run: its gate has one slot, as one run needs
+    assert plan.shared is not None  # the live plan's one provider
+    return plan.shared, plan.model, measured, plan.key
 
 
 def _setup(
     prompt: str,
     run: RunFlags,
     provider_flags: RunProviderFlags,
-    permissions: RunPermissionFlags,
+    permissions: GrantFlags,
     budget: BudgetFlags,
     json_out: bool,
 ) -> AgentSetup:
@@ -386,7 +352,7 @@ def run_command(
     ],
     run: RunFlags,
     provider: RunProviderFlags,
-    permissions: RunPermissionFlags,
+    permissions: GrantFlags,
     budget: BudgetFlags,
     json_out: Json = False,
 ) -> ExitCode:

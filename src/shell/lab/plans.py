@@ -67,6 +67,8 @@ class ProviderPlan:
     """``scheme://host:port/path`` of a live provider (never a user name or password)."""
     hook: RunHook | None = None
     """Record and replay: wraps each run's provider and sees each run's record (``None``: neither)."""
+    shared: Provider | None = None
+    """The one provider every run shares (the live one); ``None`` when each run gets its own."""
 
 
 def live_plan(
@@ -107,6 +109,7 @@ def live_plan(
         key=key,
         key_source=(loaded.config.provider.api_key_env or DEFAULT_API_KEY_ENV) if key is not None else None,
         endpoint=endpoint_of(resolved.base_url),
+        shared=provider,
     )
 
 
