@@ -2,7 +2,9 @@
 
 - ``config_dir``: ``$ALISIO_CONFIG_HOME``, else ``$XDG_CONFIG_HOME/alisio``, else ``~/.config/alisio``;
   the configuration is ``config.toml`` in it. No file means every default (replay with the bundled cassettes
-  points ``ALISIO_CONFIG_HOME`` at an empty directory on purpose).
+  points ``ALISIO_CONFIG_HOME`` at an empty directory on purpose). The file must be a regular file (a
+  symlink to one is fine) of at most ``CONFIG_MAX_BYTES``: a FIFO, a device such as ``/dev/zero`` or a huge
+  file is refused before it is read, and a duplicate key is refused by the TOML parser, naming the key.
 - ``data_dir`` (the spec's ``<dataDir>``): ``$ALISIO_DATA_HOME``, else ``$XDG_STATE_HOME/alisio``, else
   ``~/.local/state/alisio``.
 - ``resolve_provider``: ``--model``/``--base-url`` override the file; the API key is read from the variable
@@ -14,6 +16,8 @@ Every function takes the environment as a mapping (``os.environ`` in the CLI, a 
 
 from __future__ import annotations
 
+import os
+import stat
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -23,7 +27,16 @@ from typing import Final
 from returns.result import Failure, Result, Success
 
 from alisio.core.errors import ConfigError
-from alisio.core.harness.config import DEFAULT_API_KEY_ENV, Config, config_hash, parse_config
+from alisio.core.harness.config import (
+    DEFAULT_API_KEY_ENV,
+    DEFAULT_MAX_RESPONSE_BYTES,
+    Config,
+    config_hash,
+    parse_config,
+)
+from alisio.core.harness.endpoint import redact_credentials
+from alisio.core.harness.tomlkeys import duplicate_key
+from alisio.shell.harness.tools.files import file_kind
 
 __all__ = [
     "ApiKey",
@@ -37,6 +50,8 @@ __all__ = [
 ]
 
 CONFIG_FILE: Final = "config.toml"
+CONFIG_MAX_BYTES: Final = 1 << 20
+"""The largest config.toml read (1 MiB: far more than instructions and agents need)."""
 
 
 def _home(env: Mapping[str, str]) -> Path:
@@ -94,18 +109,46 @@ class LoadedConfig:
 
 
 def _read_toml(path: Path) -> Result[dict[str, object], ConfigError]:
-    """The file's TOML document; an unreadable file or invalid TOML is a ConfigError naming the file."""
+    """The file's TOML document; an unreadable, special or oversized file, or invalid TOML, is a ConfigError
+    naming the file."""
     source = str(path)
     try:
-        with path.open("rb") as handle:
-            return Success(tomllib.load(handle))
+        data = _read_regular(path, CONFIG_MAX_BYTES)
     except OSError as exc:
         return Failure(ConfigError(source=source, key="", message=f"cannot read: {exc.strerror or exc}"))
+    except ValueError as exc:
+        return Failure(ConfigError(source=source, key="", message=f"cannot read: {exc}"))
+    try:
+        text = data.decode("utf-8")
+        return Success(tomllib.loads(text))
     except UnicodeDecodeError as exc:
         return Failure(ConfigError(source=source, key="", message=f"not UTF-8 text (byte {exc.start})"))
     except tomllib.TOMLDecodeError as exc:
+        twice = duplicate_key(text) if "Cannot overwrite" in str(exc) else None
+        if twice is not None:  # tomllib does not say which key
+            message = f"set twice (lines {twice.first_line} and {twice.line}); a key may appear only once"
+            return Failure(ConfigError(source=source, key=twice.key, message=message))
         # Python 3.11 puts the position only in the message: "Invalid value (at line 3, column 9)".
         return Failure(ConfigError(source=source, key="", message=f"invalid TOML: {exc}"))
+
+
+def _read_regular(path: Path, limit: int) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes, opened without blocking (a FIFO never waits).
+
+    Raises:
+        OSError: the file cannot be opened or read.
+        ValueError: it is not a regular file, or it is larger than ``limit`` (the message says which).
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    descriptor = os.open(path, flags)
+    with os.fdopen(descriptor, "rb") as handle:
+        mode = os.fstat(descriptor).st_mode
+        if not stat.S_ISREG(mode):
+            raise ValueError(f"it is {file_kind(mode)}, not a regular file")
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise ValueError(f"it is larger than {limit} bytes, the most a configuration file may hold")
+    return data
 
 
 def load_config(env: Mapping[str, str]) -> Result[LoadedConfig, ConfigError]:
@@ -166,6 +209,8 @@ class ResolvedProvider:
     model: str
     api_key: ApiKey | None = field(default=None, repr=False)
     """``None`` when no key is configured (local servers need none). Never stored, logged or in an event."""
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
+    """The largest response body read from the provider (``provider.maxResponseBytes``)."""
 
 
 def _missing(source: str, key: str, flag: str, what: str) -> ConfigError:
@@ -204,10 +249,16 @@ def resolve_provider(
     if not base_url:
         return Failure(_missing(loaded.source, "provider.baseUrl", "--base-url URL", "base URL"))
     if not base_url.startswith(("http://", "https://")):
-        message = f"expected an http:// or https:// URL, got {base_url!r}"
+        message = f"expected an http:// or https:// URL, got {redact_credentials(base_url)!r}"
         return Failure(ConfigError(source="--base-url", key="", message=message))
     if not model:
         return Failure(_missing(loaded.source, "provider.model", "--model NAME", "model"))
     return _api_key(loaded, env).map(
-        lambda key: ResolvedProvider(id=settings.id, base_url=base_url, model=model, api_key=key)
+        lambda key: ResolvedProvider(
+            id=settings.id,
+            base_url=base_url,
+            model=model,
+            api_key=key,
+            max_response_bytes=settings.max_response_bytes,
+        )
     )

@@ -482,3 +482,96 @@ def test_calls_past_max_calls_per_turn_are_refused_with_one_incident(workspace: 
     assert all(refusal in r.output_excerpt for r in results[3:])  # type: ignore[attr-defined]
     answered = [m for m in provider.requests[1].messages if isinstance(m, ToolMessage)]
     assert len(answered) == 5 and all(refusal in m.content for m in answered[3:])
+
+
+# --- hardening: nothing a tool or a provider does ends a run without run_end -----------------------------------
+
+
+class ExplodingProvider:
+    """A provider whose stream raises an exception no provider is supposed to raise (a bug, not a failure)."""
+
+    id = "exploding"
+
+    def stream(
+        self, request: ProviderRequest, on_retry: object = None, *, timeout_s: float | None = None
+    ) -> tuple[StreamEvent, ...]:
+        raise RuntimeError("http://user:hunter2@host/v1 went sideways")
+
+
+def test_an_unexpected_exception_ends_the_run_with_run_end_and_its_type(workspace: Path) -> None:
+    """A bug below the loop ends the run error/internal_error, naming the exception (credentials redacted);
+    the log still ends with run_end, so a lab records the run and goes on."""
+    result = run(workspace, ExplodingProvider())
+    assert (result.outcome, result.reason) == ("error", "internal_error")
+    assert result.message == "unexpected RuntimeError: http://<redacted>@host/v1 went sideways"
+    assert isinstance(result.events[-1], RunEnded)
+    assert "hunter2" not in json.dumps([msgspec.to_builtins(event) for event in result.events])
+
+
+def test_a_hostile_tool_call_is_a_result_and_the_run_goes_on(workspace: Path, tmp_path: Path) -> None:
+    """bash with a NUL byte and write_file nested 2,000 levels used to raise out of the loop; now each is a
+    tool error the model reads, and the run ends normally."""
+    provider = script(
+        tmp_path,
+        {
+            "toolCalls": [
+                call("bash", command="echo \0"),
+                call("write_file", path="a/" * 2000 + "b", content="x"),
+            ]
+        },
+        {"text": "gave up"},
+    )
+    result = run(workspace, provider)
+    assert (result.outcome, result.final_text) == ("completed", "gave up")
+    outcomes = of(result.events, ToolResulted)
+    assert [r.ok for r in outcomes] == [False, False]  # type: ignore[attr-defined]
+    assert "NUL character" in outcomes[0].output_excerpt  # type: ignore[attr-defined]
+    assert "nested 2000 directories deep" in outcomes[1].output_excerpt  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("bad", [{"inputTokens": -5, "outputTokens": 3}, {"outputTokens": -1}])
+def test_negative_usage_is_unreported_with_an_incident_saying_why(
+    workspace: Path, tmp_path: Path, bad: dict[str, int]
+) -> None:
+    """A turn reporting a negative count is recorded as reporting no usage (never inputTokens -5), with a
+    usage_unreported incident naming the count; the token total then stays unknown."""
+    provider = script(tmp_path, {"text": "done", "usage": bad})
+    result = run(workspace, provider)
+    responded = [e for e in result.events if type(e).__name__ == "ProviderResponded"]
+    assert responded[0].usage is None  # type: ignore[attr-defined]
+    (incident,) = of(result.events, IncidentRaised)
+    assert incident.kind == "usage_unreported"  # type: ignore[attr-defined]
+    name, value = next((k, v) for k, v in bad.items() if v < 0)
+    assert f"({name} is {value}; a count must be a non-negative integer)" in incident.message  # type: ignore[attr-defined]
+    assert (result.main_tokens, result.usage_complete) == (None, False)
+
+
+def _dead(pid: int, within_s: float = 3.0) -> bool:
+    """Whether process ``pid`` is gone or a zombie within ``within_s``."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError):
+            return True
+        if state == "Z":
+            return True
+        time.sleep(0.02)
+    return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs /proc")
+def test_a_daemon_started_by_a_command_does_not_outlive_the_run(workspace: Path, tmp_path: Path) -> None:
+    """A setsid'ed daemon started through bash is stopped (the tool result names it); nothing survives the run."""
+    command = (
+        "setsid bash -c 'echo $$ > daemon.pid; exec sleep 60' < /dev/null > /dev/null 2>&1 & "
+        "while [ ! -s daemon.pid ]; do sleep 0.01; done; echo started"
+    )
+    provider = script(tmp_path, {"toolCalls": [call("bash", command=command)]}, {"text": "done"})
+    result = run(workspace, provider)
+    assert result.outcome == "completed"
+    pid = int((workspace / "daemon.pid").read_text())
+    assert _dead(pid)
+    output = of(result.events, ToolResulted)[0].output_excerpt  # type: ignore[attr-defined]
+    assert output.startswith("exit code: 0\nstarted\n\n[stopped 1 process the command had left running")
+    assert f"sleep (pid {pid})" in output

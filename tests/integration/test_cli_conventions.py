@@ -271,3 +271,23 @@ def test_an_unreachable_endpoint_ends_the_whole_command(home: Path) -> None:
         1,
         "http://127.0.0.1:9/v1",
     )
+
+
+def test_a_password_in_the_base_url_is_written_nowhere(home: Path) -> None:
+    """http://user:pass@host/v1 that cannot be reached: the password is in no output, report, record,
+    transcript or export, and the report's endpoint has no user or password."""
+    suite = make_suite(home)
+    secret = "s3cret-Pa55word"
+    url = f"http://someone:{secret}@127.0.0.1:9/v1"
+    result = eval_run(home, suite, "-k", "1", "--allow-write", "--base-url", url, "--model", "m")
+    assert result.returncode == 1
+    assert secret not in result.stdout + result.stderr and "someone" not in result.stderr
+    (directory,) = run_dirs(home)
+    for path in directory.rglob("*"):
+        if path.is_file():
+            assert secret not in path.read_text(errors="replace"), path
+    assert read_report(directory).conditions.endpoint == "http://127.0.0.1:9/v1"
+    bundle = home / "bundle.json"
+    exported = alisio(home, "eval", "export", str(directory), "--out", str(bundle))
+    assert exported.returncode == 0, exported.stderr
+    assert secret not in bundle.read_text()

@@ -6,6 +6,7 @@ import copy
 import json
 import os
 import pickle
+import time
 from pathlib import Path
 
 import msgspec
@@ -277,3 +278,75 @@ def test_load_config_reads_the_real_environment_shape(tmp_path: Path) -> None:
     result = load_config({**os.environ, "ALISIO_CONFIG_HOME": str(tmp_path)})
     assert is_successful(result)
     assert result.unwrap().config_hash == config_hash(result.unwrap().config.measured)
+
+
+# --- hostile files --------------------------------------------------------------------------------------------
+
+
+def test_a_config_that_is_a_symlink_to_dev_zero_is_refused_at_once(tmp_path: Path) -> None:
+    """config.toml -> /dev/zero used to hang alisio run reading forever; it is refused before any read."""
+    (tmp_path / "config.toml").symlink_to("/dev/zero")
+    started = time.monotonic()
+    error = _error(load_config({"ALISIO_CONFIG_HOME": str(tmp_path)}))
+    assert time.monotonic() - started < 1
+    assert (
+        str(error) == f"{tmp_path / 'config.toml'}: cannot read: it is a character device, not a regular file"
+    )
+
+
+def test_a_config_that_is_a_fifo_is_refused_without_waiting(tmp_path: Path) -> None:
+    """A FIFO nobody writes to would block the open; it is opened without blocking and refused."""
+    os.mkfifo(tmp_path / "config.toml")
+    error = _error(load_config({"ALISIO_CONFIG_HOME": str(tmp_path)}))
+    assert error.message == "cannot read: it is a FIFO (named pipe), not a regular file"
+
+
+def test_a_config_over_one_mib_is_refused(tmp_path: Path) -> None:
+    """Only the first MiB is ever read: a larger file is an error, not a memory hog."""
+    _write(tmp_path, 'instructions = "' + "x" * (1 << 20) + '"\n')
+    error = _error(load_config({"ALISIO_CONFIG_HOME": str(tmp_path)}))
+    assert (
+        error.message
+        == "cannot read: it is larger than 1048576 bytes, the most a configuration file may hold"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "lines"),
+    [
+        ("[tools]\nbashTimeoutMs = 1000\nbashTimeoutMs = 2000\n", "tools.bashTimeoutMs", (2, 3)),
+        (
+            'instructions = """\nmodel = "a"\n"""\n[provider]\nmodel = "a"\nmodel = "b"',
+            "provider.model",
+            (5, 6),
+        ),
+        ('[agents.rev]\ninstructions = "x"\n"instructions" = "y"\n', "agents.rev.instructions", (2, 3)),
+    ],
+)
+def test_a_key_set_twice_is_refused_naming_the_key(
+    tmp_path: Path, text: str, key: str, lines: tuple[int, int]
+) -> None:
+    """tomllib refuses a duplicate key without naming it; the error names the dotted key and both lines."""
+    path = _write(tmp_path, text)
+    error = _error(load_config({"ALISIO_CONFIG_HOME": str(tmp_path)}))
+    assert str(error) == (
+        f"{path}: {key}: set twice (lines {lines[0]} and {lines[1]}); a key may appear only once"
+    )
+
+
+def test_max_response_bytes_is_read_from_the_provider_table(tmp_path: Path) -> None:
+    """provider.maxResponseBytes reaches the resolved provider; the default is 32 MiB; below 1 KiB is refused."""
+    _write(tmp_path, '[provider]\nbaseUrl = "http://127.0.0.1:9/v1"\nmodel = "m"\nmaxResponseBytes = 4096\n')
+    resolved = resolve_provider(_loaded({"ALISIO_CONFIG_HOME": str(tmp_path)}), None, None, {}).unwrap()
+    assert resolved.max_response_bytes == 4096
+    assert ResolvedProvider(id="x", base_url="http://h/v1", model="m").max_response_bytes == 32 << 20
+    path = _write(tmp_path, "[provider]\nmaxResponseBytes = 100\n")
+    error = _error(load_config({"ALISIO_CONFIG_HOME": str(tmp_path)}))
+    assert str(error) == f"{path}: provider.maxResponseBytes: Expected `int` >= 1024, got 100"
+
+
+def test_a_non_http_base_url_never_echoes_its_password(tmp_path: Path) -> None:
+    """--base-url ftp://user:pass@host is refused with the user information redacted."""
+    loaded = _loaded({"ALISIO_CONFIG_HOME": str(tmp_path)})
+    error = _error(resolve_provider(loaded, "m", "ftp://alice:hunter2pw@host/v1", {}))
+    assert "hunter2pw" not in str(error) and "ftp://<redacted>@host/v1" in error.message

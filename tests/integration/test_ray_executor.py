@@ -469,48 +469,46 @@ def test_endpoint_slots_free_the_slots_of_a_forgotten_run() -> None:
     asyncio.run(scenario())
 
 
-def test_a_run_that_waits_past_its_deadline_for_a_slot_ends_at_the_deadline() -> None:
-    """GatedProvider: no slot within the run's time left is a deadline failure, and the provider is never
-    called; a slot in time gives the provider what is left of the time."""
-    import contextlib as ctx
-    from collections.abc import Iterator as It
+_CLUSTER_GATE = """
+import sys, time
+import ray
+from alisio.shell.harness.providers.gate import GateTimeout
+from alisio.shell.lab.ray_gate import ClusterGate, start_slots
 
-    from alisio.core.harness.protocol import ProviderRequest
-    from alisio.shell.harness.providers.base import ProviderFailure
-    from alisio.shell.lab.gate import GatedProvider
-
-    class OneSlot:
-        def __init__(self) -> None:
-            self.free = threading.Semaphore(1)
-
-        @ctx.contextmanager
-        def slot(self, timeout_s: float | None) -> It[None]:
-            if not self.free.acquire(timeout=timeout_s):
-                raise TimeoutError
-            try:
-                yield
-            finally:
-                self.free.release()
-
-    class Clock:
-        id = "clock"
-
-        def __init__(self) -> None:
-            self.given: list[float | None] = []
-
-        def stream(
-            self, request: Any, on_retry: Any = None, *, timeout_s: float | None = None
-        ) -> tuple[Any, ...]:
-            self.given.append(timeout_s)
-            return ()
-
-    gate, inner = OneSlot(), Clock()
-    provider = GatedProvider(inner, gate)
-    request = ProviderRequest(model="m", instructions="", messages=())
-    assert provider.stream(request, timeout_s=5.0) == () and 4.5 < (inner.given[0] or 0) <= 5.0
-    gate.free.acquire()  # another run holds the only slot
+ray.init(address=sys.argv[1], log_to_driver=False)
+slots = start_slots(1)
+first, second = ClusterGate(slots, "0"), ClusterGate(slots, "1")
+with first.slot(None):
     started = time.monotonic()
-    with pytest.raises(ProviderFailure) as failure:
-        provider.stream(request, timeout_s=0.3)
-    assert failure.value.kind == "deadline" and 0.25 < time.monotonic() - started < 2
-    assert len(inner.given) == 1
+    try:
+        with second.slot(time.monotonic() + 0.5):
+            print("second got a slot held by the first")
+    except GateTimeout:
+        print(f"timeout after {time.monotonic() - started:.1f}")
+deadline = time.monotonic() + 5
+while ray.get(slots.in_use.remote()) and time.monotonic() < deadline:
+    time.sleep(0.05)
+print("in use", ray.get(slots.in_use.remote()))
+first.pause(1.0)
+started = time.monotonic()
+with first.slot(None):
+    print(f"paused {time.monotonic() - started:.1f}")
+deadline = time.monotonic() + 5  # a release is not waited for: it lands soon after the block
+while ray.get(slots.in_use.remote()) and time.monotonic() < deadline:
+    time.sleep(0.05)
+print("in use", ray.get(slots.in_use.remote()))
+"""
+
+
+@needs_ray
+def test_the_cluster_gate_caps_pauses_and_ends_at_the_deadline(ray_head: RayHead) -> None:
+    """ClusterGate over the command's actor: a second caller waits for the only slot until its deadline
+    (GateTimeout, its slot never taken later); a pause asked by one caller delays the next slot."""
+    result = subprocess.run([sys.executable, "-c", _CLUSTER_GATE, ray_head.address], capture_output=True,
+                            text=True, env=ray_head.env, timeout=100, check=False)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("timeout after ") and 0.4 <= float(lines[0].split()[-1]) < 3
+    assert lines[1] == "in use 0"
+    assert lines[2].startswith("paused ") and 0.8 <= float(lines[2].split()[-1]) < 4
+    assert lines[3] == "in use 0"

@@ -164,9 +164,9 @@ def test_resume_needs_a_plan(home: Path, tmp_path: Path) -> None:
     temp = tmp_path / "tmp"
     temp.mkdir()
     no_plan = _resume(home, temp, str(home / "empty"))
-    assert no_plan.returncode == 1 and "holds no report" in no_plan.stderr
+    assert no_plan.returncode == 1 and "invalid run id" in no_plan.stderr  # not a report directory either
     (home / "empty" / "runs.jsonl").write_text("")
     no_plan = _resume(home, temp, str(home / "empty"))
     assert no_plan.returncode == 1 and "holds no plan.json" in no_plan.stderr
     unknown = _resume(home, temp, "2020-01-01T00-00-00-000Z")
-    assert unknown.returncode == 1 and "no run '2020-01-01T00-00-00-000Z'" in unknown.stderr
+    assert unknown.returncode == 1 and "no run 2020-01-01T00-00-00-000Z in" in unknown.stderr

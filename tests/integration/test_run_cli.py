@@ -494,3 +494,51 @@ def test_a_workspace_that_does_not_exist_is_one_line(tmp_path: Path) -> None:
     result = run(tmp_path, "hi", "--cwd", str(tmp_path / "nope"), "--base-url", "http://127.0.0.1:9/v1")
     assert result.returncode == 1
     assert result.stderr == f"alisio run: --cwd {tmp_path / 'nope'}: no such directory\n"
+
+
+def test_a_password_in_the_base_url_is_in_no_output(
+    server: SseServer, workspace: Path, tmp_path: Path
+) -> None:
+    """--base-url http://user:pass@host: the provider error on stderr and the --json event log never hold the
+    password (it is still sent, as HTTP basic auth)."""
+    server.enqueue(Reply.json({"error": {"message": "bad credentials"}}, status=401))
+    base_url = server.base_url.replace("http://", "http://alice:hunter2-pw@")
+    result = run(tmp_path, "hi", "--cwd", str(workspace), "--base-url", base_url, "--model", "m1", "--json")
+    assert result.returncode == 1
+    assert "hunter2-pw" not in result.stderr + result.stdout
+    assert "http://<redacted>@127.0.0.1" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert server.requests[0].headers["authorization"].startswith("Basic ")
+
+
+def test_max_response_bytes_from_the_configuration_caps_a_response(
+    server: SseServer, workspace: Path, tmp_path: Path
+) -> None:
+    """provider.maxResponseBytes = 2048 in config.toml: a 10 KB answer ends the run with provider_too_large."""
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "config.toml").write_text("[provider]\nmaxResponseBytes = 2048\n")
+    server.enqueue(text_reply("x" * 10_000))
+    result = run(tmp_path, "hi", "--cwd", str(workspace), "--base-url", server.base_url, "--model", "m1")
+    assert result.returncode == 1
+    assert result.stderr.startswith(
+        "alisio run: error (provider_too_large): the response from http://127.0.0.1"
+    )
+    assert "passed 2048 bytes (provider.maxResponseBytes)" in result.stderr
+
+
+def test_a_config_that_is_a_symlink_to_dev_zero_does_not_hang_alisio_run(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """config.toml -> /dev/zero: one line naming the file and what it is, exit 1, at once."""
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "config.toml").symlink_to("/dev/zero")
+    started = time.monotonic()
+    result = run(
+        tmp_path, "hi", "--cwd", str(workspace), "--base-url", "http://127.0.0.1:9/v1", "--model", "m"
+    )
+    assert time.monotonic() - started < 20
+    assert result.returncode == 1
+    assert result.stderr == (
+        f"alisio run: {tmp_path / 'config' / 'config.toml'}: cannot read: it is a character device, "
+        "not a regular file\n"
+    )

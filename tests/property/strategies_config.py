@@ -86,6 +86,7 @@ provider_settings = st.builds(
     model=st.none() | texts,
     api_key_env=st.none() | st.from_regex(r"\A[A-Z_][A-Z0-9_]{0,20}\Z"),
     max_concurrency=st.none() | st.integers(1, 1024),
+    max_response_bytes=st.integers(min_value=1024, max_value=1 << 32),
 )
 lab_settings = st.builds(LabSettings, jobs=st.none() | st.integers(1, 1024))
 

@@ -118,3 +118,15 @@ def test_select_agent_picks_instructions_and_tools_or_fails_naming_the_known() -
     rev = select_agent(measured, "rev").unwrap()
     assert (rev.instructions, rev.tools) == ("review", ("read_file",))
     assert "rev" in str(select_agent(measured, "nobody").failure())
+
+
+@given(st.text(alphabet="abc_ -0123456789.", min_size=1, max_size=30))
+def test_unusable_usage_is_one_usage_unreported_incident_saying_why(problem: str) -> None:
+    """A response whose usage could not be used raises usage_unreported, naming the problem (never silently)."""
+    response = ProviderResponse(
+        text="t", reasoning=None, tool_calls=(), finish_reason="stop", usage=None, usage_problem=problem
+    )
+    ((kind, message),) = response_incidents(response)
+    assert kind is IncidentKind.USAGE_UNREPORTED
+    assert f"({problem}; a count must be a non-negative integer)" in message
+    assert "treated as unreported" in message

@@ -16,6 +16,7 @@ from alisio.core.harness.protocol import (
     TextDelta,
     ToolCall,
     ToolCallDelta,
+    Usage,
     UsageEvent,
     assemble,
 )
@@ -95,3 +96,18 @@ def test_an_in_stream_error_is_a_failure_carrying_the_first_error(
     first = errors[0]
     events = (*before, *errors, *after, FinishEvent(reason="stop"))
     assert assemble(events) == Failure(StreamError(message=first.message, code=first.code))
+
+
+@given(
+    st.sampled_from(
+        ["input_tokens", "output_tokens", "total_tokens", "cached_input_tokens", "reasoning_tokens"]
+    ),
+    st.integers(max_value=-1),
+)
+def test_usage_with_a_negative_count_counts_as_unreported(field: str, count: int) -> None:
+    """A negative count (from a script, a cassette or a provider) never reaches a token total: the response
+    has no usage and says which count was wrong."""
+    usage = Usage(**{field: count})  # type: ignore[arg-type]
+    response = assembled((UsageEvent(usage=usage), FinishEvent(reason="stop")))
+    assert response.usage is None
+    assert response.usage_problem is not None and response.usage_problem.endswith(f" is {count}")

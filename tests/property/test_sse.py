@@ -7,7 +7,7 @@ import time
 from typing import Any
 
 import msgspec
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from returns.result import Failure, Success
 
@@ -18,6 +18,7 @@ from alisio.core.harness.protocol import (
     ToolCallDelta,
     ToolMessage,
     Usage,
+    UsageEvent,
     UserMessage,
     assemble,
 )
@@ -227,3 +228,47 @@ def test_many_argument_fragments_assemble_in_linear_time() -> None:
     response = assemble((start, *pieces, FinishEvent(reason="tool_calls"))).unwrap()
     assert time.perf_counter() - began < 1.0
     assert len(response.tool_calls[0].arguments) == 400_000
+
+
+bad_counts = st.one_of(
+    st.integers(max_value=-1),
+    st.floats(allow_nan=False, allow_infinity=False).filter(lambda value: not value.is_integer()),
+    st.text(alphabet="0123456789", min_size=1, max_size=4),
+    st.booleans(),
+    st.just({"n": 1}),
+)
+usage_keys = st.sampled_from(
+    ["prompt_tokens", "completion_tokens", "total_tokens", "prompt_cache_hit_tokens"]
+)
+
+
+@given(usage_keys, bad_counts, usage_counts)
+@example("prompt_tokens", -5, 10)
+@example("completion_tokens", 12.5, None)
+def test_a_count_that_is_not_a_non_negative_integer_makes_the_usage_unusable(
+    key: str, bad: object, other: int | None
+) -> None:
+    """-5, 12.5, "12", true or an object as a count: Usage.invalid names the field and the value, and the
+    assembled response reports no usage, with the problem as its reason."""
+    raw: dict[str, Any] = {key: bad}
+    if other is not None and key != "completion_tokens":
+        raw["completion_tokens"] = other
+    usage = usage_from(raw)
+    assert usage.invalid is not None and usage.invalid.startswith(f"{key} is ")
+    response = assemble((UsageEvent(usage=usage), FinishEvent(reason="stop"))).unwrap()
+    assert response.usage is None
+    assert response.usage_problem == usage.invalid
+
+
+@given(usage_counts)
+def test_integral_floats_are_read_as_counts(count: int | None) -> None:
+    """A count sent as 12.0 is the integer 12 (some proxies re-encode numbers as floats)."""
+    raw = {} if count is None else {"prompt_tokens": float(count)}
+    usage = usage_from(raw)
+    assert usage.input_tokens == count and usage.invalid is None
+
+
+def test_a_nested_count_is_named_with_its_path() -> None:
+    """prompt_tokens_details.cached_tokens = -1 is named in full."""
+    usage = usage_from({"prompt_tokens": 3, "prompt_tokens_details": {"cached_tokens": -1}})
+    assert usage.invalid == "prompt_tokens_details.cached_tokens is -1"

@@ -128,13 +128,22 @@ def over_cap_incident(step: CallTools, max_calls_per_turn: int) -> tuple[Inciden
 
 
 def response_incidents(response: ProviderResponse) -> tuple[tuple[IncidentKind, str], ...]:
-    """The incidents one main-loop response raises: output cut at the limit, usage not reported."""
+    """The incidents one main-loop response raises: output cut at the limit, usage not reported (or reported
+    with counts that cannot be used, which counts as not reported: the message says which count)."""
     incidents: list[tuple[IncidentKind, str]] = []
     if response.finish_reason == "length":
         incidents.append(
             (IncidentKind.TRUNCATED_OUTPUT, "the provider stopped at its output limit (finish_reason length)")
         )
-    if response.usage is None:
+    if response.usage is None and response.usage_problem is not None:
+        incidents.append(
+            (
+                IncidentKind.USAGE_UNREPORTED,
+                f"the provider reported usage that cannot be used for this turn ({response.usage_problem}; "
+                "a count must be a non-negative integer): treated as unreported, maxTokens not enforced on it",
+            )
+        )
+    elif response.usage is None:
         incidents.append(
             (
                 IncidentKind.USAGE_UNREPORTED,

@@ -11,6 +11,7 @@
     model = "qwen2.5-coder"
     apiKeyEnv = "OPENAI_API_KEY"    # the NAME of the variable holding the key, never the key
     maxConcurrency = 4              # requests in flight to this endpoint at once (default: --jobs)
+    maxResponseBytes = 33554432     # the largest response body read from the provider (32 MiB)
 
     [lab]                           # not measured either: how the lab runs, not what it measures
     jobs = 4                        # runs at once (default: 4 live, the number of CPUs for replay/scripted)
@@ -63,6 +64,7 @@ from alisio.core.errors import ConfigError
 __all__ = [
     "DEFAULT_API_KEY_ENV",
     "DEFAULT_INSTRUCTIONS",
+    "DEFAULT_MAX_RESPONSE_BYTES",
     "HARNESS_TOOLS",
     "AgentConfig",
     "Compaction",
@@ -100,6 +102,10 @@ HARNESS_TOOLS: Final[tuple[ToolName, ...]] = (
 )
 
 DEFAULT_API_KEY_ENV: Final = "OPENAI_API_KEY"
+
+DEFAULT_MAX_RESPONSE_BYTES: Final = 32 << 20
+"""The largest provider response body read (SSE framing included): a real answer of maxOutputTokens, streamed
+one token per chunk, stays far below it; a stream that never ends is stopped there."""
 
 DEFAULT_INSTRUCTIONS: Final = """\
 You are alisio, a coding agent working headless in a software project. The user gives you one task; complete \
@@ -145,6 +151,7 @@ _AGENT_NAME: Final = r"^[A-Za-z][A-Za-z0-9_-]{0,63}$"
 AgentName = Annotated[str, Meta(pattern=_AGENT_NAME)]
 EnvVarName = Annotated[str, Meta(pattern=r"^[A-Z_][A-Z0-9_]{0,127}$")]
 BaseUrl = Annotated[str, Meta(pattern=r"^https?://\S+$")]
+ResponseBytes = Annotated[int, Meta(ge=1024, le=1 << 32)]
 Effort = Literal["low", "medium", "high"]
 
 
@@ -169,6 +176,10 @@ class ProviderSettings(_Input, frozen=True, kw_only=True):
     max_concurrency: Annotated[int, Meta(ge=1, le=1024)] | None = None
     """At most this many requests in flight to the endpoint at once, over every concurrent run of a command
     (``None``: as many as ``--jobs``)."""
+
+    max_response_bytes: ResponseBytes = DEFAULT_MAX_RESPONSE_BYTES
+    """The largest response body read from the provider (1 KiB to 4 GiB); past it the call fails with
+    ``provider_too_large``. Not measured: a safety limit on the endpoint, not a strategy."""
 
 
 class LabSettings(_Input, frozen=True, kw_only=True):

@@ -5,7 +5,9 @@ events into one ``ProviderResponse``. Keeping the stream as data lets the same e
 (``alisio.shell.harness.providers.openai_compat``), played from a script (``scripted``), stored in a cassette and replayed.
 
 Rules:
-- usage that a provider did not report is ``None``, never 0 (the report omits what was not measured);
+- usage that a provider did not report is ``None``, never 0 (the report omits what was not measured); usage
+  whose counts cannot be trusted (a negative count, or one that is not an integer) is treated as unreported
+  for that response, and ``ProviderResponse.usage_problem`` says why;
 - tool-call arguments are kept as the raw JSON text the model produced: decoding them is the tool's job,
   and invalid JSON is a tool error the model sees, never a crash;
 - a tool's JSON schema is stored as canonical JSON text so requests stay hashable values.
@@ -90,6 +92,33 @@ class Usage(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     """``prompt_tokens_details.cached_tokens``, else DeepSeek's ``prompt_cache_hit_tokens``."""
     reasoning_tokens: int | None = None
     """``completion_tokens_details.reasoning_tokens``."""
+    invalid: str | None = None
+    """Why the counts cannot be used, as the parser found it (``completion_tokens is 12.5``): a count the
+    provider sent that is not a non-negative integer. ``None`` when every count it sent is one."""
+
+
+_COUNTS: tuple[tuple[str, str], ...] = (
+    ("inputTokens", "input_tokens"),
+    ("outputTokens", "output_tokens"),
+    ("totalTokens", "total_tokens"),
+    ("cachedInputTokens", "cached_input_tokens"),
+    ("reasoningTokens", "reasoning_tokens"),
+)
+
+
+def usage_problem(usage: Usage) -> str | None:
+    """Why ``usage`` cannot be used (the parser's ``invalid``, or a negative count), or ``None`` when it can.
+
+    A negative count may come from a scripted turn or a cassette as well as from a provider: no token total,
+    budget or report may be built on it.
+    """
+    if usage.invalid:
+        return usage.invalid
+    for wire, attribute in _COUNTS:
+        value = getattr(usage, attribute)
+        if value is not None and value < 0:
+            return f"{wire} is {value}"
+    return None
 
 
 # --- the stream -------------------------------------------------------------------------------------------
@@ -138,7 +167,10 @@ class ProviderResponse(Frozen, frozen=True, kw_only=True):
     tool_calls: tuple[ToolCall, ...]
     finish_reason: str
     usage: Usage | None
-    """The last usage the stream reported, or ``None`` when it reported none."""
+    """The last usage the stream reported, or ``None`` when it reported none or it cannot be used."""
+    usage_problem: str | None = None
+    """Why the last reported usage cannot be used (``usage_problem``): the response then counts as one that
+    reported no usage. ``None`` when usage was reported and usable, or not reported at all."""
 
 
 class StreamError(Frozen, frozen=True, kw_only=True):
@@ -154,9 +186,10 @@ def assemble(events: tuple[StreamEvent, ...]) -> Result[ProviderResponse, Stream
     Text and reasoning fragments are concatenated in order; tool calls are grouped by index (id and name from
     the first fragment that carries them, arguments concatenated), except that a fragment with its own id and
     name, at an index whose call already has another id, starts a new call (gateways that send each whole
-    call in its own chunk without an index); the finish reason is the last one sent;
-    usage is the last reported. Fails on an in-stream error event, or when the stream never finished (a
-    stream that stops without a finish reason is an error, not a silent truncation).
+    call in its own chunk without an index); the finish reason is the last one sent; usage is the last
+    reported, or ``None`` with ``usage_problem`` set when it cannot be used. Fails on an in-stream error
+    event, or when the stream never finished (a stream that stops without a finish reason is an error, not a
+    silent truncation).
     """
     text: list[str] = []
     reasoning: list[str] = []
@@ -201,12 +234,14 @@ def assemble(events: tuple[StreamEvent, ...]) -> Result[ProviderResponse, Stream
             range(len(indexes)), key=indexes.__getitem__
         )  # stable: same-index calls keep order
     )
+    problem = None if usage is None else usage_problem(usage)
     return Success(
         ProviderResponse(
             text="".join(text),
             reasoning="".join(reasoning) if reasoning else None,
             tool_calls=tool_calls,
             finish_reason=finish,
-            usage=usage,
+            usage=None if problem else usage,
+            usage_problem=problem,
         )
     )

@@ -15,6 +15,7 @@ Rules the parser keeps (checked against the recordings in tests/fixtures/provide
 - a ``finish_reason`` that is null produces no event (several servers send null after the real one);
 - ``usage`` null or missing produces no event; a usage object becomes a ``UsageEvent`` each time it is sent,
   and ``alisio.core.harness.protocol.assemble`` keeps the last one. A count the provider did not send stays ``None``;
+  a count that is negative or not an integer makes the whole usage unusable (``Usage.invalid`` names it);
 - tool-call fragments keep their ``index`` (or their position when a server omits it); ``id`` and ``name`` are
   only set when non-empty; arguments sent as a JSON object instead of text are re-encoded as JSON text;
 - a payload with a truthy top-level ``error`` (OpenRouter, vLLM, OpenAI) or any payload of an ``event: error``
@@ -203,23 +204,50 @@ def usage_from(usage: Mapping[str, object]) -> Usage:
     """Read a Chat Completions ``usage`` object; counts it does not carry stay ``None``.
 
     Cached input is ``prompt_tokens_details.cached_tokens``, else DeepSeek's ``prompt_cache_hit_tokens``;
-    reasoning tokens are ``completion_tokens_details.reasoning_tokens``.
+    reasoning tokens are ``completion_tokens_details.reasoning_tokens``. A count is a non-negative integer
+    (a float with an integer value is read as that integer); any other value it sends (``-5``, ``12.5``,
+    ``"12"``, ``true``) is named in ``Usage.invalid``, and the whole usage is then treated as unreported
+    (``alisio.core.harness.protocol.usage_problem``).
     """
+    problems: list[str] = []
     prompt_details = usage.get("prompt_tokens_details")
     completion_details = usage.get("completion_tokens_details")
-    cached = _int(prompt_details.get("cached_tokens")) if isinstance(prompt_details, Mapping) else None
+    cached = (
+        _count(prompt_details, "cached_tokens", "prompt_tokens_details.", problems)
+        if isinstance(prompt_details, Mapping)
+        else None
+    )
     if cached is None:
-        cached = _int(usage.get("prompt_cache_hit_tokens"))
+        cached = _count(usage, "prompt_cache_hit_tokens", "", problems)
     reasoning = (
-        _int(completion_details.get("reasoning_tokens")) if isinstance(completion_details, Mapping) else None
+        _count(completion_details, "reasoning_tokens", "completion_tokens_details.", problems)
+        if isinstance(completion_details, Mapping)
+        else None
     )
     return Usage(
-        input_tokens=_int(usage.get("prompt_tokens")),
-        output_tokens=_int(usage.get("completion_tokens")),
-        total_tokens=_int(usage.get("total_tokens")),
+        input_tokens=_count(usage, "prompt_tokens", "", problems),
+        output_tokens=_count(usage, "completion_tokens", "", problems),
+        total_tokens=_count(usage, "total_tokens", "", problems),
         cached_input_tokens=cached,
         reasoning_tokens=reasoning,
+        invalid="; ".join(problems) or None,
     )
+
+
+def _count(table: Mapping[str, object], key: str, prefix: str, problems: list[str]) -> int | None:
+    """The count ``table[key]``: ``None`` when absent or null; a value that is no count is added to ``problems``."""
+    value = table.get(key)
+    if value is None:
+        return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    shown = (
+        msgspec.json.encode(value).decode() if isinstance(value, int | float | str | bool) else "an object"
+    )
+    problems.append(f"{prefix}{key} is {_excerpt(shown)}")
+    return None
 
 
 def error_message(body: object) -> str | None:

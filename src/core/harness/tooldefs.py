@@ -182,7 +182,11 @@ _SEARCH = ToolDefinition(
     ),
     parameters_json=_schema(
         {
-            "pattern": {"type": "string", "description": "A Python regular expression (re module syntax)."},
+            "pattern": {
+                "type": "string",
+                "description": "A regular expression in Python re syntax, without lookarounds or "
+                "backreferences (matched in linear time; \\d, \\w, \\s are ASCII).",
+            },
             "path": {"type": "string", "description": "A file or directory to search. " + _PATH},
         },
         ("pattern",),

@@ -1,1 +1,1 @@
-"""core/replay."""
+"""Replay's pure rules: request fingerprints (normalise, hash, explain a difference) and the cassette model."""

@@ -1,4 +1,7 @@
-"""Regular expressions that cannot hang: RE2 (google-re2), for the patterns a suite author writes.
+"""Regular expressions that cannot hang: RE2 (google-re2), for the patterns a suite author or a model writes.
+
+Used by a suite's ``replayNormalize`` and by the harness's ``search`` tool: both run the same way on any
+thread and any machine, which a time limit (a signal, main thread only; a clock) could not promise.
 
 Python's ``re`` backtracks: ``(a+)+$`` on forty ``a`` and a ``!`` takes minutes, and even ``\\d+x`` takes
 70 seconds on 100 000 digits (``bench/bench_regex.py``). A suite's ``replayNormalize`` patterns run over every
@@ -59,6 +62,10 @@ class LinearPattern:
 
     def __init__(self, regex: Any) -> None:
         self._regex = regex
+
+    def found_in(self, text: str) -> bool:
+        """Whether the pattern matches anywhere in ``text`` (time linear in ``text``)."""
+        return self._regex.search(text.encode("utf-8", "surrogatepass")) is not None
 
     def matches_empty(self) -> bool:
         """Whether the whole pattern matches the empty string."""

@@ -36,6 +36,7 @@ __all__ = [
     "MIN_CREDENTIAL_LENGTH",
     "SecretHit",
     "describe",
+    "is_credential_name",
     "known_credentials",
     "redact",
     "scan",
@@ -133,7 +134,14 @@ def describe(kind: str) -> str:
     return f"looks like {_LABELS.get(kind, kind)}"
 
 
-def _credential_name(name: str) -> bool:
+def is_credential_name(name: str) -> bool:
+    """Whether a variable called ``name`` may hold a credential (the one rule for names, see ``known_credentials``).
+
+    A word of the name (split at anything but letters and digits, any case) contains KEY, TOKEN, SECRET,
+    PASSWORD, PASSWD, CREDENTIAL or AUTH, and is none of ``AUTHOR``, ``AUTHORS``, ``AUTHORITY``,
+    ``XAUTHORITY``, ``KEYBOARD``, ``KEYMAP``, ``KEYTIMEOUT``, ``TOKENIZERS``. The scanner uses it to pick the
+    credentials to look for; the tools' environment (``alisio.core.harness.toolenv``) drops such variables.
+    """
     words = (w for w in _WORD_SPLIT.split(name.upper()) if w and w not in _NOT_SECRET_WORDS)
     return any(marker in word for word in words for marker in CREDENTIAL_NAME_MARKERS)
 
@@ -172,7 +180,7 @@ def known_credentials(env: Mapping[str, str], extra_names: Iterable[str] = ()) -
         value = env[name]
         if value in seen or len(value) < MIN_CREDENTIAL_LENGTH:
             continue
-        if name in extras or (_credential_name(name) and _credential_value(value)):
+        if name in extras or (is_credential_name(name) and _credential_value(value)):
             pairs.append((name, value))
             seen.add(value)
     return tuple(pairs)

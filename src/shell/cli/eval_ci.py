@@ -15,10 +15,9 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
-
-import typer
 
 from alisio.core.exit_codes import ExitCode
 from alisio.shell.cli import common
@@ -34,6 +33,8 @@ from alisio.shell.cli.options import (
     Jobs,
     Json,
     RayAddress,
+    grouped,
+    option,
 )
 
 if TYPE_CHECKING:
@@ -45,44 +46,44 @@ if TYPE_CHECKING:
 PREFIX = "alisio eval ci"
 
 
-def ci(
+@dataclass(frozen=True)
+class CiFlags:
+    """The options of ``eval ci``."""
+
     suite_dir: Annotated[
         Path | None,
-        typer.Option(
+        option(
             "--suite-dir",
             help="A suite, or a directory of suites, instead of the bundled ones.",
+            panel=SELECTION,
             metavar="DIR",
-            rich_help_panel=SELECTION,
         ),
-    ] = None,
+    ] = None
     yes: Annotated[
-        bool,
-        typer.Option("--yes", help="Accept --suite-dir suites without asking.", rich_help_panel=SELECTION),
-    ] = False,
+        bool, option("--yes", help="Accept --suite-dir suites without asking.", panel=SELECTION)
+    ] = False
     cassette_dir: Annotated[
         Path | None,
-        typer.Option(
+        option(
             "--cassette-dir",
             help="Cassettes instead of <suite>/cassettes (a single suite only).",
+            panel=PROVIDER,
             metavar="DIR",
-            rich_help_panel=PROVIDER,
         ),
-    ] = None,
+    ] = None
     out: Annotated[
         Path | None,
-        typer.Option(
-            "--out",
-            help="Write DIR/<suite>/report.json and report.md.",
-            metavar="DIR",
-            rich_help_panel=OUTPUT,
-        ),
-    ] = None,
-    force: Force = False,
-    json_output: Json = False,
-    jobs: Jobs = None,
-    executor: ExecutorFlag = ExecutorChoice.THREAD,
-    ray_address: RayAddress = None,
-) -> ExitCode:
+        option("--out", help="Write DIR/<suite>/report.json and report.md.", panel=OUTPUT, metavar="DIR"),
+    ] = None
+    force: Force = False
+    json_output: Json = False
+    jobs: Jobs = None
+    executor: ExecutorFlag = ExecutorChoice.THREAD
+    ray_address: RayAddress = None
+
+
+@grouped
+def ci(flags: CiFlags) -> ExitCode:
     """Replay every bundled cassette: exit 2 on a divergence, 1 when a task does not pass, else 0."""
     import tempfile
 
@@ -92,18 +93,19 @@ def ci(
     from alisio.shell.replay.ci import ci_suites, replay_all
 
     ui = common.ui()
-    env = common.environment()
-    execution = ExecutionFlags(jobs=common.jobs(jobs), executor=executor, ray_address=ray_address)
+    out = flags.out
+    env, jobs = common.environment(), common.jobs(flags.jobs)
+    execution = ExecutionFlags(jobs=jobs, executor=flags.executor, ray_address=flags.ray_address)
     kind, address = common.executor(execution, env)
-    suites = ci_suites(suite_dir, cassette_dir, yes, ui)
+    suites = ci_suites(flags.suite_dir, flags.cassette_dir, flags.yes, ui)
     if out is not None:
-        prepare_out(out, "--out", force, [loaded.suite.suite_id for loaded in suites])
+        prepare_out(out, "--out", flags.force, [loaded.suite.suite_id for loaded in suites])
     root = out if out is not None else Path(tempfile.mkdtemp(prefix="alisio-eval-ci-"))
     with _session(kind, address, jobs):  # one Ray session for every suite, not one each
         outcome = replay_all(
             suites,
-            suite_dir,
-            cassette_dir,
+            flags.suite_dir,
+            flags.cassette_dir,
             root,
             env,
             ui,
@@ -118,7 +120,7 @@ def ci(
     else:
         reports = root
     code = _verdict(outcome, reports)
-    if json_output:
+    if flags.json_output:
         document = {
             "exitCode": int(code),
             "reports": str(reports) if reports is not None else None,

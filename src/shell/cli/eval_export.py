@@ -20,6 +20,8 @@ from typing import Annotated
 
 import typer
 
+from alisio.core.exit_codes import ExitCode
+
 RunId = Annotated[
     str,
     typer.Argument(
@@ -46,19 +48,19 @@ REMINDER = (
 )
 
 
-def export(run_id: RunId, out: Out, force: Force = False) -> None:
+def export(run_id: RunId, out: Out, force: Force = False) -> ExitCode:
     """Write one shareable JSON bundle of a stored run, without absolute paths or secrets."""
     import os
 
+    from alisio.shell.lab.errors import LabError
     from alisio.shell.lab.export import ExportRefused, export_run
 
     result = export_run(run_id, out, force, os.environ)
     if isinstance(result, ExportRefused):
-        for line in result.lines:
-            print(f"alisio eval export: {line}", file=sys.stderr)
-        raise typer.Exit(1)
+        raise LabError(*result.lines)
     for warning in result.warnings:
         print(f"alisio eval export: warning: {warning}", file=sys.stderr)
     runs = "1 run" if result.runs == 1 else f"{result.runs} runs"
     print(f"alisio eval export: wrote {result.path} ({runs})", file=sys.stderr)
     print(REMINDER, file=sys.stderr)
+    return ExitCode.OK

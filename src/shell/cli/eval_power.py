@@ -15,6 +15,7 @@ from typing import Annotated
 
 import typer
 
+from alisio.core.exit_codes import ExitCode
 from alisio.shell.cli.options import Json
 
 # Numbers are read as text and validated by the core, so a bad value is one line naming the flag.
@@ -55,12 +56,13 @@ def power(
     tasks: Tasks = None,
     task_sd: TaskSd = None,
     json: Json = False,
-) -> None:
+) -> ExitCode:
     """How many runs per side (and per task) a comparison needs to detect a change with a given power."""
     import msgspec
     from returns.result import Failure, Success
 
     from alisio.core.lab.power import parse_power_request, plan_power, render_power
+    from alisio.shell.lab.errors import LabError
 
     match parse_power_request(baseline_rate, detect, alpha, power, tasks, task_sd):
         case Success(request):
@@ -70,5 +72,5 @@ def power(
             else:
                 sys.stdout.write(render_power(plan))
         case Failure(error):
-            print(f"alisio eval power: {error}", file=sys.stderr)
-            raise typer.Exit(1)
+            raise LabError(str(error))
+    return ExitCode.OK

@@ -48,7 +48,7 @@ def show(ref: Ref, task: TaskOption = None, rep: RepOption = None, json_output: 
     from alisio.shell.lab.store import read_runs
     from alisio.shell.lab.stored import report_dir
 
-    directory = report_dir(ref, data_dir(common.environment()), "eval show")
+    directory = report_dir(ref, data_dir(common.environment()), "show")
     runs = read_runs(directory)
     if isinstance(runs, Failure):
         raise LabError(str(runs.failure()))

@@ -15,6 +15,7 @@ from typing import Annotated
 
 import typer
 
+from alisio.core.exit_codes import ExitCode
 from alisio.shell.cli.options import Json
 
 Paths = Annotated[
@@ -27,7 +28,7 @@ Paths = Annotated[
 ]
 
 
-def validate(paths: Paths, json_output: Json = False) -> None:
+def validate(paths: Paths, json_output: Json = False) -> ExitCode:
     """Validate suites: every violation, with the task and the field, one per line on stderr."""
     import msgspec
     from returns.result import Failure, Success
@@ -83,4 +84,4 @@ def validate(paths: Paths, json_output: Json = False) -> None:
     valid = all(item["valid"] for item in report)
     if json_output:
         sys.stdout.write(msgspec.json.encode({"valid": valid, "suites": report}).decode() + "\n")
-    raise typer.Exit(0 if valid else 1)
+    return ExitCode.OK if valid else ExitCode.FAILURE

@@ -1,4 +1,4 @@
-"""The options of the commands, in four groups: Selection, Provider, Permissions, Output.
+"""The options of the commands, in groups: Selection, Provider, Permissions, Output, Execution.
 
 The spec writes global flags after the sub-command (``alisio eval run X --allow-write``), so each command
 declares the groups it uses. A group is a frozen dataclass whose fields are typer options; a command takes
@@ -47,40 +47,41 @@ OUTPUT = "Output"
 EXECUTION = "Execution"
 
 
-def _opt(*names: str, help: str, panel: str, metavar: str | None = None, **kwargs: Any) -> Any:
+def option(*names: str, help: str, panel: str, metavar: str | None = None, **kwargs: Any) -> Any:
     return typer.Option(*names, help=help, rich_help_panel=panel, metavar=metavar, **kwargs)
 
 
 # --- options used alone -----------------------------------------------------------------------------------
 
 Json = Annotated[
-    bool, _opt("--json", help="Machine-readable JSON on stdout; messages go to stderr.", panel=OUTPUT)
+    bool, option("--json", help="Machine-readable JSON on stdout; messages go to stderr.", panel=OUTPUT)
 ]
 AllowWrite = Annotated[
-    bool, _opt("--allow-write", help="Grant the write effect (file edits).", panel=PERMISSIONS)
+    bool, option("--allow-write", help="Grant the write effect (file edits).", panel=PERMISSIONS)
 ]
 AllowProcess = Annotated[
-    bool, _opt("--allow-process", help="Grant the process effect (bash).", panel=PERMISSIONS)
+    bool, option("--allow-process", help="Grant the process effect (bash).", panel=PERMISSIONS)
 ]
 AllowExternal = Annotated[
-    bool, _opt("--allow-external", help="Grant the external effect (network fetches).", panel=PERMISSIONS)
+    bool, option("--allow-external", help="Grant the external effect (network fetches).", panel=PERMISSIONS)
 ]
 AllowAnalysis = Annotated[
-    bool, _opt("--allow-analysis", help="Grant the analysis effect (static checks).", panel=PERMISSIONS)
+    bool, option("--allow-analysis", help="Grant the analysis effect (static checks).", panel=PERMISSIONS)
 ]
 ReadOnly = Annotated[
-    bool, _opt("--read-only", help="Deny every effect but read, whatever else is granted.", panel=PERMISSIONS)
+    bool,
+    option("--read-only", help="Deny every effect but read, whatever else is granted.", panel=PERMISSIONS),
 ]
 AllowSuiteFull = Annotated[
-    bool, _opt("--allow-suite-full", help='Let tasks with mode "full" run.', panel=PERMISSIONS)
+    bool, option("--allow-suite-full", help='Let tasks with mode "full" run.', panel=PERMISSIONS)
 ]
 Model = Annotated[
     str | None,
-    _opt("--model", help="Model name; overrides the configuration.", panel=PROVIDER, metavar="NAME"),
+    option("--model", help="Model name; overrides the configuration.", panel=PROVIDER, metavar="NAME"),
 ]
 BaseUrl = Annotated[
     str | None,
-    _opt(
+    option(
         "--base-url",
         help="OpenAI-compatible base URL; overrides the configuration.",
         panel=PROVIDER,
@@ -89,7 +90,7 @@ BaseUrl = Annotated[
 ]
 Script = Annotated[
     Path | None,
-    _opt(
+    option(
         "--script",
         help="Play scripted assistant turns instead of a model (testing): one JSON file for every run, "
         "or a directory of <task-id>.json.",
@@ -101,43 +102,44 @@ SuiteArg = Annotated[
     str, typer.Argument(help="A suite id or the name of its directory.", show_default=False, metavar="SUITE")
 ]
 Tasks = Annotated[
-    str | None, _opt("--tasks", help="Only these tasks: id,id (or suite/id).", panel=SELECTION, metavar="IDS")
+    str | None,
+    option("--tasks", help="Only these tasks: id,id (or suite/id).", panel=SELECTION, metavar="IDS"),
 ]
 Seed = Annotated[
     int,
-    _opt(
+    option(
         "--seed", help="Seed of the run order; each run gets seed + repetition.", panel=SELECTION, metavar="N"
     ),
 ]
 SuiteDir = Annotated[
     Path | None,
-    _opt(
+    option(
         "--suite-dir",
         help="A suite, or a directory of suites, outside the bundled ones.",
         panel=SELECTION,
         metavar="DIR",
     ),
 ]
-Yes = Annotated[bool, _opt("--yes", help="Accept a --suite-dir suite without asking.", panel=SELECTION)]
+Yes = Annotated[bool, option("--yes", help="Accept a --suite-dir suite without asking.", panel=SELECTION)]
 Quiet = Annotated[
     bool,
-    _opt("--quiet", "-q", help="Print only the final table: no headline, no line per run.", panel=OUTPUT),
+    option("--quiet", "-q", help="Print only the final table: no headline, no line per run.", panel=OUTPUT),
 ]
 Keep = Annotated[
-    bool, _opt("--keep", help="Keep each run's temporary directory; print its path.", panel=OUTPUT)
+    bool, option("--keep", help="Keep each run's temporary directory; print its path.", panel=OUTPUT)
 ]
 Force = Annotated[
-    bool, _opt("--force", help="Replace the report the --out directory already holds.", panel=OUTPUT)
+    bool, option("--force", help="Replace the report the --out directory already holds.", panel=OUTPUT)
 ]
 InputRate = Annotated[
     float | None,
-    _opt(
+    option(
         "--input-rate", help="USD per million input tokens (with --output-rate).", panel=OUTPUT, metavar="USD"
     ),
 ]
 OutputRate = Annotated[
     float | None,
-    _opt(
+    option(
         "--output-rate",
         help="USD per million output tokens (with --input-rate).",
         panel=OUTPUT,
@@ -166,7 +168,7 @@ class SelectionFlags:
     tasks: Tasks = None
     k: Annotated[
         int | None,
-        _opt(
+        option(
             "--k",
             "-k",
             help="Repetitions per task (default 5; 1 in replay).",
@@ -200,14 +202,29 @@ class ProviderFlags:
 
 
 @dataclass(frozen=True)
-class PermissionFlags:
-    """Permissions: what the runner grants; every task's policy must stay within it."""
+class GrantFlags:
+    """Permissions: the effects granted (``alisio run`` puts them in the policy's allow)."""
 
     allow_write: AllowWrite = False
     allow_process: AllowProcess = False
     allow_external: AllowExternal = False
     allow_analysis: AllowAnalysis = False
     read_only: ReadOnly = False
+
+    def granted(self) -> dict[str, bool]:
+        """``{"write": on, ...}``, each effect's ``--allow-*`` flag."""
+        return {
+            "write": self.allow_write,
+            "process": self.allow_process,
+            "external": self.allow_external,
+            "analysis": self.allow_analysis,
+        }
+
+
+@dataclass(frozen=True)
+class PermissionFlags(GrantFlags):
+    """Permissions: what the runner grants; every task's policy must stay within it."""
+
     allow_suite_full: AllowSuiteFull = False
 
 
@@ -216,7 +233,8 @@ class OutputFlags:
     """Output: where the report goes and what is printed."""
 
     out: Annotated[
-        Path | None, _opt("--out", help="Write the report files directly here.", panel=OUTPUT, metavar="DIR")
+        Path | None,
+        option("--out", help="Write the report files directly here.", panel=OUTPUT, metavar="DIR"),
     ] = None
     force: Force = False
     keep: Keep = False
@@ -288,13 +306,13 @@ class RunProviderFlags(ProviderFlags):
 
     mode: Annotated[
         ModeChoice,
-        _opt(
+        option(
             "--mode", help="live (a provider) or replay (cassettes).", panel=PROVIDER, metavar="live|replay"
         ),
     ] = ModeChoice.LIVE
     cassette_dir: Annotated[
         Path | None,
-        _opt(
+        option(
             "--cassette-dir",
             help="Cassettes to replay (default <suite>/cassettes).",
             panel=PROVIDER,
@@ -309,13 +327,13 @@ class VariantsProviderFlags(ProviderFlags):
 
     mode: Annotated[
         ModeChoice,
-        _opt("--mode", help="live only: variants refuses replay.", panel=PROVIDER, metavar="live"),
+        option("--mode", help="live only: variants refuses replay.", panel=PROVIDER, metavar="live"),
     ] = ModeChoice.LIVE
 
 
 Jobs = Annotated[
     int | None,
-    _opt(
+    option(
         "--jobs",
         "-j",
         help="Runs at once (default: \\[lab] jobs in config.toml, else 4 live, the number of CPUs for replay "
@@ -336,7 +354,7 @@ class ExecutorChoice(StrEnum):
 
 ExecutorFlag = Annotated[
     ExecutorChoice,
-    _opt(
+    option(
         "--executor",
         help="thread (this machine) or ray (each run a Ray task: a local Ray instance, or the cluster of "
         "--ray-address; needs pip install 'alisio\\[ray]').",
@@ -346,7 +364,7 @@ ExecutorFlag = Annotated[
 ]
 RayAddress = Annotated[
     str | None,
-    _opt(
+    option(
         "--ray-address",
         help="With --executor ray: join this Ray cluster (HOST:PORT of its head; default RAY_ADDRESS, "
         "else a local Ray instance is started for the command).",
@@ -382,7 +400,7 @@ class ResumeFlags:
 
     resume: Annotated[
         str | None,
-        _opt(
+        option(
             "--resume",
             help="Continue this run (its report directory, or its run id): only the planned runs without a "
             "record run, then the report is rewritten.",
@@ -392,7 +410,7 @@ class ResumeFlags:
     ] = None
     retry_errors: Annotated[
         bool,
-        _opt(
+        option(
             "--retry-errors",
             help="With --resume: also run again the runs that ended error (their records are kept apart).",
             panel=SELECTION,

@@ -23,23 +23,25 @@ Heavy modules (httpx, the agent loop) are imported inside the command so ``alisi
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from alisio.core.exit_codes import ExitCode
 from alisio.shell.cli.options import (
-    AllowAnalysis,
-    AllowExternal,
-    AllowProcess,
-    AllowWrite,
+    PROVIDER,
     BaseUrl,
     Cwd,
+    GrantFlags,
     Json,
     Model,
-    ReadOnly,
+    grouped,
+    option,
 )
+from alisio.shell.lab.errors import LabError
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -48,14 +50,14 @@ if TYPE_CHECKING:
     from alisio.core.harness.events import Effect, Event
     from alisio.core.harness.policy import Policy
     from alisio.core.harness.protocol import ToolCall
-    from alisio.shell.harness.agent import ApprovalAnswer, RunResult
+    from alisio.shell.harness.agent import AgentSetup, ApprovalAnswer, RunResult
     from alisio.shell.harness.providers.base import Provider
 
 DEFAULT_MAX_TURNS = 50
-INTERRUPTED = 130
-"""The exit code after Ctrl-C (the shell convention 128 + SIGINT)."""
 DEFAULT_MAX_WALL_MS = 1_800_000
 """30 minutes."""
+RUN = "Run"
+BUDGET = "Budget"
 
 
 class PolicyChoice(StrEnum):
@@ -66,8 +68,90 @@ class PolicyChoice(StrEnum):
     FULL = "full"
 
 
-class _UsageError(Exception):
-    """A problem with the command line or the configuration: one line on stderr, exit 1."""
+@dataclass(frozen=True)
+class RunFlags:
+    """Run: where, with which policy and which agent."""
+
+    cwd: Cwd = None
+    policy: Annotated[
+        PolicyChoice,
+        option(
+            "--policy",
+            help="ask: ask before each effect not allowed (denied without a terminal); auto: read and write "
+            "run, other effects only when allowed; full: every allowed effect runs (--read-only still wins).",
+            panel=RUN,
+            metavar="ask|auto|full",
+        ),
+    ] = PolicyChoice.ASK
+    agent: Annotated[
+        str | None, option("--agent", help="A main agent from the configuration.", panel=RUN, metavar="NAME")
+    ] = None
+
+
+@dataclass(frozen=True)
+class RunProviderFlags:
+    """Provider of ``alisio run``."""
+
+    model: Model = None
+    base_url: BaseUrl = None
+    script: Annotated[
+        Path | None,
+        option(
+            "--script",
+            help="Play the assistant turns of a JSON file instead of calling a model (testing).",
+            panel=PROVIDER,
+            metavar="FILE",
+        ),
+    ] = None
+
+
+@dataclass(frozen=True)
+class BudgetFlags:
+    """Budget: when the run stops."""
+
+    max_turns: Annotated[
+        int, option("--max-turns", help="Stop after this many turns.", panel=BUDGET, metavar="N")
+    ] = DEFAULT_MAX_TURNS
+    max_wall_ms: Annotated[
+        int,
+        option(
+            "--max-wall-ms",
+            help="Stop after this much wall time (kills a running tool).",
+            panel=BUDGET,
+            metavar="MS",
+        ),
+    ] = DEFAULT_MAX_WALL_MS
+    max_tokens: Annotated[
+        int | None,
+        option(
+            "--max-tokens",
+            help="Stop past this many main-loop tokens (reported usage only).",
+            panel=BUDGET,
+            metavar="N",
+        ),
+    ] = None
+    max_tool_calls: Annotated[
+        int | None,
+        option(
+            "--max-tool-calls",
+            help="Stop before the tool call past this many (default: no limit).",
+            panel=BUDGET,
+            metavar="N",
+        ),
+    ] = None
+
+    def checked(self) -> tuple[int, int, int | None, int | None]:
+        """The four budgets, each at least 1 (a one-line usage error otherwise)."""
+        from alisio.shell.cli.options import check_min
+
+        for flag, value in (
+            ("--max-turns", self.max_turns),
+            ("--max-wall-ms", self.max_wall_ms),
+            ("--max-tokens", self.max_tokens),
+            ("--max-tool-calls", self.max_tool_calls),
+        ):
+            check_min(flag, value, 1)
+        return self.max_turns, self.max_wall_ms, self.max_tokens, self.max_tool_calls
 
 
 def _say(line: str) -> None:
@@ -128,11 +212,11 @@ def _workspace(cwd: Path | None) -> Path:
     try:
         workspace = (cwd or Path.cwd()).resolve()
     except OSError as error:  # the current directory was deleted under us
-        raise _UsageError(f"cannot use the workspace directory: {error.strerror}") from None
+        raise LabError(f"cannot use the workspace directory: {error.strerror}") from None
     if not workspace.exists():
-        raise _UsageError(f"--cwd {cwd}: no such directory")
+        raise LabError(f"--cwd {cwd}: no such directory")
     if not workspace.is_dir():
-        raise _UsageError(f"--cwd {cwd}: not a directory")
+        raise LabError(f"--cwd {cwd}: not a directory")
     return workspace
 
 
@@ -140,7 +224,7 @@ def _policy(choice: PolicyChoice, granted_flags: dict[str, bool], read_only: boo
     """The run's policy: the ``--allow-*`` flags are its ``allow``, and they are what it may need.
 
     Raises:
-        _UsageError: ``--policy auto`` without ``--allow-write`` (nor ``--read-only``): auto edits the workspace
+        LabError: ``--policy auto`` without ``--allow-write`` (nor ``--read-only``): auto edits the workspace
             without asking, so, as for a suite task in mode auto, the write grant must be given explicitly.
     """
     from returns.result import Failure
@@ -152,7 +236,7 @@ def _policy(choice: PolicyChoice, granted_flags: dict[str, bool], read_only: boo
     policy = Policy(mode=Mode(choice.value), allow=allow, read_only=read_only)
     match check_task_policy(policy, allow | {Effect.READ}, allow_suite_full=True):
         case Failure(PolicyError(effect=Effect() as effect)):
-            raise _UsageError(
+            raise LabError(
                 f"--policy {choice.value} carries out the {effect} effect without asking: pass "
                 f"{GRANT_FLAGS[effect]} to grant it (or use --policy ask to be asked first, or --read-only)"
             )
@@ -168,12 +252,12 @@ def _provider(
 
     from returns.result import Failure, Success
 
-    from alisio.shell.config_home import load_config, resolve_provider
+    from alisio.shell.config_home import load_config
 
     env = dict(os.environ)
     match load_config(env):
         case Failure(error):
-            raise _UsageError(str(error))
+            raise LabError(str(error))
         case Success(loaded):
             measured = loaded.config.measured
     if script is not None:
@@ -183,32 +267,23 @@ def _provider(
         try:
             return ScriptedProvider.from_file(script), model or "scripted", measured, None
         except ProviderFailure as failure:
-            raise _UsageError(f"--script {failure}") from None
-    match resolve_provider(loaded, model, base_url, env):
-        case Failure(error):
-            raise _UsageError(str(error))
-        case Success(resolved):
-            pass
-    from alisio.shell.harness.providers.openai_compat import OpenAICompatProvider
+            raise LabError(f"--script {failure}") from None
+    from alisio.shell.lab.plans import live_plan
 
-    key = resolved.api_key.reveal() if resolved.api_key is not None else None
-    provider = OpenAICompatProvider(resolved.base_url, resolved.model, api_key=key, provider_id=resolved.id)
-    return provider, resolved.model, measured, key
+    plan = live_plan(loaded, model, base_url, env)  # one run: its gate has one slot, as one run needs
+    assert plan.shared is not None  # the live plan's one provider
+    return plan.shared, plan.model, measured, plan.key
 
 
-def _execute(
+def _setup(
     prompt: str,
-    cwd: Path | None,
+    run: RunFlags,
+    provider_flags: RunProviderFlags,
+    permissions: GrantFlags,
+    budget: BudgetFlags,
     json_out: bool,
-    granted_flags: dict[str, bool],
-    read_only: bool,
-    model: str | None,
-    base_url: str | None,
-    policy_name: PolicyChoice,
-    agent: str | None,
-    budget_values: tuple[int, int, int | None, int | None],
-    script: Path | None,
-) -> RunResult:
+) -> AgentSetup:
+    """Everything the agent loop needs, checked: workspace, policy, provider, agent, budgets."""
     import os
     from importlib.metadata import version
 
@@ -220,21 +295,20 @@ def _execute(
     from alisio.core.harness.events import Effect
     from alisio.core.harness.policy import ALL_EFFECTS, Mode
     from alisio.core.replay.fingerprint import path_rules
-    from alisio.shell.harness.agent import AgentSetup, run_agent
+    from alisio.shell.harness.agent import AgentSetup
     from alisio.shell.harness.tools.dispatch import tool_env
 
-    workspace = _workspace(cwd)
-    policy = _policy(policy_name, granted_flags, read_only)
-    provider, model_name, measured, key = _provider(script, model, base_url)
-    match select_agent(measured, agent):
-        case Failure(error):
-            raise _UsageError(f"--agent: {error}")
-        case _:
-            pass
-    policy = _policy(policy_name, granted_flags, read_only)
+    workspace = _workspace(run.cwd)
+    read_only = permissions.read_only
+    policy = _policy(run.policy, permissions.granted(), read_only)
+    provider, model_name, measured, key = _provider(
+        provider_flags.script, provider_flags.model, provider_flags.base_url
+    )
+    if isinstance(select_agent(measured, run.agent), Failure):
+        raise LabError(f"--agent: {select_agent(measured, run.agent).failure()}")
+    max_turns, max_wall_ms, max_tokens, max_tool_calls = budget.checked()
     interactive = sys.stdin.isatty() and sys.stderr.isatty()
-    max_turns, max_wall_ms, max_tokens, max_tool_calls = budget_values
-    setup = AgentSetup(
+    return AgentSetup(
         prompt=prompt,
         workspace=workspace,
         provider=provider,
@@ -245,109 +319,73 @@ def _execute(
         budget=RunBudget(
             max_turns=max_turns, max_wall_ms=max_wall_ms, max_tokens=max_tokens, max_tool_calls=max_tool_calls
         ),
-        agent=agent,
+        agent=run.agent,
         approver=_terminal_approver() if interactive and policy.mode is Mode.ASK else None,
-        normalize_rules=path_rules(str(workspace), str(cwd or "")),
+        normalize_rules=path_rules(str(workspace), str(run.cwd or "")),
         harness_version=version("alisio"),
         config_hash=config_hash(measured),
         on_event=_json_sink() if json_out else _progress,
         env=tool_env(os.environ, key),
     )
+
+
+def _execute(setup: AgentSetup) -> RunResult:
+    from alisio.shell.harness.agent import run_agent
+
     try:
         return run_agent(setup)
     finally:
-        close = getattr(provider, "close", None)
+        close = getattr(setup.provider, "close", None)
         if callable(close):
             close()
 
 
+@grouped
 def run_command(
     prompt: Annotated[
         str,
-        typer.Argument(help="The task for the agent; - reads it from standard input.", show_default=False),
+        typer.Argument(
+            help="The task for the agent; - reads it from standard input.",
+            show_default=False,
+            metavar="PROMPT",
+        ),
     ],
-    cwd: Cwd = None,
+    run: RunFlags,
+    provider: RunProviderFlags,
+    permissions: GrantFlags,
+    budget: BudgetFlags,
     json_out: Json = False,
-    allow_write: AllowWrite = False,
-    allow_process: AllowProcess = False,
-    allow_external: AllowExternal = False,
-    allow_analysis: AllowAnalysis = False,
-    read_only: ReadOnly = False,
-    model: Model = None,
-    base_url: BaseUrl = None,
-    policy: Annotated[
-        PolicyChoice,
-        typer.Option(
-            "--policy",
-            help="ask: ask before each effect not allowed (denied without a terminal); "
-            "auto: edit the workspace (needs --allow-write) and refuse effects not allowed; "
-            "full: run every effect (--read-only still wins).",
-        ),
-    ] = PolicyChoice.ASK,
-    agent: Annotated[str | None, typer.Option("--agent", help="A main agent from the configuration.")] = None,
-    max_turns: Annotated[int, typer.Option("--max-turns", min=1, help="Stop after this many turns.")] = (
-        DEFAULT_MAX_TURNS
-    ),
-    max_wall_ms: Annotated[
-        int,
-        typer.Option("--max-wall-ms", min=1, help="Stop after this much wall time (kills a running tool)."),
-    ] = DEFAULT_MAX_WALL_MS,
-    max_tokens: Annotated[
-        int | None,
-        typer.Option(
-            "--max-tokens", min=1, help="Stop past this many main-loop tokens (reported usage only)."
-        ),
-    ] = None,
-    max_tool_calls: Annotated[
-        int | None,
-        typer.Option(
-            "--max-tool-calls", min=1, help="Stop before the tool call past this many (default: no limit)."
-        ),
-    ] = None,
-    script: Annotated[
-        Path | None,
-        typer.Option(
-            "--script", help="Play the assistant turns of a JSON file instead of calling a model (testing)."
-        ),
-    ] = None,
-) -> None:
+) -> ExitCode:
     """Run a headless coding agent on PROMPT in the current directory (or --cwd)."""
     if prompt == "-":
         prompt = sys.stdin.read()
     if not prompt.strip():
-        _say("alisio run: the prompt is empty (give it as an argument, or - to read it from standard input)")
-        raise typer.Exit(1)
-    flags = {"write": allow_write, "process": allow_process, "external": allow_external}
-    flags["analysis"] = allow_analysis
+        raise LabError("the prompt is empty (give it as an argument, or - to read it from standard input)")
+    setup = _setup(prompt, run, provider, permissions, budget, json_out)
     try:
-        result = _execute(
-            prompt,
-            cwd,
-            json_out,
-            flags,
-            read_only,
-            model,
-            base_url,
-            policy,
-            agent,
-            (max_turns, max_wall_ms, max_tokens, max_tool_calls),
-            script,
-        )
-    except _UsageError as error:
-        _say(f"alisio run: {error}")
-        raise typer.Exit(1) from None
-    except KeyboardInterrupt:
+        result = _execute(setup)
+    except KeyboardInterrupt as interrupt:  # the agent closed the event log with run_end first
+        from alisio.shell.lab.errors import Terminated
+
         _say("alisio run: interrupted; a running command and its children were stopped")
-        raise typer.Exit(INTERRUPTED) from None
+        return (
+            ExitCode.for_signal(interrupt.signum)
+            if isinstance(interrupt, Terminated)
+            else ExitCode.INTERRUPTED
+        )
+    return _show(result, json_out)
+
+
+def _show(result: RunResult, json_out: bool) -> ExitCode:
+    """The final text on stdout (without --json), a budget stop or an error on stderr; the exit code."""
     match result.outcome:
         case "completed":
             if not json_out:
                 sys.stdout.write(result.final_text + ("" if result.final_text.endswith("\n") else "\n"))
-            raise typer.Exit(0)
+            return ExitCode.OK
         case "budget_exceeded":
             if json_out:
                 _say(f"stopped: budget {result.reason} exceeded")
-            raise typer.Exit(0)
-        case "error":
-            _say(f"alisio run: error ({result.reason}): {result.message}")
-            raise typer.Exit(1)
+            return ExitCode.OK
+    _say(f"alisio run: error ({result.reason}): {result.message}")
+    return ExitCode.FAILURE

@@ -15,8 +15,12 @@ Rules this module keeps:
 - a turn asking for more than ``tools.maxCallsPerTurn`` calls raises one ``too_many_tool_calls`` incident
   first, runs the calls up to the cap, then answers each call past it with a refusal (a ``tool_result`` with
   ok=false, no ``tool_call`` event: it never ran, and it does not count against maxToolCalls);
-- nothing a tool or the model does ends the loop with an exception: a tool failure is a result the model sees,
-  a provider failure ends the run with outcome ``error`` and ``failure.reason``;
+- nothing a tool or the model does ends the loop with an exception: a tool failure (even an exception escaping
+  a tool) is a result the model sees, a provider failure ends the run with outcome ``error`` and
+  ``failure.reason``, and any other exception ends it with ``error``, reason ``internal_error`` and the
+  exception's type and message: the event log always ends with ``run_end``;
+- when the run ends, every process its bash commands started that is still running (found by the run's
+  process mark, even one that left its process group) is stopped;
 - maxWallMs bounds everything: a running tool is killed at it, and each provider call (checkpoint calls too) is
   given only the wall time left, so a hung stream stops the run with ``budget_exceeded`` maxWallMs on time;
 - the conversation size is kept as a running sum of message sizes, and the request fingerprint is a
@@ -59,6 +63,7 @@ from alisio.core.harness.compaction import (
     should_compact,
 )
 from alisio.core.harness.config import MeasuredConfig
+from alisio.core.harness.endpoint import redact_credentials
 from alisio.core.harness.events import (
     ApprovalDecided,
     BudgetStopped,
@@ -92,9 +97,13 @@ from alisio.core.harness.tooldefs import effect_of, tool_specs
 from alisio.core.replay.fingerprint import ConversationHash, Rules, fingerprint, normalize_request
 from alisio.shell import cancel
 from alisio.shell.harness.providers.base import Provider, ProviderFailure
-from alisio.shell.harness.tools.dispatch import ToolContext, execute_tool
+from alisio.shell.harness.tools.dispatch import ToolContext, ToolOutcome, execute_tool
+from alisio.shell.harness.tools.processes import stop_marked
 
 __all__ = ["KEEP_RECENT_MESSAGES", "AgentSetup", "ApprovalAnswer", "Approver", "RunResult", "run_agent"]
+
+_MESSAGE_CHARS = 2000
+"""An unexpected exception's message is cut to this many characters in a tool result or a run's error."""
 
 KEEP_RECENT_MESSAGES = 6
 """At most this many latest messages are kept as they are when the older conversation is compacted (about
@@ -214,6 +223,8 @@ class _Run:
     def end(
         self, outcome: RunOutcome, reason: str | None = None, final_text: str = "", message: str | None = None
     ) -> RunResult:
+        if self.context is not None:
+            stop_marked(self.context.process_mark)  # what a command left running (each call already swept)
         self.emit(RunEnded, outcome=outcome, reason=reason, final_text=final_text, turns=self.turns)
         return RunResult(
             events=tuple(self.events),
@@ -262,7 +273,7 @@ class _Run:
         try:
             stream = self.setup.provider.stream(
                 request,
-                lambda note: self.incident(IncidentKind.PROVIDER_RETRY, note),
+                lambda note: self.incident(IncidentKind.PROVIDER_RETRY, redact_credentials(note)),
                 timeout_s=self.wall_left_s(),
             )
         except ProviderFailure as failure:
@@ -271,11 +282,12 @@ class _Run:
                 budget = self.setup.budget
                 wall = BudgetStop(budget="maxWallMs", limit=budget.max_wall_ms, value=self.elapsed_ms())
                 raise _Stop(self.budget_stop(wall)) from None
-            raise _Stop(self.end("error", reason=failure.reason, message=str(failure))) from None
+            message = redact_credentials(str(failure))
+            raise _Stop(self.end("error", reason=failure.reason, message=message)) from None
         duration_ms = int((self.setup.clock() - started) * 1000)
         match assemble(stream):
             case Failure(error):
-                message = f"the provider's stream failed: {error.message}"
+                message = redact_credentials(f"the provider's stream failed: {error.message}")
                 raise _Stop(self.end("error", reason="provider_stream", message=message))
             case Success(response):
                 pass
@@ -425,7 +437,11 @@ class _Run:
             case RunTool():
                 pass
         started = setup.clock()
-        outcome = execute_tool(call, self.tool_context())
+        try:
+            outcome = execute_tool(call, self.tool_context())
+        except Exception as error:  # execute_tool turns failures into results; this is the last safety net
+            detail = redact_credentials(f"{type(error).__name__}: {error}")[:_MESSAGE_CHARS]
+            outcome = ToolOutcome(False, f"{call.name} failed: {detail}")
         duration_ms = int((setup.clock() - started) * 1000)
         if outcome.timed_out:
             self.incident(IncidentKind.TOOL_TIMEOUT, f"{call.name} was killed at its timeout or at maxWallMs")
@@ -484,6 +500,9 @@ class _Run:
                     return result
         except _Stop as stop:
             return stop.result
+        except Exception as error:  # a bug must not lose the run: the log ends with run_end, the lab goes on
+            message = redact_credentials(f"unexpected {type(error).__name__}: {error}")[:_MESSAGE_CHARS]
+            return self.end("error", reason="internal_error", message=message)
         except KeyboardInterrupt:
             # The user stopped the run (a running command's group is already killed): close the event log so
             # it still ends with run_end, then let the interrupt stop the caller too (a lab stops all tasks).

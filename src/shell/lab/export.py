@@ -203,7 +203,7 @@ def export_run(ref: str, out: Path, force: bool, env: Mapping[str, str]) -> Expo
     """Write the scrubbed bundle of a report directory (a path, or a run id under ``<dataDir>/eval``) to
     ``out``, or say why not (nothing written)."""
     try:
-        run_dir = report_dir(ref, data_dir(env), "eval export")
+        run_dir = report_dir(ref, data_dir(env), "export")
     except LabError as error:
         return ExportRefused(error.lines)
     problem = _out_problem(out, force, run_dir)

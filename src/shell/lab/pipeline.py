@@ -149,7 +149,7 @@ def _provider_plan(
         return scripted_plan(options.script, tasks, options.model)
     if loaded is None:
         raise LabError("a live run needs the configuration (pass --script to play scripted turns)")
-    return live_plan(loaded, options.model, options.base_url, request.env)
+    return live_plan(loaded, options.model, options.base_url, request.env, jobs_for(request, loaded))
 
 
 # --- 8: the report directory --------------------------------------------------------------------------------

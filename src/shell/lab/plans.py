@@ -70,18 +70,24 @@ class ProviderPlan:
     """Record and replay: wraps each run's provider and sees each run's record (``None``: neither)."""
     portable: PortableProvider | None = None
     """The same provider by content, for runs on other machines (``alisio.shell.lab.portable``)."""
+    shared: Provider | None = None
+    """The one provider every run shares (the live one); ``None`` when each run gets its own."""
 
 
 def live_plan(
-    loaded: LoadedConfig, model: str | None, base_url: str | None, env: Mapping[str, str]
+    loaded: LoadedConfig, model: str | None, base_url: str | None, env: Mapping[str, str], jobs: int = 1
 ) -> ProviderPlan:
     """The configured provider (flags override the file), built once for every run of the command.
+
+    Its requests in flight are capped at ``provider.maxConcurrency`` (default ``jobs``) over every
+    concurrent run, and a ``Retry-After`` pauses them all (``alisio.shell.harness.providers.gate``).
 
     Raises:
         LabError: no base URL or model, or a named key variable that is not set (naming the file and key).
     """
     from alisio.core.harness.config import DEFAULT_API_KEY_ENV
     from alisio.shell.config_home import resolve_provider
+    from alisio.shell.harness.providers.gate import EndpointGate
     from alisio.shell.harness.providers.openai_compat import OpenAICompatProvider
 
     match resolve_provider(loaded, model, base_url, env):
@@ -90,7 +96,14 @@ def live_plan(
         case Success(resolved):
             pass
     key = resolved.api_key.reveal() if resolved.api_key is not None else None
-    provider = OpenAICompatProvider(resolved.base_url, resolved.model, api_key=key, provider_id=resolved.id)
+    provider = OpenAICompatProvider(
+        resolved.base_url,
+        resolved.model,
+        api_key=key,
+        provider_id=resolved.id,
+        max_response_bytes=resolved.max_response_bytes,
+        gate=EndpointGate(loaded.config.provider.max_concurrency or jobs),
+    )
     return ProviderPlan(
         id=resolved.id,
         model=resolved.model,
@@ -103,8 +116,10 @@ def live_plan(
             id=resolved.id,
             model=resolved.model,
             base_url=resolved.base_url,
+            max_response_bytes=resolved.max_response_bytes,
             max_concurrency=loaded.config.provider.max_concurrency,
         ),
+        shared=provider,
     )
 
 

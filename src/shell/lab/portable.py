@@ -53,8 +53,11 @@ class PortableLive(msgspec.Struct, frozen=True, kw_only=True, tag="live"):
     model: str
     base_url: str
     """As configured (``--base-url`` or config.toml); the worker connects to it itself."""
+    max_response_bytes: int
+    """``provider.maxResponseBytes``."""
     max_concurrency: int | None = None
-    """``provider.maxConcurrency``: requests in flight to the endpoint at once, over the whole cluster."""
+    """``provider.maxConcurrency``: requests in flight to the endpoint at once, over the whole cluster
+    (``None``: as many as ``--jobs``)."""
 
 
 class PortableScripted(msgspec.Struct, frozen=True, kw_only=True, tag="scripted"):

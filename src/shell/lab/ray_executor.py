@@ -8,7 +8,8 @@ tasks finish, exactly as with threads. Rules:
 - at most ``jobs`` runs are in flight, started in plan order; each run reserves one CPU of the cluster. A
   local instance is started with ``max(jobs, CPUs)`` logical CPUs, so ``--jobs`` means what it means with
   threads;
-- ``provider.maxConcurrency`` holds over the cluster: one ``EndpointSlots`` actor (``ray_gate``);
+- ``provider.maxConcurrency`` (default ``jobs``) holds over the cluster, and a ``Retry-After`` pauses every
+  worker of the endpoint: one ``EndpointSlots`` actor per command with a live provider (``ray_gate``);
 - a task is never retried (``max_retries=0``): a worker that dies mid-run gives an ``error`` record with
   reason ``worker_lost`` and Ray's message, and the loop goes on;
 - stopping early (Ctrl-C, a signal, the loop closing the iterator) cancels the tasks in flight without force:
@@ -293,10 +294,10 @@ class RayExecutor:
         boxes = ([ray.put(encode_run(portable))], [ray.put(archive)])
         provider = portable.provider
         slots = None
-        if isinstance(provider, PortableLive) and provider.max_concurrency is not None:
+        if isinstance(provider, PortableLive):  # the cap, and a Retry-After that pauses every worker
             from alisio.shell.lab.ray_gate import start_slots
 
-            slots = start_slots(provider.max_concurrency)
+            slots = start_slots(provider.max_concurrency or self.jobs)
         key = self.ctx.provider.key
         encoder = msgspec.msgpack.Encoder()
         upcoming = iter(enumerate(specs))

@@ -35,7 +35,7 @@ from alisio.core.lab.records import RunRecord
 from alisio.core.lab.schedule import RunSpec
 from alisio.core.lab.suite import Task
 from alisio.core.replay.cassette import RecordedCall
-from alisio.shell.lab.gate import GatedProvider, RequestGate
+from alisio.shell.harness.providers.gate import Gate
 from alisio.shell.lab.plans import ProviderPlan
 from alisio.shell.lab.portable import (
     PortableLive,
@@ -138,23 +138,27 @@ def _setup_problem(portable: PortableRun) -> str | None:
     return None
 
 
-def provider_plan(provider: PortableProvider, key: str | None, gate: RequestGate | None) -> ProviderPlan:
-    """The run's provider plan on the worker, from its portable form (``gate``: the live endpoint's cap)."""
+def provider_plan(provider: PortableProvider, key: str | None, gate: Gate | None) -> ProviderPlan:
+    """The run's provider plan on the worker, from its portable form (``gate``: the live endpoint's)."""
     from alisio.shell.replay.record import replay_plan
 
     match provider:
         case PortableLive():
             from alisio.shell.harness.providers.openai_compat import OpenAICompatProvider
 
-            inner = OpenAICompatProvider(
-                provider.base_url, provider.model, api_key=key, provider_id=provider.id
+            live = OpenAICompatProvider(
+                provider.base_url,
+                provider.model,
+                api_key=key,
+                provider_id=provider.id,
+                max_response_bytes=provider.max_response_bytes,
+                gate=gate,
             )
-            served = inner if gate is None else GatedProvider(inner, gate)
             return ProviderPlan(
                 id=provider.id,
                 model=provider.model,
-                factory=lambda _task, _spec: served,
-                close=inner.close,
+                factory=lambda _task, _spec: live,
+                close=live.close,
                 key=key,
                 endpoint=endpoint_of(provider.base_url),
             )
@@ -179,7 +183,7 @@ def _context(
     portable: PortableRun,
     key: str | None,
     loaded: LoadedSuite,
-    gate: RequestGate | None,
+    gate: Gate | None,
     say: Callable[[str], None],
 ) -> RunContext:
     from alisio.shell.harness.tools.dispatch import tool_env

@@ -59,7 +59,7 @@ def resume_target(ref: str, data_root: Path) -> Path:
     Raises:
         LabError: no such directory or run, or it holds no plan.json.
     """
-    directory = report_dir(ref, data_root, "--resume")
+    directory = report_dir(ref, data_root, "resume")
     if not (directory / PLAN_JSON).is_file():
         raise LabError(
             f"--resume {ref}: {directory} holds no {PLAN_JSON}, so it cannot be resumed "

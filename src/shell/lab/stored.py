@@ -59,32 +59,44 @@ def variants_of(directory: Path) -> tuple[str, ...]:
         return ()
 
 
-def report_dir(ref: str, data_root: Path, flag: str) -> Path:
-    """The report directory ``ref`` names: an existing directory, or a run id under ``<dataRoot>/eval``.
+def _holds_report(directory: Path) -> bool:
+    return (directory / RUNS_JSONL).exists() or (directory / REPORT_JSON).exists()
+
+
+def report_dir(ref: str, data_root: Path, verb: str) -> Path:
+    """The report directory ``ref`` names: a directory that holds a report, or a run id under ``<dataRoot>/eval``.
+
+    Args:
+        verb: what the command does with it, for the variants message (``export one of ...``).
 
     Raises:
-        LabError: an invalid run id, no such run (listing the most recent ones), or a variants root (naming
-            ``<runId>/<variant>`` for each variant).
+        LabError: an invalid run id (and no report directory of that name), no such run (listing the most
+            recent ones), a variants root (naming ``<runId>/<variant>`` for each variant), or a run directory
+            that holds no report.
     """
     given = Path(ref)
-    if given.is_dir():
+    if given.is_dir() and (_holds_report(given) or variants_of(given)):
         directory = given
     else:
         problem = run_id_problem(ref)
         if problem is not None:
-            raise LabError(f"{flag} {ref}: no such directory, and {problem}")
+            raise LabError(problem)
         root = data_root / "eval"
         directory = root / ref
         if not directory.is_dir():
             recent = recent_run_ids(root)
-            hint = f"; most recent: {', '.join(recent)}" if recent else f"; {root} holds no runs"
-            raise LabError(f"{flag} {ref}: no such directory, and no run {ref!r} in {root}{hint}")
-    if not (directory / RUNS_JSONL).exists() and not (directory / REPORT_JSON).exists():
+            where = f"no run {ref} in {root}"
+            if recent:
+                raise LabError(f"{where}; most recent: {', '.join(recent)}")
+            raise LabError(
+                f"{where}; it holds no runs" if root.is_dir() else f"{where}; the directory does not exist"
+            )
+    if not _holds_report(directory):
         variants = variants_of(directory)
         if variants:
             shown = ", ".join(f"{ref.rstrip('/')}/{name}" for name in variants)
-            raise LabError(f"{ref} is a variants run with one report per variant: name one of {shown}")
-        raise LabError(f"{flag} {ref}: {directory} holds no report (report.json, runs.jsonl)")
+            raise LabError(f"{ref} is a variants run with one report per variant: {verb} one of {shown}")
+        raise LabError(f"{directory} holds no report (report.json, runs.jsonl)")
     return directory
 
 

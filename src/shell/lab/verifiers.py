@@ -7,9 +7,11 @@ unreadable file or tree are ``error`` results (facts that could not be gathered)
 How facts are gathered:
 - command: the argv runs directly (no shell) in the workspace (or its ``cwd`` below it, resolved inside the
   workspace), stdin from /dev/null, in a new session (its own process group), with the environment of the
-  ``bash`` tool (``alisio.shell.harness.tools.dispatch.scrubbed_env``: no variables that look like secrets). At ``timeoutMs`` the
-  whole group gets SIGTERM, then SIGKILL after a short grace; when the command ends by itself whatever it
-  left running in its group is SIGKILLed. stdout and stderr go to unlinked temporary files (a grandchild
+  ``bash`` tool (``alisio.core.harness.toolenv.scrubbed_env``: no variables that look like secrets). At
+  ``timeoutMs`` the whole group gets SIGTERM, then SIGKILL after a short grace; when the command ends by
+  itself whatever it left running in its group is SIGKILLed. Like a bash command, it carries a mark of its
+  own in its environment (``alisio.shell.harness.tools.processes``), and whatever still carries it when the
+  command ends (a daemon that left the group with ``setsid``) is SIGKILLed too. stdout and stderr go to unlinked temporary files (a grandchild
   holding them cannot hang the read); stdout is kept whole up to ``max_output_bytes`` (past it the command
   is killed and fails), stderr only as its tail.
 - file-equals / file-contains / file-absent: the path is resolved inside the workspace with every symlink
@@ -33,6 +35,7 @@ from pathlib import Path
 from typing import IO, Final
 
 from alisio.core.harness.events import Event
+from alisio.core.harness.toolenv import scrubbed_env
 from alisio.core.lab.records import VerifierResult, VerifierStatus
 from alisio.core.lab.suite import (
     CommandVerifier,
@@ -57,8 +60,8 @@ from alisio.core.lab.verify import (
     judge_tree_diff,
 )
 from alisio.shell.harness.tools.bash import supervise_group
-from alisio.shell.harness.tools.dispatch import scrubbed_env
 from alisio.shell.harness.tools.paths import WorkspacePathError, real_root, resolve_in_workspace
+from alisio.shell.harness.tools.processes import marked, new_mark
 from alisio.shell.lab.workspace import Workspace, snapshot_tree
 
 __all__ = ["MAX_OUTPUT_BYTES", "gather_file_facts", "run_argv", "run_verifiers"]
@@ -155,31 +158,34 @@ def run_argv(
     """Run ``argv`` (no shell) in ``cwd`` and return what happened as ``CommandFacts``; never raises OSError.
 
     The process gets its own process group, which is killed (with its children) at ``timeout_s`` or when
-    its output passes ``max_output_bytes``, and SIGKILLed after it exits (leftover background children).
+    its output passes ``max_output_bytes``, and SIGKILLed after it exits (leftover background children);
+    processes that left the group but still carry the command's mark are SIGKILLed as well.
     """
     started = time.monotonic()
+    mark = new_mark()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         try:
             process = subprocess.Popen(
                 list(argv),
                 cwd=cwd,
-                env=dict(env),
+                env=marked(env, mark),
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=err,
                 start_new_session=True,
                 close_fds=True,
             )
-        except OSError as error:
+        except (OSError, ValueError) as error:  # ValueError: a NUL character in an argument
             return CommandFacts(started=False, start_error=_start_cause(error, argv, cwd))
-        killed, _ = supervise_group(
+        killed = supervise_group(
             process,
             (out, err),
             timeout_s=timeout_s,
             max_output_bytes=max_output_bytes,
             grace_s=grace_s,
             poll_s=_POLL_S,
-        )
+            mark=mark,
+        ).killed
         duration_ms = round((time.monotonic() - started) * 1000)
         stdout = _read_head(out, max_output_bytes)
         stderr = _read_tail(err, _STDERR_TAIL_BYTES)
@@ -194,8 +200,10 @@ def run_argv(
     )
 
 
-def _start_cause(error: OSError, argv: Sequence[str], cwd: str) -> str:
+def _start_cause(error: OSError | ValueError, argv: Sequence[str], cwd: str) -> str:
     program = argv[0] if argv else ""
+    if isinstance(error, ValueError):
+        return f"{program!r}: cannot be started: {error}"
     if isinstance(error, FileNotFoundError) and error.filename == cwd:
         return f"working directory {cwd} does not exist"
     if isinstance(error, FileNotFoundError):

@@ -22,6 +22,7 @@ FailureKind = Literal[
     "network",  # connection refused/reset, DNS, dropped mid-stream
     "timeout",  # connect/read timeout after every retry
     "protocol",  # not SSE, malformed chunk, stream ended without a finish
+    "too_large",  # the response passed provider.maxResponseBytes: never retried
     "script",  # the scripted provider ran out of turns or its file is invalid
     "deadline",  # the caller's time limit (the run's maxWallMs) passed during the call: never retried
     "divergence",  # replay: the harness asked something the cassette did not record (the lab's reason

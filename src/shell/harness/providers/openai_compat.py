@@ -9,6 +9,9 @@ Rules:
   ``http://localhost:8000/v1``. Nothing is guessed; a 404 from a base URL without ``/v1`` says so.
 - **Key.** ``Authorization: Bearer <key>`` is sent only when a key is given (local servers need none). The key
   never appears in an event, an exception message or a retry notice; a provider message echoing it is redacted.
+  A user name and password in the base URL (``http://user:pass@host/v1``) are sent as HTTP basic auth by httpx
+  and shown nowhere: every message names the URL with its user information redacted
+  (``alisio.core.harness.endpoint.redact_credentials``).
 - **Body.** ``alisio.core.harness.sse.chat_request_body``: ``stream: true``, ``stream_options.include_usage: true``; the
   output limit goes in ``max_completion_tokens`` for api.openai.com and ``max_tokens`` elsewhere (override with
   ``limit_field``).
@@ -28,6 +31,10 @@ Rules:
   wait would end past ``T`` is not attempted (the failure that asked for it is raised at once, saying so). A
   call cut off at ``T`` raises ``ProviderFailure("deadline")`` (never retried). The deadline is checked on every
   chunk read, so keep-alive comments (which never become events) cannot keep a call running past ``T``.
+- **Size.** One response body (SSE framing included, or an error or JSON body) may be at most
+  ``max_response_bytes`` (``provider.maxResponseBytes``, default 32 MiB): past it the call stops at once with
+  ``ProviderFailure("too_large")``, never retried, so a stream that never ends or one endless SSE line cannot
+  grow memory without bound.
 - **Dropped streams.** A connection that breaks or times out after at least one event arrived is *not*
   retried: the partial answer is discarded and ``ProviderFailure("network" | "timeout")`` says how many events
   had arrived. Retrying silently would re-run a generation the user may be paying for and could mix two answers.
@@ -50,6 +57,8 @@ import msgspec
 from httpx_sse import EventSource, connect_sse
 from returns.result import Failure, Success
 
+from alisio.core.harness.config import DEFAULT_MAX_RESPONSE_BYTES
+from alisio.core.harness.endpoint import redact_credentials
 from alisio.core.harness.protocol import ProviderRequest, StreamEvent
 from alisio.core.harness.sse import (
     DONE,
@@ -59,7 +68,9 @@ from alisio.core.harness.sse import (
     decode_data,
     error_message,
 )
+from alisio.shell import cancel
 from alisio.shell.harness.providers.base import FailureKind, ProviderFailure, RetryNotice
+from alisio.shell.harness.providers.gate import Gate, GateTimeout
 
 EXCERPT_CHARS = 200
 _KEY_SHAPE = re.compile(r"\b(sk|gsk|xai)-[A-Za-z0-9_\-*]{6,}")
@@ -97,6 +108,9 @@ class OpenAICompatProvider:
         jitter: ``upper -> delay`` in ``[0, upper]``; defaults to a uniform draw.
         limit_field: the body field for the output limit; by default chosen from the host.
         provider_id: the label recorded in events and reports (``provider.id`` of config.toml).
+        max_response_bytes: the largest response body read (``provider.maxResponseBytes``).
+        gate: shared by the concurrent runs of a command: caps the requests in flight and spreads a
+            ``Retry-After`` pause to every caller (``None``: no cap, as for one run at a time).
     """
 
     def __init__(
@@ -118,10 +132,16 @@ class OpenAICompatProvider:
         jitter: Callable[[float], float] | None = None,
         limit_field: LimitField | None = None,
         provider_id: str = "openai_compat",
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        gate: Gate | None = None,
     ) -> None:
         self._provider_id = provider_id
         self._base_url = base_url.rstrip("/")
         self._url = self._base_url + "/chat/completions"
+        self._shown_url = redact_credentials(self._url)
+        """The endpoint as every message shows it: without a user name or password."""
+        self._max_response_bytes = max_response_bytes
+        self._gate = gate
         self._model = model
         self._api_key = api_key or None
         self._timeout = httpx.Timeout(read_timeout, connect=connect_timeout)
@@ -149,8 +169,8 @@ class OpenAICompatProvider:
 
     @property
     def url(self) -> str:
-        """The endpoint requests are posted to."""
-        return self._url
+        """The endpoint requests are posted to, with any user name and password redacted."""
+        return self._shown_url
 
     def close(self) -> None:
         """Close the HTTP client if this provider created it."""
@@ -174,7 +194,7 @@ class OpenAICompatProvider:
         """
         model = request.model or self._model
         if not model:
-            raise ProviderFailure("bad_request", f"no model given for {self._url} (set --model)")
+            raise ProviderFailure("bad_request", f"no model given for {self._shown_url} (set --model)")
         if model != request.model:
             request = msgspec.structs.replace(request, model=model)
         content = msgspec.json.encode(chat_request_body(request, limit_field=self._limit_field))
@@ -182,7 +202,7 @@ class OpenAICompatProvider:
         attempt = 0
         while True:
             try:
-                return self._attempt(content, deadline)
+                return self._gated_attempt(content, deadline, timeout_s)
             except _Retryable as retryable:
                 if deadline is not None and self._clock() >= deadline:
                     raise self._deadline_failure(timeout_s) from None
@@ -195,6 +215,8 @@ class OpenAICompatProvider:
                     line = f"{failure.message} (not retried: the {delay:.1f} s wait would outlast the call's deadline)"
                     raise ProviderFailure(failure.kind, line, failure.status) from None
                 attempt += 1
+                if self._gate is not None and retryable.retry_after is not None:
+                    self._gate.pause(delay)  # the endpoint asked to wait: every worker of it waits
                 if on_retry is not None:
                     on_retry(
                         f"{retryable.failure.message}; retry {attempt} of {self._max_retries} in {delay:.1f} s"
@@ -209,8 +231,19 @@ class OpenAICompatProvider:
                     raise self._deadline_failure(timeout_s) from None
                 raise
 
+    def _gated_attempt(
+        self, content: bytes, deadline: float | None, timeout_s: float | None
+    ) -> tuple[StreamEvent, ...]:
+        if self._gate is None:
+            return self._attempt(content, deadline)
+        try:
+            with self._gate.slot(deadline):
+                return self._attempt(content, deadline)
+        except GateTimeout:
+            raise self._deadline_failure(timeout_s) from None
+
     def _deadline_failure(self, timeout_s: float | None) -> ProviderFailure:
-        line = f"the call to {self._url} did not finish within the {timeout_s:.1f} s it was given"
+        line = f"the call to {self._shown_url} did not finish within the {timeout_s:.1f} s it was given"
         return ProviderFailure("deadline", line)
 
     def _timeout_until(self, deadline: float | None) -> httpx.Timeout:
@@ -239,6 +272,8 @@ class OpenAICompatProvider:
             ) as source,
         ):
             response = source.response
+            guard = _GuardedStream(response.stream, self._max_response_bytes, self._too_large)
+            response.stream = guard
             if not response.is_success:
                 response.read()
                 raise self._http_failure(response)
@@ -246,25 +281,34 @@ class OpenAICompatProvider:
             if "text/event-stream" not in content_type:
                 response.read()
                 return self._non_stream(response, content_type)
-            return self._read_stream(source, deadline)
+            return self._read_stream(source, deadline, guard)
 
-    def _read_stream(self, source: EventSource, deadline: float | None) -> tuple[StreamEvent, ...]:
+    def _too_large(self, received: int) -> ProviderFailure:
+        return ProviderFailure(
+            "too_large",
+            f"the response from {self._shown_url} passed {self._max_response_bytes} bytes "
+            f"(provider.maxResponseBytes) after {received} bytes without ending; the partial response was "
+            "discarded",
+        )
+
+    def _read_stream(
+        self, source: EventSource, deadline: float | None, guard: _GuardedStream
+    ) -> tuple[StreamEvent, ...]:
         events: list[StreamEvent] = []
         received = 0
 
         def past_deadline() -> None:
+            cancel.check()  # Ctrl-C while runs stream on worker threads: drop the stream at the next chunk
             if deadline is not None and self._clock() >= deadline:
                 raise ProviderFailure(
                     "deadline",
-                    f"the stream from {self._url} was still running when its time ran out "
+                    f"the stream from {self._shown_url} was still running when its time ran out "
                     f"({received} events received; the partial response was discarded)",
                 )
 
         # Keep-alive comments never reach iter_sse, and each one restarts the read timeout: check the
         # deadline on every chunk of bytes, so a server sending only comments cannot outlive the call.
-        response = source.response
-        if isinstance(response.stream, httpx.SyncByteStream):
-            response.stream = _DeadlineStream(response.stream, past_deadline)
+        guard.check = past_deadline
         with self._transport_errors(received=lambda: received):
             for sse in source.iter_sse():
                 received += 1
@@ -277,7 +321,7 @@ class OpenAICompatProvider:
                     case Success(chunk):
                         events.extend(chunk)
                     case Failure(error):
-                        raise ProviderFailure("protocol", self._redact(f"{self._url}: {error}"))
+                        raise ProviderFailure("protocol", self._redact(f"{self._shown_url}: {error}"))
         return tuple(events)
 
     def _non_stream(self, response: httpx.Response, content_type: str) -> tuple[StreamEvent, ...]:
@@ -290,7 +334,7 @@ class OpenAICompatProvider:
         raise ProviderFailure(
             "protocol",
             self._redact(
-                f"{self._url} answered {content_type or 'without a content type'} instead of "
+                f"{self._shown_url} answered {content_type or 'without a content type'} instead of "
                 f"text/event-stream: {_excerpt(response.text)!r}"
             ),
             response.status_code,
@@ -307,12 +351,12 @@ class OpenAICompatProvider:
             detail = _excerpt(str(error)) or type(error).__name__
             if count == 0:
                 raise _Retryable(
-                    ProviderFailure(kind, self._redact(f"{kind} error calling {self._url}: {detail}"))
+                    ProviderFailure(kind, self._redact(f"{kind} error calling {self._shown_url}: {detail}"))
                 ) from None
             raise ProviderFailure(
                 kind,
                 self._redact(
-                    f"the stream from {self._url} broke off mid-stream after {count} events ({detail}); "
+                    f"the stream from {self._shown_url} broke off mid-stream after {count} events ({detail}); "
                     "the partial response was discarded and not retried"
                 ),
             ) from None
@@ -324,9 +368,10 @@ class OpenAICompatProvider:
         except msgspec.DecodeError:
             message = None
         text = message or _excerpt(response.text) or response.reason_phrase
-        line = f"HTTP {status} from {self._url}: {text}"
+        line = f"HTTP {status} from {self._shown_url}: {text}"
         if status == 404 and not re.search(r"/v\d+[a-z]*(/|$)", self._base_url):
-            line += f" (the base URL has no version segment; did you mean {self._base_url}/v1?)"
+            shown_base = redact_credentials(self._base_url)
+            line += f" (the base URL has no version segment; did you mean {shown_base}/v1?)"
         line = self._redact(line)
         if status in (401, 403):
             return ProviderFailure("auth", line, status)
@@ -371,23 +416,39 @@ class OpenAICompatProvider:
     def _redact(self, text: str) -> str:
         if self._api_key:
             text = text.replace(self._api_key, "<redacted>")
-        return _KEY_SHAPE.sub(lambda match: f"{match.group(1)}-<redacted>", text)
+        return redact_credentials(_KEY_SHAPE.sub(lambda match: f"{match.group(1)}-<redacted>", text))
 
 
-class _DeadlineStream(httpx.SyncByteStream):
-    """A response body that calls ``check`` before handing on each chunk read from the connection."""
+class _GuardedStream(httpx.SyncByteStream):
+    """A response body that stops past ``limit`` bytes (``too_large`` gives the failure to raise) and calls
+    ``check`` (the call's deadline, once the stream is read) before handing on each chunk."""
 
-    def __init__(self, inner: httpx.SyncByteStream, check: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        inner: httpx.SyncByteStream | httpx.AsyncByteStream,
+        limit: int,
+        too_large: Callable[[int], ProviderFailure],
+    ) -> None:
         self._inner = inner
-        self._check = check
+        self._limit = limit
+        self._too_large = too_large
+        self.check: Callable[[], None] | None = None
 
     def __iter__(self) -> Iterator[bytes]:
+        if not isinstance(self._inner, httpx.SyncByteStream):
+            raise TypeError("the provider reads responses synchronously")
+        received = 0
         for chunk in self._inner:
-            self._check()
+            received += len(chunk)
+            if received > self._limit:
+                raise self._too_large(received)
+            if self.check is not None:
+                self.check()
             yield chunk
 
     def close(self) -> None:
-        self._inner.close()
+        if isinstance(self._inner, httpx.SyncByteStream):
+            self._inner.close()
 
 
 def _uniform_jitter(rng: random.Random) -> Callable[[float], float]:

@@ -1,4 +1,4 @@
-"""Run one ``bash -c`` command for the ``bash`` tool: bounded in time and output, and never left running.
+"""The ``bash`` tool: run one ``bash -c`` command, bounded in time and output, and never left running.
 
 Rules:
 - the command runs in the workspace, in a new session (its own process group), with stdin from /dev/null and
@@ -7,11 +7,15 @@ Rules:
 - at the timeout (or the run's deadline, whichever is first) the whole group gets SIGTERM, then SIGKILL after
   a short grace; when the command returns by itself, whatever it left running in its group is SIGKILLed
   (``stopped_background`` says so, so the model learns that a server started with ``&`` is not running);
+- the command's environment carries the run's mark (``processes.MARK_VARIABLE``); when it returns or is
+  killed, every process still carrying the mark is SIGKILLed too, also one that left the group (``setsid``,
+  a double-forked daemon), and the result names them;
 - output past ``max_output_bytes`` kills the command (a runaway ``yes`` must not fill the disk);
-- long output keeps its head and tail and says exactly how many characters were cut.
+- long output keeps its head and tail and says exactly how many characters were cut;
+- a command with a NUL character is refused (no process can receive one).
 
-Not a sandbox: the command runs with the user's privileges and a process that leaves the group (setsid)
-escapes the kill.
+Not a sandbox: the command runs with the user's privileges, and a process that drops the mark from its
+environment (``env -i``) escapes the sweep.
 """
 
 from __future__ import annotations
@@ -26,7 +30,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import IO, Final, Literal
 
+from alisio.core.harness.tooldefs import BashArgs
 from alisio.shell import cancel
+from alisio.shell.harness.tools.context import NOT_RUN, ToolContext, ToolOutcome, remaining_s
+from alisio.shell.harness.tools.processes import StoppedProcess, marked, stop_marked
+
+__all__ = [
+    "CommandResult",
+    "GroupEnd",
+    "bash_tool",
+    "read_output",
+    "run_command",
+    "supervise_group",
+    "truncate_middle",
+]
 
 _POLL_S: Final = 0.05
 _CHUNK: Final = 1 << 20
@@ -45,6 +62,20 @@ class CommandResult:
     duration_ms: int
     stopped_background: bool = False
     """The command returned by itself but left processes running in its group, which were killed."""
+    stopped_marked: tuple[StoppedProcess, ...] = ()
+    """Processes outside its group that still carried the run's mark when it ended, which were killed."""
+
+
+@dataclass(frozen=True, slots=True)
+class GroupEnd:
+    """How a supervised process group ended."""
+
+    killed: Literal["timeout", "output"] | None
+    """Why it was killed, or ``None`` when the leader ended by itself."""
+    stopped_background: bool
+    """The leader ended by itself but left processes running in its group, which were killed."""
+    stopped_marked: tuple[StoppedProcess, ...] = ()
+    """Processes outside the group carrying the mark, which were killed (``stop_marked``)."""
 
 
 def truncate_middle(text: str, limit: int) -> str:
@@ -127,17 +158,15 @@ def supervise_group(
     max_output_bytes: int,
     grace_s: float,
     poll_s: float = _POLL_S,
-) -> tuple[Literal["timeout", "output"] | None, bool]:
+    mark: str | None = None,
+) -> GroupEnd:
     """Wait for ``process`` (the leader of its own group) and leave nothing of its group running.
 
     The group is stopped (SIGTERM, then SIGKILL after ``grace_s``) at ``timeout_s``, when one of ``files``
     (its captured output) passes ``max_output_bytes``, or on KeyboardInterrupt (Ctrl-C on the main thread, or
     ``alisio.shell.cancel.Cancelled`` on a worker; re-raised); when the process
-    ends by itself, whatever it left running in its group is SIGKILLed.
-
-    Returns:
-        Why it was killed (``"timeout"``, ``"output"``, or ``None`` when it ended by itself), and whether it
-        left processes running in its group (background jobs) that were killed.
+    ends by itself, whatever it left running in its group is SIGKILLed. With a ``mark`` (which the process's
+    environment carries), every other process still carrying it is SIGKILLed too.
     """
     give_up = time.monotonic() + timeout_s
     killed: Literal["timeout", "output"] | None = None
@@ -163,7 +192,8 @@ def supervise_group(
         else:
             stopped_background = _group_alive(process.pid)
             _signal_group(process.pid, signal.SIGKILL)  # background jobs it left behind
-    return killed, stopped_background
+        escaped = stop_marked(mark, spare_group=process.pid) if mark else ()
+    return GroupEnd(killed=killed, stopped_background=stopped_background, stopped_marked=escaped)
 
 
 def run_command(
@@ -176,6 +206,7 @@ def run_command(
     grace_s: float = 0.5,
     limit_chars: int = 20_000,
     max_output_bytes: int = 8 << 20,
+    mark: str | None = None,
 ) -> CommandResult:
     """Run ``bash -c command`` in ``cwd`` and return its exit code and (truncated) merged output.
 
@@ -185,6 +216,8 @@ def run_command(
         grace_s: how long SIGTERM gets before SIGKILL.
         limit_chars: the most output characters returned (head and tail are kept).
         max_output_bytes: kill the command when its output passes this size.
+        mark: set as ``MARK_VARIABLE`` in the command's environment; processes still carrying it when the
+            command ends are stopped (``CommandResult.stopped_marked``).
 
     Raises:
         OSError: bash could not be started (missing, or ``cwd`` gone).
@@ -194,23 +227,89 @@ def run_command(
         process = subprocess.Popen(
             ["bash", "-c", command],
             cwd=cwd,
-            env=dict(env),
+            env=marked(env, mark) if mark else dict(env),
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,
             close_fds=True,
         )
-        killed, stopped_background = supervise_group(
-            process, (out,), timeout_s=timeout_s, max_output_bytes=max_output_bytes, grace_s=grace_s
+        end = supervise_group(
+            process,
+            (out,),
+            timeout_s=timeout_s,
+            max_output_bytes=max_output_bytes,
+            grace_s=grace_s,
+            mark=mark,
         )
         duration_ms = round((time.monotonic() - started) * 1000)
         output = read_output(out, limit_chars, max(max_output_bytes, 8 * limit_chars + 8))
-    cause: KillCause | None = timeout_cause if killed == "timeout" else killed
+    cause: KillCause | None = timeout_cause if end.killed == "timeout" else end.killed
     return CommandResult(
-        exit_code=None if killed else process.returncode,
+        exit_code=None if end.killed else process.returncode,
         output=output,
         killed=cause,
         duration_ms=duration_ms,
-        stopped_background=stopped_background,
+        stopped_background=end.stopped_background,
+        stopped_marked=end.stopped_marked,
     )
+
+
+# --- the tool -----------------------------------------------------------------------------------------------
+
+_BACKGROUND_NOTE: Final = (
+    "\n[processes the command left running in the background were stopped when it returned: nothing a bash "
+    "call starts keeps running after it; start a server and use it in the same command]"
+)
+
+
+def _escaped_note(stopped: tuple[StoppedProcess, ...]) -> str:
+    if not stopped:
+        return ""
+    names = ", ".join(map(str, stopped[:5])) + (", ..." if len(stopped) > 5 else "")
+    plural = "process" if len(stopped) == 1 else "processes"
+    return (
+        f"\n[stopped {len(stopped)} {plural} the command had left running outside its process group (setsid, "
+        f"a daemon): {names}; nothing a bash call starts keeps running after it]"
+    )
+
+
+def bash_tool(args: BashArgs, ctx: ToolContext) -> ToolOutcome:
+    """Run ``args.command`` in the workspace with the run's limits, mark and environment."""
+    if "\0" in args.command:
+        return ToolOutcome(
+            False, "refused: the command contains a NUL character, which no program can receive; remove it"
+        )
+    timeout_s = (args.timeout_ms or ctx.bash_default_timeout_ms) / 1000
+    remaining = remaining_s(ctx)
+    cause: Literal["timeout", "deadline"] = "timeout"
+    if remaining is not None and remaining < timeout_s:
+        if remaining <= 0:
+            return ToolOutcome(False, NOT_RUN, timed_out=True)
+        timeout_s, cause = remaining, "deadline"
+    result = run_command(
+        args.command,
+        cwd=ctx.root,
+        env=ctx.env or {},
+        timeout_s=timeout_s,
+        timeout_cause=cause,
+        grace_s=ctx.bash_kill_grace_s,
+        limit_chars=ctx.bash_output_limit_chars,
+        max_output_bytes=ctx.bash_max_output_bytes,
+        mark=ctx.process_mark,
+    )
+    output = (result.output or "(no output)") + _escaped_note(result.stopped_marked)
+    match result.killed:
+        case None:
+            note = _BACKGROUND_NOTE if result.stopped_background else ""
+            return ToolOutcome(result.exit_code == 0, f"exit code: {result.exit_code}\n{output}{note}")
+        case "timeout":
+            status = f"killed after {result.duration_ms} ms: the command passed its timeout of {round(timeout_s * 1000)} ms"
+        case "deadline":
+            status = f"killed after {result.duration_ms} ms: the run's time budget (maxWallMs) ran out"
+        case "output":
+            return ToolOutcome(
+                False,
+                f"killed: the output passed {ctx.bash_max_output_bytes} bytes; redirect it to a file\n{output}",
+            )
+    return ToolOutcome(False, f"{status}\n{output}", timed_out=True)
