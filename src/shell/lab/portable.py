@@ -13,8 +13,9 @@ same context as data, and a worker turns it back into a ``RunContext`` (``worker
 - the provider (``ProviderPlan.portable``): the live provider's id, model, base URL and
   ``provider.maxConcurrency``; the bytes of every script of ``--script``; the cassettes of a replay.
 
-The API key is not in a ``PortableRun``: the executor sends it apart, with each task (see
-``alisio.shell.lab.ray_executor``), so that it never sits in an object store that may spill to disk.
+The API key (and the password of a base URL that has one) is not in a ``PortableRun``: the executor sends it
+apart, as ``RunSecrets`` with each task (see ``alisio.shell.lab.ray_executor``), so that it never sits in an
+object store that may spill to disk.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ __all__ = [
     "PortableReplay",
     "PortableRun",
     "PortableScripted",
+    "RunSecrets",
     "decode_run",
     "encode_run",
     "suite_archive",
@@ -47,12 +49,13 @@ __all__ = [
 
 
 class PortableLive(msgspec.Struct, frozen=True, kw_only=True, tag="live"):
-    """The configured OpenAI-compatible provider (its key travels apart)."""
+    """The configured OpenAI-compatible provider (its key, and a base URL's password, travel apart)."""
 
     id: str
     model: str
     base_url: str
-    """As configured (``--base-url`` or config.toml); the worker connects to it itself."""
+    """As configured (``--base-url`` or config.toml). What goes to the workers has its user information
+    redacted; the URL itself then travels in ``RunSecrets``."""
     max_response_bytes: int
     """``provider.maxResponseBytes``."""
     max_concurrency: int | None = None
@@ -79,6 +82,14 @@ class PortableReplay(msgspec.Struct, frozen=True, kw_only=True, tag="replay"):
 
 
 PortableProvider = PortableLive | PortableScripted | PortableReplay
+
+
+class RunSecrets(msgspec.Struct, frozen=True, kw_only=True):
+    """What must never sit in an object store that may spill to disk: sent with each task, in its arguments."""
+
+    api_key: str | None = None
+    base_url: str | None = None
+    """The live provider's base URL when it holds a user name or password (``None`` otherwise)."""
 
 
 class PortableArm(msgspec.Struct, frozen=True, kw_only=True):

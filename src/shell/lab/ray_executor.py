@@ -3,8 +3,9 @@
 The driver (this process) alone writes runs.jsonl and the reports: the run loop sees the records as the Ray
 tasks finish, exactly as with threads. Rules:
 - what a run needs travels by content (``alisio.shell.lab.portable``): the command's ``PortableRun`` and the
-  suite archive are put in the object store once; the API key goes with each task, in its arguments (small
-  arguments are inlined in the task and never enter the object store, which may spill to disk);
+  suite archive are put in the object store once; the API key (and a base URL that holds a password) goes
+  with each task, in its arguments (``RunSecrets``: small arguments are inlined in the task and never enter
+  the object store, which may spill to disk);
 - at most ``jobs`` runs are in flight, started in plan order; each run reserves one CPU of the cluster. A
   local instance is started with ``max(jobs, CPUs)`` logical CPUs, so ``--jobs`` means what it means with
   threads;
@@ -40,7 +41,14 @@ from alisio.core.harness.endpoint import redact_credentials
 from alisio.core.lab.outcome import SetupError, record_from_run
 from alisio.core.lab.schedule import RunSpec
 from alisio.shell.lab.errors import LabError, LabStopped, Terminated
-from alisio.shell.lab.portable import PortableArm, PortableLive, PortableRun, encode_run, suite_archive
+from alisio.shell.lab.portable import (
+    PortableArm,
+    PortableLive,
+    PortableRun,
+    RunSecrets,
+    encode_run,
+    suite_archive,
+)
 from alisio.shell.lab.ray_worker import decode_result
 from alisio.shell.lab.run_one import INTERNAL_ERROR, Arm, Finished, RunContext
 
@@ -212,11 +220,16 @@ def _signals_remembered() -> Iterator[list[int]]:
             signal.signal(number, old)
 
 
-def _portable_run(ctx: RunContext, arms: Sequence[Arm], record: bool) -> PortableRun:
+def _portable_run(ctx: RunContext, arms: Sequence[Arm], record: bool) -> tuple[PortableRun, RunSecrets]:
+    """The command's context by content, and its secrets, which travel apart (with each task)."""
     provider = ctx.provider.portable
     if provider is None:
         raise LabStopped(f"the provider {ctx.provider.id} cannot run on Ray workers")
-    return PortableRun(
+    secrets = RunSecrets(api_key=ctx.provider.key)
+    if isinstance(provider, PortableLive) and redact_credentials(provider.base_url) != provider.base_url:
+        secrets = RunSecrets(api_key=ctx.provider.key, base_url=provider.base_url)
+        provider = msgspec.structs.replace(provider, base_url=redact_credentials(provider.base_url))
+    run = PortableRun(
         harness_version=ctx.harness_version,
         suite_hash=ctx.loaded.content_hash,
         provider=provider,
@@ -226,6 +239,7 @@ def _portable_run(ctx: RunContext, arms: Sequence[Arm], record: bool) -> Portabl
         keep=ctx.keep,
         record=record,
     )
+    return run, secrets
 
 
 def _archive(ctx: RunContext) -> bytes:
@@ -273,18 +287,23 @@ class RayExecutor:
 
         hook = self.ctx.provider.hook
         recording = hook if isinstance(hook, RecordHook) else None
-        portable = _portable_run(self.ctx, self.arms, record=recording is not None)
+        portable, secrets = _portable_run(self.ctx, self.arms, record=recording is not None)
         archive = _archive(self.ctx)
         with ray_session(self.address, self.jobs, self.ctx.say), _signals_remembered() as seen:
             try:
-                yield from self._stream(specs, portable, archive, recording)
+                yield from self._stream(specs, portable, secrets, archive, recording)
             except KeyboardInterrupt as interrupt:
                 if seen and not isinstance(interrupt, Terminated):
                     raise Terminated(seen[-1]) from None
                 raise
 
     def _stream(
-        self, specs: Sequence[RunSpec], portable: PortableRun, archive: bytes, recording: Any
+        self,
+        specs: Sequence[RunSpec],
+        portable: PortableRun,
+        secrets: RunSecrets,
+        archive: bytes,
+        recording: Any,
     ) -> Iterator[tuple[int, Finished]]:
         import ray
 
@@ -298,15 +317,15 @@ class RayExecutor:
             from alisio.shell.lab.ray_gate import start_slots
 
             slots = start_slots(provider.max_concurrency or self.jobs)
-        key = self.ctx.provider.key
         encoder = msgspec.msgpack.Encoder()
+        secret = encoder.encode(secrets)  # a few hundred bytes: inlined in each task, never in the store
         upcoming = iter(enumerate(specs))
         pending: dict[Any, int] = {}
 
         def fill() -> None:
             while len(pending) < self.jobs and (item := next(upcoming, None)) is not None:
                 index, spec = item
-                ref = remote.remote(*boxes, key, encoder.encode(spec), slots, str(index))
+                ref = remote.remote(*boxes, secret, encoder.encode(spec), slots, str(index))
                 pending[ref] = index
                 self.on_start(spec)
 
@@ -352,10 +371,13 @@ class RayExecutor:
         """The first line of Ray's message, with no credential in it."""
         text = str(error).strip()
         line = text.splitlines()[0] if text else type(error).__name__
-        key = self.ctx.provider.key
-        if key:
-            line = line.replace(key, "<redacted>")
+        for value in self._secret_values():
+            line = line.replace(value, "<redacted>")
         return redact_credentials(line)
+
+    def _secret_values(self) -> tuple[str, ...]:
+        key = self.ctx.provider.key
+        return (key,) if key else ()
 
     def _error_record(self, spec: RunSpec, reason: str, message: str) -> Finished:
         arm = next(arm for arm in self.arms if arm.variant == spec.variant)

@@ -43,6 +43,7 @@ from alisio.shell.lab.portable import (
     PortableReplay,
     PortableRun,
     PortableScripted,
+    RunSecrets,
     decode_run,
 )
 from alisio.shell.lab.run_one import Arm, RunContext, run_one
@@ -70,6 +71,7 @@ class RemoteResult(msgspec.Struct, frozen=True, kw_only=True):
 _result_encoder = msgspec.msgpack.Encoder()
 _result_decoder = msgspec.msgpack.Decoder(RemoteResult)
 _spec_decoder = msgspec.msgpack.Decoder(RunSpec)
+_secrets_decoder = msgspec.msgpack.Decoder(RunSecrets)
 
 
 def decode_result(data: bytes) -> RemoteResult:
@@ -138,7 +140,7 @@ def _setup_problem(portable: PortableRun) -> str | None:
     return None
 
 
-def provider_plan(provider: PortableProvider, key: str | None, gate: Gate | None) -> ProviderPlan:
+def provider_plan(provider: PortableProvider, secrets: RunSecrets, gate: Gate | None) -> ProviderPlan:
     """The run's provider plan on the worker, from its portable form (``gate``: the live endpoint's)."""
     from alisio.shell.replay.record import replay_plan
 
@@ -147,9 +149,9 @@ def provider_plan(provider: PortableProvider, key: str | None, gate: Gate | None
             from alisio.shell.harness.providers.openai_compat import OpenAICompatProvider
 
             live = OpenAICompatProvider(
-                provider.base_url,
+                secrets.base_url or provider.base_url,
                 provider.model,
-                api_key=key,
+                api_key=secrets.api_key,
                 provider_id=provider.id,
                 max_response_bytes=provider.max_response_bytes,
                 gate=gate,
@@ -159,7 +161,7 @@ def provider_plan(provider: PortableProvider, key: str | None, gate: Gate | None
                 model=provider.model,
                 factory=lambda _task, _spec: live,
                 close=live.close,
-                key=key,
+                key=secrets.api_key,
                 endpoint=endpoint_of(provider.base_url),
             )
         case PortableScripted():
@@ -181,7 +183,7 @@ def _scripted_plan(provider: PortableScripted) -> ProviderPlan:
 
 def _context(
     portable: PortableRun,
-    key: str | None,
+    secrets: RunSecrets,
     loaded: LoadedSuite,
     gate: Gate | None,
     say: Callable[[str], None],
@@ -190,7 +192,8 @@ def _context(
     from alisio.shell.replay.cassettes import credentials_of
     from alisio.shell.replay.record import recording_plan
 
-    plan = provider_plan(portable.provider, key, gate)
+    key = secrets.api_key
+    plan = provider_plan(portable.provider, secrets, gate)
     if portable.record:
         plan, _ = recording_plan(plan)
     return RunContext(
@@ -213,14 +216,14 @@ def _arm(portable: PortableRun, variant: str | None, where: Path) -> Arm:
 
 
 def run_remote(
-    run_box: list[Any], suite_box: list[Any], key: str | None, spec_data: bytes, slots: Any, owner: str
+    run_box: list[Any], suite_box: list[Any], secret_data: bytes, spec_data: bytes, slots: Any, owner: str
 ) -> bytes:
     """Run one planned run on this worker: the encoded ``RemoteResult``.
 
     Args:
         run_box, suite_box: one-element lists holding the object refs of the encoded ``PortableRun`` and of
             the suite archive (boxed, so Ray fetches them only when this process has not yet).
-        key: the live provider's API key (``None``: none), sent with the task, never stored.
+        secret_data: the ``RunSecrets`` (the API key...), msgpack-encoded, sent with the task, never stored.
         spec_data: the ``RunSpec``, msgpack-encoded.
         slots: the command's ``EndpointSlots`` actor (``None``: no ``provider.maxConcurrency``).
         owner: the run's name at that actor.
@@ -244,7 +247,8 @@ def run_remote(
         gate = ClusterGate(slots, owner)
     lines: list[str] = []
     host = socket.gethostname()
-    ctx = _context(portable, key, loaded, gate, lambda line: lines.append(f"{line} (on {host})"))
+    secrets = _secrets_decoder.decode(secret_data)
+    ctx = _context(portable, secrets, loaded, gate, lambda line: lines.append(f"{line} (on {host})"))
     try:
         task = next(task for task in loaded.suite.tasks if task.id == spec.task_id)
         finished = run_one(ctx, _arm(portable, spec.variant, loaded.directory), task, spec)
