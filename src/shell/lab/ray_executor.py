@@ -354,7 +354,9 @@ class RayExecutor:
         try:
             result = decode_result(ray.get(ref))
         except ray.exceptions.RayTaskError as error:  # our task raised: a bug, named like run_one's
-            return self._error_record(spec, INTERNAL_ERROR, f"the Ray task failed: {self._first_line(error)}")
+            cause = getattr(error, "cause", None) or error  # Ray's own first line only names the task
+            what = f"{type(cause).__name__}: {self._first_line(cause)}"
+            return self._error_record(spec, INTERNAL_ERROR, f"the Ray task failed: {what}")
         except ray.exceptions.RayError as error:  # the worker or its node died, an object was lost
             if slots is not None:
                 slots.forget.remote(str(index))  # its slot, if it held one, is free again
