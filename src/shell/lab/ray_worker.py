@@ -225,7 +225,7 @@ def run_remote(
             the suite archive (boxed, so Ray fetches them only when this process has not yet).
         secret_data: the ``RunSecrets`` (the API key...), msgpack-encoded, sent with the task, never stored.
         spec_data: the ``RunSpec``, msgpack-encoded.
-        slots: the command's ``EndpointSlots`` actor (``None``: no ``provider.maxConcurrency``).
+        slots: the command's ``EndpointSlots`` actor (``None``: no live provider, so no endpoint to share).
         owner: the run's name at that actor.
     """
     _interruptible()
