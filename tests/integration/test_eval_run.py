@@ -152,7 +152,14 @@ def test_a_script_that_fixes_the_bug_passes_five_of_five(home: Path) -> None:
     assert result.returncode == 0, result.stderr
     (directory,) = run_dirs(home)
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z", directory.name)
-    assert {p.name for p in directory.iterdir()} == {"report.json", "report.md", "runs.jsonl", "plan.json"}
+    assert {p.name for p in directory.iterdir()} == {
+        "report.json",
+        "report.md",
+        "report.html",
+        "runs.jsonl",
+        "plan.json",
+        "runs",
+    }
     records = read_runs(directory)
     assert sorted(r.repetition for r in records) == [0, 1, 2, 3, 4]
     assert all(r.status is RunStatus.PASS for r in records)
@@ -236,7 +243,14 @@ def test_out_writes_the_three_files_there(home: Path) -> None:
         home, suite, "--k", "1", "--allow-write", "--out", str(out), script=write_script(home / "f.json", FIX)
     )
     assert result.returncode == 0, result.stderr
-    assert {p.name for p in out.iterdir()} == {"report.json", "report.md", "runs.jsonl", "plan.json"}
+    assert {p.name for p in out.iterdir()} == {
+        "report.json",
+        "report.md",
+        "report.html",
+        "runs.jsonl",
+        "plan.json",
+        "runs",
+    }
     assert "calc-suite 1.0.0: 1 task x k=1 = 1 run (scripted" in result.stderr
     assert run_dirs(home) == []
     assert read_report(out).summary.passes == 1
