@@ -11,6 +11,10 @@
   not pass, a cassette or suite cannot be replayed, or nothing could be replayed (an empty set is a
   misconfiguration, not a pass); 0 only when every cassette replays cleanly and passes; 130 after Ctrl-C.
   ``--json`` prints one summary document on stdout.
+- ``--junit FILE`` writes JUnit XML: a testsuite per suite (a testcase per replayed task; a skipped suite is
+  one skipped testcase, a suite that could not be replayed one error). With ``$GITHUB_STEP_SUMMARY`` set, a
+  row per suite and the verdict line are appended to that file. A file that cannot be written exits 1
+  (unless the code is already 2).
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ import typer
 from alisio.core.exit_codes import ExitCode
 from alisio.shell.cli import common
 from alisio.shell.cli.common import say
-from alisio.shell.cli.options import OUTPUT, PROVIDER, SELECTION, Force, Jobs, Json
+from alisio.shell.cli.options import OUTPUT, PROVIDER, SELECTION, Force, Jobs, Json, Junit
 
 if TYPE_CHECKING:
     from alisio.shell.replay.ci import CiOutcome, SuiteReplay
@@ -31,40 +35,43 @@ if TYPE_CHECKING:
 PREFIX = "alisio eval ci"
 
 
+CiSuiteDir = Annotated[
+    Path | None,
+    typer.Option(
+        "--suite-dir",
+        help="A suite, or a directory of suites, instead of the bundled ones.",
+        metavar="DIR",
+        rich_help_panel=SELECTION,
+    ),
+]
+CiYes = Annotated[
+    bool, typer.Option("--yes", help="Accept --suite-dir suites without asking.", rich_help_panel=SELECTION)
+]
+CiCassetteDir = Annotated[
+    Path | None,
+    typer.Option(
+        "--cassette-dir",
+        help="Cassettes instead of <suite>/cassettes (a single suite only).",
+        metavar="DIR",
+        rich_help_panel=PROVIDER,
+    ),
+]
+CiOut = Annotated[
+    Path | None,
+    typer.Option(
+        "--out", help="Write DIR/<suite>/report.json and report.md.", metavar="DIR", rich_help_panel=OUTPUT
+    ),
+]
+
+
 def ci(
-    suite_dir: Annotated[
-        Path | None,
-        typer.Option(
-            "--suite-dir",
-            help="A suite, or a directory of suites, instead of the bundled ones.",
-            metavar="DIR",
-            rich_help_panel=SELECTION,
-        ),
-    ] = None,
-    yes: Annotated[
-        bool,
-        typer.Option("--yes", help="Accept --suite-dir suites without asking.", rich_help_panel=SELECTION),
-    ] = False,
-    cassette_dir: Annotated[
-        Path | None,
-        typer.Option(
-            "--cassette-dir",
-            help="Cassettes instead of <suite>/cassettes (a single suite only).",
-            metavar="DIR",
-            rich_help_panel=PROVIDER,
-        ),
-    ] = None,
-    out: Annotated[
-        Path | None,
-        typer.Option(
-            "--out",
-            help="Write DIR/<suite>/report.json and report.md.",
-            metavar="DIR",
-            rich_help_panel=OUTPUT,
-        ),
-    ] = None,
+    suite_dir: CiSuiteDir = None,
+    yes: CiYes = False,
+    cassette_dir: CiCassetteDir = None,
+    out: CiOut = None,
     force: Force = False,
     json_output: Json = False,
+    junit: Junit = None,
     jobs: Jobs = None,
 ) -> ExitCode:
     """Replay every bundled cassette: exit 2 on a divergence, 1 when a task does not pass, else 0."""
@@ -72,9 +79,13 @@ def ci(
 
     import msgspec
 
+    from alisio.shell.cli.outputs import ci_outputs
+    from alisio.shell.lab.ci_outputs import check_output_file
     from alisio.shell.lab.directory import prepare_out
     from alisio.shell.replay.ci import ci_suites, replay_all
 
+    if junit is not None:
+        check_output_file(junit, "--junit")
     ui = common.ui()
     suites = ci_suites(suite_dir, cassette_dir, yes, ui)
     if out is not None:
@@ -88,7 +99,9 @@ def ci(
         reports: Path | None = None
     else:
         reports = root
-    code = _verdict(outcome, reports)
+    code, verdict = _verdict(outcome, reports)
+    say(verdict)
+    code = ci_outputs(outcome, junit, common.environment(), verdict, code, PREFIX)
     if json_output:
         document = {
             "exitCode": int(code),
@@ -158,28 +171,28 @@ def _plural(count: int, noun: str) -> str:
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
-def _verdict(outcome: CiOutcome, root: Path | None) -> ExitCode:
+def _verdict(outcome: CiOutcome, root: Path | None) -> tuple[ExitCode, str]:
+    """The exit code and the line that says why."""
     from alisio.core.exit_codes import ExitCode
 
     where = f" (reports in {root})" if root is not None else " (no report was written)"
     interrupted = next((s.outcome for s in outcome.suites if s.outcome and s.outcome.interrupted), None)
     if interrupted is not None:
-        say(f"{PREFIX}: interrupted{where}")
-        return interrupted.exit_code
+        return interrupted.exit_code, f"{PREFIX}: interrupted{where}"
     if outcome.diverged:
         noun = (
             "replay diverged from its cassette"
             if outcome.diverged == 1
             else "replays diverged from their cassettes"
         )
-        say(f"{PREFIX}: {outcome.diverged} {noun}: exit 2{where}")
-        return ExitCode.DIVERGED
+        return ExitCode.DIVERGED, f"{PREFIX}: {outcome.diverged} {noun}: exit 2{where}"
     if outcome.problems or outcome.not_passing:
-        say(f"{PREFIX}: {_plural(outcome.problems + outcome.not_passing, 'problem')}: exit 1{where}")
-        return ExitCode.FAILURE
+        problems = _plural(outcome.problems + outcome.not_passing, "problem")
+        return ExitCode.FAILURE, f"{PREFIX}: {problems}: exit 1{where}"
     if not outcome.replayed:
-        say(f"{PREFIX}: nothing was replayed (no suite has cassettes): a misconfiguration, exit 1")
-        return ExitCode.FAILURE
+        return (
+            ExitCode.FAILURE,
+            f"{PREFIX}: nothing was replayed (no suite has cassettes): a misconfiguration, exit 1",
+        )
     every = "the 1 cassette" if outcome.replayed == 1 else f"all {outcome.replayed} cassettes"
-    say(f"{PREFIX}: {every} replayed cleanly and passed{where}")
-    return ExitCode.OK
+    return ExitCode.OK, f"{PREFIX}: {every} replayed cleanly and passed{where}"

@@ -31,6 +31,7 @@ __all__ = [
     "PROVIDER",
     "SELECTION",
     "CheckedFlags",
+    "Junit",
     "OutputFlags",
     "PermissionFlags",
     "ProviderFlags",
@@ -122,6 +123,15 @@ Yes = Annotated[bool, _opt("--yes", help="Accept a --suite-dir suite without ask
 Quiet = Annotated[
     bool,
     _opt("--quiet", "-q", help="Print only the final table: no headline, no line per run.", panel=OUTPUT),
+]
+Junit = Annotated[
+    Path | None,
+    _opt(
+        "--junit",
+        help="Also write JUnit XML here (a testsuite per suite, a testcase per task) for CI test reports.",
+        panel=OUTPUT,
+        metavar="FILE",
+    ),
 ]
 Keep = Annotated[
     bool, _opt("--keep", help="Keep each run's temporary directory; print its path.", panel=OUTPUT)
@@ -222,6 +232,7 @@ class OutputFlags:
     keep: Keep = False
     json_output: Json = False
     quiet: Quiet = False
+    junit: Junit = None
     input_rate: InputRate = None
     output_rate: OutputRate = None
 
