@@ -10,7 +10,7 @@ import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from alisio.core.harness.events import Event, ProviderRequested
+from alisio.core.harness.events import Event, ProviderRequested, RunEnded, RunStarted, ToolResulted
 from alisio.core.lab.compare import compare_reports
 from alisio.core.lab.html_page import anchor
 from alisio.core.lab.html_transcript import (
@@ -22,6 +22,7 @@ from alisio.core.lab.html_transcript import (
     transcript_budgets,
     transcript_html,
     transcript_view,
+    transcript_view_of,
 )
 from alisio.core.lab.records import RunRecord, RunStatus
 from alisio.core.lab.render_html import render_report_html
@@ -148,8 +149,13 @@ def test_a_transcript_keeps_to_its_share_and_states_every_cut(events: tuple[Even
         return
     assert sum(len(e.title) + len(e.body) for e in view.entries) <= budget
     assert all(len(e.body) <= FIELD_CHARS for e in view.entries)
-    shown = [e for e in events if not isinstance(e, ProviderRequested)]
-    assert len(view.entries) + view.omitted == len(shown)
+    shown = [i for i, e in enumerate(events) if not isinstance(e, ProviderRequested)]
+    if view.omitted:  # counted from the first event that did not fit
+        assert view.omitted == len(events) - shown[len(view.entries)]
+    else:
+        assert len(view.entries) == len(shown)
+    data = encode_transcript(events, ())
+    assert transcript_view_of(data, budget, "runs/t/0.jsonl") == view
     html = transcript_html(view, "alisio eval show r --task t --rep 0")
     assert html.count("more characters not shown here") == sum(e.cut > 0 for e in view.entries)
     assert ("more event" in html) == (view.omitted > 0)
@@ -159,8 +165,6 @@ def test_a_page_of_a_thousand_runs_with_full_transcripts_stays_small() -> None:
     """100 tasks x k = 10, every tool result at the 64 KiB cap: the page holds about PAGE_CHARS of text."""
     records = [r for t in range(100) for r in task_runs(f"task-{t:03d}", 7, 3)]
     big = "y" * 65_536
-    from alisio.core.harness.events import RunEnded, RunStarted, ToolResulted
-
     events: tuple[Event, ...] = (
         RunStarted(
             seq=0,
@@ -217,3 +221,27 @@ def test_comparison_and_variants_pages_show_untrusted_text_as_text(
     assert "script" not in parsed.tags and SECRET not in page
     for r in a_records + b_records:
         assert f'href="{r.variant}/report.html#{anchor(r.task_id, r.repetition)}"' in page
+
+
+def test_a_transcript_file_that_is_not_one_says_which_line() -> None:
+    """An empty file has no events; a line that is not an event is named by its number; neither raises."""
+    assert transcript_view_of(b"\n", 5_000, "runs/a/0.jsonl").problem == (
+        "the run recorded no events (it ended before the agent started)"
+    )
+    good = encode_transcript(
+        [
+            RunStarted(
+                seq=0,
+                elapsed_ms=0,
+                prompt="p",
+                provider="s",
+                model="m",
+                policy_mode="auto",
+                config_hash="c",
+                harness_version="0",
+            )
+        ],
+        (),
+    )
+    problem = transcript_view_of(good + b"{not json\n", 5_000, "runs/a/0.jsonl").problem
+    assert problem is not None and problem.startswith("runs/a/0.jsonl line 2 is not an event: ")

@@ -20,7 +20,9 @@ A transcript on disk (``runs/<task>/<repetition>.jsonl``) keeps tool results up 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+
+import msgspec
 
 from alisio.core.base import Frozen
 from alisio.core.harness.events import (
@@ -50,6 +52,7 @@ __all__ = [
     "transcript_budgets",
     "transcript_html",
     "transcript_view",
+    "transcript_view_of",
     "unavailable",
 ]
 
@@ -82,7 +85,7 @@ class TranscriptView(Frozen, frozen=True, kw_only=True):
 
     entries: tuple[Entry, ...] = ()
     omitted: int = 0
-    """Events at the end not shown (the run's share was used up)."""
+    """Events at the end not shown, from the first one the run's share had no room for."""
     problem: str | None = None
     """Why there is no transcript to show (missing, unreadable, left out of the page)."""
 
@@ -188,6 +191,37 @@ def _entry(event: Event, turn: int, last_text: str) -> Entry | None:
             return None
 
 
+class _Cut:
+    """Entries added in order until the run's share is used up."""
+
+    def __init__(self, budget: int) -> None:
+        self.left = budget
+        self.turn = 0
+        self.last_text = ""
+        self.entries: list[Entry] = []
+
+    def add(self, event: Event) -> bool:
+        """Add ``event``'s entry (if it has one); ``False`` when the share is used up and it was not added."""
+        if isinstance(event, ProviderRequested):
+            self.turn = event.turn if event.purpose == "main" else self.turn
+            return True
+        entry = _entry(event, self.turn, self.last_text)
+        if entry is None:
+            return True
+        if self.left <= len(entry.title):
+            return False
+        self.left -= len(entry.title)
+        body, cut = _shown(entry.body, min(FIELD_CHARS, self.left))
+        self.left -= len(body)
+        if isinstance(event, ProviderResponded) and event.purpose == "main":
+            self.last_text = event.text
+        self.entries.append(Entry(kind=entry.kind, title=entry.title, body=body, cut=cut, ok=entry.ok))
+        return True
+
+
+LEFT_OUT = "left out of this page: too many runs to show every transcript"
+
+
 def transcript_view(events: Sequence[Event], budget: int) -> TranscriptView:
     """The events of one run as the page shows them, within ``budget`` characters.
 
@@ -200,26 +234,56 @@ def transcript_view(events: Sequence[Event], budget: int) -> TranscriptView:
         count of the events left out at the end; or, with a budget of 0, the reason it is left out.
     """
     if budget <= 0:
-        return unavailable("left out of this page: too many runs to show every transcript")
-    entries: list[Entry] = []
-    left, turn, last_text = budget, 0, ""
+        return unavailable(LEFT_OUT)
+    cut = _Cut(budget)
     for index, event in enumerate(events):
-        if isinstance(event, ProviderRequested):
-            turn = event.turn if event.purpose == "main" else turn
-            continue
-        entry = _entry(event, turn, last_text)
-        if entry is None:
-            continue
-        if left <= len(entry.title):
-            rest = sum(not isinstance(e, ProviderRequested) for e in events[index:])
-            return TranscriptView(entries=tuple(entries), omitted=rest)
-        left -= len(entry.title)
-        body, cut = _shown(entry.body, min(FIELD_CHARS, left))
-        left -= len(body)
-        if isinstance(event, ProviderResponded) and event.purpose == "main":
-            last_text = event.text
-        entries.append(Entry(kind=entry.kind, title=entry.title, body=body, cut=cut, ok=entry.ok))
-    return TranscriptView(entries=tuple(entries))
+        if not cut.add(event):
+            return TranscriptView(entries=tuple(cut.entries), omitted=len(events) - index)
+    return TranscriptView(entries=tuple(cut.entries))
+
+
+_EVENT = msgspec.json.Decoder(Event)
+
+
+def _lines(data: bytes) -> Iterator[tuple[int, memoryview]]:
+    """Each non-blank line's end offset and its bytes, without copying them."""
+    view = memoryview(data)
+    start = 0
+    while start < len(data):
+        end = data.find(b"\n", start)
+        end = len(data) if end < 0 else end
+        if end > start and (data[start : start + 1] == b"{" or data[start:end].strip()):
+            yield end, view[start:end]
+        start = end + 1
+
+
+def transcript_view_of(data: bytes, budget: int, source: str) -> TranscriptView:
+    """``transcript_view`` of a transcript file's bytes, decoding only the events it shows.
+
+    A transcript can hold megabytes of tool output while its share of the page is a few thousand characters:
+    the lines past the share are only counted (one event per line), never decoded.
+
+    Returns:
+        The view; or why there is none: left out of the page, no events, or the first line that is not an
+        event (``source`` and its 1-based number among the non-blank lines).
+    """
+    if budget <= 0:
+        return unavailable(LEFT_OUT)
+    cut = _Cut(budget)
+    number = 0
+    for end, line in _lines(data):
+        number += 1
+        try:
+            event = _EVENT.decode(line)
+        except msgspec.DecodeError as error:
+            return unavailable(f"{source} line {number} is not an event: {error}")
+        if not cut.add(event):
+            start = end - len(line)
+            rest = data.count(b"\n", start) + (not data.endswith(b"\n"))
+            return TranscriptView(entries=tuple(cut.entries), omitted=rest)
+    if number == 0:
+        return unavailable("the run recorded no events (it ended before the agent started)")
+    return TranscriptView(entries=tuple(cut.entries))
 
 
 def _entry_html(entry: Entry) -> str:

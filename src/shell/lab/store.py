@@ -12,16 +12,21 @@ import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-import msgspec
 from returns.result import Failure, Result
 
 from alisio.core.errors import ReportError
-from alisio.core.lab.html_transcript import TranscriptView, transcript_budgets, transcript_view, unavailable
+from alisio.core.lab.html_transcript import (
+    TranscriptView,
+    transcript_budgets,
+    transcript_view,
+    transcript_view_of,
+    unavailable,
+)
 from alisio.core.lab.records import RunRecord, decode_runs, encode_runs
 from alisio.core.lab.render import render_markdown
 from alisio.core.lab.render_html import REPORT_HTML, render_report_html
 from alisio.core.lab.report import Report, decode_report, encode_report
-from alisio.core.lab.transcript import decode_transcript, transcript_path
+from alisio.core.lab.transcript import transcript_path
 
 __all__ = [
     "REPORT_HTML",
@@ -56,21 +61,17 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
 
 
 def _transcript(directory: Path, record: RunRecord, budget: int) -> TranscriptView:
-    """One run's transcript as the page shows it (read, decoded and cut, then let go: one at a time)."""
+    """One run's transcript as the page shows it (read and cut, then let go: one at a time)."""
     if budget <= 0:
         return transcript_view((), budget)
     relative = transcript_path(record.task_id, record.repetition)
     try:
-        events = decode_transcript((directory / relative).read_bytes())
+        data = (directory / relative).read_bytes()
     except FileNotFoundError:
         return unavailable(f"{relative} does not exist")
     except OSError as error:
         return unavailable(f"cannot read {relative}: {error.strerror or error}")
-    except msgspec.DecodeError as error:
-        return unavailable(f"{relative} is not a transcript: {error}")
-    if not events:
-        return unavailable("the run recorded no events (it ended before the agent started)")
-    return transcript_view(events, budget)
+    return transcript_view_of(data, budget, relative)
 
 
 def write_report_html(
