@@ -397,4 +397,4 @@ def test_comparison_html_renders_in_chromium(tab: Page, tmp_path: Path) -> None:
     assert len(rows) == 7 and all(points == 2 for _, points, _ in rows)
     assert ["edit-respects-hash", 2, "regressed"] in rows and ["rename-symbol", 2, "improved"] in rows
     assert tab.evaluate("document.querySelectorAll('ul.limits li').length") >= 4
-    _screenshot(tab, tmp_path / "comparison.png", "comparison-html.png", 900)
+    _screenshot(tab, tmp_path / "comparison.png", "comparison-html.png", 1250)
