@@ -84,9 +84,9 @@ def test_help_has_no_type_placeholders(home: Path, words: list[str]) -> None:
 
 
 def test_eval_help_lists_the_commands_in_workflow_order_and_groups_options(home: Path) -> None:
-    """list, validate, run, record, compare, variants, export, ci; run's options in panels; SUITE."""
+    """list, validate, run, record, compare, variants, power, export, ci; run's options in panels; SUITE."""
     listed = re.findall(r"^│ (\w+) ", alisio(home, "eval", "-h").stdout, re.M)
-    assert listed == ["list", "validate", "run", "record", "compare", "variants", "export", "ci"]
+    assert listed == ["list", "validate", "run", "record", "compare", "variants", "power", "export", "ci"]
     run_help = alisio(home, "eval", "run", "-h").stdout
     assert "Usage: alisio eval run [OPTIONS] [SUITE]" in run_help
     panels = re.findall(r"╭─ (\w+) ─", run_help)

@@ -10,9 +10,9 @@ from alisio.core.lab.gate import FailOn, describe_gate, gate
 from alisio.core.lab.records import RunRecord
 from alisio.core.lab.report import Mode, build_report
 from alisio.core.lab.step_summary import CiSuiteLine, ci_summary, comparison_summary, run_summary
-from tests.property.strategies_report import conditions, run_records, task_runs
+from tests.property.strategies_report import conditions, record_lists_settings, run_records, task_runs
 
-records_lists = st.lists(run_records(lean=True), max_size=30)
+records_lists = st.lists(run_records(lean=True), max_size=20)
 
 
 def _comparison(base: list[RunRecord], cand: list[RunRecord], mode: Mode = Mode.LIVE) -> Comparison:
@@ -22,6 +22,7 @@ def _comparison(base: list[RunRecord], cand: list[RunRecord], mode: Mode = Mode.
 
 
 @given(records_lists, records_lists, st.sampled_from(list(Mode)))
+@record_lists_settings
 def test_the_gate_is_hit_by_the_verdicts_at_or_worse_than_the_flag(
     base: list[RunRecord], cand: list[RunRecord], mode: Mode
 ) -> None:
@@ -67,6 +68,7 @@ def test_a_regression_hits_both_gates_and_an_inconclusive_task_only_the_second()
 
 
 @given(records_lists, records_lists)
+@record_lists_settings
 def test_summaries_hold_every_task_and_end_with_a_blank_line(
     base: list[RunRecord], cand: list[RunRecord]
 ) -> None:

@@ -131,9 +131,10 @@ def test_report_md_lists_the_runs_that_did_not_pass(records: tuple[RunRecord, ..
         assert f"`alisio eval show run-1 --task {r.task_id} --rep {r.repetition}`" in text
     assert SECRET not in text
     section = text.partition("## Runs that did not pass")[2]
-    for fence in re.findall(r"^(`{3,})text$", section, flags=re.MULTILINE):
-        body = section.partition(fence + "text\n")[2].partition("\n" + fence + "\n")[0]
+    for block in re.finditer(r"^(`{3,})text\n(.*?)\n\1$", section, flags=re.MULTILINE | re.DOTALL):
+        fence, body = block.group(1), block.group(2)
         assert fence not in body
+        assert all(line.startswith(("check: ", "scope: ", "seq: ", "error: ")) for line in body.splitlines())
 
 
 def test_report_md_without_records_lists_no_run() -> None:

@@ -35,7 +35,15 @@ from alisio.core.lab.html_transcript import TranscriptView, transcript_html, una
 from alisio.core.lab.progress import why_not_passed
 from alisio.core.lab.records import RunRecord
 from alisio.core.lab.report import Report
-from alisio.core.lab.view import FailingRun, GridCell, GridRow, ReportView, report_view, show_command
+from alisio.core.lab.view import (
+    RATE_COLUMN,
+    FailingRun,
+    GridCell,
+    GridRow,
+    ReportView,
+    report_view,
+    show_command,
+)
 from alisio.core.share.secrets import redact
 
 __all__ = ["REPORT_HTML", "forest_table_html", "grid_html", "render_report_html"]
@@ -52,9 +60,13 @@ def forest_table_html(report: Report, view: ReportView) -> str:
     head += [f"<th>{esc(h)}</th>" for h in header[1:]]
     rows = []
     for task, row in zip(report.tasks, view.tasks.rows, strict=True):
-        bar = Bar(rate=task.success_rate, interval=task.interval, label=f"{task.task_id}: {row[6]}")
+        bar = Bar(rate=task.success_rate, interval=task.interval, label=f"{task.task_id}: {row[RATE_COLUMN]}")
         cells = [f'<td class="nw">{esc(row[0])}</td>', f'<td class="plot">{forest_svg([bar])}</td>']
-        cells += [f'<td class="{"nw" if i == 5 else ""}">{esc(cell)}</td>' for i, cell in enumerate(row[1:])]
+        cells += [
+            f'<td class="nw">{esc(cell)}</td>' if i == RATE_COLUMN else f"<td>{esc(cell)}</td>"
+            for i, cell in enumerate(row)
+            if i > 0
+        ]
         rows.append(f"<tr>{''.join(cells)}</tr>")
     return (
         f'<table class="forest" id="forest"><thead><tr>{"".join(head)}</tr></thead>'

@@ -47,6 +47,7 @@ __all__ = [
     "DETAIL_LINES",
     "FAILING_SHOWN",
     "LINE_CHARS",
+    "RATE_COLUMN",
     "Condition",
     "FailingRun",
     "GridCell",
@@ -61,6 +62,7 @@ __all__ = [
     "run_grid",
     "shell_word",
     "show_command",
+    "suite_rate_line",
     "variant_grid",
 ]
 
@@ -248,6 +250,10 @@ def _task_row(t: TaskReport) -> tuple[str, ...]:
         _pass_k(t.pass_hat_k, t.pass_hat_k_estimate, t.judged),
         "low power" if t.low_power else "",
     )
+
+
+RATE_COLUMN = 6
+"""The column of the tasks table that holds the success rate (``80.0% [37.6%, 96.4%]``)."""
 
 
 def _tasks_table(report: Report) -> Table:

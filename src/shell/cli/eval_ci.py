@@ -5,8 +5,8 @@
   cassette; a suite without cassettes is listed as skipped.
 - It sets what a replay needs itself: ``--allow-write --allow-process`` and an empty configuration (the
   default measured configuration; the user's config.toml is never read). No provider, credentials or network.
-- Reports go to a new temporary directory, or ``--out DIR``: ``DIR/<suite>/report.json``, ``report.md`` and
-  runs.jsonl (a DIR that already holds them is refused unless ``--force``).
+- Reports go to a new temporary directory, or ``--out DIR``: ``DIR/<suite>/report.json``, ``report.md``,
+  ``report.html`` and runs.jsonl (a DIR that already holds them is refused unless ``--force``).
 - Exit 2 when a replay diverged (stderr names the task, the call and the field); 1 when a replayed task does
   not pass, a cassette or suite cannot be replayed, or nothing could be replayed (an empty set is a
   misconfiguration, not a pass); 0 only when every cassette replays cleanly and passes; 130 after Ctrl-C.
@@ -59,7 +59,10 @@ CiCassetteDir = Annotated[
 CiOut = Annotated[
     Path | None,
     typer.Option(
-        "--out", help="Write DIR/<suite>/report.json and report.md.", metavar="DIR", rich_help_panel=OUTPUT
+        "--out",
+        help="Write DIR/<suite>/report.json, report.md and report.html.",
+        metavar="DIR",
+        rich_help_panel=OUTPUT,
     ),
 ]
 
