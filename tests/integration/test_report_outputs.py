@@ -259,7 +259,7 @@ def test_variants_write_a_page_per_variant_a_comparison_page_and_a_testsuite_per
     tmp_path: Path,
 ) -> None:
     """Two variants, k = 2: each variant's report.html, comparison.html at the root whose grid links into
-    them, and JUnit with a testsuite per variant."""
+    them, JUnit with a testsuite per variant, and the summary with each comparison's verdicts."""
     suite = make_suite(tmp_path, task("fix-add"), task("leave-it"))
     scripts = tmp_path / "scripts"
     scripts.mkdir()
@@ -274,10 +274,11 @@ def test_variants_write_a_page_per_variant_a_comparison_page_and_a_testsuite_per
             }
         )
     )
-    out, junit = tmp_path / "out", tmp_path / "junit.xml"
+    out, junit, summary = tmp_path / "out", tmp_path / "junit.xml", tmp_path / "summary.md"
     result = run_alisio(
         tmp_path, "eval", "variants", "calc-suite", "--suite-dir", str(suite), "--yes", "--variants", str(compare),
         "--script", str(scripts), "--k", "2", "--allow-write", "--out", str(out), "--junit", str(junit),
+        env={"GITHUB_STEP_SUMMARY": str(summary)},
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     page = (out / "comparison.html").read_text()
@@ -288,6 +289,9 @@ def test_variants_write_a_page_per_variant_a_comparison_page_and_a_testsuite_per
     assert page.count('<a class="cell') == 8 and "base → early" in page
     names = [s.get("name") for s in ET.parse(junit).getroot().findall("testsuite")]
     assert names == ["calc-suite/base", "calc-suite/early"]
+    text = summary.read_text()
+    assert text.startswith("### alisio eval variants: calc-suite\n") and "\n#### base → early\n" in text
+    assert "| leave-it | low power | 0/2: 0.0% [0.0%, 65.8%] | 0/2: 0.0% [0.0%, 65.8%] |" in text
 
 
 def test_eval_ci_writes_junit_and_the_summary(tmp_path: Path) -> None:
