@@ -6,6 +6,7 @@
 | 1 | a usage or infrastructure error; also when some run ended ``error`` (the report is still written) |
 | 2 | a replay diverged from its cassette |
 | 3 | ``eval compare`` of incompatible reports (a different suiteId or suiteVersion) |
+| 4 | a gate set with ``--fail-on`` was hit (``eval compare``); never used otherwise |
 | 130 | interrupted by Ctrl-C (128 + SIGINT); the report of the finished runs is written |
 | 129, 143 | stopped by SIGHUP or SIGTERM (128 + the signal), handled as Ctrl-C |
 
@@ -27,6 +28,8 @@ class ExitCode(IntEnum):
     """A usage or infrastructure error, or some run ended ``error``."""
     DIVERGED = 2
     INCOMPATIBLE = 3
+    GATE = 4
+    """A gate set with ``--fail-on`` was hit (``eval compare``); never used otherwise."""
     SIGHUP = 129
     INTERRUPTED = 130
     SIGTERM = 143

@@ -138,7 +138,8 @@ def test_report_files_round_trip_and_leave_no_temporary_files(tmp_path: Path) ->
     report = build_report(records, conditions())
     write_report_files(tmp_path / "out", report, records)
     write_report_files(tmp_path / "out", report, records)  # overwriting replaces, never appends
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["report.json", "report.md", "runs.jsonl"]
+    names = sorted(p.name for p in (tmp_path / "out").iterdir())
+    assert names == ["report.html", "report.json", "report.md", "runs.jsonl"]
     assert read_report(tmp_path / "out").unwrap() == report
     assert read_runs(tmp_path / "out").unwrap() == tuple(records)
     assert "# Eval report: demo 1.0.0 (live)" in (tmp_path / "out" / "report.md").read_text()

@@ -112,7 +112,10 @@ def test_export_writes_one_scrubbed_bundle(tmp_path: Path) -> None:
     task = bundle["report"]["tasks"][0]
     assert (task["taskId"], task["passes"], task["judged"]) == ("fix-add", 1, 2)
     assert bundle["report"]["conditions"]["runId"] == RUN_ID
-    assert bundle["markdown"] == (run_dir / "report.md").read_text()
+    # report.md lists the failing run with its verifier's detail: exported with the path scrubbed too
+    markdown = (run_dir / "report.md").read_text()
+    assert f"{lab.home}/projects/calc/check.py" in markdown
+    assert bundle["markdown"] == markdown.replace(str(lab.home), "<home>")
     assert [r["status"] for r in bundle["runs"]] == ["pass", "fail"]
 
 

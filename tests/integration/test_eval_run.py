@@ -155,6 +155,7 @@ def test_a_script_that_fixes_the_bug_passes_five_of_five(home: Path) -> None:
     assert {p.name for p in directory.iterdir()} == {
         "report.json",
         "report.md",
+        "report.html",
         "runs.jsonl",
         "plan.json",
         "runs",
@@ -242,7 +243,14 @@ def test_out_writes_the_three_files_there(home: Path) -> None:
         home, suite, "--k", "1", "--allow-write", "--out", str(out), script=write_script(home / "f.json", FIX)
     )
     assert result.returncode == 0, result.stderr
-    assert {p.name for p in out.iterdir()} == {"report.json", "report.md", "runs.jsonl", "plan.json", "runs"}
+    assert {p.name for p in out.iterdir()} == {
+        "report.json",
+        "report.md",
+        "report.html",
+        "runs.jsonl",
+        "plan.json",
+        "runs",
+    }
     assert "calc-suite 1.0.0: 1 task x k=1 = 1 run (scripted" in result.stderr
     assert run_dirs(home) == []
     assert read_report(out).summary.passes == 1

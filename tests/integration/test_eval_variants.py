@@ -86,12 +86,19 @@ def test_two_variants_write_two_reports_and_a_comparison(home: Path) -> None:
         "early-compaction",
         "comparison.json",
         "comparison.md",
+        "comparison.html",
     }
     hashes = {"baseline": hash_of({}), "early-compaction": hash_of(EARLY)}
     assert hashes["baseline"] != hashes["early-compaction"]
     for variant_id, expected in hashes.items():
         directory = out / variant_id
-        assert {p.name for p in directory.iterdir()} == {"report.json", "report.md", "runs.jsonl", "runs"}
+        assert {p.name for p in directory.iterdir()} == {
+            "report.json",
+            "report.md",
+            "report.html",
+            "runs.jsonl",
+            "runs",
+        }
         report = read_report(directory)
         assert report.conditions.config_hash == expected
         assert report.conditions.run_id.endswith(f"/{variant_id}")
@@ -169,7 +176,14 @@ def test_json_prints_typed_lines(home: Path) -> None:
     assert [t["outcome"] for t in lines[3]["comparison"]["tasks"]] == ["low_power"]
     assert "[3/3] small fix-add rep 0: pass" in result.stderr
     (root,) = (home / "data" / "eval").iterdir()
-    assert {p.name for p in root.iterdir()} == {"base", "early", "small", "comparison.json", "comparison.md"}
+    assert {p.name for p in root.iterdir()} == {
+        "base",
+        "early",
+        "small",
+        "comparison.json",
+        "comparison.md",
+        "comparison.html",
+    }
     assert lines[0]["report"]["conditions"]["runId"] == f"{root.name}/base"
 
 

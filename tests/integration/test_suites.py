@@ -501,15 +501,26 @@ def test_a_suite_json_that_is_not_a_bounded_regular_file_is_refused(
 
 def test_a_large_fixture_file_is_hashed_in_bounded_memory(tmp_path: Path) -> None:
     """validate (and run, which loads suites the same way) on a fixture with a 256 MiB sparse file: the
-    process peaks far below the file's size (it read the whole file at once before)."""
+    process peaks no more than a few MiB above the same suite without the file (it read the whole file at once
+    before). Measured against that baseline, not a fixed figure: the interpreter and its imports alone weigh
+    differently from one machine to the next."""
+
+    def peak_mib(suite: Path) -> float:
+        with subprocess.Popen(
+            [str(ALISIO), "eval", "validate", str(suite)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        ) as process:
+            _, status, usage = os.wait4(process.pid, 0)  # the rusage of this child alone
+            process.returncode = os.waitstatus_to_exitcode(status)
+        assert process.returncode == 0
+        return usage.ru_maxrss / 1024  # kilobytes on Linux
+
     suite = write_suite(tmp_path / "s")
+    baseline = peak_mib(suite)
     with (suite / "fixtures" / "t" / "big.bin").open("wb") as file:
         file.truncate(256 << 20)
-    with subprocess.Popen(
-        [str(ALISIO), "eval", "validate", str(suite)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    ) as process:
-        _, status, usage = os.wait4(process.pid, 0)  # the rusage of this child alone
-        process.returncode = os.waitstatus_to_exitcode(status)
-    assert process.returncode == 0
-    peak_mib = usage.ru_maxrss / 1024  # kilobytes on Linux
-    assert peak_mib < 128, f"eval validate peaked at {peak_mib:.0f} MiB for a 256 MiB fixture file"
+    peak = peak_mib(suite)
+    assert peak - baseline < 32, (
+        f"eval validate peaked {peak - baseline:.0f} MiB higher with a 256 MiB fixture file"
+    )

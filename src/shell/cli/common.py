@@ -107,7 +107,12 @@ def output(flags: OutputFlags) -> Output:
     from alisio.shell.lab.request import Output
 
     return Output(
-        out=flags.out, force=flags.force, keep=flags.keep, json=flags.json_output, quiet=flags.quiet
+        out=flags.out,
+        force=flags.force,
+        keep=flags.keep,
+        json=flags.json_output,
+        quiet=flags.quiet,
+        junit=flags.junit,
     )
 
 

@@ -5,12 +5,16 @@
   cassette; a suite without cassettes is listed as skipped.
 - It sets what a replay needs itself: ``--allow-write --allow-process`` and an empty configuration (the
   default measured configuration; the user's config.toml is never read). No provider, credentials or network.
-- Reports go to a new temporary directory, or ``--out DIR``: ``DIR/<suite>/report.json``, ``report.md`` and
-  runs.jsonl (a DIR that already holds them is refused unless ``--force``).
+- Reports go to a new temporary directory, or ``--out DIR``: ``DIR/<suite>/report.json``, ``report.md``,
+  ``report.html`` and runs.jsonl (a DIR that already holds them is refused unless ``--force``).
 - Exit 2 when a replay diverged (stderr names the task, the call and the field); 1 when a replayed task does
   not pass, a cassette or suite cannot be replayed, or nothing could be replayed (an empty set is a
   misconfiguration, not a pass); 0 only when every cassette replays cleanly and passes; 130 after Ctrl-C.
   ``--json`` prints one summary document on stdout.
+- ``--junit FILE`` writes JUnit XML: a testsuite per suite (a testcase per replayed task; a skipped suite is
+  one skipped testcase, a suite that could not be replayed one error). With ``$GITHUB_STEP_SUMMARY`` set, a
+  row per suite and the verdict line are appended to that file. A file that cannot be written exits 1
+  (unless the code is already 2).
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from alisio.shell.cli.options import (
     Force,
     Jobs,
     Json,
+    Junit,
     RayAddress,
     grouped,
     option,
@@ -73,10 +78,16 @@ class CiFlags:
     ] = None
     out: Annotated[
         Path | None,
-        option("--out", help="Write DIR/<suite>/report.json and report.md.", panel=OUTPUT, metavar="DIR"),
+        option(
+            "--out",
+            help="Write DIR/<suite>/report.json, report.md and report.html.",
+            panel=OUTPUT,
+            metavar="DIR",
+        ),
     ] = None
     force: Force = False
     json_output: Json = False
+    junit: Junit = None
     jobs: Jobs = None
     executor: ExecutorFlag = ExecutorChoice.THREAD
     ray_address: RayAddress = None
@@ -89,9 +100,13 @@ def ci(flags: CiFlags) -> ExitCode:
 
     import msgspec
 
+    from alisio.shell.cli.outputs import ci_outputs
+    from alisio.shell.lab.ci_outputs import check_output_file
     from alisio.shell.lab.directory import prepare_out
     from alisio.shell.replay.ci import ci_suites, replay_all
 
+    if flags.junit is not None:
+        check_output_file(flags.junit, "--junit")
     ui = common.ui()
     out = flags.out
     env, jobs = common.environment(), common.jobs(flags.jobs)
@@ -119,7 +134,9 @@ def ci(flags: CiFlags) -> ExitCode:
         reports: Path | None = None
     else:
         reports = root
-    code = _verdict(outcome, reports)
+    code, verdict = _verdict(outcome, reports)
+    say(verdict)
+    code = ci_outputs(outcome, flags.junit, env, verdict, code, PREFIX)
     if flags.json_output:
         document = {
             "exitCode": int(code),
@@ -205,28 +222,28 @@ def _plural(count: int, noun: str) -> str:
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
-def _verdict(outcome: CiOutcome, root: Path | None) -> ExitCode:
+def _verdict(outcome: CiOutcome, root: Path | None) -> tuple[ExitCode, str]:
+    """The exit code and the line that says why."""
     from alisio.core.exit_codes import ExitCode
 
     where = f" (reports in {root})" if root is not None else " (no report was written)"
     interrupted = next((s.outcome for s in outcome.suites if s.outcome and s.outcome.interrupted), None)
     if interrupted is not None:
-        say(f"{PREFIX}: interrupted{where}")
-        return interrupted.exit_code
+        return interrupted.exit_code, f"{PREFIX}: interrupted{where}"
     if outcome.diverged:
         noun = (
             "replay diverged from its cassette"
             if outcome.diverged == 1
             else "replays diverged from their cassettes"
         )
-        say(f"{PREFIX}: {outcome.diverged} {noun}: exit 2{where}")
-        return ExitCode.DIVERGED
+        return ExitCode.DIVERGED, f"{PREFIX}: {outcome.diverged} {noun}: exit 2{where}"
     if outcome.problems or outcome.not_passing:
-        say(f"{PREFIX}: {_plural(outcome.problems + outcome.not_passing, 'problem')}: exit 1{where}")
-        return ExitCode.FAILURE
+        problems = _plural(outcome.problems + outcome.not_passing, "problem")
+        return ExitCode.FAILURE, f"{PREFIX}: {problems}: exit 1{where}"
     if not outcome.replayed:
-        say(f"{PREFIX}: nothing was replayed (no suite has cassettes): a misconfiguration, exit 1")
-        return ExitCode.FAILURE
+        return (
+            ExitCode.FAILURE,
+            f"{PREFIX}: nothing was replayed (no suite has cassettes): a misconfiguration, exit 1",
+        )
     every = "the 1 cassette" if outcome.replayed == 1 else f"all {outcome.replayed} cassettes"
-    say(f"{PREFIX}: {every} replayed cleanly and passed{where}")
-    return ExitCode.OK
+    return ExitCode.OK, f"{PREFIX}: {every} replayed cleanly and passed{where}"

@@ -1,18 +1,32 @@
-"""``alisio eval compare <baseline> <candidate> [--verdict disjoint|exact] [--adjust holm|bh] [--json]``:
-compare two reports of the same suite.
+"""``alisio eval compare <baseline> <candidate> [--verdict disjoint|exact] [--adjust holm|bh] [--json]
+[--html FILE] [--fail-on regressed|inconclusive]``: compare two reports of the same suite.
 
-Exit codes: 0 compared (whatever the verdicts); 1 unreadable input or an invalid flag value (one line naming
-the file or the flag and what is wrong); 3 incompatible suites (different suiteId or suiteVersion).
+- stdout: comparison.md's Markdown, or with ``--json`` the comparison; ``--html FILE`` also writes the
+  comparison as one self-contained page (comparison.html: both sides' intervals per task on one axis, the
+  verdicts, the suite summary and the limits).
+- ``--fail-on regressed`` exits 4 when a task regressed; ``--fail-on inconclusive`` when a task regressed
+  or is inconclusive. Tasks without a verdict (low power, not comparable, one side only, replay) are not
+  gated: stderr says how many.
+- With ``$GITHUB_STEP_SUMMARY`` set, the verdict table (and the gate) is appended to that file.
+
+Exit codes: 0 compared (whatever the verdicts, unless a gate was hit); 1 unreadable input, an invalid flag
+value (one line naming the file or the flag and what is wrong) or an output that cannot be written;
+3 incompatible suites (different suiteId or suiteVersion); 4 the ``--fail-on`` gate was hit.
 """
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+if TYPE_CHECKING:
+    from alisio.core.lab.compare import Comparison
+    from alisio.core.lab.gate import FailOn
+
+from alisio.core.exit_codes import ExitCode
 from alisio.shell.cli.options import Json
 
 Baseline = Annotated[
@@ -40,6 +54,25 @@ AdjustFlag = Annotated[
     ),
 ]
 
+HtmlFile = Annotated[
+    Path | None,
+    typer.Option(
+        "--html",
+        metavar="FILE",
+        help="Also write the comparison as one self-contained HTML page (replaced if it exists).",
+    ),
+]
+FailOnFlag = Annotated[
+    str | None,
+    typer.Option(
+        "--fail-on",
+        metavar="VERDICT",
+        help="Exit 4 when a task's verdict is this or worse: regressed, or inconclusive (regressed and "
+        "inconclusive).",
+        show_default=False,
+    ),
+]
+
 
 def _choice(flag: str, value: str, choices: tuple[str, ...]) -> str:
     """``value`` when it is one of ``choices``; else one line on stderr and exit 1 (never click's usage)."""
@@ -55,19 +88,26 @@ def compare(
     verdict: VerdictFlag = "disjoint",
     adjust: AdjustFlag = "holm",
     json: Json = False,
-) -> None:
+    html: HtmlFile = None,
+    fail_on: FailOnFlag = None,
+) -> ExitCode:
     """Compare two reports (report.json or its directory): a verdict per task, exact tests, deltas and the
     limits."""
     import msgspec
     from returns.result import Failure, Success
 
     from alisio.core.lab.compare import compare_reports
+    from alisio.core.lab.gate import FailOn
     from alisio.core.lab.render_compare import render_comparison_markdown
     from alisio.core.lab.verdict import Adjustment, VerdictRule
+    from alisio.shell.lab.ci_outputs import check_output_file
     from alisio.shell.lab.store import read_report
 
     rule = VerdictRule(_choice("--verdict", verdict, tuple(VerdictRule)))
     adjustment = Adjustment(_choice("--adjust", adjust, tuple(Adjustment)))
+    gate_on = None if fail_on is None else FailOn(_choice("--fail-on", fail_on, tuple(FailOn)))
+    if html is not None:
+        check_output_file(html, "--html")
     reports = []
     for path in (baseline, candidate):
         match read_report(path):
@@ -82,6 +122,36 @@ def compare(
                 sys.stdout.write(msgspec.json.encode(comparison).decode() + "\n")
             else:
                 sys.stdout.write(render_comparison_markdown(comparison))
+            sys.stdout.flush()
+            return _outputs(comparison, html, gate_on)
         case Failure(incompatible):
             print(f"alisio eval compare: incompatible reports: {incompatible}", file=sys.stderr)
             raise typer.Exit(3)
+    raise AssertionError("unreachable")  # pragma: no cover (the match is exhaustive)
+
+
+def _outputs(comparison: Comparison, html: Path | None, gate_on: FailOn | None) -> ExitCode:
+    """The gate, the ``--html`` page and the step summary; the exit code."""
+    from alisio.core.lab.gate import describe_gate, gate
+    from alisio.core.lab.render_html_compare import render_comparison_html
+    from alisio.core.lab.step_summary import comparison_summary
+    from alisio.shell.cli.common import environment, say
+    from alisio.shell.cli.outputs import settle
+    from alisio.shell.lab.ci_outputs import OutputProblem, append_step_summary, write_output_file
+
+    result = None if gate_on is None else gate(comparison, gate_on)
+    code = ExitCode.GATE if result is not None and result.hit else ExitCode.OK
+    for line in [] if result is None else describe_gate(result):
+        say(f"alisio eval compare: {line}")
+    problems = []
+    try:
+        if html is not None:
+            write_output_file(html, render_comparison_html(comparison), "--html")
+            say(f"comparison: {html}")
+    except OutputProblem as problem:
+        problems.append(str(problem))
+    try:
+        append_step_summary(environment(), comparison_summary(comparison, result))
+    except OutputProblem as problem:
+        problems.append(str(problem))
+    return settle(code, problems, "alisio eval compare")

@@ -8,9 +8,12 @@
   stdout: the results table; with ``--json`` one RunRecord per line as runs finish, then the report.
 - ``--mode replay`` serves each task's cassette instead of a provider (k defaults to 1); a divergence is
   named on stderr and exits 2. ``--script FILE|DIR`` plays scripted turns instead of a model.
+- ``--junit FILE`` also writes the results as JUnit XML (checked before the first run); with
+  ``$GITHUB_STEP_SUMMARY`` set, a short Markdown summary is appended to that file.
 - Exit codes (``alisio.core.exit_codes``): 0 completed whichever tasks passed; 1 usage or infrastructure
-  error, some run ended error, or the command stopped early (a refused key, an unreachable endpoint, a full
-  disk; the report of the finished runs is written); 2 a replay diverged; 130 Ctrl-C (143 SIGTERM).
+  error, some run ended error, the command stopped early (a refused key, an unreachable endpoint, a full
+  disk; the report of the finished runs is written), or the JUnit file or the summary could not be
+  written; 2 a replay diverged; 130 Ctrl-C (143 SIGTERM).
 """
 
 from __future__ import annotations
@@ -131,14 +134,21 @@ def run(
     execution: ExecutionFlags,
     suite: OptionalSuiteArg = None,
 ) -> ExitCode:
-    """Run a suite k times, judge every run, and write report.json, report.md and runs.jsonl."""
+    """Run a suite k times, judge every run, and write report.json, report.md, report.html and runs.jsonl."""
+    import dataclasses
+
     import msgspec
 
     from alisio.core.lab.progress import progress_line
+    from alisio.shell.cli.outputs import lab_outputs
+    from alisio.shell.lab.ci_outputs import check_output_file
     from alisio.shell.lab.errors import LabError
 
+    if output.junit is not None:
+        check_output_file(output.junit, "--junit")
     if resume.resume is not None:
         request = _resume_request(suite, resume, selection, provider, permissions, output, execution)
+        request = dataclasses.replace(request, output=dataclasses.replace(request.output, junit=output.junit))
     elif resume.retry_errors:
         raise LabError("--retry-errors goes with --resume DIR|RUN_ID")
     elif suite is None:
@@ -155,7 +165,8 @@ def run(
     outcome = common.run_lab(
         request, line=progress_line, headline=_headline, quiet=request.output.quiet, each=each
     )
-    return show_outcome(outcome, request.output.json, request.output.quiet)
+    code = show_outcome(outcome, request.output.json, request.output.quiet)
+    return lab_outputs(outcome, request, code, "alisio eval run")
 
 
 def _headline(start: LabStart) -> None:
@@ -198,7 +209,7 @@ def show_outcome(outcome: LabOutcome, json_output: bool, quiet: bool = False) ->
     import msgspec
 
     from alisio.core.lab.progress import summary_table
-    from alisio.shell.lab.store import REPORT_MD
+    from alisio.shell.lab.store import REPORT_HTML, REPORT_MD
 
     (arm,) = outcome.arms
     if json_output:
@@ -208,7 +219,7 @@ def show_outcome(outcome: LabOutcome, json_output: bool, quiet: bool = False) ->
     else:
         common.out(summary_table(arm.report) + "\n")
     if not quiet:
-        say(f"report: {arm.arm.directory / REPORT_MD}")
+        say(f"report: {arm.arm.directory / REPORT_MD} ({REPORT_HTML} beside it)")
     for line in stop_lines(outcome):
         say(line)
     return outcome.exit_code

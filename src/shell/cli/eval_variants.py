@@ -10,6 +10,9 @@
 - stderr: the headline, one line per run (``[3/20] early-compaction fix-add rep 1: pass (...)``), each
   variant's summary and the paths. stdout: the comparison's Markdown; with ``--json`` one JSON line per
   variant (``{"type": "variant_report", ...}``), then one per comparison (``{"type": "comparison", ...}``).
+- ``--junit FILE`` writes JUnit XML with a testsuite per variant; with ``$GITHUB_STEP_SUMMARY`` set, a short
+  Markdown summary (each variant, then the verdicts) is appended to that file. comparison.html at the root
+  shows the comparisons and the interleaved grid; each variant's directory has its report.html.
 - Exit codes as ``eval run``.
 """
 
@@ -65,11 +68,15 @@ def variants(
 ) -> ExitCode:
     """Run configuration variants interleaved over the same tasks, report each, and compare them."""
     from alisio.core.lab.variants import variant_progress_line
+    from alisio.shell.cli.outputs import lab_outputs
+    from alisio.shell.lab.ci_outputs import check_output_file
     from alisio.shell.lab.errors import LabError
     from alisio.shell.lab.request import LabRequest, rates_from
 
     if provider.mode is ModeChoice.REPLAY:
         raise LabError(REFUSE_REPLAY)
+    if output.junit is not None:
+        check_output_file(output.junit, "--junit")
     s = selection
     request = LabRequest(
         selection=common.selection(suite, s.tasks, s.k, s.seed, s.suite_dir, s.yes, DEFAULT_K),
@@ -85,7 +92,7 @@ def variants(
     outcome = common.run_lab(
         request, line=variant_progress_line, headline=_headline, quiet=request.output.quiet
     )
-    return _show(outcome, request.output.json)
+    return lab_outputs(outcome, request, _show(outcome, request.output.json), "alisio eval variants")
 
 
 def _headline(start: LabStart) -> None:
@@ -114,7 +121,7 @@ def _show(outcome: LabOutcome, json_output: bool) -> ExitCode:
     from alisio.core.lab.variants import render_variants_markdown
     from alisio.shell.cli.eval_run import stop_lines
     from alisio.shell.lab.store import REPORT_MD
-    from alisio.shell.lab.variants import COMPARISON_JSON, COMPARISON_MD
+    from alisio.shell.lab.variants import COMPARISON_HTML, COMPARISON_JSON, COMPARISON_MD
 
     assert outcome.comparison is not None
     if json_output:
@@ -127,7 +134,9 @@ def _show(outcome: LabOutcome, json_output: bool) -> ExitCode:
         say(summary_table(arm.report))
         say(f"report: {arm.arm.directory / REPORT_MD}")
     say("")
-    say(f"comparison: {outcome.start.root / COMPARISON_MD} ({COMPARISON_JSON} beside it)")
+    say(
+        f"comparison: {outcome.start.root / COMPARISON_MD} ({COMPARISON_JSON} and {COMPARISON_HTML} beside it)"
+    )
     for line in stop_lines(outcome):
         say(line)
     return outcome.exit_code

@@ -31,6 +31,7 @@ __all__ = [
     "PROVIDER",
     "SELECTION",
     "CheckedFlags",
+    "Junit",
     "OutputFlags",
     "PermissionFlags",
     "ProviderFlags",
@@ -124,6 +125,15 @@ Yes = Annotated[bool, option("--yes", help="Accept a --suite-dir suite without a
 Quiet = Annotated[
     bool,
     option("--quiet", "-q", help="Print only the final table: no headline, no line per run.", panel=OUTPUT),
+]
+Junit = Annotated[
+    Path | None,
+    option(
+        "--junit",
+        help="Also write JUnit XML here (a testsuite per suite, a testcase per task) for CI test reports.",
+        panel=OUTPUT,
+        metavar="FILE",
+    ),
 ]
 Keep = Annotated[
     bool, option("--keep", help="Keep each run's temporary directory; print its path.", panel=OUTPUT)
@@ -240,6 +250,7 @@ class OutputFlags:
     keep: Keep = False
     json_output: Json = False
     quiet: Quiet = False
+    junit: Junit = None
     input_rate: InputRate = None
     output_rate: OutputRate = None
 

@@ -238,8 +238,9 @@ def _write_reports(
     rates: Rates | None,
     created_at: str,
     retried: int,
+    known: tuple[tuple[str, str], ...] = (),
 ) -> tuple[ArmResult, ...]:
-    """Each arm's report files, from its finished records (plan order).
+    """Each arm's report files, from its finished records (plan order); ``known`` credentials are kept out.
 
     Raises:
         LabStopped: a report file cannot be written (a full disk...), naming the directory.
@@ -258,7 +259,7 @@ def _write_reports(
             retried=retried,
         )
         try:
-            write_report_files(arm.directory, report, mine)
+            write_report_files(arm.directory, report, mine, known)
         except OSError as error:
             raise LabStopped(f"{arm.directory}: cannot write the report: {error.strerror or error}") from None
         results.append(ArmResult(arm=arm, records=mine, report=report))
@@ -335,10 +336,11 @@ def _execute(
     kept = () if resumed is None else resumed.kept
     records = _in_plan_order(plan, kept, loop.records)
     retried = 0 if resumed is None else resumed.retried
-    arms = _write_reports(start, records, loop.stopped, request.rates, created_at, retried)
+    arms = _write_reports(start, records, loop.stopped, request.rates, created_at, retried, ctx.credentials)
     comparison = None
     if start.variants is not None:
-        comparison = write_comparison(start.variants, [arm.report for arm in arms], start.root)
+        reports, records_of = [arm.report for arm in arms], [arm.records for arm in arms]
+        comparison = write_comparison(start.variants, reports, start.root, records_of, ctx.credentials)
     recorded: tuple[Recorded, ...] = ()
     if request.mode is RunMode.RECORD:
         recorded = _write_cassettes(request, start, ctx, loop, ui)

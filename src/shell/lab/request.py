@@ -112,6 +112,8 @@ class Output:
     json: bool = False
     quiet: bool = False
     """Print only the final table (no headline, no line per run)."""
+    junit: Path | None = None
+    """``--junit FILE``: also write the results as JUnit XML (the CLI writes it after the runs)."""
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Report files on disk: report.json, report.md and runs.jsonl, written atomically and read back.
+"""Report files on disk: report.json, report.md, report.html and runs.jsonl, written atomically and read back.
 
 Every write goes to a temporary file in the target directory, is flushed to disk, then renamed over the
 target with ``os.replace``: a reader sees the old file or the new one, never a partial file. Reading turns
@@ -9,17 +9,27 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from returns.result import Failure, Result
 
 from alisio.core.errors import ReportError
+from alisio.core.lab.html_transcript import (
+    TranscriptView,
+    transcript_budgets,
+    transcript_view,
+    transcript_view_of,
+    unavailable,
+)
 from alisio.core.lab.records import RunRecord, decode_runs, encode_runs
 from alisio.core.lab.render import render_markdown
+from alisio.core.lab.render_html import REPORT_HTML, render_report_html
 from alisio.core.lab.report import Report, decode_report, encode_report
+from alisio.core.lab.transcript import transcript_path
 
 __all__ = [
+    "REPORT_HTML",
     "REPORT_JSON",
     "REPORT_MD",
     "RUNS_JSONL",
@@ -50,11 +60,42 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
         raise
 
 
-def write_report_files(directory: Path, report: Report, records: Iterable[RunRecord]) -> None:
-    """Write runs.jsonl, report.json and report.md into ``directory`` (created if missing), each atomically."""
-    write_bytes_atomic(directory / RUNS_JSONL, encode_runs(records))
+def _transcript(directory: Path, record: RunRecord, budget: int) -> TranscriptView:
+    """One run's transcript as the page shows it (read and cut, then let go: one at a time)."""
+    if budget <= 0:
+        return transcript_view((), budget)
+    relative = transcript_path(record.task_id, record.repetition)
+    try:
+        data = (directory / relative).read_bytes()
+    except FileNotFoundError:
+        return unavailable(f"{relative} does not exist")
+    except OSError as error:
+        return unavailable(f"cannot read {relative}: {error.strerror or error}")
+    return transcript_view_of(data, budget, relative)
+
+
+def write_report_html(
+    directory: Path, report: Report, records: Sequence[RunRecord], known: tuple[tuple[str, str], ...] = ()
+) -> None:
+    """Write report.html into ``directory``, embedding the transcripts of ``runs/`` beside it (cut to fit)."""
+    budgets = transcript_budgets(records)
+    views = {
+        (r.task_id, r.repetition): _transcript(directory, r, budgets.get((r.task_id, r.repetition), 0))
+        for r in records
+    }
+    write_bytes_atomic(directory / REPORT_HTML, render_report_html(report, records, views, known).encode())
+
+
+def write_report_files(
+    directory: Path, report: Report, records: Iterable[RunRecord], known: tuple[tuple[str, str], ...] = ()
+) -> None:
+    """Write runs.jsonl, report.json, report.md and report.html into ``directory`` (created if missing), each
+    atomically; ``known`` are the exact credentials kept out of report.md and report.html."""
+    runs = tuple(records)
+    write_bytes_atomic(directory / RUNS_JSONL, encode_runs(runs))
     write_bytes_atomic(directory / REPORT_JSON, encode_report(report))
-    write_bytes_atomic(directory / REPORT_MD, render_markdown(report).encode())
+    write_bytes_atomic(directory / REPORT_MD, render_markdown(report, runs, known).encode())
+    write_report_html(directory, report, runs, known)
 
 
 def report_json_path(path: Path) -> Path:

@@ -1,0 +1,89 @@
+"""The gate of ``alisio eval compare --fail-on regressed|inconclusive``: does a comparison hit it?
+
+Rules this module keeps:
+
+- ``--fail-on regressed`` is hit by a task whose verdict is regressed; ``--fail-on inconclusive`` by a task
+  whose verdict is regressed or inconclusive (at or worse than the given one). Nothing else hits it.
+- The tasks without a verdict to gate (low power, not comparable, one side only, and every task of a replay
+  comparison, which is changed or unchanged) neither hit nor pass the gate: ``GateResult.ungated`` counts
+  them by outcome, so the command can say that they were not gated instead of passing them silently.
+- A hit is exit code 4 (``alisio.core.exit_codes.ExitCode.GATE``); the gate is never used otherwise.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from enum import StrEnum
+
+from alisio.core.base import Frozen
+from alisio.core.lab.compare import Comparison, Outcome
+from alisio.core.lab.report import Count
+from alisio.core.lab.view_compare import OUTCOME_LABEL
+
+__all__ = ["FailOn", "GateResult", "describe_gate", "gate"]
+
+
+class FailOn(StrEnum):
+    """The verdict that fails the gate, with every worse one."""
+
+    REGRESSED = "regressed"
+    INCONCLUSIVE = "inconclusive"
+
+
+_HITS = {
+    FailOn.REGRESSED: frozenset({Outcome.REGRESSED}),
+    FailOn.INCONCLUSIVE: frozenset({Outcome.REGRESSED, Outcome.INCONCLUSIVE}),
+}
+_VERDICTS = frozenset({Outcome.IMPROVED, Outcome.INCONCLUSIVE, Outcome.REGRESSED})
+"""The outcomes a gate can judge; the others carry no verdict."""
+
+
+class GateResult(Frozen, frozen=True, kw_only=True):
+    """What the gate found."""
+
+    fail_on: FailOn
+    hits: tuple[tuple[str, Outcome], ...]
+    """The tasks that hit the gate and their verdicts, in task order."""
+    gated: int
+    """Tasks with a verdict (improved, inconclusive or regressed)."""
+    ungated: tuple[Count, ...]
+    """Tasks without a verdict, counted by outcome (sorted by outcome)."""
+
+    @property
+    def hit(self) -> bool:
+        return bool(self.hits)
+
+
+def gate(comparison: Comparison, fail_on: FailOn) -> GateResult:
+    """The tasks of ``comparison`` whose verdict is at or worse than ``fail_on``, and the tasks not gated."""
+    hits = tuple((t.task_id, t.outcome) for t in comparison.tasks if t.outcome in _HITS[fail_on])
+    ungated = Counter(str(t.outcome) for t in comparison.tasks if t.outcome not in _VERDICTS)
+    return GateResult(
+        fail_on=fail_on,
+        hits=hits,
+        gated=sum(t.outcome in _VERDICTS for t in comparison.tasks),
+        ungated=tuple(Count(name=name, count=n) for name, n in sorted(ungated.items())),
+    )
+
+
+def describe_gate(result: GateResult) -> list[str]:
+    """One line saying whether the gate was hit (and by which tasks), and one more when tasks were not gated.
+
+    ``--fail-on regressed: hit by 1 of 7 tasks (edit-respects-hash regressed): exit 4``
+    """
+    flag = f"--fail-on {result.fail_on}"
+    tasks = f"{result.gated} task{'' if result.gated == 1 else 's'} with a verdict"
+    if result.hit:
+        shown = ", ".join(f"{task} {OUTCOME_LABEL[outcome]}" for task, outcome in result.hits[:10])
+        more = f" and {len(result.hits) - 10} more" if len(result.hits) > 10 else ""
+        lines = [f"{flag}: hit by {len(result.hits)} of {tasks} ({shown}{more}): exit 4"]
+    else:
+        lines = [f"{flag}: not hit (0 of {tasks})"]
+    if result.ungated:
+        counts = ", ".join(f"{OUTCOME_LABEL[Outcome(c.name)]} {c.count}" for c in result.ungated)
+        total = sum(c.count for c in result.ungated)
+        noun = "task has" if total == 1 else "tasks have"
+        lines.append(
+            f"{flag}: {total} {noun} no verdict and {'was' if total == 1 else 'were'} not gated ({counts})"
+        )
+    return lines

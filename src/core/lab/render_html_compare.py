@@ -1,0 +1,168 @@
+"""comparison.html: a comparison (``eval compare --html``) or the variants of ``eval variants`` as one page.
+
+What is shown is decided by ``alisio.core.lab.view_compare`` (as comparison.md); this module lays it out with
+``alisio.core.lab.html_page`` and draws, per task, both sides' success rates and 95% intervals on one 0-100%
+axis (baseline grey above, candidate blue below) beside the verdict and its reason. The variants page adds
+the variants with their overrides and the interleaved grid (each repetition's runs side by side, one per
+variant, each cell opening the run's transcript in its variant's report.html).
+
+Rules it keeps: no script and nothing loaded; every string escaped; the limits footnote always shown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from alisio.core.lab.compare import Comparison, SideCounts
+from alisio.core.lab.html_page import (
+    Bar,
+    attr,
+    axis_svg,
+    esc,
+    forest_svg,
+    legend_html,
+    notices_html,
+    page,
+    paragraphs_html,
+    table_html,
+)
+from alisio.core.lab.records import RunRecord
+from alisio.core.lab.render_html import REPORT_HTML, grid_html
+from alisio.core.lab.variants import VariantsComparison, describe_overrides
+from alisio.core.lab.view import variant_grid
+from alisio.core.lab.view_compare import ComparisonView, SideCondition, comparison_view
+
+__all__ = ["comparison_body_html", "render_comparison_html", "render_variants_html"]
+
+_BADGE = {
+    "improved": "improved",
+    "regressed": "regressed",
+    "inconclusive": "inconclusive",
+    "changed": "changed",
+}
+
+
+def _bar(side: SideCounts | None, cls: str, label: str) -> Bar:
+    if side is None:
+        return Bar(rate=None, cls=cls, label=f"{label}: absent")
+    return Bar(rate=side.success_rate, interval=side.interval, cls=cls, label=label)
+
+
+def _conditions_html(conditions: Sequence[SideCondition]) -> str:
+    rows = []
+    for c in conditions:
+        differs = ' class="differs"' if c.baseline != c.candidate else ""
+        values = [f"<code>{esc(v)}</code>" if c.code else esc(v) for v in (c.baseline, c.candidate)]
+        rows.append(f"<tr{differs}><th>{esc(c.name)}</th><td>{values[0]}</td><td>{values[1]}</td></tr>")
+    head = "<tr><th>Condition</th><th>Baseline</th><th>Candidate</th></tr>"
+    return f'<table class="conditions" id="conditions"><thead>{head}</thead><tbody>{"".join(rows)}</tbody></table>'
+
+
+def _tasks_html(comparison: Comparison, view: ComparisonView) -> str:
+    header = view.tasks.header
+    head = f'<th>{esc(header[0])}</th><th class="plot">{axis_svg()}</th>'
+    head += "".join(f"<th>{esc(h)}</th>" for h in header[1:])
+    rows = []
+    for task, row in zip(comparison.tasks, view.tasks.rows, strict=True):
+        bars = [
+            _bar(task.baseline, "baseline", f"baseline {row[2]}"),
+            _bar(task.candidate, "candidate", f"candidate {row[3]}"),
+        ]
+        badge = f'<span class="badge {_BADGE.get(row[1], "other")}">{esc(row[1])}</span>'
+        cells = [f'<td class="nw">{esc(row[0])}</td>', f'<td class="plot">{forest_svg(bars)}</td>']
+        cells += [f'<td class="nw">{badge}</td>', *(f"<td>{esc(cell)}</td>" for cell in row[2:])]
+        rows.append(f'<tr class="task">{"".join(cells)}</tr>')
+    key = (
+        '<p class="legend"><span class="item"><span class="swatch base"></span>'
+        'baseline (upper bar)</span><span class="item"><span class="swatch cand">'
+        "</span>candidate (lower bar)</span>point: success rate; bar: its 95% Wilson interval</p>"
+    )
+    table = f'<table class="forest compare" id="forest"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+    return key + table
+
+
+def comparison_body_html(comparison: Comparison, level: int = 2) -> str:
+    """A comparison's sections (without the page around them); ``level`` is the heading level of its sections."""
+    view = comparison_view(comparison)
+    h = f"h{level}"
+    warnings = (
+        "".join(f'<p class="notice">warning: {esc(w)}</p>' for w in view.warnings) if view.warnings else ""
+    )
+    tests = ""
+    if view.tests is not None:
+        notes = paragraphs_html([f"- {n}" for n in view.tests_notes], "note")
+        tests = f"<{h}>Per-task tests</{h}>{table_html(view.tests)}{notes}"
+    limits = "".join(f"<li>{esc(line)}</li>" for line in view.limits)
+    parts = [
+        notices_html(view.notices),
+        f"<{h}>Conditions</{h}>{_conditions_html(view.conditions)}{warnings}",
+        f"<{h}>Tasks</{h}>{_tasks_html(comparison, view)}<p>{esc(view.outcomes)}</p>",
+        paragraphs_html(view.verdicts, "note") if view.verdicts else "",
+        tests,
+        f"<{h}>Summary</{h}>{paragraphs_html(view.summary)}",
+        f"<{h}>Measured deltas (baseline → candidate)</{h}>{table_html(view.measured)}"
+        f'<p class="note">{esc(view.measured_note)}</p>',
+        f"<{h}>Estimated deltas (baseline → candidate)</{h}>{table_html(view.estimated)}<p>{esc(view.total_cost)}</p>",
+        f'<{h}>Limits</{h}><ul class="limits">{limits}</ul>',
+    ]
+    return "".join(parts)
+
+
+def render_comparison_html(comparison: Comparison) -> str:
+    """comparison.html of ``eval compare --html``: the comparison as one self-contained page."""
+    view = comparison_view(comparison)
+    body = f"<header><h1>{esc(view.title)}</h1></header>{comparison_body_html(comparison)}"
+    return page(view.title, body)
+
+
+def _variants_table(result: VariantsComparison) -> str:
+    rows = []
+    for info in result.variants:
+        role = "baseline" if info.id == result.baseline else "candidate"
+        link = f'<a href="{attr(info.id)}/{REPORT_HTML}">{esc(info.id)}/{REPORT_HTML}</a>'
+        rows.append(
+            f"<tr><td>{esc(info.id)}</td><td>{role}</td><td><code>{esc(info.config_hash[:16])}</code></td>"
+            f"<td>{esc(describe_overrides(info.overrides))}</td><td>{link}</td></tr>"
+        )
+    head = (
+        "<tr><th>Variant</th><th>Role</th><th>Configuration hash</th><th>Overrides</th><th>Report</th></tr>"
+    )
+    return f'<table id="variants"><thead>{head}</thead><tbody>{"".join(rows)}</tbody></table>'
+
+
+def render_variants_html(
+    result: VariantsComparison,
+    records: Sequence[tuple[str, Sequence[RunRecord]]],
+    task_ids: Sequence[str],
+    k: int,
+    known: tuple[tuple[str, str], ...] = (),
+) -> str:
+    """comparison.html of ``eval variants``: the variants, the interleaved grid, then the baseline against
+    each other variant.
+
+    Args:
+        result: the comparison of the variants.
+        records: each variant's id and records, in the variants' order.
+        task_ids: the tasks, in report order.
+        k: repetitions per task.
+        known: exact credentials to redact from the runs' text (cell tooltips).
+    """
+    title = f"Variants: {result.suite_id}"
+    order = ", ".join(variant for variant, _ in records)
+    grid = variant_grid(task_ids, records, k)
+    every = [record for _, mine in records for record in mine]
+    sections = [
+        f"<header><h1>{esc(title)}</h1></header>",
+        f'<section><h2>Variants</h2>{_variants_table(result)}<p class="note">The variants ran interleaved over '
+        "the same tasks, repetitions and seeds (A, B, then B, A...): this spreads provider drift over the arms, "
+        "it does not remove it.</p></section>",
+        f'<section><h2>Runs</h2>{legend_html()}{grid_html(grid, every, known)}<p class="note">Each repetition '
+        f"shows one run per variant, in this order: {esc(order)}. A cell opens that run's transcript in its "
+        "variant's report.html.</p></section>",
+    ]
+    for entry in result.comparisons:
+        heading = f"{entry.baseline} → {entry.candidate}"
+        sections.append(
+            f'<section class="comparison"><h2>{esc(heading)}</h2>{comparison_body_html(entry.comparison, 3)}</section>'
+        )
+    return page(title, "\n".join(sections))

@@ -1,0 +1,122 @@
+"""What the lab commands write for CI after their runs: ``--junit FILE`` and the ``$GITHUB_STEP_SUMMARY`` block.
+
+Each command checks its ``--junit`` file before the first run (``alisio.shell.lab.ci_outputs``), then calls
+one function here with what it did. A file that cannot be written is one line on stderr; the command then
+exits 1 unless its code is already non-zero (``settle``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from alisio.core.exit_codes import ExitCode
+from alisio.shell.cli.common import say
+
+if TYPE_CHECKING:
+    from alisio.core.lab.junit import JUnitSuite
+    from alisio.shell.lab.model import LabOutcome
+    from alisio.shell.lab.request import LabRequest
+    from alisio.shell.replay.ci import CiOutcome
+
+__all__ = ["ci_outputs", "lab_outputs", "settle"]
+
+
+def settle(code: ExitCode, problems: list[str], prefix: str) -> ExitCode:
+    """Print each problem (one line, prefixed with the command); the code, or 1 when it was 0 and a problem
+    was found (a divergence keeps 2, a gate 4)."""
+    for problem in problems:
+        say(f"{prefix}: {problem}")
+    return ExitCode.FAILURE if problems and code is ExitCode.OK else code
+
+
+def _attempt(problems: list[str], action: Callable[[], None]) -> None:
+    from alisio.shell.lab.ci_outputs import OutputProblem
+
+    try:
+        action()
+    except OutputProblem as problem:
+        problems.append(str(problem))
+
+
+def _write_junit(
+    path: Path | None, suites: list[JUnitSuite], known: tuple[tuple[str, str], ...], quiet: bool
+) -> None:
+    from alisio.core.lab.junit import junit_xml
+    from alisio.shell.lab.ci_outputs import write_output_file
+
+    if path is None:
+        return
+    write_output_file(path, junit_xml(suites, known), "--junit")
+    if not quiet:
+        say(f"junit: {path}")
+
+
+def lab_outputs(outcome: LabOutcome, request: LabRequest, code: ExitCode, prefix: str) -> ExitCode:
+    """The ``--junit`` file and the step summary of ``eval run`` (one arm) or ``eval variants`` (one testsuite
+    and one summary table row per variant)."""
+    from alisio.core.lab.junit import ReportSuite
+    from alisio.core.lab.step_summary import run_summary, variants_summary
+    from alisio.shell.lab.ci_outputs import append_step_summary
+    from alisio.shell.replay.cassettes import credentials_of
+
+    known = credentials_of(request.env, outcome.start.provider.key)
+    suites: list[JUnitSuite] = []
+    for arm in outcome.arms:
+        c = arm.report.conditions
+        variant = arm.arm.variant
+        name = c.suite_id if variant is None else f"{c.suite_id}/{variant}"
+        suites.append(ReportSuite(name=name, report=arm.report, records=arm.records, variant=variant))
+    if outcome.comparison is not None:
+        reports = [(arm.arm.variant or "", arm.report) for arm in outcome.arms]
+        summary = variants_summary(outcome.comparison, reports)
+    else:
+        summary = "".join(run_summary(arm.report) for arm in outcome.arms)
+    problems: list[str] = []
+    _attempt(problems, lambda: _write_junit(request.output.junit, suites, known, request.output.quiet))
+    _attempt(problems, lambda: append_step_summary(request.env, summary))
+    return settle(code, problems, prefix)
+
+
+def ci_outputs(
+    outcome: CiOutcome, junit: Path | None, env: Mapping[str, str], verdict: str, code: ExitCode, prefix: str
+) -> ExitCode:
+    """The ``--junit`` file (a testsuite per suite: replayed, skipped or broken) and the step summary of
+    ``eval ci``; ``verdict`` is the line the command printed last."""
+    from alisio.core.lab.junit import BrokenSuite, ReportSuite, SkippedSuite
+    from alisio.core.lab.records import RunStatus
+    from alisio.core.lab.step_summary import CiSuiteLine, ci_summary
+    from alisio.shell.lab.ci_outputs import append_step_summary
+    from alisio.shell.replay.cassettes import credentials_of
+
+    suites: list[JUnitSuite] = []
+    lines: list[CiSuiteLine] = []
+    for replay in outcome.suites:
+        name = replay.loaded.suite.suite_id
+        if replay.problems:
+            suites.append(BrokenSuite(name=name, problems=replay.problems))
+            lines.append(CiSuiteLine(suite=name, status="error", note=replay.problems[0]))
+        elif replay.outcome is None:
+            message = f"no cassettes in {replay.cassettes}"
+            suites.append(SkippedSuite(name=name, message=message))
+            lines.append(CiSuiteLine(suite=name, status="skipped", note=message))
+        else:
+            (arm,) = replay.outcome.arms
+            suites.append(ReportSuite(name=name, report=arm.report, records=arm.records))
+            records = replay.records
+            diverged = sum(r.divergence is not None for r in records)
+            lines.append(
+                CiSuiteLine(
+                    suite=name,
+                    status="replayed",
+                    replayed=len(records),
+                    passed=sum(r.status is RunStatus.PASS for r in records),
+                    diverged=diverged,
+                    not_passing=sum(r.status is not RunStatus.PASS for r in records) - diverged,
+                )
+            )
+    problems: list[str] = []
+    _attempt(problems, lambda: _write_junit(junit, suites, credentials_of(env, None), False))
+    _attempt(problems, lambda: append_step_summary(env, ci_summary(lines, verdict)))
+    return settle(code, problems, prefix)

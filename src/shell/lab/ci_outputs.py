@@ -1,0 +1,70 @@
+"""The CI outputs of the lab commands: the ``--junit FILE`` and ``--html FILE`` files and the
+``$GITHUB_STEP_SUMMARY`` summary. The core builds their text (``alisio.core.lab.junit``,
+``alisio.core.lab.step_summary``, ``alisio.core.lab.render_html_compare``); this module writes it.
+
+- An output file is checked before the first run (``check_output_file``): it must not be a directory and
+  its directory must be creatable and writable, or the command stops there (exit 1, nothing run).
+- A file is written atomically (a reader never sees a partial file) and replaced if it exists; the
+  summary is appended (GitHub gathers every step's blocks in one file).
+- A failure to write after the runs is one line naming the flag, the file and why (``OutputProblem``); the
+  command then exits 1 unless it already exits non-zero (a divergence keeps 2, a gate 4).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from alisio.shell.lab.errors import LabError
+from alisio.shell.lab.preflight import unwritable_dir
+from alisio.shell.lab.store import write_bytes_atomic
+
+__all__ = ["STEP_SUMMARY", "OutputProblem", "append_step_summary", "check_output_file", "write_output_file"]
+
+STEP_SUMMARY = "GITHUB_STEP_SUMMARY"
+"""The environment variable GitHub Actions sets to the file a step's Markdown summary is appended to."""
+
+
+class OutputProblem(Exception):
+    """An output could not be written after the runs: one line, the reports are written."""
+
+
+def check_output_file(path: Path, flag: str) -> None:
+    """Before the first run: ``path`` can be written as ``flag``'s file.
+
+    Raises:
+        LabError: it is a directory, or its directory cannot be created or written (nothing was run).
+    """
+    if path.is_dir():
+        raise LabError(f"{flag} {path}: is a directory, not a file; nothing was run")
+    problem = unwritable_dir(path.parent, flag)
+    if problem is not None:
+        raise LabError(problem.replace(f"{flag} {path.parent}:", f"{flag} {path}:", 1))
+
+
+def write_output_file(path: Path, text: str, flag: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` atomically, replacing it.
+
+    Raises:
+        OutputProblem: it cannot be written, naming the flag, the file and why.
+    """
+    try:
+        write_bytes_atomic(path, text.encode())
+    except OSError as error:
+        raise OutputProblem(f"{flag} {path}: cannot write: {error.strerror or error}") from None
+
+
+def append_step_summary(env: Mapping[str, str], text: str) -> None:
+    """Append ``text`` to the file ``$GITHUB_STEP_SUMMARY`` names; nothing when it is unset or empty.
+
+    Raises:
+        OutputProblem: the file cannot be appended to, naming it and why.
+    """
+    target = env.get(STEP_SUMMARY, "")
+    if not target:
+        return
+    try:
+        with Path(target).open("a", encoding="utf-8") as handle:
+            handle.write(text)
+    except OSError as error:
+        raise OutputProblem(f"${STEP_SUMMARY} {target}: cannot append: {error.strerror or error}") from None
