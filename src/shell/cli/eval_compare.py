@@ -75,11 +75,12 @@ FailOnFlag = Annotated[
 
 
 def _choice(flag: str, value: str, choices: tuple[str, ...]) -> str:
-    """``value`` when it is one of ``choices``; else one line on stderr and exit 1 (never click's usage)."""
+    """``value`` when it is one of ``choices``; else a ``LabError`` (one line, exit 1; never click's usage)."""
+    from alisio.shell.lab.errors import LabError
+
     if value in choices:
         return value
-    print(f"alisio eval compare: {flag}: expected {' or '.join(choices)}, got {value!r}", file=sys.stderr)
-    raise typer.Exit(1)
+    raise LabError(f"{flag}: expected {' or '.join(choices)}, got {value!r}")
 
 
 def compare(
@@ -101,6 +102,7 @@ def compare(
     from alisio.core.lab.render_compare import render_comparison_markdown
     from alisio.core.lab.verdict import Adjustment, VerdictRule
     from alisio.shell.lab.ci_outputs import check_output_file
+    from alisio.shell.lab.errors import LabError
     from alisio.shell.lab.store import read_report
 
     rule = VerdictRule(_choice("--verdict", verdict, tuple(VerdictRule)))
@@ -114,8 +116,7 @@ def compare(
             case Success(report):
                 reports.append(report)
             case Failure(error):
-                print(f"alisio eval compare: {error}", file=sys.stderr)
-                raise typer.Exit(1)
+                raise LabError(str(error))
     match compare_reports(reports[0], reports[1], rule=rule, adjustment=adjustment):
         case Success(comparison):
             if json:
@@ -126,7 +127,7 @@ def compare(
             return _outputs(comparison, html, gate_on)
         case Failure(incompatible):
             print(f"alisio eval compare: incompatible reports: {incompatible}", file=sys.stderr)
-            raise typer.Exit(3)
+            return ExitCode.INCOMPATIBLE
     raise AssertionError("unreachable")  # pragma: no cover (the match is exhaustive)
 
 
