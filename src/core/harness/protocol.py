@@ -180,6 +180,47 @@ class StreamError(Frozen, frozen=True, kw_only=True):
     code: str | None = None
 
 
+class _CallSlots:
+    """Tool-call fragments grouped into calls, one slot per call in arrival order.
+
+    The lists grow in place so long arguments assemble in linear time. A fragment with its own id and name, at an
+    index whose call already has another id, starts a new call (gateways that send each whole call in its own
+    chunk without an index).
+    """
+
+    def __init__(self) -> None:
+        self.indexes: list[int] = []
+        self.ids: list[str | None] = []
+        self.names: list[str | None] = []
+        self.parts: list[list[str]] = []
+        self.open_at: dict[
+            int, int
+        ] = {}  # index -> the slot of the call that fragments at that index continue
+
+    def add(self, delta: ToolCallDelta) -> None:
+        slot = self.open_at.get(delta.index)
+        if slot is None or (delta.id and delta.name and self.ids[slot] and self.ids[slot] != delta.id):
+            slot = self.open_at[delta.index] = len(self.indexes)
+            self.indexes.append(delta.index)
+            self.ids.append(None)
+            self.names.append(None)
+            self.parts.append([])
+        self.ids[slot] = self.ids[slot] or delta.id
+        self.names[slot] = self.names[slot] or delta.name
+        self.parts[slot].append(delta.arguments)
+
+    def calls(self) -> tuple[ToolCall, ...]:
+        """The calls ordered by index; calls at the same index keep their arrival order (a stable sort)."""
+        return tuple(
+            ToolCall(
+                id=self.ids[slot] or f"call_{self.indexes[slot]}",
+                name=self.names[slot] or "",
+                arguments="".join(self.parts[slot]),
+            )
+            for slot in sorted(range(len(self.indexes)), key=self.indexes.__getitem__)
+        )
+
+
 def assemble(events: tuple[StreamEvent, ...]) -> Result[ProviderResponse, StreamError]:
     """Fold a provider's stream events into one response.
 
@@ -193,12 +234,7 @@ def assemble(events: tuple[StreamEvent, ...]) -> Result[ProviderResponse, Stream
     """
     text: list[str] = []
     reasoning: list[str] = []
-    # One slot per call, in arrival order; the lists grow in place so long arguments assemble in linear time.
-    indexes: list[int] = []
-    ids: list[str | None] = []
-    names: list[str | None] = []
-    parts: list[list[str]] = []
-    open_at: dict[int, int] = {}  # index -> the slot of the call that fragments at that index continue
+    calls = _CallSlots()
     finish: str | None = None
     usage: Usage | None = None
     for event in events:
@@ -207,17 +243,8 @@ def assemble(events: tuple[StreamEvent, ...]) -> Result[ProviderResponse, Stream
                 text.append(fragment)
             case ReasoningDelta(text=fragment):
                 reasoning.append(fragment)
-            case ToolCallDelta(index=index, id=call_id, name=name, arguments=arguments):
-                slot = open_at.get(index)
-                if slot is None or (call_id and name and ids[slot] and ids[slot] != call_id):
-                    slot = open_at[index] = len(indexes)
-                    indexes.append(index)
-                    ids.append(None)
-                    names.append(None)
-                    parts.append([])
-                ids[slot] = ids[slot] or call_id
-                names[slot] = names[slot] or name
-                parts[slot].append(arguments)
+            case ToolCallDelta():
+                calls.add(event)
             case FinishEvent(reason=reason):
                 finish = reason
             case UsageEvent(usage=reported):
@@ -226,20 +253,12 @@ def assemble(events: tuple[StreamEvent, ...]) -> Result[ProviderResponse, Stream
                 return Failure(StreamError(message=message, code=code))
     if finish is None:
         return Failure(StreamError(message="the stream ended without a finish reason (truncated response)"))
-    tool_calls = tuple(
-        ToolCall(
-            id=ids[slot] or f"call_{indexes[slot]}", name=names[slot] or "", arguments="".join(parts[slot])
-        )
-        for slot in sorted(
-            range(len(indexes)), key=indexes.__getitem__
-        )  # stable: same-index calls keep order
-    )
     problem = None if usage is None else usage_problem(usage)
     return Success(
         ProviderResponse(
             text="".join(text),
             reasoning="".join(reasoning) if reasoning else None,
-            tool_calls=tool_calls,
+            tool_calls=calls.calls(),
             finish_reason=finish,
             usage=None if problem else usage,
             usage_problem=problem,

@@ -486,6 +486,38 @@ def _summary(
     )
 
 
+def _incompatibility(bc: Conditions, cc: Conditions) -> IncompatibleReports | None:
+    """Why two reports cannot be compared (a different suiteId or suiteVersion), or ``None``."""
+    if bc.suite_id != cc.suite_id:
+        return IncompatibleReports(
+            message=f"different suites: baseline {bc.suite_id}, candidate {cc.suite_id}"
+        )
+    if bc.suite_version != cc.suite_version:
+        return IncompatibleReports(
+            message=(
+                f"suite {bc.suite_id}: different suiteVersion (baseline {bc.suite_version}, candidate "
+                f"{cc.suite_version}); compare refuses to mix versions"
+            )
+        )
+    return None
+
+
+def _paired_tasks(
+    b_tasks: dict[str, TaskReport], c_tasks: dict[str, TaskReport], bc: Conditions, cc: Conditions
+) -> list[TaskComparison]:
+    """One comparison per task over the union of both reports' tasks, sorted by id."""
+    tasks: list[TaskComparison] = []
+    for task_id in sorted(b_tasks.keys() | c_tasks.keys()):
+        b, c = b_tasks.get(task_id), c_tasks.get(task_id)
+        if b is not None and c is not None:
+            tasks.append(_task(b, c, bc, cc))
+        elif b is not None:
+            tasks.append(_one_side(b, Outcome.BASELINE_ONLY))
+        elif c is not None:
+            tasks.append(_one_side(c, Outcome.CANDIDATE_ONLY))
+    return tasks
+
+
 def compare_reports(
     baseline: Report,
     candidate: Report,
@@ -505,30 +537,12 @@ def compare_reports(
         ``Failure(IncompatibleReports)`` when the suiteId or the suiteVersion differ.
     """
     bc, cc = baseline.conditions, candidate.conditions
-    if bc.suite_id != cc.suite_id:
-        return Failure(
-            IncompatibleReports(message=f"different suites: baseline {bc.suite_id}, candidate {cc.suite_id}")
-        )
-    if bc.suite_version != cc.suite_version:
-        return Failure(
-            IncompatibleReports(
-                message=(
-                    f"suite {bc.suite_id}: different suiteVersion (baseline {bc.suite_version}, candidate "
-                    f"{cc.suite_version}); compare refuses to mix versions"
-                )
-            )
-        )
+    incompatible = _incompatibility(bc, cc)
+    if incompatible is not None:
+        return Failure(incompatible)
     b_tasks = {t.task_id: t for t in baseline.tasks}
     c_tasks = {t.task_id: t for t in candidate.tasks}
-    tasks: list[TaskComparison] = []
-    for task_id in sorted(b_tasks.keys() | c_tasks.keys()):
-        b, c = b_tasks.get(task_id), c_tasks.get(task_id)
-        if b is not None and c is not None:
-            tasks.append(_task(b, c, bc, cc))
-        elif b is not None:
-            tasks.append(_one_side(b, Outcome.BASELINE_ONLY))
-        elif c is not None:
-            tasks.append(_one_side(c, Outcome.CANDIDATE_ONLY))
+    tasks = _paired_tasks(b_tasks, c_tasks, bc, cc)
     replay = bc.mode is Mode.REPLAY and cc.mode is Mode.REPLAY
     tasks, tested = _adjusted(tasks, rule, adjustment)
     summary = _summary(baseline, candidate, tasks, tested)

@@ -346,29 +346,7 @@ def _summary(
     clustered = suite_rate([t.passes for t in rated], [t.judged for t in rated])
     if clustered is not None and conditions.mode is Mode.REPLAY:
         clustered = ClusteredMean(mean=clustered.mean, stderr=None, tasks=clustered.tasks)
-    walls = cols.wall[judged_mask].astype(np.float64)
-    wall_total = sum(t.measured.wall_ms_total for t in tasks)
-    tokens = None
-    if judged and all(t.measured.tokens is not None for t in tasks if t.judged):
-        task_tokens = [t.measured.tokens for t in tasks if t.measured.tokens is not None]
-        reasoning = [x.reasoning for x in task_tokens]
-        tokens = _tokens(
-            sum(x.input for x in task_tokens),
-            sum(x.output for x in task_tokens),
-            None if any(r is None for r in reasoning) else sum(r for r in reasoning if r is not None),
-        )
-    measured = SummaryMeasured(
-        turns=sum(t.measured.turns for t in tasks),
-        tool_calls=sum(t.measured.tool_calls for t in tasks),
-        compactions=sum(t.measured.compactions for t in tasks),
-        incidents=incidents,
-        wall_ms_total=wall_total,
-        wall_ms_median=float(np.median(walls)) if judged else None,
-        wall_ms_variance=float(np.var(walls, ddof=1)) if judged >= 2 else None,
-        ms_per_success=_per_success(wall_total if judged else None, passes),
-        tokens=tokens,
-        tokens_per_success=_per_success(None if tokens is None else tokens.total, passes),
-    )
+    measured = _summary_measured(tasks, cols.wall[judged_mask].astype(np.float64), incidents, judged, passes)
     estimates_at = [t.pass_at_k_estimate for t in tasks]
     estimates_hat = [t.pass_hat_k_estimate for t in tasks]
     return Summary(
@@ -389,7 +367,42 @@ def _summary(
         cached_input=_cached_summary(
             int(cached_totals[0]), int(cached_totals[1]), sum(t.cached_input_runs for t in tasks), judged
         ),
-        estimated=_estimated(tokens, conditions.rates, passes),
+        estimated=_estimated(measured.tokens, conditions.rates, passes),
+    )
+
+
+def _summary_measured(
+    tasks: list[TaskReport],
+    walls: NDArray[np.float64],
+    incidents: tuple[Count, ...],
+    judged: int,
+    passes: int,
+) -> SummaryMeasured:
+    """What was measured over every task: sums, the wall median and variance over judged runs, tokens (when
+    every judged task reported them) and the costs per success."""
+    import numpy as np
+
+    wall_total = sum(t.measured.wall_ms_total for t in tasks)
+    tokens = None
+    if judged and all(t.measured.tokens is not None for t in tasks if t.judged):
+        task_tokens = [t.measured.tokens for t in tasks if t.measured.tokens is not None]
+        reasoning = [x.reasoning for x in task_tokens]
+        tokens = _tokens(
+            sum(x.input for x in task_tokens),
+            sum(x.output for x in task_tokens),
+            None if any(r is None for r in reasoning) else sum(r for r in reasoning if r is not None),
+        )
+    return SummaryMeasured(
+        turns=sum(t.measured.turns for t in tasks),
+        tool_calls=sum(t.measured.tool_calls for t in tasks),
+        compactions=sum(t.measured.compactions for t in tasks),
+        incidents=incidents,
+        wall_ms_total=wall_total,
+        wall_ms_median=float(np.median(walls)) if judged else None,
+        wall_ms_variance=float(np.var(walls, ddof=1)) if judged >= 2 else None,
+        ms_per_success=_per_success(wall_total if judged else None, passes),
+        tokens=tokens,
+        tokens_per_success=_per_success(None if tokens is None else tokens.total, passes),
     )
 
 
