@@ -243,7 +243,8 @@ def _write_reports(
     """Each arm's report files, from its finished records (plan order); ``known`` credentials are kept out.
 
     Raises:
-        LabStopped: a report file cannot be written (a full disk...), naming the directory.
+        LabStopped: a report file cannot be written (a full disk...), naming the directory (after the line that
+            says why the runs stopped early, when they did).
     """
     results = []
     planned = len(start.tasks) * start.k
@@ -261,7 +262,9 @@ def _write_reports(
         try:
             write_report_files(arm.directory, report, mine, known)
         except OSError as error:
-            raise LabStopped(f"{arm.directory}: cannot write the report: {error.strerror or error}") from None
+            why = f"{arm.directory}: cannot write the report: {error.strerror or error}"
+            # what stopped the runs first (a full disk often fails runs.jsonl before the report), then this
+            raise LabStopped(*((stopped,) if stopped else ()), why) from None
         results.append(ArmResult(arm=arm, records=mine, report=report))
     return tuple(results)
 
