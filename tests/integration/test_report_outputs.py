@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import subprocess
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
@@ -111,18 +112,23 @@ def test_the_run_has_every_status_and_exits_1_for_its_error_runs(ran: dict[str, 
 
 def test_report_md_lists_the_runs_that_did_not_pass(ran: dict[str, Any]) -> None:
     """Each run that did not pass: its heading, its failing verifier with the first lines of its detail,
-    and the eval show command; the passing runs are not listed."""
+    and the eval show command, which names the --out directory (the run id names only runs stored in the
+    data directory) and works as printed; the passing runs are not listed."""
     text = (ran["out"] / "report.md").read_text()
     section = text.partition("## Runs that did not pass\n")[2]
-    run_id = json.loads((ran["out"] / "report.json").read_text())["conditions"]["runId"]
     assert f"{4 * K} runs did not pass" in section
     for rep in range(K):
         assert f"### leave-it rep {rep}: fail\n\n- verifier check (command): fail\n" in section
-        assert f"`alisio eval show {run_id} --task leave-it --rep {rep}`" in section
+        assert f"`alisio eval show {ran['out']} --task leave-it --rep {rep}`" in section
         assert f"### over-budget rep {rep}: budget_exceeded maxTurns" in section
         assert f"### broken-check rep {rep}: error" in section
     assert "check: exit 1 (expected 0); stdout: add is wrong" in section
     assert "fix-add rep" not in section
+    command = re.search(r"`alisio (eval show [^`]*--task leave-it --rep 1)`", section)
+    assert command is not None
+    shown = run_alisio(ran["home"], *shlex.split(command.group(1)))
+    assert shown.returncode == 0, shown.stderr
+    assert "leave-it rep 1" in shown.stdout
 
 
 def test_junit_has_a_testcase_per_task(ran: dict[str, Any]) -> None:

@@ -42,6 +42,8 @@ class ReportSuite(Frozen, frozen=True, kw_only=True):
     report: Report
     records: tuple[RunRecord, ...]
     variant: str | None = None
+    show_as: str | None = None
+    """What the failing runs' ``eval show`` commands are given: the run id (default) or the report's directory."""
 
 
 class SkippedSuite(Frozen, frozen=True, kw_only=True):
@@ -113,7 +115,7 @@ def _task_case(
         },
     )
     rate = _rate_line(t, c.k)
-    runs, _ = failing_runs(mine, c.run_id, known)
+    runs, _ = failing_runs(mine, suite.show_as or c.run_id, known)
     body = "\n".join(line for run in runs for line in _run_lines(run))
     kind: str | None = None
     if t.errored:

@@ -116,7 +116,11 @@ def _failing_section(view: ReportView) -> list[str]:
 
 
 def render_markdown(
-    report: Report, records: Sequence[RunRecord] | None = None, known: tuple[tuple[str, str], ...] = ()
+    report: Report,
+    records: Sequence[RunRecord] | None = None,
+    known: tuple[tuple[str, str], ...] = (),
+    *,
+    show_as: str | None = None,
 ) -> str:
     """report.md: conditions, tasks, summary, the Measured and Estimated tables apart, then (given the run
     records) the runs that did not pass.
@@ -125,8 +129,9 @@ def render_markdown(
         report: the report.
         records: its run records (``None``: no run is listed).
         known: exact credentials to redact from the runs' details (``alisio.core.share.secrets``).
+        show_as: what the ``eval show`` commands are given: the run id (default) or the report's directory.
     """
-    view = report_view(report, records, known)
+    view = report_view(report, records, known, show_as=show_as)
     lines = [f"# {view.title}", ""]
     for notice in view.notices:
         lines += [f"> **{notice.text}**" if notice.strong else f"> {notice.text}", ""]

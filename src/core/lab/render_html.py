@@ -194,6 +194,8 @@ def render_report_html(
     records: Sequence[RunRecord],
     transcripts: Mapping[tuple[str, int], TranscriptView],
     known: tuple[tuple[str, str], ...] = (),
+    *,
+    show_as: str | None = None,
 ) -> str:
     """report.html: the report's page.
 
@@ -203,17 +205,18 @@ def render_report_html(
         transcripts: each run's transcript as the page shows it, keyed by (task, repetition)
             (``alisio.core.lab.html_transcript.transcript_view``); a missing key says there is none.
         known: exact credentials to redact from the runs' text.
+        show_as: what the ``eval show`` commands are given: the run id (default) or the report's directory.
 
     Returns:
         The page, one self-contained HTML document.
     """
-    view = report_view(report, records, known)
+    view = report_view(report, records, known, show_as=show_as)
     c = report.conditions
     ordered = sorted(records, key=lambda r: (r.task_id, r.repetition))
     runs = "".join(
         _run_html(
             r,
-            c.run_id,
+            show_as or c.run_id,
             transcripts.get((r.task_id, r.repetition), unavailable("no transcript was kept")),
             known,
         )

@@ -434,7 +434,8 @@ def shell_word(text: str) -> str:
 
 
 def show_command(run_id: str, task_id: str, repetition: int) -> str:
-    """``alisio eval show <runId> --task <task> --rep <n>``: the command that prints one run's transcript."""
+    """``alisio eval show <runId> --task <task> --rep <n>``: the command that prints one run's transcript
+    (``run_id`` may be a report directory's path instead: ``eval show`` takes either)."""
     return f"alisio eval show {shell_word(run_id)} --task {shell_word(task_id)} --rep {repetition}"
 
 
@@ -482,7 +483,7 @@ def failing_runs(
 
     Args:
         records: the arm's records, in any order.
-        run_id: the report's run id (for the ``eval show`` command).
+        run_id: the report's run id, or its directory's path (what the ``eval show`` command is given).
         known: exact credentials to redact from details and errors (``alisio.core.share.secrets``).
         limit: list at most this many (``None``: all); the count is of all of them.
     """
@@ -532,7 +533,11 @@ def variant_grid(
 
 
 def report_view(
-    report: Report, records: Sequence[RunRecord] | None = None, known: tuple[tuple[str, str], ...] = ()
+    report: Report,
+    records: Sequence[RunRecord] | None = None,
+    known: tuple[tuple[str, str], ...] = (),
+    *,
+    show_as: str | None = None,
 ) -> ReportView:
     """What report.md and report.html show of ``report``.
 
@@ -540,6 +545,8 @@ def report_view(
         report: the report.
         records: its run records, when the caller has them (``None``: no run is listed, the grid is empty).
         known: exact credentials to redact from the runs' text.
+        show_as: what ``alisio eval show`` is given to open the runs: the run id (the default, for a report
+            stored in the data directory) or the report directory's path (a report written with ``--out``).
     """
     c = report.conditions
     mode = f"{c.mode}, scripted provider" if _scripted(c) else str(c.mode)
@@ -547,7 +554,7 @@ def report_view(
     total = 0
     grid: tuple[GridRow, ...] = ()
     if records is not None:
-        failing, total = failing_runs(records, c.run_id, known, FAILING_SHOWN)
+        failing, total = failing_runs(records, show_as or c.run_id, known, FAILING_SHOWN)
         grid = run_grid([t.task_id for t in report.tasks], records, c.k)
     estimated, estimated_note = _estimated(report)
     return ReportView(

@@ -67,7 +67,11 @@ def lab_outputs(outcome: LabOutcome, request: LabRequest, code: ExitCode, prefix
         c = arm.report.conditions
         variant = arm.arm.variant
         name = c.suite_id if variant is None else f"{c.suite_id}/{variant}"
-        suites.append(ReportSuite(name=name, report=arm.report, records=arm.records, variant=variant))
+        suites.append(
+            ReportSuite(
+                name=name, report=arm.report, records=arm.records, variant=variant, show_as=arm.show_as
+            )
+        )
     if outcome.comparison is not None:
         reports = [(arm.arm.variant or "", arm.report) for arm in outcome.arms]
         summary = variants_summary(outcome.comparison, reports)
@@ -103,7 +107,7 @@ def ci_outputs(
             lines.append(CiSuiteLine(suite=name, status="skipped", note=message))
         else:
             (arm,) = replay.outcome.arms
-            suites.append(ReportSuite(name=name, report=arm.report, records=arm.records))
+            suites.append(ReportSuite(name=name, report=arm.report, records=arm.records, show_as=arm.show_as))
             records = replay.records
             diverged = sum(r.divergence is not None for r in records)
             lines.append(

@@ -77,6 +77,8 @@ class ArmResult:
     arm: Arm
     records: tuple[RunRecord, ...]
     report: Report
+    show_as: str | None = None
+    """What ``eval show`` is given to open its runs: ``None`` for the run id, else the report's directory."""
 
 
 @dataclass(frozen=True)

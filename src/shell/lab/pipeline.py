@@ -238,6 +238,7 @@ def _write_reports(
     rates: Rates | None,
     created_at: str,
     retried: int,
+    data_root: Path,
     known: tuple[tuple[str, str], ...] = (),
 ) -> tuple[ArmResult, ...]:
     """Each arm's report files, from its finished records (plan order); ``known`` credentials are kept out.
@@ -259,14 +260,27 @@ def _write_reports(
             stopped=stopped,
             retried=retried,
         )
+        show_as = _show_as(arm.directory, conditions.run_id, data_root)
         try:
-            write_report_files(arm.directory, report, mine, known)
+            write_report_files(arm.directory, report, mine, known, show_as)
         except OSError as error:
             why = f"{arm.directory}: cannot write the report: {error.strerror or error}"
             # what stopped the runs first (a full disk often fails runs.jsonl before the report), then this
             raise LabStopped(*((stopped,) if stopped else ()), why) from None
-        results.append(ArmResult(arm=arm, records=mine, report=report))
+        results.append(ArmResult(arm=arm, records=mine, report=report, show_as=show_as))
     return tuple(results)
+
+
+def _show_as(directory: Path, run_id: str, data_root: Path) -> str | None:
+    """``None`` (the run id names it) for a report stored in the data directory under its run id; else the
+    directory's absolute path, which ``eval show`` takes as well (a report written with ``--out``)."""
+    stored = data_root / "eval" / run_id
+    try:
+        if directory.resolve() == stored.resolve():
+            return None
+    except OSError:
+        pass
+    return str(directory.absolute())
 
 
 def _in_plan_order(plan: Sequence[RunSpec], *groups: Sequence[RunRecord]) -> tuple[RunRecord, ...]:
@@ -339,7 +353,16 @@ def _execute(
     kept = () if resumed is None else resumed.kept
     records = _in_plan_order(plan, kept, loop.records)
     retried = 0 if resumed is None else resumed.retried
-    arms = _write_reports(start, records, loop.stopped, request.rates, created_at, retried, ctx.credentials)
+    arms = _write_reports(
+        start,
+        records,
+        loop.stopped,
+        request.rates,
+        created_at,
+        retried,
+        data_dir(request.env),
+        ctx.credentials,
+    )
     comparison = None
     if start.variants is not None:
         reports, records_of = [arm.report for arm in arms], [arm.records for arm in arms]

@@ -75,7 +75,11 @@ def _transcript(directory: Path, record: RunRecord, budget: int) -> TranscriptVi
 
 
 def write_report_html(
-    directory: Path, report: Report, records: Sequence[RunRecord], known: tuple[tuple[str, str], ...] = ()
+    directory: Path,
+    report: Report,
+    records: Sequence[RunRecord],
+    known: tuple[tuple[str, str], ...] = (),
+    show_as: str | None = None,
 ) -> None:
     """Write report.html into ``directory``, embedding the transcripts of ``runs/`` beside it (cut to fit)."""
     budgets = transcript_budgets(records)
@@ -83,19 +87,26 @@ def write_report_html(
         (r.task_id, r.repetition): _transcript(directory, r, budgets.get((r.task_id, r.repetition), 0))
         for r in records
     }
-    write_bytes_atomic(directory / REPORT_HTML, render_report_html(report, records, views, known).encode())
+    write_bytes_atomic(
+        directory / REPORT_HTML, render_report_html(report, records, views, known, show_as=show_as).encode()
+    )
 
 
 def write_report_files(
-    directory: Path, report: Report, records: Iterable[RunRecord], known: tuple[tuple[str, str], ...] = ()
+    directory: Path,
+    report: Report,
+    records: Iterable[RunRecord],
+    known: tuple[tuple[str, str], ...] = (),
+    show_as: str | None = None,
 ) -> None:
     """Write runs.jsonl, report.json, report.md and report.html into ``directory`` (created if missing), each
-    atomically; ``known`` are the exact credentials kept out of report.md and report.html."""
+    atomically; ``known`` are the exact credentials kept out of report.md and report.html; ``show_as`` is what
+    their ``eval show`` commands are given (the run id by default, the directory for an ``--out`` report)."""
     runs = tuple(records)
     write_bytes_atomic(directory / RUNS_JSONL, encode_runs(runs))
     write_bytes_atomic(directory / REPORT_JSON, encode_report(report))
-    write_bytes_atomic(directory / REPORT_MD, render_markdown(report, runs, known).encode())
-    write_report_html(directory, report, runs, known)
+    write_bytes_atomic(directory / REPORT_MD, render_markdown(report, runs, known, show_as=show_as).encode())
+    write_report_html(directory, report, runs, known, show_as)
 
 
 def report_json_path(path: Path) -> Path:
