@@ -1,21 +1,18 @@
-"""The search tool's time limit: what it costs, and how fast it stops a catastrophic pattern.
+"""The search tool: its cost over a tree, and that a catastrophic pattern cannot hang it.
 
-Why a time limit around Python's ``re`` rather than another regex engine: ``re`` is what the tool description
-promises the model (changing the syntax would change what every recorded cassette asked for), and CPython's
-``re`` engine checks for signals every few thousand steps, so a one-shot ``SIGALRM`` timer
-(``alisio.shell.harness.tools.limits.time_limit``) interrupts even exponential backtracking. The
-alternatives: the ``regex`` package has a per-call ``timeout``, but it is a new dependency and a per-line
-timeout costs several microseconds per line (measured below when ``regex`` is installed); ``google-re2`` is
-linear but has no backreferences or lookarounds, so some patterns would need a fallback that can hang.
+``search`` matches with RE2 (``alisio.core.share.linear_regex``): each line is searched in time linear in its
+length whatever the pattern, so ``^(a+)+$``, which takes Python's backtracking ``re`` minutes on 40 ``a`` and a
+``b``, returns at once. The tool keeps a time limit around the whole call (``time_limit``) as a backstop for a
+tree that is simply huge.
 
 Measures, on a temp tree of 200 files x 500 lines (100,000 lines, 3.4 MB):
 
-1. a whole-tree ``search`` through ``execute_tool`` (median of 5), and the part of it that is the limit
+1. a whole-tree ``search`` through ``execute_tool`` (median of 5), and the part of it that is the time limit
    itself: arming and disarming ``time_limit`` (median of 10,000);
-2. how long ``search`` with ``^(a+)+$`` over a line of 40 ``a`` then ``b`` takes with a 1 s limit (the
-   pattern alone would take minutes): the target is within 0.1 s of the limit;
+2. how long ``search`` with ``^(a+)+$`` takes over the same tree plus a line of 40 ``a`` then ``b``: the
+   target is no more than 0.1 s above the plain whole-tree search (linear, never the 1 s limit);
 3. for comparison only, the per-line cost of ``regex.search(..., timeout=...)`` over the same lines, when
-   the ``regex`` package is installed.
+   the ``regex`` package is installed (the alternative that was weighed).
 """
 
 from __future__ import annotations
@@ -88,16 +85,16 @@ def main() -> int:
         whole = statistics.median(_search(ctx, r"value \* 7\b")[0] for _ in range(5))
         (root / "catastrophic.txt").write_text("a" * 40 + "b\n")
         ctx.tool_time_limit_s = LIMIT_S
-        stopped, output = _search(ctx, r"^(a+)+$")
-    overshoot = stopped - LIMIT_S
+        catastrophic, output = _search(ctx, r"^(a+)+$")
     print(f"search of {FILES * LINES} lines in {FILES} files: {whole * 1000:.1f} ms (median of 5)")
     print(f"arming and disarming the time limit: {_arm_disarm_us():.1f} us per search call (median)")
     print(
-        f"^(a+)+$ stopped after {stopped:.3f} s with a {LIMIT_S:g} s limit (target: within {TARGET_OVERSHOOT_S} s)"
+        f"^(a+)+$ over the same tree and 40 a then b: {catastrophic * 1000:.1f} ms with a {LIMIT_S:g} s limit "
+        f"(target: within {TARGET_OVERSHOOT_S} s of the plain search)"
     )
     print(f"regex package, timeout per line: {_regex_per_line_us(lines)}")
-    assert "[search stopped after" in output, output
-    return 0 if 0 <= overshoot <= TARGET_OVERSHOOT_S else 1
+    assert "[search stopped after" not in output, output
+    return 0 if catastrophic - whole <= TARGET_OVERSHOOT_S else 1
 
 
 if __name__ == "__main__":
