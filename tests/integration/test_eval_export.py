@@ -50,14 +50,16 @@ class Lab:
         write_report_files(self.run_dir(run_id), build_report(records, cond), records)
         return self.run_dir(run_id)
 
-    def export(self, *args: str | Path, **extra_env: str) -> subprocess.CompletedProcess[str]:
+    def export(
+        self, *args: str | Path, cwd: Path = REPO, **extra_env: str
+    ) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [str(ALISIO), "eval", "export", *map(str, args)],
             capture_output=True,
             text=True,
             timeout=60,
             check=False,
-            cwd=REPO,
+            cwd=cwd,
             env={**self.env, **extra_env},
         )
 
@@ -186,7 +188,9 @@ def test_an_invalid_run_id_is_refused(tmp_path: Path, run_id: str) -> None:
     """A '.' or '..' segment, more than two segments, an empty segment or other characters: refused before reading."""
     lab = Lab(tmp_path)
     lab.write_run(task_runs("fix-add", 1))
-    result = lab.export(run_id, "--out", lab.out)
+    empty = tmp_path / "cwd" / "inner"  # '..' and '.' name directories that hold no report from here
+    empty.mkdir(parents=True)
+    result = lab.export(run_id, "--out", lab.out, cwd=empty)
     assert result.returncode == 1
     assert result.stderr.startswith(f"alisio eval export: invalid run id {run_id!r}: a run id is the name of")
     assert "or <runId>/<variant> for one variant" in result.stderr and len(result.stderr.splitlines()) == 1
