@@ -45,7 +45,7 @@ demo: $(STAMP)
 
 # Re-record the bundled cassettes with the scripted provider (TASKS=suite/task,... and OUT=DIR are optional).
 record-bundled: $(STAMP)
-	$(BIN)/python -m alisio.shell.replay.bundled $(if $(TASKS),--tasks $(TASKS)) $(if $(OUT),--out $(OUT))
+	$(BIN)/python -m alisio.shell.cli.record_bundled $(if $(TASKS),--tasks $(TASKS)) $(if $(OUT),--out $(OUT))
 
 # Replay every bundled cassette: exit 2 on a divergence, 1 when a task does not pass (OUT=DIR keeps reports).
 eval-ci: $(STAMP)

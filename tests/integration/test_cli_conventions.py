@@ -13,6 +13,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -107,6 +108,23 @@ def test_eval_help_lists_the_commands_in_workflow_order_and_groups_options(home:
     panels = re.findall(r"╭─ (\w+) ─", run_help)
     assert panels == ["Arguments", "Options", "Selection", "Provider", "Permissions", "Output", "Execution"]
     assert re.search(r"--k\s+-k\s+N\s", run_help)
+
+
+def test_help_does_not_load_markdown_yet_typer_still_can() -> None:
+    """--help skips rich.markdown and rich.traceback (100 ms); both still load, real, when anything uses them."""
+    script = (
+        "import sys\n"
+        "from alisio.shell.cli.main import run_cli\n"
+        "assert run_cli(['--help']) == 0\n"
+        "assert 'rich.markdown' not in sys.modules and 'rich.traceback' not in sys.modules\n"
+        "import typer.rich_utils as help_module\n"
+        "import rich.markdown, rich.traceback\n"
+        "assert type(help_module.Markdown('**x**')) is rich.markdown.Markdown\n"
+        "assert help_module.Traceback.from_exception.__self__ is rich.traceback.Traceback\n"
+        "print('ok')\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert (result.returncode, result.stdout.splitlines()[-1:]) == (0, ["ok"]), result.stderr
 
 
 def test_short_k_and_the_table_on_stdout(home: Path) -> None:

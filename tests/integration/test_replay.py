@@ -152,12 +152,12 @@ def test_two_recordings_are_byte_identical(home: Path) -> None:
 
 
 def test_the_bundled_cassettes_rerecord_byte_identical(tmp_path: Path) -> None:
-    """``make record-bundled`` (alisio.shell.replay.bundled) reproduces one committed cassette byte for byte."""
+    """``make record-bundled`` (alisio.shell.cli.record_bundled) reproduces one committed cassette byte for byte."""
     result = subprocess.run(
         [
             sys.executable,
             "-m",
-            "alisio.shell.replay.bundled",
+            "alisio.shell.cli.record_bundled",
             "--tasks",
             "tool-sequences/move-file",
             "--out",

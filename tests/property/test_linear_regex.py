@@ -108,3 +108,35 @@ def test_what_cannot_be_bounded_is_refused_with_a_reason(pattern: str, reason: s
 def test_matches_empty() -> None:
     """matches_empty is about the whole pattern: x* and ^ can; \\b and a+ cannot."""
     assert [compiled(p).matches_empty() for p in ("x*", "^", r"\b", "a+")] == [True, True, False, False]
+
+
+LITERAL_TEXTS = st.text(alphabet="ab/.-_ *+?()[]{}|^$\\\n\té", max_size=12)
+
+
+@given(LITERAL_TEXTS.filter(bool), st.text(alphabet="ab/.-_ *()\\\né\udcff", max_size=40))
+@example("/tmp/ws", "cat /tmp/ws/a /tmp/ws/b /tmp/wsx")
+@example("aa", "aaaaa")
+def test_an_escaped_literal_replaces_as_the_engine_does(literal: str, text: str) -> None:
+    """A pattern written by re.escape (a workspace path) takes a str.replace shortcut: the same text as RE2's
+    leftmost, non-overlapping replacement, including overlapping candidates and text with lone surrogates."""
+    escaped = re.escape(literal)
+    assert compiled(escaped).replace_all(text, "<W>") == re.sub(escaped, lambda _: "<W>", text)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "text", "expected"),
+    [
+        ("a.b", "axb a.b", "- -"),
+        (r"a\.b", "axb a.b", "axb -"),
+        (r"\x41", "A", "-"),
+        ("a|b", "ab", "--"),
+        ("ab+", "abbb", "-"),
+        ("[a]", "a[a]", "-[-]"),
+        (r"\d", "1\\d", "-\\d"),
+    ],
+)
+def test_a_pattern_with_any_operator_is_not_taken_for_a_literal(
+    pattern: str, text: str, expected: str
+) -> None:
+    """Only exactly re.escape's output takes the shortcut; an operator or a class escape still matches as one."""
+    assert compiled(pattern).replace_all(text, "-") == expected

@@ -18,8 +18,9 @@ from alisio.core.lab.render import (
     render_markdown,
 )
 from alisio.core.lab.render_compare import render_comparison_markdown
-from alisio.core.lab.report import Conditions, Mode, Rates, encode_report
+from alisio.core.lab.report import Conditions, Mode, Rates
 from alisio.core.lab.report_build import build_report
+from alisio.core.lab.report_json import encode_report
 from alisio.core.lab.stats import wilson_interval
 from tests.property.strategies_report import conditions, conditions_strategy, run_records, task_runs
 

@@ -15,11 +15,10 @@ from alisio.core.lab.report import (
     Mode,
     Rates,
     Report,
-    decode_report,
-    encode_report,
     finished_runs,
 )
 from alisio.core.lab.report_build import build_report
+from alisio.core.lab.report_json import decode_report, encode_report
 from alisio.core.lab.stats import median, sample_variance, wilson_interval
 from tests.property.strategies_report import (
     conditions,

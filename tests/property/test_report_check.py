@@ -13,9 +13,10 @@ from hypothesis import strategies as st
 from returns.result import Failure, Success
 
 from alisio.core.lab.records import RunRecord
-from alisio.core.lab.report import Rates, decode_report, encode_report
+from alisio.core.lab.report import Rates
 from alisio.core.lab.report_build import build_report
 from alisio.core.lab.report_check import report_problems
+from alisio.core.lab.report_json import decode_report, encode_report
 from tests.property.strategies_report import (
     conditions,
     conditions_strategy,

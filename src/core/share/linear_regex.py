@@ -30,6 +30,7 @@ literal text (no group references or backslash escapes).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import re2
@@ -58,10 +59,12 @@ _UNSUPPORTED: tuple[tuple[str, str], ...] = (
 class LinearPattern:
     """A compiled pattern; matching never backtracks (see the module docstring)."""
 
-    __slots__ = ("_regex",)
+    __slots__ = ("_literal", "_regex")
 
-    def __init__(self, regex: Any) -> None:
+    def __init__(self, regex: Any, literal: str | None = None) -> None:
         self._regex = regex
+        self._literal = literal
+        """The text the pattern matches when it matches only that text (``re.escape`` of it), else ``None``."""
 
     def found_in(self, text: str) -> bool:
         """Whether the pattern matches anywhere in ``text`` (time linear in ``text``)."""
@@ -74,8 +77,11 @@ class LinearPattern:
     def replace_all(self, text: str, replacement: str) -> str:
         """``text`` with every non-overlapping match, leftmost first, replaced by ``replacement`` (literal).
 
-        An empty match is replaced once and the search moves on by one character (as ``re.sub``).
+        An empty match is replaced once and the search moves on by one character (as ``re.sub``). A literal
+        pattern (a workspace path, ``re.escape``d) is replaced by ``str.replace``, which does the same.
         """
+        if self._literal is not None:
+            return text.replace(self._literal, replacement)
         data = text.encode("utf-8", "surrogatepass")
         kept: list[bytes] = []
         copied = pos = 0
@@ -122,9 +128,18 @@ def compile_linear(pattern: str) -> Result[LinearPattern, str]:
     except UnicodeEncodeError:
         return Failure("not valid text (it holds a lone surrogate)")
     try:
-        return Success(LinearPattern(re2.compile(data, _OPTIONS)))
+        return Success(LinearPattern(re2.compile(data, _OPTIONS), _literal(pattern)))
     except re2.error as error:
         return Failure(_message(error, pattern))
+
+
+_ESCAPED = re.compile(r"\\(.)", re.DOTALL)
+
+
+def _literal(pattern: str) -> str | None:
+    """The text ``pattern`` stands for when it is that text written by ``re.escape`` (so it matches only it)."""
+    text = _ESCAPED.sub(r"\1", pattern)
+    return text if text and re.escape(text) == pattern else None
 
 
 def _message(error: Exception, pattern: str) -> str:

@@ -1,4 +1,4 @@
-"""``python -m alisio.shell.replay.bundled [--tasks suite/task,...] [--out DIR]`` (``make record-bundled``).
+"""``python -m alisio.shell.cli.record_bundled [--tasks suite/task,...] [--out DIR]`` (``make record-bundled``).
 
 Exit 0 when every cassette was written and every recorded run passed; 1 otherwise, with one line on stderr
 saying why (``record-bundled: ...``); 130 after Ctrl-C. The recording itself is
@@ -38,9 +38,13 @@ def record_bundled_command(
 
 
 def main() -> None:
-    """Run the command with ``sys.argv`` (what ``python -m alisio.shell.replay.bundled`` does)."""
+    """Run the command with ``sys.argv`` (what ``python -m alisio.shell.cli.record_bundled`` does)."""
     from alisio.shell.cli.main import run_command_line
 
     app = typer.Typer(add_completion=False, pretty_exceptions_show_locals=False)
     app.command()(record_bundled_command)
     sys.exit(run_command_line(app, sys.argv[1:], prefix="record-bundled"))
+
+
+if __name__ == "__main__":
+    main()

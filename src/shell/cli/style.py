@@ -14,12 +14,15 @@ These hook typer's own help rendering, so typer is pinned to the minor version t
 
 from __future__ import annotations
 
+import importlib
+import sys
+import types
 from typing import Any
 
 from typer import _click as click
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
-__all__ = ["Command", "Group"]
+__all__ = ["Command", "Group", "import_help_renderer"]
 
 
 class _Argument(TyperArgument):
@@ -64,8 +67,11 @@ def _quiet(param: object) -> None:
         setattr(param, "__class__", quiet)  # noqa: B010 (mypy refuses a class swap by assignment)
 
 
-class Command(TyperCommand):
-    """A command whose help shows metavars, not type placeholders (see the module docstring)."""
+class _QuietHelp(click.Command):
+    """Help with metavars instead of type placeholders, rendered without typer's unused imports.
+
+    Comes first in ``Command``'s and ``Group``'s bases, so ``super()`` here is typer's class.
+    """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -77,19 +83,61 @@ class Command(TyperCommand):
         _quiet(option)
         return option
 
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        import_help_renderer()
+        super().format_help(ctx, formatter)
 
-class Group(TyperGroup):
+
+class Command(_QuietHelp, TyperCommand):
+    """A command whose help shows metavars, not type placeholders (see the module docstring)."""
+
+
+class Group(_QuietHelp, TyperGroup):
     """A group that lists its commands in the order they were added, its help options the quiet way."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        for param in self.params:
-            _quiet(param)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(self.commands)
 
-    def get_help_option(self, ctx: click.Context) -> TyperOption | None:
-        option = super().get_help_option(ctx)
-        _quiet(option)
-        return option
+
+class _LoadedOnUse(type):
+    """A stand-in class that imports the real one (``module.name``) the first time it is called or read."""
+
+    _module: str
+    _name: str
+
+    def _real(cls) -> Any:
+        return getattr(importlib.import_module(cls._module), cls._name)
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        return cls._real()(*args, **kwargs)
+
+    def __getattr__(cls, attr: str) -> Any:
+        return getattr(cls._real(), attr)
+
+
+# typer's help module imports these at its top; alisio's help never builds them (markup mode "rich", and
+# exceptions are reported by alisio.shell.cli.main), and their imports (markdown-it, pygments' machinery)
+# cost 100 ms of every ``--help``.
+_UNUSED_BY_HELP = (("rich.markdown", "Markdown"), ("rich.traceback", "Traceback"))
+
+
+def import_help_renderer() -> None:
+    """Import ``typer.rich_utils`` without paying for the rich modules above (they load if ever used).
+
+    Stand-ins sit in ``sys.modules`` only while typer's module imports; any later ``import rich.markdown``
+    gets the real module, and typer's references load it on first use.
+    """
+    if "typer.rich_utils" in sys.modules:
+        return
+    stand_ins: dict[str, types.ModuleType] = {}
+    for module, name in _UNUSED_BY_HELP:
+        if module not in sys.modules:
+            stand_in = types.ModuleType(module)
+            setattr(stand_in, name, _LoadedOnUse(name, (), {"_module": module, "_name": name}))
+            stand_ins[module] = sys.modules[module] = stand_in
+    try:
+        importlib.import_module("typer.rich_utils")
+    finally:
+        for module, stand_in in stand_ins.items():
+            if sys.modules.get(module) is stand_in:
+                del sys.modules[module]

@@ -1,5 +1,5 @@
 """The pipeline's values: how it talks to the person (``Ui``), what it is about to run (``LabStart``), and
-what it did (``LabOutcome``, each arm's ``ArmResult``)."""
+what it did (``LabOutcome``, each arm's ``ArmResult``); ``Resumed``, what a resume runs and keeps."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from alisio.core.exit_codes import ExitCode
+from alisio.core.lab.manifest import RunManifest
 from alisio.core.lab.outcome import exit_code_for
 from alisio.core.lab.records import RunRecord
 from alisio.core.lab.report import Mode, Report
@@ -21,10 +22,9 @@ from alisio.shell.lab.run_one import Arm
 from alisio.shell.lab.suite_choice import SuiteChoice
 
 if TYPE_CHECKING:
-    from alisio.shell.lab.resume import Resumed
     from alisio.shell.replay.record import Recorded
 
-__all__ = ["ArmResult", "LabOutcome", "LabStart", "Ui"]
+__all__ = ["ArmResult", "LabOutcome", "LabStart", "Resumed", "Ui"]
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,17 @@ class Ui:
     """Called as each run starts (on the thread that runs it)."""
     on_run_end: Callable[[RunSpec], None] = lambda spec: None
     """Called as each run ends, finished or not (on the thread that ran it)."""
+
+
+@dataclass(frozen=True)
+class Resumed:
+    """What a resume runs and keeps."""
+
+    stored: RunManifest
+    todo: tuple[RunSpec, ...]
+    kept: tuple[RunRecord, ...]
+    retried: int
+    """How many records retried/runs.jsonl holds (this resume's and earlier ones')."""
 
 
 @dataclass(frozen=True)

@@ -50,11 +50,11 @@ from alisio.core.replay.cassette import CassetteHeader
 from alisio.shell.config_home import LoadedConfig, data_dir, load_config
 from alisio.shell.lab.directory import claim_run_dir, created_at_for, lock_directory, prepare_out, run_id_for
 from alisio.shell.lab.errors import LabError, LabStopped
-from alisio.shell.lab.model import ArmResult, LabOutcome, LabStart, Ui
+from alisio.shell.lab.model import ArmResult, LabOutcome, LabStart, Resumed, Ui
 from alisio.shell.lab.plans import ProviderPlan, live_plan, scripted_plan
 from alisio.shell.lab.preflight import preflight, unwritable_dir
 from alisio.shell.lab.request import ExecutorKind, LabRequest, RunMode
-from alisio.shell.lab.resume import Resumed, plan_file, read_manifest
+from alisio.shell.lab.resume import plan_file, read_manifest
 from alisio.shell.lab.run_one import Arm, Finished, RunContext, run_one
 from alisio.shell.lab.runner import Executor, LoopResult, RunsLog, SerialExecutor, ThreadExecutor, run_loop
 from alisio.shell.lab.stale import owned_prefix, remove_stale

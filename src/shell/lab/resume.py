@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from returns.result import Failure
@@ -33,7 +32,7 @@ from alisio.core.lab.records import RunRecord, decode_runs, encode_runs
 from alisio.core.lab.schedule import RunSpec
 from alisio.core.lab.transcript import transcript_path
 from alisio.shell.lab.errors import LabError
-from alisio.shell.lab.model import LabStart
+from alisio.shell.lab.model import LabStart, Resumed
 from alisio.shell.lab.request import LabRequest, Output, Permissions, ProviderOptions, RunMode, Selection
 from alisio.shell.lab.store import RUNS_JSONL, write_bytes_atomic
 from alisio.shell.lab.stored import report_dir
@@ -41,7 +40,6 @@ from alisio.shell.lab.stored import report_dir
 __all__ = [
     "PLAN_JSON",
     "RETRIED",
-    "Resumed",
     "prepare_resume",
     "read_manifest",
     "resume_request",
@@ -132,17 +130,6 @@ def resume_request(
         resume=directory,
         retry_errors=retry_errors,
     )
-
-
-@dataclass(frozen=True)
-class Resumed:
-    """What a resume runs and keeps."""
-
-    stored: RunManifest
-    todo: tuple[RunSpec, ...]
-    kept: tuple[RunRecord, ...]
-    retried: int
-    """How many records retried/runs.jsonl holds (this resume's and earlier ones')."""
 
 
 def _records(path: Path, say: Callable[[str], None]) -> tuple[RunRecord, ...]:

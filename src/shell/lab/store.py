@@ -25,7 +25,8 @@ from alisio.core.lab.html_transcript import (
 from alisio.core.lab.records import RunRecord, decode_runs, encode_runs
 from alisio.core.lab.render import render_markdown
 from alisio.core.lab.render_html import REPORT_HTML, render_report_html
-from alisio.core.lab.report import Report, decode_report, encode_report
+from alisio.core.lab.report import Report
+from alisio.core.lab.report_json import decode_report, encode_report
 from alisio.core.lab.transcript import transcript_path
 
 __all__ = [

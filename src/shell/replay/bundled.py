@@ -1,13 +1,11 @@
 """Re-record the bundled cassettes with the scripted provider (``make record-bundled``).
 
-``python -m alisio.shell.replay.bundled [--tasks suite/task,...] [--out DIR]``
-
 Every bundled suite with a ``scripts/`` directory is recorded: each task that has ``scripts/<task-id>.json``
 runs once with that script, through the lab's pipeline as ``eval record`` does, under the default measured
 configuration (never the user's), with ``--allow-write --allow-process`` granted; its cassette goes to
 ``suites/<suite>/cassettes/`` (or ``DIR/<suite>/`` with ``--out``). The recordings hold no timestamp and
-normalise per-run paths, so two consecutive recordings are byte-identical. The command itself (options, exit
-codes) is ``alisio.shell.cli.record_bundled``.
+normalise per-run paths, so two consecutive recordings are byte-identical. The command, with its options and
+exit codes, is ``python -m alisio.shell.cli.record_bundled [--tasks suite/task,...] [--out DIR]``.
 """
 
 from __future__ import annotations
@@ -103,9 +101,3 @@ def record_bundled(tasks: str | None, out: Path | None, say: Callable[[str], Non
             say(f"wrote {item.path} ({item.calls} calls, {item.size / 1024:.1f} KB): {item.status}")
             failed += item.status != "pass"
     return failed
-
-
-if __name__ == "__main__":
-    from alisio.shell.cli.record_bundled import main
-
-    main()
