@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from alisio.core.lab.records import RunStatus
+from alisio.shell.cli.eval_app import COMMANDS as EVAL_COMMANDS
 from tests.integration.sse_server import Reply, SseServer
 from tests.integration.test_eval_run import (
     ALISIO,
@@ -125,6 +126,48 @@ def test_help_does_not_load_markdown_yet_typer_still_can() -> None:
     )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert (result.returncode, result.stdout.splitlines()[-1:]) == (0, ["ok"]), result.stderr
+
+
+EVAL_MODULES = {module.rsplit(".", 1)[1] for module, _ in EVAL_COMMANDS.values()}
+
+
+@pytest.mark.parametrize(
+    ("argv", "loaded"),
+    [
+        (["--help"], {"run_cmd"}),  # the help lists run's own help line
+        (["eval", "--help"], EVAL_MODULES),
+        (["eval", "run", "--help"], {"eval_run"}),
+        (["run", "--help"], {"run_cmd"}),
+    ],
+    ids=["alisio", "eval", "eval run", "run"],
+)
+def test_a_command_module_is_imported_only_when_its_command_is_used(
+    argv: list[str], loaded: set[str]
+) -> None:
+    """``alisio --help`` imports no eval command's module, ``alisio eval run`` only eval_run (start-up time)."""
+    script = (
+        "import json, sys\n"
+        "from alisio.shell.cli.main import run_cli\n"
+        f"code = run_cli({argv!r})\n"
+        "print(json.dumps([code, sorted(m for m in sys.modules if m.startswith('alisio.shell.cli.'))]))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    code, modules = json.loads(result.stdout.splitlines()[-1])
+    imported = {module.rsplit(".", 1)[1] for module in modules}
+    assert (code, imported & (EVAL_MODULES | {"run_cmd"})) == (0, loaded), result.stderr
+
+
+@pytest.mark.parametrize(
+    ("argv", "suggestion"),
+    [(["rnu"], "'run'"), (["eval", "rnu"], "'run'"), (["eval", "rusn"], "'run', 'runs'")],
+)
+def test_a_mistyped_command_is_named_with_the_close_ones(
+    home: Path, argv: list[str], suggestion: str
+) -> None:
+    """Commands are built on first use; the suggestion still considers every command."""
+    result = alisio(home, *argv)
+    assert result.returncode == 1
+    assert f"No such command {argv[-1]!r}. Did you mean {suggestion}?" in result.stderr
 
 
 def test_short_k_and_the_table_on_stdout(home: Path) -> None:

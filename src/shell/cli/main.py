@@ -21,20 +21,24 @@ import sys
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Annotated
+from typing import Annotated, ClassVar
 
 import typer
 from typer import _click as click
 
 from alisio.shell.cli.eval_app import eval_app
-from alisio.shell.cli.run_cmd import run_command
-from alisio.shell.cli.style import Command, Group
+from alisio.shell.cli.style import LazyGroup
 
 HELP_OPTIONS = {"help_option_names": ["-h", "--help"]}
 
+
+class _RootGroup(LazyGroup):
+    lazy: ClassVar[dict[str, tuple[str, str]]] = {"run": ("alisio.shell.cli.run_cmd", "run_command")}
+
+
 app = typer.Typer(
     name="alisio",
-    cls=Group,
+    cls=_RootGroup,
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_show_locals=False,
@@ -61,7 +65,6 @@ def _root(
     """A headless coding-agent harness (alisio run) and its Reliability Lab (alisio eval)."""
 
 
-app.command("run", cls=Command)(run_command)
 app.add_typer(eval_app, name="eval")
 
 

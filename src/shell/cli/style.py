@@ -6,23 +6,29 @@ wraps required arguments in braces in usage lines (``{suite}``). People read ``-
 - ``Command`` (every command's class) shows an option's ``metavar`` (``N``, ``DIR``, ``FILE``...) and nothing
   for a flag, no range (ranges are checked by the command, with a one-line error), and arguments in upper case
   without braces (``alisio eval run [OPTIONS] SUITE``);
-- ``Group`` lists its commands in the order they were added (the workflow order), not alphabetically.
+- ``Group`` lists its commands in the order they were added (the workflow order), not alphabetically;
+  ``LazyGroup`` imports a command's module only when the command is used;
+- both import typer's help renderer without the two rich modules it imports and the help never uses
+  (``import_help_renderer``): a third of ``alisio --help``'s start-up (``bench/bench_startup.py``).
 
 These hook typer's own help rendering, so typer is pinned to the minor version they were written against
-(pyproject.toml); ``tests/integration/test_cli_help.py`` fails if an update brings the placeholders back.
+(pyproject.toml); ``tests/integration/test_cli_conventions.py`` fails if an update brings the placeholders back
+or the help loads those modules again.
 """
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import sys
 import types
-from typing import Any
+from typing import Any, ClassVar
 
+import typer
 from typer import _click as click
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
-__all__ = ["Command", "Group", "import_help_renderer"]
+__all__ = ["Command", "Group", "LazyGroup", "import_help_renderer"]
 
 
 class _Argument(TyperArgument):
@@ -97,6 +103,38 @@ class Group(_QuietHelp, TyperGroup):
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(self.commands)
+
+
+class LazyGroup(Group):
+    """A group whose commands named in ``lazy`` are imported and built on first use, listed first, in order.
+
+    ``lazy`` maps a command's name to where its function is (module, attribute); typer builds the command
+    from the function as ``@app.command`` would. A command that is not used is never imported: ``alisio
+    --help`` and ``alisio eval run`` do not pay for the eval commands' imports and options (a group's help
+    imports its own commands, for their help lines).
+    """
+
+    lazy: ClassVar[dict[str, tuple[str, str]]] = {}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return [*self.lazy, *(name for name in self.commands if name not in self.lazy)]
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.lazy and cmd_name not in self.commands:
+            module, attribute = self.lazy[cmd_name]
+            single = typer.Typer(add_completion=False)
+            single.command(cmd_name, cls=Command)(getattr(importlib.import_module(module), attribute))
+            self.commands[cmd_name] = typer.main.get_command(single)
+        return self.commands.get(cmd_name)
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
+        try:
+            return super().resolve_command(ctx, args)
+        except click.exceptions.UsageError as error:  # typer suggests from the commands built so far only
+            close = difflib.get_close_matches(args[0], self.list_commands(ctx)) if args else []
+            if close and "Did you mean" not in error.message:
+                error.message = f"{error.message.rstrip('.')}. Did you mean {', '.join(map(repr, close))}?"
+            raise
 
 
 class _LoadedOnUse(type):
