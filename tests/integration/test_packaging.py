@@ -44,12 +44,18 @@ def test_the_wheel_installs_alisio_core_and_shell_and_no_top_level_core(tmp_path
     names = zipfile.ZipFile(wheel).namelist()
     tops = {name.split("/")[0] for name in names if not name.split("/")[0].endswith(".dist-info")}
     assert tops == {"alisio"}
-    assert "alisio/core/lab/stats.py" in names and "alisio/shell/cli/main.py" in names
+    assert (
+        "alisio/core/lab/stats.py" in names
+        and "alisio/core/stats.py" in names
+        and "alisio/shell/cli/main.py" in names
+    )
     unpacked = tmp_path / "unpacked"
     zipfile.ZipFile(wheel).extractall(unpacked)
     path = f"{unpacked}:{sysconfig.get_paths()['purelib']}"  # the dependencies, without processing .pth files
     probe = (
         "import importlib.util, alisio.core.lab.stats as s; "
+        "from alisio.core.stats import wilson_interval; "
+        "assert wilson_interval(7, 10) == s.wilson_interval(7, 10); "
         "print(s.__file__); "
         "print(importlib.util.find_spec('core'), importlib.util.find_spec('shell'))"
     )
@@ -76,3 +82,12 @@ def test_no_source_imports_a_top_level_core_or_shell() -> None:
         if pattern.search(path.read_text(encoding="utf-8"))
     ]
     assert offenders == []
+
+
+def test_the_library_statistics_are_the_labs() -> None:
+    """``alisio.core.stats`` offers every public name of ``alisio.core.lab.stats``, the same objects."""
+    import alisio.core.lab.stats as lab_stats
+    import alisio.core.stats as library
+
+    assert library.__all__ == lab_stats.__all__
+    assert all(getattr(library, name) is getattr(lab_stats, name) for name in lab_stats.__all__)
