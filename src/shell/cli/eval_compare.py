@@ -92,7 +92,7 @@ def compare(
     html: HtmlFile = None,
     fail_on: FailOnFlag = None,
 ) -> ExitCode:
-    """Compare two reports (report.json or its directory): a verdict per task, exact tests, deltas, limits."""
+    """Compare two reports (report.json or its directory): a verdict per task, exact tests, deltas and the limits."""
     import msgspec
     from returns.result import Failure, Success
 

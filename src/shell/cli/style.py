@@ -21,6 +21,7 @@ from __future__ import annotations
 import difflib
 import importlib
 import sys
+import threading
 import types
 from typing import Any, ClassVar
 
@@ -132,8 +133,9 @@ class LazyGroup(Group):
             return super().resolve_command(ctx, args)
         except click.exceptions.UsageError as error:  # typer suggests from the commands built so far only
             close = difflib.get_close_matches(args[0], self.list_commands(ctx)) if args else []
-            if close and "Did you mean" not in error.message:
-                error.message = f"{error.message.rstrip('.')}. Did you mean {', '.join(map(repr, close))}?"
+            if self.suggest_commands and close:
+                message = error.message.split(". Did you mean ")[0].rstrip(".")
+                error.message = f"{message}. Did you mean {', '.join(map(repr, close))}?"
             raise
 
 
@@ -159,14 +161,23 @@ class _LoadedOnUse(type):
 _UNUSED_BY_HELP = (("rich.markdown", "Markdown"), ("rich.traceback", "Traceback"))
 
 
+_IMPORTING = threading.Lock()
+
+
 def import_help_renderer() -> None:
     """Import ``typer.rich_utils`` without paying for the rich modules above (they load if ever used).
 
-    Stand-ins sit in ``sys.modules`` only while typer's module imports; any later ``import rich.markdown``
-    gets the real module, and typer's references load it on first use.
+    Stand-ins sit in ``sys.modules`` only while typer's module imports. Help renders on the main thread
+    before any run starts, when no other thread imports rich; the lock keeps two calls from interleaving.
+    Any later ``import rich.markdown`` gets the real module, and typer's references load it on first use.
+    Nothing to do when typer runs without rich (``TYPER_USE_RICH=0``).
     """
-    if "typer.rich_utils" in sys.modules:
-        return
+    with _IMPORTING:
+        if "typer.rich_utils" not in sys.modules and typer.core.HAS_RICH:
+            _import_with_stand_ins()
+
+
+def _import_with_stand_ins() -> None:
     stand_ins: dict[str, types.ModuleType] = {}
     for module, name in _UNUSED_BY_HELP:
         if module not in sys.modules:

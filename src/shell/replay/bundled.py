@@ -11,6 +11,7 @@ exit codes, is ``python -m alisio.shell.cli.record_bundled [--tasks suite/task,.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -101,3 +102,7 @@ def record_bundled(tasks: str | None, out: Path | None, say: Callable[[str], Non
             say(f"wrote {item.path} ({item.calls} calls, {item.size / 1024:.1f} KB): {item.status}")
             failed += item.status != "pass"
     return failed
+
+
+if __name__ == "__main__":  # the command's earlier address: say where it is now, never succeed silently
+    sys.exit("python -m alisio.shell.replay.bundled has moved: run python -m alisio.shell.cli.record_bundled")
