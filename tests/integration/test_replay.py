@@ -453,3 +453,17 @@ def test_quick_start_replay_of_tool_sequences(home: Path) -> None:
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert [r.status for r in runs(home / "out")] == [RunStatus.PASS] * 6
+
+
+def test_the_old_record_bundled_address_names_the_new_one() -> None:
+    """``python -m alisio.shell.replay.bundled`` (the earlier address) records nothing and says where to go."""
+    result = subprocess.run(
+        [sys.executable, "-m", "alisio.shell.replay.bundled", "--tasks", "x"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
+    assert result.returncode == 1
+    assert "python -m alisio.shell.cli.record_bundled" in result.stderr
