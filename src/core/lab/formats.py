@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from alisio.core.harness.protocol import Usage
 from alisio.core.lab.report import Count
 from alisio.core.lab.stats import ClusteredMean, Interval, IntervalMethod
 from alisio.core.lab.verdict import format_interval
@@ -32,6 +33,7 @@ __all__ = [
     "format_rate",
     "format_seconds",
     "format_seconds2",
+    "format_usage",
     "format_usd",
     "pct",
     "suite_interval_text",
@@ -94,6 +96,18 @@ def suite_interval_text(rate: ClusteredMean) -> str:
 def format_int(value: int | None) -> str:
     """``12,345``, or "not reported" for an absent provider figure."""
     return NOT_REPORTED if value is None else f"{value:,}"
+
+
+def format_usage(usage: Usage | None) -> str:
+    """One provider call's tokens: ``1,234 in, 56 out``; a figure the provider left out is ``?``, and no
+    usage at all is "usage not reported" (never 0, never ``None``)."""
+    if usage is None or (usage.input_tokens is None and usage.output_tokens is None):
+        return "usage not reported"
+
+    def count(value: int | None) -> str:
+        return "?" if value is None else f"{value:,}"
+
+    return f"{count(usage.input_tokens)} in, {count(usage.output_tokens)} out"
 
 
 def format_num(value: float | None, digits: int = 0, absent: str = "n/a") -> str:

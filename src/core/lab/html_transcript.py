@@ -38,6 +38,7 @@ from alisio.core.harness.events import (
     ToolCalled,
     ToolResulted,
 )
+from alisio.core.lab.formats import format_usage
 from alisio.core.lab.html_page import esc
 from alisio.core.lab.records import RunRecord, RunStatus
 
@@ -129,17 +130,6 @@ def _seconds(ms: int) -> str:
     return f"{ms / 1000:.1f} s"
 
 
-def _tokens(event: ProviderResponded) -> str:
-    usage = event.usage
-    if usage is None or (usage.input_tokens is None and usage.output_tokens is None):
-        return "usage not reported"
-
-    def count(value: int | None) -> str:
-        return "?" if value is None else f"{value:,}"
-
-    return f"{count(usage.input_tokens)} in, {count(usage.output_tokens)} out"
-
-
 def _entry(event: Event, turn: int, last_text: str) -> Entry | None:
     """The entry of one event (``None`` for the provider requests, shown through their responses)."""
     at = f"+{_seconds(event.elapsed_ms)}"
@@ -154,7 +144,7 @@ def _entry(event: Event, turn: int, last_text: str) -> Entry | None:
                 else ""
             )
             who = "compaction checkpoint" if event.purpose == "compaction" else f"turn {turn} · assistant"
-            title = f"{who} · {event.finish_reason}{calls} · {_tokens(event)} · {_seconds(event.duration_ms)} · {at}"
+            title = f"{who} · {event.finish_reason}{calls} · {format_usage(event.usage)} · {_seconds(event.duration_ms)} · {at}"
             return Entry(kind="assistant", title=title, body=event.text)
         case ToolCalled():
             effect = f" ({event.effect})" if event.effect is not None else " (unknown tool)"

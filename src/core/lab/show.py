@@ -29,6 +29,7 @@ from alisio.core.harness.events import (
     ToolCalled,
     ToolResulted,
 )
+from alisio.core.lab.formats import format_usage
 from alisio.core.lab.progress import why_not_passed
 from alisio.core.lab.records import RunRecord, RunStatus
 
@@ -108,8 +109,7 @@ def _event_lines(event: Event) -> list[str]:
         case ProviderRequested(purpose="compaction"):
             return ["--- compaction call ---"]
         case ProviderResponded(text=text, finish_reason=finish, usage=usage, duration_ms=ms):
-            tokens = f"{usage.input_tokens} in, {usage.output_tokens} out" if usage else "usage not reported"
-            lines = [f"assistant ({finish}, {tokens}, {ms / 1000:.1f} s):"]
+            lines = [f"assistant ({finish}, {format_usage(usage)}, {ms / 1000:.1f} s):"]
             return lines + (_indented(text) if text else ["    (no text)"])
         case ToolCalled(name=name):
             return [f"> {name}", *_arguments(event)[1]]
