@@ -9,14 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from alisio.core.lab.compare import compare_reports
+from alisio.core.lab.formats import REPLAY_NOTICE, SCRIPTED_NOTICE, SUITE_RATE_NOTE, format_rate
 from alisio.core.lab.records import RunRecord
-from alisio.core.lab.render import (
-    REPLAY_NOTICE,
-    SCRIPTED_NOTICE,
-    SUITE_RATE_NOTE,
-    format_rate,
-    render_markdown,
-)
+from alisio.core.lab.render import render_markdown
 from alisio.core.lab.render_compare import render_comparison_markdown
 from alisio.core.lab.report import Conditions, Mode, Rates
 from alisio.core.lab.report_build import build_report

@@ -7,8 +7,8 @@ name it (``rep 0`` is the first; its seed is the command's seed + 0), rates as i
 
 from __future__ import annotations
 
+from alisio.core.lab.formats import format_rate
 from alisio.core.lab.records import RunRecord, RunStatus, VerifierStatus
-from alisio.core.lab.render import format_rate
 from alisio.core.lab.report import Report
 
 __all__ = ["progress_line", "summary_table", "why_not_passed"]

@@ -20,36 +20,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from alisio.core.lab.formats import (
-    NOT_REPORTED,
-    REPLAY_NOTICE,
-    SCRIPTED_NOTICE,
-    SCRIPTED_PROVIDER,
-    SUITE_INTERVAL_NOTE,
-    SUITE_RATE_NOTE,
-    format_pp,
-    format_rate,
-    suite_interval_text,
-)
 from alisio.core.lab.records import RunRecord
 from alisio.core.lab.report import Conditions, Report
 from alisio.core.lab.view import FailingRun, ReportView, Table, condition_items, report_view
 
-__all__ = [
-    "NOT_REPORTED",
-    "REPLAY_NOTICE",
-    "SCRIPTED_NOTICE",
-    "SCRIPTED_PROVIDER",
-    "SUITE_INTERVAL_NOTE",
-    "SUITE_RATE_NOTE",
-    "conditions_rows",
-    "fenced",
-    "format_pp",
-    "format_rate",
-    "markdown_table",
-    "render_markdown",
-    "suite_interval_text",
-]
+__all__ = ["conditions_rows", "fenced", "markdown_table", "render_markdown"]
 
 
 def markdown_table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:

@@ -136,22 +136,20 @@ def _outputs(comparison: Comparison, html: Path | None, gate_on: FailOn | None) 
     from alisio.core.lab.render_html_compare import render_comparison_html
     from alisio.core.lab.step_summary import comparison_summary
     from alisio.shell.cli.common import environment, say
-    from alisio.shell.cli.outputs import settle
-    from alisio.shell.lab.ci_outputs import OutputProblem, append_step_summary, write_output_file
+    from alisio.shell.cli.outputs import attempt, settle
+    from alisio.shell.lab.ci_outputs import append_step_summary, write_output_file
 
     result = None if gate_on is None else gate(comparison, gate_on)
     code = ExitCode.GATE if result is not None and result.hit else ExitCode.OK
     for line in [] if result is None else describe_gate(result):
         say(f"alisio eval compare: {line}")
-    problems = []
-    try:
-        if html is not None:
-            write_output_file(html, render_comparison_html(comparison), "--html")
-            say(f"comparison: {html}")
-    except OutputProblem as problem:
-        problems.append(str(problem))
-    try:
-        append_step_summary(environment(), comparison_summary(comparison, result))
-    except OutputProblem as problem:
-        problems.append(str(problem))
+
+    def write_html(page: Path) -> None:
+        write_output_file(page, render_comparison_html(comparison), "--html")
+        say(f"comparison: {page}")
+
+    problems: list[str] = []
+    if html is not None:
+        attempt(problems, lambda: write_html(html))
+    attempt(problems, lambda: append_step_summary(environment(), comparison_summary(comparison, result)))
     return settle(code, problems, "alisio eval compare")

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from alisio.shell.lab.request import LabRequest
     from alisio.shell.replay.ci import CiOutcome
 
-__all__ = ["ci_outputs", "lab_outputs", "settle"]
+__all__ = ["attempt", "ci_outputs", "lab_outputs", "settle"]
 
 
 def settle(code: ExitCode, problems: list[str], prefix: str) -> ExitCode:
@@ -31,7 +31,8 @@ def settle(code: ExitCode, problems: list[str], prefix: str) -> ExitCode:
     return ExitCode.FAILURE if problems and code is ExitCode.OK else code
 
 
-def _attempt(problems: list[str], action: Callable[[], None]) -> None:
+def attempt(problems: list[str], action: Callable[[], None]) -> None:
+    """Run ``action``; an ``OutputProblem`` it raises becomes a line in ``problems`` (for ``settle``)."""
     from alisio.shell.lab.ci_outputs import OutputProblem
 
     try:
@@ -78,8 +79,8 @@ def lab_outputs(outcome: LabOutcome, request: LabRequest, code: ExitCode, prefix
     else:
         summary = "".join(run_summary(arm.report) for arm in outcome.arms)
     problems: list[str] = []
-    _attempt(problems, lambda: _write_junit(request.output.junit, suites, known, request.output.quiet))
-    _attempt(problems, lambda: append_step_summary(request.env, summary))
+    attempt(problems, lambda: _write_junit(request.output.junit, suites, known, request.output.quiet))
+    attempt(problems, lambda: append_step_summary(request.env, summary))
     return settle(code, problems, prefix)
 
 
@@ -121,6 +122,6 @@ def ci_outputs(
                 )
             )
     problems: list[str] = []
-    _attempt(problems, lambda: _write_junit(junit, suites, credentials_of(env, None), False))
-    _attempt(problems, lambda: append_step_summary(env, ci_summary(lines, verdict)))
+    attempt(problems, lambda: _write_junit(junit, suites, credentials_of(env, None), False))
+    attempt(problems, lambda: append_step_summary(env, ci_summary(lines, verdict)))
     return settle(code, problems, prefix)

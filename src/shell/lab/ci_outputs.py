@@ -37,9 +37,9 @@ def check_output_file(path: Path, flag: str) -> None:
     """
     if path.is_dir():
         raise LabError(f"{flag} {path}: is a directory, not a file; nothing was run")
-    problem = unwritable_dir(path.parent, flag)
+    problem = unwritable_dir(path.parent, flag, named=path)
     if problem is not None:
-        raise LabError(problem.replace(f"{flag} {path.parent}:", f"{flag} {path}:", 1))
+        raise LabError(problem)
 
 
 def write_output_file(path: Path, text: str, flag: str) -> None:

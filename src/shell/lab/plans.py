@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Protocol
 from returns.result import Failure, Success
 
 from alisio.core.harness.endpoint import endpoint_of
+from alisio.core.lab.formats import SCRIPTED_PROVIDER
 from alisio.core.lab.records import RunRecord
-from alisio.core.lab.render import SCRIPTED_PROVIDER
 from alisio.core.lab.schedule import RunSpec
 from alisio.core.lab.suite import Task
 from alisio.core.replay.fingerprint import Rules

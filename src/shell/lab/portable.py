@@ -29,7 +29,7 @@ import msgspec
 
 from alisio.core.harness.config import MeasuredConfig
 from alisio.core.harness.events import Effect
-from alisio.core.lab.render import SCRIPTED_PROVIDER
+from alisio.core.lab.formats import SCRIPTED_PROVIDER
 from alisio.core.lab.suite_paths import normalize
 from alisio.core.replay.cassette import Cassette
 

@@ -106,22 +106,24 @@ def preflight(
     return tasks
 
 
-def unwritable_dir(directory: Path, flag: str) -> str | None:
+def unwritable_dir(directory: Path, flag: str, named: Path | None = None) -> str | None:
     """Why ``directory`` cannot be created or written, checked before the first run, creating nothing.
 
-    The first ancestor that exists must be a directory this process may write into.
+    The first ancestor that exists must be a directory this process may write into. The message starts with
+    ``flag`` and ``named`` (default: ``directory``; a file's flag names the file, not its directory).
     """
+    subject = f"{flag} {named or directory}"
     existing = directory
     while not existing.exists() and existing.parent != existing:
         existing = existing.parent
     if not existing.is_dir():
-        return f"{flag} {directory}: {existing} is not a directory; nothing was run"
+        return f"{subject}: {existing} is not a directory; nothing was run"
     if not os.access(existing, os.W_OK | os.X_OK):
-        return f"{flag} {directory}: {existing} is not writable; nothing was run"
+        return f"{subject}: {existing} is not writable; nothing was run"
     # os.access says yes to root everywhere (even /proc): a probe directory made and removed is the real test.
     try:
         os.rmdir(tempfile.mkdtemp(prefix=".alisio-probe-", dir=existing))
     except OSError as error:
         why = error.strerror or str(error)
-        return f"{flag} {directory}: {existing} is not writable ({why}); nothing was run"
+        return f"{subject}: {existing} is not writable ({why}); nothing was run"
     return None

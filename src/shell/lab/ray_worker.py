@@ -171,7 +171,7 @@ def provider_plan(provider: PortableProvider, secrets: RunSecrets, gate: Gate | 
 
 
 def _scripted_plan(provider: PortableScripted) -> ProviderPlan:
-    from alisio.core.lab.render import SCRIPTED_PROVIDER
+    from alisio.core.lab.formats import SCRIPTED_PROVIDER
     from alisio.shell.harness.providers.scripted import ScriptedProvider
 
     def factory(task: Task, _spec: RunSpec) -> ScriptedProvider:
