@@ -1,4 +1,4 @@
-"""The layout rules of the source (README "Architecture"), checked on the real import graph and files.
+"""The layout rules of the source (docs/architecture.md), checked on the real import graph and files.
 
 - no import cycle between modules, type-only imports included: a module never imports (directly or through
   others) a module that imports it back. The core's packages are also acyclic among themselves (the
@@ -60,7 +60,7 @@ MAX_FUNCTION_LINES = 60
 
 
 def test_no_function_is_over_60_lines() -> None:
-    """A function that long does several things; split it (README "Architecture")."""
+    """A function that long does several things; split it (docs/architecture.md)."""
     long = [
         f"{path.relative_to(SRC)}:{node.lineno}: {node.name} ({node.end_lineno - node.lineno + 1} lines)"
         for path in _sources()

@@ -85,7 +85,7 @@ def test_no_source_imports_a_top_level_core_or_shell() -> None:
 
 
 def test_the_library_statistics_answer_as_the_labs() -> None:
-    """``alisio.core.stats`` offers the statistics the README shows, with the lab's answers."""
+    """``alisio.core.stats`` offers the statistics docs/compare-and-statistics.md shows, with the lab's answers."""
     from alisio.core.stats import pass_at_k_estimate, pass_hat_k_estimate, suite_rate, wilson_interval
 
     interval = wilson_interval(3, 5)

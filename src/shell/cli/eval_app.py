@@ -14,7 +14,7 @@ import typer
 
 from alisio.shell.cli.style import LazyGroup
 
-__all__ = ["COMMANDS", "eval_app"]
+__all__ = ["COMMANDS", "DOCS", "eval_app"]
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "list": ("alisio.shell.cli.eval_list", "list_suites"),
@@ -31,15 +31,33 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 """Each command's name, in workflow order, and where its function is (module, attribute)."""
 
+DOCS: dict[str, str] = {
+    "list": "docs/lab.md#running-a-suite-alisio-eval-list-and-alisio-eval-run",
+    "validate": "docs/lab.md#suites-and-alisio-eval-validate",
+    "run": "docs/lab.md#running-a-suite-alisio-eval-list-and-alisio-eval-run",
+    "runs": "docs/lab.md#transcripts-alisio-eval-show-and-alisio-eval-runs",
+    "show": "docs/lab.md#transcripts-alisio-eval-show-and-alisio-eval-runs",
+    "record": "docs/replay-and-ci.md#replay-and-cassettes",
+    "compare": "docs/compare-and-statistics.md#comparing-two-reports-alisio-eval-compare",
+    "variants": "docs/compare-and-statistics.md#comparing-configurations-eval-variants",
+    "power": "docs/compare-and-statistics.md#planning-runs-alisio-eval-power",
+    "export": "docs/lab.md#sharing-a-run-alisio-eval-export",
+    "ci": "docs/replay-and-ci.md#alisio-eval-ci",
+}
+"""The page and heading of the repository that documents each command: the last line of its help (the wheel
+has no docs folder, so the path is relative to a checkout)."""
+
 
 class _EvalGroup(LazyGroup):
     lazy = COMMANDS
+    docs = DOCS
 
 
 eval_app = typer.Typer(
     cls=_EvalGroup,
     no_args_is_help=True,
     help="The Reliability Lab: run suites k times, judge each run, report pass rates with their uncertainty.",
+    epilog="Docs: docs/lab.md",
 )
 
 

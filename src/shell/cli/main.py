@@ -34,6 +34,7 @@ HELP_OPTIONS = {"help_option_names": ["-h", "--help"]}
 
 class _RootGroup(LazyGroup):
     lazy: ClassVar[dict[str, tuple[str, str]]] = {"run": ("alisio.shell.cli.run_cmd", "run_command")}
+    docs: ClassVar[dict[str, str]] = {"run": "docs/harness.md#alisio-run-one-headless-coding-agent-run"}
 
 
 app = typer.Typer(
@@ -44,6 +45,7 @@ app = typer.Typer(
     pretty_exceptions_show_locals=False,
     context_settings=HELP_OPTIONS,
     help="A headless coding-agent harness (alisio run) and its Reliability Lab (alisio eval).",
+    epilog="Docs: README.md",
 )
 
 

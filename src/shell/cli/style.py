@@ -116,6 +116,8 @@ class LazyGroup(Group):
     """
 
     lazy: ClassVar[dict[str, tuple[str, str]]] = {}
+    docs: ClassVar[dict[str, str]] = {}
+    """Each lazy command's documentation (a page and heading of the repository): its help's last line."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return [*self.lazy, *(name for name in self.commands if name not in self.lazy)]
@@ -124,7 +126,9 @@ class LazyGroup(Group):
         if cmd_name in self.lazy and cmd_name not in self.commands:
             module, attribute = self.lazy[cmd_name]
             single = typer.Typer(add_completion=False)
-            single.command(cmd_name, cls=Command)(getattr(importlib.import_module(module), attribute))
+            epilog = f"Docs: {self.docs[cmd_name]}" if cmd_name in self.docs else None
+            function = getattr(importlib.import_module(module), attribute)
+            single.command(cmd_name, cls=Command, epilog=epilog)(function)
             self.commands[cmd_name] = typer.main.get_command(single)
         return self.commands.get(cmd_name)
 
