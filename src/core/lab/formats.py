@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable
 
 from alisio.core.harness.protocol import Usage
+from alisio.core.lab.records import VerifierResult
 from alisio.core.lab.report import Count
 from alisio.core.lab.stats import ClusteredMean, Interval, IntervalMethod
 from alisio.core.lab.verdict import format_interval
@@ -148,3 +149,10 @@ def visible_controls(text: str) -> str:
     or noncharacter) written as a visible escape such as ``\\x1b``: XML 1.0 forbids them, and in a page they
     would show as nothing or garble the text (terminal colour codes in a command's output)."""
     return _CONTROLS.sub(_escape, text)
+
+
+def verifier_kind_text(verifier: VerifierResult) -> str:
+    """The verifier's kind for a verifier list, saying how many of its rules held vacuously (over 0 calls)."""
+    if not verifier.vacuous_rules:
+        return verifier.kind
+    return f"{verifier.kind}, {verifier.vacuous_rules} rule(s) vacuous"

@@ -70,6 +70,8 @@ class VerifierResult(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     status: VerifierStatus
     detail: str = ""
     """A short human-readable explanation (exit code, first differing path, the rule that failed)."""
+    vacuous_rules: int = 0
+    """Tool-sequence rules that held over 0 calls (vacuously: no evidence either way; the detail names them)."""
 
 
 class Incident(Frozen, frozen=True, kw_only=True):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from alisio.core.lab.formats import verifier_kind_text
 from alisio.core.lab.html_page import (
     STATUS_LETTER,
     Bar,
@@ -156,7 +157,7 @@ def _verifiers_html(record: RunRecord, known: tuple[tuple[str, str], ...]) -> st
         detail = redact(v.detail[: _VERIFIER_DETAIL_CHARS + 256], known)[:_VERIFIER_DETAIL_CHARS]
         cut = " […]" if len(v.detail) > _VERIFIER_DETAIL_CHARS else ""
         rows.append(
-            f"<tr><td>{esc(v.id)}</td><td>{esc(v.kind)}</td><td>{esc(str(v.status))}</td>"
+            f"<tr><td>{esc(v.id)}</td><td>{esc(verifier_kind_text(v))}</td><td>{esc(str(v.status))}</td>"
             f"<td><pre>{esc(detail + cut)}</pre></td></tr>"
         )
     head = "<tr><th>verifier</th><th>kind</th><th>status</th><th>detail</th></tr>"

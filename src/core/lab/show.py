@@ -29,7 +29,7 @@ from alisio.core.harness.events import (
     ToolCalled,
     ToolResulted,
 )
-from alisio.core.lab.formats import format_usage
+from alisio.core.lab.formats import format_usage, verifier_kind_text
 from alisio.core.lab.progress import why_not_passed
 from alisio.core.lab.records import RunRecord, RunStatus
 
@@ -149,7 +149,7 @@ def render_run(record: RunRecord, events: Sequence[Event] | None) -> str:
             lines += _event_lines(event)
     lines += ["", "verifiers:"]
     for verifier in record.verifiers:
-        lines.append(f"  {verifier.status:5} {verifier.id} ({verifier.kind})")
+        lines.append(f"  {verifier.status:5} {verifier.id} ({verifier_kind_text(verifier)})")
         if verifier.detail:
             lines += _indented(verifier.detail, "        ")
     if not record.verifiers:

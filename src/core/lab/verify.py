@@ -429,6 +429,28 @@ def _rule_violation(rule: Rule, calls: tuple[_Call, ...]) -> str | None:
             return None
 
 
+def _constrained(rule: Rule, calls: tuple[_Call, ...]) -> int:
+    """How many calls ``rule`` constrains: a rule that constrains none held vacuously.
+
+    before: the ``then`` calls; max-calls and no-repeat-failure: the tool's calls; never: every call (a run
+    with no tool call at all proves nothing about a tool it never had the chance to call).
+    """
+    match rule:
+        case BeforeRule(then=tool) | MaxCallsRule(tool=tool) | NoRepeatFailureRule(tool=tool):
+            return sum(1 for call in calls if call.name == tool)
+        case NeverRule():
+            return len(calls)
+
+
+def _held_detail(rules: tuple[Rule, ...], calls: tuple[_Call, ...]) -> tuple[str, int]:
+    """The pass detail, naming each rule that held over 0 calls as vacuous, and how many did."""
+    vacuous = [_describe(rule) for rule in rules if _constrained(rule, calls) == 0]
+    detail = f"{len(rules)} rule(s) hold over {len(calls)} tool call(s)"
+    if vacuous:
+        detail += f"; vacuous (held over 0 calls): {', '.join(vacuous)}"
+    return detail, len(vacuous)
+
+
 def judge_tool_sequence(verifier: ToolSequenceVerifier, events: tuple[Event, ...]) -> VerifierResult:
     """Judge a tool-sequence verifier over the run's event log.
 
@@ -440,7 +462,8 @@ def judge_tool_sequence(verifier: ToolSequenceVerifier, events: tuple[Event, ...
 
     Returns:
         error when the log has no ``run_start`` or no ``run_end`` (the evidence is incomplete); fail naming
-        the first rule (in suite order) that does not hold and its offending call; pass when all hold.
+        the first rule (in suite order) that does not hold and its offending call; pass when all hold, its
+        detail naming the rules that held over 0 calls ("vacuous"), counted in ``vacuous_rules``.
     """
 
     def verdict(status: VerifierStatus, detail: str) -> VerifierResult:
@@ -458,4 +481,5 @@ def judge_tool_sequence(verifier: ToolSequenceVerifier, events: tuple[Event, ...
         why = _rule_violation(rule, calls)
         if why is not None:
             return verdict(VerifierStatus.FAIL, f"{_describe(rule)}: {why}")
-    return verdict(VerifierStatus.PASS, f"{len(verifier.rules)} rule(s) hold over {len(calls)} tool call(s)")
+    detail, vacuous = _held_detail(verifier.rules, calls)
+    return msgspec.structs.replace(verdict(VerifierStatus.PASS, detail), vacuous_rules=vacuous)
