@@ -48,3 +48,43 @@ def test_rules_held_over_no_call_say_vacuous(home: Path) -> None:
     assert "pass  seq (tool-sequence, 2 rule(s) vacuous)" in shown.stdout, shown.stdout
     html = (out / "report.html").read_text()
     assert "tool-sequence, 2 rule(s) vacuous" in html
+
+
+CALL = '{"name": "edit_file", "arguments": {"path": "src/calc.py", "old_string": "a - b", "new_string": "a + b"}}'
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        (CALL, "as bare JSON"),
+        (f"I will fix it.\n```json\n{CALL}\n```", "in a fenced block"),
+        (f"<tool_call>\n{CALL}\n</tool_call>", "in <tool_call> tags"),
+    ],
+)
+def test_a_tool_call_written_as_text_is_an_incident(home: Path, text: str, where: str) -> None:
+    """A final text that parses as a call of an offered tool: a text_tool_call incident, named on the fail
+    line and counted in report.md's incidents column."""
+    suite = make_suite(home)
+    out = home / "out"
+    script = write_script(home / "s.json", {"turns": [{"text": text}]})
+    result = eval_run(home, suite, "-k", "1", "-j", "1", "--allow-write", "--out", str(out), script=script)
+    assert result.returncode == 0, result.stderr
+    (record,) = read_runs(out)
+    (incident,) = [i for i in record.incidents if i.kind == "text_tool_call"]
+    assert incident.message.startswith(
+        f"the final text is a call of edit_file written {where}, not a tool call"
+    )
+    line = next(line for line in result.stderr.splitlines() if line.startswith("[1/1]"))
+    assert "fail (1 turn" in line and ": text_tool_call (a tool call written as text); check: " in line
+    assert "text_tool_call 1" in (out / "report.md").read_text()
+
+
+def test_prose_naming_a_tool_is_no_incident(home: Path) -> None:
+    """Text that mentions a tool, or JSON naming a tool not offered, raises no text_tool_call."""
+    suite = make_suite(home)
+    out = home / "out"
+    text = 'I would call edit_file here. {"name": "deploy", "arguments": {}}'
+    script = write_script(home / "s.json", {"turns": [{"text": text}]})
+    result = eval_run(home, suite, "-k", "1", "--allow-write", "--out", str(out), script=script)
+    assert result.returncode == 0, result.stderr
+    assert not [i for i in read_runs(out)[0].incidents if i.kind == "text_tool_call"]

@@ -62,6 +62,8 @@ class IncidentKind(StrEnum):
     """a provider call was retried after a 429, 5xx or connection error."""
     TOO_MANY_TOOL_CALLS = "too_many_tool_calls"
     """one assistant turn asked for more than tools.maxCallsPerTurn tool calls; the calls past it did not run."""
+    TEXT_TOOL_CALL = "text_tool_call"
+    """the final text parses as a call of an offered tool: the server did not parse the model's call."""
 
 
 class RunStarted(Frozen, frozen=True, kw_only=True, tag="run_start", tag_field="type"):

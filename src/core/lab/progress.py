@@ -7,11 +7,14 @@ name it (``rep 0`` is the first; its seed is the command's seed + 0), rates as i
 
 from __future__ import annotations
 
+from alisio.core.harness.events import IncidentKind
 from alisio.core.lab.formats import format_rate
 from alisio.core.lab.records import RunRecord, RunStatus, VerifierStatus
 from alisio.core.lab.report import Report
 
 __all__ = ["progress_line", "summary_table", "why_not_passed"]
+
+_TEXT_TOOL_CALL = str(IncidentKind.TEXT_TOOL_CALL)
 
 
 def _first_line(text: str, limit: int = 160) -> str:
@@ -38,7 +41,8 @@ def progress_line(index: int, total: int, record: RunRecord) -> str:
     """``[3/35] fix-add rep 2: fail (4 turns, 12.3 s): check: exit 1, expected 0``.
 
     The reason follows budget_exceeded and error; a failing run names its first failing verifier and the
-    first line of its detail, an errored run its first error.
+    first line of its detail, an errored run its first error; a run that did not pass and has a
+    ``text_tool_call`` incident names it first.
     """
     m = record.measured
     status = str(record.status)
@@ -48,6 +52,10 @@ def progress_line(index: int, total: int, record: RunRecord) -> str:
     line = f"[{index}/{total}] {record.task_id} rep {record.repetition}: {status} "
     line += f"({m.turns} {turns}, {m.wall_ms / 1000:.1f} s)"
     why = why_not_passed(record)
+    if record.status is not RunStatus.PASS and any(i.kind == _TEXT_TOOL_CALL for i in record.incidents):
+        # The run "completed" in one turn because the server did not parse the call: say so before the
+        # verifier's detail makes it look like a wrong fix.
+        why = f"{_TEXT_TOOL_CALL} (a tool call written as text); {why}" if why else _TEXT_TOOL_CALL
     return f"{line}: {why}" if why else line
 
 

@@ -93,6 +93,7 @@ from alisio.core.harness.protocol import (
     UserMessage,
     assemble,
 )
+from alisio.core.harness.text_calls import text_tool_call
 from alisio.core.harness.tooldefs import effect_of, tool_specs
 from alisio.core.replay.fingerprint import ConversationHash, Rules, fingerprint, normalize_request
 from alisio.shell import cancel
@@ -480,6 +481,9 @@ class _Run:
         cap = self.setup.measured.tools.max_calls_per_turn
         match after_response(response, cap):
             case Finish(final_text=text):
+                written = text_tool_call(text, tuple(tool.name for tool in self.tools))
+                if written is not None:
+                    self.incident(IncidentKind.TEXT_TOOL_CALL, written)
                 return self.end("completed", final_text=text)
             case CallTools(calls=calls, refused=refused) as step:
                 over_cap = over_cap_incident(step, cap)
