@@ -88,3 +88,21 @@ def test_prose_naming_a_tool_is_no_incident(home: Path) -> None:
     result = eval_run(home, suite, "-k", "1", "--allow-write", "--out", str(out), script=script)
     assert result.returncode == 0, result.stderr
     assert not [i for i in read_runs(out)[0].incidents if i.kind == "text_tool_call"]
+
+
+def test_runs_cut_mid_stream_at_several_jobs_suggest_one_job(home: Path) -> None:
+    """Several provider_stream errors with jobs > 1: the closing lines name the cause and --jobs 1."""
+    suite = make_suite(home)
+    script = write_script(home / "s.json", {"turns": [{"text": "par", "error": "request cancelled"}]})
+    result = eval_run(
+        home, suite, "-k", "3", "-j", "2", "--allow-write", "--out", str(home / "o"), script=script
+    )
+    assert result.returncode == 1, result.stderr
+    hint = result.stderr.splitlines()[-1]
+    assert hint.startswith("3 runs ended provider_stream (the server cut their streams)"), hint
+    assert "with 2 runs at once" in hint and "cancels concurrent requests" in hint
+    assert "--jobs 1" in hint and "provider.maxConcurrency" in hint
+    alone = eval_run(
+        home, suite, "-k", "3", "-j", "1", "--allow-write", "--out", str(home / "p"), script=script
+    )
+    assert "--jobs 1" not in alone.stderr

@@ -201,7 +201,25 @@ def stop_lines(outcome: LabOutcome) -> list[str]:
     if diverged:
         noun = "run" if len(diverged) == 1 else "runs"
         lines.append(f"{len(diverged)} {noun} diverged from the cassette (replay_divergence): exit 2")
-    return lines
+    return lines + _concurrency_hint(outcome)
+
+
+def _concurrency_hint(outcome: LabOutcome) -> list[str]:
+    """Several runs cut mid-stream at more than one job: the server likely cancels concurrent requests.
+
+    llama-cpp-python's server (``--interrupt_requests True``, its default) ends a stream when another request
+    arrives; llama.cpp's ``llama-server`` queues past its ``-np`` slots. The runs then end ``provider_stream``,
+    which reads as a flaky server unless the cause is named.
+    """
+    cut = sum(record.reason == "provider_stream" for record in outcome.records)
+    if cut < 2 or outcome.start.jobs < 2:
+        return []
+    return [
+        f"{cut} runs ended provider_stream (the server cut their streams) with {outcome.start.jobs} runs at "
+        "once: a server that cancels concurrent requests does this (llama-cpp-python: --interrupt_requests "
+        "False; llama.cpp: -np N for N jobs). Re-run with --jobs 1, or set provider.maxConcurrency in "
+        "config.toml"
+    ]
 
 
 def show_outcome(outcome: LabOutcome, json_output: bool, quiet: bool = False) -> ExitCode:
