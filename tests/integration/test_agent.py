@@ -426,7 +426,12 @@ class RecordingProvider:
         return self.inner.id
 
     def stream(
-        self, request: ProviderRequest, on_retry: object = None, *, timeout_s: float | None = None
+        self,
+        request: ProviderRequest,
+        on_retry: object = None,
+        *,
+        timeout_s: float | None = None,
+        on_first_event: object = None,
     ) -> tuple[StreamEvent, ...]:
         self.requests.append(request)
         return self.inner.stream(request, timeout_s=timeout_s)
@@ -493,7 +498,12 @@ class ExplodingProvider:
     id = "exploding"
 
     def stream(
-        self, request: ProviderRequest, on_retry: object = None, *, timeout_s: float | None = None
+        self,
+        request: ProviderRequest,
+        on_retry: object = None,
+        *,
+        timeout_s: float | None = None,
+        on_first_event: object = None,
     ) -> tuple[StreamEvent, ...]:
         raise RuntimeError("http://user:hunter2@host/v1 went sideways")
 

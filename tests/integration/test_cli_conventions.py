@@ -184,6 +184,9 @@ def test_short_k_and_the_table_on_stdout(home: Path) -> None:
         "pass@2",
         "pass^2",
         "error",
+        "tokens",
+        "wall",
+        "median",
     ]
     assert "fix-add  2/2" in result.stdout
     assert "[2/2] fix-add rep " in result.stderr and "pass/judged" not in result.stderr

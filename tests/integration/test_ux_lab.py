@@ -3,12 +3,25 @@ the closing hints and table, replay's recorded tokens, what served a run, and ti
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.integration.test_eval_run import NOOP, alisio, eval_run, make_suite, read_runs, task, write_script
+from alisio.core.harness.events import ProviderResponded
+from alisio.core.lab.transcript import decode_transcript
+from tests.integration.sse_server import Reply, SseServer
+from tests.integration.test_eval_run import (
+    NOOP,
+    alisio,
+    eval_run,
+    make_suite,
+    read_report,
+    read_runs,
+    task,
+    write_script,
+)
 
 SEQUENCE = {
     "kind": "tool-sequence",
@@ -106,3 +119,115 @@ def test_runs_cut_mid_stream_at_several_jobs_suggest_one_job(home: Path) -> None
         home, suite, "-k", "3", "-j", "1", "--allow-write", "--out", str(home / "p"), script=script
     )
     assert "--jobs 1" not in alone.stderr
+
+
+def _answer(text: str, model: str, system: str | None, pause_s: float = 0.0) -> Reply:
+    """A streamed text answer whose chunks name ``model`` and ``system_fingerprint``, as OpenAI's do."""
+    served: dict[str, object] = {"model": model}
+    if system is not None:
+        served["system_fingerprint"] = system
+    return Reply.sse(
+        {**served, "choices": [{"index": 0, "delta": {"role": "assistant", "content": text}}]},
+        {**served, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+        {**served, "choices": [], "usage": {"prompt_tokens": 40, "completion_tokens": 2, "total_tokens": 42}},
+        pause_s=pause_s,
+    )
+
+
+def _live(home: Path, suite: Path, server: SseServer, out: Path, *args: str) -> None:
+    result = eval_run(home, suite, "-k", "2", "-j", "1", "--allow-write", "--base-url", server.base_url,
+                      "--model", "alias", "--out", str(out), *args)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+
+
+def test_what_served_a_run_and_its_time_to_first_event_are_kept(home: Path) -> None:
+    """The response's model and system_fingerprint reach the event log, the record and the conditions; the
+    time to the first event of each call is logged and its median is in the measured block."""
+    suite = make_suite(home)
+    out = home / "out"
+    with SseServer() as server:
+        server.enqueue(_answer("No.", "m-2025-01", "fp_a", pause_s=0.3), _answer("No.", "m-2025-01", "fp_a"))
+        _live(home, suite, server, out)
+    first = decode_transcript((out / "runs" / "fix-add" / "0.jsonl").read_bytes())
+    (response,) = [e for e in first if isinstance(e, ProviderResponded)]
+    assert (response.served_model, response.system_fingerprint) == ("m-2025-01", "fp_a")
+    assert response.first_event_ms is not None and response.first_event_ms >= 300
+    records = {r.repetition: r for r in read_runs(out)}
+    assert records[0].measured.served_models == ("m-2025-01",) and records[
+        0
+    ].measured.system_fingerprints == ("fp_a",)
+    report = read_report(out)
+    assert (report.conditions.served_models, report.conditions.system_fingerprints) == (
+        ("m-2025-01",),
+        ("fp_a",),
+    )
+    times = sorted(r.measured.first_event_ms[0] for r in records.values())
+    assert report.summary.measured.first_event_ms_median == sum(times) / 2
+    text = (out / "report.md").read_text()
+    assert "| Served by | m-2025-01 (system_fingerprint fp_a) |" in text
+    assert "first event median" in text
+
+
+def test_compare_warns_when_another_backend_answered(home: Path) -> None:
+    """Same model name, another system_fingerprint: compare warns that another backend answered."""
+    suite = make_suite(home)
+    with SseServer() as server:
+        server.enqueue(
+            *[_answer("No.", "m", "fp_a") for _ in range(2)], *[_answer("No.", "m", "fp_b") for _ in range(2)]
+        )
+        _live(home, suite, server, home / "a")
+        _live(home, suite, server, home / "b")
+    result = alisio(home, "eval", "compare", str(home / "a"), str(home / "b"), "--format", "md")
+    assert result.returncode == 0, result.stderr
+    assert "system_fingerprint differs: fp_a -> fp_b (another backend answered)" in result.stdout
+
+
+def test_record_refuses_a_cassette_of_an_errored_run_and_says_how_many_run_at_once(home: Path) -> None:
+    """A task whose recorded run ended error gets no cassette, in one line; the others are written."""
+    suite = make_suite(home, task("fix-add"), task("other"))
+    script = write_script(home / "s.json", {"turns": [{"text": "par", "error": "upstream reset"}]})
+    result = alisio(home, "eval", "record", "calc-suite", "--suite-dir", str(suite), "--yes", "--allow-write",
+                    "--tasks", "fix-add", "--script", str(script), "-j", "1")  # fmt: skip
+    assert result.returncode == 1, result.stderr
+    assert "recording calc-suite 1.0.0: 1 task (scripted, scripted, 1 at once)" in result.stderr
+    refused = [line for line in result.stderr.splitlines() if "no cassette written" in line]
+    assert refused == [
+        "task fix-add: no cassette written: the run ended error (provider_stream): the provider's stream "
+        "failed: upstream reset; a replay would only repeat it: record the task again"
+    ]
+    assert not (suite / "cassettes" / "fix-add.jsonl").exists()
+
+
+def test_a_replay_labels_its_tokens_recorded(home: Path) -> None:
+    """A replay's report calls the cassette's tokens "recorded", not a measurement of this run."""
+    from tests.integration.test_eval_run import FIX
+
+    suite = make_suite(home)
+    recorded = alisio(home, "eval", "record", "calc-suite", "--suite-dir", str(suite), "--yes", "--allow-write",
+                      "--script", str(write_script(home / "s.json", FIX)))  # fmt: skip
+    assert recorded.returncode == 0, recorded.stderr
+    out = home / "replay"
+    result = alisio(home, "eval", "run", "calc-suite", "--suite-dir", str(suite), "--yes", "--mode", "replay",
+                    "--allow-write", "-k", "2", "--out", str(out))  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    text = (out / "report.md").read_text()
+    measured = text[text.index("## Measured") : text.index("## Estimated")]
+    assert "| tokens (recorded) | tokens/success (recorded) |" in measured
+    assert "A replay spends no tokens: the token figures are the cassette's, as recorded" in measured
+    assert "tokens (recorded)" in result.stdout
+
+
+def test_the_closing_table_has_tokens_wall_median_and_cost(home: Path) -> None:
+    """Per task: main-loop tokens, the median wall time and, priced with the rates, the estimated cost."""
+    from tests.integration.test_eval_run import FIX
+
+    suite = make_suite(home)
+    script = write_script(home / "s.json", FIX)
+    result = eval_run(home, suite, "-k", "2", "--allow-write", "--input-rate", "3", "--output-rate", "15",
+                      "--out", str(home / "o"), script=script)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    header, row = (re.split(r"  +", line) for line in result.stdout.splitlines())
+    assert header[6:] == ["tokens", "wall median", "cost (USD)"]
+    assert row[6] == "754" and re.fullmatch(r"\d+\.\d s", row[7]) and row[8] == "0.0029"
+    unpriced = eval_run(home, suite, "-k", "1", "--allow-write", "--out", str(home / "p"), script=script)
+    assert "cost" not in unpriced.stdout

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import msgspec
 from hypothesis import given
 from hypothesis import strategies as st
@@ -60,28 +62,37 @@ def test_the_summary_has_a_header_and_one_row_per_task(records: list[RunRecord],
     """One header naming pass@k and pass^k for the report's k, then one row per task in report order."""
     report = build_report(records, cond)
     lines = summary_table(report).splitlines()
-    assert lines[0].split() == [
+    assert re.split(r"  +", lines[0]) == [
         "task",
         "pass/judged",
-        "success",
-        "rate",
+        "success rate",
         f"pass@{cond.k}",
         f"pass^{cond.k}",
         "error",
+        "tokens (recorded)" if cond.mode == "replay" else "tokens",
+        "wall median",
+        *(["cost (USD)"] if cond.rates is not None else []),
     ]
     assert len(lines) == 1 + len(report.tasks)
     for line, task in zip(lines[1:], report.tasks, strict=True):
-        cells = line.split()
+        cells = re.split(r"  +", line)
         assert cells[0] == task.task_id
         assert cells[1] == f"{task.passes}/{task.judged}"
-        assert cells[-1] == str(task.errored)
+        assert cells[5] == str(task.errored)
+        tokens = task.measured.tokens
+        assert cells[6] == ("not reported" if tokens is None else f"{tokens.total:,}")
+        median = task.measured.wall_ms_median
+        assert cells[7] == ("n/a" if median is None else f"{median / 1000:,.1f} s")
+        if cond.rates is not None:
+            cost = None if task.estimated is None else task.estimated.cost_usd
+            assert cells[8] == ("n/a" if cost is None else f"{cost:,.4f}")
 
 
 def test_the_summary_reads_observed_estimated_or_na() -> None:
     """pass@k prints yes/no when exactly k runs were judged, the estimate over more, n/a over fewer."""
     records = task_runs("exact", 1, 1) + task_runs("more", 1, 2) + task_runs("fewer", 1)
     table = summary_table(build_report(records, conditions(k=2)))
-    rows = {line.split()[0]: line.split() for line in table.splitlines()[1:]}
-    assert rows["exact"][-3:] == ["yes", "no", "0"]
-    assert rows["more"][-3:] == ["0.67", "0.00", "0"]
-    assert rows["fewer"][-3:] == ["n/a", "n/a", "0"]
+    rows = {line.split()[0]: re.split(r"  +", line) for line in table.splitlines()[1:]}
+    assert rows["exact"][3:6] == ["yes", "no", "0"]
+    assert rows["more"][3:6] == ["0.67", "0.00", "0"]
+    assert rows["fewer"][3:6] == ["n/a", "n/a", "0"]

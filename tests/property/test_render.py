@@ -90,7 +90,7 @@ def test_absent_figures_say_not_reported_never_zero() -> None:
     text = render_markdown(build_report(records, conditions(rates=None)))
     measured = text[text.index("## Measured") : text.index("## Estimated")]
     assert (
-        "| a | 20 | 30 | 0 | none | 32.0 s | 2.5 s² | 53.3 s | not reported | not reported | not reported |"
+        "| a | 20 | 30 | 0 | none | 32.0 s | n/a | 2.5 s² | 53.3 s | not reported | not reported | not reported |"
         in measured
     )
     assert "No rates given" in text and "USD" not in text[text.index("## Estimated") :]

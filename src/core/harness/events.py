@@ -104,6 +104,13 @@ class ProviderResponded(Frozen, frozen=True, kw_only=True, tag="provider_respons
     duration_ms: int
     text: str = ""
     """The assistant's text of this response, whole (what a transcript shows)."""
+    first_event_ms: int | None = None
+    """From sending the request to the first event of the answering stream (retries and waits included):
+    queueing on the server shows here, the model's own time after it. ``None``: no server (scripted, replay)."""
+    served_model: str | None = None
+    """The ``model`` the response named (what answered; an alias resolves here). ``None``: it named none."""
+    system_fingerprint: str | None = None
+    """The response's ``system_fingerprint`` (the backend configuration), when the provider sends one."""
 
 
 class ToolCalled(Frozen, frozen=True, kw_only=True, tag="tool_call", tag_field="type"):

@@ -156,7 +156,33 @@ class StreamErrorEvent(Frozen, frozen=True, kw_only=True, tag="error", tag_field
     code: str | None = None
 
 
-StreamEvent = TextDelta | ReasoningDelta | ToolCallDelta | FinishEvent | UsageEvent | StreamErrorEvent
+class ServedEvent(Frozen, frozen=True, kw_only=True, tag="served", tag_field="type", omit_defaults=True):
+    """What served the response: the ``model`` and ``system_fingerprint`` of its chunks.
+
+    A provider sends them on every chunk; the stream keeps one event each time they change
+    (``served_changes``), so a cassette holds one, not one per chunk.
+    """
+
+    model: str | None = None
+    system_fingerprint: str | None = None
+
+
+StreamEvent = (
+    TextDelta | ReasoningDelta | ToolCallDelta | FinishEvent | UsageEvent | StreamErrorEvent | ServedEvent
+)
+
+
+def served_changes(events: tuple[StreamEvent, ...]) -> tuple[StreamEvent, ...]:
+    """``events`` with every ``ServedEvent`` equal to the last one kept dropped (the order is unchanged)."""
+    kept: list[StreamEvent] = []
+    last: ServedEvent | None = None
+    for event in events:
+        if isinstance(event, ServedEvent):
+            if event == last:
+                continue
+            last = event
+        kept.append(event)
+    return tuple(kept)
 
 
 class ProviderResponse(Frozen, frozen=True, kw_only=True):
@@ -171,6 +197,10 @@ class ProviderResponse(Frozen, frozen=True, kw_only=True):
     usage_problem: str | None = None
     """Why the last reported usage cannot be used (``usage_problem``): the response then counts as one that
     reported no usage. ``None`` when usage was reported and usable, or not reported at all."""
+    served_model: str | None = None
+    """The ``model`` the stream named last (what actually answered; ``None`` when it named none)."""
+    system_fingerprint: str | None = None
+    """The ``system_fingerprint`` the stream named last (the backend configuration; often absent)."""
 
 
 class StreamError(Frozen, frozen=True, kw_only=True):
@@ -237,8 +267,13 @@ def assemble(events: tuple[StreamEvent, ...]) -> Result[ProviderResponse, Stream
     calls = _CallSlots()
     finish: str | None = None
     usage: Usage | None = None
+    served = ServedEvent()
     for event in events:
         match event:
+            case ServedEvent(model=model, system_fingerprint=system):
+                served = ServedEvent(
+                    model=model or served.model, system_fingerprint=system or served.system_fingerprint
+                )
             case TextDelta(text=fragment):
                 text.append(fragment)
             case ReasoningDelta(text=fragment):
@@ -262,5 +297,7 @@ def assemble(events: tuple[StreamEvent, ...]) -> Result[ProviderResponse, Stream
             finish_reason=finish,
             usage=None if problem else usage,
             usage_problem=problem,
+            served_model=served.model,
+            system_fingerprint=served.system_fingerprint,
         )
     )

@@ -37,6 +37,7 @@ from alisio.core.harness.protocol import (
     Message,
     ProviderRequest,
     ReasoningDelta,
+    ServedEvent,
     StreamErrorEvent,
     StreamEvent,
     SystemMessage,
@@ -183,6 +184,9 @@ def completion_events(completion: Mapping[str, object]) -> tuple[StreamEvent, ..
 def _payload_events(payload: Mapping[str, object], content_key: str) -> tuple[StreamEvent, ...]:
     """Choice 0's ``content_key`` (``delta`` or ``message``) and finish reason, then usage, then an error."""
     events: list[StreamEvent] = []
+    model, system = _text(payload.get("model")), _text(payload.get("system_fingerprint"))
+    if model or system:
+        events.append(ServedEvent(model=model or None, system_fingerprint=system or None))
     choice = _first_choice(payload.get("choices"))
     if choice is not None:
         content = choice.get(content_key)

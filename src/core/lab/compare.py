@@ -229,6 +229,18 @@ def limits_footnote(
     )
 
 
+def _served_warnings(b: Conditions, c: Conditions) -> list[str]:
+    """What served each side, when both recorded it and it differs (same model name, another backend)."""
+    out = []
+    for label, old, new in (
+        ("served model", b.served_models, c.served_models),
+        ("system_fingerprint", b.system_fingerprints, c.system_fingerprints),
+    ):
+        if old and new and old != new:
+            out.append(f"{label} differs: {', '.join(old)} -> {', '.join(new)} (another backend answered)")
+    return out
+
+
 def _warnings(b: Conditions, c: Conditions) -> list[str]:
     out: list[str] = []
     if b.run_id == c.run_id and b.created_at == c.created_at:
@@ -248,6 +260,7 @@ def _warnings(b: Conditions, c: Conditions) -> list[str]:
     ):
         if old != new:
             out.append(f"{label} differs: {old} -> {new}")
+    out += _served_warnings(b, c)
     if b.compaction != c.compaction:
         out.append("compaction settings differ: token and cost deltas are not comparable")
     if b.rates != c.rates:

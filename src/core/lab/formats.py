@@ -16,7 +16,7 @@ from collections.abc import Iterable
 
 from alisio.core.harness.protocol import Usage
 from alisio.core.lab.records import VerifierResult
-from alisio.core.lab.report import Count
+from alisio.core.lab.report import Count, Mode
 from alisio.core.lab.stats import ClusteredMean, Interval, IntervalMethod
 from alisio.core.lab.verdict import format_interval
 
@@ -36,8 +36,10 @@ __all__ = [
     "format_seconds2",
     "format_usage",
     "format_usd",
+    "measured_note",
     "pct",
     "suite_interval_text",
+    "verifier_kind_text",
     "visible_controls",
 ]
 
@@ -156,3 +158,26 @@ def verifier_kind_text(verifier: VerifierResult) -> str:
     if not verifier.vacuous_rules:
         return verifier.kind
     return f"{verifier.kind}, {verifier.vacuous_rules} rule(s) vacuous"
+
+
+MEASURED_NOTE = (
+    "Over judged runs only. Tokens are provider-reported main-loop tokens (compaction calls excluded), "
+    '"not reported" when a judged run did not report usage for every turn. Per-success figures are the '
+    "total spend of the judged runs, failures included, divided by the successes. Cached input is cached "
+    "over input tokens pooled over the runs that reported it in every turn."
+)
+
+
+FIRST_EVENT_NOTE = (
+    "First event median: from sending a request to the first event of its answer, over the provider calls "
+    "(retries and waits included); a long one with a short wall time per token is queueing on the server."
+)
+RECORDED_NOTE = (
+    "A replay spends no tokens: the token figures are the cassette's, as recorded, once per replayed run."
+)
+
+
+def measured_note(mode: Mode) -> str:
+    """The note under a Measured table: what the figures are (a replay's tokens are the recording's)."""
+    note = f"{MEASURED_NOTE} {FIRST_EVENT_NOTE}"
+    return f"{RECORDED_NOTE} {note}" if mode is Mode.REPLAY else note

@@ -24,7 +24,7 @@ Rules this module keeps:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from alisio.core.base import Frozen
 from alisio.core.exit_codes import ExitCode
@@ -125,6 +125,7 @@ def measured_from(events: Sequence[Event]) -> Measured:
     else:
         input_tokens, output_tokens = _sum_reported(inputs), _sum_reported(outputs)
     all_reasoning = requests > 0 and answered and all(value is not None for value in reasoning)
+    responded = [e for e in events if isinstance(e, ProviderResponded)]  # compaction calls too
     return Measured(
         wall_ms=wall_ms,
         turns=turns if turns is not None else requests,
@@ -136,6 +137,9 @@ def measured_from(events: Sequence[Event]) -> Measured:
         reasoning_tokens=_sum_reported(reasoning) if all_reasoning else None,
         cached_input_tokens=_sum_reported(cached),
         cached_partial=0 < cached_count < requests,
+        first_event_ms=tuple(r.first_event_ms for r in responded if r.first_event_ms is not None),
+        served_models=_distinct(r.served_model for r in responded),
+        system_fingerprints=_distinct(r.system_fingerprint for r in responded),
     )
 
 
@@ -192,6 +196,11 @@ def record_from_run(
         variant=spec.variant,
         config_hash=config_hash,
     )
+
+
+def _distinct(values: Iterable[str | None]) -> tuple[str, ...]:
+    """The values that are not ``None``, each once, in order of first appearance."""
+    return tuple(dict.fromkeys(value for value in values if value is not None))
 
 
 def exit_code_for(records: Sequence[RunRecord]) -> ExitCode:

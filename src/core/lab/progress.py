@@ -8,9 +8,9 @@ name it (``rep 0`` is the first; its seed is the command's seed + 0), rates as i
 from __future__ import annotations
 
 from alisio.core.harness.events import IncidentKind
-from alisio.core.lab.formats import format_rate
+from alisio.core.lab.formats import NOT_REPORTED, format_rate, format_seconds, format_usd
 from alisio.core.lab.records import RunRecord, RunStatus, VerifierStatus
-from alisio.core.lab.report import Report
+from alisio.core.lab.report import Mode, Report
 
 __all__ = ["progress_line", "summary_table", "why_not_passed"]
 
@@ -60,20 +60,31 @@ def progress_line(index: int, total: int, record: RunRecord) -> str:
 
 
 def summary_table(report: Report) -> str:
-    """A plain-text table: per task the passes over judged runs, the rate, pass@k, pass^k and errors."""
+    """A plain-text table: per task the passes over judged runs, the rate, pass@k, pass^k, errors, then the
+    main-loop tokens (a replay's as recorded), the median wall time and, when rates were given, the estimated
+    cost (``TaskReport.estimated``: the report's one cost computation)."""
     k = report.conditions.k
-    header = ("task", "pass/judged", "success rate", f"pass@{k}", f"pass^{k}", "error")
+    replay = report.conditions.mode is Mode.REPLAY
+    priced = report.conditions.rates is not None
+    header: tuple[str, ...] = ("task", "pass/judged", "success rate", f"pass@{k}", f"pass^{k}", "error")
+    header += ("tokens (recorded)" if replay else "tokens", "wall median") + (
+        ("cost (USD)",) if priced else ()
+    )
     rows = [header]
     for t in report.tasks:
+        tokens = t.measured.tokens
+        row: tuple[str, ...] = (
+            t.task_id,
+            f"{t.passes}/{t.judged}",
+            format_rate(t.success_rate, t.interval),
+            _yes_no(t.pass_at_k, t.pass_at_k_estimate),
+            _yes_no(t.pass_hat_k, t.pass_hat_k_estimate),
+            str(t.errored),
+            NOT_REPORTED if tokens is None else f"{tokens.total:,}",
+            format_seconds(t.measured.wall_ms_median),
+        )
         rows.append(
-            (
-                t.task_id,
-                f"{t.passes}/{t.judged}",
-                format_rate(t.success_rate, t.interval),
-                _yes_no(t.pass_at_k, t.pass_at_k_estimate),
-                _yes_no(t.pass_hat_k, t.pass_hat_k_estimate),
-                str(t.errored),
-            )
+            row + ((format_usd(None if t.estimated is None else t.estimated.cost_usd),) if priced else ())
         )
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     return "\n".join(

@@ -115,6 +115,12 @@ class Measured(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     """Input tokens the provider served from its prompt cache, summed over turns; absent when not reported."""
     cached_partial: bool = False
     """True when only some turns reported cached input: the run is left out of the cached-input ratio."""
+    first_event_ms: tuple[int, ...] = ()
+    """Time to the first event of each provider call that had a server (main and compaction, in order)."""
+    served_models: tuple[str, ...] = ()
+    """The distinct ``model`` names the responses gave, in order of first appearance (what served the run)."""
+    system_fingerprints: tuple[str, ...] = ()
+    """The distinct ``system_fingerprint`` values the responses gave, in order of first appearance."""
 
 
 class RunRecord(Frozen, frozen=True, kw_only=True):

@@ -88,6 +88,11 @@ class Conditions(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     endpoint: str | None = None
     """The provider's endpoint, ``scheme://host:port/path`` (never a user name or password); ``None`` for
     scripted and replayed runs, and in reports written before it was recorded."""
+    served_models: tuple[str, ...] = ()
+    """The distinct ``model`` names the responses gave over every run (what answered; an alias resolved),
+    sorted; empty when no response named one (scripted runs, reports written before it was recorded)."""
+    system_fingerprints: tuple[str, ...] = ()
+    """The distinct ``system_fingerprint`` values the responses gave over every run, sorted."""
     mode: Mode
     k: int
     """Repetitions per task."""
@@ -138,6 +143,9 @@ class MeasuredBlock(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     """Median wall time of the judged runs; absent when nothing was judged."""
     wall_ms_variance: float | None = None
     """Sample variance (n - 1); absent with fewer than 2 judged runs."""
+    first_event_ms_median: float | None = None
+    """Median time to the first event over the provider calls of the judged runs that had a server (queueing
+    shows here, apart from the model's time); absent when no call recorded it (scripted, replay)."""
     ms_per_success: float | None = None
     tokens: Tokens | None = None
     """Absent when any judged run did not report usage for every turn (or nothing was judged)."""

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from alisio.core.lab.records import RunRecord, RunStatus
 from alisio.core.lab.report import (
     LOW_POWER_BELOW,
@@ -309,11 +311,17 @@ def build_report(
     Returns:
         The Report, tasks sorted by id. Pure and deterministic: the same records give the same report.
     """
+    conditions = msgspec.structs.replace(
+        conditions,
+        served_models=tuple(sorted({m for r in records for m in r.measured.served_models})),
+        system_fingerprints=tuple(sorted({f for r in records for f in r.measured.system_fingerprints})),
+    )
     cols = _Columns(records)
     agg = _aggregate(cols)
     tasks = [_task_report(t, task_id, agg, conditions) for t, task_id in enumerate(cols.task_ids)]
     cached_totals = (int(agg.cached_tokens.sum()), int(agg.cached_input.sum()))
     summary = _summary(tasks, cols, agg.judged_mask, agg.all_incidents, cached_totals, conditions)
+    tasks, summary = _with_first_event_medians(records, tasks, summary)
     return Report(
         conditions=conditions,
         tasks=tuple(tasks),
@@ -323,6 +331,32 @@ def build_report(
         stopped=stopped if interrupted else None,
         retried=retried,
     )
+
+
+def _median(values: Sequence[int]) -> float | None:
+    """The median (mean of the two middle values for an even count); ``None`` for no value."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return float(ordered[middle]) if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2.0
+
+
+def _with_first_event_medians(
+    records: Sequence[RunRecord], tasks: list[TaskReport], summary: Summary
+) -> tuple[list[TaskReport], Summary]:
+    """Each task's and the suite's median time to first event, over the calls of the judged runs."""
+    per_task: dict[str, list[int]] = {}
+    for record in records:
+        if record.judged:
+            per_task.setdefault(record.task_id, []).extend(record.measured.first_event_ms)
+    replace = msgspec.structs.replace
+    tasks = [
+        replace(t, measured=replace(t.measured, first_event_ms_median=_median(per_task.get(t.task_id, []))))
+        for t in tasks
+    ]
+    pooled = [ms for values in per_task.values() for ms in values]
+    return tasks, replace(summary, measured=replace(summary.measured, first_event_ms_median=_median(pooled)))
 
 
 def _ratio(part: int, whole: int) -> float | None:

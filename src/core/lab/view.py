@@ -36,6 +36,7 @@ from alisio.core.lab.formats import (
     format_seconds,
     format_seconds2,
     format_usd,
+    measured_note,
     pct,
     suite_interval_text,
 )
@@ -192,6 +193,7 @@ def condition_items(c: Conditions) -> tuple[Condition, ...]:
         Condition(name="Configuration hash", value=c.config_hash, code=True),
         Condition(name="Provider", value=c.provider),
         Condition(name="Model", value=c.model),
+        *_served(c),
         *endpoint,
         Condition(name="Mode", value=str(c.mode)),
         Condition(name="k (repetitions per task)", value=str(c.k)),
@@ -200,6 +202,16 @@ def condition_items(c: Conditions) -> tuple[Condition, ...]:
         Condition(name="Rates", value=rates),
         Condition(name="Run", value=f"{c.run_id} ({c.created_at})"),
     )
+
+
+def _served(c: Conditions) -> tuple[Condition, ...]:
+    """What the responses said served them (model names, system_fingerprint), when any said."""
+    if not c.served_models and not c.system_fingerprints:
+        return ()
+    value = ", ".join(c.served_models) or "not named"
+    if c.system_fingerprints:
+        value += f" (system_fingerprint {', '.join(c.system_fingerprints)})"
+    return (Condition(name="Served by", value=value),)
 
 
 def _scripted(c: Conditions) -> bool:
@@ -358,6 +370,7 @@ def _measured_row(name: str, m: MeasuredBlock, cached: str) -> tuple[str, ...]:
         str(m.compactions),
         format_counts(m.incidents),
         format_seconds(m.wall_ms_median),
+        "n/a" if m.first_event_ms_median is None else f"{m.first_event_ms_median / 1000:,.2f} s",
         format_seconds2(m.wall_ms_variance),
         format_seconds(m.ms_per_success),
         _tokens(m.tokens),
@@ -383,17 +396,13 @@ def _measured_table(report: Report) -> Table:
             f"{ci.runs_reporting}/{ci.runs_judged} runs)"
         )
     header: tuple[str, ...] = ("Task", "turns", "tool calls", "compactions", "incidents", "wall median")
-    header += ("wall variance", "time/success", "tokens", "tokens/success", "cached input")
+    header += ("first event median", "wall variance", "time/success")
+    if report.conditions.mode is Mode.REPLAY:
+        header += ("tokens (recorded)", "tokens/success (recorded)", "cached input (recorded)")
+    else:
+        header += ("tokens", "tokens/success", "cached input")
     rows = [_measured_row(t.task_id, t.measured, _task_cached(t)) for t in report.tasks]
     return Table(header=header, rows=(*rows, _measured_row("suite", s.measured, suite_cached)), total=True)
-
-
-MEASURED_NOTE = (
-    "Over judged runs only. Tokens are provider-reported main-loop tokens (compaction calls excluded), "
-    '"not reported" when a judged run did not report usage for every turn. Per-success figures are the '
-    "total spend of the judged runs, failures included, divided by the successes. Cached input is cached "
-    "over input tokens pooled over the runs that reported it in every turn."
-)
 
 
 def _estimated(report: Report) -> tuple[Table | None, str]:
@@ -566,7 +575,7 @@ def report_view(
         tasks_note=_tasks_note(c.k),
         summary=_summary_lines(report),
         measured=_measured_table(report),
-        measured_note=MEASURED_NOTE,
+        measured_note=measured_note(c.mode),
         estimated=estimated,
         estimated_note=estimated_note,
         failing=failing,

@@ -1,8 +1,9 @@
 """Cassettes (``cassette/v1``): one task's provider calls, recorded, and the pure logic of replaying them.
 
 A cassette is JSONL. The first line is the header (``format``, ``suiteId``, ``suiteVersion``, ``taskId``,
-``configHash``, ``harnessVersion``, ``model``, ``provider``); each further line is one provider call in order
-(``call``, ``purpose``, ``fingerprint``, ``request``, ``events``).
+``configHash``, ``harnessVersion``, ``model``, ``provider``, and ``servedModels`` and ``systemFingerprints``
+when the responses named what served them); each further line is one provider call in order (``call``,
+``purpose``, ``fingerprint``, ``request``, ``events``).
 
 Rules this module keeps:
 
@@ -73,7 +74,7 @@ class CassetteError(Frozen, frozen=True, kw_only=True, tag="cassette_error"):
         return f"{where}: {self.message}"
 
 
-class CassetteHeader(Frozen, frozen=True, kw_only=True):
+class CassetteHeader(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     """The first line: what was recorded, under which conditions (no timestamp, on purpose)."""
 
     format: Literal["cassette/v1"]
@@ -92,6 +93,10 @@ class CassetteHeader(Frozen, frozen=True, kw_only=True):
     """The model that answered."""
     provider: str
     """The id of the provider that answered (``scripted`` for the bundled cassettes)."""
+    served_models: tuple[str, ...] = ()
+    """The ``model`` names the recorded responses gave (what answered); absent when none gave one."""
+    system_fingerprints: tuple[str, ...] = ()
+    """The ``system_fingerprint`` values the recorded responses gave; absent when none gave one."""
 
 
 class RecordedCall(Frozen, frozen=True, kw_only=True):

@@ -271,11 +271,13 @@ class _Run:
             message_count=len(request.messages),
         )
         started = self.setup.clock()
+        first_at: list[float] = []
         try:
             stream = self.setup.provider.stream(
                 request,
                 lambda note: self.incident(IncidentKind.PROVIDER_RETRY, redact_credentials(note)),
                 timeout_s=self.wall_left_s(),
+                on_first_event=lambda: first_at.append(self.setup.clock()),
             )
         except ProviderFailure as failure:
             if failure.kind == "deadline":
@@ -302,6 +304,9 @@ class _Run:
             text=response.text,
             tool_calls=len(response.tool_calls),
             duration_ms=duration_ms,
+            first_event_ms=int((first_at[-1] - started) * 1000) if first_at else None,
+            served_model=response.served_model,
+            system_fingerprint=response.system_fingerprint,
         )
         return response, duration_ms
 

@@ -180,6 +180,16 @@ class Recorded:
     reason: str | None
 
 
+def _errored_line(task_id: str, record: RunRecord) -> str:
+    """Why an errored run gets no cassette: every replay of it would reproduce the infrastructure error (a
+    call with no event, a dropped stream), not the harness."""
+    detail = f": {record.errors[0]}" if record.errors else ""
+    return (
+        f"task {task_id}: no cassette written: the run ended error ({record.reason}){detail}; a replay would "
+        "only repeat it: record the task again"
+    )
+
+
 def write_recorded(
     loaded: LoadedSuite,
     tasks: tuple[Task, ...],
@@ -189,7 +199,8 @@ def write_recorded(
     known: tuple[tuple[str, str], ...],
     say: Callable[[str], None],
 ) -> tuple[Recorded, ...]:
-    """Write the cassette of every task ``hook`` recorded a call for, into ``directory``: all, or none.
+    """Write the cassette of every task ``hook`` recorded a call for, into ``directory``: all, or none (a task
+    whose run ended error gets none, and ``say`` tells why in one line).
 
     Args:
         header: the cassette header every task shares (its ``task_id`` is replaced per task).
@@ -206,7 +217,15 @@ def write_recorded(
             why = f" ({record.reason})" if record is not None and record.reason else ""
             say(f"warning: task {task.id}: the run made no provider call{why}: no cassette")
             continue
-        task_header = msgspec.structs.replace(header, task_id=task.id)
+        if record is not None and record.status is RunStatus.ERROR:
+            say(_errored_line(task.id, record))
+            continue
+        task_header = msgspec.structs.replace(
+            header,
+            task_id=task.id,
+            served_models=() if record is None else record.measured.served_models,
+            system_fingerprints=() if record is None else record.measured.system_fingerprints,
+        )
         path = cassette_path(directory, task.id)
         pending.append(
             PendingCassette(task_id=task.id, path=path, cassette=Cassette(header=task_header, calls=calls))

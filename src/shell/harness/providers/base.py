@@ -48,6 +48,10 @@ class ProviderFailure(Exception):
 RetryNotice = Callable[[str], None]
 """Called with a one-line description each time a call is retried (the agent logs an incident)."""
 
+FirstEvent = Callable[[], None]
+"""Called once, when the first event of the answering stream arrives (the agent times it: time to first
+event tells queueing on the server apart from the model's own time). A provider with no server never calls it."""
+
 
 class Provider(Protocol):
     """Anything that answers provider requests with stream events."""
@@ -58,7 +62,12 @@ class Provider(Protocol):
         ...
 
     def stream(
-        self, request: ProviderRequest, on_retry: RetryNotice | None = None, *, timeout_s: float | None = None
+        self,
+        request: ProviderRequest,
+        on_retry: RetryNotice | None = None,
+        *,
+        timeout_s: float | None = None,
+        on_first_event: FirstEvent | None = None,
     ) -> tuple[StreamEvent, ...]:
         """Send one request; return every stream event received, in order. Raises ``ProviderFailure``.
 

@@ -59,7 +59,7 @@ from returns.result import Failure, Success
 
 from alisio.core.harness.config import DEFAULT_MAX_RESPONSE_BYTES
 from alisio.core.harness.endpoint import redact_credentials
-from alisio.core.harness.protocol import ProviderRequest, StreamEvent
+from alisio.core.harness.protocol import ProviderRequest, StreamEvent, served_changes
 from alisio.core.harness.sse import (
     DONE,
     LimitField,
@@ -69,7 +69,7 @@ from alisio.core.harness.sse import (
     error_message,
 )
 from alisio.shell import cancel
-from alisio.shell.harness.providers.base import FailureKind, ProviderFailure, RetryNotice
+from alisio.shell.harness.providers.base import FailureKind, FirstEvent, ProviderFailure, RetryNotice
 from alisio.shell.harness.providers.gate import Gate, GateTimeout
 
 EXCERPT_CHARS = 200
@@ -186,7 +186,12 @@ class OpenAICompatProvider:
         self.close()
 
     def stream(
-        self, request: ProviderRequest, on_retry: RetryNotice | None = None, *, timeout_s: float | None = None
+        self,
+        request: ProviderRequest,
+        on_retry: RetryNotice | None = None,
+        *,
+        timeout_s: float | None = None,
+        on_first_event: FirstEvent | None = None,
     ) -> tuple[StreamEvent, ...]:
         """Send ``request`` and return every stream event, retrying as the module docstring says.
 
@@ -202,7 +207,7 @@ class OpenAICompatProvider:
         attempt = 0
         while True:
             try:
-                return self._gated_attempt(content, deadline, timeout_s)
+                return self._gated_attempt(content, deadline, timeout_s, on_first_event)
             except _Retryable as retryable:
                 if deadline is not None and self._clock() >= deadline:
                     raise self._deadline_failure(timeout_s) from None
@@ -232,13 +237,13 @@ class OpenAICompatProvider:
                 raise
 
     def _gated_attempt(
-        self, content: bytes, deadline: float | None, timeout_s: float | None
+        self, content: bytes, deadline: float | None, timeout_s: float | None, first: FirstEvent | None
     ) -> tuple[StreamEvent, ...]:
         if self._gate is None:
-            return self._attempt(content, deadline)
+            return self._attempt(content, deadline, first)
         try:
             with self._gate.slot(deadline):
-                return self._attempt(content, deadline)
+                return self._attempt(content, deadline, first)
         except GateTimeout:
             raise self._deadline_failure(timeout_s) from None
 
@@ -256,7 +261,9 @@ class OpenAICompatProvider:
 
     # --- one attempt --------------------------------------------------------------------------------------
 
-    def _attempt(self, content: bytes, deadline: float | None) -> tuple[StreamEvent, ...]:
+    def _attempt(
+        self, content: bytes, deadline: float | None, first: FirstEvent | None = None
+    ) -> tuple[StreamEvent, ...]:
         headers = {"Content-Type": "application/json"}
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
@@ -280,8 +287,10 @@ class OpenAICompatProvider:
             content_type = response.headers.get("content-type", "")
             if "text/event-stream" not in content_type:
                 response.read()
+                if first is not None:
+                    first()
                 return self._non_stream(response, content_type)
-            return self._read_stream(source, deadline, guard)
+            return self._read_stream(source, deadline, guard, first)
 
     def _too_large(self, received: int) -> ProviderFailure:
         return ProviderFailure(
@@ -292,7 +301,7 @@ class OpenAICompatProvider:
         )
 
     def _read_stream(
-        self, source: EventSource, deadline: float | None, guard: _GuardedStream
+        self, source: EventSource, deadline: float | None, guard: _GuardedStream, first: FirstEvent | None
     ) -> tuple[StreamEvent, ...]:
         events: list[StreamEvent] = []
         received = 0
@@ -311,6 +320,8 @@ class OpenAICompatProvider:
         guard.check = past_deadline
         with self._transport_errors(received=lambda: received):
             for sse in source.iter_sse():
+                if received == 0 and first is not None:
+                    first()
                 received += 1
                 past_deadline()
                 if sse.data.strip() == DONE:
@@ -322,7 +333,7 @@ class OpenAICompatProvider:
                         events.extend(chunk)
                     case Failure(error):
                         raise ProviderFailure("protocol", self._redact(f"{self._shown_url}: {error}"))
-        return tuple(events)
+        return served_changes(tuple(events))
 
     def _non_stream(self, response: httpx.Response, content_type: str) -> tuple[StreamEvent, ...]:
         try:

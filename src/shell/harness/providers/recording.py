@@ -15,7 +15,7 @@ from __future__ import annotations
 from alisio.core.harness.protocol import ProviderRequest, StreamEvent
 from alisio.core.replay.cassette import RecordedCall
 from alisio.core.replay.fingerprint import Rules, fingerprint, normalize_request
-from alisio.shell.harness.providers.base import Provider, RetryNotice
+from alisio.shell.harness.providers.base import FirstEvent, Provider, RetryNotice
 
 __all__ = ["RecordingProvider"]
 
@@ -38,11 +38,16 @@ class RecordingProvider:
         return tuple(self._calls)
 
     def stream(
-        self, request: ProviderRequest, on_retry: RetryNotice | None = None, *, timeout_s: float | None = None
+        self,
+        request: ProviderRequest,
+        on_retry: RetryNotice | None = None,
+        *,
+        timeout_s: float | None = None,
+        on_first_event: FirstEvent | None = None,
     ) -> tuple[StreamEvent, ...]:
         """The wrapped provider's events for ``request``, recorded with the normalised request."""
         normalized = normalize_request(request, self._rules)
-        events = self._inner.stream(request, on_retry, timeout_s=timeout_s)
+        events = self._inner.stream(request, on_retry, timeout_s=timeout_s, on_first_event=on_first_event)
         self._calls.append(
             RecordedCall(
                 call=len(self._calls),

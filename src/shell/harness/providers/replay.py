@@ -16,7 +16,7 @@ from alisio.core.harness.protocol import ProviderRequest, StreamEvent
 from alisio.core.lab.records import Divergence
 from alisio.core.replay.cassette import Cassette, match_call, unplayed
 from alisio.core.replay.fingerprint import Rules, normalize_request
-from alisio.shell.harness.providers.base import ProviderFailure, RetryNotice
+from alisio.shell.harness.providers.base import FirstEvent, ProviderFailure, RetryNotice
 
 __all__ = ["ReplayProvider"]
 
@@ -51,7 +51,12 @@ class ReplayProvider:
         return unplayed(self._cassette, self._next)
 
     def stream(
-        self, request: ProviderRequest, on_retry: RetryNotice | None = None, *, timeout_s: float | None = None
+        self,
+        request: ProviderRequest,
+        on_retry: RetryNotice | None = None,
+        *,
+        timeout_s: float | None = None,
+        on_first_event: FirstEvent | None = None,
     ) -> tuple[StreamEvent, ...]:
         """The recorded events of the next call, or ``ProviderFailure("divergence")`` naming the field."""
         if self._divergence is not None:

@@ -56,7 +56,7 @@ from alisio.core.harness.protocol import (
     UsageEvent,
     UserMessage,
 )
-from alisio.shell.harness.providers.base import FailureKind, ProviderFailure, RetryNotice
+from alisio.shell.harness.providers.base import FailureKind, FirstEvent, ProviderFailure, RetryNotice
 
 RESULT_EXCERPT = 200
 
@@ -139,7 +139,12 @@ class ScriptedProvider:
         return len(self._script.turns) - self._next
 
     def stream(
-        self, request: ProviderRequest, on_retry: RetryNotice | None = None, *, timeout_s: float | None = None
+        self,
+        request: ProviderRequest,
+        on_retry: RetryNotice | None = None,
+        *,
+        timeout_s: float | None = None,
+        on_first_event: FirstEvent | None = None,
     ) -> tuple[StreamEvent, ...]:
         """The next turn's events (or the checkpoint for a compaction call); the request is not inspected.
 
