@@ -231,3 +231,77 @@ def test_the_closing_table_has_tokens_wall_median_and_cost(home: Path) -> None:
     assert row[6] == "754" and re.fullmatch(r"\d+\.\d s", row[7]) and row[8] == "0.0029"
     unpriced = eval_run(home, suite, "-k", "1", "--allow-write", "--out", str(home / "p"), script=script)
     assert "cost" not in unpriced.stdout
+
+
+def _on_a_terminal(home: Path, *args: str) -> tuple[int, str]:
+    """Run the installed command with stdout (and stderr) on a pseudo-terminal; its exit code and output."""
+    import os
+    import pty
+    import subprocess
+
+    from tests.integration.test_eval_run import ALISIO
+
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
+    env |= {
+        "ALISIO_CONFIG_HOME": str(home / "config"),
+        "ALISIO_DATA_HOME": str(home / "data"),
+        "COLUMNS": "200",
+    }
+    master, slave = pty.openpty()
+    process = subprocess.Popen(
+        [str(ALISIO), *args], stdout=slave, stderr=slave, stdin=subprocess.DEVNULL, env=env
+    )
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(master)
+    return process.wait(timeout=60), b"".join(chunks).decode().replace("\r\n", "\n")
+
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "reports"
+
+
+def test_compare_on_a_terminal_prints_a_summary_and_writes_the_markdown(home: Path) -> None:
+    """On a terminal: a verdict per task, the counts, the gate, and where comparison.md went (written)."""
+    code, text = _on_a_terminal(home, "eval", "compare", str(EXAMPLES / "baseline"), str(EXAMPLES / "candidate"),
+                                "--fail-on", "regressed")  # fmt: skip
+    assert code == 4, text
+    assert re.search(r"^edit-respects-hash +regressed +10/10 100\.0% +3/10 30\.0% +-70\.0 pp$", text, re.M), (
+        text
+    )
+    assert re.search(
+        r"^flaky-network +not comparable +7/10 70\.0% +6/8 75\.0%, 2 error +\+5\.0 pp$", text, re.M
+    )
+    assert "Outcomes: 1 improved, 1 regressed, 4 inconclusive, 1 not comparable." in text
+    assert (
+        "--fail-on regressed: hit by 1 of 6 tasks with a verdict (edit-respects-hash regressed): exit 4"
+        in text
+    )
+    assert text.count("hit by 1 of 6") == 1  # once, in the summary, not again on stderr
+    (written,) = (home / "data" / "comparisons").iterdir()
+    assert f"Full comparison (Markdown): {written};" in text
+    assert written.read_text().startswith("# Comparison: synthetic-example 1.0.0")
+    assert len(text.splitlines()) < 25 and "## Per-task tests" not in text
+
+
+def test_compare_format_md_prints_the_full_markdown_on_a_terminal(home: Path) -> None:
+    """--format md: today's full Markdown on a terminal too; a bad --format is one line, exit 1."""
+    code, text = _on_a_terminal(home, "eval", "compare", str(EXAMPLES / "baseline"), str(EXAMPLES / "candidate"),
+                                "--format", "md")  # fmt: skip
+    assert (
+        code == 0 and text.startswith("# Comparison: synthetic-example 1.0.0") and "## Per-task tests" in text
+    )
+    bad = alisio(
+        home, "eval", "compare", str(EXAMPLES / "baseline"), str(EXAMPLES / "candidate"), "--format", "x"
+    )
+    assert (bad.returncode, bad.stderr) == (
+        1,
+        "alisio eval compare: --format: expected summary or md, got 'x'\n",
+    )

@@ -8,12 +8,20 @@ the suite summary and the limits footnote.
 
 from __future__ import annotations
 
-from alisio.core.lab.compare import Comparison
+from collections.abc import Sequence
+
+from alisio.core.lab.compare import Comparison, Delta, SideCounts
+from alisio.core.lab.formats import format_pp, format_rate, visible_controls
 from alisio.core.lab.render import markdown_table
 from alisio.core.lab.view import Table
-from alisio.core.lab.view_compare import ComparisonView, comparison_view
+from alisio.core.lab.view_compare import OUTCOME_LABEL, ComparisonView, comparison_view
 
-__all__ = ["BOLD_OUTCOMES", "comparison_table_rows", "render_comparison_markdown"]
+__all__ = [
+    "BOLD_OUTCOMES",
+    "comparison_table_rows",
+    "render_comparison_markdown",
+    "render_comparison_summary",
+]
 
 BOLD_OUTCOMES = frozenset({"improved", "regressed", "changed"})
 """Outcomes printed in bold: the ones that claim something happened."""
@@ -74,3 +82,60 @@ def render_comparison_markdown(comparison: Comparison) -> str:
     lines += ["", "## Summary", "", *view.summary]
     lines += ["", "## Limits", "", *(f"- {line}" for line in view.limits)]
     return "\n".join(lines) + "\n"
+
+
+def _one_line(text: str) -> str:
+    """Text from a report (a task id, a warning naming one) as one line, its control characters visible."""
+    return visible_controls(text.replace("\n", "\\n").replace("\r", "\\r"))
+
+
+def _side(side: SideCounts | None) -> str:
+    """``9/10 90.0%`` (``, 2 error`` when some errored), or ``absent``."""
+    if side is None:
+        return "absent"
+    errored = f", {side.errored} error" if side.errored else ""
+    return f"{side.passes}/{side.judged} {format_rate(side.success_rate, None)}{errored}"
+
+
+def _change(delta: Delta | None) -> str:
+    return "" if delta is None or delta.delta is None else format_pp(delta.delta)
+
+
+def _plain_table(header: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> list[str]:
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+    return [
+        "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in [header, *rows]
+    ]
+
+
+def render_comparison_summary(
+    comparison: Comparison, *, full: str | None, gate_lines: tuple[str, ...]
+) -> str:
+    """What ``eval compare`` prints on a terminal: the title, warnings, a verdict per task, the outcome counts,
+    the gate and where the full Markdown went; plain text (no Markdown), a screen long for a few tasks.
+
+    Args:
+        full: where comparison.md was written (``None``: it could not be, and the line says so).
+        gate_lines: ``describe_gate``'s lines, or none without ``--fail-on``.
+    """
+    view = comparison_view(comparison)
+    lines = [view.title, ""]
+    lines += [f"warning: {_one_line(w)}" for w in view.warnings]
+    rows = [
+        (
+            _one_line(t.task_id),
+            OUTCOME_LABEL[t.outcome],
+            _side(t.baseline),
+            _side(t.candidate),
+            _change(t.success_rate),
+        )
+        for t in comparison.tasks
+    ]
+    header = ("task", "verdict", "baseline", "candidate", "change")
+    lines += [*([""] if view.warnings else []), *_plain_table(header, rows), ""]
+    lines.append(view.outcomes)
+    if view.summary and not comparison.replay:
+        lines.append(view.summary[0])  # the suite difference
+    lines += list(gate_lines) or ["Gate: none (--fail-on regressed or inconclusive sets one)."]
+    where = f"Full comparison (Markdown): {full}" if full else "Full comparison: not written"
+    return "\n".join([*lines, f"{where}; --format md prints it, --json the data."]) + "\n"

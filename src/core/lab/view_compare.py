@@ -311,9 +311,20 @@ def outcomes_line(comparison: Comparison) -> str:
 
 
 def _conditions(comparison: Comparison) -> tuple[SideCondition, ...]:
-    pairs = zip(condition_items(comparison.baseline), condition_items(comparison.candidate), strict=True)
+    """Both sides' conditions by name, in the order they show; one a side lacks (an endpoint, what served
+    it) reads "not recorded" there."""
+    baseline = {c.name: c for c in condition_items(comparison.baseline)}
+    candidate = {c.name: c for c in condition_items(comparison.candidate)}
+    names = list(dict.fromkeys([*baseline, *candidate]))
+    absent = "not recorded"
     return tuple(
-        SideCondition(name=b.name, baseline=b.value, candidate=c.value, code=b.code) for b, c in pairs
+        SideCondition(
+            name=name,
+            baseline=baseline[name].value if name in baseline else absent,
+            candidate=candidate[name].value if name in candidate else absent,
+            code=(baseline.get(name) or candidate[name]).code,
+        )
+        for name in names
     )
 
 

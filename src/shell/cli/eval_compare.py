@@ -1,7 +1,9 @@
 """``alisio eval compare <baseline> <candidate> [--verdict disjoint|exact] [--adjust holm|bh] [--json]
 [--html FILE] [--fail-on regressed|inconclusive]``: compare two reports of the same suite.
 
-- stdout: comparison.md's Markdown, or with ``--json`` the comparison; ``--html FILE`` also writes the
+- stdout: on a terminal a short summary (a verdict per task, the outcome counts, the gate, and where the
+  full comparison.md was written: ``<dataDir>/comparisons/``); otherwise, or with ``--format md``,
+  comparison.md's Markdown; with ``--json`` the comparison; ``--html FILE`` also writes the
   comparison as one self-contained page (comparison.html: both sides' intervals per task on one axis, the
   verdicts, the suite summary and the limits).
 - ``--fail-on regressed`` exits 4 when a task regressed; ``--fail-on inconclusive`` when a task regressed
@@ -62,6 +64,16 @@ HtmlFile = Annotated[
         help="Also write the comparison as one self-contained HTML page (replaced if it exists).",
     ),
 ]
+FormatFlag = Annotated[
+    str | None,
+    typer.Option(
+        "--format",
+        metavar="FORMAT",
+        help="summary: a verdict per task, the outcome counts and the gate, the full Markdown written to the "
+        "data directory (the default on a terminal); md: comparison.md's Markdown (the default otherwise).",
+        show_default=False,
+    ),
+]
 FailOnFlag = Annotated[
     str | None,
     typer.Option(
@@ -91,6 +103,7 @@ def compare(
     json: Json = False,
     html: HtmlFile = None,
     fail_on: FailOnFlag = None,
+    format: FormatFlag = None,
 ) -> ExitCode:
     """Compare two reports (report.json or its directory): a verdict per task, exact tests, deltas and the limits."""
     import msgspec
@@ -107,6 +120,7 @@ def compare(
     rule = VerdictRule(_choice("--verdict", verdict, tuple(VerdictRule)))
     adjustment = Adjustment(_choice("--adjust", adjust, tuple(Adjustment)))
     gate_on = None if fail_on is None else FailOn(_choice("--fail-on", fail_on, tuple(FailOn)))
+    layout = _choice("--format", format, ("summary", "md")) if format is not None else None
     if html is not None:
         check_output_file(html, "--html")
     reports = []
@@ -118,20 +132,56 @@ def compare(
                 raise LabError(str(error))
     match compare_reports(reports[0], reports[1], rule=rule, adjustment=adjustment):
         case Success(comparison):
+            summary = not json and (layout == "summary" or (layout is None and sys.stdout.isatty()))
             if json:
                 sys.stdout.write(msgspec.json.encode(comparison).decode() + "\n")
+            elif summary:
+                sys.stdout.write(_summary(comparison, gate_on))
             else:
                 sys.stdout.write(render_comparison_markdown(comparison))
             sys.stdout.flush()
-            return _outputs(comparison, html, gate_on)
+            return _outputs(comparison, html, gate_on, gate_shown=summary)
         case Failure(incompatible):
             print(f"alisio eval compare: incompatible reports: {incompatible}", file=sys.stderr)
             return ExitCode.INCOMPATIBLE
     raise AssertionError("unreachable")  # pragma: no cover (the match is exhaustive)
 
 
-def _outputs(comparison: Comparison, html: Path | None, gate_on: FailOn | None) -> ExitCode:
-    """The gate, the ``--html`` page and the step summary; the exit code."""
+def _markdown_path(comparison: Comparison) -> Path:
+    """Where a terminal summary puts the full comparison.md: ``<dataDir>/comparisons/<baseline>..<candidate>.md``
+    (one file per pair of runs, replaced when the pair is compared again)."""
+    from alisio.shell.cli.common import environment
+    from alisio.shell.config_home import data_dir
+
+    def name(run_id: str) -> str:
+        return "".join(ch if ch.isalnum() or ch in "-_." else "+" for ch in run_id)[:100]
+
+    pair = f"{name(comparison.baseline.run_id)}..{name(comparison.candidate.run_id)}.md"
+    return data_dir(environment()) / "comparisons" / pair
+
+
+def _summary(comparison: Comparison, gate_on: FailOn | None) -> str:
+    """The terminal summary, after writing the full Markdown where it says."""
+    from alisio.core.lab.gate import describe_gate, gate
+    from alisio.core.lab.render_compare import render_comparison_markdown, render_comparison_summary
+    from alisio.shell.lab.ci_outputs import OutputProblem, write_output_file
+
+    target = _markdown_path(comparison)
+    full: str | None = str(target)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        write_output_file(target, render_comparison_markdown(comparison), "comparison.md")
+    except (OSError, OutputProblem):
+        full = None  # the summary says the Markdown was not written; --format md still prints it
+    lines = () if gate_on is None else tuple(describe_gate(gate(comparison, gate_on)))
+    return render_comparison_summary(comparison, full=full, gate_lines=lines)
+
+
+def _outputs(
+    comparison: Comparison, html: Path | None, gate_on: FailOn | None, *, gate_shown: bool = False
+) -> ExitCode:
+    """The gate (on stderr unless the summary showed it), the ``--html`` page and the step summary; the exit
+    code."""
     from alisio.core.lab.gate import describe_gate, gate
     from alisio.core.lab.render_html_compare import render_comparison_html
     from alisio.core.lab.step_summary import comparison_summary
@@ -141,7 +191,7 @@ def _outputs(comparison: Comparison, html: Path | None, gate_on: FailOn | None) 
 
     result = None if gate_on is None else gate(comparison, gate_on)
     code = ExitCode.GATE if result is not None and result.hit else ExitCode.OK
-    for line in [] if result is None else describe_gate(result):
+    for line in [] if result is None or gate_shown else describe_gate(result):
         say(f"alisio eval compare: {line}")
 
     def write_html(page: Path) -> None:
