@@ -233,7 +233,7 @@ def test_the_closing_table_has_tokens_wall_median_and_cost(home: Path) -> None:
     assert "cost" not in unpriced.stdout
 
 
-def _on_a_terminal(home: Path, *args: str) -> tuple[int, str]:
+def _on_a_terminal(home: Path, *args: str, env_extra: dict[str, str] | None = None) -> tuple[int, str]:
     """Run the installed command with stdout (and stderr) on a pseudo-terminal; its exit code and output."""
     import os
     import pty
@@ -247,6 +247,8 @@ def _on_a_terminal(home: Path, *args: str) -> tuple[int, str]:
         "ALISIO_DATA_HOME": str(home / "data"),
         "COLUMNS": "200",
     }
+    env.pop("NO_COLOR", None)
+    env |= env_extra or {}
     master, slave = pty.openpty()
     process = subprocess.Popen(
         [str(ALISIO), *args], stdout=slave, stderr=slave, stdin=subprocess.DEVNULL, env=env
@@ -305,3 +307,55 @@ def test_compare_format_md_prints_the_full_markdown_on_a_terminal(home: Path) ->
         1,
         "alisio eval compare: --format: expected summary or md, got 'x'\n",
     )
+
+
+def _rate_limited_then(answer: Reply) -> tuple[Reply, ...]:
+    limited = Reply.json({"error": {"message": "slow down"}}, status=429, headers=(("Retry-After", "1"),))
+    return limited, answer
+
+
+def test_the_live_status_shows_the_wait_the_retries_and_the_tokens(home: Path) -> None:
+    """A 429 with Retry-After: the status line says rate-limited, retrying in 1 s, the retries so far, then
+    the tokens so far; the finished line's status is coloured."""
+    suite = make_suite(home)
+    with SseServer() as server:
+        server.enqueue(*_rate_limited_then(_answer("No.", "m", None)))
+        code, text = _on_a_terminal(home, "eval", "run", "calc-suite", "--suite-dir", str(suite), "--yes", "-k", "1",
+                                    "--allow-write", "--base-url", server.base_url, "--model", "m", "--out",
+                                    str(home / "o"))  # fmt: skip
+    assert code == 0, text
+    assert "rate-limited, retrying in 1 s · 1 retry so far" in text, text
+    assert "1 retry so far · 42 tokens" in text, text
+    assert "\x1b[31mfail\x1b[0m" in text  # red
+
+
+def test_no_color_and_the_width_of_a_finished_line(home: Path) -> None:
+    """NO_COLOR or --no-color: no colour; on a 60-column terminal the finished line is cut to 60 with an
+    ellipsis, while report.md keeps the whole reason."""
+    suite = make_suite(home)
+    script = str(write_script(home / "s.json", NOOP))
+    args = (
+        "eval",
+        "run",
+        "calc-suite",
+        "--suite-dir",
+        str(suite),
+        "--yes",
+        "-k",
+        "1",
+        "--allow-write",
+        "--script",
+    )
+    for env, flag in (({"NO_COLOR": "1"}, ()), ({}, ("--no-color",))):
+        out = str(home / f"o{len(flag)}")
+        code, text = _on_a_terminal(
+            home, *args, script, "--out", out, *flag, env_extra={"COLUMNS": "60", **env}
+        )
+        assert code == 0, text
+        assert "\x1b[31m" not in text and "\x1b[32m" not in text
+        (line,) = [
+            re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", x) for x in text.splitlines() if "[1/1] fix-add" in x
+        ]
+        line = line.strip()
+        assert len(line) == 60 and line.endswith("…") and line.startswith("[1/1] fix-add rep 0: fail"), line
+    assert "check: exit 1" in (home / "o0" / "report.md").read_text()

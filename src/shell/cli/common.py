@@ -165,6 +165,7 @@ def run_lab(
                 on_record=on_record,
                 on_run_start=progress.run_started,
                 on_run_end=progress.run_ended,
+                on_event=progress.on_event,
             ),
         )
 

@@ -1,8 +1,11 @@
 """Progress of a lab command on stderr: a live status on a terminal, one plain line per run otherwise.
 
 - On a terminal: a status line that updates in place (rich): done/total, the pass, fail, budget_exceeded and
-  error counts, the runs in flight, elapsed time and an ETA (elapsed / done x left); each finished run's line
-  is printed above it, as without a terminal.
+  error counts, the runs in flight, elapsed time and an ETA (elapsed / done x left), then what the runs wait
+  on (``rate-limited, retrying in 2 s``), the retries so far and the tokens reported so far; each finished
+  run's line is printed above it, cut to the terminal's width (the report keeps the whole text), its status
+  coloured (pass green, fail red, budget_exceeded yellow, error magenta) unless ``NO_COLOR`` or
+  ``--no-color``.
 - Without a terminal (CI, a pipe, a file): one plain line per finished run, nothing that updates in place.
 - ``--quiet``: nothing per run; the command prints only its final table (and problems).
 
@@ -20,10 +23,26 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from alisio.core.harness.events import Event
     from alisio.core.lab.records import RunRecord
     from alisio.core.lab.schedule import RunSpec
 
+_STATUS_STYLE = {"pass": "green", "fail": "red", "budget_exceeded": "yellow", "error": "magenta"}
+
 __all__ = ["Progress"]
+
+
+def _styled(line: str, status: str, width: int) -> Any:
+    """``line`` cut to ``width`` as rich text, its status word coloured (the console drops colour when off)."""
+    from rich.text import Text
+
+    from alisio.core.lab.live_status import fit_line
+
+    text = Text(fit_line(line, width), no_wrap=True, overflow="ellipsis")
+    at = text.plain.find(f": {status}")
+    if at >= 0 and status in _STATUS_STYLE:
+        text.stylize(_STATUS_STYLE[status], at + 2, at + 2 + len(status))
+    return text
 
 
 def _clock(seconds: float) -> str:
@@ -46,6 +65,10 @@ class Progress:
         self._done = self._total = self._in_flight = 0
         self._started = time.monotonic()
         self._live: Any = None
+        self._waiting: dict[tuple[str | None, str, int], tuple[str, float]] = {}
+        """Per waiting run: what it waits on and the monotonic time the wait ends."""
+        self._retries = 0
+        self._tokens: int | None = None
 
     def status(self) -> str:
         """``12/35 done (10 pass, 2 fail) · 4 running · 1:02 elapsed · ETA 2:58``."""
@@ -57,7 +80,31 @@ class Progress:
         text += f" · {_clock(elapsed)} elapsed"
         if done and total > done:
             text += f" · ETA {_clock(elapsed / done * (total - done))}"
-        return text
+        from alisio.core.lab.live_status import status_extras
+
+        now = time.monotonic()
+        with self._lock:
+            waits = [(what, until - now) for what, until in self._waiting.values()]
+            retries, tokens = self._retries, self._tokens
+        return text + status_extras(waits, retries, tokens)
+
+    def on_event(self, spec: RunSpec, event: Event) -> None:
+        """Follow a run's events (on its thread): retry waits, the end of a wait, tokens reported."""
+        from alisio.core.harness.events import IncidentKind, IncidentRaised, ProviderResponded
+        from alisio.core.lab.live_status import retry_wait
+
+        key = (spec.variant, spec.task_id, spec.repetition)
+        with self._lock:
+            if isinstance(event, IncidentRaised) and event.kind is IncidentKind.PROVIDER_RETRY:
+                self._retries += 1
+                wait = retry_wait(event.message)
+                if wait is not None:
+                    self._waiting[key] = (wait[0], time.monotonic() + wait[1])
+                return
+            self._waiting.pop(key, None)
+            usage = event.usage if isinstance(event, ProviderResponded) else None
+            if usage is not None:
+                self._tokens = (self._tokens or 0) + (usage.input_tokens or 0) + (usage.output_tokens or 0)
 
     def run_started(self, spec: RunSpec) -> None:
         with self._lock:
@@ -66,6 +113,7 @@ class Progress:
     def run_ended(self, spec: RunSpec) -> None:
         with self._lock:
             self._in_flight = max(0, self._in_flight - 1)
+            self._waiting.pop((spec.variant, spec.task_id, spec.repetition), None)
 
     def run_finished(self, record: RunRecord, done: int, total: int) -> None:
         with self._lock:
@@ -75,7 +123,7 @@ class Progress:
             return
         line = self._line(done, total, record)
         if self._live is not None:
-            self._live.console.print(line, markup=False, highlight=False, soft_wrap=True)
+            self._live.console.print(_styled(line, str(record.status), self._live.console.width))
         else:
             sys.stderr.write(line + "\n")
             sys.stderr.flush()
@@ -99,9 +147,11 @@ class Progress:
                 self.progress = progress
 
             def __rich__(self) -> Text:
-                return Text(self.progress.status(), style="bold")
+                return Text(self.progress.status(), style="bold", no_wrap=True, overflow="ellipsis")
 
-        console = Console(stderr=True)
+        from alisio.shell.cli.style import colour_wanted
+
+        console = Console(stderr=True, no_color=not colour_wanted(), highlight=False)
         status = _Status(self)
         with Live(
             status, console=console, refresh_per_second=4, transient=True, redirect_stdout=False

@@ -61,7 +61,13 @@ def _version(value: bool) -> None:
 def _root(
     version: Annotated[
         bool,
-        typer.Option("--version", help="Print the version and exit.", is_eager=True, callback=_version),
+        typer.Option("--version", "-V", help="Print the version and exit.", is_eager=True, callback=_version),
+    ] = False,
+    no_color: Annotated[
+        bool,
+        typer.Option(
+            "--no-color", help="No colour in progress lines and help (as NO_COLOR); also after the command."
+        ),
     ] = False,
 ) -> None:
     """A headless coding-agent harness (alisio run) and its Reliability Lab (alisio eval)."""
@@ -110,10 +116,23 @@ def _interrupted(error: BaseException, prefix: str) -> int:
     return int(ExitCode.INTERRUPTED)
 
 
+def _without_no_color(argv: Sequence[str]) -> list[str]:
+    """``argv`` without ``--no-color`` (anywhere before ``--``), turning colour off when it was there: the
+    flag belongs to every command, so ``alisio eval run SUITE --no-color`` works as the root option does."""
+    end = list(argv).index("--") if "--" in argv else len(argv)
+    if "--no-color" not in argv[:end]:
+        return list(argv)
+    from alisio.shell.cli.style import disable_colour
+
+    disable_colour()
+    return [arg for i, arg in enumerate(argv) if i >= end or arg != "--no-color"]
+
+
 def run_command_line(application: typer.Typer, argv: Sequence[str], prefix: str | None = None) -> int:
     """Run ``application`` on ``argv`` and return the documented exit code; never a traceback for a user error."""
     from alisio.shell.lab.errors import LabError
 
+    argv = _without_no_color(argv)
     name = prefix or _prefix(argv)
     command = typer.main.get_command(application)
     try:

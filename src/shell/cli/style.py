@@ -29,7 +29,31 @@ import typer
 from typer import _click as click
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
-__all__ = ["Command", "Group", "LazyGroup", "import_help_renderer"]
+__all__ = ["Command", "Group", "LazyGroup", "colour_wanted", "disable_colour", "import_help_renderer"]
+
+_COLOUR_OFF = False
+"""Set by ``--no-color`` (``disable_colour``) for the whole command."""
+
+
+def disable_colour() -> None:
+    """``--no-color``: no colour in progress lines or help, whatever the terminal (as ``NO_COLOR`` does)."""
+    global _COLOUR_OFF
+    _COLOUR_OFF = True
+    if "typer.rich_utils" in sys.modules:
+        _no_colour_help()
+
+
+def _no_colour_help() -> None:
+    rich_utils: Any = sys.modules["typer.rich_utils"]
+    rich_utils.COLOR_SYSTEM = None  # typer's own switch: its help console then prints no colour
+
+
+def colour_wanted() -> bool:
+    """Whether terminal output may be coloured: not with ``--no-color``, nor with ``NO_COLOR`` set and
+    non-empty (no-color.org)."""
+    import os
+
+    return not _COLOUR_OFF and not os.environ.get("NO_COLOR")
 
 
 class _Argument(TyperArgument):
@@ -179,6 +203,8 @@ def import_help_renderer() -> None:
     with _IMPORTING:
         if "typer.rich_utils" not in sys.modules and typer.core.HAS_RICH:
             _import_with_stand_ins()
+            if _COLOUR_OFF:
+                _no_colour_help()
 
 
 def _import_with_stand_ins() -> None:

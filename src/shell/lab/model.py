@@ -22,6 +22,7 @@ from alisio.shell.lab.run_one import Arm
 from alisio.shell.lab.suite_choice import SuiteChoice
 
 if TYPE_CHECKING:
+    from alisio.core.harness.events import Event
     from alisio.shell.replay.record import Recorded
 
 __all__ = ["ArmResult", "LabOutcome", "LabStart", "Resumed", "Ui"]
@@ -45,6 +46,8 @@ class Ui:
     """Called as each run starts (on the thread that runs it)."""
     on_run_end: Callable[[RunSpec], None] = lambda spec: None
     """Called as each run ends, finished or not (on the thread that ran it)."""
+    on_event: Callable[[RunSpec, Event], None] = lambda spec, event: None
+    """Called with each event of a run as it happens (on the thread that runs it; not from Ray workers)."""
 
 
 @dataclass(frozen=True)

@@ -419,9 +419,7 @@ def _arms(
     )
 
 
-def _context(
-    request: LabRequest, choice: SuiteChoice, plan: ProviderPlan, say: Callable[[str], None]
-) -> RunContext:
+def _context(request: LabRequest, choice: SuiteChoice, plan: ProviderPlan, ui: Ui) -> RunContext:
     """What every run of the command shares: the suite, the provider, the grants, the tools' environment."""
     from alisio.shell.harness.tools.dispatch import tool_env
     from alisio.shell.replay.cassettes import credentials_of
@@ -434,7 +432,8 @@ def _context(
         keep=request.output.keep,
         harness_version=version("alisio"),
         tool_env=tool_env(request.env, plan.key),
-        say=say,
+        say=ui.say,
+        on_event=ui.on_event,
         credentials=credentials_of(request.env, plan.key),
     )
 
@@ -495,6 +494,6 @@ def run_request(request: LabRequest, ui: Ui) -> LabOutcome:
             resumed = plan_file(request, start, _specs(start), run_id, created_at_for(now), ui.say)
             ui.on_start(start)
             created_at = created_at_for(now) if resumed is None else resumed.stored.created_at
-            return _execute(request, start, _context(request, choice, plan, ui.say), ui, created_at, resumed)
+            return _execute(request, start, _context(request, choice, plan, ui), ui, created_at, resumed)
     finally:
         plan.close()

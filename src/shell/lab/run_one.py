@@ -15,7 +15,7 @@ from pathlib import Path
 from alisio.core.harness.budget import RunBudget
 from alisio.core.harness.config import MeasuredConfig, config_hash
 from alisio.core.harness.endpoint import redact_credentials
-from alisio.core.harness.events import Effect
+from alisio.core.harness.events import Effect, Event
 from alisio.core.lab.outcome import SetupError, record_from_run
 from alisio.core.lab.records import RunRecord
 from alisio.core.lab.schedule import RunSpec
@@ -59,6 +59,8 @@ class RunContext:
     """The environment of ``bash`` commands and command verifiers (``None``: the tools' default)."""
     say: Callable[[str], None] = lambda line: None
     """Prints one line for people (the path of a kept workspace)."""
+    on_event: Callable[[RunSpec, Event], None] = lambda spec, event: None
+    """Sees each event of each run as it happens (the live status: waits, retries, tokens)."""
     credentials: tuple[tuple[str, str], ...] = ()
     """The exact credentials of the environment (and the API key), redacted from transcripts."""
 
@@ -118,6 +120,7 @@ def _judged_run(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> Finishe
             harness_version=ctx.harness_version,
             config_hash=measured_hash,
             env=ctx.tool_env,
+            on_event=lambda event: ctx.on_event(spec, event),
         )
         result = run_agent(setup)
         verifiers = run_verifiers(task, ws, result.events, env=ctx.tool_env)
