@@ -359,3 +359,56 @@ def test_no_color_and_the_width_of_a_finished_line(home: Path) -> None:
         line = line.strip()
         assert len(line) == 60 and line.endswith("…") and line.startswith("[1/1] fix-add rep 0: fail"), line
     assert "check: exit 1" in (home / "o0" / "report.md").read_text()
+
+
+# --- CLI conventions ---------------------------------------------------------------------------------
+
+
+def test_short_version_and_the_help_command(home: Path) -> None:
+    """-V prints the version; alisio help eval compare is alisio eval compare --help; a wrong one is one line."""
+    from importlib.metadata import version
+
+    assert alisio(home, "-V").stdout == f"alisio {version('alisio')}\n"
+    assert alisio(home, "help", "eval", "compare").stdout == alisio(home, "eval", "compare", "--help").stdout
+    assert alisio(home, "help").stdout == alisio(home, "--help").stdout
+    wrong = alisio(home, "help", "eval", "nope")
+    assert (wrong.returncode, wrong.stderr) == (
+        1,
+        "alisio help: no command 'alisio eval nope': see alisio --help\n",
+    )
+
+
+def test_shell_completion_installs_and_completes(home: Path) -> None:
+    """--install-completion bash writes a completion script the shell sources; completing "alisio ev" gives
+    eval, "alisio eval r" gives run, runs and record."""
+    import os
+    import subprocess
+
+    from tests.integration.test_eval_run import ALISIO
+
+    env = {**os.environ, "HOME": str(home), "SHELL": "/bin/bash"}
+    installed = subprocess.run([str(ALISIO), "--install-completion", "bash"], capture_output=True, text=True,
+                               env=env, timeout=30, check=False)  # fmt: skip
+    assert installed.returncode == 0, installed.stderr
+    script = home / ".bash_completions" / "alisio.sh"
+    assert "_alisio_completion" in script.read_text() and str(script) in (home / ".bashrc").read_text()
+
+    def complete(words: str) -> list[str]:
+        cword = str(len(words.split()) - 1)
+        env_c = {**env, "_ALISIO_COMPLETE": "complete_bash", "COMP_WORDS": words, "COMP_CWORD": cword}
+        done = subprocess.run(
+            [str(ALISIO)], capture_output=True, text=True, env=env_c, timeout=30, check=False
+        )
+        return done.stdout.split()
+
+    assert complete("alisio ev") == ["eval"]
+    assert sorted(complete("alisio eval r")) == ["record", "run", "runs"]
+
+
+def test_help_is_coloured_on_a_terminal_unless_told_not_to(home: Path) -> None:
+    """On a terminal the help has colour; with NO_COLOR or --no-color it has none."""
+    code, coloured = _on_a_terminal(home, "--help")
+    assert code == 0 and "\x1b[1;33mUsage:" in coloured
+    for env, flag in (({"NO_COLOR": "1"}, ()), ({}, ("--no-color",))):
+        code, plain = _on_a_terminal(home, *flag, "eval", "run", "--help", env_extra=env)
+        assert code == 0 and "Usage:" in plain and "\x1b[1;33m" not in plain and "\x1b[33m" not in plain

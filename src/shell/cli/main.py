@@ -27,7 +27,7 @@ import typer
 from typer import _click as click
 
 from alisio.shell.cli.eval_app import eval_app
-from alisio.shell.cli.style import LazyGroup
+from alisio.shell.cli.style import Command, LazyGroup
 
 HELP_OPTIONS = {"help_option_names": ["-h", "--help"]}
 
@@ -36,12 +36,16 @@ class _RootGroup(LazyGroup):
     lazy: ClassVar[dict[str, tuple[str, str]]] = {"run": ("alisio.shell.cli.run_cmd", "run_command")}
     docs: ClassVar[dict[str, str]] = {"run": "docs/harness.md#alisio-run-one-headless-coding-agent-run"}
 
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        names = super().list_commands(ctx)
+        return [*(name for name in names if name != "help"), *(["help"] if "help" in names else [])]
+
 
 app = typer.Typer(
     name="alisio",
     cls=_RootGroup,
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_show_locals=False,
     context_settings=HELP_OPTIONS,
     help="A headless coding-agent harness (alisio run) and its Reliability Lab (alisio eval).",
@@ -74,6 +78,34 @@ def _root(
 
 
 app.add_typer(eval_app, name="eval")
+
+
+@app.command("help", cls=Command)
+def _help(
+    ctx: typer.Context,
+    words: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="COMMAND...", help="The command to explain, e.g. eval run.", show_default=False
+        ),
+    ] = None,
+) -> None:
+    """Show the help of alisio, or of a command: alisio help eval run (as alisio eval run --help)."""
+    from typer.core import TyperGroup
+
+    from alisio.shell.lab.errors import LabError
+
+    parent = ctx.find_root()
+    command: click.Command = parent.command
+    path = ["alisio"]
+    for word in words or []:
+        found = command.get_command(parent, word) if isinstance(command, TyperGroup) else None
+        if found is None:
+            raise LabError(f"no command {' '.join([*path, word])!r}: see alisio --help")
+        path.append(word)
+        parent = click.Context(found, info_name=word, parent=parent)
+        command = found
+    typer.echo(command.get_help(parent))  # as --help: the page, then a newline
 
 
 def _prefix(argv: Sequence[str]) -> str:

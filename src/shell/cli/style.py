@@ -109,6 +109,12 @@ class _QuietHelp(click.Command):
         for param in self.params:
             _quiet(param)
 
+    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
+        params = super().get_params(ctx)
+        for param in params:  # also the ones added after __init__ (typer's --install-completion)
+            _quiet(param)
+        return params
+
     def get_help_option(self, ctx: click.Context) -> TyperOption | None:
         option = super().get_help_option(ctx)
         _quiet(option)
