@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+RUNTIME := $(VENV)/.runtime
 
 .PHONY: test lint typecheck imports pytest demo bench clean record-bundled eval-ci
 
@@ -10,9 +11,15 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
+# Everything (the test tools and Ray): what make test, lint and the rest need.
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[dev,ray]'
-	touch $(STAMP)
+	touch $(STAMP) $(RUNTIME)
+
+# Only what alisio needs to run (no test tools, no Ray): what make demo needs. A full install counts too.
+$(RUNTIME): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $(RUNTIME)
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench
@@ -32,7 +39,7 @@ test: lint typecheck imports pytest
 # The lab's main job on its embedded default: replay the bundled tool-sequences cassettes through the real
 # harness and verifiers (no provider, no key, no network; an empty configuration, as the spec's quick start),
 # then compare two example reports. The replay's report files stay in .demo/replay.
-demo: $(STAMP)
+demo: $(RUNTIME)
 	@rm -rf .demo && mkdir -p .demo/config
 	@echo "== alisio eval run tool-sequences --mode replay --allow-write --allow-process"
 	ALISIO_CONFIG_HOME=.demo/config $(BIN)/alisio eval run tool-sequences --mode replay --allow-write --allow-process --out .demo/replay
@@ -41,7 +48,8 @@ demo: $(STAMP)
 	$(BIN)/alisio eval compare examples/reports/baseline examples/reports/candidate
 	@echo
 	@echo "Next: $(BIN)/alisio eval run smoke-coding --tasks fix-add --k 5 --script suites/smoke-coding/scripts --allow-write --allow-process  (a scripted model, no key)"
-	@echo "Then: write your own suite (docs/suite-format.md), check it with $(BIN)/alisio eval validate DIR, run it live with --model and --base-url"
+	@echo "Then: $(BIN)/alisio eval init my-suite writes a starter suite of your own and prints how to run it"
+	@echo "(alisio is $(BIN)/alisio: 'source $(BIN)/activate' puts it on PATH, as the docs' examples assume)"
 
 # Re-record the bundled cassettes with the scripted provider (TASKS=suite/task,... and OUT=DIR are optional).
 record-bundled: $(STAMP)

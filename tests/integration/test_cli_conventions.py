@@ -48,6 +48,7 @@ COMMANDS = [
     [],
     ["run"],
     ["eval"],
+    ["eval", "init"],
     ["eval", "list"],
     ["eval", "validate"],
     ["eval", "run"],

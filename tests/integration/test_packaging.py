@@ -13,6 +13,8 @@ import sysconfig
 import zipfile
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -95,3 +97,61 @@ def test_the_library_statistics_answer_as_the_labs() -> None:
     assert round(pass_hat_k_estimate(10, 5, 5) or 0, 9) == 0.003968254
     rate = suite_rate([3, 5, 0, 2], [5, 5, 5, 5])
     assert rate is not None and rate.mean == 0.5
+
+
+def test_a_wheel_user_can_write_and_run_a_first_suite(tmp_path: Path) -> None:
+    """From the built wheel (no checkout, no bundled suites): eval init DIR writes a starter suite, and the
+    command it prints runs it: fix-add passes, fix-mul fails, with the check's reason."""
+    import os
+    import shlex
+
+    unpacked = tmp_path / "unpacked"
+    zipfile.ZipFile(_wheel(tmp_path / "dist")).extractall(unpacked)
+    env = {
+        "PYTHONPATH": f"{unpacked}:{sysconfig.get_paths()['purelib']}",
+        "ALISIO_CONFIG_HOME": str(tmp_path / "config"),
+        "ALISIO_DATA_HOME": str(tmp_path / "data"),
+        "PATH": os.environ["PATH"],
+    }
+    (tmp_path / "config").mkdir()
+    entry = "import sys; from alisio.shell.cli.main import main; sys.argv[0] = 'alisio'; main()"
+
+    def alisio(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-S", "-c", entry, *args], env=env, cwd=tmp_path,
+                              capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+
+    made = alisio("eval", "init", "my-suite")
+    assert made.returncode == 0, made.stderr
+    assert made.stderr.startswith("wrote a starter suite in my-suite (2 tasks: fix-add, fix-mul)\n")
+    (command,) = [line.strip() for line in made.stderr.splitlines() if "--script" in line]
+    words = shlex.split(command)
+    assert words[:3] == ["alisio", "eval", "run"]
+    ran = alisio(*words[1:], "--yes")
+    assert ran.returncode == 0, ran.stderr
+    rows = {line.split()[0]: line.split()[1] for line in ran.stdout.splitlines()[1:]}
+    assert rows == {"fix-add": "3/3", "fix-mul": "0/3"}
+    assert "mul(2, 3) = 4, expected 6" in ran.stderr
+    assert alisio("eval", "validate", "my-suite").returncode == 0
+    again = alisio("eval", "init", "my-suite")
+    assert (again.returncode, again.stderr) == (
+        1,
+        "alisio eval init: my-suite: already exists and is not an empty directory: name a new one\n",
+    )
+
+
+def test_make_demo_installs_the_runtime_only_and_make_test_everything(tmp_path: Path) -> None:
+    """On a fresh machine make demo installs alisio without the test tools and Ray; make test installs both."""
+    import shutil
+
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+
+    def planned(target: str) -> list[str]:
+        done = subprocess.run(["make", "-n", target, f"VENV={tmp_path / 'venv'}"], cwd=ROOT, capture_output=True,
+                              text=True, timeout=60, check=True)  # fmt: skip
+        return [
+            line for line in done.stdout.splitlines() if "pip install" in line and "--upgrade pip" not in line
+        ]
+
+    assert [line.split()[-1] for line in planned("demo")] == ["."]
+    assert [line.split()[-1] for line in planned("test")] == ["'.[dev,ray]'"]

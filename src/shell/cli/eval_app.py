@@ -1,6 +1,6 @@
 """``alisio eval``: the Reliability Lab's sub-commands, one module each, listed in workflow order.
 
-list and validate look at suites; run and record run them, runs lists what was run and show opens one run;
+init writes a starter suite; list and validate look at suites; run and record run them, runs lists what was run and show opens one run;
 compare and variants compare, power plans how many runs a comparison needs; export shares; ci replays.
 
 A command's module is imported only when that command is used, or ``alisio eval --help`` lists them all
@@ -17,6 +17,7 @@ from alisio.shell.cli.style import LazyGroup
 __all__ = ["COMMANDS", "DOCS", "eval_app"]
 
 COMMANDS: dict[str, tuple[str, str]] = {
+    "init": ("alisio.shell.cli.eval_init", "init"),
     "list": ("alisio.shell.cli.eval_list", "list_suites"),
     "validate": ("alisio.shell.cli.eval_validate", "validate"),
     "run": ("alisio.shell.cli.eval_run", "run"),
