@@ -90,9 +90,10 @@ def test_help_has_no_type_placeholders(home: Path, words: list[str]) -> None:
 
 
 def test_eval_help_lists_the_commands_in_workflow_order_and_groups_options(home: Path) -> None:
-    """list, validate, run, record, compare, variants, power, export, ci; run's options in panels; SUITE."""
+    """init, list, validate, run, record, compare, variants, power, export, ci; run's options in panels."""
     listed = re.findall(r"^│ (\w+) ", alisio(home, "eval", "-h").stdout, re.M)
     assert listed == [
+        "init",
         "list",
         "validate",
         "run",
