@@ -355,7 +355,7 @@ def test_report_html_renders_in_chromium(ran: dict[str, Any], tab: Page, tmp_pat
     collapsed transcript; a tool's <script> output shows as text and never runs; no console error."""
     report = ran["out"] / "report.html"
     _opened(tab, report)
-    assert tab.evaluate("document.scripts.length") == 0
+    assert tab.evaluate("document.scripts.length") == 1  # the filter's, allowed by its hash alone
     widths = tab.evaluate(
         "[...document.querySelectorAll('svg.forest')].map(s => [s.getBoundingClientRect().width, "
         "s.querySelectorAll('circle.point').length, s.querySelectorAll('line.ci').length])"
@@ -384,6 +384,49 @@ def test_report_html_renders_in_chromium(ran: dict[str, Any], tab: Page, tmp_pat
     assert tab.errors() == []
     tab.evaluate("window.scrollTo(0, 0)")
     _screenshot(tab, tmp_path / "report.png", "report-html.png", 960)
+
+
+@needs_chromium
+def test_report_html_filters_runs_and_groups_the_failures(ran: dict[str, Any], tab: Page) -> None:
+    """The failures grouped by reason with a count and links; the filter by task, status and failing
+    verifier hides the other transcripts and failing-list entries and counts what it shows."""
+    _opened(tab, ran["out"] / "report.html")
+    assert tab.evaluate("document.getElementById('filters').hidden") is False
+    groups = tab.evaluate(
+        "[...document.querySelectorAll('#groups tbody tr')].map(r => [r.cells[0].textContent, "
+        "r.cells[1].textContent, r.cells[2].textContent, r.cells[3].querySelectorAll('a').length])"
+    )
+    assert groups[0] == ["fail", "verifier check (command) did not pass", "6", 6]
+    assert sorted(g[0] for g in groups[1:]) == ["budget_exceeded", "error"] and all(
+        g[2] == "3" for g in groups[1:]
+    )
+
+    def choose(task: str = "", status: str = "", verifier: str = "") -> tuple[str, list[str], int]:
+        for name, value in (("task", task), ("status", status), ("verifier", verifier)):
+            tab.evaluate(
+                f"document.querySelector('#filters select[name={name}]').value = {json.dumps(value)}"
+            )
+        tab.evaluate("document.getElementById('filters').dispatchEvent(new Event('change'))")
+        count = tab.evaluate("document.getElementById('filter-count').textContent")
+        shown = tab.evaluate(
+            "[...document.querySelectorAll('details.run')].filter(d => !d.hidden).map(d => d.dataset.task)"
+        )
+        listed = tab.evaluate("[...document.querySelectorAll('#failing li')].filter(li => !li.hidden).length")
+        return count, sorted(set(shown)), listed
+
+    assert choose() == ("15 of 15 runs shown", sorted(TASKS), 12)
+    assert choose(status="fail") == ("6 of 15 runs shown", ["leave-it", "shows-html"], 6)
+    assert choose(task="shows-html", status="fail") == ("3 of 15 runs shown", ["shows-html"], 3)
+    everyone_but_fix_add = [
+        "broken-check",
+        "leave-it",
+        "over-budget",
+        "shows-html",
+    ]  # a budget stop is judged too
+    assert choose(verifier="check") == ("12 of 15 runs shown", everyone_but_fix_add, 12)
+    assert choose(task="fix-add", status="error") == ("0 of 15 runs shown", [], 0)
+    assert tab.evaluate("document.title") == "Eval report: calc-suite 1.0.0 (live, scripted provider)"
+    assert tab.errors() == []
 
 
 @needs_chromium

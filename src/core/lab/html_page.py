@@ -3,9 +3,10 @@ the forest plot's SVG and anchors.
 
 Rules this module keeps:
 
-- A page is one self-contained file: inline CSS and inline SVG, no script, no font, image or stylesheet
-  from anywhere. Its Content-Security-Policy says so to the browser (``default-src 'none'``), so even a
-  mistake elsewhere could not make it load or run anything.
+- A page is one self-contained file: inline CSS and inline SVG, at most one inline script (report.html's
+  filter), no font, image or stylesheet from anywhere. Its Content-Security-Policy says so to the browser
+  (``default-src 'none'``, the script allowed by its sha256 only), so even a mistake elsewhere could not
+  make it load anything or run any other script.
 - Every string that reaches the page goes through ``esc`` (text) or ``attr`` (attribute values): task
   prompts, tool output and verifier details are untrusted text and are shown, never interpreted. Control
   characters are shown as escapes (``\\x1b``).
@@ -140,6 +141,7 @@ ol.events li.incident,ol.events li.budget{border-color:var(--budget)}ol.events l
 .ev-title{font-size:12px;color:var(--muted)}.ev-title b{color:var(--ink)}
 .cut{color:var(--budget);font-size:12px}
 ul.failing{padding-left:18px}ul.failing li{margin:8px 0}
+form.filters{margin:8px 0 16px}form.filters label{margin-right:12px}table.groups td{vertical-align:top}
 :target{outline:2px solid var(--cand);outline-offset:2px}
 footer{margin-top:32px;color:var(--muted);font-size:12px}
 """
@@ -147,16 +149,22 @@ footer{margin-top:32px;color:var(--muted);font-size:12px}
 _CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 
-def page(title: str, body: str) -> str:
-    """A whole self-contained HTML page (UTF-8, no script, nothing loaded from anywhere)."""
+def page(title: str, body: str, script: tuple[str, str] | None = None) -> str:
+    """A whole self-contained HTML page (UTF-8, nothing loaded from anywhere).
+
+    ``script`` is (the inline script, its CSP source ``'sha256-...'``): the one script the page may run,
+    placed at the end of the body; without it the CSP allows no script at all.
+    """
+    csp = _CSP if script is None else f"{_CSP}; script-src {script[1]}"
+    tail = "" if script is None else f"\n<script>{script[0]}</script>"
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en"><head><meta charset="utf-8">'
-        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
+        f'<meta http-equiv="Content-Security-Policy" content="{csp}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         '<link rel="icon" href="data:,">'
         f"<title>{esc(title)}</title><style>{_CSS}</style></head>\n"
-        f"<body>\n{body}\n</body></html>\n"
+        f"<body>\n{body}{tail}\n</body></html>\n"
     )
 
 

@@ -16,6 +16,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from alisio.core.lab.formats import verifier_kind_text
+from alisio.core.lab.html_filter import (
+    FILTER_SCRIPT,
+    filter_form_html,
+    groups_html,
+    run_attributes,
+    script_source,
+)
 from alisio.core.lab.html_page import (
     STATUS_LETTER,
     Bar,
@@ -119,11 +126,13 @@ def grid_html(
     )
 
 
-def _failing_html(view: ReportView) -> str:
+def _failing_html(view: ReportView, records: Sequence[RunRecord]) -> str:
     if view.failing_total == 0:
         return "<p>Every run passed.</p>"
+    by_key = {(r.task_id, r.repetition): r for r in records}
     items = []
     for run in view.failing:
+        record = by_key.get((run.task_id, run.repetition))
         parts = [
             f'<a href="#{anchor(run.task_id, run.repetition)}">{esc(run.task_id)} rep {run.repetition}</a>: {esc(run.label)}'
         ]
@@ -139,7 +148,7 @@ def _failing_html(view: ReportView) -> str:
         if run.errors:
             parts.append(f"<pre>{esc(chr(10).join('error: ' + e for e in run.errors))}</pre>")
         parts.append(f"<div>open it: <code>{esc(run.show)}</code></div>")
-        items.append(f"<li>{''.join(parts)}</li>")
+        items.append(f"<li{'' if record is None else run_attributes(record)}>{''.join(parts)}</li>")
     rest = view.failing_total - len(view.failing)
     tail = (
         f'<p class="note">{rest} more run{"" if rest == 1 else "s"} did not pass: see the grid and runs.jsonl.</p>'
@@ -187,7 +196,10 @@ def _run_html(
         f"<p>In a terminal: <code>{esc(show)}</code></p>{_verifiers_html(record, known)}{errors}"
         f"{transcript_html(transcript, show)}</div>"
     )
-    return f'<details class="run {status_class(record.status)}"><summary>{summary}</summary>{body}</details>'
+    return (
+        f'<details class="run {status_class(record.status)}"{run_attributes(record)}><summary>{summary}'
+        f"</summary>{body}</details>"
+    )
 
 
 def render_report_html(
@@ -238,13 +250,13 @@ def render_report_html(
         f"<section><h2>Runs</h2>{legend_html()}{grid_html(view.grid, records, known)}"
         '<p class="note">Each cell is one run; it opens that run\'s transcript below.</p></section>',
         f"<section><h2>Summary</h2>{paragraphs_html(view.summary)}</section>",
-        f"<section><h2>Runs that did not pass</h2>{_failing_html(view)}</section>",
+        f"<section><h2>Runs that did not pass</h2>{groups_html(records)}{_failing_html(view, records)}</section>",
         f'<section><h2>Measured</h2>{table_html(view.measured)}<p class="note">{esc(view.measured_note)}</p></section>',
         f"<section><h2>Estimated</h2>{estimated}</section>",
-        f'<section id="transcripts"><h2>Transcripts</h2><p class="note">Collapsed; a cell of the grid opens '
-        f"one. Texts are cut to fit the page (each cut is stated); the whole transcripts are in runs/ beside "
-        f"this page.</p>{runs}</section>",
+        f'<section id="transcripts"><h2>Transcripts</h2>{filter_form_html(records)}<p class="note">Collapsed; '
+        "a cell of the grid opens one. Texts are cut to fit the page (each cut is stated); the whole "
+        f"transcripts are in runs/ beside this page.</p>{runs}</section>",
         f"<footer>alisio {esc(c.harness_version)} · run {esc(c.run_id)} · {esc(c.created_at)} · the numbers are "
         "those of report.json beside this page</footer>",
     ]
-    return page(view.title, "\n".join(body))
+    return page(view.title, "\n".join(body), (FILTER_SCRIPT, script_source(FILTER_SCRIPT)))
