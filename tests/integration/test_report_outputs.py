@@ -450,4 +450,29 @@ def test_comparison_html_renders_in_chromium(tab: Page, tmp_path: Path) -> None:
     assert len(rows) == 7 and all(points == 2 for _, points, _ in rows)
     assert ["edit-respects-hash", 2, "regressed"] in rows and ["rename-symbol", 2, "improved"] in rows
     assert tab.evaluate("document.querySelectorAll('ul.limits li').length") >= 4
+    reports = tab.evaluate("[...document.querySelectorAll('#reports a')].map(a => a.href)")
+    assert reports == [
+        (EXAMPLES / side / "report.html").resolve().as_uri() for side in ("baseline", "candidate")
+    ]
+    links = tab.evaluate(
+        "[...document.querySelectorAll('#forest tbody tr')].map(r => [r.cells[0].textContent, "
+        "[...r.cells[r.cells.length - 1].querySelectorAll('a')].map(a => [a.textContent, a.href])])"
+    )
+    by_task = dict(links)
+    assert [text for text, _ in by_task["edit-respects-hash"]] == [
+        "baseline rep 0 (pass)",
+        "candidate rep 2 (fail)",
+    ]
+    candidate_href = by_task["edit-respects-hash"][1][1]
+    assert (
+        candidate_href
+        == (EXAMPLES / "candidate" / "report.html").resolve().as_uri() + "#run-edit-respects-hash-2"
+    )
+    tab.open(candidate_href)
+    assert (
+        tab.evaluate("document.getElementById('run-edit-respects-hash-2').closest('details').dataset.status")
+        == "fail"
+    )
+    assert tab.errors() == []
+    _opened(tab, page)
     _screenshot(tab, tmp_path / "comparison.png", "comparison-html.png", 1250)

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from alisio.core.base import Frozen
 from alisio.core.lab.compare import Comparison, SideCounts
 from alisio.core.lab.html_page import (
     Bar,
+    anchor,
     attr,
     axis_svg,
     esc,
@@ -32,7 +34,48 @@ from alisio.core.lab.variants import VariantsComparison, describe_overrides
 from alisio.core.lab.view import variant_grid
 from alisio.core.lab.view_compare import ComparisonView, SideCondition, comparison_view
 
-__all__ = ["comparison_body_html", "render_comparison_html", "render_variants_html"]
+__all__ = [
+    "SideLinks",
+    "comparison_body_html",
+    "linked_run",
+    "render_comparison_html",
+    "render_variants_html",
+]
+
+
+class SideLinks(Frozen, frozen=True, kw_only=True):
+    """Where one side's report.html is, relative to comparison.html, and the run linked for each task."""
+
+    report: str
+    """The href of the side's report.html (relative to comparison.html, URL-quoted)."""
+    runs: tuple[tuple[str, int, str], ...] = ()
+    """(task id, repetition, status) of the run whose transcript each task links to."""
+
+
+def linked_run(records: Sequence[RunRecord], task_id: str) -> RunRecord | None:
+    """The run of ``task_id`` a comparison links to: its first run that did not pass, else its first run."""
+    runs = sorted((r for r in records if r.task_id == task_id), key=lambda r: r.repetition)
+    return next((r for r in runs if r.status != "pass"), runs[0] if runs else None)
+
+
+def _reports_html(links: tuple[SideLinks | None, SideLinks | None]) -> str:
+    parts = [
+        f'{side}: <a href="{attr(link.report)}">{esc(link.report)}</a>'
+        for side, link in zip(("baseline", "candidate"), links, strict=True)
+        if link is not None
+    ]
+    return f'<p class="reports" id="reports">Reports: {" · ".join(parts)}</p>' if parts else ""
+
+
+def _transcript_links(task_id: str, links: tuple[SideLinks | None, SideLinks | None]) -> str:
+    out = []
+    for side, link in zip(("baseline", "candidate"), links, strict=True):
+        found = None if link is None else next((r for r in link.runs if r[0] == task_id), None)
+        if link is not None and found is not None:
+            href = f"{link.report}#{anchor(task_id, found[1])}"
+            out.append(f'<a href="{attr(href)}">{side} rep {found[1]} ({esc(found[2])})</a>')
+    return "<br>".join(out)
+
 
 _BADGE = {
     "improved": "improved",
@@ -58,10 +101,13 @@ def _conditions_html(conditions: Sequence[SideCondition]) -> str:
     return f'<table class="conditions" id="conditions"><thead>{head}</thead><tbody>{"".join(rows)}</tbody></table>'
 
 
-def _tasks_html(comparison: Comparison, view: ComparisonView) -> str:
+def _tasks_html(
+    comparison: Comparison, view: ComparisonView, links: tuple[SideLinks | None, SideLinks | None]
+) -> str:
     header = view.tasks.header
+    linked = any(link is not None and link.runs for link in links)
     head = f'<th>{esc(header[0])}</th><th class="plot">{axis_svg()}</th>'
-    head += "".join(f"<th>{esc(h)}</th>" for h in header[1:])
+    head += "".join(f"<th>{esc(h)}</th>" for h in header[1:]) + ("<th>Transcripts</th>" if linked else "")
     rows = []
     for task, row in zip(comparison.tasks, view.tasks.rows, strict=True):
         bars = [
@@ -71,6 +117,8 @@ def _tasks_html(comparison: Comparison, view: ComparisonView) -> str:
         badge = f'<span class="badge {_BADGE.get(row[1], "other")}">{esc(row[1])}</span>'
         cells = [f'<td class="nw">{esc(row[0])}</td>', f'<td class="plot">{forest_svg(bars)}</td>']
         cells += [f'<td class="nw">{badge}</td>', *(f"<td>{esc(cell)}</td>" for cell in row[2:])]
+        if linked:
+            cells.append(f'<td class="nw">{_transcript_links(task.task_id, links)}</td>')
         rows.append(f'<tr class="task">{"".join(cells)}</tr>')
     key = (
         '<p class="legend"><span class="item"><span class="swatch base"></span>'
@@ -81,8 +129,11 @@ def _tasks_html(comparison: Comparison, view: ComparisonView) -> str:
     return key + table
 
 
-def comparison_body_html(comparison: Comparison, level: int = 2) -> str:
-    """A comparison's sections (without the page around them); ``level`` is the heading level of its sections."""
+def comparison_body_html(
+    comparison: Comparison, level: int = 2, links: tuple[SideLinks | None, SideLinks | None] = (None, None)
+) -> str:
+    """A comparison's sections (without the page around them); ``level`` is the heading level of its sections;
+    ``links`` lead to each side's report.html and, per task, to a run's transcript there."""
     view = comparison_view(comparison)
     h = f"h{level}"
     warnings = (
@@ -95,8 +146,9 @@ def comparison_body_html(comparison: Comparison, level: int = 2) -> str:
     limits = "".join(f"<li>{esc(line)}</li>" for line in view.limits)
     parts = [
         notices_html(view.notices),
+        _reports_html(links),
         f"<{h}>Conditions</{h}>{_conditions_html(view.conditions)}{warnings}",
-        f"<{h}>Tasks</{h}>{_tasks_html(comparison, view)}<p>{esc(view.outcomes)}</p>",
+        f"<{h}>Tasks</{h}>{_tasks_html(comparison, view, links)}<p>{esc(view.outcomes)}</p>",
         paragraphs_html(view.verdicts, "note") if view.verdicts else "",
         tests,
         f"<{h}>Summary</{h}>{paragraphs_html(view.summary)}",
@@ -108,10 +160,13 @@ def comparison_body_html(comparison: Comparison, level: int = 2) -> str:
     return "".join(parts)
 
 
-def render_comparison_html(comparison: Comparison) -> str:
-    """comparison.html of ``eval compare --html``: the comparison as one self-contained page."""
+def render_comparison_html(
+    comparison: Comparison, links: tuple[SideLinks | None, SideLinks | None] = (None, None)
+) -> str:
+    """comparison.html of ``eval compare --html``: the comparison as one self-contained page, linking to
+    each side's report.html and each task's transcripts there when ``links`` says where they are."""
     view = comparison_view(comparison)
-    body = f"<header><h1>{esc(view.title)}</h1></header>{comparison_body_html(comparison)}"
+    body = f"<header><h1>{esc(view.title)}</h1></header>{comparison_body_html(comparison, links=links)}"
     return page(view.title, body)
 
 

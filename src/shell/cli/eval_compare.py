@@ -27,6 +27,7 @@ import typer
 if TYPE_CHECKING:
     from alisio.core.lab.compare import Comparison
     from alisio.core.lab.gate import FailOn
+    from alisio.core.lab.render_html_compare import SideLinks
 
 from alisio.core.exit_codes import ExitCode
 from alisio.shell.cli.options import Json
@@ -140,7 +141,10 @@ def compare(
             else:
                 sys.stdout.write(render_comparison_markdown(comparison))
             sys.stdout.flush()
-            return _outputs(comparison, html, gate_on, gate_shown=summary)
+            links = (
+                (None, None) if html is None else (_side_links(baseline, html), _side_links(candidate, html))
+            )
+            return _outputs(comparison, html, gate_on, gate_shown=summary, links=links)
         case Failure(incompatible):
             print(f"alisio eval compare: incompatible reports: {incompatible}", file=sys.stderr)
             return ExitCode.INCOMPATIBLE
@@ -177,8 +181,38 @@ def _summary(comparison: Comparison, gate_on: FailOn | None) -> str:
     return render_comparison_summary(comparison, full=full, gate_lines=lines)
 
 
+def _side_links(path: Path, page: Path) -> SideLinks | None:
+    """Where a side's report.html is from ``page`` (``None`` when it has none), and per task the run whose
+    transcript the page links to (from its runs.jsonl, when readable)."""
+    import os
+    from urllib.parse import quote
+
+    from returns.result import Success
+
+    from alisio.core.lab.render_html import REPORT_HTML
+    from alisio.core.lab.render_html_compare import SideLinks, linked_run
+    from alisio.shell.lab.store import read_runs
+
+    directory = path if path.is_dir() else path.parent
+    report = directory / REPORT_HTML
+    if not report.is_file():
+        return None
+    href = quote(os.path.relpath(report.resolve(), page.absolute().parent.resolve()).replace(os.sep, "/"))
+    runs: tuple[tuple[str, int, str], ...] = ()
+    match read_runs(directory):
+        case Success(records):
+            picked = [linked_run(records, task) for task in sorted({r.task_id for r in records})]
+            runs = tuple((r.task_id, r.repetition, str(r.status)) for r in picked if r is not None)
+    return SideLinks(report=href, runs=runs)
+
+
 def _outputs(
-    comparison: Comparison, html: Path | None, gate_on: FailOn | None, *, gate_shown: bool = False
+    comparison: Comparison,
+    html: Path | None,
+    gate_on: FailOn | None,
+    *,
+    gate_shown: bool = False,
+    links: tuple[SideLinks | None, SideLinks | None] = (None, None),
 ) -> ExitCode:
     """The gate (on stderr unless the summary showed it), the ``--html`` page and the step summary; the exit
     code."""
@@ -195,7 +229,7 @@ def _outputs(
         say(f"alisio eval compare: {line}")
 
     def write_html(page: Path) -> None:
-        write_output_file(page, render_comparison_html(comparison), "--html")
+        write_output_file(page, render_comparison_html(comparison, links), "--html")
         say(f"comparison: {page}")
 
     problems: list[str] = []
