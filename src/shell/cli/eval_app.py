@@ -33,6 +33,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 """Each command's name, in workflow order, and where its function is (module, attribute)."""
 
 DOCS: dict[str, str] = {
+    "init": "docs/lab.md#a-suite-of-your-own-to-start-from-alisio-eval-init",
     "list": "docs/lab.md#running-a-suite-alisio-eval-list-and-alisio-eval-run",
     "validate": "docs/lab.md#suites-and-alisio-eval-validate",
     "run": "docs/lab.md#running-a-suite-alisio-eval-list-and-alisio-eval-run",
