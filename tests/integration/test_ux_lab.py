@@ -379,7 +379,7 @@ def test_short_version_and_the_help_command(home: Path) -> None:
 
 
 def test_shell_completion_installs_and_completes(home: Path) -> None:
-    """--install-completion bash writes a completion script the shell sources; completing "alisio ev" gives
+    """--install-completion (from bash) writes a completion script the shell sources; completing "alisio ev" gives
     eval, "alisio eval r" gives run, runs and record."""
     import os
     import subprocess
@@ -387,8 +387,11 @@ def test_shell_completion_installs_and_completes(home: Path) -> None:
     from tests.integration.test_eval_run import ALISIO
 
     env = {**os.environ, "HOME": str(home), "SHELL": "/bin/bash"}
-    installed = subprocess.run([str(ALISIO), "--install-completion", "bash"], capture_output=True, text=True,
-                               env=env, timeout=30, check=False)  # fmt: skip
+    # From bash, as a user types it: typer detects the shell from the parent process (the trailing command
+    # keeps bash from exec-ing alisio in its place).
+    typed = f"{ALISIO} --install-completion; status=$?; exit $status"
+    installed = subprocess.run(["bash", "-c", typed], capture_output=True, text=True, env=env, timeout=30,
+                               check=False)  # fmt: skip
     assert installed.returncode == 0, installed.stderr
     script = home / ".bash_completions" / "alisio.sh"
     assert "_alisio_completion" in script.read_text() and str(script) in (home / ".bashrc").read_text()

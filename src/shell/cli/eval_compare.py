@@ -1,11 +1,13 @@
-"""``alisio eval compare <baseline> <candidate> [--verdict disjoint|exact] [--adjust holm|bh] [--json]
-[--html FILE] [--fail-on regressed|inconclusive]``: compare two reports of the same suite.
+"""``alisio eval compare <baseline> <candidate> [--verdict disjoint|exact] [--adjust holm|bh]
+[--format summary|md] [--json] [--html FILE] [--fail-on regressed|inconclusive]``: compare two reports of the
+same suite.
 
 - stdout: on a terminal a short summary (a verdict per task, the outcome counts, the gate, and where the
   full comparison.md was written: ``<dataDir>/comparisons/``); otherwise, or with ``--format md``,
   comparison.md's Markdown; with ``--json`` the comparison; ``--html FILE`` also writes the
-  comparison as one self-contained page (comparison.html: both sides' intervals per task on one axis, the
-  verdicts, the suite summary and the limits).
+  comparison as one self-contained page (comparison.html: links to both report.html and, per task, to a
+  run's transcript on each side; both sides' intervals per task on one axis, the verdicts, the suite summary
+  and the limits).
 - ``--fail-on regressed`` exits 4 when a task regressed; ``--fail-on inconclusive`` when a task regressed
   or is inconclusive. Tasks without a verdict (low power, not comparable, one side only, replay) are not
   gated: stderr says how many.
