@@ -46,6 +46,8 @@ from alisio.core.harness.wire_common import excerpt, sse_messages
 __all__ = [
     "APIS",
     "DEFAULT_API",
+    "DEFAULT_API_KEY_ENVS",
+    "FORMAT_IDS",
     "Api",
     "ParsedAnswer",
     "StreamDecoder",
@@ -60,6 +62,15 @@ __all__ = [
 Api = Literal["openai-chat", "openai-responses", "anthropic"]
 APIS: Final[tuple[Api, ...]] = get_args(Api)
 DEFAULT_API: Final[Api] = "openai-chat"
+DEFAULT_API_KEY_ENVS: Final[Mapping[Api, str]] = {
+    "openai-chat": "OPENAI_API_KEY",
+    "openai-responses": "OPENAI_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY",
+}
+"""The variable a key is read from when ``provider.apiKeyEnv`` names none, by api."""
+FORMAT_IDS: Final[Mapping[str, Api]] = {"anthropic": "anthropic", "openai-responses": "openai-responses"}
+"""``provider.id`` values that read as a wire format: with no ``provider.api`` written, the configuration
+refuses them, so that ``id = "anthropic"`` never silently speaks Chat Completions."""
 _PATHS: Final[Mapping[Api, str]] = {
     "openai-chat": sse.PATH,
     "openai-responses": wire_responses.PATH,
