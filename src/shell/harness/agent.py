@@ -325,7 +325,7 @@ class _Run:
             tool_calls=len(partial.tool_calls),
             duration_ms=int(seconds * 1000),
         )
-        note = f"cut at the deadline after {seconds:.0f} s, {len(partial.text)} characters"
+        note = f"cut at the deadline after {seconds:.1f} s, {len(partial.text)} characters"
         self.incident(IncidentKind.USAGE_UNREPORTED, f"{note}: the provider reported no usage for this call")
         self.usage_complete = False
 

@@ -188,7 +188,7 @@ class Transport:
                     and failure.kind in ("timeout", "network")
                     and self._clock() >= deadline
                 ):
-                    raise self._deadline_failure(timeout_s) from None
+                    raise self._deadline_failure(timeout_s, failure.partial) from None
                 raise
 
     def _before_retry(
@@ -298,17 +298,21 @@ class Transport:
         # Keep-alive comments never reach iter_sse, and each one restarts the read timeout: check the
         # deadline on every chunk of bytes, so a server sending only comments cannot outlive the call.
         guard.check = past_deadline
-        with self._transport_errors(received=lambda: received):
-            for sse in source.iter_sse():
-                received += 1
-                past_deadline()
-                match decoder.feed(sse.event or "message", sse.data):
-                    case Success(found):
-                        events.extend(found)
-                    case Failure(error):
-                        raise ProviderFailure("protocol", self._redact(f"{self.shown_url}: {error}"))
-                if decoder.done:
-                    break
+        try:
+            with self._transport_errors(received=lambda: received):
+                for sse in source.iter_sse():
+                    received += 1
+                    past_deadline()
+                    match decoder.feed(sse.event or "message", sse.data):
+                        case Success(found):
+                            events.extend(found)
+                        case Failure(error):
+                            raise ProviderFailure("protocol", self._redact(f"{self.shown_url}: {error}"))
+                    if decoder.done:
+                        break
+        except ProviderFailure as failure:
+            failure.partial = failure.partial or tuple(events)  # a read that timed out at the deadline
+            raise
         return tuple(events)
 
     def _non_stream(
