@@ -354,3 +354,27 @@ def test_a_call_cut_at_max_wall_ms_keeps_what_was_streamed(tmp_path: Path) -> No
     assert re.match(
         rf"cut at the deadline after [12]\.\d s, {len(response.text)} characters", incidents[0].message
     )
+
+
+def test_tokens_are_shown_over_the_runs_that_reported_them(tmp_path: Path) -> None:
+    """Two runs of a task, the second cut at maxWallMs (no usage): the report's tokens are the first run's,
+    with '1/2 runs', instead of 'not reported' for the whole task."""
+    from tests.integration.test_eval_run import task
+
+    suite = make_suite(tmp_path, task("fix-add", budget={"maxTurns": 5, "maxWallMs": 1500}))
+    full = Reply(body=chat_stream(answer(text=["Nothing to do."], input=70, output=5)))
+    slow = chat_stream(answer(text=["Part one. ", "Part two. ", "Part three."]))
+    pieces = tuple(piece + b"\n\n" for piece in slow.split(b"\n\n") if piece)
+    with SseServer(full, Reply(body=slow, pieces=pieces, pause_s=0.6)) as server:
+        configure(tmp_path, server, "openai-chat")
+        result = alisio(
+            tmp_path, "eval", "run", "calc-suite", "--suite-dir", str(suite), "--yes", "--allow-write",
+            "-k", "2", "-j", "1", "--out", str(tmp_path / "out"),
+        )  # fmt: skip
+    assert result.returncode in (0, 1), result.stderr
+    report = msgspec.json.decode((tmp_path / "out" / "report.json").read_bytes(), type=Report)
+    (only,) = report.tasks
+    assert only.judged == 2
+    assert only.measured.tokens is not None and only.measured.tokens.total == 75
+    assert only.measured.tokens_runs == 1 and only.measured.tokens_per_success is None
+    assert "75 (70 in, 5 out; 1/2 runs)" in (tmp_path / "out" / "report.md").read_text()

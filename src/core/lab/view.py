@@ -344,13 +344,14 @@ def _summary_lines(report: Report) -> tuple[str, ...]:
     return tuple(lines)
 
 
-def _tokens(tokens: Tokens | None) -> str:
+def _tokens(tokens: Tokens | None, runs: int | None = None, judged: int = 0) -> str:
     if tokens is None:
         return NOT_REPORTED
-    return f"{tokens.total:,} ({tokens.input:,} in, {tokens.output:,} out)"
+    over = f"; {runs}/{judged} runs" if runs is not None else ""
+    return f"{tokens.total:,} ({tokens.input:,} in, {tokens.output:,} out{over})"
 
 
-def _measured_row(name: str, m: MeasuredBlock, cached: str) -> tuple[str, ...]:
+def _measured_row(name: str, m: MeasuredBlock, cached: str, judged: int = 0) -> tuple[str, ...]:
     return (
         name,
         str(m.turns),
@@ -360,7 +361,7 @@ def _measured_row(name: str, m: MeasuredBlock, cached: str) -> tuple[str, ...]:
         format_seconds(m.wall_ms_median),
         format_seconds2(m.wall_ms_variance),
         format_seconds(m.ms_per_success),
-        _tokens(m.tokens),
+        _tokens(m.tokens, m.tokens_runs, judged),
         format_num(m.tokens_per_success, absent=NOT_REPORTED if m.tokens is None else "n/a"),
         cached,
     )
@@ -384,14 +385,16 @@ def _measured_table(report: Report) -> Table:
         )
     header: tuple[str, ...] = ("Task", "turns", "tool calls", "compactions", "incidents", "wall median")
     header += ("wall variance", "time/success", "tokens", "tokens/success", "cached input")
-    rows = [_measured_row(t.task_id, t.measured, _task_cached(t)) for t in report.tasks]
-    return Table(header=header, rows=(*rows, _measured_row("suite", s.measured, suite_cached)), total=True)
+    rows = [_measured_row(t.task_id, t.measured, _task_cached(t), t.judged) for t in report.tasks]
+    suite = _measured_row("suite", s.measured, suite_cached, s.judged)
+    return Table(header=header, rows=(*rows, suite), total=True)
 
 
 MEASURED_NOTE = (
     "Over judged runs only. Tokens are provider-reported main-loop tokens (compaction calls excluded), "
-    '"not reported" when a judged run did not report usage for every turn. Per-success figures are the '
-    "total spend of the judged runs, failures included, divided by the successes. Cached input is cached "
+    'summed over the judged runs that reported usage for every turn ("N/M runs" when not all did; "not '
+    'reported" when none did). Per-success figures are the total spend of the judged runs, failures '
+    "included, divided by the successes (n/a when some runs did not report tokens). Cached input is cached "
     "over input tokens pooled over the runs that reported it in every turn."
 )
 
