@@ -378,3 +378,21 @@ def test_tokens_are_shown_over_the_runs_that_reported_them(tmp_path: Path) -> No
     assert only.measured.tokens is not None and only.measured.tokens.total == 75
     assert only.measured.tokens_runs == 1 and only.measured.tokens_per_success is None
     assert "75 (70 in, 5 out; 1/2 runs)" in (tmp_path / "out" / "report.md").read_text()
+
+
+@pytest.mark.parametrize("cache", [True, False])
+def test_the_measured_key_cache_turns_the_anthropic_breakpoints_on_and_off(
+    cache: bool, tmp_path: Path
+) -> None:
+    """cache = true (the default) marks the system prompt, the last tool and the last user message; false
+    marks nothing."""
+    with SseServer(Reply(body=anthropic_stream(answer(text=["hi"])))) as server:
+        configure(tmp_path, server, "anthropic")
+        config = tmp_path / "config" / "config.toml"
+        config.write_text(f"cache = {str(cache).lower()}\n" + config.read_text())
+        result = alisio(tmp_path, "run", "hi", "--cwd", str(tmp_path))
+        assert result.returncode == 0, result.stderr
+        body = server.requests[0].json()
+    marked = json.dumps(body).count('"cache_control"')
+    assert marked == (3 if cache else 0)
+    assert ("cache_control" in body["system"][0]) is cache

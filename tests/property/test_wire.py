@@ -418,3 +418,17 @@ def test_responses_sends_reasoning_back_and_stores_nothing(request: ProviderRequ
     calls = [item["call_id"] for item in items if item.get("type") == "function_call"]
     outputs = [item["call_id"] for item in items if item.get("type") == "function_call_output"]
     assert calls == outputs
+
+
+@given(sse_lines, st.sampled_from(["\n", "\r\n"]))
+def test_sse_framing_agrees_with_httpx_sse(lines: list[str], newline: str) -> None:
+    """On bodies that end their last event, the events with data are those httpx-sse (what the providers
+    read streams with) gives: same names, same data."""
+    import httpx
+    from httpx_sse import EventSource
+
+    body = (newline.join(lines) + newline * 2).encode()
+    response = httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body)
+    theirs = [(e.event, e.data) for e in EventSource(response).iter_sse() if e.data]
+    ours = [(m.event, m.data) for m in sse_messages(body) if m.data]
+    assert ours == theirs

@@ -370,6 +370,7 @@ class _Run:
             messages[plan.start : plan.end],
             max_output_tokens=measured.limits.max_output_tokens,
             reasoning_effort=measured.reasoning.effort,
+            cache=measured.cache,
         )
         response, _ = self.call_provider(request)
         if not response.text.strip():
