@@ -268,7 +268,7 @@ def resolve_provider(
         return Failure(_missing(loaded.source, "provider.model", "--model NAME", "model"))
     return _api_key(loaded, env).map(
         lambda key: ResolvedProvider(
-            id=settings.id,
+            id=settings.resolved_id,
             base_url=base_url,
             model=model,
             api_key=key,

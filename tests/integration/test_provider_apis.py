@@ -244,6 +244,7 @@ def test_eval_live_then_record_then_replay_without_divergence(api: str, tmp_path
     )
     report = msgspec.json.decode((tmp_path / "live" / "report.json").read_bytes(), type=Report)
     assert report.conditions.model == f"m-{api}"
+    assert report.conditions.provider == ("openai_compat" if api == "openai-chat" else api)
     cassette = decode_cassette((suite / "cassettes" / "fix-add.jsonl").read_bytes(), "c").unwrap()
     assert len(cassette.calls) == 3
     blocks = [

@@ -159,21 +159,18 @@ class ProviderSettings(_Input, frozen=True, kw_only=True):
     """``[provider]``: who answers. Not measured: it never enters the hash and is never a variant override."""
 
     api: Api | None = None
-    """The wire format (``openai-chat``, ``openai-responses``, ``anthropic``); ``None`` (not written) is
-    ``openai-chat``. Use ``resolved_api``."""
+    """The wire format; ``None`` (not written) is ``openai-chat``: use ``resolved_api``."""
     id: NonEmptyText = "openai_compat"
-    """A label for the endpoint, recorded as ``provider`` in run_start and reports (``alisio run`` and
-    ``eval`` alike). It selects no wire format: ``api`` does. An id that reads as one (``anthropic``,
-    ``openai-responses``) with no ``api`` written is refused, so that ``id = "anthropic"`` never silently
-    speaks Chat Completions."""
+    """A label recorded as ``provider`` in run_start and reports (use ``resolved_id``); it selects no wire
+    format. An id that reads as one (``anthropic``) with no ``api`` written is refused."""
     base_url: BaseUrl | None = None
-    """The OpenAI-compatible base URL (``--base-url`` overrides it)."""
+    """The base URL, with its version segment (``--base-url`` overrides it)."""
     model: NonEmptyText | None = None
     """The model name (``--model`` overrides it)."""
     api_key_env: EnvVarName | None = None
-    """The NAME of the environment variable holding the key, never the key. ``None`` (not written) means
-    ``OPENAI_API_KEY`` is used when set, and no key is sent otherwise (local servers need none); a name
-    written here must be set."""
+    """The NAME of the environment variable holding the key, never the key. ``None`` (not written): the api's
+    variable (``DEFAULT_API_KEY_ENVS``) when set, else no key (local servers need none); a name written here
+    must be set."""
     max_concurrency: Annotated[int, Meta(ge=1, le=1024)] | None = None
     """At most this many requests in flight to the endpoint at once, over every concurrent run of a command
     (``None``: as many as ``--jobs``)."""
@@ -189,6 +186,13 @@ class ProviderSettings(_Input, frozen=True, kw_only=True):
     def resolved_api(self) -> Api:
         """``api``, or the default ``openai-chat`` when none is written."""
         return self.api or DEFAULT_API
+
+    @property
+    def resolved_id(self) -> str:
+        """``id``; at its default, the api's name for ``openai-responses`` and ``anthropic``."""
+        if self.id == "openai_compat" and self.resolved_api != DEFAULT_API:
+            return self.resolved_api
+        return self.id
 
 
 class LabSettings(_Input, frozen=True, kw_only=True):
