@@ -28,14 +28,15 @@ from returns.result import Failure, Result, Success
 
 from alisio.core.errors import ConfigError
 from alisio.core.harness.config import (
-    DEFAULT_API_KEY_ENV,
     DEFAULT_MAX_RESPONSE_BYTES,
     Config,
+    ProviderSettings,
     config_hash,
     parse_config,
 )
 from alisio.core.harness.endpoint import redact_credentials
 from alisio.core.harness.tomlkeys import duplicate_key
+from alisio.core.harness.wire import DEFAULT_API, DEFAULT_API_KEY_ENVS, Api
 from alisio.shell.harness.tools.files import file_kind
 
 __all__ = [
@@ -211,6 +212,18 @@ class ResolvedProvider:
     """``None`` when no key is configured (local servers need none). Never stored, logged or in an event."""
     max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
     """The largest response body read from the provider (``provider.maxResponseBytes``)."""
+    api: Api = DEFAULT_API
+    """``provider.api``: the wire format."""
+    key_source: str | None = None
+    """The variable the key was read from (``None`` when no key is sent)."""
+    rate_limit_give_up_ms: int = 120_000
+    """``provider.rateLimitGiveUpMs``."""
+
+
+def key_variable(settings: ProviderSettings) -> str:
+    """The variable the key is read from: ``provider.apiKeyEnv``, else the api's (``ANTHROPIC_API_KEY`` for
+    ``anthropic``, ``OPENAI_API_KEY`` otherwise)."""
+    return settings.api_key_env or DEFAULT_API_KEY_ENVS[settings.resolved_api]
 
 
 def _missing(source: str, key: str, flag: str, what: str) -> ConfigError:
@@ -220,7 +233,7 @@ def _missing(source: str, key: str, flag: str, what: str) -> ConfigError:
 
 def _api_key(loaded: LoadedConfig, env: Mapping[str, str]) -> Result[ApiKey | None, ConfigError]:
     named = loaded.config.provider.api_key_env
-    value = env.get(named or DEFAULT_API_KEY_ENV, "")
+    value = env.get(key_variable(loaded.config.provider), "")
     if value:
         return Success(ApiKey(value))
     if named is None:
@@ -255,10 +268,13 @@ def resolve_provider(
         return Failure(_missing(loaded.source, "provider.model", "--model NAME", "model"))
     return _api_key(loaded, env).map(
         lambda key: ResolvedProvider(
-            id=settings.id,
+            id=settings.resolved_id,
             base_url=base_url,
             model=model,
             api_key=key,
             max_response_bytes=settings.max_response_bytes,
+            api=settings.resolved_api,
+            key_source=key_variable(settings) if key is not None else None,
+            rate_limit_give_up_ms=settings.rate_limit_give_up_ms,
         )
     )

@@ -252,7 +252,7 @@ def config_keys() -> set[str]:
     }
     found = {key for prefix, struct in tables.items() for key in keys(prefix, struct)}
     agent = {f"agents.NAME.{field.encode_name}" for field in msgspec.structs.fields(config.AgentConfig)}
-    return found | (agent - {"agents.NAME.name"}) | {"instructions"}
+    return found | (agent - {"agents.NAME.name"}) | {"instructions", "cache"}
 
 
 def test_the_configuration_page_documents_every_key() -> None:

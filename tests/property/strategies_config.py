@@ -52,6 +52,7 @@ VALUES: dict[str, st.SearchStrategy[Any]] = {
     "tools.readMaxChars": chars,
     "tools.maxCallsPerTurn": calls_per_turn,
     "instructions": texts,
+    "cache": st.booleans(),
     "agents": agent_tables,
 }
 """A valid override value for every measured key (the test checks these keys are exactly measured_keys())."""
@@ -75,6 +76,7 @@ def measured_configs(draw: st.DrawFn) -> MeasuredConfig:
             max_calls_per_turn=draw(calls_per_turn),
         ),
         instructions=draw(texts),
+        cache=draw(st.booleans()),
         agents=agents,
     )
 
@@ -87,6 +89,8 @@ provider_settings = st.builds(
     api_key_env=st.none() | st.from_regex(r"\A[A-Z_][A-Z0-9_]{0,20}\Z"),
     max_concurrency=st.none() | st.integers(1, 1024),
     max_response_bytes=st.integers(min_value=1024, max_value=1 << 32),
+    api=st.none() | st.sampled_from(["openai-chat", "openai-responses", "anthropic"]),
+    rate_limit_give_up_ms=st.integers(min_value=1, max_value=86_400_000),
 )
 lab_settings = st.builds(LabSettings, jobs=st.none() | st.integers(1, 1024))
 

@@ -13,6 +13,7 @@ from alisio.core.harness.protocol import (
     FinishEvent,
     Message,
     ProviderRequest,
+    ReasoningBlock,
     ReasoningDelta,
     StreamErrorEvent,
     StreamEvent,
@@ -42,6 +43,12 @@ messages: st.SearchStrategy[Message] = st.one_of(
         content=st.none() | small_text,
         tool_calls=st.lists(tool_calls, max_size=3).map(tuple),
         reasoning=st.none() | small_text,
+        reasoning_blocks=st.lists(
+            st.builds(
+                ReasoningBlock, kind=st.sampled_from(["thinking", "reasoning"]), wire=st.just('{"a":1}')
+            ),
+            max_size=1,
+        ).map(tuple),
     ),
     st.builds(ToolMessage, tool_call_id=call_ids, name=names, content=small_text),
 )

@@ -155,6 +155,7 @@ def test_measured_keys_are_derived_from_the_structs() -> None:
         "tools.readMaxChars",
         "tools.maxCallsPerTurn",
         "instructions",
+        "cache",
         "agents",
     )
     assert set(VALUES) == set(measured_keys())

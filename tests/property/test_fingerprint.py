@@ -22,6 +22,7 @@ from alisio.core.harness.protocol import (
 from alisio.core.replay.fingerprint import (
     FINGERPRINT_VERSION,
     ConversationHash,
+    _AssistantV1,
     _Hashed,
     fingerprint,
     first_difference,
@@ -254,16 +255,23 @@ def test_fingerprint_is_stable_across_versions() -> None:
     assert one_shot_fingerprint(request) == PINNED
 
 
+def _as_hashed(message: Any) -> Any:
+    """An assistant message as hashed: its reasoning text dropped; without reasoning blocks, the version 1
+    shape (so cassettes recorded before reasoning blocks existed keep their fingerprints)."""
+    if not isinstance(message, AssistantMessage):
+        return message
+    if not message.reasoning_blocks:
+        return _AssistantV1(content=message.content, tool_calls=message.tool_calls)
+    return msgspec.structs.replace(message, reasoning=None)
+
+
 def one_shot_fingerprint(request: ProviderRequest) -> str:
     """The reference: sha256 of the whole request encoded at once (what ``fingerprint`` must always equal)."""
     hashed = _Hashed(
         version=FINGERPRINT_VERSION,
         model=request.model,
         instructions=request.instructions,
-        messages=tuple(
-            msgspec.structs.replace(m, reasoning=None) if isinstance(m, AssistantMessage) else m
-            for m in request.messages
-        ),
+        messages=tuple(_as_hashed(m) for m in request.messages),
         tools=request.tools,
         max_output_tokens=request.max_output_tokens,
         reasoning_effort=request.reasoning_effort,

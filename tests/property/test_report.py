@@ -106,32 +106,45 @@ def test_replay_reports_have_no_intervals_and_no_low_power(records: list[RunReco
     assert report.summary.success_rate is None or report.summary.success_rate.stderr is None
 
 
+def _reports_tokens(r: RunRecord) -> bool:
+    m = r.measured
+    return m.usage_complete and m.input_tokens is not None and m.output_tokens is not None
+
+
 @record_lists_settings
 @given(records_lists)
-def test_tokens_are_omitted_when_any_judged_run_did_not_report(records: list[RunRecord]) -> None:
-    """Token totals exist iff every judged run reported usage in every turn; then they are exact sums."""
+def test_tokens_are_summed_over_the_runs_that_reported_them_with_their_count(
+    records: list[RunRecord],
+) -> None:
+    """Token totals are the exact sums over the judged runs that reported usage in every turn; absent when
+    none did; when only some did, tokensRuns says how many, and the per-success figure and the estimated
+    cost are absent (a partial sum would understate them). The suite total is the same over every task."""
     report = build_report(records, conditions())
     for t in report.tasks:
         judged = [r for r in records if r.task_id == t.task_id and r.judged]
-        complete = bool(judged) and all(
-            r.measured.usage_complete
-            and r.measured.input_tokens is not None
-            and r.measured.output_tokens is not None
-            for r in judged
-        )
-        if not complete:
+        counted = [r for r in judged if _reports_tokens(r)]
+        if not counted:
             assert t.measured.tokens is None and t.measured.tokens_per_success is None and t.estimated is None
             continue
         tokens = t.measured.tokens
         assert tokens is not None
-        assert tokens.input == sum(r.measured.input_tokens or 0 for r in judged)
-        assert tokens.output == sum(r.measured.output_tokens or 0 for r in judged)
+        assert tokens.input == sum(r.measured.input_tokens or 0 for r in counted)
+        assert tokens.output == sum(r.measured.output_tokens or 0 for r in counted)
         assert tokens.total == tokens.input + tokens.output
-    any_judged = any(r.judged for r in records)
-    if report.summary.measured.tokens is not None:
-        assert all(t.measured.tokens is not None for t in report.tasks if t.judged)
-    elif any_judged:
-        assert any(t.measured.tokens is None for t in report.tasks if t.judged)
+        if len(counted) < len(judged):
+            assert t.measured.tokens_runs == len(counted)
+            assert t.measured.tokens_per_success is None and t.estimated is None
+        else:
+            assert t.measured.tokens_runs is None
+    judged_all = [r for r in records if r.judged]
+    counted_all = [r for r in judged_all if _reports_tokens(r)]
+    summary = report.summary.measured
+    if not counted_all:
+        assert summary.tokens is None
+    else:
+        assert summary.tokens is not None
+        assert summary.tokens.input == sum(r.measured.input_tokens or 0 for r in counted_all)
+        assert summary.tokens_runs == (len(counted_all) if len(counted_all) < len(judged_all) else None)
 
 
 def _reports_cached(r: RunRecord) -> bool:
@@ -187,7 +200,7 @@ def test_per_success_figures_are_total_spend_over_successes(records: list[RunRec
             assert t.measured.ms_per_success is None and t.measured.tokens_per_success is None
             continue
         assert t.measured.ms_per_success == wall / t.passes
-        if t.measured.tokens is not None:
+        if t.measured.tokens is not None and t.measured.tokens_runs is None:
             assert t.measured.tokens_per_success == t.measured.tokens.total / t.passes
             assert t.estimated is not None
             cost = t.measured.tokens.input * 3.0 / 1e6 + t.measured.tokens.output * 15.0 / 1e6

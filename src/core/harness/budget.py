@@ -87,6 +87,15 @@ def check(
     return None
 
 
+def output_limit(max_output_tokens: int, max_tokens: int | None, used: int | None) -> int:
+    """The output limit of the next main-loop call: ``min(limits.maxOutputTokens, maxTokens - used)``, at
+    least 1, so that a token budget bounds what a call can spend (and how long it can run). Without a
+    ``maxTokens`` budget it is ``limits.maxOutputTokens``; tokens not reported count as none used."""
+    if max_tokens is None:
+        return max_output_tokens
+    return max(1, min(max_output_tokens, max_tokens - (used or 0)))
+
+
 def tokens_of(usage: Usage | None) -> int | None:
     """The main-loop tokens one response used: input + output, else the reported total, else ``None``.
 

@@ -159,8 +159,9 @@ def checkpoint_request(
     older_messages: tuple[Message, ...],
     max_output_tokens: int | None = None,
     reasoning_effort: str | None = None,
+    cache: bool = True,
 ) -> ProviderRequest:
-    """The separate provider call that writes a checkpoint of ``older_messages``.
+    """The separate provider call that writes a checkpoint of ``older_messages`` (``cache``: the measured key).
 
     The conversation is sent as it is (the task prompt, then the older messages, whole tool exchanges only,
     so it is well formed), followed by one user message asking for the checkpoint; no tools are offered.
@@ -178,6 +179,7 @@ def checkpoint_request(
         max_output_tokens=max_output_tokens,
         reasoning_effort=reasoning_effort,
         purpose="compaction",
+        cache=cache,
     )
 
 

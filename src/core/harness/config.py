@@ -3,15 +3,17 @@
 ``config.toml`` (camelCase keys, read by ``alisio.shell.config_home``) looks like::
 
     instructions = "..."            # the system prompt (default: DEFAULT_INSTRUCTIONS)
+    cache = true                    # prompt-cache breakpoints where the api has them (Anthropic)
 
     [provider]                      # not measured: never in the hash, never a variant override
-    id = "openai_compat"            # a label recorded in events and reports (e.g. "deepseek"); whatever it
-                                    # says, the endpoint is spoken to with the OpenAI-compatible protocol
+    api = "openai-chat"             # the wire format: openai-chat (default), openai-responses, anthropic
+    id = "openai_compat"            # a label recorded in events and reports (e.g. "deepseek"), not a format
     baseUrl = "http://localhost:8000/v1"
     model = "qwen2.5-coder"
     apiKeyEnv = "OPENAI_API_KEY"    # the NAME of the variable holding the key, never the key
     maxConcurrency = 4              # requests in flight to this endpoint at once (default: --jobs)
     maxResponseBytes = 33554432     # the largest response body read from the provider (32 MiB)
+    rateLimitGiveUpMs = 120000      # stop the command once the endpoint refused every request this long
 
     [lab]                           # not measured either: how the lab runs, not what it measures
     jobs = 4                        # runs at once (default: 4 live, the number of CPUs for replay/scripted)
@@ -39,7 +41,8 @@
 Rules this module keeps:
 - every value is validated when parsed; a failure is a ``ConfigError`` naming the source and the dotted key;
 - only ``MeasuredConfig`` enters ``config_hash``, hashed with every default filled in, so an empty file and a
-  file spelling out the defaults hash the same, and changing a default is a measured change;
+  file spelling out the defaults hash the same, and changing a default is a measured change (``cache``, added
+  later, enters only when off, so older hashes stay valid);
 - ``measured_keys`` is derived from the Struct definitions, and ``apply_overrides`` accepts exactly those keys;
 - values are canonical: agents sorted by name, an agent's tool subset deduplicated in harness order, so the
   order things are written in never changes the hash.
@@ -60,9 +63,11 @@ from returns.result import Failure, Result, Success
 
 from alisio.core.base import Frozen
 from alisio.core.errors import ConfigError
+from alisio.core.harness.wire import APIS, DEFAULT_API, DEFAULT_API_KEY_ENVS, FORMAT_IDS, Api
 
 __all__ = [
     "DEFAULT_API_KEY_ENV",
+    "DEFAULT_API_KEY_ENVS",
     "DEFAULT_INSTRUCTIONS",
     "DEFAULT_MAX_RESPONSE_BYTES",
     "HARNESS_TOOLS",
@@ -90,18 +95,9 @@ ToolName = Literal[
     "read_file", "list_dir", "search", "write_file", "edit_file", "bash", "fetch_url", "analyze"
 ]
 """The harness tools (a user-facing contract: tool-sequence rules and agent tool subsets name them)."""
-HARNESS_TOOLS: Final[tuple[ToolName, ...]] = (
-    "read_file",
-    "list_dir",
-    "search",
-    "write_file",
-    "edit_file",
-    "bash",
-    "fetch_url",
-    "analyze",
-)
+HARNESS_TOOLS: Final[tuple[ToolName, ...]] = get_args(ToolName)
 
-DEFAULT_API_KEY_ENV: Final = "OPENAI_API_KEY"
+DEFAULT_API_KEY_ENV: Final = DEFAULT_API_KEY_ENVS[DEFAULT_API]
 
 DEFAULT_MAX_RESPONSE_BYTES: Final = 32 << 20
 """The largest provider response body read (SSE framing included): a real answer of maxOutputTokens, streamed
@@ -162,17 +158,19 @@ class _Input(Frozen, frozen=True, kw_only=True, forbid_unknown_fields=True):
 class ProviderSettings(_Input, frozen=True, kw_only=True):
     """``[provider]``: who answers. Not measured: it never enters the hash and is never a variant override."""
 
+    api: Api | None = None
+    """The wire format; ``None`` (not written) is ``openai-chat``: use ``resolved_api``."""
     id: NonEmptyText = "openai_compat"
-    """A label for the endpoint, recorded as ``provider`` in run_start and reports (``alisio run`` and
-    ``eval`` alike). It selects no protocol: every provider is spoken to as OpenAI-compatible."""
+    """A label recorded as ``provider`` in run_start and reports (use ``resolved_id``); it selects no wire
+    format. An id that reads as one (``anthropic``) with no ``api`` written is refused."""
     base_url: BaseUrl | None = None
-    """The OpenAI-compatible base URL (``--base-url`` overrides it)."""
+    """The base URL, with its version segment (``--base-url`` overrides it)."""
     model: NonEmptyText | None = None
     """The model name (``--model`` overrides it)."""
     api_key_env: EnvVarName | None = None
-    """The NAME of the environment variable holding the key, never the key. ``None`` (not written) means
-    ``OPENAI_API_KEY`` is used when set, and no key is sent otherwise (local servers need none); a name
-    written here must be set."""
+    """The NAME of the environment variable holding the key, never the key. ``None`` (not written): the api's
+    variable (``DEFAULT_API_KEY_ENVS``) when set, else no key (local servers need none); a name written here
+    must be set."""
     max_concurrency: Annotated[int, Meta(ge=1, le=1024)] | None = None
     """At most this many requests in flight to the endpoint at once, over every concurrent run of a command
     (``None``: as many as ``--jobs``)."""
@@ -180,6 +178,21 @@ class ProviderSettings(_Input, frozen=True, kw_only=True):
     max_response_bytes: ResponseBytes = DEFAULT_MAX_RESPONSE_BYTES
     """The largest response body read from the provider (1 KiB to 4 GiB); past it the call fails with
     ``provider_too_large``. Not measured: a safety limit on the endpoint, not a strategy."""
+    rate_limit_give_up_ms: PositiveMs = 120_000
+    """Once the endpoint has answered every request with 429 for this long, the command stops as on a refused
+    key (the report of what finished is written and says why)."""
+
+    @property
+    def resolved_api(self) -> Api:
+        """``api``, or the default ``openai-chat`` when none is written."""
+        return self.api or DEFAULT_API
+
+    @property
+    def resolved_id(self) -> str:
+        """``id``; at its default, the api's name for ``openai-responses`` and ``anthropic``."""
+        if self.id == "openai_compat" and self.resolved_api != DEFAULT_API:
+            return self.resolved_api
+        return self.id
 
 
 class LabSettings(_Input, frozen=True, kw_only=True):
@@ -259,6 +272,9 @@ class MeasuredConfig(_Input, frozen=True, kw_only=True):
     tools: ToolSettings = msgspec.field(default_factory=ToolSettings)
     instructions: NonEmptyText = DEFAULT_INSTRUCTIONS
     """The system prompt of the harness."""
+    cache: bool = True
+    """Mark prompt-cache breakpoints where the api has them (Anthropic's ``cache_control``; the other apis
+    cache by themselves). Enters the hash only when off (see ``config_hash``)."""
     agents: tuple[AgentConfig, ...] = ()
     """Main agents, sorted by name (``[agents.NAME]`` tables in the file)."""
 
@@ -313,6 +329,7 @@ _SEGMENT = re.compile(r"\.([^.\[]+)|\[(\d+)\]")
 _CHOICES: Final[tuple[tuple[str, str, tuple[str, ...]], ...]] = (
     (r"\.tools\[\d+\]$", "a harness tool", HARNESS_TOOLS),
     (r"^reasoning\.effort$", "a reasoning effort", get_args(Effort)),
+    (r"^provider\.api$", "a provider api", APIS),
 )
 _PATTERN_HINTS: Final[Mapping[str, str]] = {
     "baseUrl": "expected an http:// or https:// URL",
@@ -371,7 +388,9 @@ def _explain(message: str, key: str, value: tuple[bool, object]) -> tuple[str, s
     enum = _ENUM.match(message)
     choice = next(((label, names) for pattern, label, names in _CHOICES if re.search(pattern, key)), None)
     if enum and choice:
-        return key, f"{enum['value']} is not {choice[0]} (one of {', '.join(choice[1])})"
+        close = difflib.get_close_matches(enum["value"].strip("'\""), choice[1], n=1, cutoff=0.5)
+        near = f"; did you mean {close[0]!r}?" if close else ""
+        return key, f"{enum['value']} is not {choice[0]} (one of {', '.join(choice[1])}){near}"
     name = key.rpartition(".")[2]
     if name == "apiKeyEnv":  # a user may have pasted the key itself here: never echo the value
         return key, _PATTERN_HINTS[name] if "matching regex" in message else message
@@ -450,6 +469,15 @@ def _parse_measured(data: Mapping[str, object], source: str) -> Result[MeasuredC
     )
 
 
+def _check_provider(settings: ProviderSettings, source: str) -> Result[ProviderSettings, ConfigError]:
+    implied = FORMAT_IDS.get(settings.id)
+    if implied is None or settings.api is not None:
+        return Success(settings)
+    message = f"{settings.id!r} is a label and selects no wire format, so this endpoint would be spoken to "
+    message += f'as openai-chat; set provider.api = "{implied}", or provider.api = "openai-chat" to keep it'
+    return Failure(ConfigError(source=source, key="provider.id", message=message))
+
+
 def parse_config(data: Mapping[str, object], source: str) -> Result[Config, ConfigError]:
     """Validate a parsed config.toml (what ``tomllib`` returns) into a ``Config``, defaults filled in.
 
@@ -466,7 +494,9 @@ def parse_config(data: Mapping[str, object], source: str) -> Result[Config, Conf
         return Failure(ConfigError(source=source, key="", message="expected a TOML table at the top level"))
     if any(not isinstance(key, str) for key in data):
         return Failure(ConfigError(source=source, key="", message="every key must be a string"))
-    provider = _convert(data.get("provider", {}), ProviderSettings, "provider", source)
+    provider = _convert(data.get("provider", {}), ProviderSettings, "provider", source).bind(
+        lambda settings: _check_provider(settings, source)
+    )
     lab = _convert(data.get("lab", {}), LabSettings, "lab", source)
     return provider.bind(
         lambda settings: lab.bind(
@@ -479,7 +509,8 @@ def parse_config(data: Mapping[str, object], source: str) -> Result[Config, Conf
 
 # --- hash, data, overrides -----------------------------------------------------------------------------------
 
-_HASH_ENCODER: Final = msgspec.json.Encoder(order="deterministic")
+_IN_ORDER: Final = msgspec.json.Encoder()
+"""Keeps the key order ``to_builtins`` gives (the Structs' field order), as the first hashes were written."""
 
 
 def config_hash(measured: MeasuredConfig) -> str:
@@ -489,7 +520,10 @@ def config_hash(measured: MeasuredConfig) -> str:
     so neither key order nor spelling out a default changes it, and any measured value does. The provider is
     not an argument: it never enters the hash. Show the first 16 digits; store all 64.
     """
-    return hashlib.sha256(_HASH_ENCODER.encode(_canonical(measured))).hexdigest()
+    data = msgspec.to_builtins(_canonical(measured))
+    if data.get("cache") is True:
+        del data["cache"]  # added after the first reports: at its default it leaves their hashes as they were
+    return hashlib.sha256(_IN_ORDER.encode(data)).hexdigest()
 
 
 def _without_none(table: object) -> dict[str, object]:

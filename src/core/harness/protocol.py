@@ -40,11 +40,27 @@ class UserMessage(Frozen, frozen=True, kw_only=True, tag="user", tag_field="role
     content: str
 
 
+class ReasoningBlock(Frozen, frozen=True, kw_only=True):
+    """A reasoning item the provider needs back verbatim in the next request.
+
+    Anthropic's ``thinking`` (with its ``signature``) and ``redacted_thinking`` blocks, OpenAI Responses'
+    ``reasoning`` items (with ``encrypted_content``). ``wire`` is the item as JSON text, exactly as it is sent
+    back; only the wire format that produced it sends it (``kind`` says which: ``thinking``,
+    ``redacted_thinking`` or ``reasoning``).
+    """
+
+    kind: str
+    wire: str
+
+
 class AssistantMessage(Frozen, frozen=True, kw_only=True, tag="assistant", tag_field="role"):
     content: str | None = None
     tool_calls: tuple[ToolCall, ...] = ()
     reasoning: str | None = None
     """Reasoning text the provider streamed; kept for the log, not sent back to the provider."""
+    reasoning_blocks: tuple[ReasoningBlock, ...] = ()
+    """Reasoning the provider needs back (thinking signatures, encrypted reasoning), sent before the tool
+    calls it led to. Empty for Chat Completions."""
 
 
 class ToolMessage(Frozen, frozen=True, kw_only=True, tag="tool", tag_field="role"):
@@ -80,6 +96,9 @@ class ProviderRequest(Frozen, frozen=True, kw_only=True):
     reasoning_effort: str | None = None
     purpose: Purpose = "main"
     """``compaction`` calls write a checkpoint; their tokens are counted apart from the main loop."""
+    cache: bool = True
+    """Mark prompt-cache breakpoints where the wire format has them (Anthropic's ``cache_control``); the
+    measured key ``cache``."""
 
 
 class Usage(Frozen, frozen=True, kw_only=True, omit_defaults=True):
@@ -91,7 +110,13 @@ class Usage(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     cached_input_tokens: int | None = None
     """``prompt_tokens_details.cached_tokens``, else DeepSeek's ``prompt_cache_hit_tokens``."""
     reasoning_tokens: int | None = None
-    """``completion_tokens_details.reasoning_tokens``."""
+    """``completion_tokens_details.reasoning_tokens`` (Responses: ``output_tokens_details.reasoning_tokens``)."""
+    cache_write_input_tokens: int | None = None
+    """Input tokens written to the prompt cache (Anthropic's ``cache_creation_input_tokens``); they are part of
+    ``input_tokens`` too."""
+    provider_fields: str | None = None
+    """The provider's own usage object as JSON text, verbatim (the new wire formats record it; the
+    normalised counts above follow the lab's convention: input includes cached input)."""
     invalid: str | None = None
     """Why the counts cannot be used, as the parser found it (``completion_tokens is 12.5``): a count the
     provider sent that is not a non-negative integer. ``None`` when every count it sent is one."""
@@ -103,6 +128,7 @@ _COUNTS: tuple[tuple[str, str], ...] = (
     ("totalTokens", "total_tokens"),
     ("cachedInputTokens", "cached_input_tokens"),
     ("reasoningTokens", "reasoning_tokens"),
+    ("cacheWriteInputTokens", "cache_write_input_tokens"),
 )
 
 
@@ -141,6 +167,13 @@ class ToolCallDelta(Frozen, frozen=True, kw_only=True, tag="tool_call", tag_fiel
     arguments: str = ""
 
 
+class ReasoningItemEvent(Frozen, frozen=True, kw_only=True, tag="reasoning_item", tag_field="type"):
+    """A complete reasoning item to send back (``ReasoningBlock``), once the stream has closed it."""
+
+    kind: str
+    wire: str
+
+
 class FinishEvent(Frozen, frozen=True, kw_only=True, tag="finish", tag_field="type"):
     reason: str
 
@@ -168,7 +201,14 @@ class ServedEvent(Frozen, frozen=True, kw_only=True, tag="served", tag_field="ty
 
 
 StreamEvent = (
-    TextDelta | ReasoningDelta | ToolCallDelta | FinishEvent | UsageEvent | StreamErrorEvent | ServedEvent
+    TextDelta
+    | ReasoningDelta
+    | ToolCallDelta
+    | ReasoningItemEvent
+    | FinishEvent
+    | UsageEvent
+    | StreamErrorEvent
+    | ServedEvent
 )
 
 
@@ -201,6 +241,8 @@ class ProviderResponse(Frozen, frozen=True, kw_only=True):
     """The ``model`` the stream named last (what actually answered; ``None`` when it named none)."""
     system_fingerprint: str | None = None
     """The ``system_fingerprint`` the stream named last (the backend configuration; often absent)."""
+    reasoning_blocks: tuple[ReasoningBlock, ...] = ()
+    """The reasoning items to send back with this turn, in stream order."""
 
 
 class StreamError(Frozen, frozen=True, kw_only=True):
@@ -265,6 +307,7 @@ def assemble(events: tuple[StreamEvent, ...]) -> Result[ProviderResponse, Stream
     text: list[str] = []
     reasoning: list[str] = []
     calls = _CallSlots()
+    blocks: list[ReasoningBlock] = []
     finish: str | None = None
     usage: Usage | None = None
     served = ServedEvent()
@@ -280,6 +323,8 @@ def assemble(events: tuple[StreamEvent, ...]) -> Result[ProviderResponse, Stream
                 reasoning.append(fragment)
             case ToolCallDelta():
                 calls.add(event)
+            case ReasoningItemEvent(kind=kind, wire=wire):
+                blocks.append(ReasoningBlock(kind=kind, wire=wire))
             case FinishEvent(reason=reason):
                 finish = reason
             case UsageEvent(usage=reported):
@@ -299,5 +344,6 @@ def assemble(events: tuple[StreamEvent, ...]) -> Result[ProviderResponse, Stream
             usage_problem=problem,
             served_model=served.model,
             system_fingerprint=served.system_fingerprint,
+            reasoning_blocks=tuple(blocks),
         )
     )

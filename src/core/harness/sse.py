@@ -48,11 +48,17 @@ from alisio.core.harness.protocol import (
     UsageEvent,
     UserMessage,
 )
+from alisio.core.harness.wire_common import code_of as _code
+from alisio.core.harness.wire_common import excerpt as _excerpt
+from alisio.core.harness.wire_common import int_of as _int
+from alisio.core.harness.wire_common import read_count as _count
+from alisio.core.harness.wire_common import text_of as _text
 
 DONE = "[DONE]"
 """The data payload that ends an OpenAI-style stream."""
 
-EXCERPT_CHARS = 120
+PATH = "/chat/completions"
+"""Where requests are posted, after the base URL."""
 
 LimitField = Literal["max_tokens", "max_completion_tokens"]
 
@@ -171,6 +177,34 @@ def decode_data(data: str, sse_event: str | None = None) -> Result[tuple[StreamE
     return Success(events)
 
 
+class ChatStream:
+    """The decoder of one streamed Chat Completions response, fed one SSE event at a time.
+
+    ``done`` turns true at ``data: [DONE]``; an empty ``message`` event is skipped. The same interface as
+    ``alisio.core.harness.wire_anthropic.AnthropicStream`` and ``wire_responses.ResponsesStream``.
+    """
+
+    def __init__(self) -> None:
+        self.done = False
+
+    def feed(self, event: str, data: str) -> Result[tuple[StreamEvent, ...], ChunkError]:
+        """The stream events of one SSE event (``event`` is ``message`` for an unnamed one)."""
+        if data.strip() == DONE:
+            self.done = True
+            return Success(())
+        if not data and event == "message":
+            return Success(())
+        return decode_data(data, None if event == "message" else event)
+
+
+def body_events(body: Mapping[str, object]) -> tuple[StreamEvent, ...] | None:
+    """The events of a non-streamed answer (a ``chat.completion`` or an error body), ``None`` for another
+    JSON object."""
+    if "choices" in body or "error" in body:
+        return completion_events(body)
+    return None
+
+
 def chunk_events(chunk: Mapping[str, object]) -> tuple[StreamEvent, ...]:
     """The events one decoded ``chat.completion.chunk`` carries, in stream order."""
     return _payload_events(chunk, "delta")
@@ -238,22 +272,6 @@ def usage_from(usage: Mapping[str, object]) -> Usage:
     )
 
 
-def _count(table: Mapping[str, object], key: str, prefix: str, problems: list[str]) -> int | None:
-    """The count ``table[key]``: ``None`` when absent or null; a value that is no count is added to ``problems``."""
-    value = table.get(key)
-    if value is None:
-        return None
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-        return value
-    shown = (
-        msgspec.json.encode(value).decode() if isinstance(value, int | float | str | bool) else "an object"
-    )
-    problems.append(f"{prefix}{key} is {_excerpt(shown)}")
-    return None
-
-
 def error_message(body: object) -> str | None:
     """The human message of an error body: ``{"error": {"message"}}``, ``{"error": "..."}`` or ``{"message"}``."""
     if not isinstance(body, Mapping):
@@ -317,23 +335,3 @@ def _error_event(error: object) -> StreamErrorEvent:
     if isinstance(error, str):
         return StreamErrorEvent(message=error)
     return StreamErrorEvent(message="an error occurred during streaming")
-
-
-def _code(value: object) -> str | None:
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, int | str):
-        return str(value)
-    return None
-
-
-def _int(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _text(value: object) -> str | None:
-    return value if isinstance(value, str) and value else None
-
-
-def _excerpt(text: str) -> str:
-    return text if len(text) <= EXCERPT_CHARS else text[:EXCERPT_CHARS] + "…"

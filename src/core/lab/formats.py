@@ -162,8 +162,9 @@ def verifier_kind_text(verifier: VerifierResult) -> str:
 
 MEASURED_NOTE = (
     "Over judged runs only. Tokens are provider-reported main-loop tokens (compaction calls excluded), "
-    '"not reported" when a judged run did not report usage for every turn. Per-success figures are the '
-    "total spend of the judged runs, failures included, divided by the successes. Cached input is cached "
+    'summed over the judged runs that reported usage for every turn ("N/M runs" when not all did; "not '
+    'reported" when none did). Per-success figures are the total spend of the judged runs, failures '
+    "included, divided by the successes (n/a when some runs did not report tokens). Cached input is cached "
     "over input tokens pooled over the runs that reported it in every turn."
 )
 

@@ -148,8 +148,13 @@ class MeasuredBlock(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     shows here, apart from the model's time); absent when no call recorded it (scripted, replay)."""
     ms_per_success: float | None = None
     tokens: Tokens | None = None
-    """Absent when any judged run did not report usage for every turn (or nothing was judged)."""
+    """Summed over the judged runs that reported usage for every turn; absent when none did (or nothing was
+    judged)."""
+    tokens_runs: int | None = None
+    """How many judged runs ``tokens`` is over, when some judged runs did not report usage (a call cut at
+    maxWallMs, a server without usage); absent when every judged run reported it."""
     tokens_per_success: float | None = None
+    """Absent unless every judged run reported its tokens (a partial sum per success would understate it)."""
 
 
 class TaskMeasured(MeasuredBlock, frozen=True, kw_only=True, omit_defaults=True):

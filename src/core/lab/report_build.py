@@ -1,9 +1,10 @@
 """Building a Report from run records: one pass over the records into numpy columns, then per-task figures.
 
 The rules are the Report's (``alisio.core.lab.report``): judged runs are pass, fail and budget_exceeded;
-errored runs are counted apart and excluded from every rate and measured figure; tokens are omitted, not
-guessed, when a judged run did not report usage for every turn; per-success figures are the judged runs'
-total spend over the successes; the suite rate is the mean of the per-task rates.
+errored runs are counted apart and excluded from every rate and measured figure; tokens are summed over the
+judged runs that reported usage for every turn, never guessed, with the count of those runs when not all did
+(then no per-success figure or cost is given); per-success figures are the judged runs' total spend over the
+successes; the suite rate is the mean of the per-task rates.
 """
 
 from __future__ import annotations
@@ -239,9 +240,11 @@ def _aggregate(cols: _Columns) -> _Aggregates:
 def _task_measured(t: int, agg: _Aggregates, judged: int, passes: int) -> TaskMeasured:
     column = agg.column
     tokens = None
-    if judged and not agg.unreported[t]:
+    counted = judged - int(agg.unreported[t])
+    if counted:
         reasoning = None if agg.reasoning_missing[t] else int(column["reasoning"][t])
         tokens = _tokens(int(column["input"][t]), int(column["output"][t]), reasoning)
+    partial = tokens is not None and counted < judged
     wall_total = int(column["wall"][t])
     return TaskMeasured(
         turns=int(column["turns"][t]),
@@ -253,7 +256,10 @@ def _task_measured(t: int, agg: _Aggregates, judged: int, passes: int) -> TaskMe
         wall_ms_variance=agg.variances[t],
         ms_per_success=_per_success(wall_total if judged else None, passes),
         tokens=tokens,
-        tokens_per_success=_per_success(None if tokens is None else tokens.total, passes),
+        tokens_runs=counted if partial else None,
+        tokens_per_success=None
+        if partial
+        else _per_success(None if tokens is None else tokens.total, passes),
     )
 
 
@@ -285,7 +291,7 @@ def _task_report(t: int, task_id: str, agg: _Aggregates, conditions: Conditions)
         cached_input_ratio=_ratio(int(agg.cached_tokens[t]), int(agg.cached_input[t])),
         cached_input_runs=runs_cached,
         cached_input_tokens=int(agg.cached_tokens[t]) if runs_cached else None,
-        estimated=_estimated(measured.tokens, conditions.rates, passes),
+        estimated=_estimated(None if measured.tokens_runs else measured.tokens, conditions.rates, passes),
     )
 
 
@@ -401,7 +407,7 @@ def _summary(
         cached_input=_cached_summary(
             int(cached_totals[0]), int(cached_totals[1]), sum(t.cached_input_runs for t in tasks), judged
         ),
-        estimated=_estimated(measured.tokens, conditions.rates, passes),
+        estimated=_estimated(None if measured.tokens_runs else measured.tokens, conditions.rates, passes),
     )
 
 
@@ -412,20 +418,22 @@ def _summary_measured(
     judged: int,
     passes: int,
 ) -> SummaryMeasured:
-    """What was measured over every task: sums, the wall median and variance over judged runs, tokens (when
-    every judged task reported them) and the costs per success."""
+    """What was measured over every task: sums, the wall median and variance over judged runs, tokens over
+    the judged runs that reported them (with their count when not all did) and the costs per success."""
     import numpy as np
 
     wall_total = sum(t.measured.wall_ms_total for t in tasks)
     tokens = None
-    if judged and all(t.measured.tokens is not None for t in tasks if t.judged):
-        task_tokens = [t.measured.tokens for t in tasks if t.measured.tokens is not None]
+    task_tokens = [t.measured.tokens for t in tasks if t.judged and t.measured.tokens is not None]
+    counted = sum(t.measured.tokens_runs or t.judged for t in tasks if t.measured.tokens is not None)
+    if judged and task_tokens:
         reasoning = [x.reasoning for x in task_tokens]
         tokens = _tokens(
             sum(x.input for x in task_tokens),
             sum(x.output for x in task_tokens),
             None if any(r is None for r in reasoning) else sum(r for r in reasoning if r is not None),
         )
+    partial = tokens is not None and counted < judged
     return SummaryMeasured(
         turns=sum(t.measured.turns for t in tasks),
         tool_calls=sum(t.measured.tool_calls for t in tasks),
@@ -436,7 +444,10 @@ def _summary_measured(
         wall_ms_variance=float(np.var(walls, ddof=1)) if judged >= 2 else None,
         ms_per_success=_per_success(wall_total if judged else None, passes),
         tokens=tokens,
-        tokens_per_success=_per_success(None if tokens is None else tokens.total, passes),
+        tokens_runs=counted if partial else None,
+        tokens_per_success=None
+        if partial
+        else _per_success(None if tokens is None else tokens.total, passes),
     )
 
 

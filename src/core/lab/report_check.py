@@ -224,6 +224,7 @@ def _measured(block: MeasuredBlock, where: FieldPath) -> list[Problem]:
             ("wallMsVariance", block.wall_ms_variance),
             ("msPerSuccess", block.ms_per_success),
             ("tokensPerSuccess", block.tokens_per_success),
+            ("tokensRuns", block.tokens_runs),
         ],
     )
     problems += [

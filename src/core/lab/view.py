@@ -356,13 +356,14 @@ def _summary_lines(report: Report) -> tuple[str, ...]:
     return tuple(lines)
 
 
-def _tokens(tokens: Tokens | None) -> str:
+def _tokens(tokens: Tokens | None, runs: int | None = None, judged: int = 0) -> str:
     if tokens is None:
         return NOT_REPORTED
-    return f"{tokens.total:,} ({tokens.input:,} in, {tokens.output:,} out)"
+    over = f"; {runs}/{judged} runs" if runs is not None else ""
+    return f"{tokens.total:,} ({tokens.input:,} in, {tokens.output:,} out{over})"
 
 
-def _measured_row(name: str, m: MeasuredBlock, cached: str) -> tuple[str, ...]:
+def _measured_row(name: str, m: MeasuredBlock, cached: str, judged: int = 0) -> tuple[str, ...]:
     return (
         name,
         str(m.turns),
@@ -373,7 +374,7 @@ def _measured_row(name: str, m: MeasuredBlock, cached: str) -> tuple[str, ...]:
         "n/a" if m.first_event_ms_median is None else f"{m.first_event_ms_median / 1000:,.2f} s",
         format_seconds2(m.wall_ms_variance),
         format_seconds(m.ms_per_success),
-        _tokens(m.tokens),
+        _tokens(m.tokens, m.tokens_runs, judged),
         format_num(m.tokens_per_success, absent=NOT_REPORTED if m.tokens is None else "n/a"),
         cached,
     )
@@ -401,8 +402,9 @@ def _measured_table(report: Report) -> Table:
         header += ("tokens (recorded)", "tokens/success (recorded)", "cached input (recorded)")
     else:
         header += ("tokens", "tokens/success", "cached input")
-    rows = [_measured_row(t.task_id, t.measured, _task_cached(t)) for t in report.tasks]
-    return Table(header=header, rows=(*rows, _measured_row("suite", s.measured, suite_cached)), total=True)
+    rows = [_measured_row(t.task_id, t.measured, _task_cached(t), t.judged) for t in report.tasks]
+    suite = _measured_row("suite", s.measured, suite_cached, s.judged)
+    return Table(header=header, rows=(*rows, suite), total=True)
 
 
 def _estimated(report: Report) -> tuple[Table | None, str]:

@@ -128,10 +128,30 @@ _HEADER = msgspec.json.Decoder(CassetteHeader)
 _CALL = msgspec.json.Decoder(RecordedCall)
 
 
+_IN_ORDER = msgspec.json.Encoder()
+"""Keeps the key order ``to_builtins`` gives, which is the Structs' field order (as ``_ENCODER`` writes them)."""
+
+
 def encode_cassette(cassette: Cassette) -> bytes:
-    """The cassette's JSONL bytes: the header line, then one line per call, each ending with a newline."""
-    lines = [_ENCODER.encode(cassette.header), *(_ENCODER.encode(call) for call in cassette.calls)]
+    """The cassette's JSONL bytes: the header line, then one line per call, each ending with a newline.
+
+    What was added to requests after the first cassettes (``cache`` when on, an assistant message's empty
+    ``reasoningBlocks``) is left out at its default, so a cassette recorded again is byte for byte the one
+    recorded before (decoding fills the defaults back in).
+    """
+    lines = [_ENCODER.encode(cassette.header), *(_encode_call(call) for call in cassette.calls)]
     return b"".join(line + b"\n" for line in lines)
+
+
+def _encode_call(call: RecordedCall) -> bytes:
+    data = msgspec.to_builtins(call)
+    request = data["request"]
+    if request.get("cache") is True:
+        del request["cache"]
+    for message in request["messages"]:
+        if message.get("reasoningBlocks") in ((), []):
+            del message["reasoningBlocks"]
+    return _IN_ORDER.encode(data)
 
 
 def decode_cassette(data: bytes, source: str) -> Result[Cassette, CassetteError]:

@@ -13,9 +13,11 @@ Rules:
   ids and the model are never rewritten, so a change there always shows. The rules are per-run paths
   (``path_rules``: the workspace becomes ``<workspace>``), generated ids and a task's ``replayNormalize``;
 - ``fingerprint`` hashes exactly what the provider receives, given an already normalised request: model,
-  instructions, messages (without the assistant's reasoning, which is never sent back), tools with their
-  schemas, the output limit and the reasoning effort. ``purpose`` is not hashed: a compaction call is told
-  apart by its content;
+  instructions, messages (without the assistant's reasoning text, which is never sent back, but with the
+  reasoning blocks that are: thinking signatures, encrypted reasoning), tools with their schemas, the output
+  limit and the reasoning effort, and ``cache`` when it is off. ``purpose`` is not hashed: a compaction call
+  is told apart by its content. What was added after version 1 (reasoning blocks, ``cache``) enters the
+  encoding only when it is set, so the fingerprints of cassettes recorded before stay the same;
 - the hash is sha256 over msgspec's deterministic JSON encoding, prefixed by ``FINGERPRINT_VERSION`` so a
   change of the hashed shape is explicit.
 """
@@ -174,6 +176,18 @@ class _Hashed(Frozen, frozen=True, kw_only=True):
     reasoning_effort: str | None
 
 
+class _HashedCacheOff(_Hashed, frozen=True, kw_only=True):
+    cache: bool
+
+
+class _AssistantV1(Frozen, frozen=True, kw_only=True, tag="assistant", tag_field="role"):
+    """An assistant message as version 1 hashed it (before reasoning blocks existed)."""
+
+    content: str | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
+    reasoning: str | None = None
+
+
 _ENCODER = msgspec.json.Encoder(order="deterministic")
 _MESSAGES_KEY = b'"messages":['
 
@@ -253,25 +267,27 @@ def _head_and_tail(request: ProviderRequest) -> tuple[bytes, bytes]:
     The cut is the first ``"messages":[``: model, instructions and the version are JSON strings before it, in
     which every quote is escaped, so the key is the first place those bytes appear.
     """
-    empty = _ENCODER.encode(
-        _Hashed(
-            version=FINGERPRINT_VERSION,
-            model=request.model,
-            instructions=request.instructions,
-            messages=(),
-            tools=request.tools,
-            max_output_tokens=request.max_output_tokens,
-            reasoning_effort=request.reasoning_effort,
-        )
-    )
+    fields = {
+        "version": FINGERPRINT_VERSION,
+        "model": request.model,
+        "instructions": request.instructions,
+        "messages": (),
+        "tools": request.tools,
+        "max_output_tokens": request.max_output_tokens,
+        "reasoning_effort": request.reasoning_effort,
+    }
+    hashed = _Hashed(**fields) if request.cache else _HashedCacheOff(**fields, cache=False)  # type: ignore[arg-type]
+    empty = _ENCODER.encode(hashed)
     cut = empty.index(_MESSAGES_KEY) + len(_MESSAGES_KEY)
     return empty[:cut], empty[cut:]
 
 
-def _without_reasoning(message: Message) -> Message:
-    if isinstance(message, AssistantMessage) and message.reasoning is not None:
-        return msgspec.structs.replace(message, reasoning=None)
-    return message
+def _without_reasoning(message: Message) -> Message | _AssistantV1:
+    if not isinstance(message, AssistantMessage):
+        return message
+    if not message.reasoning_blocks:
+        return _AssistantV1(content=message.content, tool_calls=message.tool_calls)
+    return msgspec.structs.replace(message, reasoning=None)
 
 
 # --- divergence ---------------------------------------------------------------------------------------
@@ -291,6 +307,7 @@ def first_difference(recorded: ProviderRequest, actual: ProviderRequest) -> Dive
         ("model", recorded.model, actual.model),
         ("reasoning_effort", recorded.reasoning_effort, actual.reasoning_effort),
         ("max_output_tokens", recorded.max_output_tokens, actual.max_output_tokens),
+        ("cache", recorded.cache, actual.cache),
         ("instructions", recorded.instructions, actual.instructions),
     ):
         if expected != got:
@@ -337,7 +354,8 @@ def _message_difference(path: str, old: Message, new: Message) -> Divergence | N
         case (SystemMessage() | UserMessage(), SystemMessage() | UserMessage()) if type(old) is type(new):
             return _first_of(((f"{path}.content", old.content, new.content),))
         case (AssistantMessage(), AssistantMessage()):
-            return _first_of(((f"{path}.content", old.content, new.content),)) or _calls_difference(
+            blocks = (f"{path}.reasoning_blocks", _blocks(old), _blocks(new))
+            return _first_of(((f"{path}.content", old.content, new.content), blocks)) or _calls_difference(
                 path, old.tool_calls, new.tool_calls
             )
         case (ToolMessage(), ToolMessage()):
@@ -349,6 +367,10 @@ def _message_difference(path: str, old: Message, new: Message) -> Divergence | N
                 )
             )
     return Divergence(field=f"{path}.role", expected_excerpt=_role(old), actual_excerpt=_role(new))
+
+
+def _blocks(message: AssistantMessage) -> str:
+    return "\n".join(block.wire for block in message.reasoning_blocks)
 
 
 def _calls_difference(

@@ -53,7 +53,7 @@ from alisio.core.harness.agent_step import (
     response_incidents,
     select_agent,
 )
-from alisio.core.harness.budget import BudgetStop, RunBudget, check, tokens_of
+from alisio.core.harness.budget import BudgetStop, RunBudget, check, output_limit, tokens_of
 from alisio.core.harness.compaction import (
     apply_checkpoint,
     checkpoint_request,
@@ -95,6 +95,7 @@ from alisio.core.harness.protocol import (
 )
 from alisio.core.harness.text_calls import text_tool_call
 from alisio.core.harness.tooldefs import effect_of, tool_specs
+from alisio.core.harness.wire import parse_events
 from alisio.core.replay.fingerprint import ConversationHash, Rules, fingerprint, normalize_request
 from alisio.shell import cancel
 from alisio.shell.harness.providers.base import Provider, ProviderFailure
@@ -107,6 +108,8 @@ _MESSAGE_CHARS = 2000
 """An unexpected exception's message is cut to this many characters in a tool result or a run's error."""
 
 KEEP_RECENT_MESSAGES = 6
+DEADLINE_EXCERPT_CHARS = 2000
+"""How much of a call cut at maxWallMs is kept in its provider_response (the count is of all of it)."""
 """At most this many latest messages are kept as they are when the older conversation is compacted (about
 three tool exchanges), and only as many as fit in half the compaction threshold."""
 
@@ -282,6 +285,7 @@ class _Run:
         except ProviderFailure as failure:
             if failure.kind == "deadline":
                 # The call was cut off at the run's maxWallMs: a budget stop, not a provider error.
+                self.cut_at_deadline(call, request, failure, started)
                 budget = self.setup.budget
                 wall = BudgetStop(budget="maxWallMs", limit=budget.max_wall_ms, value=self.elapsed_ms())
                 raise _Stop(self.budget_stop(wall)) from None
@@ -310,6 +314,27 @@ class _Run:
         )
         return response, duration_ms
 
+    def cut_at_deadline(
+        self, call: int, request: ProviderRequest, failure: ProviderFailure, started: float
+    ) -> None:
+        """A call cut at maxWallMs: what it streamed before the cut (an excerpt), and no usage for it."""
+        seconds = self.setup.clock() - started
+        partial = parse_events(failure.partial)
+        self.emit(
+            ProviderResponded,
+            call=call,
+            purpose=request.purpose,
+            finish_reason="deadline",
+            usage=None,
+            text_chars=len(partial.text),
+            text=partial.text[:DEADLINE_EXCERPT_CHARS],
+            tool_calls=len(partial.tool_calls),
+            duration_ms=int(seconds * 1000),
+        )
+        note = f"cut at the deadline after {seconds:.1f} s, {len(partial.text)} characters"
+        self.incident(IncidentKind.USAGE_UNREPORTED, f"{note}: the provider reported no usage for this call")
+        self.usage_complete = False
+
     def main_request(self) -> tuple[ProviderRequest, str]:
         """The next main-loop request, and the fingerprint of the same request normalised."""
         measured = self.setup.measured
@@ -318,8 +343,11 @@ class _Run:
             instructions=self.profile.instructions,
             messages=tuple(self.messages),
             tools=self.tools,
-            max_output_tokens=measured.limits.max_output_tokens,
+            max_output_tokens=output_limit(
+                measured.limits.max_output_tokens, self.setup.budget.max_tokens, self.main_tokens
+            ),
             reasoning_effort=measured.reasoning.effort,
+            cache=measured.cache,
         )
         normalized = msgspec.structs.replace(
             request, instructions=self.normalized_instructions, messages=tuple(self.normalized)
@@ -348,6 +376,7 @@ class _Run:
             messages[plan.start : plan.end],
             max_output_tokens=measured.limits.max_output_tokens,
             reasoning_effort=measured.reasoning.effort,
+            cache=measured.cache,
         )
         response, _ = self.call_provider(request)
         if not response.text.strip():
@@ -480,7 +509,10 @@ class _Run:
         self.record_usage(response)
         self.append(
             AssistantMessage(
-                content=response.text or None, tool_calls=response.tool_calls, reasoning=response.reasoning
+                content=response.text or None,
+                tool_calls=response.tool_calls,
+                reasoning=response.reasoning,
+                reasoning_blocks=response.reasoning_blocks,
             )
         )
         cap = self.setup.measured.tools.max_calls_per_turn

@@ -48,6 +48,7 @@ from alisio.core.lab.suite import Task
 from alisio.core.lab.variants import VariantsPlan, interleave
 from alisio.core.replay.cassette import CassetteHeader
 from alisio.shell.config_home import LoadedConfig, data_dir, load_config
+from alisio.shell.harness.providers.transport import GIVE_UP_MARK
 from alisio.shell.lab.directory import claim_run_dir, created_at_for, lock_directory, prepare_out, run_id_for
 from alisio.shell.lab.errors import LabError, LabStopped
 from alisio.shell.lab.model import ArmResult, LabOutcome, LabStart, Resumed, Ui
@@ -190,6 +191,8 @@ def _stop_reason(plan: ProviderPlan) -> Callable[[RunRecord], str | None]:
             if plan.key_source is not None:
                 return f"the provider{where} refused the API key from {plan.key_source}: {detail}"
             return f"the provider{where} refused the request and no API key is configured: {detail}"
+        if record.reason == "provider_rate_limited" and GIVE_UP_MARK in (detail or ""):
+            return f"the provider{where} refused every request with HTTP 429 for {GIVE_UP_MARK}: {detail}"
         # a stream that broke off mid-way reached the endpoint: only a failure to connect stops everything
         if record.reason == "provider_network" and "mid-stream" not in (detail or ""):
             return f"the provider{where} cannot be reached after the retries: {detail}"

@@ -85,10 +85,9 @@ def live_plan(
     Raises:
         LabError: no base URL or model, or a named key variable that is not set (naming the file and key).
     """
-    from alisio.core.harness.config import DEFAULT_API_KEY_ENV
     from alisio.shell.config_home import resolve_provider
     from alisio.shell.harness.providers.gate import EndpointGate
-    from alisio.shell.harness.providers.openai_compat import OpenAICompatProvider
+    from alisio.shell.harness.providers.registry import build_provider
 
     match resolve_provider(loaded, model, base_url, env):
         case Failure(error):
@@ -96,13 +95,15 @@ def live_plan(
         case Success(resolved):
             pass
     key = resolved.api_key.reveal() if resolved.api_key is not None else None
-    provider = OpenAICompatProvider(
+    provider = build_provider(
+        resolved.api,
         resolved.base_url,
         resolved.model,
         api_key=key,
         provider_id=resolved.id,
         max_response_bytes=resolved.max_response_bytes,
         gate=EndpointGate(loaded.config.provider.max_concurrency or jobs),
+        rate_limit_give_up_ms=resolved.rate_limit_give_up_ms,
     )
     return ProviderPlan(
         id=resolved.id,
@@ -110,7 +111,7 @@ def live_plan(
         factory=lambda _task, _spec: provider,
         close=provider.close,
         key=key,
-        key_source=(loaded.config.provider.api_key_env or DEFAULT_API_KEY_ENV) if key is not None else None,
+        key_source=resolved.key_source,
         endpoint=endpoint_of(resolved.base_url),
         portable=PortableLive(
             id=resolved.id,
@@ -118,6 +119,8 @@ def live_plan(
             base_url=resolved.base_url,
             max_response_bytes=resolved.max_response_bytes,
             max_concurrency=loaded.config.provider.max_concurrency,
+            api=resolved.api,
+            rate_limit_give_up_ms=resolved.rate_limit_give_up_ms,
         ),
         shared=provider,
     )

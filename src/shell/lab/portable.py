@@ -29,6 +29,7 @@ import msgspec
 
 from alisio.core.harness.config import MeasuredConfig
 from alisio.core.harness.events import Effect
+from alisio.core.harness.wire import DEFAULT_API, Api
 from alisio.core.lab.formats import SCRIPTED_PROVIDER
 from alisio.core.lab.suite_paths import normalize
 from alisio.core.replay.cassette import Cassette
@@ -49,7 +50,7 @@ __all__ = [
 
 
 class PortableLive(msgspec.Struct, frozen=True, kw_only=True, tag="live"):
-    """The configured OpenAI-compatible provider (its key, and a base URL's password, travel apart)."""
+    """The configured live provider (its key, and a base URL's password, travel apart)."""
 
     id: str
     model: str
@@ -61,6 +62,10 @@ class PortableLive(msgspec.Struct, frozen=True, kw_only=True, tag="live"):
     max_concurrency: int | None = None
     """``provider.maxConcurrency``: requests in flight to the endpoint at once, over the whole cluster
     (``None``: as many as ``--jobs``)."""
+    api: Api = DEFAULT_API
+    """``provider.api``: the wire format."""
+    rate_limit_give_up_ms: int = 120_000
+    """``provider.rateLimitGiveUpMs``."""
 
 
 class PortableScripted(msgspec.Struct, frozen=True, kw_only=True, tag="scripted"):

@@ -146,15 +146,17 @@ def provider_plan(provider: PortableProvider, secrets: RunSecrets, gate: Gate | 
 
     match provider:
         case PortableLive():
-            from alisio.shell.harness.providers.openai_compat import OpenAICompatProvider
+            from alisio.shell.harness.providers.registry import build_provider
 
-            live = OpenAICompatProvider(
+            live = build_provider(
+                provider.api,
                 secrets.base_url or provider.base_url,
                 provider.model,
                 api_key=secrets.api_key,
                 provider_id=provider.id,
                 max_response_bytes=provider.max_response_bytes,
                 gate=gate,
+                rate_limit_give_up_ms=provider.rate_limit_give_up_ms,
             )
             return ProviderPlan(
                 id=provider.id,

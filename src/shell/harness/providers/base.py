@@ -38,6 +38,8 @@ class ProviderFailure(Exception):
         self.kind: FailureKind = kind
         self.message = message
         self.status = status
+        self.partial: tuple[StreamEvent, ...] = ()
+        """What a ``deadline`` failure had received before the cut (the agent keeps an excerpt of it)."""
 
     @property
     def reason(self) -> str:

@@ -1,0 +1,280 @@
+"""The OpenAI Responses wire format (``POST {base_url}/responses``, streamed), as pure data transformations.
+
+Two directions:
+
+- ``request_body``: a ``ProviderRequest`` -> the JSON body;
+- ``ResponsesStream``: the SSE events of one streamed answer -> ``StreamEvent`` values; ``response_events``
+  does the same for a whole non-streamed ``response``.
+
+Rules the request keeps:
+
+- ``store: false`` and ``include: ["reasoning.encrypted_content"]``: nothing is kept on the server, and
+  ``previous_response_id`` is never sent. The conversation is sent whole every time (so replay is
+  deterministic): the instructions as ``instructions``, user text as ``user`` input messages, an assistant turn
+  as its ``reasoning`` items first (verbatim as received, with their ``encrypted_content``: without them the
+  next call with tools fails), then its text, then one ``function_call`` item per tool call; a tool result is a
+  ``function_call_output`` item. A system message inside the conversation is a ``system`` input message;
+- tools are ``function`` tools (``strict: false``: the harness's schemas are not strict-mode schemas);
+- the output limit is ``max_output_tokens``, the effort ``reasoning.effort``.
+
+Rules the stream keeps:
+
+- ``response.output_text.delta`` is text (``response.refusal.delta`` too), ``response.reasoning_summary_text.delta``
+  and ``response.reasoning_text.delta`` are reasoning; a function call's id (its ``call_id``) and name come
+  with ``response.output_item.added``, its arguments with ``response.function_call_arguments.delta``, at the
+  item's ``output_index``. Whatever came with no delta (a server that sends only ``.done`` events) is taken
+  from ``response.function_call_arguments.done`` or ``response.output_item.done``;
+- a ``reasoning`` item, at ``response.output_item.done``, becomes a ``ReasoningItemEvent`` holding the item as
+  received;
+- ``response.completed`` and ``response.incomplete`` give usage and the finish reason: ``tool_calls`` when the
+  answer has a function call, else ``stop``; an incomplete answer's ``incomplete_details.reason``
+  (``max_output_tokens`` -> ``length``, else as sent);
+- ``response.failed`` (its ``response.error``) and ``error`` events become a ``StreamErrorEvent``;
+- usage (``usage_from``): ``input_tokens`` (which includes cached input, as the lab counts it),
+  ``input_tokens_details.cached_tokens``, ``output_tokens``, ``output_tokens_details.reasoning_tokens``,
+  ``total_tokens``, and the object verbatim in ``Usage.provider_fields``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final
+
+import msgspec
+from returns.result import Failure, Result, Success
+
+from alisio.core.harness.protocol import (
+    AssistantMessage,
+    FinishEvent,
+    Message,
+    ProviderRequest,
+    ReasoningDelta,
+    ReasoningItemEvent,
+    StreamErrorEvent,
+    StreamEvent,
+    SystemMessage,
+    TextDelta,
+    ToolCallDelta,
+    ToolMessage,
+    Usage,
+    UsageEvent,
+    UserMessage,
+)
+from alisio.core.harness.sse import ChunkError
+from alisio.core.harness.wire_common import code_of, excerpt, int_of, json_text, mapping, read_count, text_of
+
+PATH: Final = "/responses"
+INCOMPLETE_REASONS: Final[Mapping[str, str]] = {"max_output_tokens": "length"}
+_TEXT_DELTAS: Final = ("response.output_text.delta", "response.refusal.delta")
+_REASONING_DELTAS: Final = ("response.reasoning_summary_text.delta", "response.reasoning_text.delta")
+_ENDS: Final = ("response.completed", "response.incomplete")
+
+# --- request ------------------------------------------------------------------------------------------
+
+
+def request_body(request: ProviderRequest) -> dict[str, object]:
+    """The JSON body of a streamed Responses request (see the module docstring for the rules)."""
+    body: dict[str, object] = {"model": request.model}
+    if request.instructions:
+        body["instructions"] = request.instructions
+    body["input"] = [item for message in request.messages for item in _items(message)]
+    body.update({"stream": True, "store": False, "include": ["reasoning.encrypted_content"]})
+    if request.tools:
+        body["tools"] = [
+            {
+                "type": "function",
+                "name": tool.name,
+                "description": tool.description,
+                "parameters": msgspec.Raw(tool.parameters_json.encode()),
+                "strict": False,
+            }
+            for tool in request.tools
+        ]
+    if request.max_output_tokens is not None:
+        body["max_output_tokens"] = request.max_output_tokens
+    if request.reasoning_effort is not None:
+        body["reasoning"] = {"effort": request.reasoning_effort}
+    return body
+
+
+def _items(message: Message) -> list[object]:
+    match message:
+        case SystemMessage(content=text):
+            return [{"role": "system", "content": text}]
+        case UserMessage(content=text):
+            return [{"role": "user", "content": text}]
+        case ToolMessage(tool_call_id=call_id, content=text):
+            return [{"type": "function_call_output", "call_id": call_id, "output": text}]
+        case AssistantMessage():
+            return _assistant_items(message)
+
+
+def _assistant_items(message: AssistantMessage) -> list[object]:
+    items: list[object] = [
+        msgspec.Raw(block.wire.encode()) for block in message.reasoning_blocks if block.kind == "reasoning"
+    ]
+    if message.content:
+        items.append({"role": "assistant", "content": message.content})
+    items.extend(
+        {"type": "function_call", "call_id": call.id, "name": call.name, "arguments": call.arguments}
+        for call in message.tool_calls
+    )
+    return items
+
+
+# --- stream -------------------------------------------------------------------------------------------
+
+
+class ResponsesStream:
+    """The decoder of one streamed Responses answer, fed one SSE event at a time (module docstring rules)."""
+
+    def __init__(self) -> None:
+        self.done = False
+        self._text_seen: set[int] = set()
+        self._reasoning_seen: set[int] = set()
+        self._arguments_seen: set[int] = set()
+        self._calls = False
+
+    def feed(self, event: str, data: str) -> Result[tuple[StreamEvent, ...], ChunkError]:
+        """The stream events of one SSE event (``event`` is its name, ``message`` for an unnamed one)."""
+        try:
+            payload: object = msgspec.json.decode(data)
+        except msgspec.DecodeError:
+            if event == "error":
+                return Success((StreamErrorEvent(message=excerpt(data) or "error event without a message"),))
+            return Failure(ChunkError(message="malformed JSON in stream event", excerpt=excerpt(data)))
+        if not isinstance(payload, dict):
+            return Failure(ChunkError(message="stream event is not a JSON object", excerpt=excerpt(data)))
+        kind = text_of(payload.get("type")) or event
+        return Success(self._events(kind, payload))
+
+    def _events(self, kind: str, payload: Mapping[str, object]) -> tuple[StreamEvent, ...]:
+        index = int_of(payload.get("output_index")) or 0
+        delta = payload.get("delta")
+        if kind in _TEXT_DELTAS and isinstance(delta, str) and delta:
+            self._text_seen.add(index)
+            return (TextDelta(text=delta),)
+        if kind in _REASONING_DELTAS and isinstance(delta, str) and delta:
+            self._reasoning_seen.add(index)
+            return (ReasoningDelta(text=delta),)
+        match kind:
+            case "response.output_item.added":
+                return self._added(index, mapping(payload.get("item")))
+            case "response.function_call_arguments.delta" if isinstance(delta, str) and delta:
+                self._arguments_seen.add(index)
+                return (ToolCallDelta(index=index, arguments=delta),)
+            case "response.function_call_arguments.done":
+                return self._arguments_done(index, payload.get("arguments"))
+            case "response.output_item.done":
+                return self._item_done(index, mapping(payload.get("item")))
+            case "response.failed":
+                self.done = True
+                response = mapping(payload.get("response"))
+                return (*_usage_events(response), _error_event(mapping(response.get("error"))))
+            case "error":
+                self.done = True
+                return (_error_event(payload),)
+        if kind in _ENDS:
+            self.done = True
+            return self._end(mapping(payload.get("response")))
+        return ()
+
+    def _added(self, index: int, item: Mapping[str, object]) -> tuple[StreamEvent, ...]:
+        if item.get("type") != "function_call":
+            return ()
+        self._calls = True
+        call_id = text_of(item.get("call_id")) or text_of(item.get("id"))
+        return (ToolCallDelta(index=index, id=call_id, name=text_of(item.get("name"))),)
+
+    def _arguments_done(self, index: int, arguments: object) -> tuple[StreamEvent, ...]:
+        if index in self._arguments_seen or not isinstance(arguments, str):
+            return ()
+        self._arguments_seen.add(index)
+        return (ToolCallDelta(index=index, arguments=arguments),)
+
+    def _item_done(self, index: int, item: Mapping[str, object]) -> tuple[StreamEvent, ...]:
+        match item.get("type"):
+            case "reasoning":
+                summary = "" if index in self._reasoning_seen else _summary_text(item)
+                shown: tuple[StreamEvent, ...] = (ReasoningDelta(text=summary),) if summary else ()
+                return (*shown, ReasoningItemEvent(kind="reasoning", wire=json_text(item)))
+            case "message" if index not in self._text_seen:
+                text = _message_text(item)
+                return (TextDelta(text=text),) if text else ()
+            case "function_call" if index not in self._arguments_seen:
+                self._calls = True
+                self._arguments_seen.add(index)
+                call_id = text_of(item.get("call_id")) or text_of(item.get("id"))
+                arguments = item.get("arguments")
+                return (
+                    ToolCallDelta(
+                        index=index,
+                        id=call_id,
+                        name=text_of(item.get("name")),
+                        arguments=arguments if isinstance(arguments, str) else "",
+                    ),
+                )
+        return ()
+
+    def _end(self, response: Mapping[str, object]) -> tuple[StreamEvent, ...]:
+        reason = "tool_calls" if self._calls else "stop"
+        if response.get("status") == "incomplete":
+            given = text_of(mapping(response.get("incomplete_details")).get("reason")) or "incomplete"
+            reason = INCOMPLETE_REASONS.get(given, given)
+        return (*_usage_events(response), FinishEvent(reason=reason))
+
+
+def response_events(response: Mapping[str, object]) -> tuple[StreamEvent, ...]:
+    """The events equivalent to one non-streamed ``response`` object (or an error body)."""
+    error = response.get("error")
+    if isinstance(error, Mapping) and error:
+        return (_error_event(error),)
+    stream = ResponsesStream()
+    events: list[StreamEvent] = []
+    output = response.get("output")
+    for index, item in enumerate(output if isinstance(output, list) else ()):
+        if isinstance(item, Mapping):
+            events.extend(stream._added(index, item))
+            events.extend(stream._item_done(index, item))
+    return (*events, *stream._end(response))
+
+
+def _summary_text(item: Mapping[str, object]) -> str:
+    parts = item.get("summary")
+    texts = [text_of(mapping(part).get("text")) for part in (parts if isinstance(parts, list) else ())]
+    return "\n\n".join(text for text in texts if text)
+
+
+def _message_text(item: Mapping[str, object]) -> str:
+    content = item.get("content")
+    parts = [mapping(part) for part in (content if isinstance(content, list) else ())]
+    texts = [text_of(part.get("text")) or text_of(part.get("refusal")) for part in parts]
+    return "".join(text for text in texts if text)
+
+
+def _usage_events(response: Mapping[str, object]) -> tuple[StreamEvent, ...]:
+    usage = response.get("usage")
+    return (UsageEvent(usage=usage_from(usage)),) if isinstance(usage, Mapping) else ()
+
+
+def _error_event(payload: Mapping[str, object]) -> StreamErrorEvent:
+    nested = mapping(payload.get("error"))
+    source = nested or payload
+    message = text_of(source.get("message")) or "an error occurred during streaming"
+    return StreamErrorEvent(message=message, code=code_of(source.get("code")) or code_of(source.get("type")))
+
+
+def usage_from(usage: Mapping[str, object]) -> Usage:
+    """Read a Responses ``usage`` object (its convention is the lab's: input includes cached input)."""
+    problems: list[str] = []
+    input_details = mapping(usage.get("input_tokens_details"))
+    output_details = mapping(usage.get("output_tokens_details"))
+    return Usage(
+        input_tokens=read_count(usage, "input_tokens", "", problems),
+        output_tokens=read_count(usage, "output_tokens", "", problems),
+        total_tokens=read_count(usage, "total_tokens", "", problems),
+        cached_input_tokens=read_count(input_details, "cached_tokens", "input_tokens_details.", problems),
+        reasoning_tokens=read_count(output_details, "reasoning_tokens", "output_tokens_details.", problems),
+        provider_fields=json_text(usage),
+        invalid="; ".join(problems) or None,
+    )

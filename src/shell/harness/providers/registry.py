@@ -1,0 +1,53 @@
+"""The one registry of wire formats, and the one place a live provider is built.
+
+``PROVIDERS`` maps each ``provider.api`` to its provider class; ``build_provider`` is the construction site
+``alisio run``, the lab (``alisio.shell.lab.plans.live_plan``) and the Ray worker
+(``alisio.shell.lab.ray_worker.provider_plan``) all use, so the three can never build a provider differently.
+
+Adding a fourth api touches: ``alisio.core.harness.wire`` (the ``Api`` name and its dispatch), one core module
+for the format (request body, stream decoder, non-streamed body, usage), one shell module (a
+``StreamingProvider`` subclass: its headers and body), this registry, and docs/providers.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final
+
+from alisio.core.harness.wire import Api
+from alisio.shell.harness.providers.anthropic import AnthropicProvider
+from alisio.shell.harness.providers.gate import Gate
+from alisio.shell.harness.providers.openai_compat import OpenAICompatProvider
+from alisio.shell.harness.providers.responses import ResponsesProvider
+from alisio.shell.harness.providers.streaming import StreamingProvider
+
+__all__ = ["PROVIDERS", "build_provider"]
+
+PROVIDERS: Final[Mapping[Api, type[StreamingProvider]]] = {
+    "openai-chat": OpenAICompatProvider,
+    "openai-responses": ResponsesProvider,
+    "anthropic": AnthropicProvider,
+}
+
+
+def build_provider(
+    api: Api,
+    base_url: str,
+    model: str,
+    *,
+    api_key: str | None,
+    provider_id: str,
+    max_response_bytes: int,
+    gate: Gate | None,
+    rate_limit_give_up_ms: int,
+) -> StreamingProvider:
+    """The live provider for ``api`` (every other setting is the transport's, the same for all apis)."""
+    return PROVIDERS[api](
+        base_url,
+        model,
+        api_key=api_key,
+        provider_id=provider_id,
+        max_response_bytes=max_response_bytes,
+        gate=gate,
+        rate_limit_give_up_s=rate_limit_give_up_ms / 1000,
+    )
