@@ -32,7 +32,7 @@ import functools
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
@@ -48,11 +48,13 @@ from alisio.core.lab.suite import Task
 from alisio.core.lab.variants import VariantsPlan, interleave
 from alisio.core.replay.cassette import CassetteHeader
 from alisio.shell.config_home import LoadedConfig, data_dir, load_config
+from alisio.shell.lab.agent_plan import agent_plan, agents_of, condition_for
+from alisio.shell.lab.agents import AgentRunner
 from alisio.shell.lab.directory import claim_run_dir, created_at_for, lock_directory, prepare_out, run_id_for
 from alisio.shell.lab.errors import LabError, LabStopped
 from alisio.shell.lab.model import ArmResult, LabOutcome, LabStart, Resumed, Ui
 from alisio.shell.lab.plans import ProviderPlan, live_plan, scripted_plan
-from alisio.shell.lab.preflight import preflight, unwritable_dir
+from alisio.shell.lab.preflight import Agents, preflight, unwritable_dir
 from alisio.shell.lab.request import ExecutorKind, LabRequest, RunMode
 from alisio.shell.lab.resume import plan_file, read_manifest
 from alisio.shell.lab.run_one import Arm, Finished, RunContext, run_one
@@ -81,7 +83,10 @@ def _configuration(request: LabRequest) -> tuple[MeasuredConfig, LoadedConfig | 
 
 
 def _selected(
-    request: LabRequest, choice: SuiteChoice, measured: Sequence[tuple[str | None, MeasuredConfig]]
+    request: LabRequest,
+    choice: SuiteChoice,
+    measured: Sequence[tuple[str | None, MeasuredConfig]],
+    agents: Agents,
 ) -> tuple[Task, ...]:
     """The tasks, once they may run under every arm's configuration (agents may differ between variants).
 
@@ -99,6 +104,7 @@ def _selected(
                 read_only=permissions.read_only,
                 allow_suite_full=permissions.allow_suite_full,
                 measured=config,
+                agents=agents,
             )
         except LabError as error:
             failing.append((variant, error.lines))
@@ -219,6 +225,7 @@ def _conditions(start: LabStart, arm: Arm, rates: Rates | None, created_at: str)
         rates=rates,
         run_id=arm.run_id,
         created_at=created_at,
+        agent=condition_for(arm.agent, start.tasks, start.agent_conditions),
     )
 
 
@@ -412,14 +419,21 @@ def _arms(
     request: LabRequest, measured: MeasuredConfig, variants: VariantsPlan | None, run_id: str, root: Path
 ) -> tuple[Arm, ...]:
     if variants is None:
-        return (Arm(variant=None, measured=measured, directory=root, run_id=run_id),)
+        agent = request.provider.agent
+        return (Arm(variant=None, measured=measured, directory=root, run_id=run_id, agent=agent),)
     return tuple(
         Arm(variant=v.id, measured=v.measured, directory=root / v.id, run_id=f"{run_id}/{v.id}")
         for v in variants.variants
     )
 
 
-def _context(request: LabRequest, choice: SuiteChoice, plan: ProviderPlan, ui: Ui) -> RunContext:
+def _context(
+    request: LabRequest,
+    choice: SuiteChoice,
+    plan: ProviderPlan,
+    ui: Ui,
+    agents: Mapping[str, AgentRunner],
+) -> RunContext:
     """What every run of the command shares: the suite, the provider, the grants, the tools' environment."""
     from alisio.shell.harness.tools.dispatch import tool_env
     from alisio.shell.replay.cassettes import credentials_of
@@ -435,6 +449,7 @@ def _context(request: LabRequest, choice: SuiteChoice, plan: ProviderPlan, ui: U
         say=ui.say,
         on_event=ui.on_event,
         credentials=credentials_of(request.env, plan.key),
+        agents=agents,
     )
 
 
@@ -448,7 +463,8 @@ def _checked(
     if request.variants_file is not None:
         variants = read_variants(request.variants_file, measured, choice.loaded)
     configs = [(None, measured)] if variants is None else [(v.id, v.measured) for v in variants.variants]
-    tasks = _selected(request, choice, configs)
+    external = loaded.external if loaded is not None else ()
+    tasks = _selected(request, choice, configs, agents_of(request, external))
     _check_outputs(request, choice, [variant for variant, _ in configs])
     if request.executor is ExecutorKind.RAY and request.ray_address is not None:
         from alisio.shell.lab.ray_executor import check_address
@@ -473,6 +489,11 @@ def run_request(request: LabRequest, ui: Ui) -> LabOutcome:
     if request.mode is RunMode.RECORD:
         plan, _ = recording_plan(plan)
     try:
+        source = str(loaded.path) if loaded is not None else "config.toml"
+        external = loaded.external if loaded is not None else ()
+        arm_agents = [request.provider.agent]
+        agents = agent_plan(request, external, source, tasks, arm_agents, plan)
+        plan = agents.plan or plan
         ask = functools.partial(ui.ask, "Run it? [y/N] ")
         confirm_third_party(
             choice, yes=request.selection.yes, interactive=ui.interactive, say=ui.say, ask=ask
@@ -490,10 +511,12 @@ def run_request(request: LabRequest, ui: Ui) -> LabOutcome:
                 variants=variants,
                 root=root,
                 jobs=jobs_for(request, loaded),
+                agent_conditions=agents.conditions,
             )
             resumed = plan_file(request, start, _specs(start), run_id, created_at_for(now), ui.say)
             ui.on_start(start)
             created_at = created_at_for(now) if resumed is None else resumed.stored.created_at
-            return _execute(request, start, _context(request, choice, plan, ui), ui, created_at, resumed)
+            ctx = _context(request, choice, plan, ui, agents.runners)
+            return _execute(request, start, ctx, ui, created_at, resumed)
     finally:
         plan.close()

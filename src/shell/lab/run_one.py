@@ -9,7 +9,7 @@ its type and message in ``errors``), so one broken run never costs a lab its oth
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -45,6 +45,8 @@ class Arm:
     directory: Path
     """Where this arm's report.json, report.md and runs.jsonl go."""
     run_id: str
+    agent: str | None = None
+    """The agent every task of this arm runs with (``--agent`` or the variant's); ``None``: each task's own."""
 
 
 @dataclass(frozen=True)
@@ -65,6 +67,8 @@ class RunContext:
     """Sees each event of each run as it happens (the live status: waits, retries, tokens)."""
     credentials: tuple[tuple[str, str], ...] = ()
     """The exact credentials of the environment (and the API key), redacted from transcripts."""
+    agents: Mapping[str, AgentRunner] = field(default_factory=dict)
+    """The runners of the external agents the command uses, by agent name (checked before the first run)."""
 
 
 @dataclass(frozen=True)
@@ -82,8 +86,12 @@ def _rules(task: Task, workspace: Path) -> Rules:
 
 
 def runner_for(ctx: RunContext, job: AgentJob) -> AgentRunner:
-    """The runner of one run (the factory ``run_one`` asks): the built-in loop over the command's provider."""
+    """The runner of one run (the factory ``run_one`` asks): the external agent the job names, else the
+    built-in loop over the command's provider."""
     from alisio.shell.lab.agents import BuiltinRunner
+
+    if job.agent is not None and job.agent in ctx.agents:
+        return ctx.agents[job.agent]
 
     return BuiltinRunner(
         plan=ctx.provider,
@@ -114,7 +122,7 @@ def _judged_run(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> Finishe
             rules=_rules(task, ws.path),
             measured=arm.measured,
             config_hash=measured_hash,
-            agent=task.agent,
+            agent=arm.agent or task.agent,
         )
         result = runner_for(ctx, job).run(job)
         verifiers = run_verifiers(task, ws, result.events, env=ctx.tool_env)
