@@ -6,7 +6,8 @@ The rule (deterministic, whatever agent asks):
 - any other request gets one tool call of the agent's shell tool (``bash`` for OpenCode and the test agent)
   running ``command`` (by default the sed that fixes smoke-coding's fix-add).
 ``always_tool=True`` answers every request with the tool call (an agent that never stops: budget tests);
-``fail_status`` answers every request with that HTTP status. Streams SSE when the request says
+``fail_status`` answers every request with that HTTP status. The model names ``loop`` and ``fail`` do the
+same for one request. Streams SSE when the request says
 ``stream: true`` (usage in the last chunk), else a JSON completion. ``requests`` is the endpoint's own log,
 ``model_calls`` counts the POSTs to ``/chat/completions``.
 """
@@ -64,7 +65,7 @@ def _answer(state: _State, request: dict[str, Any]) -> dict[str, Any]:
     if not tools:
         return {"content": "Fix add"}
     last = messages[-1] if messages else {}
-    if last.get("role") == "tool" and not state.always_tool:
+    if last.get("role") == "tool" and not state.always_tool and request.get("model") != "loop":
         return {"content": "Fixed: add returns a + b."}
     with state.lock:
         state.served += 1
@@ -95,7 +96,7 @@ class _Handler(BaseHTTPRequestHandler):
     state: _State
     protocol_version = "HTTP/1.1"
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: object) -> None:
         return None
 
     def do_GET(self) -> None:
@@ -111,11 +112,11 @@ class _Handler(BaseHTTPRequestHandler):
             self.state.requests.append(
                 Logged(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
             )
-        if self.state.fail_status is not None:
+        request = json.loads(body) if body else {}
+        if self.state.fail_status is not None or request.get("model") == "fail":
             error = {"error": {"message": "scripted failure", "type": "server_error"}}
-            self._send(self.state.fail_status, "application/json", json.dumps(error).encode())
+            self._send(self.state.fail_status or 500, "application/json", json.dumps(error).encode())
             return
-        request = json.loads(body)
         answer = _answer(self.state, request)
         model = request.get("model", "m")
         if request.get("stream"):

@@ -1,6 +1,6 @@
 """A small deterministic agent CLI for the external-agent tests (stdlib only).
 
-    python3 fake_agent.py [--mode MODE] [--exit N] [--prompt-file FILE] [PROMPT]
+    python3 fake_agent.py [--mode MODE] [--model NAME] [--exit N] [--prompt-file FILE] [PROMPT]
 
 It reads the prompt from PROMPT, from --prompt-file, or from stdin, and talks Chat Completions (streamed) to
 ``$OPENAI_BASE_URL`` with ``$OPENAI_API_KEY``, offering one tool, ``bash``, which it runs in its working
@@ -23,6 +23,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from typing import Any
 
 TOOLS = [
     {
@@ -40,10 +41,13 @@ TOOLS = [
 ]
 
 
-def _stream(messages: list[dict[str, object]]) -> dict[str, object]:
+MODEL = ["m"]
+
+
+def _stream(messages: list[dict[str, Any]]) -> dict[str, Any]:
     body = json.dumps(
         {
-            "model": os.environ.get("FAKE_MODEL", "m"),
+            "model": MODEL[0],
             "messages": messages,
             "tools": TOOLS,
             "stream": True,
@@ -58,7 +62,8 @@ def _stream(messages: list[dict[str, object]]) -> dict[str, object]:
             "authorization": f"Bearer {os.environ['OPENAI_API_KEY']}",
         },
     )
-    text, calls = [], {}
+    text: list[str] = []
+    calls: dict[int, dict[str, str]] = {}
     with urllib.request.urlopen(request, timeout=60) as response:
         for raw in response:
             line = raw.decode().strip()
@@ -78,7 +83,7 @@ def _stream(messages: list[dict[str, object]]) -> dict[str, object]:
 
 
 def _loop(prompt: str) -> str:
-    messages: list[dict[str, object]] = [
+    messages: list[dict[str, Any]] = [
         {"role": "system", "content": "You are a test agent."},
         {"role": "user", "content": prompt},
     ]
@@ -122,6 +127,8 @@ def main(argv: list[str]) -> int:
     for arg in args:
         if arg == "--mode":
             mode = next(args)
+        elif arg == "--model":
+            MODEL[0] = next(args)
         elif arg == "--exit":
             code = int(next(args))
         elif arg == "--prompt-file":

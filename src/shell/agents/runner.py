@@ -31,10 +31,11 @@ from typing import IO, Final
 import httpx
 
 from alisio.core.agents.config import ExternalAgent
-from alisio.core.agents.presets import Invocation, RunDirs, invocation, noise_rules, tool_map
+from alisio.core.agents.presets import Invocation, RunDirs, invocation, lab_tools, noise_rules, tool_map
 from alisio.core.agents.run import AgentEnd, ProxiedCall, RunFacts, request_fingerprint, run_events
 from alisio.core.harness.events import RunEnded, RunStarted
 from alisio.core.harness.toolenv import NO_PROMPTS
+from alisio.core.lab.verify import AgentTools
 from alisio.shell.agents.proxy import Call, RunProxy
 from alisio.shell.harness.tools.bash import read_output, supervise_group
 from alisio.shell.harness.tools.processes import marked, new_mark
@@ -106,7 +107,9 @@ class ExternalRunner:
             harness_version=facts.harness_version,
         )
         end = RunEnded(seq=1, elapsed_ms=0, outcome="error", reason=reason, turns=0)
-        return AgentRun(events=(start, end), outcome="error", reason=reason, message=message)
+        return AgentRun(
+            events=(start, end), outcome="error", reason=reason, message=message, tools=self.tools()
+        )
 
     def _run_in(self, job: AgentJob, run_dir: Path) -> AgentRun:
         dirs = RunDirs(
@@ -156,8 +159,15 @@ class ExternalRunner:
         budget = (hit.budget, hit.limit, hit.value) if hit is not None else None
         verdict = run_events(self._facts(job), calls, end, tool_map(self.agent), budget, wall_ms)
         return AgentRun(
-            events=verdict.events, outcome=verdict.outcome, reason=verdict.reason, message=verdict.message
+            events=verdict.events,
+            outcome=verdict.outcome,
+            reason=verdict.reason,
+            message=verdict.message,
+            tools=self.tools(),
         )
+
+    def tools(self) -> AgentTools:
+        return AgentTools(agent=self.agent.name, tools=lab_tools(self.agent))
 
     def _env(self, inv: Invocation, key: str | None) -> dict[str, str]:
         names = (*BASIC_ENV, *self.agent.env)

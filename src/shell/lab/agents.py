@@ -25,6 +25,7 @@ from alisio.core.harness.events import Effect, Event, RunOutcome
 from alisio.core.lab.records import RunRecord
 from alisio.core.lab.schedule import RunSpec
 from alisio.core.lab.suite import Task
+from alisio.core.lab.verify import AgentTools
 from alisio.core.replay.fingerprint import Rules
 from alisio.shell.lab.plans import ProviderPlan
 from alisio.shell.lab.preflight import task_policy
@@ -62,6 +63,8 @@ class AgentRun:
     """The one-line error of an ``error`` run."""
     finish: Callable[[RunRecord], RunRecord] = _same
     """Applied to the judged record (replay adds its divergence)."""
+    tools: AgentTools | None = None
+    """An external agent's tools, for tool-sequence rules (``None``: the built-in agent, every tool)."""
 
 
 class AgentRunner(Protocol):

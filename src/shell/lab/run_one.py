@@ -125,7 +125,7 @@ def _judged_run(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> Finishe
             agent=arm.agent or task.agent,
         )
         result = runner_for(ctx, job).run(job)
-        verifiers = run_verifiers(task, ws, result.events, env=ctx.tool_env)
+        verifiers = run_verifiers(task, ws, result.events, env=ctx.tool_env, agent=result.tools)
     record = record_from_run(
         spec,
         result.events,
