@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Final
+from typing import Final, Protocol
 
 import httpx
 from returns.result import Failure, Success
@@ -66,6 +66,14 @@ class Call:
     response: bytes
 
 
+class Replayer(Protocol):
+    """Replay mode: answers a model call from a cassette instead of the provider."""
+
+    def answer(self, body: bytes) -> tuple[int, str, bytes] | str:
+        """``(status, content type, body)`` of the recorded answer, or the divergence's one line."""
+        ...
+
+
 @dataclass(frozen=True)
 class BudgetHit:
     """The budget a call went past."""
@@ -98,10 +106,13 @@ class RunProxy:
         *,
         host: str = "127.0.0.1",
         port: int = 0,
+        replay: Replayer | None = None,
     ) -> None:
         self.api, self.base_url, self._key, self.budget = api, base_url.rstrip("/"), key, budget
         self.client, self.on_stop = client, on_stop
         self._address = (host, port)
+        self.replay = replay
+        self.diverged = False
         self.state = _State()
         self._server: ThreadingHTTPServer | None = None
         self._start = time.monotonic()
@@ -246,6 +257,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._refuse(hit)
             return
         started = proxy.elapsed_ms()
+        if model_call and proxy.replay is not None:
+            self._replayed(started, body, proxy.replay)
+            return
         headers = proxy.headers(list(self.headers.items()))
         try:
             status, content_type, kept = self._relay(body, headers)
@@ -257,6 +271,23 @@ class _Handler(BaseHTTPRequestHandler):
             status, content_type, kept = 502, "application/json", answer
         if model_call:
             proxy.keep(started, body, status, content_type, kept)
+
+    def _replayed(self, started: int, body: bytes, replay: Replayer) -> None:
+        """Answer from the cassette; a divergence is answered with an error and ends the run."""
+        proxy = self.owner
+        answer = replay.answer(body)
+        if isinstance(answer, str):
+            proxy.diverged = True
+            message = f"alisio replay: {answer}; the lab ends this run"
+            error = httpx.Response(
+                400, json={"error": {"message": message, "type": "replay_divergence"}}
+            ).content
+            self._send(400, "application/json", error)
+            proxy.on_stop()
+            return
+        status, content_type, data = answer
+        self._send(status, content_type, data)
+        proxy.keep(started, body, status, content_type, data)
 
     def _relay(self, body: bytes, headers: dict[str, str]) -> tuple[int, str, bytes]:
         """Forward, stream the answer back (chunked) as it comes, and return it (bounded)."""

@@ -17,6 +17,7 @@ that cannot bind, is an ``error`` run with the reason, never an exception.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import shutil
 import signal
@@ -30,13 +31,17 @@ from typing import IO, Final
 
 import httpx
 
+from alisio.core.agents.cassette import AgentCassette, AgentCassetteHeader, unplayed_divergence
 from alisio.core.agents.config import ExternalAgent
 from alisio.core.agents.presets import Invocation, RunDirs, invocation, lab_tools, noise_rules, tool_map
 from alisio.core.agents.run import AgentEnd, ProxiedCall, RunFacts, request_fingerprint, run_events
 from alisio.core.harness.events import RunEnded, RunStarted
 from alisio.core.harness.toolenv import NO_PROMPTS
 from alisio.core.lab.verify import AgentTools
+from alisio.core.replay.cassette import with_divergence
+from alisio.core.replay.fingerprint import Rules, path_rules
 from alisio.shell.agents.proxy import Call, RunProxy
+from alisio.shell.agents.replay import CassetteReplayer, recorded_cassette
 from alisio.shell.harness.tools.bash import read_output, supervise_group
 from alisio.shell.harness.tools.processes import marked, new_mark
 from alisio.shell.lab.agents import AgentJob, AgentRun, budget_of
@@ -74,6 +79,12 @@ class ExternalRunner:
     environ: Mapping[str, str]
     """The user's environment (only ``BASIC_ENV`` and the agent's allow-list of it are passed)."""
     harness_version: str
+    cassettes: Mapping[str, AgentCassette] | None = None
+    """Replay: each task's cassette (the proxy answers from it; nothing is forwarded)."""
+    recorded: dict[str, AgentCassette] | None = None
+    """Record: filled with each run's cassette, by task id."""
+    suite: tuple[str, str] = ("", "")
+    """The suite's id and version (for a recorded cassette's header)."""
 
     def run(self, job: AgentJob) -> AgentRun:
         run_dir = Path(tempfile.mkdtemp(prefix=owned_prefix(f"agent-{job.task.id}")))
@@ -117,6 +128,10 @@ class ExternalRunner:
         )
         budget = budget_of(job.task)
         holder: list[subprocess.Popen[bytes]] = []
+        rules = (*job.rules, *noise_rules(self.agent))
+        replayer = None
+        if self.cassettes is not None:
+            replayer = CassetteReplayer(self.cassettes[job.task.id], rules, str(job.workspace))
         proxy = RunProxy(
             self.agent.api,
             self.upstream.base_url,
@@ -124,6 +139,7 @@ class ExternalRunner:
             budget,
             self.upstream.client,
             on_stop=lambda: _terminate(holder),
+            replay=replayer,
         )
         try:
             proxy.start()
@@ -150,10 +166,37 @@ class ExternalRunner:
             )
         finally:
             proxy.close()
-        return self._verdict(job, proxy, end, budget.max_wall_ms)
+        run = self._verdict(job, proxy, end, budget.max_wall_ms, rules)
+        if self.recorded is not None:
+            self.recorded[job.task.id] = self._cassette(job, proxy, rules)
+        if replayer is None:
+            return run
+        cassette = self.cassettes[job.task.id] if self.cassettes else None
+        divergence = replayer.divergence or (
+            unplayed_divergence(cassette, len(replayer.played)) if cassette else None
+        )
+        if divergence is None:
+            return run
+        return dataclasses.replace(run, finish=lambda record: with_divergence(record, divergence))
 
-    def _verdict(self, job: AgentJob, proxy: RunProxy, end: AgentEnd, wall_ms: int | None) -> AgentRun:
-        rules = (*job.rules, *noise_rules(self.agent))
+    def _cassette(self, job: AgentJob, proxy: RunProxy, rules: Rules) -> AgentCassette:
+        header = AgentCassetteHeader(
+            format="agent-cassette/v1",
+            suite_id=self.suite[0],
+            suite_version=self.suite[1],
+            task_id=job.task.id,
+            agent=self.agent.name,
+            kind=self.agent.kind,
+            api=self.agent.api,
+            model=self.model,
+            provider=self.upstream.provider_id,
+        )
+        workspace = path_rules(str(job.workspace), str(job.workspace.resolve()))
+        return recorded_cassette(header, proxy.calls, rules, workspace)
+
+    def _verdict(
+        self, job: AgentJob, proxy: RunProxy, end: AgentEnd, wall_ms: int | None, rules: Rules
+    ) -> AgentRun:
         calls = tuple(_proxied(call, rules) for call in proxy.calls)
         hit = proxy.stop
         budget = (hit.budget, hit.limit, hit.value) if hit is not None else None

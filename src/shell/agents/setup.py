@@ -15,12 +15,13 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Final
 
 import httpx
 
+from alisio.core.agents.cassette import AgentCassette
 from alisio.core.agents.config import ExternalAgent
 from alisio.core.agents.exchange import unsupported_api
 from alisio.core.agents.presets import BINARIES, INSTALL, version_command
@@ -99,8 +100,15 @@ def external_runners(
     *,
     ray: bool,
     harness_version: str,
+    replay: Callable[[ExternalAgent], dict[str, AgentCassette]] | None = None,
+    record: bool = False,
+    suite: tuple[str, str] = ("", ""),
 ) -> tuple[dict[str, ExternalRunner], dict[str, str], httpx.Client | None]:
     """The runner and the version of each external agent in ``used``, and the client they share.
+
+    Args:
+        replay: replay mode: reads an agent's cassettes (by task id), raising ``LabError`` for a missing one.
+        record: record mode: each runner keeps its runs' cassettes (``ExternalRunner.recorded``).
 
     Raises:
         LabError: the first problem (module docstring), naming the file, the agent and the field.
@@ -113,21 +121,30 @@ def external_runners(
     names = ", ".join(agent.name for agent in wanted)
     if ray:
         raise LabError(f"--executor ray: external agents ({names}) run on this machine only; nothing was run")
-    if plan.base_url is None:
+    cassettes = {agent.name: replay(agent) for agent in wanted} if replay is not None else None
+    if plan.base_url is None and cassettes is None:
         raise LabError(
             f"{source}: agents.{wanted[0].name}: an external agent needs a live provider to forward to "
             "(config.toml [provider] or --base-url); --script plays turns to the built-in agent only"
         )
     client = httpx.Client(timeout=httpx.Timeout(600.0, connect=10.0), trust_env=False)
-    upstream = Upstream(provider_id=plan.id, base_url=plan.base_url, key=plan.key, client=client)
+    provider_id, model = plan.id, plan.model
+    if cassettes is not None:  # replay: the conditions the cassettes were recorded under
+        header = next(c.header for recorded in cassettes.values() for c in recorded.values())
+        provider_id, model = header.provider, header.model
+    base_url = plan.base_url or "http://127.0.0.1:9"  # replay forwards no model call
+    upstream = Upstream(provider_id=provider_id, base_url=base_url, key=plan.key, client=client)
     runners = {
         agent.name: ExternalRunner(
             agent=agent,
             binary=binaries[agent.name],
-            model=plan.model,
+            model=model,
             upstream=upstream,
             environ=dict(env),
             harness_version=harness_version,
+            cassettes=cassettes[agent.name] if cassettes is not None else None,
+            recorded={} if record else None,
+            suite=suite,
         )
         for agent in wanted
     }

@@ -48,7 +48,14 @@ from alisio.core.lab.suite import Task
 from alisio.core.lab.variants import VariantsPlan, interleave
 from alisio.core.replay.cassette import CassetteHeader
 from alisio.shell.config_home import LoadedConfig, data_dir, load_config
-from alisio.shell.lab.agent_plan import agent_plan, agents_of, condition_for
+from alisio.shell.lab.agent_plan import (
+    agent_plan,
+    agents_of,
+    condition_for,
+    replay_placeholder,
+    uses_external,
+    write_recorded_agents,
+)
 from alisio.shell.lab.agents import AgentRunner
 from alisio.shell.lab.directory import claim_run_dir, created_at_for, lock_directory, prepare_out, run_id_for
 from alisio.shell.lab.errors import LabError, LabStopped
@@ -140,6 +147,8 @@ def _provider_plan(
     say: Callable[[str], None],
 ) -> ProviderPlan:
     """The provider of every run: the cassettes (replay), the script, or the configured provider."""
+    if request.mode is RunMode.REPLAY and uses_external(request, tasks, loaded.external if loaded else ()):
+        return replay_placeholder()  # the external agents' proxies serve their cassettes (agent_plan)
     if request.mode is RunMode.REPLAY:
         from alisio.shell.replay.cassettes import cassette_dir_for
         from alisio.shell.replay.record import config_hash_warnings, load_cassettes, replay_plan
@@ -397,6 +406,10 @@ def _write_cassettes(
 
     if loop.stopped is not None:
         return ()  # a recording that stopped early writes nothing (the command says so)
+    directory = cassette_dir_for(start.choice.loaded.directory, request.cassette_dir)
+    if ctx.agents:
+        known = credentials_of(request.env, ctx.provider.key)
+        return write_recorded_agents(ctx.agents, directory, loop.records, known, ui.say)
     hook = ctx.provider.hook
     assert isinstance(hook, RecordHook)  # run_request wrapped the plan
     suite = start.choice.loaded.suite
@@ -410,7 +423,6 @@ def _write_cassettes(
         model=ctx.provider.model,
         provider=ctx.provider.id,
     )
-    directory = cassette_dir_for(start.choice.loaded.directory, request.cassette_dir)
     known = credentials_of(request.env, ctx.provider.key)
     return write_recorded(start.choice.loaded, start.tasks, hook, header, directory, known, ui.say)
 
@@ -492,7 +504,11 @@ def run_request(request: LabRequest, ui: Ui) -> LabOutcome:
         source = str(loaded.path) if loaded is not None else "config.toml"
         external = loaded.external if loaded is not None else ()
         arm_agents = [request.provider.agent]
-        agents = agent_plan(request, external, source, tasks, arm_agents, plan)
+        from alisio.shell.replay.cassettes import cassette_dir_for
+
+        cassettes = cassette_dir_for(choice.loaded.directory, request.cassette_dir)
+        suite = (choice.loaded.suite.suite_id, choice.loaded.suite.suite_version)
+        agents = agent_plan(request, external, source, tasks, arm_agents, plan, cassettes, suite)
         plan = agents.plan or plan
         ask = functools.partial(ui.ask, "Run it? [y/N] ")
         confirm_third_party(
