@@ -22,6 +22,7 @@ from types import TracebackType
 from typing import Any, Self
 
 FIX_COMMAND = "sed -i 's/return a - b/return a + b/' src/calc.py"
+AIDER_EDIT = "src/calc.py\n```python\n<<<<<<< SEARCH\n    return a - b\n=======\n    return a + b\n>>>>>>> REPLACE\n```\n"
 USAGE = {
     "prompt_tokens": 100,
     "completion_tokens": 10,
@@ -62,6 +63,8 @@ def _answer(state: _State, request: dict[str, Any]) -> dict[str, Any]:
     """The assistant message: ``{"content": ...}`` or ``{"tool_calls": [...]}``."""
     tools = request.get("tools") or []
     messages = request.get("messages") or []
+    if not tools and "SEARCH/REPLACE" in json.dumps(messages):  # aider: edits are blocks in the text
+        return {"content": AIDER_EDIT}
     if not tools:
         return {"content": "Fix add"}
     last = messages[-1] if messages else {}

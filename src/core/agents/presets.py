@@ -104,6 +104,8 @@ class RunDirs(Frozen, frozen=True, kw_only=True):
     run: str
     workspace: str
     prompt_file: str
+    files: tuple[str, ...] = ()
+    """The workspace's files, relative (aider is given them: it edits only files in its chat)."""
 
 
 class Invocation(Frozen, frozen=True, kw_only=True):
@@ -220,10 +222,16 @@ def _aider(binary: str, prompt: str, model: str, base_url: str, dirs: RunDirs) -
         "diff",
         "--map-tokens",
         "0",
+        "--chat-history-file",  # its history goes to the run directory, not into the workspace
+        f"{dirs.run}/aider.chat.history.md",
+        "--input-history-file",
+        f"{dirs.run}/aider.input.history",
         "--message",
         prompt,
+        *dirs.files,
     )
-    return Invocation(argv=argv, env=_home(dirs))
+    # aider keeps its chat's files in a set: a fixed hash seed keeps their order (and its requests) the same
+    return Invocation(argv=argv, env=(*_home(dirs), ("PYTHONHASHSEED", "0")))
 
 
 def _claude(binary: str, prompt: str, model: str, base_url: str, dirs: RunDirs) -> Invocation:

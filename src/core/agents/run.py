@@ -45,6 +45,7 @@ __all__ = [
     "normalized_body",
     "request_fingerprint",
     "run_events",
+    "run_started",
 ]
 
 BudgetName = Literal["maxTurns", "maxWallMs", "maxTokens", "maxToolCalls"]
@@ -188,6 +189,21 @@ def _outcome(
     return "completed", None, None
 
 
+def run_started(facts: RunFacts) -> RunStarted:
+    """The ``run_start`` event of an external agent's run (policy mode ``external``)."""
+    return RunStarted(
+        seq=0,
+        elapsed_ms=0,
+        prompt=facts.prompt,
+        provider=facts.provider,
+        model=facts.model,
+        policy_mode="external",
+        agent=facts.agent,
+        config_hash=facts.config_hash,
+        harness_version=facts.harness_version,
+    )
+
+
 def run_events(
     facts: RunFacts,
     calls: Sequence[ProxiedCall],
@@ -202,19 +218,7 @@ def run_events(
         budget: ``(name, limit, value)`` of the budget the proxy refused a call for, if any.
         wall_ms: the task's ``maxWallMs`` (named in the budget stop when the agent was killed at it).
     """
-    events: list[Event] = [
-        RunStarted(
-            seq=0,
-            elapsed_ms=0,
-            prompt=facts.prompt,
-            provider=facts.provider,
-            model=facts.model,
-            policy_mode="external",
-            agent=facts.agent,
-            config_hash=facts.config_hash,
-            harness_version=facts.harness_version,
-        )
-    ]
+    events: list[Event] = [run_started(facts)]
     for call in calls:
         events.extend(_call_events(call, len(events), tool_map))
     outcome, reason, message = _outcome(calls, end, budget, wall_ms)

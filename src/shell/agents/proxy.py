@@ -140,7 +140,7 @@ class RunProxy:
         class Handler(_Handler):
             owner = proxy
 
-        server = ThreadingHTTPServer(self._address, Handler)
+        server = _Server(self._address, Handler)
         server.daemon_threads = True
         self._server = server
         threading.Thread(target=server.serve_forever, name="alisio-proxy", daemon=True).start()
@@ -210,6 +210,13 @@ class RunProxy:
                 usage = read.usage
                 state.tokens += (usage.input_tokens or 0) + (usage.output_tokens or 0) if usage else 0
                 state.tool_calls += len(read.tool_calls)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        return None  # an agent that drops its connection (killed at a budget) is not our error to print
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -34,8 +34,15 @@ import httpx
 from alisio.core.agents.cassette import AgentCassette, AgentCassetteHeader, unplayed_divergence
 from alisio.core.agents.config import ExternalAgent
 from alisio.core.agents.presets import Invocation, RunDirs, invocation, lab_tools, noise_rules, tool_map
-from alisio.core.agents.run import AgentEnd, ProxiedCall, RunFacts, request_fingerprint, run_events
-from alisio.core.harness.events import RunEnded, RunStarted
+from alisio.core.agents.run import (
+    AgentEnd,
+    ProxiedCall,
+    RunFacts,
+    request_fingerprint,
+    run_events,
+    run_started,
+)
+from alisio.core.harness.events import RunEnded
 from alisio.core.harness.toolenv import NO_PROMPTS
 from alisio.core.lab.verify import AgentTools
 from alisio.core.replay.cassette import with_divergence
@@ -105,18 +112,7 @@ class ExternalRunner:
         )
 
     def _failed(self, job: AgentJob, reason: str, message: str) -> AgentRun:
-        facts = self._facts(job)
-        start = RunStarted(
-            seq=0,
-            elapsed_ms=0,
-            prompt=facts.prompt,
-            provider=facts.provider,
-            model=facts.model,
-            policy_mode="external",
-            agent=facts.agent,
-            config_hash=facts.config_hash,
-            harness_version=facts.harness_version,
-        )
+        start = run_started(self._facts(job))
         end = RunEnded(seq=1, elapsed_ms=0, outcome="error", reason=reason, turns=0)
         return AgentRun(
             events=(start, end), outcome="error", reason=reason, message=message, tools=self.tools()
@@ -124,7 +120,10 @@ class ExternalRunner:
 
     def _run_in(self, job: AgentJob, run_dir: Path) -> AgentRun:
         dirs = RunDirs(
-            run=str(run_dir), workspace=str(job.workspace), prompt_file=str(run_dir / "prompt.txt")
+            run=str(run_dir),
+            workspace=str(job.workspace),
+            prompt_file=str(run_dir / "prompt.txt"),
+            files=_files(job.workspace) if self.agent.kind == "aider" else (),
         )
         budget = budget_of(job.task)
         holder: list[subprocess.Popen[bytes]] = []
@@ -267,6 +266,19 @@ class ExternalRunner:
                 stderr=_read(err),
                 stopped=tuple(str(stopped) for stopped in group.stopped_marked),
             )
+
+
+_MAX_FILES: Final = 200
+
+
+def _files(workspace: Path) -> tuple[str, ...]:
+    """The workspace's regular files, relative, sorted (no hidden or cache directories), at most 200."""
+    found = []
+    for path in workspace.rglob("*"):
+        parts = path.relative_to(workspace).parts
+        if path.is_file() and not any(part.startswith(".") or part == "__pycache__" for part in parts):
+            found.append(str(path.relative_to(workspace)))
+    return tuple(sorted(found)[:_MAX_FILES])
 
 
 def _read(file: IO[bytes]) -> str:

@@ -91,6 +91,14 @@ def _check(agent: ExternalAgent, source: str, env: Mapping[str, str]) -> str:
     return binary
 
 
+def _recorded_conditions(
+    cassettes: Mapping[str, Mapping[str, AgentCassette]] | None,
+) -> tuple[str, str] | None:
+    """Replay: the provider and model the cassettes were recorded with."""
+    headers = [c.header for recorded in (cassettes or {}).values() for c in recorded.values()]
+    return (headers[0].provider, headers[0].model) if headers else None
+
+
 def external_runners(
     external: Iterable[ExternalAgent],
     used: Iterable[str | None],
@@ -128,10 +136,7 @@ def external_runners(
             "(config.toml [provider] or --base-url); --script plays turns to the built-in agent only"
         )
     client = httpx.Client(timeout=httpx.Timeout(600.0, connect=10.0), trust_env=False)
-    provider_id, model = plan.id, plan.model
-    if cassettes is not None:  # replay: the conditions the cassettes were recorded under
-        header = next(c.header for recorded in cassettes.values() for c in recorded.values())
-        provider_id, model = header.provider, header.model
+    provider_id, model = _recorded_conditions(cassettes) or (plan.id, plan.model)
     base_url = plan.base_url or "http://127.0.0.1:9"  # replay forwards no model call
     upstream = Upstream(provider_id=provider_id, base_url=base_url, key=plan.key, client=client)
     runners = {
