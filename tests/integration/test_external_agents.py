@@ -304,3 +304,113 @@ def test_bad_agents_are_refused_before_the_first_run(tmp_path: Path, body: str, 
     assert len(lines) == 1, done.stderr
     assert str(tmp_path / "config" / "config.toml") in lines[0] and expected in lines[0], lines[0]
     assert not (tmp_path / "data").exists() or not any((tmp_path / "data").rglob("runs.jsonl"))
+
+
+def test_variants_give_each_variant_its_own_agent_and_model(tmp_path: Path) -> None:
+    """A variants file runs the same tasks with two agents (one asking for another model): each arm's
+    report names its agent, and the model its agent asked the endpoint for."""
+    _config(tmp_path, _agent("fake") + _agent("other", "--model", "{model}", "--exit", "2"))
+    suite = _suite(tmp_path, [{**_task("plain", "fake"), "agent": None}])
+    variants = {
+        "suite": "agents-suite",
+        "variants": [{"id": "a", "agent": "fake"}, {"id": "b", "agent": "other", "model": "m2"}],
+    }
+    (tmp_path / "compare.json").write_text(json.dumps(variants))
+    out = tmp_path / "out"
+    with AgentEndpoint() as endpoint:
+        done = alisio(
+            tmp_path,
+            "eval",
+            "variants",
+            "agents-suite",
+            "--suite-dir",
+            str(suite),
+            "--yes",
+            "--k",
+            "1",
+            "--variants",
+            str(tmp_path / "compare.json"),
+            "--base-url",
+            endpoint.base_url,
+            "--allow-write",
+            "--allow-process",
+            "--out",
+            str(out),
+        )
+        models = sorted(json.loads(r.body)["model"] for r in endpoint.model_calls)
+    assert done.returncode == 0, done.stderr
+    a = json.loads((out / "a" / "report.json").read_text())["conditions"]
+    b = json.loads((out / "b" / "report.json").read_text())["conditions"]
+    assert (a["agent"]["name"], a["model"]) == ("fake", "m")
+    assert (b["agent"]["name"], b["model"]) == ("other", "m2")
+    assert models == ["m", "m", "m2", "m2"]  # "other" asks for {model}: the variant's
+    assert (out / "comparison.json").is_file()
+
+
+def test_a_replay_that_asks_something_else_names_the_call_and_field(tmp_path: Path) -> None:
+    """Record, change the task's prompt, replay: exit 2, naming the task, the call and the JSON field."""
+    _config(tmp_path, _agent("fake"))
+    suite = _suite(tmp_path, [{**_task("plain", "fake"), "agent": None}])
+    common = ["--suite-dir", str(suite), "--yes", "--agent", "fake", "--allow-write", "--allow-process"]
+    with AgentEndpoint() as endpoint:
+        done = alisio(tmp_path, "eval", "record", "agents-suite", *common, "--base-url", endpoint.base_url)
+    assert done.returncode == 0, done.stderr
+    cassette = suite / "cassettes" / "fake" / "plain.jsonl"
+    assert SECRET not in cassette.read_text() and "<workspace>" not in cassette.read_text().split("\n")[0]
+    same = alisio(
+        tmp_path, "eval", "run", "agents-suite", *common, "--mode", "replay", "--out", str(tmp_path / "r1")
+    )
+    assert same.returncode == 0, same.stderr
+    document = json.loads((suite / "suite.json").read_text())
+    document["tasks"][0]["prompt"] = PROMPT + " Be brief."
+    (suite / "suite.json").write_text(json.dumps(document))
+    diverged = alisio(
+        tmp_path, "eval", "run", "agents-suite", *common, "--mode", "replay", "--out", str(tmp_path / "r2")
+    )
+    assert diverged.returncode == 2, diverged.stderr
+    assert "divergence: task plain rep 0, call 0: messages[1].content" in diverged.stderr, diverged.stderr
+
+
+def test_a_proxy_port_that_cannot_be_bound_is_an_error_run(tmp_path: Path) -> None:
+    """The run's proxy cannot listen (its port is taken): an error run with reason proxy_bind, no exception."""
+    import socket
+
+    import httpx
+
+    from alisio.core.agents.config import parse_external
+    from alisio.core.harness.config import MeasuredConfig
+    from alisio.core.lab.schedule import RunSpec
+    from alisio.shell.agents.runner import ExternalRunner, Upstream
+    from alisio.shell.lab.agents import AgentJob
+    from alisio.shell.lab.suites import load_suite
+
+    suite = _suite(tmp_path, [_task("plain", "fake")])
+    loaded = load_suite(suite).unwrap()
+    agent = parse_external(
+        "fake", {"kind": "command", "command": ["python3", str(FAKE), "{prompt}"]}, "c"
+    ).unwrap()
+    with socket.socket() as busy, httpx.Client() as client:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        runner = ExternalRunner(
+            agent=agent,
+            binary="python3",
+            model="m",
+            environ=dict(os.environ),
+            harness_version="0",
+            upstream=Upstream(provider_id="p", base_url="http://127.0.0.1:9/v1", key=None, client=client),
+            proxy_port=busy.getsockname()[1],
+        )
+        task = loaded.suite.tasks[0]
+        job = AgentJob(
+            task=task,
+            spec=RunSpec(task_id="plain", repetition=0, seed=0),
+            workspace=tmp_path,
+            rules=(),
+            measured=MeasuredConfig(),
+            config_hash="h",
+            agent="fake",
+        )
+        run = runner.run(job)
+    assert (run.outcome, run.reason) == ("error", "proxy_bind")
+    assert "cannot listen on 127.0.0.1" in (run.message or "")

@@ -5,7 +5,7 @@ invocations, ``alisio.core.agents.presets``) or a generic ``command``::
 
     [agents.mine]
     kind = "command"
-    command = ["python3", "/path/agent.py", "--prompt-file", "{prompt_file}"]
+    command = ["python3", "/path/agent.py", "--model", "{model}", "--prompt-file", "{prompt_file}"]
     api = "openai-chat"            # openai-chat | openai-responses | anthropic (default: openai-chat)
     baseUrlEnv = "OPENAI_BASE_URL" # the variable that carries the proxy's base URL (default per api)
     keyEnv = "OPENAI_API_KEY"      # the variable that carries the (dummy) key (default per api)
@@ -35,6 +35,7 @@ from alisio.core.errors import ConfigError
 __all__ = [
     "EXTERNAL_KINDS",
     "KINDS",
+    "MODEL",
     "PROMPT",
     "PROMPT_FILE",
     "ExternalAgent",
@@ -50,6 +51,8 @@ KINDS: Final[tuple[str, ...]] = get_args(Kind)
 EXTERNAL_KINDS: Final[tuple[str, ...]] = tuple(kind for kind in KINDS if kind != "builtin")
 PROMPT: Final = "{prompt}"
 PROMPT_FILE: Final = "{prompt_file}"
+MODEL: Final = "{model}"
+"""In a command agent's arguments: the model the lab's provider is asked for (``--model``, a variant's)."""
 _DEFAULT_API: Final[Mapping[str, Api]] = {
     "codex": "openai-responses",
     "opencode": "openai-chat",

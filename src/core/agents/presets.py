@@ -20,7 +20,7 @@ import json
 from collections.abc import Mapping
 from typing import Final
 
-from alisio.core.agents.config import PROMPT, PROMPT_FILE, ExternalAgent
+from alisio.core.agents.config import MODEL, PROMPT, PROMPT_FILE, ExternalAgent
 from alisio.core.base import Frozen
 from alisio.core.replay.fingerprint import Rules
 
@@ -249,8 +249,11 @@ def _claude(binary: str, prompt: str, model: str, base_url: str, dirs: RunDirs) 
     return Invocation(argv=(*argv, "--permission-mode", "bypassPermissions", prompt), env=env)
 
 
-def _command(agent: ExternalAgent, prompt: str, base_url: str, dirs: RunDirs) -> Invocation:
-    argv = tuple(arg.replace(PROMPT_FILE, dirs.prompt_file).replace(PROMPT, prompt) for arg in agent.command)
+def _command(agent: ExternalAgent, prompt: str, model: str, base_url: str, dirs: RunDirs) -> Invocation:
+    argv = tuple(
+        arg.replace(PROMPT_FILE, dirs.prompt_file).replace(MODEL, model).replace(PROMPT, prompt)
+        for arg in agent.command
+    )
     suffix = "" if agent.api == "anthropic" else "/v1"
     env = (*_home(dirs), (agent.base_url_env, f"{base_url}{suffix}"), (agent.key_env, DUMMY_KEY))
     return Invocation(argv=argv, env=env, stdin=prompt if agent.stdin else None)
@@ -267,5 +270,5 @@ def invocation(
     builders = {"codex": _codex, "opencode": _opencode, "aider": _aider, "claude-code": _claude}
     build = builders.get(agent.kind)
     if build is None:
-        return _command(agent, prompt, base_url, dirs)
+        return _command(agent, prompt, model, base_url, dirs)
     return build(binary, prompt, model, base_url, dirs)

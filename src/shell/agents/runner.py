@@ -92,6 +92,8 @@ class ExternalRunner:
     """Record: filled with each run's cassette, by task id."""
     suite: tuple[str, str] = ("", "")
     """The suite's id and version (for a recorded cassette's header)."""
+    proxy_port: int = 0
+    """The proxies' port (0: a random free one each run)."""
 
     def run(self, job: AgentJob) -> AgentRun:
         run_dir = Path(tempfile.mkdtemp(prefix=owned_prefix(f"agent-{job.task.id}")))
@@ -104,7 +106,7 @@ class ExternalRunner:
         return RunFacts(
             prompt=job.task.prompt,
             provider=self.upstream.provider_id,
-            model=self.model,
+            model=job.model or self.model,
             agent=self.agent.name,
             kind=self.agent.kind,
             config_hash=job.config_hash,
@@ -139,13 +141,16 @@ class ExternalRunner:
             self.upstream.client,
             on_stop=lambda: _terminate(holder),
             replay=replayer,
+            port=self.proxy_port,
         )
         try:
             proxy.start()
         except OSError as error:
             return self._failed(job, "proxy_bind", f"the run's proxy cannot listen on 127.0.0.1: {error}")
         try:
-            inv = invocation(self.agent, self.binary, job.task.prompt, self.model, proxy.url, dirs)
+            inv = invocation(
+                self.agent, self.binary, job.task.prompt, job.model or self.model, proxy.url, dirs
+            )
             _prepare(run_dir, dirs, job.task.prompt, inv)
             started = time.monotonic()
             try:
@@ -168,15 +173,7 @@ class ExternalRunner:
         run = self._verdict(job, proxy, end, budget.max_wall_ms, rules)
         if self.recorded is not None:
             self.recorded[job.task.id] = self._cassette(job, proxy, rules)
-        if replayer is None:
-            return run
-        cassette = self.cassettes[job.task.id] if self.cassettes else None
-        divergence = replayer.divergence or (
-            unplayed_divergence(cassette, len(replayer.played)) if cassette else None
-        )
-        if divergence is None:
-            return run
-        return dataclasses.replace(run, finish=lambda record: with_divergence(record, divergence))
+        return run if replayer is None else _with_divergence(run, replayer)
 
     def _cassette(self, job: AgentJob, proxy: RunProxy, rules: Rules) -> AgentCassette:
         header = AgentCassetteHeader(
@@ -187,7 +184,7 @@ class ExternalRunner:
             agent=self.agent.name,
             kind=self.agent.kind,
             api=self.agent.api,
-            model=self.model,
+            model=job.model or self.model,
             provider=self.upstream.provider_id,
         )
         workspace = path_rules(str(job.workspace), str(job.workspace.resolve()))
@@ -292,6 +289,14 @@ def _prepare(run_dir: Path, dirs: RunDirs, prompt: str, inv: Invocation) -> None
     for path, text in inv.files:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         Path(path).write_text(text, encoding="utf-8")
+
+
+def _with_divergence(run: AgentRun, replayer: CassetteReplayer) -> AgentRun:
+    """A replayed run that asked something else than was recorded, or left recorded calls unplayed."""
+    divergence = replayer.divergence or unplayed_divergence(replayer.cassette, len(replayer.played))
+    if divergence is None:
+        return run
+    return dataclasses.replace(run, finish=lambda record: with_divergence(record, divergence))
 
 
 def _terminate(holder: list[subprocess.Popen[bytes]]) -> None:

@@ -22,6 +22,7 @@ from alisio.core.lab.schedule import RunSpec
 from alisio.core.lab.suite import Task
 from alisio.shell.harness.providers.base import Provider
 from alisio.shell.lab.agents import AgentRunner
+from alisio.shell.lab.errors import LabError
 from alisio.shell.lab.plans import ProviderPlan
 from alisio.shell.lab.preflight import Agents
 from alisio.shell.lab.request import ExecutorKind, LabRequest, RunMode
@@ -47,9 +48,27 @@ class AgentPlan:
     plan: ProviderPlan | None = None
 
 
-def agents_of(request: LabRequest, external: Sequence[ExternalAgent]) -> Agents:
-    """What preflight needs: the ``--agent`` override and the external agents' names."""
-    return Agents(override=request.provider.agent, external=frozenset(agent.name for agent in external))
+def agents_of(
+    request: LabRequest,
+    external: Sequence[ExternalAgent],
+    variants: Mapping[str, tuple[str | None, str | None]],
+) -> dict[str | None, Agents]:
+    """What preflight needs for each arm (``None``: a plain run): its agent override, the external names.
+
+    Raises:
+        LabError: a variant's ``model`` for a built-in agent (the built-in agent's model is ``--model``).
+    """
+    names = frozenset(agent.name for agent in external)
+    arms: dict[str | None, Agents] = {None: Agents(override=request.provider.agent, external=names)}
+    for variant, (agent, model) in variants.items():
+        chosen = agent or request.provider.agent
+        if model is not None and chosen not in names:
+            raise LabError(
+                f"--variants: variant {variant}: model: only an external agent's model can differ between "
+                "variants (the built-in agent's is --model); nothing was run"
+            )
+        arms[variant] = Agents(override=chosen, external=names)
+    return arms
 
 
 def agent_plan(

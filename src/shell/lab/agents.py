@@ -46,6 +46,8 @@ class AgentJob:
     config_hash: str
     agent: str | None
     """The main agent the run uses (``--agent``, else the task's ``agent``; ``None``: the built-in default)."""
+    model: str | None = None
+    """The model an external agent asks for (a variant's); ``None``: the configured one."""
 
 
 def _same(record: RunRecord) -> RunRecord:

@@ -93,7 +93,7 @@ def _selected(
     request: LabRequest,
     choice: SuiteChoice,
     measured: Sequence[tuple[str | None, MeasuredConfig]],
-    agents: Agents,
+    agents: Mapping[str | None, Agents],
 ) -> tuple[Task, ...]:
     """The tasks, once they may run under every arm's configuration (agents may differ between variants).
 
@@ -111,7 +111,7 @@ def _selected(
                 read_only=permissions.read_only,
                 allow_suite_full=permissions.allow_suite_full,
                 measured=config,
-                agents=agents,
+                agents=agents[variant],
             )
         except LabError as error:
             failing.append((variant, error.lines))
@@ -223,7 +223,7 @@ def _conditions(start: LabStart, arm: Arm, rates: Rates | None, created_at: str)
         harness_version=version("alisio"),
         config_hash=config_hash(measured),
         provider=start.provider.id,
-        model=start.provider.model,
+        model=arm.model or start.provider.model,
         endpoint=start.provider.endpoint,
         mode=start.mode,
         k=start.k,
@@ -434,7 +434,14 @@ def _arms(
         agent = request.provider.agent
         return (Arm(variant=None, measured=measured, directory=root, run_id=run_id, agent=agent),)
     return tuple(
-        Arm(variant=v.id, measured=v.measured, directory=root / v.id, run_id=f"{run_id}/{v.id}")
+        Arm(
+            variant=v.id,
+            measured=v.measured,
+            directory=root / v.id,
+            run_id=f"{run_id}/{v.id}",
+            agent=v.agent or request.provider.agent,
+            model=v.model,
+        )
         for v in variants.variants
     )
 
@@ -476,7 +483,8 @@ def _checked(
         variants = read_variants(request.variants_file, measured, choice.loaded)
     configs = [(None, measured)] if variants is None else [(v.id, v.measured) for v in variants.variants]
     external = loaded.external if loaded is not None else ()
-    tasks = _selected(request, choice, configs, agents_of(request, external))
+    chosen = {v.id: (v.agent, v.model) for v in variants.variants} if variants is not None else {}
+    tasks = _selected(request, choice, configs, agents_of(request, external, chosen))
     _check_outputs(request, choice, [variant for variant, _ in configs])
     if request.executor is ExecutorKind.RAY and request.ray_address is not None:
         from alisio.shell.lab.ray_executor import check_address
@@ -503,7 +511,7 @@ def run_request(request: LabRequest, ui: Ui) -> LabOutcome:
     try:
         source = str(loaded.path) if loaded is not None else "config.toml"
         external = loaded.external if loaded is not None else ()
-        arm_agents = [request.provider.agent]
+        arm_agents = [request.provider.agent, *(v.agent for v in (variants.variants if variants else ()))]
         from alisio.shell.replay.cassettes import cassette_dir_for
 
         cassettes = cassette_dir_for(choice.loaded.directory, request.cassette_dir)

@@ -47,6 +47,8 @@ class Arm:
     run_id: str
     agent: str | None = None
     """The agent every task of this arm runs with (``--agent`` or the variant's); ``None``: each task's own."""
+    model: str | None = None
+    """The model this arm's external agent asks for (a variant's ``model``); ``None``: the configured one."""
 
 
 @dataclass(frozen=True)
@@ -123,6 +125,7 @@ def _judged_run(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> Finishe
             measured=arm.measured,
             config_hash=measured_hash,
             agent=arm.agent or task.agent,
+            model=arm.model,
         )
         result = runner_for(ctx, job).run(job)
         verifiers = run_verifiers(task, ws, result.events, env=ctx.tool_env, agent=result.tools)
