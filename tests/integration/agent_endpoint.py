@@ -98,6 +98,7 @@ def _chunks(model: str, answer: dict[str, Any]) -> list[dict[str, Any]]:
 class _Handler(BaseHTTPRequestHandler):
     state: _State
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
 
     def log_message(self, format: str, *args: object) -> None:
         return None

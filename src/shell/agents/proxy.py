@@ -222,6 +222,7 @@ class _Server(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     owner: RunProxy
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
 
     def log_message(self, format: str, *args: object) -> None:
         return None  # requests are recorded as calls; nothing goes to stderr
