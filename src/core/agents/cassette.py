@@ -135,7 +135,11 @@ def _difference(path: str, old: object, new: object) -> tuple[str, str, str] | N
         return None
     if isinstance(old, Mapping) and isinstance(new, Mapping):
         for key in [*old, *(k for k in new if k not in old)]:
-            found = _difference(f"{path}.{key}" if path else str(key), old.get(key), new.get(key))
+            where = f"{path}.{key}" if path else str(key)
+            if (key in old) != (key in new):
+                shown = (_show(old[key]), "(absent)") if key in old else ("(absent)", _show(new[key]))
+                return (where, *shown)
+            found = _difference(where, old[key], new[key])
             if found:
                 return found
         return None
