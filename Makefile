@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 RUNTIME := $(VENV)/.runtime
 
-.PHONY: test lint typecheck imports pytest demo bench clean record-bundled eval-ci
+.PHONY: test lint typecheck imports pytest demo bench clean record-bundled eval-ci agents agents-node
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -58,6 +58,23 @@ record-bundled: $(STAMP)
 # Replay every bundled cassette: exit 2 on a divergence, 1 when a task does not pass (OUT=DIR keeps reports).
 eval-ci: $(STAMP)
 	$(BIN)/alisio eval ci $(if $(OUT),--out $(OUT))
+
+# External agent CLIs at pinned versions, into .agents/ (gitignored): Codex and OpenCode from npm, aider in its
+# own venv. The lab finds them in .agents/bin (tests skip an agent that is not there, saying so).
+AGENTS := .agents
+CODEX_VERSION := 0.171.0
+OPENCODE_VERSION := 1.18.33
+AIDER_VERSION := 0.86.2
+agents-node:
+	mkdir -p $(AGENTS)/bin
+	npm install --silent --no-audit --no-fund --prefix $(AGENTS)/npm @openai/codex@$(CODEX_VERSION) opencode-ai@$(OPENCODE_VERSION)
+	ln -sf ../npm/node_modules/.bin/codex $(AGENTS)/bin/codex
+	ln -sf ../npm/node_modules/.bin/opencode $(AGENTS)/bin/opencode
+
+agents: agents-node
+	$(PYTHON) -m venv $(AGENTS)/aider
+	$(AGENTS)/aider/bin/python -m pip install --quiet aider-chat==$(AIDER_VERSION)
+	ln -sf ../aider/bin/aider $(AGENTS)/bin/aider
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py

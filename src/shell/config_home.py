@@ -26,6 +26,7 @@ from typing import Final
 
 from returns.result import Failure, Result, Success
 
+from alisio.core.agents.config import ExternalAgent, split_agents
 from alisio.core.errors import ConfigError
 from alisio.core.harness.config import (
     DEFAULT_MAX_RESPONSE_BYTES,
@@ -97,6 +98,8 @@ class LoadedConfig:
     """The file read, or the file that would have been read when ``found`` is false."""
     found: bool
     """Whether the file exists; without it every value is a default."""
+    external: tuple[ExternalAgent, ...] = ()
+    """The ``[agents.NAME]`` tables with a ``kind`` other than builtin (``alisio.core.agents.config``)."""
 
     @property
     def source(self) -> str:
@@ -165,8 +168,12 @@ def load_config(env: Mapping[str, str]) -> Result[LoadedConfig, ConfigError]:
         return Success(LoadedConfig(config=Config(), path=path, found=False))
     return (
         _read_toml(path)
-        .bind(lambda data: parse_config(data, str(path)))
-        .map(lambda config: LoadedConfig(config=config, path=path, found=True))
+        .bind(lambda data: split_agents(data, str(path)))
+        .bind(
+            lambda split: parse_config(split[0], str(path)).map(
+                lambda config: LoadedConfig(config=config, path=path, found=True, external=split[1])
+            )
+        )
     )
 
 

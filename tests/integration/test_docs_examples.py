@@ -22,7 +22,8 @@ An example that cannot run here (a live endpoint, a Ray cluster, the test suite 
 example that needs files the page does not show (a report of another version) has ``<!-- setup: command -->``
 lines before its fence, each run as a command before the block (its exit code is not checked: the example
 after it shows whether it did its job).
-docs/suite-format.md's suites and commands are run by test_suite_format_doc.py, which needs its files on disk;
+docs/suite-format.md's suites and commands are run by test_suite_format_doc.py, and docs/agents.md's by
+test_agents_doc.py (they need their files on disk and a scripted endpoint);
 here its links are checked and its blocks parsed.
 """
 
@@ -46,8 +47,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = (ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").glob("*.md")))
-RUN_ELSEWHERE = {ROOT / "docs" / "suite-format.md"}
-"""Pages whose commands another test runs (test_suite_format_doc.py)."""
+RUN_ELSEWHERE = {ROOT / "docs" / "suite-format.md", ROOT / "docs" / "agents.md"}
+"""Pages whose commands another test runs (test_suite_format_doc.py, test_agents_doc.py)."""
 CHECKED = ("console", "sh", "toml", "json", "python")
 """The languages of examples: every block in one of them is run or checked, or marked not-run."""
 BIN = Path(sys.executable).parent

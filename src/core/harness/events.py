@@ -170,6 +170,24 @@ class BudgetStopped(Frozen, frozen=True, kw_only=True, tag="budget_stop", tag_fi
     value: int
 
 
+class AgentExited(Frozen, frozen=True, kw_only=True, tag="agent_exit", tag_field="type"):
+    """An external agent's process ended (``alisio.shell.agents``): its exit code and its output, bounded."""
+
+    seq: int
+    elapsed_ms: int
+    agent: str
+    kind: str
+    exit_code: int | None
+    """``None`` when it was killed (maxWallMs, a budget, its output past the limit)."""
+    killed: str | None = None
+    """Why it was killed (``maxWallMs``, ``budget``, ``output``), ``None`` when it exited by itself."""
+    stdout: str = ""
+    """Its stdout, head and tail kept past the limit (saying how much was cut)."""
+    stderr: str = ""
+    stopped: tuple[str, ...] = ()
+    """Processes it left behind that were stopped (``name (pid N)``)."""
+
+
 RunOutcome = Literal["completed", "budget_exceeded", "error"]
 
 
@@ -195,4 +213,5 @@ Event = (
     | Compacted
     | BudgetStopped
     | RunEnded
+    | AgentExited
 )

@@ -26,6 +26,7 @@ import msgspec
 
 from alisio.core.base import Frozen
 from alisio.core.harness.events import (
+    AgentExited,
     ApprovalDecided,
     BudgetStopped,
     Compacted,
@@ -172,6 +173,10 @@ def _entry(event: Event, turn: int, last_text: str) -> Entry | None:
         case BudgetStopped():
             title = f"budget stop: {event.budget} reached {event.value:,} (limit {event.limit:,}) · {at}"
             return Entry(kind="budget", title=title)
+        case AgentExited():
+            how = f"killed ({event.killed})" if event.killed else f"exit code {event.exit_code}"
+            body = f"stdout:\n{event.stdout}\n\nstderr:\n{event.stderr}"
+            return Entry(kind="end", title=f"agent {event.agent} ({event.kind}): {how} · {at}", body=body)
         case RunEnded():
             why = f" ({event.reason})" if event.reason else ""
             title = f"run ended: {event.outcome}{why} after {event.turns} turns · {at}"

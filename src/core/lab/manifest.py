@@ -63,6 +63,8 @@ class RunManifest(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     read_only: bool = False
     allow_suite_full: bool = False
     rates: Rates | None = None
+    agent: str | None = None
+    """``--agent NAME`` of the run (a resume runs the rest with the same agent); ``None``: each task's own."""
 
 
 _DECODER = msgspec.json.Decoder(RunManifest)

@@ -30,6 +30,7 @@ from alisio.core.lab.stats import ClusteredMean, Interval
 __all__ = [
     "LOW_POWER_BELOW",
     "REPORT_SCHEMA_VERSION",
+    "AgentCondition",
     "CachedInput",
     "Compaction",
     "Conditions",
@@ -73,6 +74,17 @@ class Rates(Frozen, frozen=True, kw_only=True):
     output_rate: float
 
 
+class AgentCondition(Frozen, frozen=True, kw_only=True):
+    """The agent a report's runs used, when it is not the built-in default: its name, kind and version."""
+
+    name: str
+    kind: str
+    """``builtin``, or an external agent's kind (``codex``, ``opencode``, ``aider``, ``claude-code``,
+    ``command``)."""
+    version: str
+    """The agent's version (an external agent's own ``--version``; the harness version for a built-in one)."""
+
+
 class Conditions(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     """The measurement conditions every report carries."""
 
@@ -103,6 +115,9 @@ class Conditions(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     run_id: str
     created_at: str
     """ISO 8601 UTC timestamp, passed in by the shell."""
+    agent: AgentCondition | None = None
+    """The agent of every run (``--agent``, a variant's, or the one agent all tasks name); ``None``: the
+    built-in default, or tasks naming different agents."""
 
 
 class Count(Frozen, frozen=True, kw_only=True):

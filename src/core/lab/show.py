@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from returns.result import Failure, Result, Success
 
 from alisio.core.harness.events import (
+    AgentExited,
     ApprovalDecided,
     BudgetStopped,
     Compacted,
@@ -102,8 +103,9 @@ def _arguments(event: ToolCalled) -> tuple[dict[str, object] | None, list[str]]:
 
 def _event_lines(event: Event) -> list[str]:
     match event:
-        case RunStarted(prompt=prompt, model=model, provider=provider, policy_mode=mode):
-            return [f"run start: {provider} {model}, policy {mode}", "prompt:", *_indented(prompt), ""]
+        case RunStarted(prompt=prompt, model=model, provider=provider, policy_mode=mode, agent=agent):
+            who = f"agent {agent} via " if mode == "external" else ""
+            return [f"run start: {who}{provider} {model}, policy {mode}", "prompt:", *_indented(prompt), ""]
         case ProviderRequested(turn=turn, purpose="main"):
             return [f"--- turn {turn} ---"]
         case ProviderRequested(purpose="compaction"):
@@ -123,6 +125,11 @@ def _event_lines(event: Event) -> list[str]:
             return [f"! compaction: {replaced} messages replaced, {before} -> {after} characters"]
         case BudgetStopped(budget=budget, limit=limit, value=value):
             return [f"! budget {budget} exceeded (limit {limit}, reached {value})"]
+        case AgentExited(agent=agent, exit_code=code, killed=killed, stdout=out, stderr=err):
+            how = f"killed ({killed})" if killed else f"exit code {code}"
+            lines = [f"agent {agent}: {how}"]
+            lines += ["stdout:", *_indented(out)] if out else ["stdout: (empty)"]
+            return lines + (["stderr:", *_indented(err)] if err else ["stderr: (empty)"])
         case RunEnded(outcome=outcome, reason=reason, turns=turns):
             why = f" ({reason})" if reason else ""
             return ["", f"run end: {outcome}{why} after {turns} turns"]

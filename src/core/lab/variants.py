@@ -10,6 +10,9 @@ compare.json (human-written; unknown fields are errors)::
       ]
     }
 
+A variant may also name its own ``agent`` (an ``[agents.NAME]`` of config.toml, built-in or external) and
+``model`` (what an external agent asks the provider for): "same tasks, Codex against OpenCode".
+
 Rules this module keeps:
 
 - ``parse_variants`` checks the whole file before the first run: no key repeated in one object (a decoder
@@ -76,7 +79,9 @@ _ID_RULE: Final = (
     "variant's report directory"
 )
 _FILE_FIELDS: Final = ("suite", "variants")
-_VARIANT_FIELDS: Final = ("id", "overrides")
+_VARIANT_FIELDS: Final = ("id", "overrides", "agent", "model")
+_Pair = tuple[str, dict[str, Any], tuple[str | None, str | None]]
+"""A variant as checked: its id, its overrides, and its agent and model (``None``: the command's)."""
 _NOT_MEASURED: Final = ("plugins", "mcp", "mcpServers", "paths")
 """Settings that never enter the configuration hash besides ``provider`` (which alisio.core.harness.config explains)."""
 
@@ -96,6 +101,10 @@ class Variant(Frozen, frozen=True, kw_only=True):
     overrides: tuple[Override, ...]
     measured: MeasuredConfig
     """The base configuration with the overrides applied."""
+    agent: str | None = None
+    """The agent this variant's runs use (``None``: ``--agent``, else each task's)."""
+    model: str | None = None
+    """The model this variant's agent asks for (``None``: the configured one); an external agent's only."""
 
     @property
     def config_hash(self) -> str:
@@ -166,7 +175,23 @@ def _unknown_fields(
     return None
 
 
-def _check_variant(raw: object, index: int, source: str) -> Result[tuple[str, dict[str, Any]], ConfigError]:
+def _choice(
+    raw: dict[str, Any], where: str, source: str
+) -> Result[tuple[str | None, str | None], ConfigError]:
+    """The variant's ``agent`` and ``model``: each a non-empty string when given."""
+    for name in ("agent", "model"):
+        value = raw.get(name)
+        if value is not None and (not isinstance(value, str) or not value):
+            message = (
+                "expected an agent of config.toml ([agents.NAME])"
+                if name == "agent"
+                else "expected a model name"
+            )
+            return Failure(ConfigError(source=source, key=f"{where}.{name}", message=message))
+    return Success((raw.get("agent"), raw.get("model")))
+
+
+def _check_variant(raw: object, index: int, source: str) -> Result[_Pair, ConfigError]:
     where = f"variants[{index}]"
     if not isinstance(raw, dict):
         return Failure(
@@ -187,12 +212,12 @@ def _check_variant(raw: object, index: int, source: str) -> Result[tuple[str, di
     if not isinstance(overrides, dict):
         message = 'expected an object of measured keys to values, e.g. {"compaction.threshold": 0.6}'
         return Failure(ConfigError(source=source, key=f"{where}.overrides", message=message))
-    return Success((variant_id, overrides))
+    return _choice(raw, where, source).map(lambda choice: (variant_id, overrides, choice))
 
 
-def _check_ids(pairs: tuple[tuple[str, dict[str, Any]], ...], source: str) -> Result[None, ConfigError]:
+def _check_ids(pairs: tuple[_Pair, ...], source: str) -> Result[None, ConfigError]:
     seen: dict[str, int] = {}
-    for index, (variant_id, _) in enumerate(pairs):
+    for index, (variant_id, _, _) in enumerate(pairs):
         first = seen.setdefault(variant_id.lower(), index)
         if first != index:
             message = (
@@ -203,9 +228,7 @@ def _check_ids(pairs: tuple[tuple[str, dict[str, Any]], ...], source: str) -> Re
     return Success(None)
 
 
-def _check_file(
-    raw: object, source: str
-) -> Result[tuple[str, tuple[tuple[str, dict[str, Any]], ...]], ConfigError]:
+def _check_file(raw: object, source: str) -> Result[tuple[str, tuple[_Pair, ...]], ConfigError]:
     if not isinstance(raw, dict):
         return Failure(
             ConfigError(source=source, key="", message="expected a JSON object with suite and variants")
@@ -261,7 +284,11 @@ def _not_measured(overrides: Mapping[str, Any], source: str) -> Result[None, Con
 
 
 def _variant(
-    variant_id: str, overrides: dict[str, Any], base: MeasuredConfig, source: str
+    variant_id: str,
+    overrides: dict[str, Any],
+    choice: tuple[str | None, str | None],
+    base: MeasuredConfig,
+    source: str,
 ) -> Result[Variant, ConfigError]:
     where = f"{source}: variant {variant_id}"
     written = tuple(
@@ -270,7 +297,11 @@ def _variant(
     return (
         _not_measured(overrides, where)
         .bind(lambda _: apply_overrides(base, overrides, where))
-        .map(lambda measured: Variant(id=variant_id, overrides=written, measured=measured))
+        .map(
+            lambda measured: Variant(
+                id=variant_id, overrides=written, measured=measured, agent=choice[0], model=choice[1]
+            )
+        )
     )
 
 
@@ -278,7 +309,7 @@ def _same_hash_warnings(variants: tuple[Variant, ...]) -> tuple[str, ...]:
     first: dict[str, str] = {}
     out: list[str] = []
     for variant in variants:
-        earlier = first.setdefault(variant.config_hash, variant.id)
+        earlier = first.setdefault(f"{variant.config_hash} {variant.agent} {variant.model}", variant.id)
         if earlier != variant.id:
             out.append(
                 f"variants {earlier} and {variant.id} have the same configuration (hash "
@@ -309,7 +340,8 @@ def parse_variants(data: bytes, source: str, base: MeasuredConfig) -> Result[Var
         .bind(lambda raw: _check_file(raw, source))
         .bind(
             lambda checked: _collect(
-                _variant(variant_id, overrides, base, source) for variant_id, overrides in checked[1]
+                _variant(variant_id, overrides, choice, base, source)
+                for variant_id, overrides, choice in checked[1]
             ).map(
                 lambda variants: VariantsPlan(
                     suite=checked[0], variants=variants, warnings=_same_hash_warnings(variants)

@@ -52,6 +52,7 @@ from alisio.core.lab.suite_paths import normalize
 
 __all__ = [
     "IGNORED_DIRS",
+    "AgentTools",
     "CommandFacts",
     "FileFacts",
     "FileFound",
@@ -451,7 +452,36 @@ def _held_detail(rules: tuple[Rule, ...], calls: tuple[_Call, ...]) -> tuple[str
     return detail, len(vacuous)
 
 
-def judge_tool_sequence(verifier: ToolSequenceVerifier, events: tuple[Event, ...]) -> VerifierResult:
+class AgentTools(Frozen, frozen=True, kw_only=True):
+    """What an external agent's tool calls can say: which lab tools it has (its tool names mapped), and that
+    its tool results are not seen (the proxy sees only what the model asked for)."""
+
+    agent: str
+    tools: frozenset[str]
+
+
+def _rule_tools(rule: Rule) -> tuple[str, ...]:
+    match rule:
+        case BeforeRule(first=first, then=then):
+            return (first, then)
+        case NeverRule(tool=tool) | MaxCallsRule(tool=tool) | NoRepeatFailureRule(tool=tool):
+            return (tool,)
+
+
+def _inapplicable(rule: Rule, agent: AgentTools) -> str | None:
+    """Why ``rule`` cannot judge ``agent``'s run (a tool it lacks; a rule over tool results), or ``None``."""
+    if isinstance(rule, NoRepeatFailureRule):
+        return f"{_describe(rule)}: cannot apply to agent {agent.agent}: the results of its tool calls are not seen"
+    lacking = [tool for tool in _rule_tools(rule) if tool not in agent.tools]
+    if not lacking:
+        return None
+    has = ", ".join(sorted(agent.tools)) or "none"
+    return f"{_describe(rule)}: agent {agent.agent} has no {lacking[0]} tool (its tools map to: {has})"
+
+
+def judge_tool_sequence(
+    verifier: ToolSequenceVerifier, events: tuple[Event, ...], agent: AgentTools | None = None
+) -> VerifierResult:
     """Judge a tool-sequence verifier over the run's event log.
 
     Rules (tool names, not files; every ``tool_call`` counts, whatever its result):
@@ -460,10 +490,15 @@ def judge_tool_sequence(verifier: ToolSequenceVerifier, events: tuple[Event, ...
         no-repeat-failure: no call has the same tool and canonical arguments as an earlier call whose
         result was ok=false (the repeat counts whatever its own result).
 
+    Args:
+        agent: an external agent's tools (``None``: the built-in agent, which has every tool): a rule over a
+            tool it lacks, or a no-repeat-failure rule, is an error naming why, never a silent pass.
+
     Returns:
-        error when the log has no ``run_start`` or no ``run_end`` (the evidence is incomplete); fail naming
-        the first rule (in suite order) that does not hold and its offending call; pass when all hold, its
-        detail naming the rules that held over 0 calls ("vacuous"), counted in ``vacuous_rules``.
+        error when the log has no ``run_start`` or no ``run_end`` (the evidence is incomplete), or a rule
+        cannot apply to the agent; fail naming the first rule (in suite order) that does not hold and its
+        offending call; pass when all hold, its detail naming the rules that held over 0 calls ("vacuous"),
+        counted in ``vacuous_rules``.
     """
 
     def verdict(status: VerifierStatus, detail: str) -> VerifierResult:
@@ -476,6 +511,10 @@ def judge_tool_sequence(verifier: ToolSequenceVerifier, events: tuple[Event, ...
     ]
     if missing:
         return verdict(VerifierStatus.ERROR, f"missing events: no {' and no '.join(missing)} in the log")
+    if agent is not None:
+        problems = [why for rule in verifier.rules if (why := _inapplicable(rule, agent)) is not None]
+        if problems:
+            return verdict(VerifierStatus.ERROR, problems[0])
     calls = _calls(events)
     for rule in verifier.rules:
         why = _rule_violation(rule, calls)

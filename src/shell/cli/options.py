@@ -202,13 +202,26 @@ class RecordSelectionFlags:
     yes: Yes = False
 
 
+AgentFlag = Annotated[
+    str | None,
+    option(
+        "--agent",
+        help="Run every task with this agent of config.toml's [agents.NAME] (built-in or external: codex, "
+        "opencode, aider, claude-code, command; docs/agents.md); overrides a task's agent.",
+        panel=PROVIDER,
+        metavar="NAME",
+    ),
+]
+
+
 @dataclass(frozen=True)
 class ProviderFlags:
-    """Provider: where the answers come from."""
+    """Provider: where the answers come from, and which agent asks."""
 
     model: Model = None
     base_url: BaseUrl = None
     script: Script = None
+    agent: AgentFlag = None
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,8 @@ what it did (``LabOutcome``, each arm's ``ArmResult``); ``Resumed``, what a resu
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -12,7 +12,7 @@ from alisio.core.exit_codes import ExitCode
 from alisio.core.lab.manifest import RunManifest
 from alisio.core.lab.outcome import exit_code_for
 from alisio.core.lab.records import RunRecord
-from alisio.core.lab.report import Mode, Report
+from alisio.core.lab.report import AgentCondition, Mode, Report
 from alisio.core.lab.schedule import RunSpec
 from alisio.core.lab.suite import Task
 from alisio.core.lab.variants import VariantsComparison, VariantsPlan
@@ -77,6 +77,8 @@ class LabStart:
     """The report directory (the variants' root; a temporary directory for a recording)."""
     jobs: int = 1
     """Runs at once."""
+    agent_conditions: Mapping[str, AgentCondition] = field(default_factory=dict)
+    """The external agents the command uses: name, kind and version (``alisio.shell.lab.agent_plan``)."""
 
     @property
     def planned(self) -> int:

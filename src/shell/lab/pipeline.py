@@ -32,7 +32,7 @@ import functools
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
@@ -49,11 +49,20 @@ from alisio.core.lab.variants import VariantsPlan, interleave
 from alisio.core.replay.cassette import CassetteHeader
 from alisio.shell.config_home import LoadedConfig, data_dir, load_config
 from alisio.shell.harness.providers.transport import GIVE_UP_MARK
+from alisio.shell.lab.agent_plan import (
+    agent_plan,
+    agents_of,
+    condition_for,
+    replay_placeholder,
+    uses_external,
+    write_recorded_agents,
+)
+from alisio.shell.lab.agents import AgentRunner
 from alisio.shell.lab.directory import claim_run_dir, created_at_for, lock_directory, prepare_out, run_id_for
 from alisio.shell.lab.errors import LabError, LabStopped
 from alisio.shell.lab.model import ArmResult, LabOutcome, LabStart, Resumed, Ui
 from alisio.shell.lab.plans import ProviderPlan, live_plan, scripted_plan
-from alisio.shell.lab.preflight import preflight, unwritable_dir
+from alisio.shell.lab.preflight import Agents, preflight, unwritable_dir
 from alisio.shell.lab.request import ExecutorKind, LabRequest, RunMode
 from alisio.shell.lab.resume import plan_file, read_manifest
 from alisio.shell.lab.run_one import Arm, Finished, RunContext, run_one
@@ -82,7 +91,10 @@ def _configuration(request: LabRequest) -> tuple[MeasuredConfig, LoadedConfig | 
 
 
 def _selected(
-    request: LabRequest, choice: SuiteChoice, measured: Sequence[tuple[str | None, MeasuredConfig]]
+    request: LabRequest,
+    choice: SuiteChoice,
+    measured: Sequence[tuple[str | None, MeasuredConfig]],
+    agents: Mapping[str | None, Agents],
 ) -> tuple[Task, ...]:
     """The tasks, once they may run under every arm's configuration (agents may differ between variants).
 
@@ -100,6 +112,7 @@ def _selected(
                 read_only=permissions.read_only,
                 allow_suite_full=permissions.allow_suite_full,
                 measured=config,
+                agents=agents[variant],
             )
         except LabError as error:
             failing.append((variant, error.lines))
@@ -135,6 +148,8 @@ def _provider_plan(
     say: Callable[[str], None],
 ) -> ProviderPlan:
     """The provider of every run: the cassettes (replay), the script, or the configured provider."""
+    if request.mode is RunMode.REPLAY and uses_external(request, tasks, loaded.external if loaded else ()):
+        return replay_placeholder()  # the external agents' proxies serve their cassettes (agent_plan)
     if request.mode is RunMode.REPLAY:
         from alisio.shell.replay.cassettes import cassette_dir_for
         from alisio.shell.replay.record import config_hash_warnings, load_cassettes, replay_plan
@@ -211,7 +226,7 @@ def _conditions(start: LabStart, arm: Arm, rates: Rates | None, created_at: str)
         harness_version=version("alisio"),
         config_hash=config_hash(measured),
         provider=start.provider.id,
-        model=start.provider.model,
+        model=arm.model or start.provider.model,
         endpoint=start.provider.endpoint,
         mode=start.mode,
         k=start.k,
@@ -222,6 +237,7 @@ def _conditions(start: LabStart, arm: Arm, rates: Rates | None, created_at: str)
         rates=rates,
         run_id=arm.run_id,
         created_at=created_at,
+        agent=condition_for(arm.agent, start.tasks, start.agent_conditions),
     )
 
 
@@ -393,6 +409,10 @@ def _write_cassettes(
 
     if loop.stopped is not None:
         return ()  # a recording that stopped early writes nothing (the command says so)
+    directory = cassette_dir_for(start.choice.loaded.directory, request.cassette_dir)
+    if ctx.agents:
+        known = credentials_of(request.env, ctx.provider.key)
+        return write_recorded_agents(ctx.agents, directory, loop.records, known, ui.say)
     hook = ctx.provider.hook
     assert isinstance(hook, RecordHook)  # run_request wrapped the plan
     suite = start.choice.loaded.suite
@@ -406,7 +426,6 @@ def _write_cassettes(
         model=ctx.provider.model,
         provider=ctx.provider.id,
     )
-    directory = cassette_dir_for(start.choice.loaded.directory, request.cassette_dir)
     known = credentials_of(request.env, ctx.provider.key)
     return write_recorded(start.choice.loaded, start.tasks, hook, header, directory, known, ui.say)
 
@@ -415,14 +434,28 @@ def _arms(
     request: LabRequest, measured: MeasuredConfig, variants: VariantsPlan | None, run_id: str, root: Path
 ) -> tuple[Arm, ...]:
     if variants is None:
-        return (Arm(variant=None, measured=measured, directory=root, run_id=run_id),)
+        agent = request.provider.agent
+        return (Arm(variant=None, measured=measured, directory=root, run_id=run_id, agent=agent),)
     return tuple(
-        Arm(variant=v.id, measured=v.measured, directory=root / v.id, run_id=f"{run_id}/{v.id}")
+        Arm(
+            variant=v.id,
+            measured=v.measured,
+            directory=root / v.id,
+            run_id=f"{run_id}/{v.id}",
+            agent=v.agent or request.provider.agent,
+            model=v.model,
+        )
         for v in variants.variants
     )
 
 
-def _context(request: LabRequest, choice: SuiteChoice, plan: ProviderPlan, ui: Ui) -> RunContext:
+def _context(
+    request: LabRequest,
+    choice: SuiteChoice,
+    plan: ProviderPlan,
+    ui: Ui,
+    agents: Mapping[str, AgentRunner],
+) -> RunContext:
     """What every run of the command shares: the suite, the provider, the grants, the tools' environment."""
     from alisio.shell.harness.tools.dispatch import tool_env
     from alisio.shell.replay.cassettes import credentials_of
@@ -438,6 +471,7 @@ def _context(request: LabRequest, choice: SuiteChoice, plan: ProviderPlan, ui: U
         say=ui.say,
         on_event=ui.on_event,
         credentials=credentials_of(request.env, plan.key),
+        agents=agents,
     )
 
 
@@ -451,7 +485,9 @@ def _checked(
     if request.variants_file is not None:
         variants = read_variants(request.variants_file, measured, choice.loaded)
     configs = [(None, measured)] if variants is None else [(v.id, v.measured) for v in variants.variants]
-    tasks = _selected(request, choice, configs)
+    external = loaded.external if loaded is not None else ()
+    chosen = {v.id: (v.agent, v.model) for v in variants.variants} if variants is not None else {}
+    tasks = _selected(request, choice, configs, agents_of(request, external, chosen))
     _check_outputs(request, choice, [variant for variant, _ in configs])
     if request.executor is ExecutorKind.RAY and request.ray_address is not None:
         from alisio.shell.lab.ray_executor import check_address
@@ -476,6 +512,15 @@ def run_request(request: LabRequest, ui: Ui) -> LabOutcome:
     if request.mode is RunMode.RECORD:
         plan, _ = recording_plan(plan)
     try:
+        source = str(loaded.path) if loaded is not None else "config.toml"
+        external = loaded.external if loaded is not None else ()
+        arm_agents = [request.provider.agent, *(v.agent for v in (variants.variants if variants else ()))]
+        from alisio.shell.replay.cassettes import cassette_dir_for
+
+        cassettes = cassette_dir_for(choice.loaded.directory, request.cassette_dir)
+        suite = (choice.loaded.suite.suite_id, choice.loaded.suite.suite_version)
+        agents = agent_plan(request, external, source, tasks, arm_agents, plan, cassettes, suite)
+        plan = agents.plan or plan
         ask = functools.partial(ui.ask, "Run it? [y/N] ")
         confirm_third_party(
             choice, yes=request.selection.yes, interactive=ui.interactive, say=ui.say, ask=ask
@@ -493,10 +538,12 @@ def run_request(request: LabRequest, ui: Ui) -> LabOutcome:
                 variants=variants,
                 root=root,
                 jobs=jobs_for(request, loaded),
+                agent_conditions=agents.conditions,
             )
             resumed = plan_file(request, start, _specs(start), run_id, created_at_for(now), ui.say)
             ui.on_start(start)
             created_at = created_at_for(now) if resumed is None else resumed.stored.created_at
-            return _execute(request, start, _context(request, choice, plan, ui), ui, created_at, resumed)
+            ctx = _context(request, choice, plan, ui, agents.runners)
+            return _execute(request, start, ctx, ui, created_at, resumed)
     finally:
         plan.close()

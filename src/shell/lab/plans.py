@@ -72,6 +72,8 @@ class ProviderPlan:
     """The same provider by content, for runs on other machines (``alisio.shell.lab.portable``)."""
     shared: Provider | None = None
     """The one provider every run shares (the live one); ``None`` when each run gets its own."""
+    base_url: str | None = None
+    """The live provider's base URL (where an external agent's proxy forwards); ``None`` otherwise."""
 
 
 def live_plan(
@@ -123,6 +125,7 @@ def live_plan(
             rate_limit_give_up_ms=resolved.rate_limit_give_up_ms,
         ),
         shared=provider,
+        base_url=resolved.base_url,
     )
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from returns.result import Failure
@@ -32,7 +33,15 @@ from alisio.core.lab.suite import Task
 from alisio.shell.lab.errors import LabError
 from alisio.shell.lab.suites import LoadedSuite
 
-__all__ = ["preflight", "task_policy", "unwritable_dir"]
+__all__ = ["Agents", "preflight", "task_policy", "unwritable_dir"]
+
+
+@dataclass(frozen=True)
+class Agents:
+    """Which agent runs the tasks: ``--agent`` (or a variant's), and the external agents' names."""
+
+    override: str | None = None
+    external: frozenset[str] = frozenset()
 
 
 def task_policy(policy: TaskPolicy, read_only: bool) -> Policy:
@@ -45,7 +54,12 @@ def task_policy(policy: TaskPolicy, read_only: bool) -> Policy:
 
 
 def _task_problems(
-    task: Task, ceiling: frozenset[Effect], read_only: bool, allow_suite_full: bool, measured: MeasuredConfig
+    task: Task,
+    ceiling: frozenset[Effect],
+    read_only: bool,
+    allow_suite_full: bool,
+    measured: MeasuredConfig,
+    agents: Agents,
 ) -> list[str]:
     """What keeps ``task`` from running as asked (no task id in the lines: the caller groups them)."""
     problems: list[str] = []
@@ -54,10 +68,10 @@ def _task_problems(
             problems.append(error.under_read_only() if read_only else error.message)
         case _:
             pass
-    if isinstance(select_agent(measured, task.agent), Failure):
+    agent = agents.override or task.agent
+    if agent not in agents.external and isinstance(select_agent(measured, agent), Failure):
         problems.append(
-            f"agent {task.agent!r} is not a main agent of the configuration "
-            f"(define [agents.{task.agent}] in config.toml)"
+            f"agent {agent!r} is not a main agent of the configuration (define [agents.{agent}] in config.toml)"
         )
     return problems
 
@@ -82,6 +96,7 @@ def preflight(
     read_only: bool,
     allow_suite_full: bool,
     measured: MeasuredConfig,
+    agents: Agents | None = None,
 ) -> tuple[Task, ...]:
     """The selected tasks, once every one of them may run as asked.
 
@@ -98,7 +113,9 @@ def preflight(
     problems = [
         (task.id, problem)
         for task in tasks
-        for problem in _task_problems(task, ceiling, read_only, allow_suite_full, measured)
+        for problem in _task_problems(
+            task, ceiling, read_only, allow_suite_full, measured, agents or Agents()
+        )
     ]
     if problems:
         noun = "task" if len({task_id for task_id, _ in problems}) == 1 else "tasks"

@@ -72,6 +72,8 @@ class ProviderOptions:
     base_url: str | None = None
     script: Path | None = None
     """Scripted assistant turns instead of a model: one file for every run, or a directory of <task>.json."""
+    agent: str | None = None
+    """``--agent NAME``: every task runs with this agent of the configuration (built-in or external)."""
 
 
 @dataclass(frozen=True)

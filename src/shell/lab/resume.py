@@ -113,6 +113,7 @@ def resume_request(
             model=model or (stored.model if stored.script is None else None),
             base_url=base_url,
             script=Path(stored.script) if stored.script else None,
+            agent=stored.agent,
         ),
         permissions=Permissions(
             write="write" in granted,
@@ -211,6 +212,7 @@ def _manifest(start: LabStart, request: LabRequest, run_id: str, created_at: str
         read_only=permissions.read_only,
         allow_suite_full=permissions.allow_suite_full,
         rates=request.rates,
+        agent=request.provider.agent,
     )
 
 

@@ -9,10 +9,10 @@ its type and message in ``errors``), so one broken run never costs a lab its oth
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from alisio.core.harness.budget import RunBudget
 from alisio.core.harness.config import MeasuredConfig, config_hash
 from alisio.core.harness.endpoint import redact_credentials
 from alisio.core.harness.events import Effect, Event
@@ -23,11 +23,13 @@ from alisio.core.lab.suite import Task
 from alisio.core.lab.transcript import encode_transcript
 from alisio.core.replay.fingerprint import Rules, path_rules
 from alisio.shell.lab.plans import ProviderPlan
-from alisio.shell.lab.preflight import task_policy
+
+if TYPE_CHECKING:
+    from alisio.shell.lab.agents import AgentJob, AgentRunner
 from alisio.shell.lab.stale import owned_prefix
 from alisio.shell.lab.suites import LoadedSuite
 
-__all__ = ["INTERNAL_ERROR", "Arm", "Finished", "RunContext", "run_one"]
+__all__ = ["INTERNAL_ERROR", "Arm", "Finished", "RunContext", "run_one", "runner_for"]
 
 INTERNAL_ERROR = "internal_error"
 """The reason of a run that an unexpected exception ended (a bug of ours or of the environment)."""
@@ -43,6 +45,10 @@ class Arm:
     directory: Path
     """Where this arm's report.json, report.md and runs.jsonl go."""
     run_id: str
+    agent: str | None = None
+    """The agent every task of this arm runs with (``--agent`` or the variant's); ``None``: each task's own."""
+    model: str | None = None
+    """The model this arm's external agent asks for (a variant's ``model``); ``None``: the configured one."""
 
 
 @dataclass(frozen=True)
@@ -63,6 +69,8 @@ class RunContext:
     """Sees each event of each run as it happens (the live status: waits, retries, tokens)."""
     credentials: tuple[tuple[str, str], ...] = ()
     """The exact credentials of the environment (and the API key), redacted from transcripts."""
+    agents: Mapping[str, AgentRunner] = field(default_factory=dict)
+    """The runners of the external agents the command uses, by agent name (checked before the first run)."""
 
 
 @dataclass(frozen=True)
@@ -73,25 +81,33 @@ class Finished:
     transcript: bytes
 
 
-def _budget(task: Task) -> RunBudget:
-    budget = task.budget
-    return RunBudget(
-        max_turns=budget.max_turns,
-        max_wall_ms=budget.max_wall_ms,
-        max_tokens=budget.max_tokens,
-        max_tool_calls=budget.max_tool_calls,
-    )
-
-
 def _rules(task: Task, workspace: Path) -> Rules:
     """The fingerprint rules of a run: its workspace path, then the task's replayNormalize."""
     rules = path_rules(str(workspace), str(workspace.resolve()))
     return rules + tuple((rule.pattern, rule.replace) for rule in task.replay_normalize)
 
 
+def runner_for(ctx: RunContext, job: AgentJob) -> AgentRunner:
+    """The runner of one run (the factory ``run_one`` asks): the external agent the job names, else the
+    built-in loop over the command's provider."""
+    from alisio.shell.lab.agents import BuiltinRunner
+
+    if job.agent is not None and job.agent in ctx.agents:
+        return ctx.agents[job.agent]
+
+    return BuiltinRunner(
+        plan=ctx.provider,
+        granted=ctx.granted,
+        read_only=ctx.read_only,
+        harness_version=ctx.harness_version,
+        tool_env=ctx.tool_env,
+        on_event=lambda event: ctx.on_event(job.spec, event),
+    )
+
+
 def _judged_run(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> Finished:
     """The run itself; raises ``WorkspaceError`` when the fixture cannot be prepared."""
-    from alisio.shell.harness.agent import AgentSetup, run_agent
+    from alisio.shell.lab.agents import AgentJob
     from alisio.shell.lab.verifiers import run_verifiers
     from alisio.shell.lab.workspace import prepare_workspace
 
@@ -101,30 +117,18 @@ def _judged_run(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> Finishe
     with prepare_workspace(fixture, fixture_git=task.fixture_git, keep=ctx.keep, prefix=prefix) as ws:
         if ws.kept:
             ctx.say(f"  kept {task.id} rep {spec.repetition}: {ws.path}")
-        rules = _rules(task, ws.path)
-        provider = ctx.provider.factory(task, spec)
-        if ctx.provider.hook is not None:
-            provider = ctx.provider.hook.wrap(provider, task, rules)
-        setup = AgentSetup(
-            prompt=task.prompt,
+        job = AgentJob(
+            task=task,
+            spec=spec,
             workspace=ws.path,
-            provider=provider,
-            model=ctx.provider.model,
+            rules=_rules(task, ws.path),
             measured=arm.measured,
-            policy=task_policy(task.policy, ctx.read_only),
-            granted=ctx.granted,
-            budget=_budget(task),
-            agent=task.agent,
-            approver=None,
-            normalize_rules=rules,
-            harness_version=ctx.harness_version,
             config_hash=measured_hash,
-            env=ctx.tool_env,
-            on_event=lambda event: ctx.on_event(spec, event),
+            agent=arm.agent or task.agent,
+            model=arm.model,
         )
-        result = run_agent(setup)
-        verifiers = run_verifiers(task, ws, result.events, env=ctx.tool_env)
-    message = result.message if result.outcome == "error" else None
+        result = runner_for(ctx, job).run(job)
+        verifiers = run_verifiers(task, ws, result.events, env=ctx.tool_env, agent=result.tools)
     record = record_from_run(
         spec,
         result.events,
@@ -132,11 +136,11 @@ def _judged_run(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> Finishe
         result.reason,
         verifiers,
         config_hash=measured_hash,
-        error=message,
+        error=result.message,
     )
-    hook = ctx.provider.hook
-    record = record if hook is None else hook.finish(provider, task, record)
-    return Finished(record=record, transcript=encode_transcript(result.events, ctx.credentials))
+    return Finished(
+        record=result.finish(record), transcript=encode_transcript(result.events, ctx.credentials)
+    )
 
 
 def run_one(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> Finished:

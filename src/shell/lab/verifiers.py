@@ -47,6 +47,7 @@ from alisio.core.lab.suite import (
     TreeDiffWithinVerifier,
 )
 from alisio.core.lab.verify import (
+    AgentTools,
     CommandFacts,
     FileFacts,
     FileFound,
@@ -79,6 +80,7 @@ def run_verifiers(
     *,
     env: Mapping[str, str] | None = None,
     grace_s: float = 0.5,
+    agent: AgentTools | None = None,
 ) -> tuple[VerifierResult, ...]:
     """Judge every verifier of ``task`` against ``workspace`` and the run's ``events``, in suite order.
 
@@ -111,7 +113,7 @@ def run_verifiers(
                         )
                     )
             case ToolSequenceVerifier():
-                results.append(judge_tool_sequence(verifier, events))
+                results.append(judge_tool_sequence(verifier, events, agent))
     return tuple(results)
 
 

@@ -1,0 +1,274 @@
+"""How each external agent is started headless against the proxy: ``invocation``, pure.
+
+The presets are the invocations measured on this project's machine kind (docs/agents.md):
+
+- ``codex`` (npm ``@openai/codex``, Responses API): ``codex exec --json --ephemeral ...`` with a provider
+  given by ``-c model_providers.local=...`` (Codex ignores ``OPENAI_BASE_URL``); ``CODEX_HOME`` private;
+- ``opencode`` (npm ``opencode-ai``, Chat Completions): ``opencode run --format json`` with an
+  ``OPENCODE_CONFIG`` file naming the proxy as an ``@ai-sdk/openai-compatible`` provider;
+- ``aider`` (PyPI ``aider-chat``, Chat Completions, no tool calls: edits are in its text);
+- ``claude-code`` (npm ``@anthropic-ai/claude-code``, Anthropic Messages; needs Node >= 22).
+
+Rules: the agent gets only a dummy key (``DUMMY_KEY``); every per-run directory (home, config) is under
+the run directory the shell made; each preset's tool names map to the lab's where they mean the same
+(``tool_map``), and its known per-run noise has normalisation rules (``noise_rules``) for record and replay.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Final
+
+from alisio.core.agents.config import MODEL, PROMPT, PROMPT_FILE, ExternalAgent
+from alisio.core.base import Frozen
+from alisio.core.replay.fingerprint import Rules
+
+__all__ = [
+    "BINARIES",
+    "DUMMY_KEY",
+    "INSTALL",
+    "Invocation",
+    "RunDirs",
+    "invocation",
+    "lab_tools",
+    "noise_rules",
+    "tool_map",
+    "version_command",
+]
+
+DUMMY_KEY: Final = "alisio-proxy-dummy-key"
+"""The only key an external agent sees; the proxy adds the real one to what it forwards."""
+BINARIES: Final[Mapping[str, str]] = {
+    "codex": "codex",
+    "opencode": "opencode",
+    "aider": "aider",
+    "claude-code": "claude",
+}
+INSTALL: Final[Mapping[str, str]] = {
+    "codex": "make agents (or npm install -g @openai/codex@0.171.0)",
+    "opencode": "make agents (or npm install -g opencode-ai@1.18.33)",
+    "aider": "make agents (or pipx install aider-chat==0.86.2)",
+    "claude-code": "npm install -g @anthropic-ai/claude-code (needs Node >= 22)",
+}
+_TOOL_MAPS: Final[Mapping[str, Mapping[str, str]]] = {
+    "codex": {"exec_command": "bash", "shell": "bash", "apply_patch": "edit_file", "web_search": "fetch_url"},
+    "opencode": {
+        "bash": "bash",
+        "read": "read_file",
+        "write": "write_file",
+        "edit": "edit_file",
+        "list": "list_dir",
+        "grep": "search",
+        "glob": "search",
+        "webfetch": "fetch_url",
+    },
+    "aider": {},
+    "claude-code": {
+        "Bash": "bash",
+        "Read": "read_file",
+        "Write": "write_file",
+        "Edit": "edit_file",
+        "MultiEdit": "edit_file",
+        "LS": "list_dir",
+        "Grep": "search",
+        "Glob": "search",
+        "WebFetch": "fetch_url",
+    },
+}
+_LAB_TOOLS: Final = (
+    "read_file",
+    "list_dir",
+    "search",
+    "write_file",
+    "edit_file",
+    "bash",
+    "fetch_url",
+    "analyze",
+)
+_NOISE: Final[Mapping[str, Rules]] = {
+    "codex": (
+        (r'"prompt_cache_key":"[^"]*"', '"prompt_cache_key":"<key>"'),
+        (r'"client_metadata":\{[^}]*\}', '"client_metadata":{}'),
+        (r'"id":"(?:msg|rs|fc|ctc)_[A-Za-z0-9_-]+"', '"id":"<id>"'),
+        (r"<current_date>[^<]*</current_date>", "<current_date><date></current_date>"),
+        (r"Chunk ID: [^\\\n]*", "Chunk ID: <id>"),
+        (r"Wall time: [^\\\n]*", "Wall time: <time>"),
+    ),
+}
+
+
+class RunDirs(Frozen, frozen=True, kw_only=True):
+    """The per-run places the shell made: the run directory (private HOME and XDG under it), the workspace."""
+
+    run: str
+    workspace: str
+    prompt_file: str
+    files: tuple[str, ...] = ()
+    """The workspace's files, relative (aider is given them: it edits only files in its chat)."""
+
+
+class Invocation(Frozen, frozen=True, kw_only=True):
+    """What the shell starts: the argument array, the environment it adds, files to write, stdin."""
+
+    argv: tuple[str, ...]
+    env: tuple[tuple[str, str], ...]
+    files: tuple[tuple[str, str], ...] = ()
+    """``(path, text)`` to write before the start (absolute paths under the run directory)."""
+    stdin: str | None = None
+    """Written to the agent's stdin, which is then closed (``None``: stdin is closed at once)."""
+
+
+def tool_map(agent: ExternalAgent) -> Mapping[str, str]:
+    """The agent's tool names that mean a lab tool (a command agent: its ``tools``, else the lab's own)."""
+    if agent.kind == "command":
+        return dict(agent.tools) if agent.tools else {name: name for name in _LAB_TOOLS}
+    return _TOOL_MAPS.get(agent.kind, {})
+
+
+def lab_tools(agent: ExternalAgent) -> frozenset[str]:
+    """The lab tools the agent has (a tool-sequence rule over any other cannot apply to it)."""
+    return frozenset(tool_map(agent).values())
+
+
+def noise_rules(agent: ExternalAgent) -> Rules:
+    """The agent's known per-run noise, normalised away before a request is fingerprinted."""
+    return _NOISE.get(agent.kind, ())
+
+
+def version_command(agent: ExternalAgent, binary: str) -> tuple[str, ...]:
+    """The command printing the agent's version (empty: none known)."""
+    if agent.kind == "command":
+        return agent.version
+    return agent.version or (binary, "--version")
+
+
+def _home(dirs: RunDirs) -> tuple[tuple[str, str], ...]:
+    run = dirs.run
+    return (
+        ("HOME", f"{run}/home"),
+        ("XDG_CONFIG_HOME", f"{run}/xdg-config"),
+        ("XDG_DATA_HOME", f"{run}/xdg-data"),
+        ("XDG_STATE_HOME", f"{run}/xdg-state"),
+        ("XDG_CACHE_HOME", f"{run}/xdg-cache"),
+    )
+
+
+def _codex(binary: str, prompt: str, model: str, base_url: str, dirs: RunDirs) -> Invocation:
+    provider = f'{{name="local",base_url="{base_url}/v1",wire_api="responses",env_key="LOCAL_API_KEY"}}'
+    argv = (
+        binary,
+        "exec",
+        "--json",
+        "--ephemeral",
+        "--skip-git-repo-check",
+        "--dangerously-bypass-approvals-and-sandbox",
+        "-m",
+        model,
+        "-c",
+        "model_provider=local",
+        "-c",
+        f"model_providers.local={provider}",
+        prompt,
+    )
+    env = (*_home(dirs), ("CODEX_HOME", f"{dirs.run}/codex-home"), ("LOCAL_API_KEY", DUMMY_KEY))
+    return Invocation(argv=argv, env=env)
+
+
+def _opencode(binary: str, prompt: str, model: str, base_url: str, dirs: RunDirs) -> Invocation:
+    config = {
+        "provider": {
+            "local": {
+                "npm": "@ai-sdk/openai-compatible",
+                "name": "local",
+                "options": {"baseURL": f"{base_url}/v1", "apiKey": DUMMY_KEY},
+                "models": {model: {}},
+            }
+        },
+        "model": f"local/{model}",
+        "share": "disabled",
+        "autoupdate": False,
+    }
+    path = f"{dirs.run}/opencode.json"
+    env = (
+        *_home(dirs),
+        ("OPENCODE_CONFIG", path),
+        ("OPENCODE_DISABLE_AUTOUPDATE", "1"),
+        ("OPENCODE_DISABLE_MODELS_FETCH", "1"),
+        ("OPENCODE_DISABLE_LSP_DOWNLOAD", "1"),
+        ("OPENCODE_DISABLE_SHARE", "1"),
+    )
+    argv = (binary, "run", "--format", "json", "-m", f"local/{model}", prompt)
+    return Invocation(argv=argv, env=env, files=((path, json.dumps(config, indent=1)),))
+
+
+def _aider(binary: str, prompt: str, model: str, base_url: str, dirs: RunDirs) -> Invocation:
+    argv = (
+        binary,
+        "--model",
+        f"openai/{model}",
+        "--openai-api-base",
+        f"{base_url}/v1",
+        "--openai-api-key",
+        DUMMY_KEY,
+        "--no-git",
+        "--yes-always",
+        "--no-check-update",
+        "--analytics-disable",
+        "--no-show-model-warnings",
+        "--no-pretty",
+        "--no-stream",
+        "--edit-format",
+        "diff",
+        "--map-tokens",
+        "0",
+        "--chat-history-file",  # its history goes to the run directory, not into the workspace
+        f"{dirs.run}/aider.chat.history.md",
+        "--input-history-file",
+        f"{dirs.run}/aider.input.history",
+        "--message",
+        prompt,
+        *dirs.files,
+    )
+    # aider keeps its chat's files in a set: a fixed hash seed keeps their order (and its requests) the same
+    return Invocation(argv=argv, env=(*_home(dirs), ("PYTHONHASHSEED", "0")))
+
+
+def _claude(binary: str, prompt: str, model: str, base_url: str, dirs: RunDirs) -> Invocation:
+    models = ("ANTHROPIC_MODEL", "ANTHROPIC_DEFAULT_OPUS_MODEL", "ANTHROPIC_DEFAULT_SONNET_MODEL")
+    env = (
+        *_home(dirs),
+        ("ANTHROPIC_BASE_URL", base_url),
+        ("ANTHROPIC_AUTH_TOKEN", DUMMY_KEY),
+        *((name, model) for name in (*models, "ANTHROPIC_DEFAULT_HAIKU_MODEL", "CLAUDE_CODE_SUBAGENT_MODEL")),
+        ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
+        ("IS_SANDBOX", "1"),
+        ("CLAUDE_CONFIG_DIR", f"{dirs.run}/claude"),
+    )
+    argv = (binary, "--print", "--output-format", "stream-json", "--verbose")
+    return Invocation(argv=(*argv, "--permission-mode", "bypassPermissions", prompt), env=env)
+
+
+def _command(agent: ExternalAgent, prompt: str, model: str, base_url: str, dirs: RunDirs) -> Invocation:
+    argv = tuple(
+        arg.replace(PROMPT_FILE, dirs.prompt_file).replace(MODEL, model).replace(PROMPT, prompt)
+        for arg in agent.command
+    )
+    suffix = "" if agent.api == "anthropic" else "/v1"
+    env = (*_home(dirs), (agent.base_url_env, f"{base_url}{suffix}"), (agent.key_env, DUMMY_KEY))
+    return Invocation(argv=argv, env=env, stdin=prompt if agent.stdin else None)
+
+
+def invocation(
+    agent: ExternalAgent, binary: str, prompt: str, model: str, base_url: str, dirs: RunDirs
+) -> Invocation:
+    """How to start ``agent`` on ``prompt`` against the proxy at ``base_url`` (``http://127.0.0.1:PORT``).
+
+    Args:
+        binary: the preset's executable, as the shell found it (unused by a command agent).
+    """
+    builders = {"codex": _codex, "opencode": _opencode, "aider": _aider, "claude-code": _claude}
+    build = builders.get(agent.kind)
+    if build is None:
+        return _command(agent, prompt, model, base_url, dirs)
+    return build(binary, prompt, model, base_url, dirs)

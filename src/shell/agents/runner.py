@@ -1,0 +1,318 @@
+"""``ExternalRunner``: one run of an external agent's CLI in the workspace, through a per-run proxy.
+
+For each run it makes a private run directory (HOME, XDG directories, the prompt file, the preset's config
+files), starts a ``RunProxy`` on 127.0.0.1 at a random port, and starts the agent:
+
+- in the workspace, in a process group of its own, with stdin closed (or fed the prompt and closed);
+- with an environment reduced to a few basics (PATH, locale, TMPDIR), the agent's ``env`` allow-list and
+  what the preset needs; its base URL points at the proxy and its key is a dummy one: no variable whose
+  value holds the real key reaches it;
+- carrying the run's process mark, so whatever it leaves behind is stopped when it ends, as ``bash``'s are.
+
+``maxWallMs`` kills the whole group; a budget the proxy refuses ends it too. Its stdout and stderr are kept
+head and tail (``OUTPUT_CHARS`` each) in the run's ``agent_exit`` event. An agent that cannot start, or a proxy
+that cannot bind, is an ``error`` run with the reason, never an exception.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Final
+
+import httpx
+
+from alisio.core.agents.cassette import AgentCassette, AgentCassetteHeader, unplayed_divergence
+from alisio.core.agents.config import ExternalAgent
+from alisio.core.agents.presets import Invocation, RunDirs, invocation, lab_tools, noise_rules, tool_map
+from alisio.core.agents.run import (
+    AgentEnd,
+    ProxiedCall,
+    RunFacts,
+    request_fingerprint,
+    run_events,
+    run_started,
+)
+from alisio.core.harness.events import RunEnded
+from alisio.core.harness.toolenv import NO_PROMPTS
+from alisio.core.lab.verify import AgentTools
+from alisio.core.replay.cassette import with_divergence
+from alisio.core.replay.fingerprint import Rules, path_rules
+from alisio.shell.agents.proxy import Call, RunProxy
+from alisio.shell.agents.replay import CassetteReplayer, recorded_cassette
+from alisio.shell.harness.tools.bash import read_output, supervise_group
+from alisio.shell.harness.tools.processes import marked, new_mark
+from alisio.shell.lab.agents import AgentJob, AgentRun, budget_of
+from alisio.shell.lab.stale import owned_prefix
+
+__all__ = ["BASIC_ENV", "OUTPUT_CHARS", "ExternalRunner", "Upstream"]
+
+OUTPUT_CHARS: Final = 20_000
+"""The agent's stdout and stderr each keep at most this many characters (head and tail) in the transcript."""
+MAX_OUTPUT_BYTES: Final = 256 << 20
+"""An agent whose stdout or stderr passes this size is stopped (``agent_output``)."""
+BASIC_ENV: Final = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "USER", "LOGNAME", "SHELL")
+"""The user's variables every agent gets (besides its ``env`` allow-list)."""
+_NO_LIMIT_S: Final = 7 * 24 * 3600.0
+
+
+@dataclass(frozen=True)
+class Upstream:
+    """Where the proxy forwards: the lab's configured provider (the key stays here)."""
+
+    provider_id: str
+    base_url: str
+    key: str | None
+    client: httpx.Client
+
+
+@dataclass(frozen=True)
+class ExternalRunner:
+    """Runs one external agent (the same object for every run of a command)."""
+
+    agent: ExternalAgent
+    binary: str
+    model: str
+    upstream: Upstream
+    environ: Mapping[str, str]
+    """The user's environment (only ``BASIC_ENV`` and the agent's allow-list of it are passed)."""
+    harness_version: str
+    cassettes: Mapping[str, AgentCassette] | None = None
+    """Replay: each task's cassette (the proxy answers from it; nothing is forwarded)."""
+    recorded: dict[str, AgentCassette] | None = None
+    """Record: filled with each run's cassette, by task id."""
+    suite: tuple[str, str] = ("", "")
+    """The suite's id and version (for a recorded cassette's header)."""
+    proxy_port: int = 0
+    """The proxies' port (0: a random free one each run)."""
+
+    def run(self, job: AgentJob) -> AgentRun:
+        run_dir = Path(tempfile.mkdtemp(prefix=owned_prefix(f"agent-{job.task.id}")))
+        try:
+            return self._run_in(job, run_dir)
+        finally:
+            shutil.rmtree(run_dir, ignore_errors=True)
+
+    def _facts(self, job: AgentJob) -> RunFacts:
+        return RunFacts(
+            prompt=job.task.prompt,
+            provider=self.upstream.provider_id,
+            model=job.model or self.model,
+            agent=self.agent.name,
+            kind=self.agent.kind,
+            config_hash=job.config_hash,
+            harness_version=self.harness_version,
+        )
+
+    def _failed(self, job: AgentJob, reason: str, message: str) -> AgentRun:
+        start = run_started(self._facts(job))
+        end = RunEnded(seq=1, elapsed_ms=0, outcome="error", reason=reason, turns=0)
+        return AgentRun(
+            events=(start, end), outcome="error", reason=reason, message=message, tools=self.tools()
+        )
+
+    def _run_in(self, job: AgentJob, run_dir: Path) -> AgentRun:
+        dirs = RunDirs(
+            run=str(run_dir),
+            workspace=str(job.workspace),
+            prompt_file=str(run_dir / "prompt.txt"),
+            files=_files(job.workspace) if self.agent.kind == "aider" else (),
+        )
+        budget = budget_of(job.task)
+        holder: list[subprocess.Popen[bytes]] = []
+        rules = (*job.rules, *noise_rules(self.agent))
+        replayer = None
+        if self.cassettes is not None:
+            replayer = CassetteReplayer(self.cassettes[job.task.id], rules, str(job.workspace))
+        proxy = RunProxy(
+            self.agent.api,
+            self.upstream.base_url,
+            self.upstream.key,
+            budget,
+            self.upstream.client,
+            on_stop=lambda: _terminate(holder),
+            replay=replayer,
+            port=self.proxy_port,
+        )
+        try:
+            proxy.start()
+        except OSError as error:
+            return self._failed(job, "proxy_bind", f"the run's proxy cannot listen on 127.0.0.1: {error}")
+        try:
+            inv = invocation(
+                self.agent, self.binary, job.task.prompt, job.model or self.model, proxy.url, dirs
+            )
+            _prepare(run_dir, dirs, job.task.prompt, inv)
+            started = time.monotonic()
+            try:
+                end = self._supervise(job, inv, holder, budget.max_wall_ms, run_dir)
+            except OSError as error:
+                why = error.strerror or str(error)
+                return self._failed(
+                    job, "agent_start", f"agent {self.agent.name}: cannot start {inv.argv[0]}: {why}"
+                )
+            end = AgentEnd(
+                exit_code=end.exit_code,
+                killed="budget" if proxy.stop is not None and end.killed is None else end.killed,
+                elapsed_ms=round((time.monotonic() - started) * 1000),
+                stdout=end.stdout,
+                stderr=end.stderr,
+                stopped=end.stopped,
+            )
+        finally:
+            proxy.close()
+        run = self._verdict(job, proxy, end, budget.max_wall_ms, rules)
+        if self.recorded is not None:
+            self.recorded[job.task.id] = self._cassette(job, proxy, rules)
+        return run if replayer is None else _with_divergence(run, replayer)
+
+    def _cassette(self, job: AgentJob, proxy: RunProxy, rules: Rules) -> AgentCassette:
+        header = AgentCassetteHeader(
+            format="agent-cassette/v1",
+            suite_id=self.suite[0],
+            suite_version=self.suite[1],
+            task_id=job.task.id,
+            agent=self.agent.name,
+            kind=self.agent.kind,
+            api=self.agent.api,
+            model=job.model or self.model,
+            provider=self.upstream.provider_id,
+        )
+        workspace = path_rules(str(job.workspace), str(job.workspace.resolve()))
+        return recorded_cassette(header, proxy.calls, rules, workspace)
+
+    def _verdict(
+        self, job: AgentJob, proxy: RunProxy, end: AgentEnd, wall_ms: int | None, rules: Rules
+    ) -> AgentRun:
+        calls = tuple(_proxied(call, rules) for call in proxy.calls)
+        hit = proxy.stop
+        budget = (hit.budget, hit.limit, hit.value) if hit is not None else None
+        verdict = run_events(self._facts(job), calls, end, tool_map(self.agent), budget, wall_ms)
+        return AgentRun(
+            events=verdict.events,
+            outcome=verdict.outcome,
+            reason=verdict.reason,
+            message=verdict.message,
+            tools=self.tools(),
+        )
+
+    def tools(self) -> AgentTools:
+        return AgentTools(agent=self.agent.name, tools=lab_tools(self.agent))
+
+    def _env(self, inv: Invocation, key: str | None) -> dict[str, str]:
+        names = (*BASIC_ENV, *self.agent.env)
+        env = {name: self.environ[name] for name in names if name in self.environ}
+        if key:
+            env = {name: value for name, value in env.items() if key not in value}
+        env.update(NO_PROMPTS)
+        env["TERM"] = "dumb"
+        env.update(dict(inv.env))
+        return env
+
+    def _supervise(
+        self,
+        job: AgentJob,
+        inv: Invocation,
+        holder: list[subprocess.Popen[bytes]],
+        wall_ms: int | None,
+        run_dir: Path,
+    ) -> AgentEnd:
+        """Start the agent and wait for it; raises ``OSError`` when it cannot start."""
+        mark = new_mark()
+        with (run_dir / "stdout").open("w+b") as out, (run_dir / "stderr").open("w+b") as err:
+            process = subprocess.Popen(
+                list(inv.argv),
+                cwd=job.workspace,
+                env=marked(self._env(inv, self.upstream.key), mark),
+                stdin=subprocess.PIPE if inv.stdin is not None else subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+                start_new_session=True,
+                close_fds=True,
+            )
+            holder.append(process)
+            if inv.stdin is not None and process.stdin is not None:
+                with contextlib.suppress(OSError):  # an agent that exits at once closes its end first
+                    process.stdin.write(inv.stdin.encode())
+                with contextlib.suppress(OSError):
+                    process.stdin.close()
+            timeout = wall_ms / 1000 if wall_ms is not None else _NO_LIMIT_S
+            group = supervise_group(
+                process,
+                (out, err),
+                timeout_s=timeout,
+                max_output_bytes=MAX_OUTPUT_BYTES,
+                grace_s=2.0,
+                mark=mark,
+            )
+            killed = {"timeout": "maxWallMs", "output": "output"}.get(group.killed or "")
+            return AgentEnd(
+                exit_code=None if group.killed else process.returncode,
+                killed=killed,
+                elapsed_ms=0,
+                stdout=_read(out),
+                stderr=_read(err),
+                stopped=tuple(str(stopped) for stopped in group.stopped_marked),
+            )
+
+
+_MAX_FILES: Final = 200
+
+
+def _files(workspace: Path) -> tuple[str, ...]:
+    """The workspace's regular files, relative, sorted (no hidden or cache directories), at most 200."""
+    found = []
+    for path in workspace.rglob("*"):
+        parts = path.relative_to(workspace).parts
+        if path.is_file() and not any(part.startswith(".") or part == "__pycache__" for part in parts):
+            found.append(str(path.relative_to(workspace)))
+    return tuple(sorted(found)[:_MAX_FILES])
+
+
+def _read(file: IO[bytes]) -> str:
+    return read_output(file, OUTPUT_CHARS, 8 * OUTPUT_CHARS + 8)
+
+
+def _prepare(run_dir: Path, dirs: RunDirs, prompt: str, inv: Invocation) -> None:
+    for name in ("home", "xdg-config", "xdg-data", "xdg-state", "xdg-cache"):
+        (run_dir / name).mkdir()
+    Path(dirs.prompt_file).write_text(prompt, encoding="utf-8")
+    for path, text in inv.files:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(text, encoding="utf-8")
+
+
+def _with_divergence(run: AgentRun, replayer: CassetteReplayer) -> AgentRun:
+    """A replayed run that asked something else than was recorded, or left recorded calls unplayed."""
+    divergence = replayer.divergence or unplayed_divergence(replayer.cassette, len(replayer.played))
+    if divergence is None:
+        return run
+    return dataclasses.replace(run, finish=lambda record: with_divergence(record, divergence))
+
+
+def _terminate(holder: list[subprocess.Popen[bytes]]) -> None:
+    """SIGTERM the agent's group (the proxy refused a call past a budget); supervise_group reaps it."""
+    for process in holder:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGTERM)
+
+
+def _proxied(call: Call, rules: tuple[tuple[str, str], ...]) -> ProxiedCall:
+    return ProxiedCall(
+        index=call.index,
+        started_ms=call.started_ms,
+        duration_ms=call.duration_ms,
+        exchange=call.exchange,
+        problem=call.problem,
+        fingerprint=request_fingerprint(call.request, rules),
+        status=call.status,
+    )

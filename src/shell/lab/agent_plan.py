@@ -1,0 +1,177 @@
+"""Which agent each arm's runs use, and the runners of the external ones: ``agent_plan``, before the first run.
+
+An arm's agent is its variant's ``agent``, else ``--agent``, else each task's own ``agent`` (``None``: the
+built-in default). The external agents among them (``[agents.NAME]`` with a ``kind`` other than builtin) get
+a runner each (``alisio.shell.agents.setup``), and the report's conditions name the agent, its kind and
+its version.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib.metadata import version
+from pathlib import Path
+
+from alisio.core.agents.cassette import AgentCassette
+from alisio.core.agents.config import ExternalAgent
+from alisio.core.lab.records import RunRecord
+from alisio.core.lab.report import AgentCondition
+from alisio.core.lab.schedule import RunSpec
+from alisio.core.lab.suite import Task
+from alisio.shell.harness.providers.base import Provider
+from alisio.shell.lab.agents import AgentRunner
+from alisio.shell.lab.errors import LabError
+from alisio.shell.lab.plans import ProviderPlan
+from alisio.shell.lab.preflight import Agents
+from alisio.shell.lab.request import ExecutorKind, LabRequest, RunMode
+from alisio.shell.replay.record import Recorded
+
+__all__ = [
+    "AgentPlan",
+    "agent_plan",
+    "agents_of",
+    "condition_for",
+    "replay_placeholder",
+    "uses_external",
+    "write_recorded_agents",
+]
+
+
+@dataclass(frozen=True)
+class AgentPlan:
+    """The external agents' runners by name, their conditions, and the plan (closing their client too)."""
+
+    runners: dict[str, AgentRunner] = field(default_factory=dict)
+    conditions: dict[str, AgentCondition] = field(default_factory=dict)
+    plan: ProviderPlan | None = None
+
+
+def agents_of(
+    request: LabRequest,
+    external: Sequence[ExternalAgent],
+    variants: Mapping[str, tuple[str | None, str | None]],
+) -> dict[str | None, Agents]:
+    """What preflight needs for each arm (``None``: a plain run): its agent override, the external names.
+
+    Raises:
+        LabError: a variant's ``model`` for a built-in agent (the built-in agent's model is ``--model``).
+    """
+    names = frozenset(agent.name for agent in external)
+    arms: dict[str | None, Agents] = {None: Agents(override=request.provider.agent, external=names)}
+    for variant, (agent, model) in variants.items():
+        chosen = agent or request.provider.agent
+        if model is not None and chosen not in names:
+            raise LabError(
+                f"--variants: variant {variant}: model: only an external agent's model can differ between "
+                "variants (the built-in agent's is --model); nothing was run"
+            )
+        arms[variant] = Agents(override=chosen, external=names)
+    return arms
+
+
+def agent_plan(
+    request: LabRequest,
+    external: Sequence[ExternalAgent],
+    source: str,
+    tasks: Sequence[Task],
+    arm_agents: Sequence[str | None],
+    plan: ProviderPlan,
+    cassette_dir: Path,
+    suite: tuple[str, str],
+) -> AgentPlan:
+    """The runners of the external agents the arms and tasks use (none: the plan as it is).
+
+    Raises:
+        LabError: an external agent that cannot run here (``alisio.shell.agents.setup``).
+    """
+    from alisio.shell.agents.replay import read_agent_cassettes
+    from alisio.shell.agents.setup import external_runners
+
+    used = [*arm_agents, *(task.agent for task in tasks)]
+
+    def cassettes(agent: ExternalAgent) -> dict[str, AgentCassette]:
+        mine = [task for task in tasks if (request.provider.agent or task.agent) == agent.name]
+        return read_agent_cassettes(cassette_dir, agent.name, mine)
+
+    runners, versions, client = external_runners(
+        external,
+        used,
+        source,
+        plan,
+        request.env,
+        ray=request.executor is ExecutorKind.RAY,
+        harness_version=version("alisio"),
+        replay=cassettes if request.mode is RunMode.REPLAY else None,
+        record=request.mode is RunMode.RECORD,
+        suite=suite,
+    )
+    if client is None:
+        return AgentPlan(plan=plan)
+    close = plan.close
+
+    def close_both() -> None:
+        client.close()
+        close()
+
+    kinds = {agent.name: agent.kind for agent in external}
+    conditions = {
+        name: AgentCondition(name=name, kind=kinds[name], version=versions[name]) for name in runners
+    }
+    first = next(iter(runners.values()))
+    replaced = dataclasses.replace(
+        plan, close=close_both, id=first.upstream.provider_id, model=first.model, hook=None
+    )
+    return AgentPlan(runners=dict(runners), conditions=conditions, plan=replaced)
+
+
+def uses_external(request: LabRequest, tasks: Sequence[Task], external: Sequence[ExternalAgent]) -> bool:
+    """Whether any run of the command is an external agent's (``--agent``, or a task's ``agent``)."""
+    names = {agent.name for agent in external}
+    return any((request.provider.agent or task.agent) in names for task in tasks)
+
+
+def replay_placeholder() -> ProviderPlan:
+    """The plan of a replay whose runs are external agents' (their proxies serve the cassettes)."""
+
+    def factory(task: Task, spec: RunSpec) -> Provider:
+        raise AssertionError("an external agent's replay uses no provider")
+
+    return ProviderPlan(id="replay", model="replay", factory=factory, close=lambda: None)
+
+
+def write_recorded_agents(
+    runners: Mapping[str, AgentRunner],
+    directory: Path,
+    records: Sequence[RunRecord],
+    known: tuple[tuple[str, str], ...],
+    say: Callable[[str], None],
+) -> tuple[Recorded, ...]:
+    """The cassettes the external runners recorded, written into ``<directory>/<agent>/``."""
+    from alisio.shell.agents.replay import write_agent_cassettes
+    from alisio.shell.agents.runner import ExternalRunner
+
+    by_task = {record.task_id: record for record in records}
+    written: list[Recorded] = []
+    for name, runner in runners.items():
+        if isinstance(runner, ExternalRunner) and runner.recorded:
+            for task_id, path, calls, size in write_agent_cassettes(
+                directory, name, runner.recorded, known, say
+            ):
+                record = by_task[task_id]
+                written.append(Recorded(task_id, path, calls, size, record.status, record.reason))
+    return tuple(written)
+
+
+def condition_for(
+    arm_agent: str | None, tasks: Sequence[Task], conditions: Mapping[str, AgentCondition]
+) -> AgentCondition | None:
+    """The agent a report's conditions name: the arm's, else the one agent every task names, else none."""
+    names = {arm_agent} if arm_agent is not None else {task.agent for task in tasks}
+    if len(names) != 1:
+        return None
+    (name,) = names
+    if name is None:
+        return None
+    return conditions.get(name) or AgentCondition(name=name, kind="builtin", version=version("alisio"))

@@ -1,0 +1,154 @@
+"""Properties of the external agents' core: reading a model call, cassettes, configuration, presets."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+from returns.result import Failure, Success
+
+from alisio.core.agents.cassette import (
+    AgentCall,
+    AgentCassette,
+    AgentCassetteHeader,
+    decode_agent_cassette,
+    encode_agent_cassette,
+    json_difference,
+    match_agent_call,
+)
+from alisio.core.agents.config import KINDS, parse_external
+from alisio.core.agents.exchange import read_exchange, unsupported_api
+from alisio.core.agents.presets import DUMMY_KEY, RunDirs, invocation, lab_tools
+from alisio.core.agents.run import normalized_body, request_fingerprint
+from tests.property.strategies_agents import JSON_VALUES, TEXT, chat_answers, sse_of
+
+REQUEST = json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": True}).encode()
+HEADER = AgentCassetteHeader(
+    format="agent-cassette/v1", suite_id="s", suite_version="1", task_id="t", agent="a", kind="command",
+    api="openai-chat", model="m", provider="p",
+)  # fmt: skip
+
+
+@given(chat_answers())
+def test_a_streamed_answer_reads_back_its_text_calls_and_usage(answer: dict[str, Any]) -> None:
+    """What the provider streamed is what the exchange says: text, tool calls in order, usage as sent."""
+    exchange = read_exchange("openai-chat", REQUEST, 200, "text/event-stream", sse_of(answer)).unwrap()
+    assert exchange.text == answer["text"]
+    assert [(c.name, json.loads(c.arguments)) for c in exchange.tool_calls] == answer["calls"]
+    if answer["usage"] is None:
+        assert exchange.usage is None
+    else:
+        assert exchange.usage is not None
+        assert (exchange.usage.input_tokens, exchange.usage.output_tokens) == (
+            answer["usage"]["prompt_tokens"],
+            answer["usage"]["completion_tokens"],
+        )
+    assert exchange.request.message_count == 1 and exchange.error is None
+
+
+@given(st.integers(min_value=400, max_value=599), TEXT)
+def test_an_error_status_is_an_exchange_with_the_providers_message(status: int, message: str) -> None:
+    """A non-2xx answer is read (never a Failure): no usage, no calls, the provider's message kept."""
+    body = json.dumps({"error": {"message": message}}).encode()
+    exchange = read_exchange("openai-chat", REQUEST, status, "application/json", body).unwrap()
+    assert exchange.usage is None and exchange.tool_calls == ()
+    assert exchange.error is not None and exchange.error.startswith(f"HTTP {status}: ")
+
+
+@given(st.sampled_from(["openai-responses", "anthropic", "gemini"]))
+def test_apis_the_proxy_does_not_read_are_refused_by_name(api: str) -> None:
+    """An api the proxy cannot read is a Failure naming it, never a silent empty exchange."""
+    problem = unsupported_api(api)
+    assert problem is not None and api in problem
+    assert isinstance(read_exchange(api, REQUEST, 200, "text/event-stream", b""), Failure)  # type: ignore[arg-type]
+
+
+@given(JSON_VALUES, JSON_VALUES)
+def test_json_difference_names_a_field_exactly_when_the_values_differ(old: object, new: object) -> None:
+    """Two equal JSON values have no differing field; two different ones name one with both excerpts."""
+    field, expected, actual = json_difference(json.dumps(old), json.dumps(new))
+    if old == new:
+        assert expected == actual
+    else:
+        assert field and (expected != actual or "same JSON" not in expected)
+
+
+@given(st.lists(st.tuples(TEXT, TEXT), min_size=1, max_size=4), st.randoms())
+def test_recorded_calls_match_in_any_order_and_a_new_one_diverges(
+    pairs: list[tuple[str, str]], rng: Any
+) -> None:
+    """Every recorded request matches once, in whatever order it comes; one never recorded diverges."""
+    calls = tuple(
+        AgentCall(
+            call=i, path="", request=request, fingerprint=f"f{i}", status=200, content_type="", response=r
+        )
+        for i, (request, r) in enumerate(pairs)
+    )
+    cassette = AgentCassette(header=HEADER, calls=calls)
+    order = list(range(len(calls)))
+    rng.shuffle(order)
+    played: frozenset[int] = frozenset()
+    for index in order:
+        matched = match_agent_call(cassette, played, calls[index].request, calls[index].fingerprint).unwrap()
+        assert matched.call == index
+        played |= {index}
+    assert isinstance(match_agent_call(cassette, played, "{}", "f0"), Failure)  # past the end
+    assert isinstance(match_agent_call(cassette, frozenset(), '{"x": 1}', "never"), Failure)
+
+
+@given(st.lists(st.tuples(TEXT, TEXT), max_size=3))
+def test_an_agent_cassette_round_trips(pairs: list[tuple[str, str]]) -> None:
+    """decode(encode(c)) is c."""
+    calls = tuple(
+        AgentCall(call=i, path="/v1/chat/completions", request=q, fingerprint="f", status=200, content_type="t",
+                  response=r)
+        for i, (q, r) in enumerate(pairs)
+    )  # fmt: skip
+    cassette = AgentCassette(header=HEADER, calls=calls)
+    assert decode_agent_cassette(encode_agent_cassette(cassette), "x").unwrap() == cassette
+
+
+@given(TEXT)
+def test_normalising_removes_the_workspace_path(suffix: str) -> None:
+    """A request naming the workspace fingerprints the same from any workspace path."""
+    rules_a = ((r"/tmp/ws-a", "<workspace>"),)
+    rules_b = ((r"/tmp/ws-b", "<workspace>"),)
+    a = json.dumps({"cwd": "/tmp/ws-a", "x": suffix}).encode()
+    b = json.dumps({"cwd": "/tmp/ws-b", "x": suffix}).encode()
+    assert normalized_body(a, rules_a) == normalized_body(b, rules_b)
+    assert request_fingerprint(a, rules_a) == request_fingerprint(b, rules_b)
+
+
+@given(st.text(min_size=1, max_size=12).filter(lambda k: k not in KINDS))
+def test_an_unknown_kind_names_the_agent_and_the_field(kind: str) -> None:
+    """``kind`` outside the known kinds is a ConfigError at agents.NAME.kind listing them."""
+    match parse_external("x", {"kind": kind}, "config.toml"):
+        case Failure(error):
+            assert error.key == "agents.x.kind" and "builtin, codex" in error.message
+        case Success(_):
+            raise AssertionError("accepted")
+
+
+@given(TEXT, TEXT)
+def test_a_command_gets_the_prompt_the_model_and_a_dummy_key(prompt: str, model: str) -> None:
+    """{prompt}, {prompt_file} and {model} are replaced; the key variable holds the dummy key only."""
+    agent = parse_external(
+        "x", {"kind": "command", "command": ["a", "{prompt}", "{prompt_file}", "--m={model}"]}, "c"
+    ).unwrap()
+    dirs = RunDirs(run="/r", workspace="/w", prompt_file="/r/prompt.txt")
+    inv = invocation(agent, "", prompt, model, "http://127.0.0.1:1", dirs)
+    assert inv.argv == ("a", prompt, "/r/prompt.txt", f"--m={model}")
+    env = dict(inv.env)
+    assert env["OPENAI_API_KEY"] == DUMMY_KEY and env["OPENAI_BASE_URL"] == "http://127.0.0.1:1/v1"
+    assert env["HOME"] == "/r/home"
+
+
+def test_each_preset_maps_its_tools_to_lab_tools() -> None:
+    """Presets' tool maps name lab tools only; aider has none."""
+    lab = {"read_file", "list_dir", "search", "write_file", "edit_file", "bash", "fetch_url", "analyze"}
+    for kind in ("codex", "opencode", "claude-code", "aider"):
+        agent = parse_external("x", {"kind": kind}, "c").unwrap()
+        assert lab_tools(agent) <= lab
+    assert lab_tools(parse_external("x", {"kind": "aider"}, "c").unwrap()) == frozenset()
