@@ -10,7 +10,8 @@ from pathlib import Path
 from alisio.core.lab.records import RunRecord
 from alisio.core.lab.report import Rates
 from alisio.core.lab.report_build import build_report
-from alisio.shell.lab.store import read_report, read_runs, write_report_files
+from alisio.shell.lab.outputs import write_report_files
+from alisio.shell.lab.store import read_report, read_runs
 from tests.property.strategies_report import conditions, task_runs
 
 ALISIO = Path(sys.executable).with_name("alisio")

@@ -13,7 +13,7 @@ import pytest
 
 from alisio.core.lab.records import Incident, RunRecord, VerifierResult, VerifierStatus
 from alisio.core.lab.report_build import build_report
-from alisio.shell.lab.store import write_report_files
+from alisio.shell.lab.outputs import write_report_files
 from tests.property.strategies_report import conditions, task_runs
 
 ALISIO = Path(sys.executable).with_name("alisio")
