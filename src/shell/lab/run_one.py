@@ -133,6 +133,7 @@ def _judged_run(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> Finishe
         verifiers,
         config_hash=measured_hash,
         error=message,
+        expected_verifiers=len(task.verifiers),
     )
     hook = ctx.provider.hook
     record = record if hook is None else hook.finish(provider, task, record)
