@@ -39,8 +39,6 @@ from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
 
-from returns.result import Failure
-
 from alisio.core.harness.config import MeasuredConfig, config_hash
 from alisio.core.lab.records import RunRecord
 from alisio.core.lab.report import Compaction, Conditions, Mode, Rates
@@ -49,6 +47,7 @@ from alisio.core.lab.schedule import RunSpec, plan_runs
 from alisio.core.lab.suite import Task
 from alisio.core.lab.variants import VariantsPlan, interleave
 from alisio.shell.config_home import LoadedConfig, data_dir, load_config
+from alisio.shell.errors import expect
 from alisio.shell.lab.directory import claim_run_dir, created_at_for, lock_directory, run_id_for
 from alisio.shell.lab.errors import LabError
 from alisio.shell.lab.model import ArmResult, LabOutcome, LabStart, Resumed, Ui
@@ -73,10 +72,7 @@ def _configuration(request: LabRequest) -> tuple[MeasuredConfig, LoadedConfig | 
     """The measured configuration and the loaded config file (``None`` with ``default_config``)."""
     if request.default_config:
         return MeasuredConfig(), None
-    loaded = load_config(request.env)
-    if isinstance(loaded, Failure):
-        raise LabError(str(loaded.failure()))
-    config: LoadedConfig = loaded.unwrap()
+    config = expect(load_config(request.env))
     return config.config.measured, config
 
 

@@ -12,8 +12,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from returns.result import Failure
-
 from alisio.core.harness.config import MeasuredConfig
 from alisio.core.lab.report import Report
 from alisio.core.lab.variants import (
@@ -23,6 +21,7 @@ from alisio.core.lab.variants import (
     compare_variants,
     parse_variants,
 )
+from alisio.shell.errors import expect
 from alisio.shell.lab.errors import LabError
 from alisio.shell.lab.suites import LoadedSuite
 
@@ -44,10 +43,7 @@ def read_variants(path: Path, base: MeasuredConfig, loaded: LoadedSuite) -> Vari
     parsed = parse_variants(data, source, base).bind(
         lambda plan: check_suite(plan, loaded.suite.suite_id, loaded.directory.name, source)
     )
-    if isinstance(parsed, Failure):
-        raise LabError(str(parsed.failure()), "nothing was run: fix the variants file")
-    plan: VariantsPlan = parsed.unwrap()
-    return plan
+    return expect(parsed, "", "nothing was run: fix the variants file")
 
 
 def compare_arms(plan: VariantsPlan, reports: Sequence[Report]) -> VariantsComparison:
@@ -56,8 +52,4 @@ def compare_arms(plan: VariantsPlan, reports: Sequence[Report]) -> VariantsCompa
     Raises:
         LabError: the reports cannot be compared (a bug: they share their suite).
     """
-    compared = compare_variants(plan.variants, reports)
-    if isinstance(compared, Failure):
-        raise LabError(f"the variants' reports cannot be compared: {compared.failure()}")
-    comparison: VariantsComparison = compared.unwrap()
-    return comparison
+    return expect(compare_variants(plan.variants, reports), "the variants' reports cannot be compared")
