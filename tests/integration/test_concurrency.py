@@ -18,23 +18,17 @@ import msgspec
 import pytest
 
 from alisio.core.lab.records import RunRecord
-from tests.integration.test_eval_run import (
+from tests.integration.helpers import (
     ALISIO,
     FIX,
     NOOP,
-    alisio,
     make_suite,
     read_report,
     read_runs,
     task,
     write_script,
 )
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    (tmp_path / "config").mkdir()
-    return tmp_path
+from tests.integration.helpers import alisio_process as alisio  # concurrency between real processes
 
 
 def _timeless(record: RunRecord) -> dict[str, Any]:

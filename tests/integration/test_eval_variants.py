@@ -19,20 +19,14 @@ from alisio.core.harness.config import MeasuredConfig, apply_overrides, config_h
 from alisio.core.lab.records import RunRecord, RunStatus
 from alisio.core.lab.report import Report
 from alisio.core.lab.variants import VariantsComparison, interleave
-from tests.integration.test_eval_run import ALISIO, FIX, make_suite, task, write_script
+from tests.integration import helpers
+from tests.integration.helpers import ALISIO, FIX, make_suite, task, write_script
 
 RECORD = msgspec.json.Decoder(RunRecord)
 REPORT = msgspec.json.Decoder(Report)
 COMPARISON = msgspec.json.Decoder(VariantsComparison)
 EARLY = {"compaction.threshold": 0.6}
 PROGRESS = re.compile(r"\[(\d+)/(\d+)\] (\S+) (\S+) rep (\d+): (\S+)")
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    """An empty configuration directory and a data directory, both under tmp_path."""
-    (tmp_path / "config").mkdir()
-    return tmp_path
 
 
 def env_for(home: Path) -> dict[str, str]:
@@ -50,11 +44,18 @@ def compare_file(home: Path, *variants: tuple[str, dict[str, Any]], suite: str =
 
 def variants(home: Path, suite_dir: Path, compare: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """``alisio eval variants calc-suite --suite-dir ... --yes --variants compare`` plus ``args``."""
-    return subprocess.run(
-        [str(ALISIO), "eval", "variants", "calc-suite", "--suite-dir", str(suite_dir), "--yes",
-         "--variants", str(compare), *args],
-        capture_output=True, text=True, timeout=120, check=False, env=env_for(home), stdin=subprocess.DEVNULL,
-    )  # fmt: skip
+    return helpers.alisio(
+        home,
+        "eval",
+        "variants",
+        "calc-suite",
+        "--suite-dir",
+        suite_dir,
+        "--yes",
+        "--variants",
+        compare,
+        *args,
+    )
 
 
 def read_runs(directory: Path) -> list[RunRecord]:

@@ -8,19 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.integration.helpers import FIX, make_suite, write_script
 from tests.integration.test_eval_compare import alisio, write
 from tests.integration.test_eval_export import RUN_ID, Lab
-from tests.integration.test_eval_run import FIX, make_suite, write_script
 from tests.integration.test_eval_variants import refused, variants
 from tests.property.strategies_report import task_runs
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    """An empty configuration directory and a data directory, both under tmp_path."""
-    (tmp_path / "config").mkdir()
-    return tmp_path
-
 
 # --- duplicate keys --------------------------------------------------------------------------------------
 

@@ -9,7 +9,6 @@ here verbatim, with a Python ``check.py`` in place of ``check.ts`` and ``src/mat
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +18,7 @@ import msgspec
 import pytest
 
 from alisio.core.lab.records import RunRecord, RunStatus
+from tests.integration import helpers
 
 ALISIO = Path(sys.executable).with_name("alisio")
 RECORD = msgspec.json.Decoder(RunRecord)
@@ -99,19 +99,8 @@ def home(tmp_path: Path) -> Path:
 
 
 def alisio(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """The installed command with an empty configuration, no key and no terminal."""
-    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
-    env["ALISIO_CONFIG_HOME"] = str(home / "config")
-    env["ALISIO_DATA_HOME"] = str(home / "data")
-    return subprocess.run(
-        [str(ALISIO), *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        env=env,
-        stdin=subprocess.DEVNULL,
-    )
+    """The command with an empty configuration, no key and no terminal."""
+    return helpers.alisio(home, *args)
 
 
 def run_spec_example(home: Path, script: dict[str, Any], *grants: str) -> subprocess.CompletedProcess[str]:
