@@ -39,6 +39,7 @@ from alisio.shell.lab.stored import report_dir
 __all__ = [
     "PLAN_JSON",
     "RETRIED",
+    "plan_file",
     "prepare_resume",
     "read_manifest",
     "resume_request",

@@ -38,7 +38,16 @@ from alisio.shell.harness.tools.context import CallTime, ToolContext, ToolError,
 from alisio.shell.harness.tools.limits import TimeLimitReached, time_limit
 from alisio.shell.harness.tools.paths import ResolvedPath, resolve_in_workspace
 
-__all__ = ["edit_file", "file_kind", "list_dir", "open_regular", "read_capped", "read_file", "write_file"]
+__all__ = [
+    "SNIFF_BYTES",
+    "edit_file",
+    "file_kind",
+    "list_dir",
+    "open_regular",
+    "read_capped",
+    "read_file",
+    "write_file",
+]
 
 SNIFF_BYTES: Final = 8192
 """A NUL byte in the first this many bytes makes a file binary."""
