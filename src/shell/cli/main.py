@@ -27,8 +27,11 @@ from typing import Annotated, ClassVar
 import typer
 from typer import _click as click
 
+from alisio.shell.cli import coercion
 from alisio.shell.cli.eval_app import eval_app
 from alisio.shell.cli.style import Command, LazyGroup
+
+coercion.install()
 
 HELP_OPTIONS = {"help_option_names": ["-h", "--help"]}
 
