@@ -312,8 +312,9 @@ OUTPUTS: tuple[Output, ...] = (
 def report_files(outputs: Sequence[Output] = OUTPUTS) -> tuple[str, ...]:
     """The files a lab command writes in a report directory: the table's, and plan.json (written before the
     first run, for ``--resume``)."""
-    in_directory = [o.name for o in outputs if isinstance(o, ArmOutput) or o.where is Where.ROOT]
-    return (*in_directory, PLAN_JSON)
+    arm = sorted((o.name for o in outputs if isinstance(o, ArmOutput)), key=lambda name: name == RUNS_JSONL)
+    root = [o.name for o in outputs if isinstance(o, CommandOutput) and o.where is Where.ROOT]
+    return (*arm, PLAN_JSON, *root)  # the order --out's refusal names them in: the reports first
 
 
 REPORT_FILES = report_files()
