@@ -216,3 +216,139 @@ def eval_run(
     """``alisio eval run calc-suite --suite-dir ... --yes`` plus ``args``."""
     extra = ["--script", str(script)] if script is not None else []
     return alisio(home, "eval", "run", "calc-suite", "--suite-dir", str(suite_dir), "--yes", *extra, *args)
+
+
+# --- shared by more than one test module ---------------------------------------------------------------
+
+
+def write(directory: Path, records: list[RunRecord], **cond: object) -> Path:
+    """A report directory written by the shell from ``records`` (conditions from the property strategies)."""
+    from alisio.core.lab.report_build import build_report
+    from alisio.shell.lab.outputs import write_report_files
+    from tests.property.strategies_report import conditions
+
+    report = build_report(records, conditions(**cond))  # type: ignore[arg-type]
+    write_report_files(directory, report, records)
+    return directory
+
+
+def variants(home: Path, suite_dir: Path, compare: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``alisio eval variants calc-suite --suite-dir ... --yes --variants compare`` plus ``args``."""
+    return alisio(
+        home,
+        "eval",
+        "variants",
+        "calc-suite",
+        "--suite-dir",
+        suite_dir,
+        "--yes",
+        "--variants",
+        compare,
+        *args,
+    )
+
+
+def refused(home: Path, result: subprocess.CompletedProcess[str]) -> str:
+    """Exit 1, one message, no traceback, nothing run and no directory written."""
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (home / "data").exists() and not (home / "out").exists()
+    assert result.stdout == ""
+    return result.stderr
+
+
+SPEC_EXAMPLE = """{
+  "schemaVersion": 1,
+  "suiteId": "my-suite",
+  "suiteVersion": "1.0.0",
+  "description": "Small coding tasks.",
+  "tasks": [
+    {
+      "id": "fix-add",
+      "prompt": "The function add in src/math.py is wrong. Fix it. Change only src/math.py.",
+      "fixture": "fixtures/fix-add",
+      "budget": { "maxTurns": 30, "maxTokens": 200000, "maxWallMs": 120000, "maxToolCalls": 40 },
+      "policy": { "mode": "auto", "allow": ["process"] },
+      "verifiers": [
+        {
+          "kind": "command",
+          "id": "check",
+          "command": ["python3", "check.py"],
+          "timeoutMs": 30000
+        },
+        { "kind": "tree-diff-within", "id": "scope", "allowed": ["src/math.py"] }
+      ],
+      "tags": ["coding"]
+    }
+  ]
+}
+"""
+"""The spec's example suite.json, word for word but for the Python file names and check command."""
+
+
+SPEC_MATH = "def add(a, b):\n    return a - b\n"
+
+
+SPEC_CHECK = '''"""Checks add in src/math.py (loaded by path: "import math" would find the standard library's)."""
+import importlib.util
+import sys
+
+sys.dont_write_bytecode = True
+spec = importlib.util.spec_from_file_location("task_math", "src/math.py")
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+cases = [((2, 3), 5), ((-4, 1), -3), ((10, -10), 0)]
+failing = [f"add{args} = {module.add(*args)}, expected {want}" for args, want in cases if module.add(*args) != want]
+print(" | ".join(failing) or "ok")
+sys.exit(1 if failing else 0)
+'''
+
+
+RUN_ID = "2026-10-13T12-00-00-000Z"
+"""The run id of the report directories ``Lab.write_run`` writes by default."""
+
+
+class Lab:
+    """A home directory with a data directory in it, and the environment that points alisio at them."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.home = tmp_path / "home"
+        self.data = self.home / ".local" / "state" / "alisio"
+        self.config = tmp_path / "config"
+        self.config.mkdir()
+        self.out = tmp_path / "share" / "run.json"
+        self.out.parent.mkdir()
+        self.env = {
+            "PATH": "/usr/bin:/bin",
+            "HOME": str(self.home),
+            "ALISIO_DATA_HOME": str(self.data),
+            "ALISIO_CONFIG_HOME": str(self.config),
+        }
+
+    def run_dir(self, run_id: str = RUN_ID) -> Path:
+        return self.data / "eval" / run_id
+
+    def write_run(
+        self, records: list[RunRecord], run_id: str = RUN_ID, provider: str = "openai_compat"
+    ) -> Path:
+        """Write report.json, runs.jsonl and report.md of a run, built with the core's own functions."""
+        from alisio.core.lab.report_build import build_report
+        from alisio.shell.lab.outputs import write_report_files
+        from tests.property.strategies_report import conditions
+
+        cond = msgspec.structs.replace(conditions(), provider=provider, run_id=run_id)
+        write_report_files(self.run_dir(run_id), build_report(records, cond), records)
+        return self.run_dir(run_id)
+
+    def export(
+        self, *args: str | Path, cwd: Path = ROOT, **extra_env: str
+    ) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(ALISIO), "eval", "export", *map(str, args)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+            cwd=cwd,
+            env={**self.env, **extra_env},
+        )

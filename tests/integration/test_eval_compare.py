@@ -7,12 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from alisio.core.lab.records import RunRecord
 from alisio.core.lab.report import Rates
 from alisio.core.lab.report_build import build_report
 from alisio.shell.lab.outputs import write_report_files
 from alisio.shell.lab.store import read_report, read_runs
 from tests.integration import helpers
+from tests.integration.helpers import write
 from tests.property.strategies_report import conditions, task_runs
 
 ALISIO = Path(sys.executable).with_name("alisio")
@@ -21,12 +21,6 @@ REPO = Path(__file__).resolve().parents[2]
 
 def alisio(*args: str | Path) -> subprocess.CompletedProcess[str]:
     return helpers.alisio(None, *args, cwd=REPO)
-
-
-def write(directory: Path, records: list[RunRecord], **cond: object) -> Path:
-    report = build_report(records, conditions(**cond))  # type: ignore[arg-type]
-    write_report_files(directory, report, records)
-    return directory
 
 
 def five_outcomes(tmp_path: Path) -> tuple[Path, Path]:

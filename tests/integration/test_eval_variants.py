@@ -19,8 +19,7 @@ from alisio.core.harness.config import MeasuredConfig, apply_overrides, config_h
 from alisio.core.lab.records import RunRecord, RunStatus
 from alisio.core.lab.report import Report
 from alisio.core.lab.variants import VariantsComparison, interleave
-from tests.integration import helpers
-from tests.integration.helpers import ALISIO, FIX, make_suite, task, write_script
+from tests.integration.helpers import ALISIO, FIX, make_suite, refused, task, variants, write_script
 
 RECORD = msgspec.json.Decoder(RunRecord)
 REPORT = msgspec.json.Decoder(Report)
@@ -40,22 +39,6 @@ def compare_file(home: Path, *variants: tuple[str, dict[str, Any]], suite: str =
     document = {"suite": suite, "variants": [{"id": i, "overrides": o} for i, o in variants]}
     path.write_text(json.dumps(document))
     return path
-
-
-def variants(home: Path, suite_dir: Path, compare: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """``alisio eval variants calc-suite --suite-dir ... --yes --variants compare`` plus ``args``."""
-    return helpers.alisio(
-        home,
-        "eval",
-        "variants",
-        "calc-suite",
-        "--suite-dir",
-        suite_dir,
-        "--yes",
-        "--variants",
-        compare,
-        *args,
-    )
 
 
 def read_runs(directory: Path) -> list[RunRecord]:
@@ -208,15 +191,6 @@ def test_an_errored_run_exits_1_with_the_reports_written(home: Path) -> None:
 
 
 # --- refused before any run --------------------------------------------------------------------------------
-
-
-def refused(home: Path, result: subprocess.CompletedProcess[str]) -> str:
-    """Exit 1, one message, no traceback, nothing run and no directory written."""
-    assert result.returncode == 1, result.stderr
-    assert "Traceback" not in result.stderr
-    assert not (home / "data").exists() and not (home / "out").exists()
-    assert result.stdout == ""
-    return result.stderr
 
 
 def test_a_provider_override_is_rejected_before_any_run(home: Path) -> None:

@@ -25,7 +25,9 @@ from typing import Any
 import pytest
 
 from tests.integration import helpers
-from tests.integration.test_policy_modes import CHECK, MATH, SPEC_EXAMPLE
+from tests.integration.helpers import SPEC_CHECK as CHECK
+from tests.integration.helpers import SPEC_EXAMPLE
+from tests.integration.helpers import SPEC_MATH as MATH
 
 ALISIO = Path(sys.executable).with_name("alisio")
 DOC = Path(__file__).resolve().parents[2] / "docs" / "suite-format.md"
