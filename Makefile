@@ -32,7 +32,7 @@ imports: $(STAMP)
 	$(BIN)/lint-imports
 
 pytest: $(STAMP)
-	HYPOTHESIS_PROFILE=ci $(BIN)/python -m pytest -n 2 --dist loadgroup -q
+	HYPOTHESIS_PROFILE=ci $(BIN)/python -m pytest -n 2 --dist loadgroup -q --durations=30
 
 test: lint typecheck imports pytest
 

@@ -9,7 +9,7 @@ count, so only the candidate reports cached input. Per task:
 - fix-add, off-by-one-among-passing, parse-config, extract-function: small moves: inconclusive;
 - flaky-network: two candidate runs ended error (provider_network): not comparable.
 
-The runs are synthetic (a seeded generator), built as RunRecords and written by the core and alisio.shell.lab.store,
+The runs are synthetic (a seeded generator), built as RunRecords and written by the core and alisio.shell.lab.outputs,
 exactly as ``alisio eval run`` writes them. Re-run with ``.venv/bin/python examples/make_reports.py``; the
 output is byte-identical for the same code.
 """
@@ -24,7 +24,7 @@ import numpy as np
 from alisio.core.lab.records import Incident, Measured, RunRecord, RunStatus, VerifierResult, VerifierStatus
 from alisio.core.lab.report import Compaction, Conditions, Mode, Rates
 from alisio.core.lab.report_build import build_report
-from alisio.shell.lab.store import write_report_files
+from alisio.shell.lab.outputs import write_report_files
 
 K = 10
 HERE = Path(__file__).resolve().parent / "reports"

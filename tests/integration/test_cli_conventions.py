@@ -21,8 +21,7 @@ import pytest
 
 from alisio.core.lab.records import RunStatus
 from alisio.shell.cli.eval_app import COMMANDS as EVAL_COMMANDS
-from tests.integration.sse_server import Reply, SseServer
-from tests.integration.test_eval_run import (
+from tests.integration.helpers import (
     ALISIO,
     FIX,
     alisio,
@@ -34,14 +33,7 @@ from tests.integration.test_eval_run import (
     task,
     write_script,
 )
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    """An empty configuration directory and a data directory, both under tmp_path."""
-    (tmp_path / "config").mkdir()
-    return tmp_path
-
+from tests.integration.sse_server import Reply, SseServer
 
 PLACEHOLDERS = re.compile(r"<bool>|<str>|<int|<float|<path>|<list\[|\{[a-z_]+\}|\[x>=|\[x<=")
 COMMANDS = [

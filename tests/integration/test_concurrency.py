@@ -18,23 +18,18 @@ import msgspec
 import pytest
 
 from alisio.core.lab.records import RunRecord
-from tests.integration.test_eval_run import (
+from tests.integration.helpers import (
     ALISIO,
     FIX,
     NOOP,
-    alisio,
     make_suite,
     read_report,
     read_runs,
     task,
     write_script,
 )
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    (tmp_path / "config").mkdir()
-    return tmp_path
+from tests.integration.helpers import alisio as in_process
+from tests.integration.helpers import alisio_process as alisio  # concurrency between real processes
 
 
 def _timeless(record: RunRecord) -> dict[str, Any]:
@@ -98,15 +93,21 @@ def test_jobs_below_one_is_a_usage_error(home: Path) -> None:
 
 
 def test_lab_jobs_in_config_is_the_default(home: Path) -> None:
-    """[lab] jobs = 2 in config.toml is taken when --jobs is not given (an unknown [lab] key is refused)."""
-    (home / "config" / "config.toml").write_text("[lab]\njobs = 2\n")
-    result = alisio(home, "eval", "run", "tool-sequences", "--mode", "replay", "--allow-write", "--allow-process",
-                    "--tasks", "read-then-edit", "--out", str(home / "o"))  # fmt: skip
-    assert result.returncode in (0, 1), (
-        result.stderr
-    )  # the config hash differs from the cassettes': a warning
+    """[lab] jobs = 3 in config.toml (not the 2 CPUs of CI) is taken when --jobs is not given, --jobs wins
+    over it, and an unknown [lab] key is refused."""
+    (home / "config" / "config.toml").write_text("[lab]\njobs = 3\n")
+    replay = ("eval", "run", "tool-sequences", "--mode", "replay", "--allow-write", "--allow-process",
+              "--tasks", "read-edit-config,move-file")  # fmt: skip
+    result = in_process(home, *replay, "--out", str(home / "o"))
+    assert result.returncode == 0, result.stderr
+    headline = result.stderr.splitlines()[0]
+    assert headline.startswith("tool-sequences ") and headline.endswith(", seed 0, 3 at once)"), headline
+    assert len(read_runs(home / "o")) == 2
+    flag = in_process(home, *replay, "--jobs", "1", "--out", str(home / "p"))
+    assert flag.returncode == 0, flag.stderr
+    assert flag.stderr.splitlines()[0].endswith(", seed 0, 1 at once)")
     (home / "config" / "config.toml").write_text("[lab]\njobz = 2\n")
-    bad = alisio(home, "eval", "run", "tool-sequences", "--mode", "replay")
+    bad = in_process(home, "eval", "run", "tool-sequences", "--mode", "replay")
     assert bad.returncode == 1 and "lab.jobz" in bad.stderr
 
 

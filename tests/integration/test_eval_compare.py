@@ -7,10 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from alisio.core.lab.records import RunRecord
 from alisio.core.lab.report import Rates
 from alisio.core.lab.report_build import build_report
-from alisio.shell.lab.store import read_report, read_runs, write_report_files
+from alisio.shell.lab.outputs import write_report_files
+from alisio.shell.lab.store import read_report, read_runs
+from tests.integration import helpers
+from tests.integration.helpers import write
 from tests.property.strategies_report import conditions, task_runs
 
 ALISIO = Path(sys.executable).with_name("alisio")
@@ -18,15 +20,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def alisio(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(ALISIO), *map(str, args)], capture_output=True, text=True, timeout=60, check=False, cwd=REPO
-    )
-
-
-def write(directory: Path, records: list[RunRecord], **cond: object) -> Path:
-    report = build_report(records, conditions(**cond))  # type: ignore[arg-type]
-    write_report_files(directory, report, records)
-    return directory
+    return helpers.alisio(None, *args, cwd=REPO)
 
 
 def five_outcomes(tmp_path: Path) -> tuple[Path, Path]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -12,56 +11,12 @@ import msgspec
 import pytest
 
 from alisio.core.lab.records import Incident, RunRecord, VerifierResult, VerifierStatus
-from alisio.core.lab.report_build import build_report
-from alisio.shell.lab.store import write_report_files
-from tests.property.strategies_report import conditions, task_runs
+from tests.integration.helpers import RUN_ID, Lab
+from tests.property.strategies_report import task_runs
 
 ALISIO = Path(sys.executable).with_name("alisio")
 REPO = Path(__file__).resolve().parents[2]
-RUN_ID = "2026-10-13T12-00-00-000Z"
 OPENAI_KEY = "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zQ7"
-
-
-class Lab:
-    """A home directory with a data directory in it, and the environment that points alisio at them."""
-
-    def __init__(self, tmp_path: Path) -> None:
-        self.home = tmp_path / "home"
-        self.data = self.home / ".local" / "state" / "alisio"
-        self.config = tmp_path / "config"
-        self.config.mkdir()
-        self.out = tmp_path / "share" / "run.json"
-        self.out.parent.mkdir()
-        self.env = {
-            "PATH": "/usr/bin:/bin",
-            "HOME": str(self.home),
-            "ALISIO_DATA_HOME": str(self.data),
-            "ALISIO_CONFIG_HOME": str(self.config),
-        }
-
-    def run_dir(self, run_id: str = RUN_ID) -> Path:
-        return self.data / "eval" / run_id
-
-    def write_run(
-        self, records: list[RunRecord], run_id: str = RUN_ID, provider: str = "openai_compat"
-    ) -> Path:
-        """Write report.json, runs.jsonl and report.md of a run, built with the core's own functions."""
-        cond = msgspec.structs.replace(conditions(), provider=provider, run_id=run_id)
-        write_report_files(self.run_dir(run_id), build_report(records, cond), records)
-        return self.run_dir(run_id)
-
-    def export(
-        self, *args: str | Path, cwd: Path = REPO, **extra_env: str
-    ) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [str(ALISIO), "eval", "export", *map(str, args)],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-            cwd=cwd,
-            env={**self.env, **extra_env},
-        )
 
 
 def leaky_records(lab: Lab) -> list[RunRecord]:

@@ -7,11 +7,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.integration import helpers
+
 ALISIO = Path(sys.executable).with_name("alisio")
 
 
 def alisio(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(ALISIO), *args], capture_output=True, text=True, timeout=60, check=False)
+    return helpers.alisio(None, *args)
 
 
 def test_runs_per_side_and_per_task() -> None:

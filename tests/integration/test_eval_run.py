@@ -9,138 +9,32 @@ import re
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-import msgspec
 import pytest
 
-from alisio.core.lab.records import RunRecord, RunStatus
-from alisio.core.lab.report import Report
+from alisio.core.lab.records import RunStatus
 from alisio.shell.lab.directory import claim_run_dir, run_id_for
 from alisio.shell.lab.suite_choice import NO_BUNDLED, bundled_suites_root
-from tests.integration.sse_server import Reply, SseServer
-
-ALISIO = Path(sys.executable).with_name("alisio")
-RECORD = msgspec.json.Decoder(RunRecord)
-REPORT = msgspec.json.Decoder(Report)
-
-BUGGY = "def add(a, b):\n    return a - b\n"
-CHECK = (
-    "import sys\n"
-    "sys.dont_write_bytecode = True\n"
-    "sys.path.insert(0, 'src')\n"
-    "from calc import add\n"
-    "ok = add(2, 3) == 5 and add(-1, 1) == 0\n"
-    "print('ok' if ok else 'add is wrong')\n"
-    "sys.exit(0 if ok else 1)\n"
+from tests.integration.helpers import (
+    ALISIO,
+    BUGGY,
+    FIX,
+    NOOP,
+    RECORD,
+    REPORT,
+    alisio,
+    eval_run,
+    make_suite,
+    read_report,
+    read_runs,
+    run_dirs,
+    task,
+    write_script,
 )
-FIX = {
-    "turns": [
-        {
-            "toolCalls": [{"name": "read_file", "arguments": {"path": "src/calc.py"}}],
-            "usage": {"inputTokens": 100, "outputTokens": 10},
-        },
-        {
-            "toolCalls": [
-                {
-                    "name": "edit_file",
-                    "arguments": {"path": "src/calc.py", "old_string": "a - b", "new_string": "a + b"},
-                }
-            ],
-            "usage": {"inputTokens": 120, "outputTokens": 12},
-        },
-        {"text": "Fixed add.", "usage": {"inputTokens": 130, "outputTokens": 5}},
-    ]
-}
-NOOP = {"turns": [{"text": "Nothing to do.", "usage": {"inputTokens": 50, "outputTokens": 4}}]}
-
-
-def task(task_id: str, **overrides: Any) -> dict[str, Any]:
-    """A task over the buggy-calc fixture: check.py must pass and only src/calc.py may change."""
-    value: dict[str, Any] = {
-        "id": task_id,
-        "prompt": "add in src/calc.py is wrong. Fix it.",
-        "fixture": "fixtures/calc",
-        "budget": {"maxTurns": 10, "maxWallMs": 60000},
-        "policy": {"mode": "auto", "allow": ["write"]},
-        "verifiers": [
-            {"kind": "command", "id": "check", "command": ["python3", "check.py"], "timeoutMs": 30000},
-            {"kind": "tree-diff-within", "id": "scope", "allowed": ["src/calc.py"]},
-        ],
-    }
-    value.update(overrides)
-    return value
-
-
-def make_suite(root: Path, *tasks: dict[str, Any], suite_id: str = "calc-suite") -> Path:
-    """Write a suite directory with the buggy-calc fixture and ``tasks``; returns the suite directory."""
-    suite = root / suite_id
-    (suite / "fixtures" / "calc" / "src").mkdir(parents=True)
-    (suite / "fixtures" / "calc" / "src" / "calc.py").write_text(BUGGY)
-    (suite / "fixtures" / "calc" / "check.py").write_text(CHECK)
-    document = {
-        "schemaVersion": 1,
-        "suiteId": suite_id,
-        "suiteVersion": "1.0.0",
-        "description": "Fix a wrong add.",
-        "tasks": list(tasks) or [task("fix-add")],
-    }
-    (suite / "suite.json").write_text(json.dumps(document))
-    return suite
-
-
-def write_script(path: Path, script: dict[str, Any]) -> Path:
-    path.write_text(json.dumps(script))
-    return path
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    """An empty configuration directory and a data directory, both under tmp_path."""
-    (tmp_path / "config").mkdir()
-    return tmp_path
-
-
-def alisio(home: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    """Run the installed command with an empty configuration, no key and no terminal."""
-    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY",)}
-    env["ALISIO_CONFIG_HOME"] = str(home / "config")
-    env["ALISIO_DATA_HOME"] = str(home / "data")
-    return subprocess.run(
-        [str(ALISIO), *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-        env=env,
-        stdin=subprocess.DEVNULL,
-    )
-
-
-def eval_run(
-    home: Path, suite_dir: Path, *args: str, script: Path | None = None
-) -> subprocess.CompletedProcess[str]:
-    """``alisio eval run calc-suite --suite-dir ... --yes`` plus ``args``."""
-    extra = ["--script", str(script)] if script is not None else []
-    return alisio(home, "eval", "run", "calc-suite", "--suite-dir", str(suite_dir), "--yes", *extra, *args)
-
-
-def run_dirs(home: Path) -> list[Path]:
-    root = home / "data" / "eval"
-    return sorted(root.iterdir()) if root.exists() else []
-
-
-def read_runs(directory: Path) -> list[RunRecord]:
-    return [RECORD.decode(line) for line in (directory / "runs.jsonl").read_bytes().splitlines()]
-
-
-def read_report(directory: Path) -> Report:
-    return REPORT.decode((directory / "report.json").read_bytes())
-
+from tests.integration.sse_server import Reply, SseServer
 
 # --- judged outcomes -------------------------------------------------------------------------------------
 

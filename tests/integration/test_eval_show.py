@@ -6,11 +6,10 @@ import json
 from pathlib import Path
 
 import msgspec
-import pytest
 
 from alisio.core.harness.events import ProviderResponded, ToolCalled, ToolResulted
 from alisio.core.lab.transcript import decode_transcript
-from tests.integration.test_eval_run import FIX, alisio, make_suite, read_runs, write_script
+from tests.integration.helpers import FIX, alisio, make_suite, read_runs, write_script
 
 WRONG = {
     "turns": [
@@ -26,12 +25,6 @@ WRONG = {
         {"text": "Changed it to multiply. <script>alert(1)</script>"},
     ]
 }
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    (tmp_path / "config").mkdir()
-    return tmp_path
 
 
 def _run(home: Path, script: dict[str, object], *args: str) -> Path:

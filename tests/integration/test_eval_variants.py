@@ -19,20 +19,13 @@ from alisio.core.harness.config import MeasuredConfig, apply_overrides, config_h
 from alisio.core.lab.records import RunRecord, RunStatus
 from alisio.core.lab.report import Report
 from alisio.core.lab.variants import VariantsComparison, interleave
-from tests.integration.test_eval_run import ALISIO, FIX, make_suite, task, write_script
+from tests.integration.helpers import ALISIO, FIX, make_suite, refused, task, variants, write_script
 
 RECORD = msgspec.json.Decoder(RunRecord)
 REPORT = msgspec.json.Decoder(Report)
 COMPARISON = msgspec.json.Decoder(VariantsComparison)
 EARLY = {"compaction.threshold": 0.6}
 PROGRESS = re.compile(r"\[(\d+)/(\d+)\] (\S+) (\S+) rep (\d+): (\S+)")
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    """An empty configuration directory and a data directory, both under tmp_path."""
-    (tmp_path / "config").mkdir()
-    return tmp_path
 
 
 def env_for(home: Path) -> dict[str, str]:
@@ -46,15 +39,6 @@ def compare_file(home: Path, *variants: tuple[str, dict[str, Any]], suite: str =
     document = {"suite": suite, "variants": [{"id": i, "overrides": o} for i, o in variants]}
     path.write_text(json.dumps(document))
     return path
-
-
-def variants(home: Path, suite_dir: Path, compare: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """``alisio eval variants calc-suite --suite-dir ... --yes --variants compare`` plus ``args``."""
-    return subprocess.run(
-        [str(ALISIO), "eval", "variants", "calc-suite", "--suite-dir", str(suite_dir), "--yes",
-         "--variants", str(compare), *args],
-        capture_output=True, text=True, timeout=120, check=False, env=env_for(home), stdin=subprocess.DEVNULL,
-    )  # fmt: skip
 
 
 def read_runs(directory: Path) -> list[RunRecord]:
@@ -207,15 +191,6 @@ def test_an_errored_run_exits_1_with_the_reports_written(home: Path) -> None:
 
 
 # --- refused before any run --------------------------------------------------------------------------------
-
-
-def refused(home: Path, result: subprocess.CompletedProcess[str]) -> str:
-    """Exit 1, one message, no traceback, nothing run and no directory written."""
-    assert result.returncode == 1, result.stderr
-    assert "Traceback" not in result.stderr
-    assert not (home / "data").exists() and not (home / "out").exists()
-    assert result.stdout == ""
-    return result.stderr
 
 
 def test_a_provider_override_is_rejected_before_any_run(home: Path) -> None:

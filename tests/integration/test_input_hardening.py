@@ -4,25 +4,21 @@ the field, exit 1, never a traceback, and one bad suite never hides the others."
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.integration.test_eval_compare import alisio, write
-from tests.integration.test_eval_export import RUN_ID, Lab
-from tests.integration.test_eval_run import FIX, make_suite, write_script
-from tests.integration.test_eval_variants import refused, variants
+from tests.integration import helpers
+from tests.integration.helpers import FIX, RUN_ID, Lab, make_suite, refused, variants, write, write_script
 from tests.property.strategies_report import task_runs
 
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    """An empty configuration directory and a data directory, both under tmp_path."""
-    (tmp_path / "config").mkdir()
-    return tmp_path
-
-
 # --- duplicate keys --------------------------------------------------------------------------------------
+
+
+def alisio(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    """The command at the repository's root (eval compare of the example reports)."""
+    return helpers.alisio(None, *args, cwd=helpers.ROOT)
 
 
 def test_a_repeated_override_in_compare_json_is_refused_before_any_run(home: Path) -> None:

@@ -14,7 +14,6 @@ import subprocess
 from pathlib import Path
 
 import msgspec
-import pytest
 
 from alisio.core.harness.config import MeasuredConfig
 from alisio.core.lab.records import RunRecord, RunStatus
@@ -22,13 +21,7 @@ from alisio.core.lab.schedule import RunSpec
 from alisio.shell.lab.plans import ProviderPlan
 from alisio.shell.lab.run_one import Arm, RunContext, run_one
 from alisio.shell.lab.suites import load_suite
-from tests.integration.test_eval_run import ALISIO, FIX, alisio, make_suite, task, write_script
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    (tmp_path / "config").mkdir()
-    return tmp_path
+from tests.integration.helpers import ALISIO, FIX, alisio, make_suite, task, write_script
 
 
 def test_a_run_that_raises_is_an_error_run_naming_the_exception(home: Path) -> None:

@@ -1,7 +1,10 @@
 """The distribution: one top-level import package, ``alisio``, with ``alisio.core`` and ``alisio.shell``.
 
-The wheel is built for real (``pip wheel``) and imported from its own contents with site processing off, so
-the checkout's editable install (which puts ``src`` on the path) cannot make the test pass by accident.
+The editable install (what ``make`` and ``pip install -e .`` do) and the wheel are each installed for real into
+a fresh virtual environment, offline: the build runs without isolation against this venv's setuptools, and the
+fresh venv sees this venv's dependencies through a path entry (not a site directory, so this venv's own
+editable install of alisio is not processed there). In both, ``import core`` and ``import shell`` fail and
+every module exists once, under its ``alisio.`` name.
 """
 
 from __future__ import annotations
@@ -10,28 +13,77 @@ import re
 import subprocess
 import sys
 import sysconfig
+import venv
 import zipfile
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+SITE = sysconfig.get_paths()["purelib"]
+OFFLINE = ("--no-deps", "--no-index", "--no-build-isolation")
+
+# Builds write build/ and src/alisio.egg-info in the checkout: one worker at a time.
+pytestmark = pytest.mark.xdist_group("packaging")
+
+# Imports the whole CLI, then reports: whether `import core` / `import shell` fail, and every module object
+# loaded from src/core/exit_codes.py (there must be one, alisio.core.exit_codes).
+PROBE = """
+import os, sys
+import alisio.shell.cli.main
+import alisio.core.exit_codes as exit_codes
+fails = []
+for name in ("core", "shell"):
+    try:
+        __import__(name)
+    except ImportError:
+        fails.append(name)
+target = os.path.realpath(exit_codes.__file__)
+copies = sorted(
+    name for name, module in list(sys.modules.items())
+    if os.path.realpath(getattr(module, "__file__", None) or "/") == target
+)
+classes = {id(module.ExitCode) for module in list(sys.modules.values()) if hasattr(module, "ExitCode")}
+print(",".join(fails), ",".join(copies), len(classes), target, sep="|")
+"""
+
+
+def _fresh_venv(where: Path) -> Path:
+    """A venv without pip whose only extra path entry is this venv's site-packages (the dependencies)."""
+    venv.EnvBuilder(with_pip=False).create(where)
+    python = where / "bin" / "python"
+    purelib = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    Path(purelib, "zz_dependencies.pth").write_text(SITE + "\n", encoding="utf-8")
+    return python
+
+
+def _pip_install(python: Path, *target: str) -> None:
+    subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", *OFFLINE, *target],
+        check=True,
+        capture_output=True,
+        timeout=300,
+        cwd=ROOT,
+    )
+
+
+def _probe(python: Path) -> tuple[list[str], list[str], int, str]:
+    done = subprocess.run(
+        [str(python), "-c", PROBE], capture_output=True, text=True, timeout=60, cwd=python.parent.parent
+    )
+    assert done.returncode == 0, done.stderr
+    fails, copies, classes, target = done.stdout.strip().split("|")
+    return fails.split(","), copies.split(","), int(classes), target
 
 
 def _wheel(tmp_path: Path) -> Path:
     subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--no-deps",
-            "--no-build-isolation",
-            "-q",
-            "-w",
-            str(tmp_path),
-            str(ROOT),
-        ],
+        [sys.executable, "-m", "pip", "wheel", "-q", *OFFLINE, "-w", str(tmp_path), str(ROOT)],
         check=True,
         capture_output=True,
         timeout=300,
@@ -40,8 +92,19 @@ def _wheel(tmp_path: Path) -> Path:
     return wheel
 
 
+def test_the_editable_install_has_no_top_level_core_and_one_copy_of_each_class(tmp_path: Path) -> None:
+    """``pip install -e .`` into a fresh venv: no ``core``/``shell``, one ``ExitCode``, sources in src/core."""
+    python = _fresh_venv(tmp_path / "venv")
+    _pip_install(python, "-e", str(ROOT))
+    fails, copies, classes, target = _probe(python)
+    assert fails == ["core", "shell"]
+    assert copies == ["alisio.core.exit_codes"]
+    assert classes == 1
+    assert target == str(ROOT / "src" / "core" / "exit_codes.py")
+
+
 def test_the_wheel_installs_alisio_core_and_shell_and_no_top_level_core(tmp_path: Path) -> None:
-    """``import alisio.core.stats`` works from the wheel; ``import core`` and ``import shell`` do not."""
+    """The wheel holds ``alisio`` alone; installed into a fresh venv: no ``core``/``shell``, one ``ExitCode``."""
     wheel = _wheel(tmp_path / "dist")
     names = zipfile.ZipFile(wheel).namelist()
     tops = {name.split("/")[0] for name in names if not name.split("/")[0].endswith(".dist-info")}
@@ -51,27 +114,37 @@ def test_the_wheel_installs_alisio_core_and_shell_and_no_top_level_core(tmp_path
         and "alisio/core/stats.py" in names
         and "alisio/shell/cli/main.py" in names
     )
-    unpacked = tmp_path / "unpacked"
-    zipfile.ZipFile(wheel).extractall(unpacked)
-    path = f"{unpacked}:{sysconfig.get_paths()['purelib']}"  # the dependencies, without processing .pth files
-    probe = (
-        "import importlib.util, alisio.core.lab.stats as s; "
-        "from alisio.core.stats import wilson_interval; "
-        "assert wilson_interval(7, 10) == s.wilson_interval(7, 10); "
-        "print(s.__file__); "
-        "print(importlib.util.find_spec('core'), importlib.util.find_spec('shell'))"
-    )
-    done = subprocess.run(
-        [sys.executable, "-S", "-c", probe],
-        env={"PYTHONPATH": path},
+    python = _fresh_venv(tmp_path / "venv")
+    _pip_install(python, str(wheel))
+    fails, copies, classes, target = _probe(python)
+    assert fails == ["core", "shell"]
+    assert copies == ["alisio.core.exit_codes"]
+    assert classes == 1
+    assert target.startswith(str(tmp_path / "venv"))
+    library = subprocess.run(
+        [str(python), "-c", "from alisio.core.stats import wilson_interval; print(wilson_interval(7, 10))"],
         capture_output=True,
         text=True,
         timeout=60,
     )
-    assert done.returncode == 0, done.stderr
-    first, second = done.stdout.splitlines()
-    assert first.startswith(str(unpacked))
-    assert second == "None None"
+    assert library.returncode == 0 and library.stdout.startswith("Interval("), library.stderr
+
+
+def test_src_on_the_path_still_gives_no_top_level_core_or_shell() -> None:
+    """With ``src`` itself on sys.path (PYTHONPATH=src, a compat-mode install) ``import core`` fails, naming
+    ``alisio.core``."""
+    for name in ("core", "shell"):
+        done = subprocess.run(
+            [sys.executable, "-c", f"import {name}"],
+            env={"PYTHONPATH": str(ROOT / "src")},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 1
+        assert done.stderr.strip().splitlines()[-1] == (
+            f"ImportError: there is no top-level {name} package: import alisio.{name}"
+        )
 
 
 def test_no_source_imports_a_top_level_core_or_shell() -> None:

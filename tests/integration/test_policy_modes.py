@@ -9,7 +9,6 @@ here verbatim, with a Python ``check.py`` in place of ``check.ts`` and ``src/mat
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -19,52 +18,13 @@ import msgspec
 import pytest
 
 from alisio.core.lab.records import RunRecord, RunStatus
+from tests.integration import helpers
+from tests.integration.helpers import SPEC_CHECK as CHECK
+from tests.integration.helpers import SPEC_EXAMPLE
+from tests.integration.helpers import SPEC_MATH as MATH
 
 ALISIO = Path(sys.executable).with_name("alisio")
 RECORD = msgspec.json.Decoder(RunRecord)
-
-SPEC_EXAMPLE = """{
-  "schemaVersion": 1,
-  "suiteId": "my-suite",
-  "suiteVersion": "1.0.0",
-  "description": "Small coding tasks.",
-  "tasks": [
-    {
-      "id": "fix-add",
-      "prompt": "The function add in src/math.py is wrong. Fix it. Change only src/math.py.",
-      "fixture": "fixtures/fix-add",
-      "budget": { "maxTurns": 30, "maxTokens": 200000, "maxWallMs": 120000, "maxToolCalls": 40 },
-      "policy": { "mode": "auto", "allow": ["process"] },
-      "verifiers": [
-        {
-          "kind": "command",
-          "id": "check",
-          "command": ["python3", "check.py"],
-          "timeoutMs": 30000
-        },
-        { "kind": "tree-diff-within", "id": "scope", "allowed": ["src/math.py"] }
-      ],
-      "tags": ["coding"]
-    }
-  ]
-}
-"""
-"""The spec's example suite.json, word for word but for the Python file names and check command."""
-
-MATH = "def add(a, b):\n    return a - b\n"
-CHECK = '''"""Checks add in src/math.py (loaded by path: "import math" would find the standard library's)."""
-import importlib.util
-import sys
-
-sys.dont_write_bytecode = True
-spec = importlib.util.spec_from_file_location("task_math", "src/math.py")
-module = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(module)
-cases = [((2, 3), 5), ((-4, 1), -3), ((10, -10), 0)]
-failing = [f"add{args} = {module.add(*args)}, expected {want}" for args, want in cases if module.add(*args) != want]
-print(" | ".join(failing) or "ok")
-sys.exit(1 if failing else 0)
-'''
 
 
 def edit_script(new_body: str) -> dict[str, Any]:
@@ -99,19 +59,8 @@ def home(tmp_path: Path) -> Path:
 
 
 def alisio(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """The installed command with an empty configuration, no key and no terminal."""
-    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
-    env["ALISIO_CONFIG_HOME"] = str(home / "config")
-    env["ALISIO_DATA_HOME"] = str(home / "data")
-    return subprocess.run(
-        [str(ALISIO), *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        env=env,
-        stdin=subprocess.DEVNULL,
-    )
+    """The command with an empty configuration, no key and no terminal."""
+    return helpers.alisio(home, *args)
 
 
 def run_spec_example(home: Path, script: dict[str, Any], *grants: str) -> subprocess.CompletedProcess[str]:

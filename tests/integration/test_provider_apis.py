@@ -26,8 +26,8 @@ from alisio.core.harness.events import Event, IncidentRaised, ProviderResponded
 from alisio.core.lab.records import RunRecord, RunStatus
 from alisio.core.lab.report import Report
 from alisio.core.replay.cassette import decode_cassette
+from tests.integration.helpers import make_suite
 from tests.integration.sse_server import Reply, SseServer, sse_body
-from tests.integration.test_eval_run import make_suite
 from tests.property.test_wire import anthropic_stream, responses_stream
 
 ALISIO = Path(os.environ.get("ALISIO_BIN", Path(__file__).resolve().parents[2] / ".venv" / "bin" / "alisio"))
@@ -360,7 +360,7 @@ def test_a_call_cut_at_max_wall_ms_keeps_what_was_streamed(tmp_path: Path) -> No
 def test_tokens_are_shown_over_the_runs_that_reported_them(tmp_path: Path) -> None:
     """Two runs of a task, the second cut at maxWallMs (no usage): the report's tokens are the first run's,
     with '1/2 runs', instead of 'not reported' for the whole task."""
-    from tests.integration.test_eval_run import task
+    from tests.integration.helpers import task
 
     suite = make_suite(tmp_path, task("fix-add", budget={"maxTurns": 5, "maxWallMs": 1500}))
     full = Reply(body=chat_stream(answer(text=["Nothing to do."], input=70, output=5)))

@@ -10,9 +10,8 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-import pytest
-
-from tests.integration.test_eval_run import alisio, make_suite, read_report, task
+from tests.integration.helpers import alisio_process as alisio  # requests in flight across real processes
+from tests.integration.helpers import make_suite, read_report, task
 
 
 def _sse(*chunks: dict[str, object]) -> bytes:
@@ -82,12 +81,6 @@ class Endpoint:
                 pass
 
         return Handler
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    (tmp_path / "config").mkdir()
-    return tmp_path
 
 
 def _serve(endpoint: Endpoint) -> Iterator[str]:

@@ -37,7 +37,7 @@ import msgspec
 import pytest
 
 from alisio.core.lab.records import RunRecord
-from tests.integration.test_eval_run import (
+from tests.integration.helpers import (
     ALISIO,
     FIX,
     NOOP,
@@ -128,12 +128,6 @@ def _stop_head(head: subprocess.Popen[bytes]) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.killpg(head.pid, signal.SIGKILL)
     head.wait(timeout=10)
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    (tmp_path / "config").mkdir()
-    return tmp_path
 
 
 def alisio(

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -16,7 +15,8 @@ import pytest
 from alisio.core.lab.records import RunRecord, RunStatus
 from alisio.core.lab.report import Report
 from alisio.core.replay.cassette import decode_cassette
-from tests.integration.test_eval_run import FIX, NOOP, make_suite, task
+from tests.integration import helpers
+from tests.integration.helpers import FIX, NOOP, make_suite, task
 
 ALISIO = Path(sys.executable).with_name("alisio")
 RECORD = msgspec.json.Decoder(RunRecord)
@@ -35,34 +35,14 @@ STAMP_THEN_FIX: dict[str, Any] = {
 FAKE_KEY = "sk-proj-" + "Zq7" * 10
 
 
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    """An empty configuration directory and a data directory, both under tmp_path."""
-    (tmp_path / "config").mkdir()
-    return tmp_path
-
-
 def alisio(home: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """The installed command with an empty configuration, no key, no terminal and its own TMPDIR.
+    """The command with an empty configuration, no key, no terminal and its own TMPDIR.
 
     ``eval ci`` without ``--out`` keeps its reports in a new temporary directory: under ``home/tmp`` it goes
     away with the test's tmp_path instead of piling up in /tmp.
     """
-    environ = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY",)}
-    environ["ALISIO_CONFIG_HOME"] = str(home / "config")
-    environ["ALISIO_DATA_HOME"] = str(home / "data")
     (home / "tmp").mkdir(parents=True, exist_ok=True)
-    environ["TMPDIR"] = str(home / "tmp")
-    environ.update(env or {})
-    return subprocess.run(
-        [str(ALISIO), *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        env=environ,
-        stdin=subprocess.DEVNULL,
-    )
+    return helpers.alisio(home, *args, env={"TMPDIR": str(home / "tmp"), **(env or {})})
 
 
 def record(

@@ -23,7 +23,7 @@ import pytest
 
 from alisio.core.lab.html_page import anchor
 from tests.integration.chromium import INSTALL, Page, browser, chromium_binary
-from tests.integration.test_eval_run import ALISIO, FIX, NOOP, make_suite, task, write_script
+from tests.integration.helpers import ALISIO, FIX, NOOP, make_suite, task, write_script
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples" / "reports"

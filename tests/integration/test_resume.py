@@ -9,10 +9,8 @@ import subprocess
 import time
 from pathlib import Path
 
-import pytest
-
 from alisio.core.lab.records import RunStatus
-from tests.integration.test_eval_run import (
+from tests.integration.helpers import (
     ALISIO,
     FIX,
     alisio,
@@ -24,12 +22,6 @@ from tests.integration.test_eval_run import (
 )
 
 POLICY = {"mode": "auto", "allow": ["write", "process"]}
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    (tmp_path / "config").mkdir()
-    return tmp_path
 
 
 def _env(home: Path, temp: Path) -> dict[str, str]:

@@ -13,7 +13,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import shlex
 import shutil
@@ -25,7 +24,10 @@ from typing import Any
 
 import pytest
 
-from tests.integration.test_policy_modes import CHECK, MATH, SPEC_EXAMPLE
+from tests.integration import helpers
+from tests.integration.helpers import SPEC_CHECK as CHECK
+from tests.integration.helpers import SPEC_EXAMPLE
+from tests.integration.helpers import SPEC_MATH as MATH
 
 ALISIO = Path(sys.executable).with_name("alisio")
 DOC = Path(__file__).resolve().parents[2] / "docs" / "suite-format.md"
@@ -48,20 +50,9 @@ def blocks() -> list[Block]:
 
 
 def alisio(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """The installed command in ``cwd`` with an empty configuration, no key and no terminal."""
-    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
-    env["ALISIO_CONFIG_HOME"] = str(cwd / ".config")
-    env["ALISIO_DATA_HOME"] = str(cwd / ".data")
-    return subprocess.run(
-        [str(ALISIO), *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        env=env,
-        stdin=subprocess.DEVNULL,
-    )
+    """The command in ``cwd`` with an empty configuration, no key and no terminal."""
+    env = {"ALISIO_CONFIG_HOME": str(cwd / ".config"), "ALISIO_DATA_HOME": str(cwd / ".data")}
+    return helpers.alisio(None, *args, cwd=cwd, env=env)
 
 
 @pytest.fixture

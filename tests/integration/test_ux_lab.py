@@ -11,8 +11,7 @@ import pytest
 
 from alisio.core.harness.events import ProviderResponded
 from alisio.core.lab.transcript import decode_transcript
-from tests.integration.sse_server import Reply, SseServer
-from tests.integration.test_eval_run import (
+from tests.integration.helpers import (
     NOOP,
     alisio,
     eval_run,
@@ -22,6 +21,7 @@ from tests.integration.test_eval_run import (
     task,
     write_script,
 )
+from tests.integration.sse_server import Reply, SseServer
 
 SEQUENCE = {
     "kind": "tool-sequence",
@@ -31,12 +31,6 @@ SEQUENCE = {
         {"type": "max-calls", "tool": "bash", "max": 2},
     ],
 }
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    (tmp_path / "config").mkdir()
-    return tmp_path
 
 
 def _task(**overrides: Any) -> dict[str, Any]:
@@ -200,7 +194,7 @@ def test_record_refuses_a_cassette_of_an_errored_run_and_says_how_many_run_at_on
 
 def test_a_replay_labels_its_tokens_recorded(home: Path) -> None:
     """A replay's report calls the cassette's tokens "recorded", not a measurement of this run."""
-    from tests.integration.test_eval_run import FIX
+    from tests.integration.helpers import FIX
 
     suite = make_suite(home)
     recorded = alisio(home, "eval", "record", "calc-suite", "--suite-dir", str(suite), "--yes", "--allow-write",
@@ -219,7 +213,7 @@ def test_a_replay_labels_its_tokens_recorded(home: Path) -> None:
 
 def test_the_closing_table_has_tokens_wall_median_and_cost(home: Path) -> None:
     """Per task: main-loop tokens, the median wall time and, priced with the rates, the estimated cost."""
-    from tests.integration.test_eval_run import FIX
+    from tests.integration.helpers import FIX
 
     suite = make_suite(home)
     script = write_script(home / "s.json", FIX)
@@ -239,7 +233,7 @@ def _on_a_terminal(home: Path, *args: str, env_extra: dict[str, str] | None = No
     import pty
     import subprocess
 
-    from tests.integration.test_eval_run import ALISIO
+    from tests.integration.helpers import ALISIO
 
     env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
     env |= {
@@ -384,7 +378,7 @@ def test_shell_completion_installs_and_completes(home: Path) -> None:
     import os
     import subprocess
 
-    from tests.integration.test_eval_run import ALISIO
+    from tests.integration.helpers import ALISIO
 
     env = {**os.environ, "HOME": str(home), "SHELL": "/bin/bash"}
     # From bash, as a user types it: typer detects the shell from the parent process (the trailing command

@@ -425,3 +425,17 @@ def test_verifiers_run_in_suite_order_with_tool_sequences_read_off_the_log(fixtu
     assert results[2].detail.startswith("no-repeat-failure(edit_file): edit_file call at seq 5 with ")
     assert [r.status for r in results] == [FAIL, PASS, FAIL]
     assert no_log[0].status is ERROR
+
+
+def test_a_verifier_kind_run_verifiers_does_not_know_is_refused_not_skipped(fixture_dir: Path) -> None:
+    """A kind added to the suite model but not to run_verifiers stops the judging (assert_never), so the run
+    becomes an error record instead of passing on its other verifiers (mypy names the missing case too)."""
+
+    class NewKind(msgspec.Struct, frozen=True):
+        id: str = "new"
+
+    with (
+        prepare_workspace(fixture_dir, fixture_git=False, keep=False, prefix="alisio-test-") as workspace,
+        pytest.raises(AssertionError),
+    ):
+        run_verifiers(_task(_check(), NewKind()), workspace, (), grace_s=0.2)  # type: ignore[arg-type]

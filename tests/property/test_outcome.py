@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hypothesis import example, given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 from returns.result import Success
 
@@ -36,7 +36,7 @@ def test_setup_error_wins(
     outcome: RunOutcome | None, reason: str, verifiers: tuple[VerifierResult, ...], setup: SetupError | None
 ) -> None:
     """A setup error makes the run error with the setup's reason, whatever happened after."""
-    status, why = status_of(outcome, reason, verifiers, setup)
+    status, why = status_of(outcome, reason, verifiers, setup, expected=len(verifiers))
     if setup is not None:
         assert (status, why) == (RunStatus.ERROR, setup.reason)
 
@@ -46,7 +46,7 @@ def test_any_verifier_error_or_loop_error_is_error(
     outcome: RunOutcome | None, reason: str, verifiers: tuple[VerifierResult, ...], setup: SetupError | None
 ) -> None:
     """A loop that ended error, or a verifier that could not run, makes the run error (not judged)."""
-    status, _ = status_of(outcome, reason, verifiers, setup)
+    status, _ = status_of(outcome, reason, verifiers, setup, expected=len(verifiers))
     if outcome in (None, "error") or any(v.status is VerifierStatus.ERROR for v in verifiers):
         assert status is RunStatus.ERROR
 
@@ -56,7 +56,7 @@ def test_pass_needs_positive_evidence(
     outcome: RunOutcome | None, reason: str, verifiers: tuple[VerifierResult, ...], setup: SetupError | None
 ) -> None:
     """pass iff the loop completed, nothing broke, and at least one verifier ran and all passed."""
-    status, why = status_of(outcome, reason, verifiers, setup)
+    status, why = status_of(outcome, reason, verifiers, setup, expected=len(verifiers))
     expected = (
         setup is None
         and outcome == "completed"
@@ -73,7 +73,7 @@ def test_budget_exceeded_names_the_budget(
     outcome: RunOutcome | None, reason: str, verifiers: tuple[VerifierResult, ...], setup: SetupError | None
 ) -> None:
     """budget_exceeded only when the loop stopped at a budget and nothing broke; the reason is the budget."""
-    status, why = status_of(outcome, reason, verifiers, setup)
+    status, why = status_of(outcome, reason, verifiers, setup, expected=len(verifiers))
     if status is RunStatus.BUDGET_EXCEEDED:
         assert outcome == "budget_exceeded"
         assert why == reason
@@ -87,7 +87,7 @@ def test_fail_means_a_verifier_failed(
     outcome: RunOutcome | None, reason: str, verifiers: tuple[VerifierResult, ...], setup: SetupError | None
 ) -> None:
     """fail iff the loop completed, nothing broke and some verifier failed."""
-    status, _ = status_of(outcome, reason, verifiers, setup)
+    status, _ = status_of(outcome, reason, verifiers, setup, expected=len(verifiers))
     expected = (
         setup is None
         and outcome == "completed"
@@ -97,9 +97,36 @@ def test_fail_means_a_verifier_failed(
     assert (status is RunStatus.FAIL) == expected
 
 
+@given(outcomes, BUDGETS, verifier_lists, setup_errors, st.integers(min_value=0, max_value=8))
+def test_a_result_list_of_another_length_than_the_tasks_verifiers_is_an_error(
+    outcome: RunOutcome | None,
+    reason: str,
+    verifiers: tuple[VerifierResult, ...],
+    setup: SetupError | None,
+    expected: int,
+) -> None:
+    """Results for fewer (or more) verifiers than the task declares are never a pass, fail or budget stop: a
+    verifier kind the shell skipped would otherwise let a run pass on its other verifiers."""
+    assume(verifiers and len(verifiers) != expected)
+    status, why = status_of(outcome, reason, verifiers, setup, expected=expected)
+    assert status is RunStatus.ERROR
+    if setup is None and outcome not in (None, "error"):
+        assert why == "verifier_results_mismatch"
+
+
+def test_one_verifier_result_short_of_the_task_is_not_a_pass() -> None:
+    """Two passing results for a task of three verifiers: error, not pass."""
+    passed = VerifierResult(id="v", kind="command", status=VerifierStatus.PASS)
+    assert status_of("completed", None, (passed, passed), expected=3) == (
+        RunStatus.ERROR,
+        "verifier_results_mismatch",
+    )
+    assert status_of("completed", None, (passed, passed), expected=2) == (RunStatus.PASS, None)
+
+
 def test_no_verifier_results_is_not_a_pass() -> None:
     """A completed run with no verifier result is an error (no evidence), never a pass."""
-    assert status_of("completed", None, ()) == (RunStatus.ERROR, "no_verifier_results")
+    assert status_of("completed", None, (), expected=1) == (RunStatus.ERROR, "no_verifier_results")
 
 
 def _answered(model: LogModel) -> list[Usage | None]:
@@ -220,7 +247,15 @@ def test_record_carries_spec_incidents_and_round_trips(
     survives runs.jsonl."""
     events, model = log
     record = record_from_run(
-        spec, events, outcome, "maxTurns", verifiers, config_hash="h", error=message, setup_error=setup
+        spec,
+        events,
+        outcome,
+        "maxTurns",
+        verifiers,
+        config_hash="h",
+        error=message,
+        setup_error=setup,
+        expected_verifiers=len(verifiers),
     )
     assert (record.task_id, record.repetition, record.seed, record.variant) == (
         spec.task_id,
@@ -231,7 +266,9 @@ def test_record_carries_spec_incidents_and_round_trips(
     assert [(i.kind, i.message) for i in record.incidents] == [(str(k), m) for k, m in model.incidents]
     assert record.verifiers == verifiers
     assert record.config_hash == "h"
-    assert (record.status, record.reason) == status_of(outcome, "maxTurns", verifiers, setup)
+    assert (record.status, record.reason) == status_of(
+        outcome, "maxTurns", verifiers, setup, expected=len(verifiers)
+    )
     if setup is not None:
         assert record.errors[0] == setup.message
     assert len(record.errors) == (setup is not None) + bool(message) + sum(

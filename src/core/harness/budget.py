@@ -24,7 +24,7 @@ from msgspec import Meta
 from alisio.core.base import Frozen
 from alisio.core.harness.protocol import Usage
 
-__all__ = ["BUDGET_ORDER", "BudgetName", "BudgetStop", "RunBudget", "check", "tokens_of"]
+__all__ = ["BUDGET_ORDER", "BudgetName", "BudgetStop", "RunBudget", "check", "output_limit", "tokens_of"]
 
 PositiveInt = Annotated[int, Meta(ge=1)]
 

@@ -5,9 +5,11 @@ Rules this module keeps:
 - The status has a priority, first match wins:
 
   1. ``error``: the run could not be set up (``setup_error``, e.g. the fixture copy failed), the agent loop
-     ended ``error`` (provider network or auth, config), or any verifier could not run (status error). Reason:
-     the setup error's, else the loop's, else ``verifier_error``. An error is infrastructure: it is excluded
-     from every rate;
+     ended ``error`` (provider network or auth, config), the verifiers gave a result list whose length is not
+     the task's number of verifiers (``verifier_results_mismatch``: a verifier kind the shell forgot would
+     otherwise let a run pass on its other verifiers), or any verifier could not run (status error). Reason:
+     the setup error's, else the loop's, else ``verifier_results_mismatch``, else ``verifier_error``. An
+     error is infrastructure: it is excluded from every rate;
   2. ``budget_exceeded``: the loop stopped at a budget; the reason is the budget name (``maxTurns``...);
   3. ``fail``: a verifier failed;
   4. ``pass``: every verifier passed, and there was at least one. A pass needs positive evidence: a run with
@@ -58,6 +60,8 @@ def status_of(
     reason: str | None,
     verifiers: Sequence[VerifierResult],
     setup_error: SetupError | None = None,
+    *,
+    expected: int,
 ) -> tuple[RunStatus, str | None]:
     """The run's status and reason, by the priority in the module docstring.
 
@@ -66,6 +70,8 @@ def status_of(
         reason: the loop's reason (the budget name, or the cause of an error).
         verifiers: the verifier results (may be empty when the run never reached them).
         setup_error: what broke around the loop, if anything.
+        expected: how many verifiers the task declares (a non-empty ``verifiers`` of another length is an
+            ``error``).
     """
     if setup_error is not None:
         return RunStatus.ERROR, setup_error.reason
@@ -73,6 +79,8 @@ def status_of(
         return RunStatus.ERROR, "not_run"
     if outcome == "error":
         return RunStatus.ERROR, reason or "agent_error"
+    if verifiers and len(verifiers) != expected:
+        return RunStatus.ERROR, "verifier_results_mismatch"
     if any(v.status is VerifierStatus.ERROR for v in verifiers):
         return RunStatus.ERROR, "verifier_error"
     if outcome == "budget_exceeded":
@@ -153,6 +161,7 @@ def record_from_run(
     config_hash: str,
     error: str | None = None,
     setup_error: SetupError | None = None,
+    expected_verifiers: int = 0,
 ) -> RunRecord:
     """The ``RunRecord`` of one finished run.
 
@@ -165,12 +174,14 @@ def record_from_run(
         config_hash: the hash of the measured configuration the run used.
         error: the loop's one-line error message (``RunResult.message``), kept in ``errors``.
         setup_error: what broke around the loop (fixture copy...), which makes the run ``error``.
+        expected_verifiers: how many verifiers the task declares (``len(task.verifiers)``); left at 0, any
+            verifier result makes the run ``error`` (``verifier_results_mismatch``), never a pass.
 
     Returns:
         The record: status and reason by ``status_of``, measured by ``measured_from``, incidents in event
         order, and ``errors`` holding the setup error, the loop's message and each verifier error, in order.
     """
-    status, why = status_of(outcome, reason, verifiers, setup_error)
+    status, why = status_of(outcome, reason, verifiers, setup_error, expected=expected_verifiers)
     errors: list[str] = []
     if setup_error is not None:
         errors.append(setup_error.message)

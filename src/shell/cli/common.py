@@ -113,6 +113,7 @@ def output(flags: OutputFlags) -> Output:
         json=flags.json_output,
         quiet=flags.quiet,
         junit=flags.junit,
+        step_summary=True,
     )
 
 

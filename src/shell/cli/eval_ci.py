@@ -101,12 +101,11 @@ def ci(flags: CiFlags) -> ExitCode:
     import msgspec
 
     from alisio.shell.cli.outputs import ci_outputs
-    from alisio.shell.lab.ci_outputs import check_output_file
     from alisio.shell.lab.directory import prepare_out
+    from alisio.shell.lab.outputs import JUNIT_OUTPUT, REPORT_FILES, check_file_output
     from alisio.shell.replay.ci import ci_suites, replay_all
 
-    if flags.junit is not None:
-        check_output_file(flags.junit, "--junit")
+    check_file_output(JUNIT_OUTPUT, flags.junit)
     ui = common.ui()
     out = flags.out
     env, jobs = common.environment(), common.jobs(flags.jobs)
@@ -114,7 +113,7 @@ def ci(flags: CiFlags) -> ExitCode:
     kind, address = common.executor(execution, env)
     suites = ci_suites(flags.suite_dir, flags.cassette_dir, flags.yes, ui)
     if out is not None:
-        prepare_out(out, "--out", flags.force, [loaded.suite.suite_id for loaded in suites])
+        prepare_out(out, "--out", flags.force, [loaded.suite.suite_id for loaded in suites], REPORT_FILES)
     root = out if out is not None else Path(tempfile.mkdtemp(prefix="alisio-eval-ci-"))
     with _session(kind, address, jobs):  # one Ray session for every suite, not one each
         outcome = replay_all(

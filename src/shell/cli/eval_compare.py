@@ -116,8 +116,8 @@ def compare(
     from alisio.core.lab.gate import FailOn
     from alisio.core.lab.render_compare import render_comparison_markdown
     from alisio.core.lab.verdict import Adjustment, VerdictRule
+    from alisio.shell.errors import expect
     from alisio.shell.lab.ci_outputs import check_output_file
-    from alisio.shell.lab.errors import LabError
     from alisio.shell.lab.store import read_report
 
     rule = VerdictRule(_choice("--verdict", verdict, tuple(VerdictRule)))
@@ -126,13 +126,7 @@ def compare(
     layout = _choice("--format", format, ("summary", "md")) if format is not None else None
     if html is not None:
         check_output_file(html, "--html")
-    reports = []
-    for path in (baseline, candidate):
-        match read_report(path):
-            case Success(report):
-                reports.append(report)
-            case Failure(error):
-                raise LabError(str(error))
+    reports = [expect(read_report(path)) for path in (baseline, candidate)]
     match compare_reports(reports[0], reports[1], rule=rule, adjustment=adjustment):
         case Success(comparison):
             summary = not json and (layout == "summary" or (layout is None and sys.stdout.isatty()))

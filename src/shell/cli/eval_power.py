@@ -59,18 +59,13 @@ def power(
 ) -> ExitCode:
     """How many runs per side (and per task) a comparison needs to detect a change with a given power."""
     import msgspec
-    from returns.result import Failure, Success
 
     from alisio.core.lab.power import parse_power_request, plan_power, render_power
-    from alisio.shell.lab.errors import LabError
+    from alisio.shell.errors import expect
 
-    match parse_power_request(baseline_rate, detect, alpha, power, tasks, task_sd):
-        case Success(request):
-            plan = plan_power(request)
-            if json:
-                sys.stdout.write(msgspec.json.encode(plan).decode() + "\n")
-            else:
-                sys.stdout.write(render_power(plan))
-        case Failure(error):
-            raise LabError(str(error))
+    plan = plan_power(expect(parse_power_request(baseline_rate, detect, alpha, power, tasks, task_sd)))
+    if json:
+        sys.stdout.write(msgspec.json.encode(plan).decode() + "\n")
+    else:
+        sys.stdout.write(render_power(plan))
     return ExitCode.OK

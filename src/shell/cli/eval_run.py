@@ -141,14 +141,12 @@ def run(
 
     from alisio.core.lab.progress import progress_line
     from alisio.shell.cli.outputs import lab_outputs
-    from alisio.shell.lab.ci_outputs import check_output_file
     from alisio.shell.lab.errors import LabError
 
-    if output.junit is not None:
-        check_output_file(output.junit, "--junit")
     if resume.resume is not None:
         request = _resume_request(suite, resume, selection, provider, permissions, output, execution)
-        request = dataclasses.replace(request, output=dataclasses.replace(request.output, junit=output.junit))
+        ci = dataclasses.replace(request.output, junit=output.junit, step_summary=True)
+        request = dataclasses.replace(request, output=ci)
     elif resume.retry_errors:
         raise LabError("--retry-errors goes with --resume DIR|RUN_ID")
     elif suite is None:

@@ -39,23 +39,17 @@ RepOption = Annotated[
 def show(ref: Ref, task: TaskOption = None, rep: RepOption = None, json_output: Json = False) -> ExitCode:
     """Show one stored run as a readable transcript: turns, tool calls and results, then the verifiers."""
     import msgspec
-    from returns.result import Failure
 
     from alisio.core.lab.show import pick_run, render_run
     from alisio.core.lab.transcript import transcript_path
     from alisio.shell.config_home import data_dir
+    from alisio.shell.errors import expect
     from alisio.shell.lab.errors import LabError
     from alisio.shell.lab.store import read_runs
     from alisio.shell.lab.stored import report_dir
 
     directory = report_dir(ref, data_dir(common.environment()), "show")
-    runs = read_runs(directory)
-    if isinstance(runs, Failure):
-        raise LabError(str(runs.failure()))
-    picked = pick_run(runs.unwrap(), task, rep)
-    if isinstance(picked, Failure):
-        raise LabError(f"{directory}: {picked.failure()}")
-    record = picked.unwrap()
+    record = expect(pick_run(expect(read_runs(directory)), task, rep), str(directory))
     path = directory / transcript_path(record.task_id, record.repetition)
     data = path.read_bytes() if path.is_file() else None
     if json_output:

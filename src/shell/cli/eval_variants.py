@@ -69,14 +69,11 @@ def variants(
     """Run configuration variants interleaved over the same tasks, report each, and compare them."""
     from alisio.core.lab.variants import variant_progress_line
     from alisio.shell.cli.outputs import lab_outputs
-    from alisio.shell.lab.ci_outputs import check_output_file
     from alisio.shell.lab.errors import LabError
     from alisio.shell.lab.request import LabRequest, rates_from
 
     if provider.mode is ModeChoice.REPLAY:
         raise LabError(REFUSE_REPLAY)
-    if output.junit is not None:
-        check_output_file(output.junit, "--junit")
     s = selection
     request = LabRequest(
         selection=common.selection(suite, s.tasks, s.k, s.seed, s.suite_dir, s.yes, DEFAULT_K),
@@ -120,8 +117,8 @@ def _show(outcome: LabOutcome, json_output: bool) -> ExitCode:
     from alisio.core.lab.progress import summary_table
     from alisio.core.lab.variants import render_variants_markdown
     from alisio.shell.cli.eval_run import stop_lines
+    from alisio.shell.lab.outputs import COMPARISON_HTML, COMPARISON_JSON, COMPARISON_MD
     from alisio.shell.lab.store import REPORT_MD
-    from alisio.shell.lab.variants import COMPARISON_HTML, COMPARISON_JSON, COMPARISON_MD
 
     assert outcome.comparison is not None
     if json_output:

@@ -3,7 +3,8 @@
 ``run_command_line`` is the only place that turns what a command raised into a message and an exit code
 (``alisio.core.exit_codes.ExitCode``): a command returns its code, or raises a typed error it never prints:
 
-- ``LabError`` (and ``LabStopped``): each line on stderr prefixed with the command (``alisio eval run: ...``),
+- ``CommandError`` (``alisio.shell.errors``; the lab's ``LabError`` and ``LabStopped`` are ones, and
+  ``alisio run`` raises it too): each line on stderr prefixed with the command (``alisio eval run: ...``),
   exit 1;
 - a click/typer usage error (which click reports with 2, which would read as a divergence): exit 1;
 - Ctrl-C before a command had anything to report: ``interrupted; nothing was run``, exit 130; SIGTERM and
@@ -26,8 +27,11 @@ from typing import Annotated, ClassVar
 import typer
 from typer import _click as click
 
+from alisio.shell.cli import coercion
 from alisio.shell.cli.eval_app import eval_app
 from alisio.shell.cli.style import Command, LazyGroup
+
+coercion.install()
 
 HELP_OPTIONS = {"help_option_names": ["-h", "--help"]}
 
@@ -121,7 +125,7 @@ def _prefix(argv: Sequence[str]) -> str:
 @contextmanager
 def _signals_as_interrupts() -> Iterator[None]:
     """SIGTERM and SIGHUP raise ``Terminated`` in the main thread while the block runs (Ctrl-C's path)."""
-    from alisio.shell.lab.errors import Terminated
+    from alisio.shell.errors import Terminated
 
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -140,7 +144,7 @@ def _signals_as_interrupts() -> Iterator[None]:
 
 def _interrupted(error: BaseException, prefix: str) -> int:
     from alisio.core.exit_codes import ExitCode
-    from alisio.shell.lab.errors import Terminated
+    from alisio.shell.errors import Terminated
 
     print(f"{prefix}: interrupted; nothing was run", file=sys.stderr)
     if isinstance(error, Terminated):
@@ -162,7 +166,7 @@ def _without_no_color(argv: Sequence[str]) -> list[str]:
 
 def run_command_line(application: typer.Typer, argv: Sequence[str], prefix: str | None = None) -> int:
     """Run ``application`` on ``argv`` and return the documented exit code; never a traceback for a user error."""
-    from alisio.shell.lab.errors import LabError
+    from alisio.shell.errors import CommandError
 
     argv = _without_no_color(argv)
     name = prefix or _prefix(argv)
@@ -176,7 +180,7 @@ def run_command_line(application: typer.Typer, argv: Sequence[str], prefix: str 
     except click.exceptions.ClickException as error:
         error.show()
         return 1
-    except LabError as error:
+    except CommandError as error:
         for line in error.lines:
             print(f"{name}: {line}", file=sys.stderr)
         return 1

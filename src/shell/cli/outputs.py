@@ -1,8 +1,9 @@
-"""What the lab commands write for CI after their runs: ``--junit FILE`` and the ``$GITHUB_STEP_SUMMARY`` block.
+"""What the lab commands say of their CI outputs: ``--junit FILE`` and the ``$GITHUB_STEP_SUMMARY`` block.
 
-Each command checks its ``--junit`` file before the first run (``alisio.shell.lab.ci_outputs``), then calls
-one function here with what it did. A file that cannot be written is one line on stderr; the command then
-exits 1 unless its code is already non-zero (``settle``).
+``eval run`` and ``eval variants`` check and write them in the pipeline (rows of ``alisio.shell.lab.outputs``)
+and show here what was written and what could not be. ``eval ci`` writes one of each for all its suites
+(``ci_outputs``), with the ``--junit`` row's check. A file that cannot be written is one line on stderr; the
+command then exits 1 unless its code is already non-zero (``settle``).
 """
 
 from __future__ import annotations
@@ -46,42 +47,22 @@ def _write_junit(
 ) -> None:
     from alisio.core.lab.junit import junit_xml
     from alisio.shell.lab.ci_outputs import write_output_file
+    from alisio.shell.lab.outputs import JUNIT
 
     if path is None:
         return
-    write_output_file(path, junit_xml(suites, known), "--junit")
+    write_output_file(path, junit_xml(suites, known), JUNIT)
     if not quiet:
         say(f"junit: {path}")
 
 
 def lab_outputs(outcome: LabOutcome, request: LabRequest, code: ExitCode, prefix: str) -> ExitCode:
-    """The ``--junit`` file and the step summary of ``eval run`` (one arm) or ``eval variants`` (one testsuite
-    and one summary table row per variant)."""
-    from alisio.core.lab.junit import ReportSuite
-    from alisio.core.lab.step_summary import run_summary, variants_summary
-    from alisio.shell.lab.ci_outputs import append_step_summary
-    from alisio.shell.replay.cassettes import credentials_of
-
-    known = credentials_of(request.env, outcome.start.provider.key)
-    suites: list[JUnitSuite] = []
-    for arm in outcome.arms:
-        c = arm.report.conditions
-        variant = arm.arm.variant
-        name = c.suite_id if variant is None else f"{c.suite_id}/{variant}"
-        suites.append(
-            ReportSuite(
-                name=name, report=arm.report, records=arm.records, variant=variant, show_as=arm.show_as
-            )
-        )
-    if outcome.comparison is not None:
-        reports = [(arm.arm.variant or "", arm.report) for arm in outcome.arms]
-        summary = variants_summary(outcome.comparison, reports)
-    else:
-        summary = "".join(run_summary(arm.report) for arm in outcome.arms)
-    problems: list[str] = []
-    attempt(problems, lambda: _write_junit(request.output.junit, suites, known, request.output.quiet))
-    attempt(problems, lambda: append_step_summary(request.env, summary))
-    return settle(code, problems, prefix)
+    """After ``eval run`` or ``eval variants`` showed its result: what the pipeline wrote for CI (``junit:
+    FILE`` unless ``--quiet``) and each CI output it could not write (``settle``)."""
+    if not request.output.quiet:
+        for note in outcome.notes:
+            say(note)
+    return settle(code, list(outcome.problems), prefix)
 
 
 def ci_outputs(

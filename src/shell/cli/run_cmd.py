@@ -41,7 +41,7 @@ from alisio.shell.cli.options import (
     grouped,
     option,
 )
-from alisio.shell.lab.errors import LabError
+from alisio.shell.errors import CommandError, expect
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -212,11 +212,11 @@ def _workspace(cwd: Path | None) -> Path:
     try:
         workspace = (cwd or Path.cwd()).resolve()
     except OSError as error:  # the current directory was deleted under us
-        raise LabError(f"cannot use the workspace directory: {error.strerror}") from None
+        raise CommandError(f"cannot use the workspace directory: {error.strerror}") from None
     if not workspace.exists():
-        raise LabError(f"--cwd {cwd}: no such directory")
+        raise CommandError(f"--cwd {cwd}: no such directory")
     if not workspace.is_dir():
-        raise LabError(f"--cwd {cwd}: not a directory")
+        raise CommandError(f"--cwd {cwd}: not a directory")
     return workspace
 
 
@@ -224,7 +224,7 @@ def _policy(choice: PolicyChoice, granted_flags: dict[str, bool], read_only: boo
     """The run's policy: the ``--allow-*`` flags are its ``allow``, and they are what it may need.
 
     Raises:
-        LabError: ``--policy auto`` without ``--allow-write`` (nor ``--read-only``): auto edits the workspace
+        CommandError: ``--policy auto`` without ``--allow-write`` (nor ``--read-only``): auto edits the workspace
             without asking, so, as for a suite task in mode auto, the write grant must be given explicitly.
     """
     from returns.result import Failure
@@ -236,7 +236,7 @@ def _policy(choice: PolicyChoice, granted_flags: dict[str, bool], read_only: boo
     policy = Policy(mode=Mode(choice.value), allow=allow, read_only=read_only)
     match check_task_policy(policy, allow | {Effect.READ}, allow_suite_full=True):
         case Failure(PolicyError(effect=Effect() as effect)):
-            raise LabError(
+            raise CommandError(
                 f"--policy {choice.value} carries out the {effect} effect without asking: pass "
                 f"{GRANT_FLAGS[effect]} to grant it (or use --policy ask to be asked first, or --read-only)"
             )
@@ -250,16 +250,11 @@ def _provider(
     """The provider, the model name, the measured configuration (config.toml, or every default) and the key."""
     import os
 
-    from returns.result import Failure, Success
-
     from alisio.shell.config_home import load_config
 
     env = dict(os.environ)
-    match load_config(env):
-        case Failure(error):
-            raise LabError(str(error))
-        case Success(loaded):
-            measured = loaded.config.measured
+    loaded = expect(load_config(env))
+    measured = loaded.config.measured
     if script is not None:
         from alisio.shell.harness.providers.base import ProviderFailure
         from alisio.shell.harness.providers.scripted import ScriptedProvider
@@ -267,7 +262,7 @@ def _provider(
         try:
             return ScriptedProvider.from_file(script), model or "scripted", measured, None
         except ProviderFailure as failure:
-            raise LabError(f"--script {failure}") from None
+            raise CommandError(f"--script {failure}") from None
     from alisio.shell.lab.plans import live_plan
 
     plan = live_plan(loaded, model, base_url, env)  # one run: its gate has one slot, as one run needs
@@ -287,8 +282,6 @@ def _setup(
     import os
     from importlib.metadata import version
 
-    from returns.result import Failure
-
     from alisio.core.harness.agent_step import select_agent
     from alisio.core.harness.budget import RunBudget
     from alisio.core.harness.config import config_hash
@@ -304,8 +297,7 @@ def _setup(
     provider, model_name, measured, key = _provider(
         provider_flags.script, provider_flags.model, provider_flags.base_url
     )
-    if isinstance(select_agent(measured, run.agent), Failure):
-        raise LabError(f"--agent: {select_agent(measured, run.agent).failure()}")
+    expect(select_agent(measured, run.agent), "--agent")
     max_turns, max_wall_ms, max_tokens, max_tool_calls = budget.checked()
     interactive = sys.stdin.isatty() and sys.stderr.isatty()
     return AgentSetup(
@@ -360,12 +352,14 @@ def run_command(
     if prompt == "-":
         prompt = sys.stdin.read()
     if not prompt.strip():
-        raise LabError("the prompt is empty (give it as an argument, or - to read it from standard input)")
+        raise CommandError(
+            "the prompt is empty (give it as an argument, or - to read it from standard input)"
+        )
     setup = _setup(prompt, run, provider, permissions, budget, json_out)
     try:
         result = _execute(setup)
     except KeyboardInterrupt as interrupt:  # the agent closed the event log with run_end first
-        from alisio.shell.lab.errors import Terminated
+        from alisio.shell.errors import Terminated
 
         _say("alisio run: interrupted; a running command and its children were stopped")
         return (

@@ -25,7 +25,6 @@ from alisio.shell.lab.errors import LabError
 from alisio.shell.lab.preflight import unwritable_dir
 
 __all__ = [
-    "REPORT_FILES",
     "claim_run_dir",
     "created_at_for",
     "lock_directory",
@@ -33,18 +32,6 @@ __all__ = [
     "run_id_for",
 ]
 
-REPORT_FILES = (
-    "report.json",
-    "report.md",
-    "report.html",
-    "runs.jsonl",
-    "plan.json",
-    "comparison.json",
-    "comparison.md",
-    "comparison.html",
-    "junit.xml",
-)
-"""The files a lab command writes in a report directory (``--force`` removes these, and nothing else)."""
 _REPORT_DIRS = ("runs", "retried")
 """Directories of per-run files (transcripts, records of retried runs) inside a report directory."""
 
@@ -95,16 +82,16 @@ def claim_run_dir(data_root: Path, run_id: str, env: Mapping[str, str]) -> tuple
             ) from None
 
 
-def _held_report(directory: Path, subdirs: Sequence[str]) -> list[Path]:
+def _held_report(directory: Path, subdirs: Sequence[str], names: Sequence[str]) -> list[Path]:
     """The report files in ``directory`` and in the sub-directories this command would write."""
     found: list[Path] = []
     for where in (directory, *(directory / name for name in subdirs)):
         if where.is_dir():
-            found += [where / name for name in (*REPORT_FILES, *_REPORT_DIRS) if (where / name).exists()]
+            found += [where / name for name in (*names, *_REPORT_DIRS) if (where / name).exists()]
     return found
 
 
-def prepare_out(out: Path, flag: str, force: bool, subdirs: Sequence[str] = ()) -> None:
+def prepare_out(out: Path, flag: str, force: bool, subdirs: Sequence[str], files: Sequence[str]) -> None:
     """Check an output directory before the first run; with ``force``, remove the report it holds.
 
     Args:
@@ -113,6 +100,7 @@ def prepare_out(out: Path, flag: str, force: bool, subdirs: Sequence[str] = ()) 
         force: remove the report files it holds instead of refusing.
         subdirs: the sub-directories the command writes reports into (each variant, each suite of
             ``eval ci``); only their report files and the directory's own count, nothing else in it.
+        files: the report files (``alisio.shell.lab.outputs.REPORT_FILES``).
 
     Raises:
         LabError: ``out`` cannot be created or written, or holds a report and ``force`` is off (nothing is
@@ -121,7 +109,7 @@ def prepare_out(out: Path, flag: str, force: bool, subdirs: Sequence[str] = ()) 
     problem = unwritable_dir(out, flag)
     if problem is not None:
         raise LabError(problem)
-    held = _held_report(out, subdirs)
+    held = _held_report(out, subdirs, files)
     if not held:
         return
     if not force:

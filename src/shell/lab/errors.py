@@ -1,36 +1,25 @@
-"""The lab's typed errors: what stops a command, as opposed to a run that ends ``error`` (which is data).
+"""The lab's own error, and the command-wide ones it raises (``alisio.shell.errors``).
 
-- ``LabError``: a usage or infrastructure problem found before the first run (an unknown suite or task, an
-  ungranted effect, an unreadable file, an output directory that holds a report...). Its ``lines`` are printed
-  on stderr, each prefixed with the command (``alisio eval run: ...``), and the command exits 1. Nothing ran.
+- ``CommandError`` (``LabError`` here, the name lab code has used): a usage or infrastructure problem found
+  before the first run. Nothing ran; exit 1.
 - ``LabStopped``: a problem found after runs started that makes every further run pointless (the provider
   refused the key, the endpoint cannot be reached, the disk is full). The report of the finished runs has been
   written, marked interrupted; its ``lines`` are printed and the command exits 1.
+- ``Terminated`` (SIGTERM, SIGHUP) and Ctrl-C: the lab writes the report of the finished runs and re-raises.
 
-Ctrl-C, SIGTERM and SIGHUP are ``KeyboardInterrupt`` (``Terminated`` for the two signals): the lab writes the
-report of the finished runs and re-raises; the CLI's top turns them into 130, 143 and 129.
+A run that ends ``error`` is data in its record, never one of these.
 """
 
 from __future__ import annotations
 
+from alisio.shell.errors import CommandError, Terminated
+
 __all__ = ["LabError", "LabStopped", "Terminated"]
 
-
-class LabError(Exception):
-    """A usage or infrastructure problem found before the first run: ``lines`` are printed, exit 1."""
-
-    def __init__(self, *lines: str) -> None:
-        super().__init__(lines[0] if lines else "")
-        self.lines = lines
+LabError = CommandError
+"""The command-wide ``CommandError`` under the name the lab's modules import (one class, two names while
+the parallel branches that import ``LabError`` are merged; new code imports ``alisio.shell.errors``)."""
 
 
-class LabStopped(LabError):
+class LabStopped(CommandError):
     """The command stopped after some runs: the report of the finished runs is written; exit 1."""
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM or SIGHUP, raised in the main thread: handled everywhere as Ctrl-C is."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(f"terminated by signal {signum}")
-        self.signum = signum

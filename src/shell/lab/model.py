@@ -109,6 +109,10 @@ class LabOutcome:
     stopped: str | None
     resumed: Resumed | None = None
     """What a resume found (``None`` for a new run)."""
+    notes: tuple[str, ...] = ()
+    """What the outputs wrote that the command prints after its result unless ``--quiet`` (``junit: FILE``)."""
+    problems: tuple[str, ...] = ()
+    """The CI outputs (``--junit``, the step summary) that could not be written, one line each."""
 
     @property
     def records(self) -> tuple[RunRecord, ...]:

@@ -10,15 +10,17 @@ The steps, in order, and the module that does each:
 3. the variants file, when there is one (``variants.read_variants``): each variant is an arm;
 4. preflight: the selected tasks, and every task's policy and agent against the grants and each arm's
    configuration (``preflight.preflight``), before anything runs;
-5. outputs: ``--out`` (refused when it holds a report, unless ``--force``) or the cassette directory;
+5. outputs: every row of the outputs table that applies is checked (``outputs.check_outputs``): ``--out``
+   (refused when it holds a report, unless ``--force``), the cassette directory, ``--junit``;
 6. the provider plan: live, ``--script``, or the cassettes of replay (``plans``, ``alisio.shell.replay.record``);
    record wraps it to keep every call;
 7. confirmation of a third-party suite (``suite_choice.confirm_third_party``);
 8. the report directory, claimed and locked for the command's life (``directory``);
 9. the run loop (``runner.run_loop``): every planned run through ``run_one.run_one`` and an executor, each
    record appended to its arm's runs.jsonl as it finishes;
-10. reports: each arm's report.json, report.md and runs.jsonl (``alisio.core.lab.report``, ``store``), the
-    comparison of the variants, or the cassettes of a recording.
+10. outputs: each arm's report (``alisio.core.lab.report_build``), then every row of the outputs table that
+    applies is written (``outputs.write_outputs``): each arm's runs.jsonl, report.json, report.md and
+    report.html, the comparison of the variants, the cassettes of a recording, ``--junit``, the step summary.
 
 Nothing is run until steps 1-8 have passed: every problem they find is a ``LabError`` (exit 1). After the
 first run, Ctrl-C, a signal, a refused key, an unreachable endpoint or a full disk stop the loop, and the
@@ -37,8 +39,6 @@ from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
 
-from returns.result import Failure
-
 from alisio.core.harness.config import MeasuredConfig, config_hash
 from alisio.core.lab.records import RunRecord
 from alisio.core.lab.report import Compaction, Conditions, Mode, Rates
@@ -46,8 +46,8 @@ from alisio.core.lab.report_build import build_report
 from alisio.core.lab.schedule import RunSpec, plan_runs
 from alisio.core.lab.suite import Task
 from alisio.core.lab.variants import VariantsPlan, interleave
-from alisio.core.replay.cassette import CassetteHeader
 from alisio.shell.config_home import LoadedConfig, data_dir, load_config
+from alisio.shell.errors import expect
 from alisio.shell.harness.providers.transport import GIVE_UP_MARK
 from alisio.shell.lab.agent_plan import (
     agent_plan,
@@ -55,23 +55,21 @@ from alisio.shell.lab.agent_plan import (
     condition_for,
     replay_placeholder,
     uses_external,
-    write_recorded_agents,
 )
 from alisio.shell.lab.agents import AgentRunner
-from alisio.shell.lab.directory import claim_run_dir, created_at_for, lock_directory, prepare_out, run_id_for
-from alisio.shell.lab.errors import LabError, LabStopped
+from alisio.shell.lab.directory import claim_run_dir, created_at_for, lock_directory, run_id_for
+from alisio.shell.lab.errors import LabError
 from alisio.shell.lab.model import ArmResult, LabOutcome, LabStart, Resumed, Ui
+from alisio.shell.lab.outputs import OUTPUTS, Checked, Done, Output, check_outputs, write_outputs
 from alisio.shell.lab.plans import ProviderPlan, live_plan, scripted_plan
-from alisio.shell.lab.preflight import Agents, preflight, unwritable_dir
+from alisio.shell.lab.preflight import Agents, preflight
 from alisio.shell.lab.request import ExecutorKind, LabRequest, RunMode
 from alisio.shell.lab.resume import plan_file, read_manifest
 from alisio.shell.lab.run_one import Arm, Finished, RunContext, run_one
-from alisio.shell.lab.runner import Executor, LoopResult, RunsLog, SerialExecutor, ThreadExecutor, run_loop
+from alisio.shell.lab.runner import Executor, RunsLog, SerialExecutor, ThreadExecutor, run_loop
 from alisio.shell.lab.stale import owned_prefix, remove_stale
-from alisio.shell.lab.store import write_report_files
 from alisio.shell.lab.suite_choice import SuiteChoice, bundled_suites_root, confirm_third_party, find_suite
-from alisio.shell.lab.variants import read_variants, write_comparison
-from alisio.shell.replay.record import Recorded, RecordHook
+from alisio.shell.lab.variants import compare_arms, read_variants
 
 __all__ = ["ArmResult", "LabOutcome", "LabStart", "Ui", "run_request"]
 
@@ -83,10 +81,7 @@ def _configuration(request: LabRequest) -> tuple[MeasuredConfig, LoadedConfig | 
     """The measured configuration and the loaded config file (``None`` with ``default_config``)."""
     if request.default_config:
         return MeasuredConfig(), None
-    loaded = load_config(request.env)
-    if isinstance(loaded, Failure):
-        raise LabError(str(loaded.failure()))
-    config: LoadedConfig = loaded.unwrap()
+    config = expect(load_config(request.env))
     return config.config.measured, config
 
 
@@ -121,22 +116,6 @@ def _selected(
     if len(failing) == len(measured) and all(lines == failing[0][1] for _, lines in failing):
         raise LabError(*failing[0][1])
     raise LabError(*(f"variant {variant}: {line}" for variant, lines in failing for line in lines))
-
-
-def _check_outputs(request: LabRequest, choice: SuiteChoice, arms: Sequence[str | None]) -> None:
-    """``--out`` (or the cassette directory of a recording) can be written, and holds no report."""
-    if request.resume is not None:
-        return  # the run's own directory: it holds the report being continued
-    if request.mode is RunMode.RECORD:
-        from alisio.shell.replay.cassettes import cassette_dir_for
-
-        target = cassette_dir_for(choice.loaded.directory, request.cassette_dir)
-        flag = "--cassette-dir" if request.cassette_dir is not None else "cassettes"
-        if (problem := unwritable_dir(target, flag)) is not None:
-            raise LabError(problem)
-    elif request.output.out is not None:
-        subdirs = [arm for arm in arms if arm is not None]
-        prepare_out(request.output.out, "--out", request.output.force, subdirs)
 
 
 def _provider_plan(
@@ -250,7 +229,7 @@ def _specs(start: LabStart) -> tuple[RunSpec, ...]:
     return interleave(ids, task_ids, start.k, start.seed).unwrap()
 
 
-def _write_reports(
+def _arm_results(
     start: LabStart,
     records: Sequence[RunRecord],
     stopped: str | None,
@@ -258,14 +237,8 @@ def _write_reports(
     created_at: str,
     retried: int,
     data_root: Path,
-    known: tuple[tuple[str, str], ...] = (),
 ) -> tuple[ArmResult, ...]:
-    """Each arm's report files, from its finished records (plan order); ``known`` credentials are kept out.
-
-    Raises:
-        LabStopped: a report file cannot be written (a full disk...), naming the directory (after the line that
-            says why the runs stopped early, when they did).
-    """
+    """Each arm's report, from its finished records (plan order)."""
     results = []
     planned = len(start.tasks) * start.k
     for arm in start.arms:
@@ -280,12 +253,6 @@ def _write_reports(
             retried=retried,
         )
         show_as = _show_as(arm.directory, conditions.run_id, data_root)
-        try:
-            write_report_files(arm.directory, report, mine, known, show_as)
-        except OSError as error:
-            why = f"{arm.directory}: cannot write the report: {error.strerror or error}"
-            # what stopped the runs first (a full disk often fails runs.jsonl before the report), then this
-            raise LabStopped(*((stopped,) if stopped else ()), why) from None
         results.append(ArmResult(arm=arm, records=mine, report=report, show_as=show_as))
     return tuple(results)
 
@@ -342,7 +309,13 @@ def _executor(request: LabRequest, start: LabStart, ctx: RunContext, ui: Ui, pla
 
 
 def _execute(
-    request: LabRequest, start: LabStart, ctx: RunContext, ui: Ui, created_at: str, resumed: Resumed | None
+    request: LabRequest,
+    start: LabStart,
+    ctx: RunContext,
+    ui: Ui,
+    created_at: str,
+    resumed: Resumed | None,
+    outputs: Sequence[Output],
 ) -> LabOutcome:
     """Run the plan (what a resume left of it), write the reports, then the comparison or the cassettes."""
     by_task = {task.id: task for task in start.tasks}
@@ -372,62 +345,25 @@ def _execute(
     kept = () if resumed is None else resumed.kept
     records = _in_plan_order(plan, kept, loop.records)
     retried = 0 if resumed is None else resumed.retried
-    arms = _write_reports(
-        start,
-        records,
-        loop.stopped,
-        request.rates,
-        created_at,
-        retried,
-        data_dir(request.env),
-        ctx.credentials,
+    arms = _arm_results(
+        start, records, loop.stopped, request.rates, created_at, retried, data_dir(request.env)
     )
     comparison = None
     if start.variants is not None:
-        reports, records_of = [arm.report for arm in arms], [arm.records for arm in arms]
-        comparison = write_comparison(start.variants, reports, start.root, records_of, ctx.credentials)
-    recorded: tuple[Recorded, ...] = ()
-    if request.mode is RunMode.RECORD:
-        recorded = _write_cassettes(request, start, ctx, loop, ui)
+        comparison = compare_arms(start.variants, [arm.report for arm in arms])
+    done = Done(request, start, ctx, loop, arms, comparison, ui.say)
+    write_outputs(done, outputs)  # step 10
     return LabOutcome(
         start=start,
         arms=arms,
         comparison=comparison,
-        recorded=recorded,
+        recorded=done.recorded,
         interrupted=loop.interrupted,
         stopped=loop.stopped,
         resumed=resumed,
+        notes=tuple(done.notes),
+        problems=tuple(done.problems),
     )
-
-
-def _write_cassettes(
-    request: LabRequest, start: LabStart, ctx: RunContext, loop: LoopResult, ui: Ui
-) -> tuple[Recorded, ...]:
-    """The cassettes of a recording: every task's, or none when the recording stopped early."""
-    from alisio.shell.replay.cassettes import cassette_dir_for, credentials_of
-    from alisio.shell.replay.record import write_recorded
-
-    if loop.stopped is not None:
-        return ()  # a recording that stopped early writes nothing (the command says so)
-    directory = cassette_dir_for(start.choice.loaded.directory, request.cassette_dir)
-    if ctx.agents:
-        known = credentials_of(request.env, ctx.provider.key)
-        return write_recorded_agents(ctx.agents, directory, loop.records, known, ui.say)
-    hook = ctx.provider.hook
-    assert isinstance(hook, RecordHook)  # run_request wrapped the plan
-    suite = start.choice.loaded.suite
-    header = CassetteHeader(
-        format="cassette/v1",
-        suite_id=suite.suite_id,
-        suite_version=suite.suite_version,
-        task_id="",
-        config_hash=config_hash(start.arms[0].measured),
-        harness_version=ctx.harness_version,
-        model=ctx.provider.model,
-        provider=ctx.provider.id,
-    )
-    known = credentials_of(request.env, ctx.provider.key)
-    return write_recorded(start.choice.loaded, start.tasks, hook, header, directory, known, ui.say)
 
 
 def _arms(
@@ -476,7 +412,7 @@ def _context(
 
 
 def _checked(
-    request: LabRequest, ui: Ui
+    request: LabRequest, outputs: Sequence[Output]
 ) -> tuple[MeasuredConfig, LoadedConfig | None, SuiteChoice, VariantsPlan | None, tuple[Task, ...]]:
     """Steps 1-5: the configuration, the suite, the variants, the tasks and the outputs, all checked."""
     measured, loaded = _configuration(request)
@@ -488,7 +424,7 @@ def _checked(
     external = loaded.external if loaded is not None else ()
     chosen = {v.id: (v.agent, v.model) for v in variants.variants} if variants is not None else {}
     tasks = _selected(request, choice, configs, agents_of(request, external, chosen))
-    _check_outputs(request, choice, [variant for variant, _ in configs])
+    check_outputs(Checked(request, choice.loaded, tuple(variant for variant, _ in configs)), outputs)
     if request.executor is ExecutorKind.RAY and request.ray_address is not None:
         from alisio.shell.lab.ray_executor import check_address
 
@@ -496,8 +432,10 @@ def _checked(
     return measured, loaded, choice, variants, tasks
 
 
-def run_request(request: LabRequest, ui: Ui) -> LabOutcome:
+def run_request(request: LabRequest, ui: Ui, outputs: Sequence[Output] = OUTPUTS) -> LabOutcome:
     """Carry out one lab command: check everything, run every planned run, write the reports.
+
+    ``outputs`` is the table of what the command writes (``alisio.shell.lab.outputs.OUTPUTS``).
 
     Raises:
         LabError: a problem found before the first run (nothing ran), one line each.
@@ -507,7 +445,7 @@ def run_request(request: LabRequest, ui: Ui) -> LabOutcome:
     from alisio.shell.replay.record import recording_plan
 
     remove_stale()  # workspaces of killed commands (only those whose process is gone)
-    measured, loaded, choice, variants, tasks = _checked(request, ui)
+    measured, loaded, choice, variants, tasks = _checked(request, outputs)
     plan = _provider_plan(request, choice, tasks, measured, loaded, ui.say)
     if request.mode is RunMode.RECORD:
         plan, _ = recording_plan(plan)
@@ -544,6 +482,6 @@ def run_request(request: LabRequest, ui: Ui) -> LabOutcome:
             ui.on_start(start)
             created_at = created_at_for(now) if resumed is None else resumed.stored.created_at
             ctx = _context(request, choice, plan, ui, agents.runners)
-            return _execute(request, start, ctx, ui, created_at, resumed)
+            return _execute(request, start, ctx, ui, created_at, resumed, outputs)
     finally:
         plan.close()

@@ -20,14 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from returns.result import Failure, Success
-
 from alisio.core.harness.endpoint import endpoint_of
 from alisio.core.lab.formats import SCRIPTED_PROVIDER
 from alisio.core.lab.records import RunRecord
 from alisio.core.lab.schedule import RunSpec
 from alisio.core.lab.suite import Task
 from alisio.core.replay.fingerprint import Rules
+from alisio.shell.errors import expect
 from alisio.shell.harness.providers.base import Provider, ProviderFailure
 from alisio.shell.harness.providers.scripted import ScriptedProvider
 from alisio.shell.lab.errors import LabError
@@ -91,11 +90,7 @@ def live_plan(
     from alisio.shell.harness.providers.gate import EndpointGate
     from alisio.shell.harness.providers.registry import build_provider
 
-    match resolve_provider(loaded, model, base_url, env):
-        case Failure(error):
-            raise LabError(str(error))
-        case Success(resolved):
-            pass
+    resolved = expect(resolve_provider(loaded, model, base_url, env))
     key = resolved.api_key.reveal() if resolved.api_key is not None else None
     provider = build_provider(
         resolved.api,

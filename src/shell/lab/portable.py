@@ -44,6 +44,7 @@ __all__ = [
     "RunSecrets",
     "decode_run",
     "encode_run",
+    "scripted",
     "suite_archive",
     "unpack_suite",
 ]

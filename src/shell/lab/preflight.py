@@ -30,6 +30,7 @@ from alisio.core.harness.policy import Policy, check_task_policy
 from alisio.core.lab.schedule import select_tasks
 from alisio.core.lab.suite import Policy as TaskPolicy
 from alisio.core.lab.suite import Task
+from alisio.shell.errors import expect
 from alisio.shell.lab.errors import LabError
 from alisio.shell.lab.suites import LoadedSuite
 
@@ -105,10 +106,7 @@ def preflight(
             not granted, with the flag to pass; mode full without ``--allow-suite-full``; an agent the
             configuration does not have), naming every task it concerns.
     """
-    selected = select_tasks(loaded.suite, wanted)
-    if isinstance(selected, Failure):
-        raise LabError(str(selected.failure()))
-    tasks: tuple[Task, ...] = selected.unwrap()
+    tasks = expect(select_tasks(loaded.suite, wanted))
     ceiling = frozenset({Effect.READ}) if read_only else granted
     problems = [
         (task.id, problem)

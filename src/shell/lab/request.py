@@ -115,7 +115,10 @@ class Output:
     quiet: bool = False
     """Print only the final table (no headline, no line per run)."""
     junit: Path | None = None
-    """``--junit FILE``: also write the results as JUnit XML (the CLI writes it after the runs)."""
+    """``--junit FILE``: also write the results as JUnit XML (a row of ``alisio.shell.lab.outputs``)."""
+    step_summary: bool = False
+    """Append the Markdown summary to ``$GITHUB_STEP_SUMMARY`` when it is set (``eval run``, ``eval
+    variants``; ``eval ci`` appends one summary of every suite itself)."""
 
 
 @dataclass(frozen=True)

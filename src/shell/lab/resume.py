@@ -16,8 +16,6 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from returns.result import Failure
-
 from alisio.core.harness.config import config_hash
 from alisio.core.harness.events import Effect
 from alisio.core.lab.manifest import (
@@ -31,6 +29,7 @@ from alisio.core.lab.manifest import (
 from alisio.core.lab.records import RunRecord, decode_runs, encode_runs
 from alisio.core.lab.schedule import RunSpec
 from alisio.core.lab.transcript import transcript_path
+from alisio.shell.errors import expect
 from alisio.shell.lab.errors import LabError
 from alisio.shell.lab.model import LabStart, Resumed
 from alisio.shell.lab.request import LabRequest, Output, Permissions, ProviderOptions, RunMode, Selection
@@ -40,6 +39,7 @@ from alisio.shell.lab.stored import report_dir
 __all__ = [
     "PLAN_JSON",
     "RETRIED",
+    "plan_file",
     "prepare_resume",
     "read_manifest",
     "resume_request",
@@ -73,11 +73,7 @@ def read_manifest(directory: Path) -> RunManifest:
         data = path.read_bytes()
     except OSError as error:
         raise LabError(f"{path}: cannot read: {error.strerror or error}") from None
-    match decode_manifest(data, str(path)):
-        case Failure(error):
-            raise LabError(str(error))
-        case decoded:
-            manifest: RunManifest = decoded.unwrap()
+    manifest = expect(decode_manifest(data, str(path)))
     return manifest
 
 
@@ -146,11 +142,9 @@ def _records(path: Path, say: Callable[[str], None]) -> tuple[RunRecord, ...]:
             f"warning: {path}: the last line was cut off (a write was interrupted); it is dropped and that run runs again"
         )
         write_bytes_atomic(path, whole)
-    match decode_runs(whole, str(path)):
-        case Failure(error):
-            raise LabError(str(error), "nothing was run: the runs of this directory cannot be read")
-        case decoded:
-            records: tuple[RunRecord, ...] = decoded.unwrap()
+    records = expect(
+        decode_runs(whole, str(path)), "", "nothing was run: the runs of this directory cannot be read"
+    )
     return records
 
 

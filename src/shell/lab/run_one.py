@@ -137,6 +137,7 @@ def _judged_run(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> Finishe
         verifiers,
         config_hash=measured_hash,
         error=result.message,
+        expected_verifiers=len(task.verifiers),
     )
     return Finished(
         record=result.finish(record), transcript=encode_transcript(result.events, ctx.credentials)

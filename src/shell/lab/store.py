@@ -1,4 +1,5 @@
-"""Report files on disk: report.json, report.md, report.html and runs.jsonl, written atomically and read back.
+"""Report files on disk: written atomically and read back (``alisio.shell.lab.outputs`` says which are
+written, and when).
 
 Every write goes to a temporary file in the target directory, is flushed to disk, then renamed over the
 target with ``os.replace``: a reader sees the old file or the new one, never a partial file. Reading turns
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from returns.result import Failure, Result
@@ -22,11 +23,10 @@ from alisio.core.lab.html_transcript import (
     transcript_view_of,
     unavailable,
 )
-from alisio.core.lab.records import RunRecord, decode_runs, encode_runs
-from alisio.core.lab.render import render_markdown
+from alisio.core.lab.records import RunRecord, decode_runs
 from alisio.core.lab.render_html import REPORT_HTML, render_report_html
 from alisio.core.lab.report import Report
-from alisio.core.lab.report_json import decode_report, encode_report
+from alisio.core.lab.report_json import decode_report
 from alisio.core.lab.transcript import transcript_path
 
 __all__ = [
@@ -38,7 +38,7 @@ __all__ = [
     "read_runs",
     "report_json_path",
     "write_bytes_atomic",
-    "write_report_files",
+    "write_report_html",
 ]
 
 REPORT_JSON = "report.json"
@@ -91,23 +91,6 @@ def write_report_html(
     write_bytes_atomic(
         directory / REPORT_HTML, render_report_html(report, records, views, known, show_as=show_as).encode()
     )
-
-
-def write_report_files(
-    directory: Path,
-    report: Report,
-    records: Iterable[RunRecord],
-    known: tuple[tuple[str, str], ...] = (),
-    show_as: str | None = None,
-) -> None:
-    """Write runs.jsonl, report.json, report.md and report.html into ``directory`` (created if missing), each
-    atomically; ``known`` are the exact credentials kept out of report.md and report.html; ``show_as`` is what
-    their ``eval show`` commands are given (the run id by default, the directory for an ``--out`` report)."""
-    runs = tuple(records)
-    write_bytes_atomic(directory / RUNS_JSONL, encode_runs(runs))
-    write_bytes_atomic(directory / REPORT_JSON, encode_report(report))
-    write_bytes_atomic(directory / REPORT_MD, render_markdown(report, runs, known, show_as=show_as).encode())
-    write_report_html(directory, report, runs, known, show_as)
 
 
 def report_json_path(path: Path) -> Path:

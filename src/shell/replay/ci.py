@@ -26,7 +26,13 @@ from alisio.shell.lab.suite_choice import NO_BUNDLED, SuiteChoice, bundled_suite
 from alisio.shell.lab.suites import LoadedSuite, discover_suites
 from alisio.shell.replay.cassettes import cassette_dir_for
 
-__all__ = ["CiOutcome", "SuiteReplay", "ci_suites", "replay_suite"]
+__all__ = [
+    "CiOutcome",
+    "SuiteReplay",
+    "ci_suites",
+    "replay_all",
+    "replay_suite",
+]
 
 CI_PERMISSIONS = Permissions(write=True, process=True)
 """What the bundled cassettes are recorded with and what ``eval ci`` grants."""

@@ -30,16 +30,24 @@ import tempfile
 from collections.abc import Iterator
 from typing import BinaryIO, Final
 
-from returns.result import Failure
-
 from alisio.core.harness.edits import apply_edit, check_edit_request, check_fresh
 from alisio.core.harness.reading import partial_view, read_view
 from alisio.core.harness.tooldefs import EditFileArgs, ListDirArgs, ReadFileArgs, WriteFileArgs
+from alisio.shell.errors import expect
 from alisio.shell.harness.tools.context import CallTime, ToolContext, ToolError, ToolOutcome, sha256_hex
 from alisio.shell.harness.tools.limits import TimeLimitReached, time_limit
 from alisio.shell.harness.tools.paths import ResolvedPath, resolve_in_workspace
 
-__all__ = ["edit_file", "file_kind", "list_dir", "open_regular", "read_capped", "read_file", "write_file"]
+__all__ = [
+    "SNIFF_BYTES",
+    "edit_file",
+    "file_kind",
+    "list_dir",
+    "open_regular",
+    "read_capped",
+    "read_file",
+    "write_file",
+]
 
 SNIFF_BYTES: Final = 8192
 """A NUL byte in the first this many bytes makes a file binary."""
@@ -127,9 +135,7 @@ def read_file(args: ReadFileArgs, ctx: ToolContext, budget: CallTime) -> ToolOut
     digest = sha256_hex(data)
     ctx.read_hashes[resolved.relative] = digest
     view = read_view(resolved.relative, digest, text, args.offset, args.limit, ctx.read_max_chars)
-    if isinstance(view, Failure):
-        raise ToolError(str(view.failure()))
-    return ToolOutcome(True, view.unwrap())
+    return ToolOutcome(True, expect(view, error=ToolError))
 
 
 def _read_window(file: BinaryIO, relative: str, args: ReadFileArgs, ctx: ToolContext) -> ToolOutcome:
@@ -143,9 +149,7 @@ def _read_window(file: BinaryIO, relative: str, args: ReadFileArgs, ctx: ToolCon
     lines = _decode_lines(raw, relative, start, cut=total is None and sum(map(len, raw)) >= max_bytes)
     size = os.fstat(file.fileno()).st_size
     view = partial_view(relative, size, ctx.file_max_bytes, start, lines, total, ctx.read_max_chars)
-    if isinstance(view, Failure):
-        raise ToolError(str(view.failure()))
-    return ToolOutcome(True, view.unwrap())
+    return ToolOutcome(True, expect(view, error=ToolError))
 
 
 def _stream_lines(
@@ -308,9 +312,7 @@ def edit_file(args: EditFileArgs, ctx: ToolContext) -> ToolOutcome:
         raise ToolError(
             f"file not found: {relative}; edit_file changes existing files, use write_file to create one"
         )
-    request = check_edit_request(args.old_string, args.new_string)
-    if isinstance(request, Failure):
-        raise ToolError(str(request.failure()))
+    expect(check_edit_request(args.old_string, args.new_string), error=ToolError)
     with open_regular(resolved, "edit_file") as file:
         data = read_capped(file, ctx.file_max_bytes)
     if len(data) > ctx.file_max_bytes:
@@ -319,13 +321,10 @@ def edit_file(args: EditFileArgs, ctx: ToolContext) -> ToolOutcome:
             "script) to edit it"
         )
     digest = sha256_hex(data)
-    fresh = check_fresh(relative, digest, args.sha256, ctx.read_hashes.get(relative))
-    if isinstance(fresh, Failure):
-        raise ToolError(str(fresh.failure()))
-    edited = apply_edit(relative, _decode_text(data, relative), args.old_string, args.new_string)
-    if isinstance(edited, Failure):
-        raise ToolError(str(edited.failure()))
-    edit = edited.unwrap()
+    expect(check_fresh(relative, digest, args.sha256, ctx.read_hashes.get(relative)), error=ToolError)
+    edit = expect(
+        apply_edit(relative, _decode_text(data, relative), args.old_string, args.new_string), error=ToolError
+    )
     new_data = edit.text.encode("utf-8")
     _store(resolved, new_data, "edit_file")
     new_digest = sha256_hex(new_data)

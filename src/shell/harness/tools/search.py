@@ -26,10 +26,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Final
 
-from returns.result import Failure, Success
-
 from alisio.core.harness.tooldefs import AnalyzeArgs, SearchArgs
 from alisio.core.share.linear_regex import LinearPattern, compile_linear
+from alisio.shell.errors import expect
 from alisio.shell.harness.tools.context import CallTime, ToolContext, ToolError, ToolOutcome
 from alisio.shell.harness.tools.files import SNIFF_BYTES, file_kind, read_capped
 from alisio.shell.harness.tools.limits import TimeLimitReached, time_limit
@@ -147,11 +146,9 @@ def search(args: SearchArgs, ctx: ToolContext, budget: CallTime) -> ToolOutcome:
     """Search the text files under ``args.path`` line by line; see the module docstring for the bounds."""
     found = _Found()
     resolved = resolve_in_workspace(ctx.root, args.path or ".")
-    match compile_linear(args.pattern):
-        case Failure(why):
-            raise ToolError(f"invalid regular expression {args.pattern!r}: {why}")
-        case Success(pattern):
-            pass
+    pattern = expect(
+        compile_linear(args.pattern), f"invalid regular expression {args.pattern!r}", error=ToolError
+    )
     deadline = time.monotonic() + budget.seconds
     _scan(pattern, resolved, ctx, found, deadline)
     if found.stopped:
