@@ -11,10 +11,12 @@ The steps, in order, and the module that does each:
 4. preflight: the selected tasks, and every task's policy and agent against the grants and each arm's
    configuration (``preflight.preflight``), before anything runs;
 5. outputs: ``--out`` (refused when it holds a report, unless ``--force``) or the cassette directory;
+   nothing is removed yet;
 6. the provider plan: live, ``--script``, or the cassettes of replay (``plans``, ``alisio.shell.replay.record``);
    record wraps it to keep every call;
 7. confirmation of a third-party suite (``suite_choice.confirm_third_party``);
-8. the report directory, claimed and locked for the command's life (``directory``);
+8. the report directory, claimed and locked for the command's life (``directory``); with ``--force``, the
+   report it held is removed now, under the lock;
 9. the run loop (``runner.run_loop``): every planned run through ``run_one.run_one`` and an executor, each
    record appended to its arm's runs.jsonl as it finishes;
 10. reports: each arm's report.json, report.md and runs.jsonl (``alisio.core.lab.report``, ``store``), the
@@ -49,7 +51,14 @@ from alisio.core.lab.variants import VariantsPlan, interleave
 from alisio.core.replay.cassette import CassetteHeader
 from alisio.shell.config_home import LoadedConfig, data_dir, load_config
 from alisio.shell.harness.providers.transport import GIVE_UP_MARK
-from alisio.shell.lab.directory import claim_run_dir, created_at_for, lock_directory, prepare_out, run_id_for
+from alisio.shell.lab.directory import (
+    claim_run_dir,
+    clear_out,
+    created_at_for,
+    lock_directory,
+    prepare_out,
+    run_id_for,
+)
 from alisio.shell.lab.errors import LabError, LabStopped
 from alisio.shell.lab.model import ArmResult, LabOutcome, LabStart, Resumed, Ui
 from alisio.shell.lab.plans import ProviderPlan, live_plan, scripted_plan
@@ -157,8 +166,14 @@ def _provider_plan(
 
 
 @contextlib.contextmanager
-def _report_directory(request: LabRequest, now: datetime) -> Iterator[tuple[str, Path]]:
-    """The run id and the report directory, claimed and locked for the block (temporary for a recording)."""
+def _report_directory(
+    request: LabRequest, now: datetime, subdirs: Sequence[str]
+) -> Iterator[tuple[str, Path]]:
+    """The run id and the report directory, claimed and locked for the block (temporary for a recording).
+
+    ``--force`` removes the report ``--out`` holds only once the lock is held: a command still writing
+    there refuses this one, and keeps every record it wrote.
+    """
     run_id = run_id_for(now)
     if request.mode is RunMode.RECORD:
         directory = Path(tempfile.mkdtemp(prefix=owned_prefix("record")))
@@ -175,6 +190,8 @@ def _report_directory(request: LabRequest, now: datetime) -> Iterator[tuple[str,
     else:
         run_id, directory = claim_run_dir(data_dir(request.env), run_id, request.env)
     with lock_directory(directory):
+        if request.resume is None and request.output.out is not None and request.output.force:
+            clear_out(directory, "--out", subdirs)
         yield run_id, directory
 
 
@@ -481,7 +498,8 @@ def run_request(request: LabRequest, ui: Ui) -> LabOutcome:
             choice, yes=request.selection.yes, interactive=ui.interactive, say=ui.say, ask=ask
         )
         now = datetime.now(UTC)
-        with _report_directory(request, now) as (run_id, root):
+        subdirs = [] if variants is None else [v.id for v in variants.variants]
+        with _report_directory(request, now, subdirs) as (run_id, root):
             start = LabStart(
                 choice=choice,
                 tasks=tasks,
