@@ -5,6 +5,7 @@ Real subprocesses where a signal or an exit code matters, real local servers for
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import time
@@ -98,3 +99,145 @@ def test_force_refuses_a_directory_holding_files_no_report_wrote(home: Path) -> 
     replaced = alisio(home, *args, "--force")
     assert replaced.returncode == 0, replaced.stderr
     assert len((project / "runs.jsonl").read_bytes().splitlines()) == 1
+
+
+# --- 4, 18, 9: one redaction, control sequences escaped -----------------------------------------------------
+
+DEPLOY = "deploy-value-0123456789abcdef"
+GHP = "ghp_" + "A1b2C3d4E5" * 4
+SK_PROJ = "sk-proj-" + "abcdefghij" * 3
+HOSTILE = f"token {DEPLOY} gh {GHP} key {SK_PROJ} url https://bob:hunter2pass@example.com/x \x1b]0;owned\x07\x1b[2J end"
+
+
+def _hostile_suite(home: Path) -> Path:
+    """A suite whose check prints credentials and terminal control sequences as the verifier's detail."""
+    suite = make_suite(home, task("leaky", verifiers=[
+        {"kind": "command", "id": "check", "command": ["python3", "leak.py"], "timeoutMs": 30000}]))  # fmt: skip
+    (suite / "fixtures" / "calc" / "leak.py").write_text(f"import sys\nprint({HOSTILE!r})\nsys.exit(1)\n")
+    return suite
+
+
+def _clean(text: str) -> None:
+    for secret in (DEPLOY, GHP, SK_PROJ, "hunter2pass"):
+        assert secret not in text
+    assert "\x1b" not in text and "\x07" not in text
+
+
+def test_every_output_redacts_the_same_text_and_escapes_control_sequences(home: Path) -> None:
+    """Items 4 and 9: a verifier's detail holding DEPLOY_TOKEN's value, ghp_ and sk-proj- shapes, a URL
+    password, ESC]0;title BEL and ESC[2J: the progress line, eval show, report.md, report.html and JUnit
+    hold none of them; eval export refuses the run, naming the field, never the value."""
+    suite = _hostile_suite(home)
+    script = write_script(home / "n.json", {"turns": [{"text": "done"}]})
+    out = home / "out"
+    env = _env(home) | {"DEPLOY_TOKEN": DEPLOY}
+    args = ["eval", "run", "calc-suite", "--suite-dir", str(suite), "--yes", "-k", "1", "--allow-write", "--script", str(script),
+            "--out", str(out), "--junit", str(home / "junit.xml")]  # fmt: skip
+    run = subprocess.run(
+        [str(ALISIO), *args], capture_output=True, text=True, env=env, timeout=120, check=False
+    )
+    assert run.returncode == 0, run.stderr
+    assert "<redacted: credential DEPLOY_TOKEN>" in run.stderr
+    _clean(run.stderr)
+    for path in (out / "report.md", out / "report.html", home / "junit.xml"):
+        _clean(path.read_text())
+    show = subprocess.run([str(ALISIO), "eval", "show", str(out)], capture_output=True, text=True, env=env,
+                          timeout=60, check=False)  # fmt: skip
+    assert show.returncode == 0, show.stderr
+    assert "<redacted: github-token>" in show.stdout and "<redacted: openai-key>" in show.stdout
+    assert "<redacted: credential DEPLOY_TOKEN>" in show.stdout and "\\x1b]0;owned\\x07" in show.stdout
+    _clean(show.stdout)
+    export = subprocess.run([str(ALISIO), "eval", "export", str(out), "--out", str(home / "b.json")],
+                            capture_output=True, text=True, env=env, timeout=60, check=False)  # fmt: skip
+    assert export.returncode == 1 and not (home / "b.json").exists()
+    _clean(export.stderr)
+
+
+def test_a_provider_echoing_the_basic_authorization_header_is_redacted(home: Path) -> None:
+    """Item 18: with baseUrl http://user:password@host/v1 the provider echoes `Authorization: Basic <base64 of
+    user:password>` as its answer: the transcript, report.html, report.md and eval show hold only
+    `<redacted: basic-credential>`."""
+    import base64
+
+    from tests.integration.sse_server import Reply, SseServer
+
+    basic = base64.b64encode(b"alice:s3cret-pass").decode()
+    echo = f"you sent Authorization: Basic {basic}"
+    with SseServer() as server:
+        server.enqueue(Reply.sse(
+            {"choices": [{"index": 0, "delta": {"role": "assistant", "content": echo}, "finish_reason": None}]},
+            {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+            {"choices": [], "usage": {"prompt_tokens": 9, "completion_tokens": 3, "total_tokens": 12}},
+        ))  # fmt: skip
+        url = server.base_url.replace("http://", "http://alice:s3cret-pass@")
+        (home / "config" / "config.toml").write_text(f'[provider]\nbaseUrl = "{url}"\nmodel = "m"\n')
+        suite = make_suite(home)
+        out = home / "out"
+        run = alisio(home, "eval", "run", "calc-suite", "--suite-dir", str(suite), "--yes", "-k", "1",
+                     "--allow-write", "--out", str(out))  # fmt: skip
+        assert run.returncode == 0, run.stderr
+        assert server.requests[0].headers["authorization"] == f"Basic {basic}"  # what the echo shows
+    show = alisio(home, "eval", "show", str(out))
+    assert show.returncode == 0, show.stderr
+    assert "<redacted: basic-credential>" in show.stdout
+    for text in (show.stdout, (out / "runs" / "fix-add" / "0.jsonl").read_text(), (out / "report.html").read_text(),
+                 (out / "report.md").read_text(), run.stderr):  # fmt: skip
+        assert basic not in text and "s3cret-pass" not in text
+
+
+# --- 10: Markdown injection ------------------------------------------------------------------------------
+
+INJECTION = "bad key\n\n# Owned heading\n<img src=http://evil.example/t.png> <script>alert(1)</script> [x](http://evil.example) \x1b]0;title\x07\x1b[2J"
+
+
+def test_a_providers_401_message_cannot_inject_markdown_or_html(home: Path) -> None:
+    """Item 10: a 401 whose message holds a heading, <img> and <script>: the Interrupted notice of report.md
+    and of $GITHUB_STEP_SUMMARY shows it as inert text on one line, and the terminal line has no raw newline
+    of it."""
+    from tests.integration.sse_server import Reply, SseServer
+
+    suite = make_suite(home)
+    summary = home / "summary.md"
+    with SseServer() as server:
+        server.enqueue(Reply.json({"error": {"message": INJECTION}}, status=401))
+        (home / "config" / "config.toml").write_text(
+            f'[provider]\nbaseUrl = "{server.base_url}"\nmodel = "m"\n'
+        )
+        env = _env(home) | {"GITHUB_STEP_SUMMARY": str(summary)}
+        run = subprocess.run(
+            [str(ALISIO), "eval", "run", "calc-suite", "--suite-dir", str(suite), "--yes", "-k", "3", "-j", "1",
+             "--allow-write", "--out", str(home / "out")],
+            capture_output=True, text=True, env=env, timeout=120, check=False, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+    assert run.returncode == 1, run.stderr
+    assert "Owned heading" in run.stderr and "\x1b" not in run.stderr and "\x07" not in run.stderr  # item 9
+    for text in ((home / "out" / "report.md").read_text(), summary.read_text()):
+        assert "\x1b" not in text
+        assert "Interrupted" in text
+        assert not any(line.startswith("# Owned") for line in text.splitlines())
+        assert "<img" not in text and "<script" not in text and "](http://evil" not in text
+        assert "&lt;img src=http://evil.example/t.png>" in text
+        assert "&lt;script>" in text and "\\n\\n# Owned heading" in text
+
+
+def test_a_task_id_with_newlines_cannot_break_a_comparison_table(home: Path) -> None:
+    """Item 10: report.json given to compare whose task id holds newlines and a pipe: the step summary's
+    table keeps one row per task, the id shown with visible \\n."""
+    suite = make_suite(home)
+    script = write_script(home / "f.json", FIX)
+    out = home / "out"
+    assert alisio(home, "eval", "run", "calc-suite", "--suite-dir", str(suite), "--yes", "-k", "1",
+                  "--allow-write", "--script", str(script), "--out", str(out)).returncode == 0  # fmt: skip
+    document = json.loads((out / "report.json").read_text())
+    document["tasks"][0]["taskId"] = "fix-add\n| evil | row |\n## Heading"
+    forged = home / "forged.json"
+    forged.write_text(json.dumps(document))
+    summary = home / "summary.md"
+    env = _env(home) | {"GITHUB_STEP_SUMMARY": str(summary)}
+    done = subprocess.run([str(ALISIO), "eval", "compare", str(forged), str(forged)], capture_output=True,
+                          text=True, env=env, timeout=60, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    for text in (summary.read_text(), done.stdout):
+        lines = text.splitlines()
+        assert not any(line.startswith(("| evil", "## Heading")) for line in lines)
+        assert any("fix-add\\n\\| evil \\| row \\|\\n## Heading" in line for line in lines)

@@ -37,8 +37,10 @@ if TYPE_CHECKING:
 
 
 def say(line: str) -> None:
-    """Write one line for people on stderr (stdout is data) and flush it at once."""
-    sys.stderr.write(line + "\n")
+    """Write one line for people on stderr (stdout is data), made safe (``shown``), and flush it at once."""
+    from alisio.shell.cli.safe_text import shown
+
+    sys.stderr.write(shown(line) + "\n")
     sys.stderr.flush()
 
 

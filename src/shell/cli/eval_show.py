@@ -43,6 +43,7 @@ def show(ref: Ref, task: TaskOption = None, rep: RepOption = None, json_output: 
 
     from alisio.core.lab.show import pick_run, render_run
     from alisio.core.lab.transcript import transcript_path
+    from alisio.shell.cli.safe_text import redacted, shown
     from alisio.shell.config_home import data_dir
     from alisio.shell.lab.errors import LabError
     from alisio.shell.lab.store import read_runs
@@ -61,7 +62,7 @@ def show(ref: Ref, task: TaskOption = None, rep: RepOption = None, json_output: 
     if json_output:
         if data is None:
             raise LabError(f"{path}: no transcript was kept for this run (written by an older alisio)")
-        common.out(data)
+        common.out(redacted(data.decode("utf-8", "replace")))
         return ExitCode.OK
     events = None
     if data is not None:
@@ -71,5 +72,5 @@ def show(ref: Ref, task: TaskOption = None, rep: RepOption = None, json_output: 
             events = decode_transcript(data)
         except msgspec.DecodeError as error:
             raise LabError(f"{path}: not a transcript: {error}") from None
-    common.out(render_run(record, events))
+    common.out(shown(render_run(record, events)))  # verifier details and model text are untrusted
     return ExitCode.OK

@@ -177,8 +177,10 @@ def run_command_line(application: typer.Typer, argv: Sequence[str], prefix: str 
         error.show()
         return 1
     except LabError as error:
+        from alisio.shell.cli.safe_text import shown
+
         for line in error.lines:
-            print(f"{name}: {line}", file=sys.stderr)
+            print(shown(f"{name}: {line}"), file=sys.stderr)
         return 1
     except KeyboardInterrupt as error:
         return _interrupted(error, name)
