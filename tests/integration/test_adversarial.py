@@ -241,3 +241,33 @@ def test_a_task_id_with_newlines_cannot_break_a_comparison_table(home: Path) -> 
         lines = text.splitlines()
         assert not any(line.startswith(("| evil", "## Heading")) for line in lines)
         assert any("fix-add\\n\\| evil \\| row \\|\\n## Heading" in line for line in lines)
+
+
+# --- 19: ids read back are validated ---------------------------------------------------------------------
+
+
+def test_a_task_id_read_from_runs_jsonl_cannot_leave_the_report_directory(home: Path) -> None:
+    """Item 19: runs.jsonl whose taskId is ../../private: eval show and eval export refuse it in one line
+    naming runs.jsonl and the field, exit 1; nothing outside the report directory is read or bundled."""
+    suite = make_suite(home)
+    script = write_script(home / "f.json", FIX)
+    out = home / "out"
+    assert alisio(home, "eval", "run", "calc-suite", "--suite-dir", str(suite), "--yes", "-k", "1",
+                  "--allow-write", "--script", str(script), "--out", str(out)).returncode == 0  # fmt: skip
+    private = home / "private"
+    private.mkdir()
+    private_transcript = (
+        (out / "runs" / "fix-add" / "0.jsonl").read_text().replace("Fixed add.", "PRIVATE-TEXT")
+    )
+    (private / "0.jsonl").write_text(private_transcript)
+    record = json.loads((out / "runs.jsonl").read_text())
+    record["taskId"] = "../../private"
+    (out / "runs.jsonl").write_text(json.dumps(record) + "\n")
+    for args in (["eval", "show", str(out)], ["eval", "show", str(out), "--json"],
+                 ["eval", "export", str(out), "--out", str(home / "bundle.json")]):  # fmt: skip
+        done = alisio(home, *args)
+        assert done.returncode == 1, (args, done.stdout)
+        assert "PRIVATE-TEXT" not in done.stdout + done.stderr
+        assert "Traceback" not in done.stderr
+        assert "runs.jsonl" in done.stderr and "$.taskId" in done.stderr, done.stderr
+    assert not (home / "bundle.json").exists()
