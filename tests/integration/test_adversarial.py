@@ -271,3 +271,36 @@ def test_a_task_id_read_from_runs_jsonl_cannot_leave_the_report_directory(home: 
         assert "Traceback" not in done.stderr
         assert "runs.jsonl" in done.stderr and "$.taskId" in done.stderr, done.stderr
     assert not (home / "bundle.json").exists()
+
+
+# --- 5: output files are regular files or new names --------------------------------------------------------
+
+
+def test_output_files_never_replace_a_device_fifo_or_link(home: Path) -> None:
+    """Item 5: --junit, compare --html and export --out --force naming a FIFO or a link to /dev/null are
+    refused in one line (exit 1); the FIFO stays a FIFO and /dev/null a character device."""
+    import stat
+
+    suite = make_suite(home)
+    script = write_script(home / "f.json", FIX)
+    out = home / "out"
+    assert alisio(home, "eval", "run", "calc-suite", "--suite-dir", str(suite), "--yes", "-k", "1",
+                  "--allow-write", "--script", str(script), "--out", str(out)).returncode == 0  # fmt: skip
+    fifo = home / "fifo"
+    os.mkfifo(fifo)
+    null_link = home / "null"
+    null_link.symlink_to("/dev/null")
+    for args in (
+        ["eval", "run", "calc-suite", "--suite-dir", str(suite), "--yes", "-k", "1", "--allow-write",
+         "--script", str(script), "--out", str(home / "o2"), "--junit", str(fifo)],
+        ["eval", "compare", str(out), str(out), "--html", str(null_link)],
+        ["eval", "export", str(out), "--out", str(fifo), "--force"],
+        ["eval", "export", str(out), "--out", str(null_link), "--force"],
+    ):  # fmt: skip
+        done = alisio(home, *args, timeout=30)
+        assert done.returncode == 1, (args, done.stderr)
+        lines = [line for line in done.stderr.splitlines() if line.strip()]
+        assert len(lines) == 1 and "is not a regular file" in lines[0], done.stderr
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and null_link.is_symlink()
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    assert not (home / "o2" / "runs.jsonl").exists()  # refused before the first run

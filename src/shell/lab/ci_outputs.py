@@ -2,8 +2,10 @@
 ``$GITHUB_STEP_SUMMARY`` summary. The core builds their text (``alisio.core.lab.junit``,
 ``alisio.core.lab.step_summary``, ``alisio.core.lab.render_html_compare``); this module writes it.
 
-- An output file is checked before the first run (``check_output_file``): it must not be a directory and
-  its directory must be creatable and writable, or the command stops there (exit 1, nothing run).
+- An output file is checked before the first run (``check_output_file``): it must be a regular file or a
+  new name (never a directory, a device such as ``/dev/null``, a FIFO or a link, which a rename would
+  replace) and its directory must be creatable and writable, or the command stops there (exit 1, nothing
+  run).
 - A file is written atomically (a reader never sees a partial file) and replaced if it exists; the
   summary is appended (GitHub gathers every step's blocks in one file).
 - A failure to write after the runs is one line naming the flag, the file and why (``OutputProblem``); the
@@ -17,7 +19,7 @@ from pathlib import Path
 
 from alisio.shell.lab.errors import LabError
 from alisio.shell.lab.preflight import unwritable_dir
-from alisio.shell.lab.store import write_bytes_atomic
+from alisio.shell.lab.store import NOT_REGULAR, not_regular, write_bytes_atomic
 
 __all__ = ["STEP_SUMMARY", "OutputProblem", "append_step_summary", "check_output_file", "write_output_file"]
 
@@ -37,6 +39,8 @@ def check_output_file(path: Path, flag: str) -> None:
     """
     if path.is_dir():
         raise LabError(f"{flag} {path}: is a directory, not a file; nothing was run")
+    if not_regular(path):
+        raise LabError(f"{flag} {path}: {NOT_REGULAR}; nothing was run")
     problem = unwritable_dir(path.parent, flag, named=path)
     if problem is not None:
         raise LabError(problem)

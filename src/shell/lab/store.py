@@ -7,7 +7,9 @@ every problem (missing file, unreadable, not JSON, not a report) into a ``Report
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -32,8 +34,10 @@ from alisio.core.lab.transcript import transcript_path
 __all__ = [
     "REPORT_HTML",
     "REPORT_JSON",
+    "NOT_REGULAR",
     "REPORT_MD",
     "RUNS_JSONL",
+    "not_regular",
     "read_report",
     "read_runs",
     "report_json_path",
@@ -46,8 +50,29 @@ REPORT_MD = "report.md"
 RUNS_JSONL = "runs.jsonl"
 
 
+NOT_REGULAR = (
+    "is not a regular file (a device, FIFO, socket, directory or symbolic link): alisio writes only to a "
+    "regular file or a new name"
+)
+
+
+def not_regular(path: Path) -> bool:
+    """Whether ``path`` exists as anything but a regular file (``/dev/null``, a FIFO, a link...): replacing it
+    by rename would turn a device into a file (as root, ``--junit /dev/null``)."""
+    try:
+        return not stat.S_ISREG(os.lstat(path).st_mode)
+    except FileNotFoundError:
+        return False
+
+
 def write_bytes_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` via a temporary sibling file and ``os.replace`` (never a partial file)."""
+    """Write ``data`` to ``path`` via a temporary sibling file and ``os.replace`` (never a partial file).
+
+    Raises:
+        OSError: also when ``path`` exists but is not a regular file (``NOT_REGULAR``): it is never replaced.
+    """
+    if not_regular(path):
+        raise OSError(errno.EEXIST, NOT_REGULAR, str(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
