@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -304,3 +305,43 @@ def test_output_files_never_replace_a_device_fifo_or_link(home: Path) -> None:
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and null_link.is_symlink()
     assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
     assert not (home / "o2" / "runs.jsonl").exists()  # refused before the first run
+
+
+# --- 13: special files where reports are read or written ---------------------------------------------------
+
+
+def test_report_readers_refuse_fifos_and_devices_at_once(home: Path) -> None:
+    """Item 13: report.json or runs.jsonl as a FIFO, report.json linked to /dev/zero: compare, export and show
+    exit 1 at once with one line naming the file; $GITHUB_STEP_SUMMARY naming a FIFO does not hang eval run
+    (its report is written, the summary is refused in one line)."""
+    suite = make_suite(home)
+    script = write_script(home / "f.json", FIX)
+    run_args = ["eval", "run", "calc-suite", "--suite-dir", str(suite), "--yes", "-k", "1", "--allow-write",
+                "--script", str(script)]  # fmt: skip
+    fifo = home / "summary-fifo"
+    os.mkfifo(fifo)
+    env = _env(home) | {"GITHUB_STEP_SUMMARY": str(fifo)}
+    out = home / "out"
+    run = subprocess.run([str(ALISIO), *run_args, "--out", str(out)], capture_output=True, text=True, env=env,
+                         timeout=30, check=False, stdin=subprocess.DEVNULL)  # fmt: skip
+    assert run.returncode == 1 and (out / "report.json").is_file()
+    assert f"$GITHUB_STEP_SUMMARY {fifo}: cannot append" in run.stderr and "not a regular file" in run.stderr
+    for name, make in (("report.json", "fifo"), ("runs.jsonl", "fifo"), ("report.json", "zero")):
+        broken = home / f"broken-{name}-{make}"
+        shutil.copytree(out, broken)
+        (broken / name).unlink()
+        if make == "fifo":
+            os.mkfifo(broken / name)
+        else:
+            (broken / name).symlink_to("/dev/zero")
+        commands = [["eval", "export", str(broken), "--out", str(home / "b.json")]]
+        if name == "report.json":
+            commands.append(["eval", "compare", str(broken), str(out)])
+        else:  # eval show reads runs.jsonl and the transcript, not report.json
+            commands.append(["eval", "show", str(broken)])
+        for args in commands:
+            started = time.monotonic()
+            done = alisio(home, *args, timeout=20)
+            assert time.monotonic() - started < 10
+            assert done.returncode == 1, (args, done.stderr)
+            assert "not a regular file" in done.stderr and "Traceback" not in done.stderr, done.stderr

@@ -46,7 +46,7 @@ def show(ref: Ref, task: TaskOption = None, rep: RepOption = None, json_output: 
     from alisio.shell.cli.safe_text import redacted, shown
     from alisio.shell.config_home import data_dir
     from alisio.shell.lab.errors import LabError
-    from alisio.shell.lab.store import read_runs
+    from alisio.shell.lab.store import read_regular, read_runs
     from alisio.shell.lab.stored import report_dir
 
     directory = report_dir(ref, data_dir(common.environment()), "show")
@@ -58,7 +58,12 @@ def show(ref: Ref, task: TaskOption = None, rep: RepOption = None, json_output: 
         raise LabError(f"{directory}: {picked.failure()}")
     record = picked.unwrap()
     path = directory / transcript_path(record.task_id, record.repetition)
-    data = path.read_bytes() if path.is_file() else None
+    try:
+        data = read_regular(path)
+    except FileNotFoundError:
+        data = None
+    except OSError as error:
+        raise LabError(f"{path}: cannot read: {error.strerror or error}") from None
     if json_output:
         if data is None:
             raise LabError(f"{path}: no transcript was kept for this run (written by an older alisio)")

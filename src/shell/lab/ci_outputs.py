@@ -7,13 +7,17 @@
   replace) and its directory must be creatable and writable, or the command stops there (exit 1, nothing
   run).
 - A file is written atomically (a reader never sees a partial file) and replaced if it exists; the
-  summary is appended (GitHub gathers every step's blocks in one file).
+  summary is appended (GitHub gathers every step's blocks in one file), to a regular file only (a FIFO
+  never hangs the command after its report).
 - A failure to write after the runs is one line naming the flag, the file and why (``OutputProblem``); the
   command then exits 1 unless it already exits non-zero (a divergence keeps 2, a gate 4).
 """
 
 from __future__ import annotations
 
+import errno
+import os
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -67,8 +71,17 @@ def append_step_summary(env: Mapping[str, str], text: str) -> None:
     target = env.get(STEP_SUMMARY, "")
     if not target:
         return
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0)
+    refused = NOT_REGULAR.replace("writes only to", "appends only to")
     try:
-        with Path(target).open("a", encoding="utf-8") as handle:
+        if (
+            Path(target).exists() and not Path(target).is_file()
+        ):  # a FIFO, a device (a link to a file is fine)
+            raise OSError(errno.EINVAL, refused)
+        descriptor = os.open(target, flags, 0o644)  # a FIFO without a reader fails at once (ENXIO)
+        with os.fdopen(descriptor, "a", encoding="utf-8") as handle:
+            if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+                raise OSError(errno.EINVAL, refused)
             handle.write(text)
     except OSError as error:
         raise OutputProblem(f"${STEP_SUMMARY} {target}: cannot append: {error.strerror or error}") from None

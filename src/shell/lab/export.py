@@ -43,6 +43,7 @@ from alisio.shell.lab.store import (
     NOT_REGULAR,
     REPORT_MD,
     not_regular,
+    read_regular,
     read_report,
     read_runs,
     write_bytes_atomic,
@@ -143,7 +144,7 @@ def _hit_lines(hits: Sequence[SecretHit]) -> tuple[str, ...]:
 def _read_markdown(run_dir: Path, report: Report) -> Result[str, str]:
     """report.md, or the report rendered again when the file is missing (rendering is deterministic)."""
     try:
-        return Success((run_dir / REPORT_MD).read_text(encoding="utf-8"))
+        return Success(read_regular(run_dir / REPORT_MD).decode("utf-8"))
     except FileNotFoundError:
         return Success(render_markdown(report))
     except (OSError, UnicodeDecodeError) as error:
@@ -177,7 +178,7 @@ def _read_transcripts(run_dir: Path, runs: Sequence[RunRecord]) -> Result[dict[s
     for record in runs:
         path = run_dir / transcript_path(record.task_id, record.repetition)
         try:
-            data = path.read_bytes()
+            data = read_regular(path)
         except FileNotFoundError:
             continue
         except OSError as error:

@@ -34,7 +34,7 @@ from alisio.core.lab.transcript import transcript_path
 from alisio.shell.lab.errors import LabError
 from alisio.shell.lab.model import LabStart, Resumed
 from alisio.shell.lab.request import LabRequest, Output, Permissions, ProviderOptions, RunMode, Selection
-from alisio.shell.lab.store import RUNS_JSONL, write_bytes_atomic
+from alisio.shell.lab.store import RUNS_JSONL, read_regular, write_bytes_atomic
 from alisio.shell.lab.stored import report_dir
 
 __all__ = [
@@ -70,7 +70,7 @@ def read_manifest(directory: Path) -> RunManifest:
     """plan.json of ``directory``; an unreadable or invalid one is a ``LabError`` naming it."""
     path = directory / PLAN_JSON
     try:
-        data = path.read_bytes()
+        data = read_regular(path)
     except OSError as error:
         raise LabError(f"{path}: cannot read: {error.strerror or error}") from None
     match decode_manifest(data, str(path)):
@@ -134,7 +134,7 @@ def resume_request(
 
 def _records(path: Path, say: Callable[[str], None]) -> tuple[RunRecord, ...]:
     try:
-        data = path.read_bytes()
+        data = read_regular(path)
     except FileNotFoundError:
         return ()
     except OSError as error:

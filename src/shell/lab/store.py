@@ -32,12 +32,13 @@ from alisio.core.lab.report_json import decode_report, encode_report
 from alisio.core.lab.transcript import transcript_path
 
 __all__ = [
+    "NOT_REGULAR",
     "REPORT_HTML",
     "REPORT_JSON",
-    "NOT_REGULAR",
     "REPORT_MD",
     "RUNS_JSONL",
     "not_regular",
+    "read_regular",
     "read_report",
     "read_runs",
     "report_json_path",
@@ -63,6 +64,39 @@ def not_regular(path: Path) -> bool:
         return not stat.S_ISREG(os.lstat(path).st_mode)
     except FileNotFoundError:
         return False
+
+
+REPORT_MAX_BYTES = 1 << 30
+"""The most a report file (report.json, runs.jsonl, plan.json, a transcript) may hold when read back: a link
+to ``/dev/zero`` or a runaway file is refused instead of read until memory runs out."""
+
+
+def read_regular(path: Path, limit: int = REPORT_MAX_BYTES) -> bytes:
+    """The bytes of the regular file ``path`` (a link to one is fine), at most ``limit``; opened without
+    blocking, so a FIFO never hangs the reader.
+
+    Raises:
+        OSError: it cannot be opened or read, is a directory (``IsADirectoryError``), is not a regular file
+            or is larger than ``limit`` (the strerror says which).
+    """
+    from alisio.shell.harness.tools.files import file_kind
+
+    flags = (
+        os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    )
+    descriptor = os.open(path, flags)
+    with os.fdopen(descriptor, "rb") as handle:
+        mode = os.fstat(descriptor).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, "is a directory", str(path))
+        if not stat.S_ISREG(mode):
+            raise OSError(errno.EINVAL, f"it is {file_kind(mode)}, not a regular file", str(path))
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise OSError(
+            errno.EFBIG, f"it is larger than {limit >> 20} MiB, the most a report file may hold", str(path)
+        )
+    return data
 
 
 def write_bytes_atomic(path: Path, data: bytes) -> None:
@@ -92,7 +126,7 @@ def _transcript(directory: Path, record: RunRecord, budget: int) -> TranscriptVi
         return transcript_view((), budget)
     relative = transcript_path(record.task_id, record.repetition)
     try:
-        data = (directory / relative).read_bytes()
+        data = read_regular(directory / relative)
     except FileNotFoundError:
         return unavailable(f"{relative} does not exist")
     except OSError as error:
@@ -142,7 +176,7 @@ def report_json_path(path: Path) -> Path:
 
 def _read(path: Path) -> Result[bytes, ReportError]:
     try:
-        return Result.from_value(path.read_bytes())
+        return Result.from_value(read_regular(path))
     except FileNotFoundError:
         return Failure(ReportError(source=str(path), message="no such file"))
     except IsADirectoryError:
