@@ -345,3 +345,37 @@ def test_report_readers_refuse_fifos_and_devices_at_once(home: Path) -> None:
             assert time.monotonic() - started < 10
             assert done.returncode == 1, (args, done.stderr)
             assert "not a regular file" in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+# --- 14: k bounded, plan.json validated ------------------------------------------------------------------
+
+
+def test_k_has_an_upper_bound_and_plan_json_is_validated_on_load(home: Path) -> None:
+    """Item 14: --k 100000000 is a one-line usage error (at most 10000); a plan.json with k 0, k -3 or seed -1
+    makes --resume exit 1 in one line naming plan.json and the field, never a traceback."""
+    suite = make_suite(home)
+    script = write_script(home / "f.json", FIX)
+    out = home / "out"
+    base = [
+        "eval",
+        "run",
+        "calc-suite",
+        "--suite-dir",
+        str(suite),
+        "--yes",
+        "--allow-write",
+        "--script",
+        str(script),
+    ]
+    huge = alisio(home, *base, "--k", "100000000", "--out", str(out))
+    assert huge.returncode == 1 and "Traceback" not in huge.stderr
+    assert "100000000 is above 10000" in huge.stderr and not out.exists()
+    assert alisio(home, *base, "--k", "1", "--out", str(out)).returncode == 0
+    plan = json.loads((out / "plan.json").read_text())
+    for field, value, message in (("k", 0, "$.k"), ("k", -3, "$.k"), ("seed", -1, "$.seed"),
+                                  ("tasks", ["../x"], "$.tasks[0]")):  # fmt: skip
+        (out / "plan.json").write_text(json.dumps(plan | {field: value}))
+        done = alisio(home, "eval", "run", "--resume", str(out))
+        assert done.returncode == 1, done.stderr
+        lines = [line for line in done.stderr.splitlines() if line.strip()]
+        assert len(lines) == 1 and "plan.json" in lines[0] and message in lines[0], done.stderr

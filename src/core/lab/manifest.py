@@ -12,15 +12,17 @@ warning by ``whole_lines``; every other line must decode.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Annotated
 
 import msgspec
+from msgspec import Meta
 from returns.result import Failure, Result, Success
 
 from alisio.core.base import Frozen
 from alisio.core.errors import ReportError
-from alisio.core.lab.records import RunRecord, RunStatus
+from alisio.core.lab.records import RunRecord, RunStatus, TaskId
 from alisio.core.lab.report import Mode, Rates
-from alisio.core.lab.schedule import RunSpec
+from alisio.core.lab.schedule import MAX_K, RunSpec
 
 __all__ = [
     "MANIFEST_SCHEMA_VERSION",
@@ -47,9 +49,9 @@ class RunManifest(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     """The suite's content hash: a changed fixture, verifier or task refuses the resume."""
     suite_dir: str | None = None
     """The ``--suite-dir`` the suite came from (absolute); ``None`` for a bundled suite."""
-    tasks: tuple[str, ...]
-    k: int
-    seed: int
+    tasks: Annotated[tuple[TaskId, ...], Meta(min_length=1)]
+    k: Annotated[int, Meta(ge=1, le=MAX_K)]
+    seed: Annotated[int, Meta(ge=0)]
     mode: Mode
     cassette_dir: str | None = None
     script: str | None = None

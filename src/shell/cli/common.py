@@ -76,9 +76,10 @@ def selection(
     suite: str, tasks: str | None, k: int | None, seed: int, suite_dir: Path | None, yes: bool, default_k: int
 ) -> Selection:
     """The request's Selection from its flags (``--k`` and ``--seed`` checked here: one-line errors)."""
+    from alisio.core.lab.schedule import MAX_K
     from alisio.shell.lab.request import Selection
 
-    check_min("--k", k, 1)
+    check_min("--k", k, 1, MAX_K)
     check_min("--seed", seed, 0)
     wanted = tuple(tasks.split(",")) if tasks is not None else None
     return Selection(
