@@ -379,3 +379,20 @@ def test_k_has_an_upper_bound_and_plan_json_is_validated_on_load(home: Path) -> 
         assert done.returncode == 1, done.stderr
         lines = [line for line in done.stderr.splitlines() if line.strip()]
         assert len(lines) == 1 and "plan.json" in lines[0] and message in lines[0], done.stderr
+
+
+# --- 15: names too long ------------------------------------------------------------------------------------
+
+
+def test_a_path_component_over_255_bytes_is_one_line(home: Path) -> None:
+    """Item 15: a run id or report path with a 300-byte component: show, export, --resume and compare exit 1
+    with one line, never `OSError: [Errno 36]`."""
+    long = "x" * 300
+    path = f"{home}/{long}/report.json"
+    for args in (["eval", "show", long], ["eval", "export", path, "--out", str(home / "b.json")],
+                 ["eval", "run", "--resume", long], ["eval", "compare", path, path]):  # fmt: skip
+        done = alisio(home, *args, timeout=30)
+        assert done.returncode == 1, (args, done.stderr)
+        lines = [line for line in done.stderr.splitlines() if line.strip()]
+        assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
+        assert "255" in lines[0] or "too long" in lines[0], lines[0]

@@ -171,7 +171,10 @@ def write_report_files(
 
 def report_json_path(path: Path) -> Path:
     """``path`` itself for a file, ``path/report.json`` for a directory."""
-    return path / REPORT_JSON if path.is_dir() else path
+    try:
+        return path / REPORT_JSON if path.is_dir() else path
+    except OSError:  # a name too long (ENAMETOOLONG): reading it says so, in one line
+        return path
 
 
 def _read(path: Path) -> Result[bytes, ReportError]:
@@ -193,5 +196,5 @@ def read_report(path: Path) -> Result[Report, ReportError]:
 
 def read_runs(path: Path) -> Result[tuple[RunRecord, ...], ReportError]:
     """Read a runs.jsonl, or the runs.jsonl of a report directory."""
-    target = path / RUNS_JSONL if path.is_dir() else path
+    target = path if report_json_path(path) == path else path / RUNS_JSONL
     return _read(target).bind(lambda data: decode_runs(data, str(target)))
