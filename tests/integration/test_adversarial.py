@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -396,3 +397,64 @@ def test_a_path_component_over_255_bytes_is_one_line(home: Path) -> None:
         lines = [line for line in done.stderr.splitlines() if line.strip()]
         assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
         assert "255" in lines[0] or "too long" in lines[0], lines[0]
+
+
+# --- 11: signals outside the run loop --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130), (signal.SIGHUP, 129)])
+def test_a_signal_before_the_run_loop_says_so_with_its_exit_code(home: Path, sig: int, code: int) -> None:
+    """Item 11: a signal while the command waits before its first run (here at the confirmation prompt of a
+    --suite-dir suite on a terminal, after suite hashing) gives `interrupted; nothing was run` and 128 + the
+    signal, not a silent 130."""
+    import pty
+    import select
+
+    suite = make_suite(home)
+    master, slave = pty.openpty()
+    process = subprocess.Popen(
+        [str(ALISIO), "eval", "run", "calc-suite", "--suite-dir", str(suite), "-k", "1", "--allow-write",
+         "--script", str(write_script(home / "f.json", FIX))],
+        stdin=slave, stderr=slave, stdout=subprocess.PIPE, env=_env(home),
+    )  # fmt: skip
+    os.close(slave)
+    seen = b""
+    signalled = False
+    while True:
+        ready, _, _ = select.select([master], [], [], 30)
+        if not ready:
+            process.kill()
+            raise AssertionError(f"no output from the terminal: {seen!r}")
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+        if not signalled and b"[y/N]" in seen:
+            process.send_signal(sig)
+            signalled = True
+    assert process.wait(timeout=30) == code
+    os.close(master)
+    assert "alisio eval run: interrupted; nothing was run" in seen.decode(errors="replace")
+
+
+def test_a_signal_while_the_reports_are_written_waits_for_them(tmp_path: Path) -> None:
+    """Item 11: SIGTERM (then Ctrl-C) that arrives while the reports are written is held until they are
+    written, and the outcome says interrupted with SIGTERM's code (the pipeline's `held_signals`)."""
+    from alisio.shell.lab.deferred import held_signals
+    from alisio.shell.lab.errors import Terminated
+    from alisio.shell.lab.store import write_bytes_atomic
+
+    with held_signals() as held:
+        os.kill(os.getpid(), signal.SIGTERM)
+        os.kill(os.getpid(), signal.SIGINT)
+        write_bytes_atomic(tmp_path / "report.json", b"{}\n")
+    assert (tmp_path / "report.json").read_bytes() == b"{}\n"
+    assert held.signals == [signal.SIGTERM, signal.SIGINT]
+    assert isinstance(held.interrupt, Terminated) and held.interrupt.signum == signal.SIGTERM
+    assert (
+        signal.getsignal(signal.SIGTERM) is not None
+        and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    )

@@ -20,7 +20,8 @@ The steps, in order, and the module that does each:
 9. the run loop (``runner.run_loop``): every planned run through ``run_one.run_one`` and an executor, each
    record appended to its arm's runs.jsonl as it finishes;
 10. reports: each arm's report.json, report.md and runs.jsonl (``alisio.core.lab.report``, ``store``), the
-    comparison of the variants, or the cassettes of a recording.
+    comparison of the variants, or the cassettes of a recording; a signal then waits until they are written
+    (``deferred``), and the command ends interrupted.
 
 Nothing is run until steps 1-8 have passed: every problem they find is a ``LabError`` (exit 1). After the
 first run, Ctrl-C, a signal, a refused key, an unreachable endpoint or a full disk stop the loop, and the
@@ -51,6 +52,7 @@ from alisio.core.lab.variants import VariantsPlan, interleave
 from alisio.core.replay.cassette import CassetteHeader
 from alisio.shell.config_home import LoadedConfig, data_dir, load_config
 from alisio.shell.harness.providers.transport import GIVE_UP_MARK
+from alisio.shell.lab.deferred import held_signals
 from alisio.shell.lab.directory import (
     claim_run_dir,
     clear_out,
@@ -373,29 +375,30 @@ def _execute(
     kept = () if resumed is None else resumed.kept
     records = _in_plan_order(plan, kept, loop.records)
     retried = 0 if resumed is None else resumed.retried
-    arms = _write_reports(
-        start,
-        records,
-        loop.stopped,
-        request.rates,
-        created_at,
-        retried,
-        data_dir(request.env),
-        ctx.credentials,
-    )
-    comparison = None
-    if start.variants is not None:
-        reports, records_of = [arm.report for arm in arms], [arm.records for arm in arms]
-        comparison = write_comparison(start.variants, reports, start.root, records_of, ctx.credentials)
-    recorded: tuple[Recorded, ...] = ()
-    if request.mode is RunMode.RECORD:
-        recorded = _write_cassettes(request, start, ctx, loop, ui)
+    with held_signals() as held:  # a signal now waits until the reports are written
+        arms = _write_reports(
+            start,
+            records,
+            loop.stopped,
+            request.rates,
+            created_at,
+            retried,
+            data_dir(request.env),
+            ctx.credentials,
+        )
+        comparison = None
+        if start.variants is not None:
+            reports, records_of = [arm.report for arm in arms], [arm.records for arm in arms]
+            comparison = write_comparison(start.variants, reports, start.root, records_of, ctx.credentials)
+        recorded: tuple[Recorded, ...] = ()
+        if request.mode is RunMode.RECORD:
+            recorded = _write_cassettes(request, start, ctx, loop, ui)
     return LabOutcome(
         start=start,
         arms=arms,
         comparison=comparison,
         recorded=recorded,
-        interrupted=loop.interrupted,
+        interrupted=loop.interrupted or held.interrupt,
         stopped=loop.stopped,
         resumed=resumed,
     )
