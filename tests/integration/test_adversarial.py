@@ -11,6 +11,7 @@ import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,35 @@ def _env(home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
     env.update(ALISIO_CONFIG_HOME=str(home / "config"), ALISIO_DATA_HOME=str(home / "data"))
     return env
+
+
+class Ran:
+    """What an in-process run of the CLI did (for cases where no signal or process boundary matters)."""
+
+    def __init__(self, returncode: int, stdout: str, stderr: str) -> None:
+        self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
+
+
+@pytest.fixture
+def cli(
+    home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> Callable[..., Ran]:
+    """``cli(*args)``: the CLI run in this process (same code path as the installed command, no start-up)."""
+    from alisio.shell.cli.main import run_cli
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    monkeypatch.setenv("ALISIO_CONFIG_HOME", str(home / "config"))
+    monkeypatch.setenv("ALISIO_DATA_HOME", str(home / "data"))
+    monkeypatch.chdir(home)
+
+    def run(*args: str) -> Ran:
+        capsys.readouterr()
+        code = run_cli(list(args))
+        captured = capsys.readouterr()
+        return Ran(code, captured.out, captured.err)
+
+    return run
 
 
 def _wait_for(path: Path, process: subprocess.Popen[str], seconds: float = 20) -> None:
@@ -75,7 +105,7 @@ def test_force_into_a_directory_being_written_removes_nothing(home: Path) -> Non
     assert (out / "plan.json").read_bytes() == plan  # the killed run can still be resumed
 
 
-def test_force_refuses_a_directory_holding_files_no_report_wrote(home: Path) -> None:
+def test_force_refuses_a_directory_holding_files_no_report_wrote(home: Path, cli: Callable[..., Ran]) -> None:
     """Item 2: `--out . --force` in a project whose runs/2024/important.csv is its own: refused in one line
     naming that file, exit 1, every file kept; a directory holding only a report is replaced."""
     suite = make_suite(home)
@@ -83,12 +113,12 @@ def test_force_refuses_a_directory_holding_files_no_report_wrote(home: Path) -> 
     project = home / "project"
     args = ["eval", "run", "calc-suite", "--suite-dir", str(suite), "--yes", "-k", "1", "--allow-write",
             "--script", str(script), "--out", str(project)]  # fmt: skip
-    assert alisio(home, *args).returncode == 0
+    assert cli(*args).returncode == 0
     (project / "runs" / "2024").mkdir()
     (project / "runs" / "2024" / "important.csv").write_text("keep me\n")
     (project / "notes.txt").write_text("mine\n")
     before = sorted(str(p.relative_to(project)) for p in project.rglob("*"))
-    forced = alisio(home, *args, "--force")
+    forced = cli(*args, "--force")
     assert forced.returncode == 1
     lines = [line for line in forced.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and "holds files no alisio report wrote" in lines[0], forced.stderr
@@ -98,7 +128,7 @@ def test_force_refuses_a_directory_holding_files_no_report_wrote(home: Path) -> 
     (project / "notes.txt").unlink()
     (project / "runs" / "2024" / "important.csv").unlink()
     (project / "runs" / "2024").rmdir()
-    replaced = alisio(home, *args, "--force")
+    replaced = cli(*args, "--force")
     assert replaced.returncode == 0, replaced.stderr
     assert len((project / "runs.jsonl").read_bytes().splitlines()) == 1
 
@@ -248,13 +278,15 @@ def test_a_task_id_with_newlines_cannot_break_a_comparison_table(home: Path) -> 
 # --- 19: ids read back are validated ---------------------------------------------------------------------
 
 
-def test_a_task_id_read_from_runs_jsonl_cannot_leave_the_report_directory(home: Path) -> None:
+def test_a_task_id_read_from_runs_jsonl_cannot_leave_the_report_directory(
+    home: Path, cli: Callable[..., Ran]
+) -> None:
     """Item 19: runs.jsonl whose taskId is ../../private: eval show and eval export refuse it in one line
     naming runs.jsonl and the field, exit 1; nothing outside the report directory is read or bundled."""
     suite = make_suite(home)
     script = write_script(home / "f.json", FIX)
     out = home / "out"
-    assert alisio(home, "eval", "run", "calc-suite", "--suite-dir", str(suite), "--yes", "-k", "1",
+    assert cli("eval", "run", "calc-suite", "--suite-dir", str(suite), "--yes", "-k", "1",
                   "--allow-write", "--script", str(script), "--out", str(out)).returncode == 0  # fmt: skip
     private = home / "private"
     private.mkdir()
@@ -267,7 +299,7 @@ def test_a_task_id_read_from_runs_jsonl_cannot_leave_the_report_directory(home: 
     (out / "runs.jsonl").write_text(json.dumps(record) + "\n")
     for args in (["eval", "show", str(out)], ["eval", "show", str(out), "--json"],
                  ["eval", "export", str(out), "--out", str(home / "bundle.json")]):  # fmt: skip
-        done = alisio(home, *args)
+        done = cli(*args)
         assert done.returncode == 1, (args, done.stdout)
         assert "PRIVATE-TEXT" not in done.stdout + done.stderr
         assert "Traceback" not in done.stderr
@@ -278,7 +310,7 @@ def test_a_task_id_read_from_runs_jsonl_cannot_leave_the_report_directory(home: 
 # --- 5: output files are regular files or new names --------------------------------------------------------
 
 
-def test_output_files_never_replace_a_device_fifo_or_link(home: Path) -> None:
+def test_output_files_never_replace_a_device_fifo_or_link(home: Path, cli: Callable[..., Ran]) -> None:
     """Item 5: --junit, compare --html and export --out --force naming a FIFO or a link to /dev/null are
     refused in one line (exit 1); the FIFO stays a FIFO and /dev/null a character device."""
     import stat
@@ -286,7 +318,7 @@ def test_output_files_never_replace_a_device_fifo_or_link(home: Path) -> None:
     suite = make_suite(home)
     script = write_script(home / "f.json", FIX)
     out = home / "out"
-    assert alisio(home, "eval", "run", "calc-suite", "--suite-dir", str(suite), "--yes", "-k", "1",
+    assert cli("eval", "run", "calc-suite", "--suite-dir", str(suite), "--yes", "-k", "1",
                   "--allow-write", "--script", str(script), "--out", str(out)).returncode == 0  # fmt: skip
     fifo = home / "fifo"
     os.mkfifo(fifo)
@@ -299,7 +331,7 @@ def test_output_files_never_replace_a_device_fifo_or_link(home: Path) -> None:
         ["eval", "export", str(out), "--out", str(fifo), "--force"],
         ["eval", "export", str(out), "--out", str(null_link), "--force"],
     ):  # fmt: skip
-        done = alisio(home, *args, timeout=30)
+        done = cli(*args)
         assert done.returncode == 1, (args, done.stderr)
         lines = [line for line in done.stderr.splitlines() if line.strip()]
         assert len(lines) == 1 and "is not a regular file" in lines[0], done.stderr
@@ -327,7 +359,11 @@ def test_report_readers_refuse_fifos_and_devices_at_once(home: Path) -> None:
                          timeout=30, check=False, stdin=subprocess.DEVNULL)  # fmt: skip
     assert run.returncode == 1 and (out / "report.json").is_file()
     assert f"$GITHUB_STEP_SUMMARY {fifo}: cannot append" in run.stderr and "not a regular file" in run.stderr
-    for name, make in (("report.json", "fifo"), ("runs.jsonl", "fifo"), ("report.json", "zero")):
+    for name, make, args in (
+        ("report.json", "fifo", ["eval", "compare", "{broken}", str(out)]),
+        ("runs.jsonl", "fifo", ["eval", "show", "{broken}"]),
+        ("report.json", "zero", ["eval", "export", "{broken}", "--out", str(home / "b.json")]),
+    ):
         broken = home / f"broken-{name}-{make}"
         shutil.copytree(out, broken)
         (broken / name).unlink()
@@ -335,23 +371,18 @@ def test_report_readers_refuse_fifos_and_devices_at_once(home: Path) -> None:
             os.mkfifo(broken / name)
         else:
             (broken / name).symlink_to("/dev/zero")
-        commands = [["eval", "export", str(broken), "--out", str(home / "b.json")]]
-        if name == "report.json":
-            commands.append(["eval", "compare", str(broken), str(out)])
-        else:  # eval show reads runs.jsonl and the transcript, not report.json
-            commands.append(["eval", "show", str(broken)])
-        for args in commands:
-            started = time.monotonic()
-            done = alisio(home, *args, timeout=20)
-            assert time.monotonic() - started < 10
-            assert done.returncode == 1, (args, done.stderr)
-            assert "not a regular file" in done.stderr and "Traceback" not in done.stderr, done.stderr
+        started = time.monotonic()
+        done = alisio(home, *(arg.format(broken=broken) for arg in args), timeout=20)
+        assert time.monotonic() - started < 10
+        assert done.returncode == 1, (args, done.stderr)
+        assert f"{broken / name}" in done.stderr and "not a regular file" in done.stderr, done.stderr
+        assert "Traceback" not in done.stderr
 
 
 # --- 14: k bounded, plan.json validated ------------------------------------------------------------------
 
 
-def test_k_has_an_upper_bound_and_plan_json_is_validated_on_load(home: Path) -> None:
+def test_k_has_an_upper_bound_and_plan_json_is_validated_on_load(home: Path, cli: Callable[..., Ran]) -> None:
     """Item 14: --k 100000000 is a one-line usage error (at most 10000); a plan.json with k 0, k -3 or seed -1
     makes --resume exit 1 in one line naming plan.json and the field, never a traceback."""
     suite = make_suite(home)
@@ -368,15 +399,15 @@ def test_k_has_an_upper_bound_and_plan_json_is_validated_on_load(home: Path) -> 
         "--script",
         str(script),
     ]
-    huge = alisio(home, *base, "--k", "100000000", "--out", str(out))
+    huge = cli(*base, "--k", "100000000", "--out", str(out))
     assert huge.returncode == 1 and "Traceback" not in huge.stderr
     assert "100000000 is above 10000" in huge.stderr and not out.exists()
-    assert alisio(home, *base, "--k", "1", "--out", str(out)).returncode == 0
+    assert cli(*base, "--k", "1", "--out", str(out)).returncode == 0
     plan = json.loads((out / "plan.json").read_text())
     for field, value, message in (("k", 0, "$.k"), ("k", -3, "$.k"), ("seed", -1, "$.seed"),
                                   ("tasks", ["../x"], "$.tasks[0]")):  # fmt: skip
         (out / "plan.json").write_text(json.dumps(plan | {field: value}))
-        done = alisio(home, "eval", "run", "--resume", str(out))
+        done = cli("eval", "run", "--resume", str(out))
         assert done.returncode == 1, done.stderr
         lines = [line for line in done.stderr.splitlines() if line.strip()]
         assert len(lines) == 1 and "plan.json" in lines[0] and message in lines[0], done.stderr
@@ -385,14 +416,14 @@ def test_k_has_an_upper_bound_and_plan_json_is_validated_on_load(home: Path) -> 
 # --- 15: names too long ------------------------------------------------------------------------------------
 
 
-def test_a_path_component_over_255_bytes_is_one_line(home: Path) -> None:
+def test_a_path_component_over_255_bytes_is_one_line(home: Path, cli: Callable[..., Ran]) -> None:
     """Item 15: a run id or report path with a 300-byte component: show, export, --resume and compare exit 1
     with one line, never `OSError: [Errno 36]`."""
     long = "x" * 300
     path = f"{home}/{long}/report.json"
     for args in (["eval", "show", long], ["eval", "export", path, "--out", str(home / "b.json")],
                  ["eval", "run", "--resume", long], ["eval", "compare", path, path]):  # fmt: skip
-        done = alisio(home, *args, timeout=30)
+        done = cli(*args)
         assert done.returncode == 1, (args, done.stderr)
         lines = [line for line in done.stderr.splitlines() if line.strip()]
         assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
@@ -458,3 +489,43 @@ def test_a_signal_while_the_reports_are_written_waits_for_them(tmp_path: Path) -
         signal.getsignal(signal.SIGTERM) is not None
         and signal.getsignal(signal.SIGINT) is signal.default_int_handler
     )
+
+
+# --- 12: resume refuses what would mix measurements ---------------------------------------------------------
+
+
+def test_resume_refuses_another_harness_script_or_configuration(home: Path, cli: Callable[..., Ran]) -> None:
+    """Item 12: plan.json records the harness version and the --script content; a resume refuses, naming
+    what differs, when the harness version differs, the script file changed, or a kept record's configHash
+    is not plan.json's; every file is left as it was."""
+    suite = make_suite(home)
+    script = write_script(home / "f.json", FIX)
+    out = home / "out"
+    assert cli("eval", "run", "calc-suite", "--suite-dir", str(suite), "--yes", "-k", "2",
+                  "--allow-write", "--script", str(script), "--out", str(out)).returncode == 0  # fmt: skip
+    plan = json.loads((out / "plan.json").read_text())
+    assert len(plan["scriptHash"]) == 64 and plan["harnessVersion"]
+    runs = (out / "runs.jsonl").read_text()
+
+    def refused(why: str) -> None:
+        done = cli("eval", "run", "--resume", str(out))
+        assert done.returncode == 1, done.stderr
+        assert why in done.stderr and "nothing was run" in done.stderr, done.stderr
+        assert (out / "runs.jsonl").read_text() == lines_now
+
+    lines_now = runs
+    (out / "plan.json").write_text(json.dumps(plan | {"harnessVersion": "0.0.1"}))
+    refused("the harness version differs: 0.0.1 when the run started")
+    (out / "plan.json").write_text(json.dumps(plan))
+    write_script(script, {"turns": [{"text": "other"}]})
+    refused("the --script content differs")
+    write_script(script, FIX)
+    first, second = runs.splitlines()
+    record = json.loads(first)
+    record["configHash"] = "0" * 64
+    lines_now = json.dumps(record) + "\n" + second + "\n"
+    (out / "runs.jsonl").write_text(lines_now)
+    refused("1 record of runs.jsonl (first: task fix-add rep ")
+    (out / "runs.jsonl").write_text(runs)
+    lines_now = runs
+    assert cli("eval", "run", "--resume", str(out)).returncode == 0

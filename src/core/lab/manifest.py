@@ -30,6 +30,7 @@ __all__ = [
     "decode_manifest",
     "differences",
     "encode_manifest",
+    "measurement_differences",
     "remaining",
     "whole_lines",
 ]
@@ -65,6 +66,11 @@ class RunManifest(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     read_only: bool = False
     allow_suite_full: bool = False
     rates: Rates | None = None
+    harness_version: str | None = None
+    """The alisio version that started the run (``None`` in plan.json written before it was recorded)."""
+    script_hash: str | None = None
+    """The sha256 of the ``--script`` content the run started with (of each selected task's file, for a
+    directory); ``None`` for a live or replay run, or in plan.json written before it was recorded."""
 
 
 _DECODER = msgspec.json.Decoder(RunManifest)
@@ -113,6 +119,28 @@ def differences(stored: RunManifest, current: RunManifest) -> tuple[str, ...]:
         before, now = getattr(stored, field), getattr(current, field)
         if before != now:
             lines.append(f"{what} differs: {_shown(before)} when the run started, {_shown(now)} now")
+    return tuple(lines)
+
+
+def measurement_differences(
+    stored: RunManifest, current: RunManifest, kept: Sequence[RunRecord]
+) -> tuple[str, ...]:
+    """What else keeps a resume from measuring what the run started measuring: the harness version and the
+    ``--script`` content (when plan.json recorded them), and each kept record whose configHash is not
+    plan.json's (a record written by another configuration, one line for all of them)."""
+    lines = []
+    for field, what in (("harness_version", "the harness version"), ("script_hash", "the --script content")):
+        before, now = getattr(stored, field), getattr(current, field)
+        if before is not None and before != now:
+            lines.append(f"{what} differs: {_shown(before)} when the run started, {_shown(now)} now")
+    foreign = [r for r in kept if r.config_hash and r.config_hash != stored.config_hash]
+    if foreign:
+        first = foreign[0]
+        lines.append(
+            f"{len(foreign)} record{'s' if len(foreign) > 1 else ''} of runs.jsonl "
+            f"(first: task {first.task_id} rep {first.repetition}) measured configuration "
+            f"{_shown(first.config_hash)}, not plan.json's {_shown(stored.config_hash)}"
+        )
     return tuple(lines)
 
 

@@ -12,8 +12,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Callable, Mapping, Sequence
+from importlib.metadata import version
 from pathlib import Path
 
 from returns.result import Failure
@@ -25,6 +27,7 @@ from alisio.core.lab.manifest import (
     decode_manifest,
     differences,
     encode_manifest,
+    measurement_differences,
     remaining,
     whole_lines,
 )
@@ -211,7 +214,40 @@ def _manifest(start: LabStart, request: LabRequest, run_id: str, created_at: str
         read_only=permissions.read_only,
         allow_suite_full=permissions.allow_suite_full,
         rates=request.rates,
+        harness_version=version("alisio"),
+        script_hash=script_hash(script, tuple(task.id for task in start.tasks)),
     )
+
+
+def script_hash(script: Path | None, task_ids: Sequence[str]) -> str | None:
+    """The sha256 of the ``--script`` content: the file, or each selected task's file of a directory (a
+    missing one counts as empty: the plan already refused it)."""
+    if script is None:
+        return None
+    digest = hashlib.sha256()
+    files = (
+        [(task_id, script / f"{task_id}.json") for task_id in task_ids] if script.is_dir() else [("", script)]
+    )
+    for task_id, path in files:
+        try:
+            data = read_regular(path)
+        except OSError:
+            data = b""
+        digest.update(f"{task_id}\0{len(data)}\0".encode() + data)
+    return digest.hexdigest()
+
+
+def _refuse_mixed(stored: RunManifest, current: RunManifest, records: Sequence[RunRecord]) -> None:
+    """Refuse a resume whose harness, script or kept records would mix measurements (one line each).
+
+    Raises:
+        LabError: what differs (nothing was run).
+    """
+    problems = measurement_differences(stored, current, records)
+    if problems:
+        raise LabError(
+            *problems, "nothing was run: a resumed run must measure what the run started measuring"
+        )
 
 
 def plan_file(
@@ -239,4 +275,5 @@ def plan_file(
         raise LabError(
             *problems, "nothing was run: a resumed run must measure what the run started measuring"
         )
+    _refuse_mixed(stored, current, _records(request.resume / RUNS_JSONL, say))  # before anything moves
     return prepare_resume(request.resume, stored, plan, request.retry_errors, say)
