@@ -126,12 +126,13 @@ def measurement_differences(
     stored: RunManifest, current: RunManifest, kept: Sequence[RunRecord]
 ) -> tuple[str, ...]:
     """What else keeps a resume from measuring what the run started measuring: the harness version and the
-    ``--script`` content (when plan.json recorded them), and each kept record whose configHash is not
-    plan.json's (a record written by another configuration, one line for all of them)."""
+    ``--script`` content (when plan.json recorded them, and some record is ``kept``: with none kept, nothing
+    would be mixed), and each kept record whose configHash is not plan.json's (a record written by another
+    configuration, one line for all of them)."""
     lines = []
     for field, what in (("harness_version", "the harness version"), ("script_hash", "the --script content")):
         before, now = getattr(stored, field), getattr(current, field)
-        if before is not None and before != now:
+        if kept and before is not None and before != now:
             lines.append(f"{what} differs: {_shown(before)} when the run started, {_shown(now)} now")
     foreign = [r for r in kept if r.config_hash and r.config_hash != stored.config_hash]
     if foreign:

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from importlib.metadata import version
 from pathlib import Path
 
+import msgspec
 from returns.result import Failure
 
 from alisio.core.harness.config import config_hash
@@ -31,7 +32,7 @@ from alisio.core.lab.manifest import (
     remaining,
     whole_lines,
 )
-from alisio.core.lab.records import RunRecord, decode_runs, encode_runs
+from alisio.core.lab.records import RunRecord, RunStatus, decode_runs, encode_runs
 from alisio.core.lab.schedule import RunSpec
 from alisio.core.lab.transcript import transcript_path
 from alisio.shell.lab.errors import LabError
@@ -237,17 +238,31 @@ def script_hash(script: Path | None, task_ids: Sequence[str]) -> str | None:
     return digest.hexdigest()
 
 
-def _refuse_mixed(stored: RunManifest, current: RunManifest, records: Sequence[RunRecord]) -> None:
-    """Refuse a resume whose harness, script or kept records would mix measurements (one line each).
+def _refuse_mixed(
+    stored: RunManifest,
+    current: RunManifest,
+    records: Sequence[RunRecord],
+    retry_errors: bool,
+    directory: Path,
+) -> RunManifest:
+    """Refuse a resume whose harness, script or kept records would mix measurements (one line each); with no
+    record kept (``--retry-errors`` of a run whose runs all errored), plan.json takes the current harness
+    version and script, which the new records measure. Returns plan.json as it now stands.
 
     Raises:
         LabError: what differs (nothing was run).
     """
-    problems = measurement_differences(stored, current, records)
+    kept = [r for r in records if not (retry_errors and r.status is RunStatus.ERROR)]
+    problems = measurement_differences(stored, current, kept)
     if problems:
         raise LabError(
             *problems, "nothing was run: a resumed run must measure what the run started measuring"
         )
+    now = (current.harness_version, current.script_hash)
+    if not kept and (stored.harness_version, stored.script_hash) != now:
+        stored = msgspec.structs.replace(stored, harness_version=now[0], script_hash=now[1])
+        write_manifest(directory, stored)
+    return stored
 
 
 def plan_file(
@@ -275,5 +290,8 @@ def plan_file(
         raise LabError(
             *problems, "nothing was run: a resumed run must measure what the run started measuring"
         )
-    _refuse_mixed(stored, current, _records(request.resume / RUNS_JSONL, say))  # before anything moves
+    records = _records(request.resume / RUNS_JSONL, say)
+    stored = _refuse_mixed(
+        stored, current, records, request.retry_errors, request.resume
+    )  # before anything moves
     return prepare_resume(request.resume, stored, plan, request.retry_errors, say)
