@@ -529,3 +529,29 @@ def test_resume_refuses_another_harness_script_or_configuration(home: Path, cli:
     (out / "runs.jsonl").write_text(runs)
     lines_now = runs
     assert cli("eval", "run", "--resume", str(out)).returncode == 0
+
+
+# --- 17: --retry-errors twice --------------------------------------------------------------------------------
+
+
+def test_retry_errors_twice_keeps_every_transcript(home: Path, cli: Callable[..., Ran]) -> None:
+    """Item 17: runs that error, retried twice: retried/runs.jsonl holds 4 records and retried/runs/ their 4
+    transcripts (<rep>.jsonl, then <rep>.2.jsonl), none overwritten; --force still sees them as ours."""
+    suite = make_suite(home)
+    broken = {"turns": [{"toolCalls": [{"name": "read_file", "arguments": {"path": "src/calc.py"}}]}]}
+    script = write_script(home / "s.json", broken)
+    out = home / "out"
+    first = cli("eval", "run", "calc-suite", "--suite-dir", str(suite), "--yes", "-k", "2", "--allow-write",
+                "--script", str(script), "--out", str(out))  # fmt: skip
+    assert first.returncode == 1
+    originals = {p.name: p.read_bytes() for p in (out / "runs" / "fix-add").iterdir()}
+    for _ in range(2):
+        assert cli("eval", "run", "--resume", str(out), "--retry-errors").returncode == 1
+    assert len((out / "retried" / "runs.jsonl").read_text().splitlines()) == 4
+    kept = sorted(p.name for p in (out / "retried" / "runs" / "fix-add").iterdir())
+    assert kept == ["0.2.jsonl", "0.jsonl", "1.2.jsonl", "1.jsonl"]
+    for name, data in originals.items():  # the first retry's evidence is the original runs' transcripts
+        assert (out / "retried" / "runs" / "fix-add" / name).read_bytes() == data
+    from alisio.shell.lab.owned import foreign_entries
+
+    assert foreign_entries(out) == []

@@ -7,7 +7,8 @@
   configuration hash, the model or the endpoint changed.
 - runs.jsonl keeps its records; only the planned runs without a record run (``prepare_resume``). A torn last
   line (a kill in the middle of a write) is dropped with a warning. With ``--retry-errors`` the runs that ended
-  ``error`` run again: their old records move to ``retried/runs.jsonl`` (kept, counted nowhere).
+  ``error`` run again: their old records move to ``retried/runs.jsonl`` (kept, counted nowhere), their
+  transcripts to ``retried/runs/<task>/<rep>.jsonl`` (``<rep>.2.jsonl``... when the run is retried again).
 """
 
 from __future__ import annotations
@@ -157,6 +158,18 @@ def _records(path: Path, say: Callable[[str], None]) -> tuple[RunRecord, ...]:
     return records
 
 
+def retried_transcript(retried: Path, name: str) -> Path:
+    """Where a set-apart run's transcript goes: ``retried/runs/<task>/<rep>.jsonl`` the first time the run is
+    retried, ``<rep>.2.jsonl``, ``<rep>.3.jsonl``... after (the n-th record of that run in
+    retried/runs.jsonl), so a second ``--retry-errors`` never overwrites the first one's evidence."""
+    target = retried / name
+    number = 1
+    while target.exists():
+        number += 1
+        target = retried / name.replace(".jsonl", f".{number}.jsonl")
+    return target
+
+
 def prepare_resume(
     directory: Path,
     stored: RunManifest,
@@ -179,8 +192,9 @@ def prepare_resume(
             for record in apart:  # its transcript goes with its record
                 name = transcript_path(record.task_id, record.repetition)
                 if (directory / name).is_file():
-                    (directory / RETRIED / name).parent.mkdir(parents=True, exist_ok=True)
-                    os.replace(directory / name, directory / RETRIED / name)
+                    target = retried_transcript(directory / RETRIED, name)
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    os.replace(directory / name, target)
         except OSError as error:
             raise LabError(
                 f"{directory}: cannot set the errored runs apart: {error.strerror or error}"
