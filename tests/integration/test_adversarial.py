@@ -555,3 +555,34 @@ def test_retry_errors_twice_keeps_every_transcript(home: Path, cli: Callable[...
     from alisio.shell.lab.owned import foreign_entries
 
     assert foreign_entries(out) == []
+
+
+# --- 16: eval power's edge cases -------------------------------------------------------------------------
+
+
+def test_eval_power_bounds_its_inputs_and_its_search(cli: Callable[..., Ran]) -> None:
+    """Item 16: tiny valid-looking values and huge task counts are one line naming the flag and its bound,
+    exit 1, at once; the search for the fewest tasks stops at 10000 tasks and says so."""
+    base = ["eval", "power", "--baseline-rate", "0.5"]
+    for args, line in (
+        (["--detect", "1e-300"], "--detect: the change to detect must be at least 0.0001"),
+        (["--detect", "0.1", "--alpha", "1e-300"], "--alpha: must be in [1e-06, 0.5], got 1e-300"),
+        (["--detect", "0.1", "--power", "1e-298"], "--power: must be in [0.01, 0.999999], got 1e-298"),
+        (
+            ["--detect", "0.1", "--tasks", "100000000000000000000"],
+            "--tasks: expected a whole number of tasks",
+        ),
+    ):
+        started = time.monotonic()
+        done = cli(*base, *args)
+        assert time.monotonic() - started < 2
+        assert (
+            done.returncode == 1 and done.stderr.strip() == f"alisio eval power: {line}"
+        ) or line in done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+    started = time.monotonic()
+    far = cli(*base, "--detect", "0.001", "--tasks", "10000", "--task-sd", "1")
+    assert far.returncode == 0 and time.monotonic() - started < 5
+    assert "more than 10000 tasks would be needed" in far.stdout and "e-" not in far.stdout
+    low = cli(*base, "--detect", "0.1", "--power", "0.01")
+    assert low.returncode == 0 and "with 1% power" in low.stdout
