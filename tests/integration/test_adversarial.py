@@ -586,3 +586,80 @@ def test_eval_power_bounds_its_inputs_and_its_search(cli: Callable[..., Ran]) ->
     assert "more than 10000 tasks would be needed" in far.stdout and "e-" not in far.stdout
     low = cli(*base, "--detect", "0.1", "--power", "0.01")
     assert low.returncode == 0 and "with 1% power" in low.stdout
+
+
+# --- 3: a signal reaches runs blocked in a provider request --------------------------------------------------
+
+
+class _SilentServer:
+    """Accepts connections, reads each request, then sends the response headers (or not) and nothing more."""
+
+    def __init__(self, headers: bool) -> None:
+        import socket
+        import threading
+
+        self.headers = headers
+        self.requests = 0
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.connections: list[socket.socket] = []
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.listener.getsockname()[1]}/v1"
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            self.connections.append(conn)
+            data = b""
+            while b"\r\n\r\n" not in data:
+                data += conn.recv(65536)
+            self.requests += 1
+            if self.headers:
+                conn.sendall(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+                )
+
+    def close(self) -> None:
+        self.listener.close()
+        for conn in self.connections:
+            conn.close()
+
+
+@pytest.mark.parametrize("headers", [True, False], ids=["headers-then-nothing", "nothing"])
+def test_sigterm_with_jobs_cancels_requests_in_flight(home: Path, headers: bool) -> None:
+    """Item 3: --jobs 3, every run blocked in a provider request (after the headers, or before them):
+    SIGTERM ends the command in seconds, not after the 30 s grace or the server's answer, with exit 143 and
+    the report written, marked interrupted."""
+    server = _SilentServer(headers)
+    try:
+        (home / "config" / "config.toml").write_text(
+            f'[provider]\nbaseUrl = "{server.base_url}"\nmodel = "m"\n'
+        )
+        suite = make_suite(home)
+        out = home / "out"
+        process = subprocess.Popen(
+            [str(ALISIO), "eval", "run", "calc-suite", "--suite-dir", str(suite), "--yes", "-k", "3", "-j", "3",
+             "--allow-write", "--out", str(out)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(home), stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+        deadline = time.monotonic() + 30
+        while server.requests < 3:
+            assert time.monotonic() < deadline and process.poll() is None, "the runs did not all start"
+            time.sleep(0.05)
+        time.sleep(0.3)
+        signalled = time.monotonic()
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=20)
+        took = time.monotonic() - signalled
+    finally:
+        server.close()
+    assert process.returncode == 143, stderr
+    assert took < 8, f"took {took:.1f} s after SIGTERM"
+    report = json.loads((out / "report.json").read_text())
+    assert report["interrupted"] is True
+    assert "Traceback" not in stderr
