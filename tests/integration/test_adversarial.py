@@ -663,3 +663,89 @@ def test_sigterm_with_jobs_cancels_requests_in_flight(home: Path, headers: bool)
     report = json.loads((out / "report.json").read_text())
     assert report["interrupted"] is True
     assert "Traceback" not in stderr
+
+
+# --- 8: the stale-workspace sweep removes only what is provably ours and dead -------------------------------
+
+
+def test_the_sweep_removes_only_directories_provably_ours_and_dead(tmp_path: Path) -> None:
+    """Item 8: of the alisio-* directories in TMPDIR, only those of this boot and PID namespace whose process
+    is gone (or whose PID now names a process started at another time) are removed; another namespace's, an
+    older alisio's (no mark) and a live process's stay."""
+    from alisio.shell.lab.stale import owned_prefix, process_mark, remove_stale, start_time
+
+    if not process_mark():
+        pytest.skip("no /proc here (macOS): a directory is judged by its PID alone")
+    child = subprocess.Popen(["true"])
+    child.wait()
+    dead, me = child.pid, os.getpid()
+    mark = process_mark()
+    names = {
+        f"alisio-{dead}@{mark}.12345-task-a": False,  # ours, its process gone: removed
+        f"alisio-{me}@{mark}.{int(start_time(me)) + 1}-task-b": False,  # our PID, reused: removed
+        f"alisio-{dead}@{'0' * 12}.12345-task-c": True,  # another PID namespace: kept
+        f"alisio-{dead}-task-d": True,  # an older alisio's, no mark: kept
+        owned_prefix("task-e") + "x": True,  # this live process's: kept
+    }
+    for name in names:
+        (tmp_path / name).mkdir()
+    remove_stale(tmp_path)
+    assert {name: (tmp_path / name).exists() for name in names} == names
+
+
+def _pid_namespace_runner() -> list[str] | None:
+    for argv in (["unshare", "--pid", "--fork", "--mount-proc"], ["bwrap", "--dev-bind", "/", "/", "--unshare-pid", "--proc", "/proc"]):  # fmt: skip
+        if shutil.which(argv[0]) is None:
+            continue
+        probe = subprocess.run(
+            [*argv, "sh", "-c", "echo $$"], capture_output=True, text=True, timeout=10, check=False
+        )
+        if probe.returncode == 0 and probe.stdout.strip() in ("1", "2"):
+            return argv
+    return None
+
+
+def test_a_run_in_another_pid_namespace_keeps_its_workspace(home: Path) -> None:
+    """Item 8: a run in another PID namespace sharing TMPDIR (a container with a shared /tmp) is working in
+    its workspace; a command started outside sweeps TMPDIR and leaves that workspace alone."""
+    runner = _pid_namespace_runner()
+    if runner is None:
+        pytest.skip(
+            "neither unshare --pid nor bwrap --unshare-pid works here (needs user namespaces or root)"
+        )
+    temp = home / "tmp"
+    temp.mkdir()
+    env = _env(home) | {"TMPDIR": str(temp)}
+    suite = make_suite(home, task("slow", policy=PROCESS))
+    # inside, PIDs start at 1 (alive outside: kernel threads); burn PIDs so that the inner command gets one
+    # that names no process outside, as a container's PIDs do
+    target = next(
+        p for p in range(300, 1 << 22) if not any(Path(f"/proc/{q}").exists() for q in range(p - 5, p + 5))
+    )
+    burn = f'while :; do /bin/true & c=$!; wait $c; [ "$c" -ge {target - 1} ] && break; done; "$@"'
+    inner = subprocess.Popen(
+        [*runner, "sh", "-c", burn, "sh", str(ALISIO),
+         *_run_args(suite, write_script(home / "slow.json", SLEEPER), home / "inner")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, stdin=subprocess.DEVNULL,
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        while not [p for p in temp.iterdir() if p.name.startswith("alisio-")]:
+            assert time.monotonic() < deadline and inner.poll() is None, (
+                inner.stderr.read() if inner.stderr else ""
+            )
+            time.sleep(0.05)
+        (workspace,) = [p for p in temp.iterdir() if p.name.startswith("alisio-")]
+        assert not Path(
+            f"/proc/{workspace.name.split('-')[1].split('@')[0]}"
+        ).exists()  # its PID is dead here
+        outer = subprocess.run(
+            [str(ALISIO), *_run_args(suite, write_script(home / "f.json", FIX), home / "outer")],
+            capture_output=True, text=True, env=env, timeout=60, check=False, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+        assert outer.returncode in (0, 1), outer.stderr  # the scripted fix, whatever its verdict
+        assert workspace.is_dir(), "the sweep removed a live run's workspace of another PID namespace"
+    finally:
+        os.killpg(inner.pid, signal.SIGKILL)  # the namespace's processes with it
+        inner.communicate(timeout=30)
