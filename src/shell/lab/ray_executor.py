@@ -40,6 +40,7 @@ from alisio.core.harness.config import config_hash
 from alisio.core.harness.endpoint import redact_credentials
 from alisio.core.lab.outcome import SetupError, record_from_run
 from alisio.core.lab.schedule import RunSpec
+from alisio.shell.lab.deferred import Held, held_signals
 from alisio.shell.lab.errors import LabError, LabStopped, Terminated
 from alisio.shell.lab.portable import (
     PortableArm,
@@ -114,8 +115,9 @@ def check_address(address: str) -> None:
         ) from None
 
 
-def _init(address: str | None, jobs: int, say: Callable[[str], None]) -> None:
-    """``ray.init`` for the command, the command's own SIGTERM handling kept (Ray replaces it)."""
+def _init(address: str | None, jobs: int, say: Callable[[str], None]) -> KeyboardInterrupt | None:
+    """``ray.init`` for the command, the command's own signal handling kept (Ray replaces it); returns the
+    interrupt that arrived while Ray started, to raise once the session is there to shut down."""
     options: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.ERROR}
     if address is None:
         say("starting a local Ray instance (--ray-address or RAY_ADDRESS joins a cluster instead)")
@@ -125,16 +127,29 @@ def _init(address: str | None, jobs: int, say: Callable[[str], None]) -> None:
         options["address"] = address
     import ray
 
-    main = threading.current_thread() is threading.main_thread()
-    sigterm = signal.getsignal(signal.SIGTERM) if main else None
     _messages_to_stderr()
+    with _held_during_init() as held:
+        try:
+            ray.init(**options)
+        except Exception as error:  # Ray raises ConnectionError, RuntimeError, OSError, ValueError...: one line
+            raise LabStopped(_init_failure(address, error)) from None
+    return held.interrupt
+
+
+@contextlib.contextmanager
+def _held_during_init() -> Iterator[Held]:
+    """Signals held while Ray starts: Ray's own SIGTERM handler (``sys.exit(15)`` in the middle of its start,
+    or an abort of its core worker: exit 15 or 134, no report) is not installed, and a Ctrl-C, SIGTERM or
+    SIGHUP that arrives is raised once Ray is up, through the command's handlers (130/143/129, the report)."""
+    from ray._private import utils
+
+    installer = utils.set_sigterm_handler
+    utils.set_sigterm_handler = lambda handler: None
     try:
-        ray.init(**options)
-    except Exception as error:  # Ray raises ConnectionError, RuntimeError, OSError, ValueError...: one line
-        raise LabStopped(_init_failure(address, error)) from None
+        with held_signals() as held:
+            yield held
     finally:
-        if main and sigterm is not None:
-            signal.signal(signal.SIGTERM, sigterm)
+        utils.set_sigterm_handler = installer
 
 
 def _messages_to_stderr() -> None:
@@ -177,10 +192,12 @@ def ray_session(address: str | None, jobs: int, say: Callable[[str], None]) -> I
     if _initialized():
         yield
         return
-    _init(address, jobs, say)
+    interrupt = _init(address, jobs, say)
     import ray
 
     try:
+        if interrupt is not None:
+            raise interrupt
         yield
     finally:
         ray.shutdown()
