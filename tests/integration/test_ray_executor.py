@@ -544,7 +544,7 @@ def test_sigterm_while_the_local_instance_starts_gives_143_and_the_report(
                 break
         time.sleep(0.5)  # inside ray.init: it takes seconds
         process.send_signal(signal.SIGTERM)
-        stdout, rest = process.communicate(timeout=90)
+        _, rest = process.communicate(timeout=90)
     finally:
         if process.poll() is None:
             process.kill()
