@@ -554,3 +554,23 @@ def test_sigterm_while_the_local_instance_starts_gives_143_and_the_report(
     assert "interrupted (SIGTERM): the report of the 0 finished runs is written" in stderr, stderr
     report = read_report(out)
     assert (report.interrupted, report.summary.runs) == (True, 0)
+
+
+def test_a_ray_address_at_an_http_server_fails_fast_in_one_line(home: Path, tmp_path: Path) -> None:
+    """--ray-address at something that listens but is not Ray (an HTTP server, as the dashboard's port is):
+    one line saying so, exit 1, well within 20 s, nothing run; Ray is not even started."""
+    from tests.integration.sse_server import SseServer
+
+    out = tmp_path / "out"
+    with SseServer() as server:
+        address = server.url.removeprefix("http://")
+        started = time.monotonic()
+        result = alisio(home, dict(os.environ), "eval", "run", "tool-sequences", "--mode", "replay",
+                        "--allow-write", "--allow-process", "--executor", "ray", "--ray-address", address,
+                        "--out", str(out), timeout=60)  # fmt: skip
+        took = time.monotonic() - started
+    assert result.returncode == 1, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "something listens there but it is not a Ray head" in lines[0], result.stderr
+    assert address in lines[0] and "it answered" in lines[0]
+    assert took < 20 and not out.exists()

@@ -91,11 +91,12 @@ def _local_defaults() -> None:
 
 
 def check_address(address: str) -> None:
-    """The head of the Ray cluster at ``address`` answers on its port (Ray itself waits forever when not).
+    """The head of the Ray cluster at ``address`` answers on its port, in gRPC (Ray itself waits for minutes
+    when not: at an HTTP server such as the dashboard's port, 824 s and 60 warnings were seen).
 
     Raises:
-        LabError: ``address`` is not ``HOST:PORT`` (``ray://HOST:PORT``, ``auto`` and ``local`` pass), or
-            nothing answers there.
+        LabError: ``address`` is not ``HOST:PORT`` (``ray://HOST:PORT``, ``auto`` and ``local`` pass),
+            nothing answers there, or what answers does not speak gRPC (within about 10 s in all).
     """
     if address in ("auto", "local"):
         return
@@ -106,13 +107,48 @@ def check_address(address: str) -> None:
             "'ray start --head' prints"
         )
     try:
-        socket.create_connection((host.strip("[]"), int(port)), timeout=_CONNECT_TIMEOUT_S).close()
+        answer = _grpc_probe(host.strip("[]"), int(port))
     except OSError as error:
         why = error.strerror or str(error) or type(error).__name__
         raise LabError(
             f"Ray address {address} (--ray-address or RAY_ADDRESS): cannot connect ({why}): "
             "start the head with 'ray start --head', or leave the address out for a local instance"
         ) from None
+    if answer is not None:
+        raise LabError(
+            f"Ray address {address} (--ray-address or RAY_ADDRESS): something listens there but it is not "
+            f"a Ray head ({answer}); give the address 'ray start --head' prints (port 6379 by default), "
+            "not the dashboard's"
+        )
+
+
+_H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+"""HTTP/2's client preface and an empty SETTINGS frame: what a gRPC client (Ray's) sends first."""
+
+
+def _grpc_probe(host: str, port: int) -> str | None:
+    """Whether what listens at ``host:port`` speaks gRPC, as a Ray head (its GCS) or Ray Client server does:
+    ``None`` when it answers the HTTP/2 preface with a SETTINGS frame, else what it did instead (an HTTP/1
+    answer, nothing, a closed connection). Ray itself would wait for minutes (824 s was seen) at anything else.
+
+    Raises:
+        OSError: nothing can be connected to there.
+    """
+    with socket.create_connection((host, port), timeout=_CONNECT_TIMEOUT_S) as conn:
+        conn.sendall(_H2_PREFACE)
+        data = b""
+        try:
+            while len(data) < 9:
+                chunk = conn.recv(256)
+                if not chunk:
+                    return "it closed the connection at gRPC's first bytes"
+                data += chunk
+        except TimeoutError:
+            return f"it did not answer gRPC's first bytes within {_CONNECT_TIMEOUT_S:g} s"
+    if data[3] == 0x04 and not data.startswith(b"HTTP/"):  # a SETTINGS frame: HTTP/2, as gRPC is
+        return None
+    first = data.splitlines()[0][:40].decode("ascii", "replace") if data.strip() else ""
+    return f"it answered {first!r}" if first.isprintable() and first else "it answered, but not in HTTP/2"
 
 
 def _init(address: str | None, jobs: int, say: Callable[[str], None]) -> KeyboardInterrupt | None:
