@@ -167,7 +167,8 @@ def _init(address: str | None, jobs: int, say: Callable[[str], None]) -> Keyboar
     with _held_during_init() as held:
         try:
             ray.init(**options)
-        except Exception as error:  # Ray raises ConnectionError, RuntimeError, OSError, ValueError...: one line
+        # Ray raises ConnectionError, RuntimeError, OSError, ValueError...: one line
+        except Exception as error:
             raise LabStopped(_init_failure(address, error)) from None
     return held.interrupt
 
