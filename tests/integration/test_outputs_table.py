@@ -119,7 +119,8 @@ def test_a_row_whose_check_fails_stops_the_command_before_any_run(tmp_path: Path
 
 
 def test_force_clears_the_file_of_a_new_row_and_refuses_it_without(tmp_path: Path) -> None:
-    """``--out`` holding only the new row's file holds a report: refused, then cleared by ``--force``."""
+    """``--out`` holding the new row's file holds a report: refused, then cleared by ``--force`` (which refuses
+    a directory holding a file no report wrote)."""
     journal = Journal()
     table = (*OUTPUTS, *_rows(journal))
     assert "extra.txt" in report_files(table) and "extra.txt" not in REPORT_FILES
@@ -131,9 +132,14 @@ def test_force_clears_the_file_of_a_new_row_and_refuses_it_without(tmp_path: Pat
         run_request(_request(tmp_path, out), journal.ui(), table)
     assert raised.value.lines[0].startswith(f"--out {out} already holds a report (extra.txt): pass --force")
     assert (out / "extra.txt").read_text() == "stale\n"
-    run_request(_request(tmp_path, out, output=Output(out=out, force=True)), journal.ui(), table)
+    forced = _request(tmp_path, out, output=Output(out=out, force=True))
+    with pytest.raises(LabError) as raised:  # a file no report wrote: --force refuses the directory whole
+        run_request(forced, journal.ui(), table)
+    assert "holds files no alisio report wrote (notes.txt)" in raised.value.lines[0]
+    assert (out / "extra.txt").read_text() == "stale\n" and (out / "notes.txt").read_text() == "mine\n"
+    (out / "notes.txt").unlink()
+    run_request(forced, journal.ui(), table)
     assert (out / "extra.txt").read_text() == "4 runs\n"
-    assert (out / "notes.txt").read_text() == "mine\n"  # not a report file: untouched
 
 
 def _files(directory: Path) -> set[str]:

@@ -506,3 +506,65 @@ def test_the_cluster_gate_caps_pauses_and_ends_at_the_deadline(ray_head: RayHead
     assert lines[1] == "in use 0"
     assert lines[2].startswith("paused ") and 0.8 <= float(lines[2].split()[-1]) < 4
     assert lines[3] == "in use 0"
+
+
+# --- the adversarial review (issue 15, items 6 and 7) -----------------------------------------------------
+
+
+@needs_ray
+def test_sigterm_while_the_local_instance_starts_gives_143_and_the_report(
+    home: Path, short_tmp: Path
+) -> None:
+    """SIGTERM while the local Ray instance starts (just after the command says so): exit
+    143 with the report of the 0 finished runs, marked interrupted; never exit 15 or Ray's C++ abort (134)."""
+    suite, scripts = _calc_scripts(home)
+    out = home / "out"
+    env = {
+        **_ray_env(short_tmp),
+        "ALISIO_CONFIG_HOME": str(home / "config"),
+        "ALISIO_DATA_HOME": str(home / "data"),
+    }
+    process = subprocess.Popen(
+        [str(ALISIO), "eval", "run", "calc-suite", "--suite-dir", str(suite), "--yes", "-k", "1", "--allow-write",
+         "--script", str(scripts), "--out", str(out), "-j", "2", "--executor", "ray"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert process.stderr is not None
+    lines: list[str] = []
+    try:
+        for line in process.stderr:
+            lines.append(line)
+            if "starting a local Ray instance" in line:
+                break
+        time.sleep(0.5)  # inside ray.init: it takes seconds
+        process.send_signal(signal.SIGTERM)
+        _, rest = process.communicate(timeout=90)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    stderr = "".join(lines) + rest
+    assert process.returncode == 143, stderr
+    assert "Traceback" not in stderr and "terminate called" not in stderr
+    assert "interrupted (SIGTERM): the report of the 0 finished runs is written" in stderr, stderr
+    report = read_report(out)
+    assert (report.interrupted, report.summary.runs) == (True, 0)
+
+
+def test_a_ray_address_at_an_http_server_fails_fast_in_one_line(home: Path, tmp_path: Path) -> None:
+    """--ray-address at something that listens but is not Ray (an HTTP server, as the dashboard's port is):
+    one line saying so, exit 1, well within 20 s, nothing run; Ray is not even started."""
+    from tests.integration.sse_server import SseServer
+
+    out = tmp_path / "out"
+    with SseServer() as server:
+        address = server.url.removeprefix("http://")
+        started = time.monotonic()
+        result = alisio(home, dict(os.environ), "eval", "run", "tool-sequences", "--mode", "replay",
+                        "--allow-write", "--allow-process", "--executor", "ray", "--ray-address", address,
+                        "--out", str(out), timeout=60)  # fmt: skip
+        took = time.monotonic() - started
+    assert result.returncode == 1, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "something listens there but it is not a Ray head" in lines[0], result.stderr
+    assert address in lines[0] and "it answered" in lines[0]
+    assert took < 20 and not out.exists()

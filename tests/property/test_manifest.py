@@ -25,6 +25,7 @@ from tests.property.strategies_lab import ks, seeds, task_id_lists
 from tests.property.strategies_report import run_records
 
 _text = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-./", min_size=1, max_size=12)
+_task_id = st.from_regex(r"[A-Za-z0-9][A-Za-z0-9._-]{0,11}", fullmatch=True)
 _hash = st.text(alphabet="0123456789abcdef", min_size=64, max_size=64)
 
 manifests = st.builds(
@@ -35,7 +36,7 @@ manifests = st.builds(
     suite_version=_text,
     suite_hash=_hash,
     suite_dir=st.none() | _text,
-    tasks=st.lists(_text, max_size=4, unique=True).map(tuple),
+    tasks=st.lists(_task_id, min_size=1, max_size=4, unique=True).map(tuple),
     k=st.integers(min_value=1, max_value=20),
     seed=st.integers(min_value=0, max_value=2**32),
     mode=st.sampled_from(Mode),

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from returns.result import Failure, Success
 
-from alisio.core.lab.schedule import RunSpec, ScheduleError, plan_runs, select_tasks
+from alisio.core.lab.schedule import MAX_K, RunSpec, ScheduleError, plan_runs, select_tasks
 from alisio.core.lab.suite import Suite
 from tests.property.strategies_lab import ks, seeds, task_id_lists
 from tests.property.strategies_suite import suites
@@ -55,6 +55,13 @@ def test_different_seeds_reorder() -> None:
 def test_k_below_one_is_refused(task_ids: list[str], k: int, seed: int) -> None:
     """k < 1 is a ScheduleError, not an empty plan."""
     assert isinstance(plan_runs(task_ids, k, seed), Failure)
+
+
+@given(task_id_lists, st.integers(min_value=MAX_K + 1, max_value=10**12), seeds)
+def test_k_above_the_bound_is_refused_before_planning(task_ids: list[str], k: int, seed: int) -> None:
+    """k > MAX_K is a ScheduleError naming the bound (no plan of k x tasks specs is built)."""
+    result = plan_runs(task_ids, k, seed)
+    assert isinstance(result, Failure) and str(MAX_K) in str(result.failure())
 
 
 @given(task_id_lists, ks, st.integers(max_value=-1))

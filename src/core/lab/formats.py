@@ -19,6 +19,7 @@ from alisio.core.lab.records import VerifierResult
 from alisio.core.lab.report import Count, Mode
 from alisio.core.lab.stats import ClusteredMean, Interval, IntervalMethod
 from alisio.core.lab.verdict import format_interval
+from alisio.core.share.secrets import redact
 
 __all__ = [
     "NOT_REPORTED",
@@ -39,6 +40,7 @@ __all__ = [
     "measured_note",
     "pct",
     "suite_interval_text",
+    "terminal_text",
     "verifier_kind_text",
     "visible_controls",
 ]
@@ -182,3 +184,11 @@ def measured_note(mode: Mode) -> str:
     """The note under a Measured table: what the figures are (a replay's tokens are the recording's)."""
     note = f"{MEASURED_NOTE} {FIRST_EVENT_NOTE}"
     return f"{RECORDED_NOTE} {note}" if mode is Mode.REPLAY else note
+
+
+def terminal_text(text: str, known: tuple[tuple[str, str], ...]) -> str:
+    """``text`` as it may reach a terminal: every secret redacted (``alisio.core.share.secrets.redact``),
+    then every control character but tab and newline shown as an escape (``visible_controls``), so that
+    untrusted text (a verifier's output, a provider's error, the model's words) can neither show a key nor
+    move the cursor, clear the screen or set the window title (``ESC]0;...BEL``, ``ESC[2J``)."""
+    return visible_controls(redact(text, known)).replace("\r\n", "\n").replace("\r", "\\r")

@@ -12,15 +12,17 @@ warning by ``whole_lines``; every other line must decode.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Annotated
 
 import msgspec
+from msgspec import Meta
 from returns.result import Failure, Result, Success
 
 from alisio.core.base import Frozen
 from alisio.core.errors import ReportError
-from alisio.core.lab.records import RunRecord, RunStatus
+from alisio.core.lab.records import RunRecord, RunStatus, TaskId
 from alisio.core.lab.report import Mode, Rates
-from alisio.core.lab.schedule import RunSpec
+from alisio.core.lab.schedule import MAX_K, RunSpec
 
 __all__ = [
     "MANIFEST_SCHEMA_VERSION",
@@ -28,6 +30,7 @@ __all__ = [
     "decode_manifest",
     "differences",
     "encode_manifest",
+    "measurement_differences",
     "remaining",
     "whole_lines",
 ]
@@ -47,9 +50,9 @@ class RunManifest(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     """The suite's content hash: a changed fixture, verifier or task refuses the resume."""
     suite_dir: str | None = None
     """The ``--suite-dir`` the suite came from (absolute); ``None`` for a bundled suite."""
-    tasks: tuple[str, ...]
-    k: int
-    seed: int
+    tasks: Annotated[tuple[TaskId, ...], Meta(min_length=1)]
+    k: Annotated[int, Meta(ge=1, le=MAX_K)]
+    seed: Annotated[int, Meta(ge=0)]
     mode: Mode
     cassette_dir: str | None = None
     script: str | None = None
@@ -65,6 +68,11 @@ class RunManifest(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     rates: Rates | None = None
     agent: str | None = None
     """``--agent NAME`` of the run (a resume runs the rest with the same agent); ``None``: each task's own."""
+    harness_version: str | None = None
+    """The alisio version that started the run (``None`` in plan.json written before it was recorded)."""
+    script_hash: str | None = None
+    """The sha256 of the ``--script`` content the run started with (of each selected task's file, for a
+    directory); ``None`` for a live or replay run, or in plan.json written before it was recorded."""
 
 
 _DECODER = msgspec.json.Decoder(RunManifest)
@@ -113,6 +121,29 @@ def differences(stored: RunManifest, current: RunManifest) -> tuple[str, ...]:
         before, now = getattr(stored, field), getattr(current, field)
         if before != now:
             lines.append(f"{what} differs: {_shown(before)} when the run started, {_shown(now)} now")
+    return tuple(lines)
+
+
+def measurement_differences(
+    stored: RunManifest, current: RunManifest, kept: Sequence[RunRecord]
+) -> tuple[str, ...]:
+    """What else keeps a resume from measuring what the run started measuring: the harness version and the
+    ``--script`` content (when plan.json recorded them, and some record is ``kept``: with none kept, nothing
+    would be mixed), and each kept record whose configHash is not plan.json's (a record written by another
+    configuration, one line for all of them)."""
+    lines = []
+    for field, what in (("harness_version", "the harness version"), ("script_hash", "the --script content")):
+        before, now = getattr(stored, field), getattr(current, field)
+        if kept and before is not None and before != now:
+            lines.append(f"{what} differs: {_shown(before)} when the run started, {_shown(now)} now")
+    foreign = [r for r in kept if r.config_hash and r.config_hash != stored.config_hash]
+    if foreign:
+        first = foreign[0]
+        lines.append(
+            f"{len(foreign)} record{'s' if len(foreign) > 1 else ''} of runs.jsonl "
+            f"(first: task {first.task_id} rep {first.repetition}) measured configuration "
+            f"{_shown(first.config_hash)}, not plan.json's {_shown(stored.config_hash)}"
+        )
     return tuple(lines)
 
 

@@ -35,6 +35,10 @@ from alisio.core.errors import PowerInputError
 from alisio.core.lab.stats import t_quantile
 
 __all__ = [
+    "ALPHA_RANGE",
+    "MAX_TASKS",
+    "MIN_DETECT",
+    "POWER_RANGE",
     "PowerPlan",
     "PowerRequest",
     "candidate_rate",
@@ -49,6 +53,17 @@ __all__ = [
 ]
 
 _NORMAL = NormalDist()
+
+MIN_DETECT = 1e-4
+"""The smallest change ``eval power`` plans for (0.01 pp): below it no run count is meaningful (and float
+noise, not the change, decides the answer)."""
+ALPHA_RANGE = (1e-6, 0.5)
+POWER_RANGE = (0.01, 0.999999)
+"""The levels ``eval power`` accepts: past them the normal quantiles are infinite or the plan meaningless
+("1e-298% power")."""
+MAX_TASKS = 10_000
+"""The most tasks the suite plan considers (``--tasks``, and the search for the fewest tasks): the t
+quantile's cost grows with the degrees of freedom."""
 
 
 def _z(prob: float) -> float:
@@ -208,10 +223,10 @@ def runs_per_task(
 
     # t > z for every df, so the normal-quantile answer is a lower bound on the fewest tasks.
     fewest = max(2, math.ceil((_z(1.0 - alpha / 2.0) + _z(power)) ** 2 * task_sd**2 / delta**2))
-    while room(fewest) <= 0.0:
+    while fewest <= MAX_TASKS and room(fewest) <= 0.0:
         fewest += 1
-    if room(tasks) <= 0.0:
-        return None, fewest
+    if tasks < fewest or room(tasks) <= 0.0:
+        return None, fewest  # fewest > MAX_TASKS: more tasks than the plan considers would be needed
     return (within / room(tasks) if within > 0.0 else 1.0), fewest
 
 
@@ -248,7 +263,8 @@ class PowerPlan(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     no number of runs is enough with that many tasks."""
     runs_per_task_exact: float | None = None
     min_tasks: int | None = None
-    """The fewest tasks for which some number of runs per task is enough."""
+    """The fewest tasks for which some number of runs per task is enough (absent when more than
+    ``MAX_TASKS`` would be needed)."""
 
 
 def _number(flag: str, text: str | None, default: float | None = None) -> Result[float, PowerInputError]:
@@ -276,9 +292,10 @@ def _range(flag: str, value: float, low: float, high: float, closed: bool) -> Re
 def _tasks(text: str | None) -> Result[int | None, PowerInputError]:
     if text is None:
         return Success(None)
-    if not text.strip().isdigit() or int(text) < 2:
+    if not text.strip().isdigit() or not 2 <= int(text) <= MAX_TASKS:
         message = (
-            f"expected a whole number of tasks >= 2 (the paired comparison needs a spread), got {text!r}"
+            f"expected a whole number of tasks from 2 (the paired comparison needs a spread) to {MAX_TASKS}, "
+            f"got {text[:40]!r}"
         )
         return Failure(PowerInputError(flag="--tasks", message=message))
     return Success(int(text))
@@ -296,14 +313,15 @@ def parse_power_request(
 
     Returns:
         ``Failure(PowerInputError)`` naming the first flag that is missing, not a number or out of range:
-        rates in [0, 1], the detected change non-zero with the candidate rate in [0, 1], alpha and power in
-        (0, 1), tasks a whole number >= 2, task-sd >= 0, task-sd only with tasks.
+        rates in [0, 1], the detected change at least ``MIN_DETECT`` up or down with the candidate rate in
+        [0, 1], alpha in ``ALPHA_RANGE``, power in ``POWER_RANGE``, tasks a whole number from 2 to
+        ``MAX_TASKS``, task-sd >= 0, task-sd only with tasks.
     """
     p1 = _number("--baseline-rate", baseline_rate).bind(
         lambda v: _range("--baseline-rate", v, 0.0, 1.0, True)
     )
-    level = _number("--alpha", alpha, 0.05).bind(lambda v: _range("--alpha", v, 0.0, 1.0, False))
-    wanted = _number("--power", power, 0.8).bind(lambda v: _range("--power", v, 0.0, 1.0, False))
+    level = _number("--alpha", alpha, 0.05).bind(lambda v: _range("--alpha", v, *ALPHA_RANGE, True))
+    wanted = _number("--power", power, 0.8).bind(lambda v: _range("--power", v, *POWER_RANGE, True))
     sd = _number("--task-sd", task_sd, 0.0).bind(lambda v: _range("--task-sd", v, 0.0, 1.0, True))
     return p1.bind(
         lambda rate: (
@@ -327,6 +345,9 @@ def parse_power_request(
 def _delta(rate: float, delta: float) -> Result[float, PowerInputError]:
     if delta == 0.0:
         return Failure(PowerInputError(flag="--detect", message="the change to detect must not be 0"))
+    if abs(delta) < MIN_DETECT:
+        message = f"the change to detect must be at least {MIN_DETECT:g} (0.01 pp) up or down, got {delta:g}"
+        return Failure(PowerInputError(flag="--detect", message=message))
     if not 0.0 <= candidate_rate(rate, delta) <= 1.0:
         message = f"{rate:g} {delta:+g} = {candidate_rate(rate, delta):g} is not a rate in [0, 1]"
         return Failure(PowerInputError(flag="--detect", message=message))
@@ -364,7 +385,7 @@ def plan_power(request: PowerRequest) -> PowerPlan:
         task_sd=None if r.tasks is None else r.task_sd,
         runs_per_task=None if k_exact is None else max(1, math.ceil(k_exact - 1e-9)),
         runs_per_task_exact=k_exact,
-        min_tasks=None if r.tasks is None else per_task[1],
+        min_tasks=None if r.tasks is None or per_task[1] > MAX_TASKS else per_task[1],
     )
 
 
@@ -388,10 +409,15 @@ def render_power(plan: PowerPlan) -> str:
                 f"- {p.tasks} tasks paired by task, {spread}: {p.runs_per_task} runs per task and side "
                 f"({p.runs_per_task_exact:.1f} before rounding up)."
             )
-        else:
+        elif p.min_tasks is not None and p.min_tasks <= MAX_TASKS:
             lines.append(
                 f"- {p.tasks} tasks paired by task, {spread}: no number of runs per task is enough; "
                 f"at least {p.min_tasks} tasks are needed."
+            )
+        else:
+            lines.append(
+                f"- {p.tasks} tasks paired by task, {spread}: no number of runs per task is enough; "
+                f"more than {MAX_TASKS} tasks would be needed."
             )
     lines.append(
         "These sizes are for a 5% test (eval compare --verdict exact, before the correction across tasks); "

@@ -18,20 +18,24 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from enum import StrEnum
+from typing import Annotated
 
 import msgspec
+from msgspec import Meta
 from returns.result import Failure, Result, Success
 
 from alisio.core.base import Frozen
 from alisio.core.errors import ReportError
 
 __all__ = [
+    "ID_PATTERN",
     "RUN_RECORD_SCHEMA_VERSION",
     "Divergence",
     "Incident",
     "Measured",
     "RunRecord",
     "RunStatus",
+    "TaskId",
     "VerifierResult",
     "VerifierStatus",
     "decode_runs",
@@ -41,6 +45,13 @@ __all__ = [
 ]
 
 RUN_RECORD_SCHEMA_VERSION = 1
+
+
+ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z"
+"""A task or variant id, as suite.json and variants files allow them: also checked when runs.jsonl is read,
+because readers build paths from it (``runs/<task>/<rep>.jsonl``): ``../../private`` must never be one."""
+TaskId = Annotated[str, Meta(pattern=ID_PATTERN)]
+Repetition = Annotated[int, Meta(ge=0)]
 
 
 class RunStatus(StrEnum):
@@ -128,9 +139,9 @@ class RunRecord(Frozen, frozen=True, kw_only=True):
 
     schema_version: int = RUN_RECORD_SCHEMA_VERSION
     """The runs.jsonl record format; a reader refuses a higher one (``schema_version_problem``)."""
-    task_id: str
+    task_id: TaskId
     """The task's id in suite.json."""
-    repetition: int
+    repetition: Repetition
     """0-based repetition index within the task."""
     seed: int
     """The run's seed: the command's --seed plus the repetition (it only orders runs)."""
@@ -148,7 +159,7 @@ class RunRecord(Frozen, frozen=True, kw_only=True):
     """Infrastructure or tool error messages, in order."""
     divergence: Divergence | None = None
     """Where a replayed run first differed from its cassette (its status is then error)."""
-    variant: str | None = None
+    variant: TaskId | None = None
     """The variant id when the run belongs to ``eval variants``."""
     config_hash: str = ""
     """Hash of the measured configuration the run used."""

@@ -12,7 +12,9 @@ it out as Markdown. Rules it keeps:
   fewer.
 - Given the run records, it lists the runs that did not pass; their verifier details are untrusted text, so
   they go in fenced code blocks whose fence is longer than any run of backticks inside (no Markdown or HTML
-  in a detail is ever interpreted).
+  in a detail is ever interpreted), control characters shown as escapes.
+- Every other text that comes from data (task ids in tables and headings, a provider's message in the
+  Interrupted notice) is inert: ``markdown_inline`` (no line break, HTML tag, link or new cell).
 """
 
 from __future__ import annotations
@@ -20,16 +22,31 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from alisio.core.lab.formats import visible_controls
 from alisio.core.lab.records import RunRecord
 from alisio.core.lab.report import Conditions, Report
 from alisio.core.lab.view import FailingRun, ReportView, Table, condition_items, report_view
 
-__all__ = ["conditions_rows", "fenced", "markdown_table", "render_markdown"]
+__all__ = ["conditions_rows", "fenced", "markdown_inline", "markdown_table", "render_markdown"]
+
+_LINE_BREAK = re.compile(r"\r\n|\n|\r")
+
+
+def markdown_inline(text: str) -> str:
+    """``text`` as inert Markdown on one line: control characters and line breaks shown as escapes (a task id
+    or a provider's message cannot start a heading, a list or a new table row), ``<`` as an entity
+    (no HTML: ``<img>``, ``<script>``), ``](`` broken (no link or image), ``|`` escaped (no new cell)."""
+    text = visible_controls(
+        _LINE_BREAK.sub(lambda m: m.group().replace("\r", "\\r").replace("\n", "\\n"), text)
+    )
+    text = text.replace("<", "&lt;").replace("](", "]\\(")
+    return text.replace("|", "\\|")
 
 
 def markdown_table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
+    """A Markdown table; every cell is inert text (``markdown_inline``) but for the table's own markup."""
+    lines = ["| " + " | ".join(markdown_inline(cell) for cell in header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(markdown_inline(cell) for cell in row) + " |" for row in rows]
     return lines
 
 
@@ -57,18 +74,25 @@ def fenced(lines: Sequence[str], info: str = "text") -> list[str]:
 
 
 def _failing_lines(run: FailingRun) -> list[str]:
-    lines = [f"### {run.task_id} rep {run.repetition}: {run.label}", ""]
+    lines = [f"### {markdown_inline(run.task_id)} rep {run.repetition}: {markdown_inline(run.label)}", ""]
     body: list[str] = []
     for v in run.verifiers:
         more = f" (+{v.more_lines} more lines)" if v.more_lines else ""
-        lines.append(f"- verifier {v.id} ({v.kind}): {v.status}{more}")
-        body += [f"{v.id}: {line}" for line in v.detail]
+        lines.append(f"- verifier {markdown_inline(v.id)} ({v.kind}): {v.status}{more}")
+        body += [visible_controls(f"{v.id}: {line}") for line in v.detail]
     if run.divergence is not None:
         lines.append(f"- diverged from the cassette at {run.divergence}")
-    body += [f"error: {line}" for line in run.errors]
+    body += [visible_controls(f"error: {line}") for line in run.errors]
     if body:
         lines += ["", *fenced(body)]
-    return [*lines, "", f"Open it: `{run.show}`", ""]
+    return [*lines, "", f"Open it: {_code(run.show)}", ""]
+
+
+def _code(text: str) -> str:
+    """``text`` as an inline code span (on one line, controls escaped, fenced past its own backticks)."""
+    text = visible_controls(_LINE_BREAK.sub(" ", text))
+    fence = "`" * (max((len(run) for run in _BACKTICKS.findall(text)), default=0) + 1)
+    return f"{fence} {text} {fence}" if fence != "`" else f"`{text}`"
 
 
 def _failing_section(view: ReportView) -> list[str]:
@@ -109,11 +133,12 @@ def render_markdown(
     view = report_view(report, records, known, show_as=show_as)
     lines = [f"# {view.title}", ""]
     for notice in view.notices:
-        lines += [f"> **{notice.text}**" if notice.strong else f"> {notice.text}", ""]
+        text = markdown_inline(notice.text)  # a provider's message is untrusted
+        lines += [f"> **{text}**" if notice.strong else f"> {text}", ""]
     lines += markdown_table(("Condition", "Value"), conditions_rows(report.conditions))
     lines += ["", "## Tasks", "", *_table(view.tasks)]
     if view.reasons:
-        lines += ["", *(f"- {line}" for line in view.reasons)]
+        lines += ["", *(f"- {markdown_inline(line)}" for line in view.reasons)]
     lines += ["", view.tasks_note, "", "## Summary", "", *view.summary]
     lines += ["", "## Measured", "", *_table(view.measured), "", view.measured_note, "", "## Estimated", ""]
     if view.estimated is None:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from alisio.core.lab.compare import Comparison, Delta, SideCounts
 from alisio.core.lab.formats import format_pp, format_rate, visible_controls
-from alisio.core.lab.render import markdown_table
+from alisio.core.lab.render import markdown_inline, markdown_table
 from alisio.core.lab.view import Table
 from alisio.core.lab.view_compare import OUTCOME_LABEL, ComparisonView, comparison_view
 
@@ -48,7 +48,7 @@ def render_comparison_markdown(comparison: Comparison) -> str:
     view = comparison_view(comparison)
     lines = [f"# {view.title}", ""]
     for notice in view.notices:
-        lines += [f"> {notice.text}", ""]
+        lines += [f"> {markdown_inline(notice.text)}", ""]
 
     def code(value: str, is_code: bool) -> str:
         return f"`{value}`" if is_code else value
@@ -56,7 +56,7 @@ def render_comparison_markdown(comparison: Comparison) -> str:
     rows = [[c.name, code(c.baseline, c.code), code(c.candidate, c.code)] for c in view.conditions]
     lines += markdown_table(("Condition", "Baseline", "Candidate"), rows)
     if view.warnings:
-        lines += ["", "Warnings:", *(f"- {w}" for w in view.warnings)]
+        lines += ["", "Warnings:", *(f"- {markdown_inline(w)}" for w in view.warnings)]
     lines += ["", "## Tasks", "", *markdown_table(view.tasks.header, comparison_table_rows(view))]
     lines += ["", view.outcomes]
     if view.verdicts:

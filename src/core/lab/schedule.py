@@ -20,7 +20,11 @@ from returns.result import Failure, Result, Success
 from alisio.core.base import Frozen
 from alisio.core.lab.suite import Suite, Task
 
-__all__ = ["RunSpec", "ScheduleError", "plan_runs", "select_tasks"]
+__all__ = ["MAX_K", "RunSpec", "ScheduleError", "plan_runs", "select_tasks"]
+
+MAX_K = 10_000
+"""The most repetitions per task a command plans (``--k``, plan.json's ``k``): past it the plan alone would
+not fit in memory, and no statistic needs more."""
 
 
 class ScheduleError(Frozen, frozen=True, kw_only=True, tag="schedule_error"):
@@ -108,12 +112,14 @@ def plan_runs(
 
     Returns:
         ``len(task_ids) * k`` specs in a deterministic permutation of task-major order, or
-        ``Failure(ScheduleError)`` when ``k < 1``, ``seed < 0`` or an id repeats.
+        ``Failure(ScheduleError)`` when ``k < 1`` or ``k > MAX_K``, ``seed < 0`` or an id repeats.
     """
     import numpy as np
 
     if k < 1:
         return Failure(ScheduleError(message=f"k must be at least 1, got {k}"))
+    if k > MAX_K:
+        return Failure(ScheduleError(message=f"k must be at most {MAX_K}, got {k}"))
     if seed < 0:
         return Failure(ScheduleError(message=f"the seed must be 0 or more, got {seed}"))
     if len(set(task_ids)) != len(task_ids):

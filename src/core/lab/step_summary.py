@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from alisio.core.base import Frozen
 from alisio.core.lab.compare import Comparison
 from alisio.core.lab.gate import GateResult, describe_gate
-from alisio.core.lab.render import markdown_table
+from alisio.core.lab.render import markdown_inline, markdown_table
 from alisio.core.lab.render_compare import comparison_table_rows
 from alisio.core.lab.report import Report
 from alisio.core.lab.variants import VariantsComparison
@@ -30,7 +30,7 @@ def _conditions_line(report: Report) -> str:
     c = report.conditions
     s = report.summary
     return (
-        f"{c.provider} / {c.model}, mode {c.mode}, k = {c.k}, seed {c.seed}, config `{c.config_hash[:16]}`, "
+        f"{markdown_inline(c.provider)} / {markdown_inline(c.model)}, mode {c.mode}, k = {c.k}, seed {c.seed}, config `{c.config_hash[:16]}`, "
         f"run `{c.run_id}`: {s.runs} runs ({s.passes} pass, {s.fails} fail, {s.budget_exceeded} "
         f"budget_exceeded, {s.errored} error)."
     )
@@ -39,7 +39,8 @@ def _conditions_line(report: Report) -> str:
 def _report_block(report: Report, heading: str) -> list[str]:
     view = report_view(report)
     lines = [heading, ""]
-    lines += [f"> {'**' + n.text + '**' if n.strong else n.text}" for n in view.notices]
+    notices = [(markdown_inline(n.text), n.strong) for n in view.notices]  # a provider's message is untrusted
+    lines += [f"> {'**' + text + '**' if strong else text}" for text, strong in notices]
     if view.notices:
         lines.append("")
     lines += [_conditions_line(report), ""]
@@ -57,8 +58,8 @@ def run_summary(report: Report, command: str = "alisio eval run") -> str:
 def _comparison_block(comparison: Comparison, heading: str, result: GateResult | None) -> list[str]:
     view = comparison_view(comparison)
     lines = [heading, ""]
-    lines += [f"> {n.text}" for n in view.notices] + ([""] if view.notices else [])
-    lines += [f"> warning: {w}" for w in view.warnings] + ([""] if view.warnings else [])
+    lines += [f"> {markdown_inline(n.text)}" for n in view.notices] + ([""] if view.notices else [])
+    lines += [f"> warning: {markdown_inline(w)}" for w in view.warnings] + ([""] if view.warnings else [])
     lines += markdown_table(view.tasks.header, comparison_table_rows(view))
     lines += ["", view.outcomes]
     if view.verdicts:

@@ -32,6 +32,7 @@ from returns.result import Failure, Result, Success, safe
 
 from alisio.core.base import Frozen
 from alisio.core.errors import SuiteError
+from alisio.core.lab.records import ID_PATTERN
 from alisio.core.lab.suite_paths import (
     PathFacts,
     escaping_links,
@@ -96,7 +97,7 @@ WallMs = Annotated[int, Meta(ge=1, le=MAX_WALL_MS)]
 Count = Annotated[int, Meta(ge=0, le=MAX_SAFE_INT)]
 TimeoutMs = Annotated[int, Meta(ge=1, le=600_000)]
 NonEmpty = Annotated[str, Meta(min_length=1)]
-Id = Annotated[str, Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")]
+Id = Annotated[str, Meta(pattern=ID_PATTERN)]
 AgentName = Annotated[str, Meta(pattern=r"^[A-Za-z][A-Za-z0-9_-]{0,63}\Z")]
 Sha256 = Annotated[str, Meta(pattern=r"^[0-9a-f]{64}\Z")]
 SemVer = Annotated[

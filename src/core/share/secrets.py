@@ -3,8 +3,9 @@
 Two kinds of evidence, and the rules this module keeps:
 
 - **Well-known key shapes** (OpenAI, Anthropic, Groq, xAI, OpenRouter, DeepSeek-style, Google, AWS, GitHub,
-  Slack, Hugging Face, Stripe, PEM private key blocks, JWTs, ``Bearer`` credentials, and URLs that carry
-  a password: ``scheme://user:pass@``). Every shape starts
+  Slack, Hugging Face, Stripe, PEM private key blocks, JWTs, ``Bearer`` credentials, ``Basic`` credentials
+  (the base64 of ``user:password`` that a URL's user information becomes in an Authorization header: a
+  provider that echoes the header shows it), and URLs that carry a password: ``scheme://user:pass@``). Every shape starts
   with a fixed prefix and needs a long enough body, so ordinary text, sha256 hex digests, UUIDs, base64 of
   short text and file paths do not match. Shapes whose body could be a word chain (``sk-...``) must also
   hold a digit, unless their prefix is one only a key has (OpenAI's ``sk-proj-``, ``sk-svcacct-``,
@@ -22,6 +23,7 @@ The scan is pattern-based: a safety net, not a guarantee. Review what you share.
 
 from __future__ import annotations
 
+import binascii
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
@@ -85,6 +87,7 @@ _LABELS: Final = {
     "private-key-block": "a PEM private key block",
     "jwt": "a JSON Web Token",
     "bearer-credential": "a Bearer credential",
+    "basic-credential": "a Basic credential (user:password in base64)",
     "url-credentials": "a URL with a password in it",
 }
 
@@ -116,6 +119,7 @@ _SHAPES: Final[tuple[tuple[str, re.Pattern[str], bool], ...]] = tuple(
         ("huggingface-token", _START + r"hf_[A-Za-z0-9]{30,}" + _END, False),
         ("jwt", _START + r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{16,}", False),
         ("bearer-credential", r"(?i:\bbearer)\s+[A-Za-z0-9._~+/-]{16,}=*", True),
+        ("basic-credential", r"(?i:\bbasic)\s+[A-Za-z0-9+/]{4,}={0,2}(?![A-Za-z0-9+/=])", False),
         ("url-credentials", r"(?i)\b[a-z][a-z0-9+.-]*://[^\s/?#@\"'<>:]+:[^\s/?#@\"'<>]+@", False),
     )
 )
@@ -209,8 +213,21 @@ def _spans_in(text: str, known: tuple[tuple[str, str], ...]) -> Iterator[tuple[i
         for match in pattern.finditer(text):
             if needs_digit and not _DIGIT.search(match.group()):
                 continue
+            if kind == "basic-credential" and not _is_basic(match.group()):
+                continue
             if claim(match.start(), match.end()):
                 yield match.start(), match.end(), kind
+
+
+def _is_basic(text: str) -> bool:
+    """Whether ``Basic <token>`` holds an HTTP Basic credential: base64 of ``user:password`` (so the
+    words "basic authentication" are not one)."""
+    token = text.split()[-1]
+    try:
+        decoded = binascii.a2b_base64(token + "=" * (-len(token) % 4), strict_mode=True)
+    except (binascii.Error, ValueError):
+        return False
+    return b":" in decoded and all(32 <= byte < 127 or byte >= 128 for byte in decoded)
 
 
 def _kinds_in(text: str, known: tuple[tuple[str, str], ...]) -> Iterator[str]:

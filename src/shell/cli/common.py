@@ -37,8 +37,10 @@ if TYPE_CHECKING:
 
 
 def say(line: str) -> None:
-    """Write one line for people on stderr (stdout is data) and flush it at once."""
-    sys.stderr.write(line + "\n")
+    """Write one line for people on stderr (stdout is data), made safe (``shown``), and flush it at once."""
+    from alisio.shell.cli.safe_text import shown
+
+    sys.stderr.write(shown(line) + "\n")
     sys.stderr.flush()
 
 
@@ -74,9 +76,10 @@ def selection(
     suite: str, tasks: str | None, k: int | None, seed: int, suite_dir: Path | None, yes: bool, default_k: int
 ) -> Selection:
     """The request's Selection from its flags (``--k`` and ``--seed`` checked here: one-line errors)."""
+    from alisio.core.lab.schedule import MAX_K
     from alisio.shell.lab.request import Selection
 
-    check_min("--k", k, 1)
+    check_min("--k", k, 1, MAX_K)
     check_min("--seed", seed, 0)
     wanted = tuple(tasks.split(",")) if tasks is not None else None
     return Selection(

@@ -101,7 +101,7 @@ def ci(flags: CiFlags) -> ExitCode:
     import msgspec
 
     from alisio.shell.cli.outputs import ci_outputs
-    from alisio.shell.lab.directory import prepare_out
+    from alisio.shell.lab.directory import clear_out, lock_directory, prepare_out
     from alisio.shell.lab.outputs import JUNIT_OUTPUT, REPORT_FILES, check_file_output
     from alisio.shell.replay.ci import ci_suites, replay_all
 
@@ -112,10 +112,15 @@ def ci(flags: CiFlags) -> ExitCode:
     execution = ExecutionFlags(jobs=jobs, executor=flags.executor, ray_address=flags.ray_address)
     kind, address = common.executor(execution, env)
     suites = ci_suites(flags.suite_dir, flags.cassette_dir, flags.yes, ui)
+    names = [loaded.suite.suite_id for loaded in suites]
     if out is not None:
-        prepare_out(out, "--out", flags.force, [loaded.suite.suite_id for loaded in suites], REPORT_FILES)
+        prepare_out(out, "--out", flags.force, names, REPORT_FILES)
     root = out if out is not None else Path(tempfile.mkdtemp(prefix="alisio-eval-ci-"))
-    with _session(kind, address, jobs):  # one Ray session for every suite, not one each
+    with lock_directory(root), _session(kind, address, jobs):  # one Ray session for every suite, not one each
+        if out is not None and flags.force:
+            clear_out(
+                out, "--out", names, REPORT_FILES
+            )  # under the lock: a command writing there keeps its files
         outcome = replay_all(
             suites,
             flags.suite_dir,

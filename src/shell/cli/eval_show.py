@@ -42,20 +42,26 @@ def show(ref: Ref, task: TaskOption = None, rep: RepOption = None, json_output: 
 
     from alisio.core.lab.show import pick_run, render_run
     from alisio.core.lab.transcript import transcript_path
+    from alisio.shell.cli.safe_text import redacted, shown
     from alisio.shell.config_home import data_dir
     from alisio.shell.errors import expect
     from alisio.shell.lab.errors import LabError
-    from alisio.shell.lab.store import read_runs
+    from alisio.shell.lab.store import read_regular, read_runs
     from alisio.shell.lab.stored import report_dir
 
     directory = report_dir(ref, data_dir(common.environment()), "show")
     record = expect(pick_run(expect(read_runs(directory)), task, rep), str(directory))
     path = directory / transcript_path(record.task_id, record.repetition)
-    data = path.read_bytes() if path.is_file() else None
+    try:
+        data = read_regular(path)
+    except FileNotFoundError:
+        data = None
+    except OSError as error:
+        raise LabError(f"{path}: cannot read: {error.strerror or error}") from None
     if json_output:
         if data is None:
             raise LabError(f"{path}: no transcript was kept for this run (written by an older alisio)")
-        common.out(data)
+        common.out(redacted(data.decode("utf-8", "replace")))
         return ExitCode.OK
     events = None
     if data is not None:
@@ -65,5 +71,5 @@ def show(ref: Ref, task: TaskOption = None, rep: RepOption = None, json_output: 
             events = decode_transcript(data)
         except msgspec.DecodeError as error:
             raise LabError(f"{path}: not a transcript: {error}") from None
-    common.out(render_run(record, events))
+    common.out(shown(render_run(record, events)))  # verifier details and model text are untrusted
     return ExitCode.OK

@@ -121,7 +121,9 @@ class Progress:
             self._counts[str(record.status)] += 1
         if self._quiet:
             return
-        line = self._line(done, total, record)
+        from alisio.shell.cli.safe_text import shown
+
+        line = shown(self._line(done, total, record))  # a verifier's detail is untrusted text
         if self._live is not None:
             self._live.console.print(_styled(line, str(record.status), self._live.console.width))
         else:

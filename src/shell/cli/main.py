@@ -9,7 +9,8 @@
 - a click/typer usage error (which click reports with 2, which would read as a divergence): exit 1;
 - Ctrl-C before a command had anything to report: ``interrupted; nothing was run``, exit 130; SIGTERM and
   SIGHUP are raised as ``Terminated`` (a ``KeyboardInterrupt``) so every command stops them as it stops
-  Ctrl-C, then exit 143 and 129 (128 + the signal).
+  Ctrl-C, then exit 143 and 129 (128 + the signal). The interrupt is carried past typer (which would turn it
+  into a silent ``Exit(130)``), wherever it comes: suite hashing, a prompt, ``eval runs``.
 
 No traceback reaches the user for any of these; ``pretty_exceptions_show_locals`` stays off (the shell holds
 API keys).
@@ -164,13 +165,37 @@ def _without_no_color(argv: Sequence[str]) -> list[str]:
     return [arg for i, arg in enumerate(argv) if i >= end or arg != "--no-color"]
 
 
+class _Escaped(BaseException):
+    """A ``KeyboardInterrupt`` (Ctrl-C, SIGTERM, SIGHUP) that left a command, carried past typer, which would
+    otherwise turn it into a silent exit 130 and lose SIGTERM's 143 (during suite hashing, ``eval runs``...)."""
+
+    def __init__(self, interrupt: KeyboardInterrupt) -> None:
+        super().__init__(str(interrupt))
+        self.interrupt = interrupt
+
+
+def _interrupts_passed_through(command: click.Command) -> click.Command:
+    """``command`` whose invocation carries an interrupt out as ``_Escaped`` (typer catches only
+    ``KeyboardInterrupt``)."""
+    invoke = command.invoke
+
+    def passing(ctx: click.Context) -> object:
+        try:
+            return invoke(ctx)
+        except KeyboardInterrupt as interrupt:
+            raise _Escaped(interrupt) from None
+
+    command.invoke = passing  # type: ignore[method-assign]
+    return command
+
+
 def run_command_line(application: typer.Typer, argv: Sequence[str], prefix: str | None = None) -> int:
     """Run ``application`` on ``argv`` and return the documented exit code; never a traceback for a user error."""
     from alisio.shell.errors import CommandError
 
     argv = _without_no_color(argv)
     name = prefix or _prefix(argv)
-    command = typer.main.get_command(application)
+    command = _interrupts_passed_through(typer.main.get_command(application))
     try:
         with _signals_as_interrupts():
             result = command.main(args=list(argv), prog_name="alisio", standalone_mode=False)
@@ -181,9 +206,13 @@ def run_command_line(application: typer.Typer, argv: Sequence[str], prefix: str 
         error.show()
         return 1
     except CommandError as error:
+        from alisio.shell.cli.safe_text import shown
+
         for line in error.lines:
-            print(f"{name}: {line}", file=sys.stderr)
+            print(shown(f"{name}: {line}"), file=sys.stderr)
         return 1
+    except _Escaped as escaped:
+        return _interrupted(escaped.interrupt, name)
     except KeyboardInterrupt as error:
         return _interrupted(error, name)
     except typer.Abort as error:  # click turns Ctrl-C inside a command into Abort

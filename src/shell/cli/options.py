@@ -180,10 +180,13 @@ Cwd = Annotated[
 ]
 
 
-def check_min(flag: str, value: float | None, minimum: float) -> None:
-    """A usage error (``typer.BadParameter``, exit 1) when ``value`` is below ``minimum``."""
+def check_min(flag: str, value: float | None, minimum: float, maximum: float | None = None) -> None:
+    """A usage error (``typer.BadParameter``, exit 1) when ``value`` is below ``minimum`` (or above
+    ``maximum``)."""
     if value is not None and value < minimum:
         raise typer.BadParameter(f"{value} is below {minimum:g}", param_hint=f"'{flag}'")
+    if value is not None and maximum is not None and value > maximum:
+        raise typer.BadParameter(f"{value} is above {maximum:g}, the most allowed", param_hint=f"'{flag}'")
 
 
 # --- groups -----------------------------------------------------------------------------------------------
@@ -199,7 +202,7 @@ class SelectionFlags:
         option(
             "--k",
             "-k",
-            help="Repetitions per task (default 5; 1 in replay).",
+            help="Repetitions per task (default 5; 1 in replay; at most 10000).",
             panel=SELECTION,
             metavar="N",
             show_default=False,

@@ -155,7 +155,9 @@ class BudgetFlags:
 
 
 def _say(line: str) -> None:
-    sys.stderr.write(line + "\n")
+    from alisio.shell.cli.safe_text import shown
+
+    sys.stderr.write(shown(line) + "\n")  # tool output and provider text are untrusted
     sys.stderr.flush()
 
 
@@ -198,7 +200,9 @@ def _json_sink() -> Callable[[Event], None]:
 
 def _terminal_approver() -> Callable[[ToolCall, Effect], ApprovalAnswer]:
     def approve(call: ToolCall, effect: Effect) -> ApprovalAnswer:
-        sys.stderr.write(f"allow {call.name} ({effect}) {_short(call.arguments, 200)}? [y/N/always] ")
+        from alisio.shell.cli.safe_text import shown
+
+        sys.stderr.write(shown(f"allow {call.name} ({effect}) {_short(call.arguments, 200)}? [y/N/always] "))
         sys.stderr.flush()
         answer = sys.stdin.readline().strip().lower()
         if answer in ("a", "always"):

@@ -2,22 +2,28 @@
 ``$GITHUB_STEP_SUMMARY`` summary. The core builds their text (``alisio.core.lab.junit``,
 ``alisio.core.lab.step_summary``, ``alisio.core.lab.render_html_compare``); this module writes it.
 
-- An output file is checked before the first run (``check_output_file``): it must not be a directory and
-  its directory must be creatable and writable, or the command stops there (exit 1, nothing run).
+- An output file is checked before the first run (``check_output_file``): it must be a regular file or a
+  new name (never a directory, a device such as ``/dev/null``, a FIFO or a link, which a rename would
+  replace) and its directory must be creatable and writable, or the command stops there (exit 1, nothing
+  run).
 - A file is written atomically (a reader never sees a partial file) and replaced if it exists; the
-  summary is appended (GitHub gathers every step's blocks in one file).
+  summary is appended (GitHub gathers every step's blocks in one file), to a regular file only (a FIFO
+  never hangs the command after its report).
 - A failure to write after the runs is one line naming the flag, the file and why (``OutputProblem``); the
   command then exits 1 unless it already exits non-zero (a divergence keeps 2, a gate 4).
 """
 
 from __future__ import annotations
 
+import errno
+import os
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 
 from alisio.shell.lab.errors import LabError
 from alisio.shell.lab.preflight import unwritable_dir
-from alisio.shell.lab.store import write_bytes_atomic
+from alisio.shell.lab.store import NOT_REGULAR, not_regular, write_bytes_atomic
 
 __all__ = ["STEP_SUMMARY", "OutputProblem", "append_step_summary", "check_output_file", "write_output_file"]
 
@@ -37,6 +43,8 @@ def check_output_file(path: Path, flag: str) -> None:
     """
     if path.is_dir():
         raise LabError(f"{flag} {path}: is a directory, not a file; nothing was run")
+    if not_regular(path):
+        raise LabError(f"{flag} {path}: {NOT_REGULAR}; nothing was run")
     problem = unwritable_dir(path.parent, flag, named=path)
     if problem is not None:
         raise LabError(problem)
@@ -63,8 +71,17 @@ def append_step_summary(env: Mapping[str, str], text: str) -> None:
     target = env.get(STEP_SUMMARY, "")
     if not target:
         return
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0)
+    refused = NOT_REGULAR.replace("writes only to", "appends only to")
     try:
-        with Path(target).open("a", encoding="utf-8") as handle:
+        if (
+            Path(target).exists() and not Path(target).is_file()
+        ):  # a FIFO, a device (a link to a file is fine)
+            raise OSError(errno.EINVAL, refused)
+        descriptor = os.open(target, flags, 0o644)  # a FIFO without a reader fails at once (ENXIO)
+        with os.fdopen(descriptor, "a", encoding="utf-8") as handle:
+            if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+                raise OSError(errno.EINVAL, refused)
             handle.write(text)
     except OSError as error:
         raise OutputProblem(f"${STEP_SUMMARY} {target}: cannot append: {error.strerror or error}") from None

@@ -6,7 +6,9 @@
   directory).
 - ``--out DIR`` that already holds a report (report.json, runs.jsonl, a comparison, the report of a variant
   or suite this command would write) is refused with every file untouched, unless ``--force``, which removes
-  those report files (and nothing else) before the first run.
+  the report (``clear_out``) once the command holds the directory's lock, never before: a command still
+  writing there keeps its records. ``--force`` removes only what a report wrote (``alisio.shell.lab.owned``)
+  and refuses a directory holding anything else.
 - The directory is locked (``flock`` on the directory) for the command's life: a second command writing the
   same directory is refused at once.
 """
@@ -16,24 +18,22 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import shutil
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
 from alisio.shell.lab.errors import LabError
+from alisio.shell.lab.owned import REPORT_DIRS, foreign_entries, remove_report
 from alisio.shell.lab.preflight import unwritable_dir
 
 __all__ = [
     "claim_run_dir",
+    "clear_out",
     "created_at_for",
     "lock_directory",
     "prepare_out",
     "run_id_for",
 ]
-
-_REPORT_DIRS = ("runs", "retried")
-"""Directories of per-run files (transcripts, records of retried runs) inside a report directory."""
 
 
 def run_id_for(now: datetime) -> str:
@@ -82,29 +82,29 @@ def claim_run_dir(data_root: Path, run_id: str, env: Mapping[str, str]) -> tuple
             ) from None
 
 
-def _held_report(directory: Path, subdirs: Sequence[str], names: Sequence[str]) -> list[Path]:
+def _held_report(directory: Path, subdirs: Sequence[str], files: Sequence[str]) -> list[Path]:
     """The report files in ``directory`` and in the sub-directories this command would write."""
     found: list[Path] = []
     for where in (directory, *(directory / name for name in subdirs)):
         if where.is_dir():
-            found += [where / name for name in (*names, *_REPORT_DIRS) if (where / name).exists()]
+            found += [where / name for name in (*files, *REPORT_DIRS) if (where / name).exists()]
     return found
 
 
 def prepare_out(out: Path, flag: str, force: bool, subdirs: Sequence[str], files: Sequence[str]) -> None:
-    """Check an output directory before the first run; with ``force``, remove the report it holds.
+    """Check an output directory before the first run; it is only changed later, by ``clear_out``.
 
     Args:
         out: the directory (``--out``).
         flag: how messages name it (``--out``).
-        force: remove the report files it holds instead of refusing.
+        force: the report it holds is to be replaced instead of refused.
         subdirs: the sub-directories the command writes reports into (each variant, each suite of
             ``eval ci``); only their report files and the directory's own count, nothing else in it.
-        files: the report files (``alisio.shell.lab.outputs.REPORT_FILES``).
+        files: the report files (``alisio.shell.lab.outputs.REPORT_FILES``, derived from the outputs table).
 
     Raises:
-        LabError: ``out`` cannot be created or written, or holds a report and ``force`` is off (nothing is
-            touched).
+        LabError: ``out`` cannot be created or written, holds a report and ``force`` is off, or holds a
+            report beside content alisio did not write (nothing is touched).
     """
     problem = unwritable_dir(out, flag)
     if problem is not None:
@@ -119,11 +119,34 @@ def prepare_out(out: Path, flag: str, force: bool, subdirs: Sequence[str], files
             f"{flag} {out} already holds a report ({names}{more}): pass --force to replace it, "
             "or choose another directory; nothing was run"
         )
-    for path in held:
-        if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path)
-        else:
-            path.unlink()
+    _refuse_foreign(out, flag, subdirs, files)
+
+
+def _refuse_foreign(out: Path, flag: str, subdirs: Sequence[str], files: Sequence[str]) -> None:
+    """``--force`` replaces only a directory every entry of which a report wrote."""
+    try:
+        foreign = foreign_entries(out, files, subdirs)
+    except OSError as error:
+        raise LabError(f"{flag} {out}: cannot list it: {error.strerror or error}; nothing was run") from None
+    if foreign:
+        names = ", ".join(str(path.relative_to(out)) for path in foreign[:4])
+        more = f" and {len(foreign) - 4} more" if len(foreign) > 4 else ""
+        raise LabError(
+            f"{flag} {out} holds files no alisio report wrote ({names}{more}): --force replaces only a "
+            "report directory; choose another directory; nothing was run"
+        )
+
+
+def clear_out(out: Path, flag: str, subdirs: Sequence[str], files: Sequence[str]) -> None:
+    """Remove the report ``out`` holds, once the command holds its lock (``--force``), checked again.
+
+    Raises:
+        LabError: ``out`` now holds content alisio did not write (nothing is removed).
+    """
+    if not _held_report(out, subdirs, files):
+        return
+    _refuse_foreign(out, flag, subdirs, files)
+    remove_report(out, subdirs)
 
 
 @contextlib.contextmanager

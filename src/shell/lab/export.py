@@ -39,7 +39,15 @@ from alisio.core.share.scrub import ScrubFacts, scrub_bundle
 from alisio.core.share.secrets import SecretHit, known_credentials, scan
 from alisio.shell.config_home import data_dir, load_config
 from alisio.shell.lab.errors import LabError
-from alisio.shell.lab.store import REPORT_MD, read_report, read_runs, write_bytes_atomic
+from alisio.shell.lab.store import (
+    NOT_REGULAR,
+    REPORT_MD,
+    not_regular,
+    read_regular,
+    read_report,
+    read_runs,
+    write_bytes_atomic,
+)
 from alisio.shell.lab.stored import report_dir
 
 __all__ = [
@@ -77,6 +85,8 @@ def _out_problem(out: Path, force: bool, run_dir: Path) -> str | None:
         return f"--out {out}: is inside the run directory it exports; write the bundle elsewhere"
     if out.is_dir():
         return f"--out {out}: is a directory; name the bundle file, e.g. {out / 'run.json'}"
+    if not_regular(out):
+        return f"--out {out}: {NOT_REGULAR}"
     if out.exists() and not force:
         return f"--out {out}: already exists; pass --force to overwrite it"
     if not out.parent.is_dir():
@@ -134,7 +144,7 @@ def _hit_lines(hits: Sequence[SecretHit]) -> tuple[str, ...]:
 def _read_markdown(run_dir: Path, report: Report) -> Result[str, str]:
     """report.md, or the report rendered again when the file is missing (rendering is deterministic)."""
     try:
-        return Success((run_dir / REPORT_MD).read_text(encoding="utf-8"))
+        return Success(read_regular(run_dir / REPORT_MD).decode("utf-8"))
     except FileNotFoundError:
         return Success(render_markdown(report))
     except (OSError, UnicodeDecodeError) as error:
@@ -168,7 +178,7 @@ def _read_transcripts(run_dir: Path, runs: Sequence[RunRecord]) -> Result[dict[s
     for record in runs:
         path = run_dir / transcript_path(record.task_id, record.repetition)
         try:
-            data = path.read_bytes()
+            data = read_regular(path)
         except FileNotFoundError:
             continue
         except OSError as error:

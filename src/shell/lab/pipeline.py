@@ -11,16 +11,19 @@ The steps, in order, and the module that does each:
 4. preflight: the selected tasks, and every task's policy and agent against the grants and each arm's
    configuration (``preflight.preflight``), before anything runs;
 5. outputs: every row of the outputs table that applies is checked (``outputs.check_outputs``): ``--out``
-   (refused when it holds a report, unless ``--force``), the cassette directory, ``--junit``;
+   (refused when it holds a report, unless ``--force``), the cassette directory, ``--junit``; nothing is
+   removed yet (step 8);
 6. the provider plan: live, ``--script``, or the cassettes of replay (``plans``, ``alisio.shell.replay.record``);
    record wraps it to keep every call;
 7. confirmation of a third-party suite (``suite_choice.confirm_third_party``);
-8. the report directory, claimed and locked for the command's life (``directory``);
+8. the report directory, claimed and locked for the command's life (``directory``); with ``--force``, the
+   report it held is removed now, under the lock;
 9. the run loop (``runner.run_loop``): every planned run through ``run_one.run_one`` and an executor, each
    record appended to its arm's runs.jsonl as it finishes;
 10. outputs: each arm's report (``alisio.core.lab.report_build``), then every row of the outputs table that
     applies is written (``outputs.write_outputs``): each arm's runs.jsonl, report.json, report.md and
-    report.html, the comparison of the variants, the cassettes of a recording, ``--junit``, the step summary.
+    report.html, the comparison of the variants, the cassettes of a recording, ``--junit``, the step summary;
+    a signal then waits until they are written (``deferred``), and the command ends interrupted.
 
 Nothing is run until steps 1-8 have passed: every problem they find is a ``LabError`` (exit 1). After the
 first run, Ctrl-C, a signal, a refused key, an unreachable endpoint or a full disk stop the loop, and the
@@ -57,10 +60,19 @@ from alisio.shell.lab.agent_plan import (
     uses_external,
 )
 from alisio.shell.lab.agents import AgentRunner
-from alisio.shell.lab.directory import claim_run_dir, created_at_for, lock_directory, run_id_for
+from alisio.shell.lab.deferred import held_signals
+from alisio.shell.lab.directory import claim_run_dir, clear_out, created_at_for, lock_directory, run_id_for
 from alisio.shell.lab.errors import LabError
 from alisio.shell.lab.model import ArmResult, LabOutcome, LabStart, Resumed, Ui
-from alisio.shell.lab.outputs import OUTPUTS, Checked, Done, Output, check_outputs, write_outputs
+from alisio.shell.lab.outputs import (
+    OUTPUTS,
+    Checked,
+    Done,
+    Output,
+    check_outputs,
+    report_files,
+    write_outputs,
+)
 from alisio.shell.lab.plans import ProviderPlan, live_plan, scripted_plan
 from alisio.shell.lab.preflight import Agents, preflight
 from alisio.shell.lab.request import ExecutorKind, LabRequest, RunMode
@@ -151,8 +163,14 @@ def _provider_plan(
 
 
 @contextlib.contextmanager
-def _report_directory(request: LabRequest, now: datetime) -> Iterator[tuple[str, Path]]:
-    """The run id and the report directory, claimed and locked for the block (temporary for a recording)."""
+def _report_directory(
+    request: LabRequest, now: datetime, subdirs: Sequence[str], files: Sequence[str]
+) -> Iterator[tuple[str, Path]]:
+    """The run id and the report directory, claimed and locked for the block (temporary for a recording).
+
+    ``--force`` removes the report ``--out`` holds only once the lock is held: a command still writing
+    there refuses this one, and keeps every record it wrote.
+    """
     run_id = run_id_for(now)
     if request.mode is RunMode.RECORD:
         directory = Path(tempfile.mkdtemp(prefix=owned_prefix("record")))
@@ -169,6 +187,8 @@ def _report_directory(request: LabRequest, now: datetime) -> Iterator[tuple[str,
     else:
         run_id, directory = claim_run_dir(data_dir(request.env), run_id, request.env)
     with lock_directory(directory):
+        if request.resume is None and request.output.out is not None and request.output.force:
+            clear_out(directory, "--out", subdirs, files)
         yield run_id, directory
 
 
@@ -345,20 +365,21 @@ def _execute(
     kept = () if resumed is None else resumed.kept
     records = _in_plan_order(plan, kept, loop.records)
     retried = 0 if resumed is None else resumed.retried
-    arms = _arm_results(
-        start, records, loop.stopped, request.rates, created_at, retried, data_dir(request.env)
-    )
-    comparison = None
-    if start.variants is not None:
-        comparison = compare_arms(start.variants, [arm.report for arm in arms])
-    done = Done(request, start, ctx, loop, arms, comparison, ui.say)
-    write_outputs(done, outputs)  # step 10
+    with held_signals() as held:  # a signal now waits until the reports are written
+        arms = _arm_results(
+            start, records, loop.stopped, request.rates, created_at, retried, data_dir(request.env)
+        )
+        comparison = None
+        if start.variants is not None:
+            comparison = compare_arms(start.variants, [arm.report for arm in arms])
+        done = Done(request, start, ctx, loop, arms, comparison, ui.say)
+        write_outputs(done, outputs)  # step 10
     return LabOutcome(
         start=start,
         arms=arms,
         comparison=comparison,
         recorded=done.recorded,
-        interrupted=loop.interrupted,
+        interrupted=loop.interrupted or held.interrupt,
         stopped=loop.stopped,
         resumed=resumed,
         notes=tuple(done.notes),
@@ -464,7 +485,8 @@ def run_request(request: LabRequest, ui: Ui, outputs: Sequence[Output] = OUTPUTS
             choice, yes=request.selection.yes, interactive=ui.interactive, say=ui.say, ask=ask
         )
         now = datetime.now(UTC)
-        with _report_directory(request, now) as (run_id, root):
+        subdirs = [] if variants is None else [v.id for v in variants.variants]
+        with _report_directory(request, now, subdirs, report_files(outputs)) as (run_id, root):
             start = LabStart(
                 choice=choice,
                 tasks=tasks,

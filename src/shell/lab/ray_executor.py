@@ -40,6 +40,7 @@ from alisio.core.harness.config import config_hash
 from alisio.core.harness.endpoint import redact_credentials
 from alisio.core.lab.outcome import SetupError, record_from_run
 from alisio.core.lab.schedule import RunSpec
+from alisio.shell.lab.deferred import Held, held_signals
 from alisio.shell.lab.errors import LabError, LabStopped, Terminated
 from alisio.shell.lab.portable import (
     PortableArm,
@@ -90,11 +91,12 @@ def _local_defaults() -> None:
 
 
 def check_address(address: str) -> None:
-    """The head of the Ray cluster at ``address`` answers on its port (Ray itself waits forever when not).
+    """The head of the Ray cluster at ``address`` answers on its port, in gRPC (Ray itself waits for minutes
+    when not: at an HTTP server such as the dashboard's port, 824 s and 60 warnings were seen).
 
     Raises:
-        LabError: ``address`` is not ``HOST:PORT`` (``ray://HOST:PORT``, ``auto`` and ``local`` pass), or
-            nothing answers there.
+        LabError: ``address`` is not ``HOST:PORT`` (``ray://HOST:PORT``, ``auto`` and ``local`` pass),
+            nothing answers there, or what answers does not speak gRPC (within about 10 s in all).
     """
     if address in ("auto", "local"):
         return
@@ -105,17 +107,53 @@ def check_address(address: str) -> None:
             "'ray start --head' prints"
         )
     try:
-        socket.create_connection((host.strip("[]"), int(port)), timeout=_CONNECT_TIMEOUT_S).close()
+        answer = _grpc_probe(host.strip("[]"), int(port))
     except OSError as error:
         why = error.strerror or str(error) or type(error).__name__
         raise LabError(
             f"Ray address {address} (--ray-address or RAY_ADDRESS): cannot connect ({why}): "
             "start the head with 'ray start --head', or leave the address out for a local instance"
         ) from None
+    if answer is not None:
+        raise LabError(
+            f"Ray address {address} (--ray-address or RAY_ADDRESS): something listens there but it is not "
+            f"a Ray head ({answer}); give the address 'ray start --head' prints (port 6379 by default), "
+            "not the dashboard's"
+        )
 
 
-def _init(address: str | None, jobs: int, say: Callable[[str], None]) -> None:
-    """``ray.init`` for the command, the command's own SIGTERM handling kept (Ray replaces it)."""
+_H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+"""HTTP/2's client preface and an empty SETTINGS frame: what a gRPC client (Ray's) sends first."""
+
+
+def _grpc_probe(host: str, port: int) -> str | None:
+    """Whether what listens at ``host:port`` speaks gRPC, as a Ray head (its GCS) or Ray Client server does:
+    ``None`` when it answers the HTTP/2 preface with a SETTINGS frame, else what it did instead (an HTTP/1
+    answer, nothing, a closed connection). Ray itself would wait for minutes (824 s was seen) at anything else.
+
+    Raises:
+        OSError: nothing can be connected to there.
+    """
+    with socket.create_connection((host, port), timeout=_CONNECT_TIMEOUT_S) as conn:
+        conn.sendall(_H2_PREFACE)
+        data = b""
+        try:
+            while len(data) < 9:
+                chunk = conn.recv(256)
+                if not chunk:
+                    return "it closed the connection at gRPC's first bytes"
+                data += chunk
+        except TimeoutError:
+            return f"it did not answer gRPC's first bytes within {_CONNECT_TIMEOUT_S:g} s"
+    if data[3] == 0x04 and not data.startswith(b"HTTP/"):  # a SETTINGS frame: HTTP/2, as gRPC is
+        return None
+    first = data.splitlines()[0][:40].decode("ascii", "replace") if data.strip() else ""
+    return f"it answered {first!r}" if first.isprintable() and first else "it answered, but not in HTTP/2"
+
+
+def _init(address: str | None, jobs: int, say: Callable[[str], None]) -> KeyboardInterrupt | None:
+    """``ray.init`` for the command, the command's own signal handling kept (Ray replaces it); returns the
+    interrupt that arrived while Ray started, to raise once the session is there to shut down."""
     options: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.ERROR}
     if address is None:
         say("starting a local Ray instance (--ray-address or RAY_ADDRESS joins a cluster instead)")
@@ -125,16 +163,30 @@ def _init(address: str | None, jobs: int, say: Callable[[str], None]) -> None:
         options["address"] = address
     import ray
 
-    main = threading.current_thread() is threading.main_thread()
-    sigterm = signal.getsignal(signal.SIGTERM) if main else None
     _messages_to_stderr()
+    with _held_during_init() as held:
+        try:
+            ray.init(**options)
+        # Ray raises ConnectionError, RuntimeError, OSError, ValueError...: one line
+        except Exception as error:
+            raise LabStopped(_init_failure(address, error)) from None
+    return held.interrupt
+
+
+@contextlib.contextmanager
+def _held_during_init() -> Iterator[Held]:
+    """Signals held while Ray starts: Ray's own SIGTERM handler (``sys.exit(15)`` in the middle of its start,
+    or an abort of its core worker: exit 15 or 134, no report) is not installed, and a Ctrl-C, SIGTERM or
+    SIGHUP that arrives is raised once Ray is up, through the command's handlers (130/143/129, the report)."""
+    from ray._private import utils
+
+    installer = utils.set_sigterm_handler
+    utils.set_sigterm_handler = lambda handler: None
     try:
-        ray.init(**options)
-    except Exception as error:  # Ray raises ConnectionError, RuntimeError, OSError, ValueError...: one line
-        raise LabStopped(_init_failure(address, error)) from None
+        with held_signals() as held:
+            yield held
     finally:
-        if main and sigterm is not None:
-            signal.signal(signal.SIGTERM, sigterm)
+        utils.set_sigterm_handler = installer
 
 
 def _messages_to_stderr() -> None:
@@ -177,10 +229,12 @@ def ray_session(address: str | None, jobs: int, say: Callable[[str], None]) -> I
     if _initialized():
         yield
         return
-    _init(address, jobs, say)
+    interrupt = _init(address, jobs, say)
     import ray
 
     try:
+        if interrupt is not None:
+            raise interrupt
         yield
     finally:
         ray.shutdown()

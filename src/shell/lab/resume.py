@@ -7,14 +7,19 @@
   configuration hash, the model or the endpoint changed.
 - runs.jsonl keeps its records; only the planned runs without a record run (``prepare_resume``). A torn last
   line (a kill in the middle of a write) is dropped with a warning. With ``--retry-errors`` the runs that ended
-  ``error`` run again: their old records move to ``retried/runs.jsonl`` (kept, counted nowhere).
+  ``error`` run again: their old records move to ``retried/runs.jsonl`` (kept, counted nowhere), their
+  transcripts to ``retried/runs/<task>/<rep>.jsonl`` (``<rep>.2.jsonl``... when the run is retried again).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Callable, Mapping, Sequence
+from importlib.metadata import version
 from pathlib import Path
+
+import msgspec
 
 from alisio.core.harness.config import config_hash
 from alisio.core.harness.events import Effect
@@ -23,17 +28,18 @@ from alisio.core.lab.manifest import (
     decode_manifest,
     differences,
     encode_manifest,
+    measurement_differences,
     remaining,
     whole_lines,
 )
-from alisio.core.lab.records import RunRecord, decode_runs, encode_runs
+from alisio.core.lab.records import RunRecord, RunStatus, decode_runs, encode_runs
 from alisio.core.lab.schedule import RunSpec
 from alisio.core.lab.transcript import transcript_path
 from alisio.shell.errors import expect
 from alisio.shell.lab.errors import LabError
 from alisio.shell.lab.model import LabStart, Resumed
 from alisio.shell.lab.request import LabRequest, Output, Permissions, ProviderOptions, RunMode, Selection
-from alisio.shell.lab.store import RUNS_JSONL, write_bytes_atomic
+from alisio.shell.lab.store import RUNS_JSONL, read_regular, write_bytes_atomic
 from alisio.shell.lab.stored import report_dir
 
 __all__ = [
@@ -70,7 +76,7 @@ def read_manifest(directory: Path) -> RunManifest:
     """plan.json of ``directory``; an unreadable or invalid one is a ``LabError`` naming it."""
     path = directory / PLAN_JSON
     try:
-        data = path.read_bytes()
+        data = read_regular(path)
     except OSError as error:
         raise LabError(f"{path}: cannot read: {error.strerror or error}") from None
     manifest = expect(decode_manifest(data, str(path)))
@@ -131,7 +137,7 @@ def resume_request(
 
 def _records(path: Path, say: Callable[[str], None]) -> tuple[RunRecord, ...]:
     try:
-        data = path.read_bytes()
+        data = read_regular(path)
     except FileNotFoundError:
         return ()
     except OSError as error:
@@ -146,6 +152,18 @@ def _records(path: Path, say: Callable[[str], None]) -> tuple[RunRecord, ...]:
         decode_runs(whole, str(path)), "", "nothing was run: the runs of this directory cannot be read"
     )
     return records
+
+
+def retried_transcript(retried: Path, name: str) -> Path:
+    """Where a set-apart run's transcript goes: ``retried/runs/<task>/<rep>.jsonl`` the first time the run is
+    retried, ``<rep>.2.jsonl``, ``<rep>.3.jsonl``... after (the n-th record of that run in
+    retried/runs.jsonl), so a second ``--retry-errors`` never overwrites the first one's evidence."""
+    target = retried / name
+    number = 1
+    while target.exists():
+        number += 1
+        target = retried / name.replace(".jsonl", f".{number}.jsonl")
+    return target
 
 
 def prepare_resume(
@@ -170,8 +188,9 @@ def prepare_resume(
             for record in apart:  # its transcript goes with its record
                 name = transcript_path(record.task_id, record.repetition)
                 if (directory / name).is_file():
-                    (directory / RETRIED / name).parent.mkdir(parents=True, exist_ok=True)
-                    os.replace(directory / name, directory / RETRIED / name)
+                    target = retried_transcript(directory / RETRIED, name)
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    os.replace(directory / name, target)
         except OSError as error:
             raise LabError(
                 f"{directory}: cannot set the errored runs apart: {error.strerror or error}"
@@ -207,7 +226,54 @@ def _manifest(start: LabStart, request: LabRequest, run_id: str, created_at: str
         allow_suite_full=permissions.allow_suite_full,
         rates=request.rates,
         agent=request.provider.agent,
+        harness_version=version("alisio"),
+        script_hash=script_hash(script, tuple(task.id for task in start.tasks)),
     )
+
+
+def script_hash(script: Path | None, task_ids: Sequence[str]) -> str | None:
+    """The sha256 of the ``--script`` content: the file, or each selected task's file of a directory (a
+    missing one counts as empty: the plan already refused it)."""
+    if script is None:
+        return None
+    digest = hashlib.sha256()
+    files = (
+        [(task_id, script / f"{task_id}.json") for task_id in task_ids] if script.is_dir() else [("", script)]
+    )
+    for task_id, path in files:
+        try:
+            data = read_regular(path)
+        except OSError:
+            data = b""
+        digest.update(f"{task_id}\0{len(data)}\0".encode() + data)
+    return digest.hexdigest()
+
+
+def _refuse_mixed(
+    stored: RunManifest,
+    current: RunManifest,
+    records: Sequence[RunRecord],
+    retry_errors: bool,
+    directory: Path,
+) -> RunManifest:
+    """Refuse a resume whose harness, script or kept records would mix measurements (one line each); with no
+    record kept (``--retry-errors`` of a run whose runs all errored), plan.json takes the current harness
+    version and script, which the new records measure. Returns plan.json as it now stands.
+
+    Raises:
+        LabError: what differs (nothing was run).
+    """
+    kept = [r for r in records if not (retry_errors and r.status is RunStatus.ERROR)]
+    problems = measurement_differences(stored, current, kept)
+    if problems:
+        raise LabError(
+            *problems, "nothing was run: a resumed run must measure what the run started measuring"
+        )
+    now = (current.harness_version, current.script_hash)
+    if not kept and (stored.harness_version, stored.script_hash) != now:
+        stored = msgspec.structs.replace(stored, harness_version=now[0], script_hash=now[1])
+        write_manifest(directory, stored)
+    return stored
 
 
 def plan_file(
@@ -235,4 +301,8 @@ def plan_file(
         raise LabError(
             *problems, "nothing was run: a resumed run must measure what the run started measuring"
         )
+    records = _records(request.resume / RUNS_JSONL, say)
+    stored = _refuse_mixed(
+        stored, current, records, request.retry_errors, request.resume
+    )  # before anything moves
     return prepare_resume(request.resume, stored, plan, request.retry_errors, say)

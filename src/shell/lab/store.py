@@ -8,7 +8,9 @@ every problem (missing file, unreadable, not JSON, not a report) into a ``Report
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -30,10 +32,13 @@ from alisio.core.lab.report_json import decode_report
 from alisio.core.lab.transcript import transcript_path
 
 __all__ = [
+    "NOT_REGULAR",
     "REPORT_HTML",
     "REPORT_JSON",
     "REPORT_MD",
     "RUNS_JSONL",
+    "not_regular",
+    "read_regular",
     "read_report",
     "read_runs",
     "report_json_path",
@@ -46,8 +51,62 @@ REPORT_MD = "report.md"
 RUNS_JSONL = "runs.jsonl"
 
 
+NOT_REGULAR = (
+    "is not a regular file (a device, FIFO, socket, directory or symbolic link): alisio writes only to a "
+    "regular file or a new name"
+)
+
+
+def not_regular(path: Path) -> bool:
+    """Whether ``path`` exists as anything but a regular file (``/dev/null``, a FIFO, a link...): replacing it
+    by rename would turn a device into a file (as root, ``--junit /dev/null``)."""
+    try:
+        return not stat.S_ISREG(os.lstat(path).st_mode)
+    except FileNotFoundError:
+        return False
+
+
+REPORT_MAX_BYTES = 1 << 30
+"""The most a report file (report.json, runs.jsonl, plan.json, a transcript) may hold when read back: a link
+to ``/dev/zero`` or a runaway file is refused instead of read until memory runs out."""
+
+
+def read_regular(path: Path, limit: int = REPORT_MAX_BYTES) -> bytes:
+    """The bytes of the regular file ``path`` (a link to one is fine), at most ``limit``; opened without
+    blocking, so a FIFO never hangs the reader.
+
+    Raises:
+        OSError: it cannot be opened or read, is a directory (``IsADirectoryError``), is not a regular file
+            or is larger than ``limit`` (the strerror says which).
+    """
+    from alisio.shell.harness.tools.files import file_kind
+
+    flags = (
+        os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    )
+    descriptor = os.open(path, flags)
+    with os.fdopen(descriptor, "rb") as handle:
+        mode = os.fstat(descriptor).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, "is a directory", str(path))
+        if not stat.S_ISREG(mode):
+            raise OSError(errno.EINVAL, f"it is {file_kind(mode)}, not a regular file", str(path))
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise OSError(
+            errno.EFBIG, f"it is larger than {limit >> 20} MiB, the most a report file may hold", str(path)
+        )
+    return data
+
+
 def write_bytes_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` via a temporary sibling file and ``os.replace`` (never a partial file)."""
+    """Write ``data`` to ``path`` via a temporary sibling file and ``os.replace`` (never a partial file).
+
+    Raises:
+        OSError: also when ``path`` exists but is not a regular file (``NOT_REGULAR``): it is never replaced.
+    """
+    if not_regular(path):
+        raise OSError(errno.EEXIST, NOT_REGULAR, str(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -67,7 +126,7 @@ def _transcript(directory: Path, record: RunRecord, budget: int) -> TranscriptVi
         return transcript_view((), budget)
     relative = transcript_path(record.task_id, record.repetition)
     try:
-        data = (directory / relative).read_bytes()
+        data = read_regular(directory / relative)
     except FileNotFoundError:
         return unavailable(f"{relative} does not exist")
     except OSError as error:
@@ -95,12 +154,15 @@ def write_report_html(
 
 def report_json_path(path: Path) -> Path:
     """``path`` itself for a file, ``path/report.json`` for a directory."""
-    return path / REPORT_JSON if path.is_dir() else path
+    try:
+        return path / REPORT_JSON if path.is_dir() else path
+    except OSError:  # a name too long (ENAMETOOLONG): reading it says so, in one line
+        return path
 
 
 def _read(path: Path) -> Result[bytes, ReportError]:
     try:
-        return Result.from_value(path.read_bytes())
+        return Result.from_value(read_regular(path))
     except FileNotFoundError:
         return Failure(ReportError(source=str(path), message="no such file"))
     except IsADirectoryError:
@@ -117,5 +179,5 @@ def read_report(path: Path) -> Result[Report, ReportError]:
 
 def read_runs(path: Path) -> Result[tuple[RunRecord, ...], ReportError]:
     """Read a runs.jsonl, or the runs.jsonl of a report directory."""
-    target = path / RUNS_JSONL if path.is_dir() else path
+    target = path if report_json_path(path) == path else path / RUNS_JSONL
     return _read(target).bind(lambda data: decode_runs(data, str(target)))

@@ -7,6 +7,7 @@ for one variant of an ``eval variants`` run). ``stored_runs`` lists what ``eval 
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +19,15 @@ from alisio.core.lab.report import Report
 from alisio.shell.lab.errors import LabError
 from alisio.shell.lab.store import REPORT_JSON, RUNS_JSONL, read_report
 
-__all__ = ["StoredRun", "recent_run_ids", "report_dir", "run_id_problem", "stored_runs", "variants_of"]
+__all__ = [
+    "StoredRun",
+    "name_problem",
+    "recent_run_ids",
+    "report_dir",
+    "run_id_problem",
+    "stored_runs",
+    "variants_of",
+]
 
 RECENT_SHOWN: Final = 5
 _RUN_ID: Final = re.compile(r"[A-Za-z0-9._-]+")
@@ -37,6 +46,22 @@ def run_id_problem(run_id: str) -> str | None:
             f"invalid run id {shown!r}: a run id is the name of a directory under <dataDir>/eval "
             "(letters, digits, '.', '_', '-'), or <runId>/<variant> for one variant of a variants run"
         )
+    return None
+
+
+NAME_MAX = 255
+"""The most bytes one path component may hold on Linux and macOS file systems."""
+
+
+def name_problem(ref: str) -> str | None:
+    """Why ``ref`` cannot name a file (a component over 255 bytes, or a NUL), or ``None``: said in one line
+    instead of ``OSError: [Errno 36] File name too long``."""
+    if "\0" in ref:
+        return f"{ref!r}: a path cannot hold a NUL character"
+    for part in ref.split("/"):
+        size = len(os.fsencode(part))
+        if size > NAME_MAX:
+            return f"{ref[:40]}...: a path component is {size} bytes, more than the {NAME_MAX} a file name may hold"
     return None
 
 
@@ -75,6 +100,9 @@ def report_dir(ref: str, data_root: Path, verb: str) -> Path:
             that holds no report.
     """
     given = Path(ref)
+    problem = name_problem(ref)
+    if problem is not None:
+        raise LabError(problem)
     if given.is_dir() and (_holds_report(given) or variants_of(given)):
         directory = given
     else:

@@ -136,7 +136,7 @@ class Transport:
         self._secret = secret or None
         self._owns_client = client is None
         self._timeout = httpx.Timeout(read_timeout, connect=connect_timeout)
-        self._client = client if client is not None else httpx.Client(timeout=self._timeout)
+        self._client = client if client is not None else _own_client(self._timeout)
         self._read_timeout = read_timeout
         self._connect_timeout = connect_timeout
         self._max_retries = max_retries
@@ -489,3 +489,10 @@ class _GuardedStream(httpx.SyncByteStream):
 def _excerpt(text: str) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= EXCERPT_CHARS else flat[:EXCERPT_CHARS] + "…"
+
+
+def _own_client(timeout: httpx.Timeout) -> httpx.Client:
+    """The client a provider creates: its connections close on a cancellation (``cancellable``)."""
+    from alisio.shell.harness.providers.cancellable import cancellable_transport
+
+    return httpx.Client(timeout=timeout, transport=cancellable_transport())
