@@ -63,6 +63,8 @@ class RunManifest(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     read_only: bool = False
     allow_suite_full: bool = False
     rates: Rates | None = None
+    sandbox: str = "none"
+    """Where commands ran (``none`` or ``bwrap``): a resume runs them the same way."""
 
 
 _DECODER = msgspec.json.Decoder(RunManifest)
@@ -97,6 +99,7 @@ _COMPARED = (
     ("endpoint", "the endpoint"),
     ("provider", "the provider"),
     ("mode", "the mode"),
+    ("sandbox", "the sandbox"),
 )
 
 

@@ -103,6 +103,10 @@ class Conditions(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     run_id: str
     created_at: str
     """ISO 8601 UTC timestamp, passed in by the shell."""
+    sandbox: str = "none"
+    """Where the agent's commands and the command verifiers ran: ``none`` (as the user) or ``bwrap``. Not
+    part of the configuration hash; compare warns when it differs. Reports written before it existed ran
+    without one."""
 
 
 class Count(Frozen, frozen=True, kw_only=True):

@@ -77,6 +77,8 @@ class LabStart:
     """The report directory (the variants' root; a temporary directory for a recording)."""
     jobs: int = 1
     """Runs at once."""
+    sandbox: str = "none"
+    """Where commands run: ``none`` or ``bwrap``."""
 
     @property
     def planned(self) -> int:

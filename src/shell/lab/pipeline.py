@@ -32,14 +32,15 @@ import functools
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
 
 from returns.result import Failure
 
-from alisio.core.harness.config import MeasuredConfig, config_hash
+from alisio.core.harness.config import LabSettings, MeasuredConfig, config_hash
+from alisio.core.harness.sandbox import SandboxKind
 from alisio.core.lab.records import RunRecord
 from alisio.core.lab.report import Compaction, Conditions, Mode, Rates
 from alisio.core.lab.report_build import build_report
@@ -63,6 +64,7 @@ from alisio.shell.lab.store import write_report_files
 from alisio.shell.lab.suite_choice import SuiteChoice, bundled_suites_root, confirm_third_party, find_suite
 from alisio.shell.lab.variants import read_variants, write_comparison
 from alisio.shell.replay.record import Recorded, RecordHook
+from alisio.shell.sandbox.bwrap import Sandbox, SandboxUnavailable, require_sandbox
 
 __all__ = ["ArmResult", "LabOutcome", "LabStart", "Ui", "run_request"]
 
@@ -153,6 +155,26 @@ def _provider_plan(
     return live_plan(loaded, options.model, options.base_url, request.env, jobs_for(request, loaded))
 
 
+def sandbox_for(
+    kind: SandboxKind | None, lab: LabSettings, env: Mapping[str, str], say: Callable[[str], None]
+) -> tuple[SandboxKind, Sandbox | None]:
+    """The sandbox a command asked for (``--sandbox``, else ``[lab] sandbox``, else none), checked here.
+
+    Raises:
+        LabError: ``bwrap`` asked for and unavailable (one line: the install hint, or why it cannot run).
+    """
+    chosen = kind or lab.sandbox or SandboxKind.NONE
+    if chosen is SandboxKind.NONE:
+        return chosen, None
+    try:
+        sandbox = require_sandbox(lab.sandbox_limits(), env)
+    except SandboxUnavailable as error:
+        raise LabError(str(error)) from None
+    for warning in sandbox.warnings:
+        say(warning)
+    return chosen, sandbox
+
+
 # --- 8: the report directory --------------------------------------------------------------------------------
 
 
@@ -222,6 +244,7 @@ def _conditions(start: LabStart, arm: Arm, rates: Rates | None, created_at: str)
         rates=rates,
         run_id=arm.run_id,
         created_at=created_at,
+        sandbox=start.sandbox,
     )
 
 
@@ -422,7 +445,9 @@ def _arms(
     )
 
 
-def _context(request: LabRequest, choice: SuiteChoice, plan: ProviderPlan, ui: Ui) -> RunContext:
+def _context(
+    request: LabRequest, choice: SuiteChoice, plan: ProviderPlan, ui: Ui, sandbox: Sandbox | None
+) -> RunContext:
     """What every run of the command shares: the suite, the provider, the grants, the tools' environment."""
     from alisio.shell.harness.tools.dispatch import tool_env
     from alisio.shell.replay.cassettes import credentials_of
@@ -438,6 +463,7 @@ def _context(request: LabRequest, choice: SuiteChoice, plan: ProviderPlan, ui: U
         say=ui.say,
         on_event=ui.on_event,
         credentials=credentials_of(request.env, plan.key),
+        sandbox=sandbox,
     )
 
 
@@ -472,13 +498,20 @@ def run_request(request: LabRequest, ui: Ui) -> LabOutcome:
 
     remove_stale()  # workspaces of killed commands (only those whose process is gone)
     measured, loaded, choice, variants, tasks = _checked(request, ui)
+    lab = loaded.config.lab if loaded is not None else LabSettings()
+    kind, sandbox = sandbox_for(request.sandbox, lab, request.env, ui.say)
     plan = _provider_plan(request, choice, tasks, measured, loaded, ui.say)
     if request.mode is RunMode.RECORD:
         plan, _ = recording_plan(plan)
     try:
         ask = functools.partial(ui.ask, "Run it? [y/N] ")
         confirm_third_party(
-            choice, yes=request.selection.yes, interactive=ui.interactive, say=ui.say, ask=ask
+            choice,
+            yes=request.selection.yes,
+            interactive=ui.interactive,
+            say=ui.say,
+            ask=ask,
+            sandboxed=sandbox is not None,
         )
         now = datetime.now(UTC)
         with _report_directory(request, now) as (run_id, root):
@@ -493,10 +526,12 @@ def run_request(request: LabRequest, ui: Ui) -> LabOutcome:
                 variants=variants,
                 root=root,
                 jobs=jobs_for(request, loaded),
+                sandbox=str(kind),
             )
             resumed = plan_file(request, start, _specs(start), run_id, created_at_for(now), ui.say)
             ui.on_start(start)
             created_at = created_at_for(now) if resumed is None else resumed.stored.created_at
-            return _execute(request, start, _context(request, choice, plan, ui), ui, created_at, resumed)
+            ctx = _context(request, choice, plan, ui, sandbox)
+            return _execute(request, start, ctx, ui, created_at, resumed)
     finally:
         plan.close()

@@ -12,12 +12,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+import msgspec
+
 from alisio.core.harness.budget import RunBudget
 from alisio.core.harness.config import MeasuredConfig, config_hash
 from alisio.core.harness.endpoint import redact_credentials
 from alisio.core.harness.events import Effect, Event
+from alisio.core.harness.policy import Allow, Policy, decide
+from alisio.core.harness.sandbox import WORKSPACE
 from alisio.core.lab.outcome import SetupError, record_from_run
-from alisio.core.lab.records import RunRecord
+from alisio.core.lab.records import Incident, RunRecord
 from alisio.core.lab.schedule import RunSpec
 from alisio.core.lab.suite import Task
 from alisio.core.lab.transcript import encode_transcript
@@ -26,6 +30,7 @@ from alisio.shell.lab.plans import ProviderPlan
 from alisio.shell.lab.preflight import task_policy
 from alisio.shell.lab.stale import owned_prefix
 from alisio.shell.lab.suites import LoadedSuite
+from alisio.shell.sandbox.bwrap import Sandbox, SandboxRun
 
 __all__ = ["INTERNAL_ERROR", "Arm", "Finished", "RunContext", "run_one"]
 
@@ -63,6 +68,8 @@ class RunContext:
     """Sees each event of each run as it happens (the live status: waits, retries, tokens)."""
     credentials: tuple[tuple[str, str], ...] = ()
     """The exact credentials of the environment (and the API key), redacted from transcripts."""
+    sandbox: Sandbox | None = None
+    """Where bash commands and command verifiers run (``--sandbox bwrap``); ``None``: plain subprocesses."""
 
 
 @dataclass(frozen=True)
@@ -83,10 +90,20 @@ def _budget(task: Task) -> RunBudget:
     )
 
 
-def _rules(task: Task, workspace: Path) -> Rules:
-    """The fingerprint rules of a run: its workspace path, then the task's replayNormalize."""
-    rules = path_rules(str(workspace), str(workspace.resolve()))
+def _rules(task: Task, workspace: Path, sandboxed: bool) -> Rules:
+    """The fingerprint rules of a run: its workspace path (and ``/workspace``, where sandboxed commands see
+    it, so a run fingerprints the same with and without the sandbox), then the task's replayNormalize."""
+    paths = (str(workspace), str(workspace.resolve()), *((WORKSPACE,) if sandboxed else ()))
+    rules = path_rules(*paths)
     return rules + tuple((rule.pattern, rule.replace) for rule in task.replay_normalize)
+
+
+def _sandbox_run(ctx: RunContext, policy: Policy, workspace: Path) -> SandboxRun | None:
+    """The run's sandbox: the host network only when the ``external`` effect runs without asking."""
+    if ctx.sandbox is None:
+        return None
+    network = isinstance(decide(Effect.EXTERNAL, policy, ctx.granted), Allow)
+    return SandboxRun(sandbox=ctx.sandbox, workspace=str(workspace.resolve()), network=network)
 
 
 def _judged_run(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> Finished:
@@ -101,7 +118,9 @@ def _judged_run(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> Finishe
     with prepare_workspace(fixture, fixture_git=task.fixture_git, keep=ctx.keep, prefix=prefix) as ws:
         if ws.kept:
             ctx.say(f"  kept {task.id} rep {spec.repetition}: {ws.path}")
-        rules = _rules(task, ws.path)
+        policy = task_policy(task.policy, ctx.read_only)
+        sandbox = _sandbox_run(ctx, policy, ws.path)
+        rules = _rules(task, ws.path, sandbox is not None)
         provider = ctx.provider.factory(task, spec)
         if ctx.provider.hook is not None:
             provider = ctx.provider.hook.wrap(provider, task, rules)
@@ -111,7 +130,7 @@ def _judged_run(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> Finishe
             provider=provider,
             model=ctx.provider.model,
             measured=arm.measured,
-            policy=task_policy(task.policy, ctx.read_only),
+            policy=policy,
             granted=ctx.granted,
             budget=_budget(task),
             agent=task.agent,
@@ -121,9 +140,18 @@ def _judged_run(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> Finishe
             config_hash=measured_hash,
             env=ctx.tool_env,
             on_event=lambda event: ctx.on_event(spec, event),
+            sandbox=sandbox,
         )
         result = run_agent(setup)
-        verifiers = run_verifiers(task, ws, result.events, env=ctx.tool_env)
+        denied: list[Incident] = []
+        verifiers = run_verifiers(
+            task,
+            ws,
+            result.events,
+            env=ctx.tool_env,
+            sandbox=sandbox,
+            on_denied=lambda verifier, what: denied.append(_denied(verifier, what)),
+        )
     message = result.message if result.outcome == "error" else None
     record = record_from_run(
         spec,
@@ -134,9 +162,15 @@ def _judged_run(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> Finishe
         config_hash=measured_hash,
         error=message,
     )
+    if denied:
+        record = msgspec.structs.replace(record, incidents=(*record.incidents, *denied))
     hook = ctx.provider.hook
     record = record if hook is None else hook.finish(provider, task, record)
     return Finished(record=record, transcript=encode_transcript(result.events, ctx.credentials))
+
+
+def _denied(verifier: str, what: str) -> Incident:
+    return Incident(kind="sandbox_denied", message=f"verifier {verifier}: the sandbox refused {what}")
 
 
 def run_one(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> Finished:
