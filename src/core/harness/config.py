@@ -17,11 +17,7 @@
 
     [lab]                           # not measured either: how the lab runs, not what it measures
     jobs = 4                        # runs at once (default: 4 live, the number of CPUs for replay/scripted)
-    sandbox = "bwrap"               # where commands run: none (default) | bwrap; --sandbox overrides it
-    sandboxProcesses = 512          # the sandbox's limits (these are the defaults): processes at once,
-    sandboxFileBytes = 1073741824   # the largest file written, the address space of one process,
-    sandboxMemoryBytes = 8589934592 # and the size of the private /tmp and HOME
-    sandboxTmpBytes = 1073741824
+    sandbox = "bwrap"               # where commands run: none (default) | bwrap; its limits: lab_settings.py
 
     [limits]
     maxContextChars = 200000
@@ -68,7 +64,7 @@ from returns.result import Failure, Result, Success
 
 from alisio.core.base import Frozen
 from alisio.core.errors import ConfigError
-from alisio.core.harness.sandbox import SandboxKind, SandboxLimits
+from alisio.core.harness.lab_settings import LabSettings
 from alisio.core.harness.wire import APIS, DEFAULT_API, DEFAULT_API_KEY_ENVS, FORMAT_IDS, Api
 
 __all__ = [
@@ -199,30 +195,6 @@ class ProviderSettings(_Input, frozen=True, kw_only=True):
         if self.id == "openai_compat" and self.resolved_api != DEFAULT_API:
             return self.resolved_api
         return self.id
-
-
-class LabSettings(_Input, frozen=True, kw_only=True):
-    """``[lab]``: how the lab runs (not measured: never in the hash, never a variant override)."""
-
-    jobs: Annotated[int, Meta(ge=1, le=1024)] | None = None
-    """Runs at once when ``--jobs`` is not given (``None``: 4 for live runs, the number of CPUs for replay and
-    scripted runs)."""
-    sandbox: SandboxKind | None = None
-    """Where the agent's commands and the command verifiers run when ``--sandbox`` is not given (``None``:
-    ``none``); ``alisio run`` reads it too."""
-    sandbox_processes: Annotated[int, Meta(ge=16, le=1 << 20)] = SandboxLimits().max_processes
-    sandbox_file_bytes: Annotated[int, Meta(ge=1 << 20, le=1 << 50)] = SandboxLimits().max_file_bytes
-    sandbox_memory_bytes: Annotated[int, Meta(ge=1 << 20, le=1 << 50)] = SandboxLimits().max_memory_bytes
-    sandbox_tmp_bytes: Annotated[int, Meta(ge=1 << 20, le=1 << 50)] = SandboxLimits().tmp_bytes
-
-    def sandbox_limits(self) -> SandboxLimits:
-        """The limits of ``--sandbox bwrap`` (``alisio.core.harness.sandbox.SandboxLimits``)."""
-        return SandboxLimits(
-            max_processes=self.sandbox_processes,
-            max_file_bytes=self.sandbox_file_bytes,
-            max_memory_bytes=self.sandbox_memory_bytes,
-            tmp_bytes=self.sandbox_tmp_bytes,
-        )
 
 
 class Limits(_Input, frozen=True, kw_only=True):
