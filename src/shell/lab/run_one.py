@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -21,7 +22,7 @@ from alisio.core.harness.events import Effect, Event
 from alisio.core.harness.policy import Allow, Policy, decide
 from alisio.core.harness.sandbox import WORKSPACE
 from alisio.core.lab.outcome import SetupError, record_from_run
-from alisio.core.lab.records import Incident, RunRecord
+from alisio.core.lab.records import Incident, RunRecord, VerifierResult
 from alisio.core.lab.schedule import RunSpec
 from alisio.core.lab.suite import Task
 from alisio.core.lab.transcript import encode_transcript
@@ -31,6 +32,9 @@ from alisio.shell.lab.preflight import task_policy
 from alisio.shell.lab.stale import owned_prefix
 from alisio.shell.lab.suites import LoadedSuite
 from alisio.shell.sandbox.bwrap import Sandbox, SandboxRun
+
+if TYPE_CHECKING:
+    from alisio.shell.harness.agent import RunResult
 
 __all__ = ["INTERNAL_ERROR", "Arm", "Finished", "RunContext", "run_one"]
 
@@ -152,6 +156,20 @@ def _judged_run(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> Finishe
             sandbox=sandbox,
             on_denied=lambda verifier, what: denied.append(_denied(verifier, what)),
         )
+    record = _record(spec, result, verifiers, measured_hash, tuple(denied))
+    hook = ctx.provider.hook
+    record = record if hook is None else hook.finish(provider, task, record)
+    return Finished(record=record, transcript=encode_transcript(result.events, ctx.credentials))
+
+
+def _record(
+    spec: RunSpec,
+    result: RunResult,
+    verifiers: tuple[VerifierResult, ...],
+    measured_hash: str,
+    denied: tuple[Incident, ...],
+) -> RunRecord:
+    """The run's record, with the verifiers' ``sandbox_denied`` incidents after the loop's."""
     message = result.message if result.outcome == "error" else None
     record = record_from_run(
         spec,
@@ -162,11 +180,7 @@ def _judged_run(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> Finishe
         config_hash=measured_hash,
         error=message,
     )
-    if denied:
-        record = msgspec.structs.replace(record, incidents=(*record.incidents, *denied))
-    hook = ctx.provider.hook
-    record = record if hook is None else hook.finish(provider, task, record)
-    return Finished(record=record, transcript=encode_transcript(result.events, ctx.credentials))
+    return msgspec.structs.replace(record, incidents=(*record.incidents, *denied)) if denied else record
 
 
 def _denied(verifier: str, what: str) -> Incident:
