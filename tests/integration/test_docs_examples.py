@@ -22,9 +22,9 @@ An example that cannot run here (a live endpoint, a Ray cluster, the test suite 
 example that needs files the page does not show (a report of another version) has ``<!-- setup: command -->``
 lines before its fence, each run as a command before the block (its exit code is not checked: the example
 after it shows whether it did its job).
-docs/suite-format.md's suites and commands are run by test_suite_format_doc.py, and docs/agents.md's by
-test_agents_doc.py (they need their files on disk and a scripted endpoint);
-here its links are checked and its blocks parsed.
+docs/suite-format.md's suites and commands are run by test_suite_format_doc.py, docs/agents.md's by
+test_agents_doc.py (they need their files on disk and a scripted endpoint), and docs/sandbox.md's by
+test_sandbox_doc.py, which needs bubblewrap; here their links are checked and their blocks parsed.
 """
 
 from __future__ import annotations
@@ -47,8 +47,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = (ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").glob("*.md")))
-RUN_ELSEWHERE = {ROOT / "docs" / "suite-format.md", ROOT / "docs" / "agents.md"}
-"""Pages whose commands another test runs (test_suite_format_doc.py, test_agents_doc.py)."""
+RUN_ELSEWHERE = {ROOT / "docs" / "suite-format.md", ROOT / "docs" / "agents.md", ROOT / "docs" / "sandbox.md"}
+"""Pages whose commands another test runs (test_suite_format_doc.py, test_agents_doc.py; test_sandbox_doc.py,
+which needs bubblewrap and skips where it is missing)."""
 CHECKED = ("console", "sh", "toml", "json", "python")
 """The languages of examples: every block in one of them is run or checked, or marked not-run."""
 BIN = Path(sys.executable).parent

@@ -21,6 +21,7 @@ from alisio.core.harness.config import (
     Reasoning,
     ToolSettings,
 )
+from alisio.core.harness.sandbox import SandboxKind
 
 chars = st.integers(min_value=1, max_value=100_000_000)
 tokens = st.integers(min_value=1, max_value=10_000_000)
@@ -92,7 +93,13 @@ provider_settings = st.builds(
     api=st.none() | st.sampled_from(["openai-chat", "openai-responses", "anthropic"]),
     rate_limit_give_up_ms=st.integers(min_value=1, max_value=86_400_000),
 )
-lab_settings = st.builds(LabSettings, jobs=st.none() | st.integers(1, 1024))
+lab_settings = st.builds(
+    LabSettings,
+    jobs=st.none() | st.integers(1, 1024),
+    sandbox=st.none() | st.sampled_from(SandboxKind),
+    sandbox_processes=st.integers(16, 1 << 20),
+    sandbox_file_bytes=st.integers(1 << 20, 1 << 50),
+)
 
 _scalars = (
     st.none()

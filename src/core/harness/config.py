@@ -17,6 +17,7 @@
 
     [lab]                           # not measured either: how the lab runs, not what it measures
     jobs = 4                        # runs at once (default: 4 live, the number of CPUs for replay/scripted)
+    sandbox = "bwrap"               # where commands run: none (default) | bwrap; its limits: lab_settings.py
 
     [limits]
     maxContextChars = 200000
@@ -63,6 +64,7 @@ from returns.result import Failure, Result, Success
 
 from alisio.core.base import Frozen
 from alisio.core.errors import ConfigError
+from alisio.core.harness.lab_settings import LabSettings
 from alisio.core.harness.wire import APIS, DEFAULT_API, DEFAULT_API_KEY_ENVS, FORMAT_IDS, Api
 
 __all__ = [
@@ -193,14 +195,6 @@ class ProviderSettings(_Input, frozen=True, kw_only=True):
         if self.id == "openai_compat" and self.resolved_api != DEFAULT_API:
             return self.resolved_api
         return self.id
-
-
-class LabSettings(_Input, frozen=True, kw_only=True):
-    """``[lab]``: how the lab runs (not measured: never in the hash, never a variant override)."""
-
-    jobs: Annotated[int, Meta(ge=1, le=1024)] | None = None
-    """Runs at once when ``--jobs`` is not given (``None``: 4 for live runs, the number of CPUs for replay and
-    scripted runs)."""
 
 
 class Limits(_Input, frozen=True, kw_only=True):

@@ -64,6 +64,9 @@ class IncidentKind(StrEnum):
     """one assistant turn asked for more than tools.maxCallsPerTurn tool calls; the calls past it did not run."""
     TEXT_TOOL_CALL = "text_tool_call"
     """the final text parses as a call of an offered tool: the server did not parse the model's call."""
+    SANDBOX_DENIED = "sandbox_denied"
+    """a sandboxed command (bash, a command verifier) was refused something, as its output shows: a write
+    outside the workspace, a network connection, a file or process past a limit."""
 
 
 class RunStarted(Frozen, frozen=True, kw_only=True, tag="run_start", tag_field="type"):

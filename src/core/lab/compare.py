@@ -257,6 +257,7 @@ def _warnings(b: Conditions, c: Conditions) -> list[str]:
         ("configuration hash", b.config_hash, c.config_hash),
         ("provider", b.provider, c.provider),
         ("model", b.model, c.model),
+        ("sandbox", b.sandbox, c.sandbox),
     ):
         if old != new:
             out.append(f"{label} differs: {old} -> {new}")

@@ -149,6 +149,7 @@ def _properties(c: Conditions, variant: str | None) -> ET.Element:
         ("mode", str(c.mode)),
         ("k", str(c.k)),
         ("seed", str(c.seed)),
+        ("sandbox", c.sandbox),
         ("runId", c.run_id),
         ("createdAt", c.created_at),
         *((("variant", variant),) if variant is not None else ()),

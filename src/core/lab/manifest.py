@@ -73,6 +73,8 @@ class RunManifest(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     script_hash: str | None = None
     """The sha256 of the ``--script`` content the run started with (of each selected task's file, for a
     directory); ``None`` for a live or replay run, or in plan.json written before it was recorded."""
+    sandbox: str = "none"
+    """Where commands ran (``none`` or ``bwrap``): a resume runs them the same way."""
 
 
 _DECODER = msgspec.json.Decoder(RunManifest)
@@ -107,6 +109,7 @@ _COMPARED = (
     ("endpoint", "the endpoint"),
     ("provider", "the provider"),
     ("mode", "the mode"),
+    ("sandbox", "the sandbox"),
 )
 
 

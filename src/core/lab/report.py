@@ -118,6 +118,10 @@ class Conditions(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     agent: AgentCondition | None = None
     """The agent of every run (``--agent``, a variant's, or the one agent all tasks name); ``None``: the
     built-in default, or tasks naming different agents."""
+    sandbox: str = "none"
+    """Where the agent's commands and the command verifiers ran: ``none`` (as the user) or ``bwrap``. Not
+    part of the configuration hash; compare warns when it differs. Reports written before it existed ran
+    without one."""
 
 
 class Count(Frozen, frozen=True, kw_only=True):

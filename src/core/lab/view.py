@@ -200,6 +200,7 @@ def condition_items(c: Conditions) -> tuple[Condition, ...]:
         Condition(name="Seed (run order only)", value=str(c.seed)),
         Condition(name="Compaction", value=compaction),
         Condition(name="Rates", value=rates),
+        Condition(name="Sandbox", value=c.sandbox),
         Condition(name="Run", value=f"{c.run_id} ({c.created_at})"),
     )
 

@@ -174,12 +174,21 @@ def run_lab(
         )
 
 
+def sandbox_note(start: LabStart) -> str:
+    """``, sandbox bwrap`` for a headline when commands run in a sandbox; nothing without one (the
+    report's conditions say ``none``)."""
+    return "" if start.sandbox == "none" else f", sandbox {start.sandbox}"
+
+
 def with_executor(request: LabRequest, flags: ExecutionFlags) -> LabRequest:
     """``request`` with ``--executor`` and the Ray address of ``flags`` (see ``executor``)."""
     import dataclasses
 
+    from alisio.core.harness.sandbox import SandboxKind
+
     kind, address = executor(flags, request.env)
-    return dataclasses.replace(request, executor=kind, ray_address=address)
+    sandbox = SandboxKind(flags.sandbox) if flags.sandbox is not None else request.sandbox
+    return dataclasses.replace(request, executor=kind, ray_address=address, sandbox=sandbox)
 
 
 def executor(flags: ExecutionFlags, env: Mapping[str, str]) -> tuple[ExecutorKind, str | None]:

@@ -38,13 +38,16 @@ from alisio.shell.cli.options import (
     Json,
     Junit,
     RayAddress,
+    SandboxFlag,
     grouped,
     option,
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from contextlib import AbstractContextManager
 
+    from alisio.core.harness.sandbox import SandboxKind
     from alisio.shell.lab.request import ExecutorKind
     from alisio.shell.replay.ci import CiOutcome, SuiteReplay
 
@@ -91,6 +94,7 @@ class CiFlags:
     jobs: Jobs = None
     executor: ExecutorFlag = ExecutorChoice.THREAD
     ray_address: RayAddress = None
+    sandbox: SandboxFlag = None
 
 
 @grouped
@@ -111,6 +115,7 @@ def ci(flags: CiFlags) -> ExitCode:
     env, jobs = common.environment(), common.jobs(flags.jobs)
     execution = ExecutionFlags(jobs=jobs, executor=flags.executor, ray_address=flags.ray_address)
     kind, address = common.executor(execution, env)
+    sandbox = _sandbox(flags, env)
     suites = ci_suites(flags.suite_dir, flags.cassette_dir, flags.yes, ui)
     names = [loaded.suite.suite_id for loaded in suites]
     if out is not None:
@@ -132,6 +137,7 @@ def ci(flags: CiFlags) -> ExitCode:
             jobs,
             executor=kind,
             ray_address=address,
+            sandbox=sandbox,
         )
     if out is None and not any(root.iterdir()):
         root.rmdir()  # nothing was replayed: leave no empty temporary directory behind
@@ -165,6 +171,21 @@ def _session(kind: ExecutorKind, address: str | None, jobs: int | None) -> Abstr
     if address is not None:
         check_address(address)
     return ray_session(address, jobs or os.cpu_count() or 1, say)
+
+
+def _sandbox(flags: CiFlags, env: Mapping[str, str]) -> SandboxKind | None:
+    """``--sandbox``, checked before the first replay (``eval ci`` reads no config.toml)."""
+    from alisio.core.harness.config import LabSettings
+    from alisio.core.harness.sandbox import SandboxKind
+    from alisio.shell.lab.pipeline import sandbox_for
+
+    if flags.sandbox is None:
+        return None
+    kind = SandboxKind(flags.sandbox)
+    sandbox_for(kind, LabSettings(), env, say)
+    if kind is SandboxKind.BWRAP:
+        say(f"{PREFIX}: commands run in the bwrap sandbox")
+    return kind
 
 
 def _show_suite(replay: SuiteReplay) -> None:

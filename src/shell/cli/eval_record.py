@@ -86,7 +86,7 @@ def _headline(start: LabStart) -> None:
     plan = start.provider
     say(
         f"recording {suite.suite_id} {suite.suite_version}: {len(start.tasks)} {noun} ({plan.id}, {plan.model}, "
-        f"{start.jobs} at once)"
+        f"{start.jobs} at once{common.sandbox_note(start)})"
     )
 
 

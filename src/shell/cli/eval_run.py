@@ -85,6 +85,7 @@ def _resume_request(
     execution: ExecutionFlags,
 ) -> LabRequest:
     """The request that continues ``--resume``'s run; a flag that would change what it runs is refused."""
+    from alisio.core.harness.sandbox import SandboxKind
     from alisio.shell.config_home import data_dir
     from alisio.shell.lab.errors import LabError
     from alisio.shell.lab.resume import resume_request, resume_target
@@ -121,6 +122,7 @@ def _resume_request(
         output=common.output(output),
         jobs=common.jobs(execution.jobs),
         env=env,
+        sandbox=SandboxKind(execution.sandbox) if execution.sandbox is not None else None,
     )
 
 
@@ -175,7 +177,9 @@ def _headline(start: LabStart) -> None:
     head += "run" if runs == 1 else "runs"
     plan = start.provider
     source = f"replay of {plan.id} cassettes" if start.mode == "replay" else plan.id
-    say(f"{head} ({source}, {plan.model}, seed {start.seed}, {start.jobs} at once)")
+    say(
+        f"{head} ({source}, {plan.model}, seed {start.seed}, {start.jobs} at once{common.sandbox_note(start)})"
+    )
 
 
 def stop_lines(outcome: LabOutcome) -> list[str]:

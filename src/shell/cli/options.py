@@ -51,6 +51,8 @@ __all__ = [
     "RecordSelectionFlags",
     "ResumeFlags",
     "RunProviderFlags",
+    "SandboxChoice",
+    "SandboxFlag",
     "SelectionFlags",
     "SuiteArg",
     "VariantsProviderFlags",
@@ -420,6 +422,27 @@ RayAddress = Annotated[
 ]
 
 
+class SandboxChoice(StrEnum):
+    """``--sandbox``: where the agent's commands and the command verifiers run."""
+
+    NONE = "none"
+    BWRAP = "bwrap"
+
+
+SandboxFlag = Annotated[
+    SandboxChoice | None,
+    option(
+        "--sandbox",
+        help="Where bash commands and command verifiers run: none (as you) or bwrap (bubblewrap: read-only "
+        "root, the copy at /workspace, no network unless external is granted, limits; refused when it "
+        "cannot run). Default: \\[lab] sandbox in config.toml, else none.",
+        panel=EXECUTION,
+        metavar="bwrap|none",
+        show_default=False,
+    ),
+]
+
+
 @dataclass(frozen=True)
 class ExecutionFlags:
     """Execution: how many runs at once, and where."""
@@ -427,6 +450,7 @@ class ExecutionFlags:
     jobs: Jobs = None
     executor: ExecutorFlag = ExecutorChoice.THREAD
     ray_address: RayAddress = None
+    sandbox: SandboxFlag = None
 
 
 OptionalSuiteArg = Annotated[

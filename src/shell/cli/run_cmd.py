@@ -38,6 +38,8 @@ from alisio.shell.cli.options import (
     GrantFlags,
     Json,
     Model,
+    SandboxChoice,
+    SandboxFlag,
     grouped,
     option,
 )
@@ -46,12 +48,13 @@ from alisio.shell.errors import CommandError, expect
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from alisio.core.harness.config import MeasuredConfig
+    from alisio.core.harness.config import LabSettings, MeasuredConfig
     from alisio.core.harness.events import Effect, Event
     from alisio.core.harness.policy import Policy
     from alisio.core.harness.protocol import ToolCall
     from alisio.shell.harness.agent import AgentSetup, ApprovalAnswer, RunResult
     from alisio.shell.harness.providers.base import Provider
+    from alisio.shell.sandbox.bwrap import SandboxRun
 
 DEFAULT_MAX_TURNS = 50
 DEFAULT_MAX_WALL_MS = 1_800_000
@@ -86,6 +89,7 @@ class RunFlags:
     agent: Annotated[
         str | None, option("--agent", help="A main agent from the configuration.", panel=RUN, metavar="NAME")
     ] = None
+    sandbox: SandboxFlag = None
 
 
 @dataclass(frozen=True)
@@ -250,28 +254,52 @@ def _policy(choice: PolicyChoice, granted_flags: dict[str, bool], read_only: boo
 
 def _provider(
     script: Path | None, model: str | None, base_url: str | None
-) -> tuple[Provider, str, MeasuredConfig, str | None]:
-    """The provider, the model name, the measured configuration (config.toml, or every default) and the key."""
+) -> tuple[Provider, str, MeasuredConfig, str | None, LabSettings]:
+    """The provider, the model name, the measured configuration (config.toml, or every default), the key and
+    the ``[lab]`` settings (its sandbox)."""
     import os
 
     from alisio.shell.config_home import load_config
 
     env = dict(os.environ)
     loaded = expect(load_config(env))
-    measured = loaded.config.measured
+    measured, lab = loaded.config.measured, loaded.config.lab
     if script is not None:
         from alisio.shell.harness.providers.base import ProviderFailure
         from alisio.shell.harness.providers.scripted import ScriptedProvider
 
         try:
-            return ScriptedProvider.from_file(script), model or "scripted", measured, None
+            return ScriptedProvider.from_file(script), model or "scripted", measured, None, lab
         except ProviderFailure as failure:
             raise CommandError(f"--script {failure}") from None
     from alisio.shell.lab.plans import live_plan
 
     plan = live_plan(loaded, model, base_url, env)  # one run: its gate has one slot, as one run needs
     assert plan.shared is not None  # the live plan's one provider
-    return plan.shared, plan.model, measured, plan.key
+    return plan.shared, plan.model, measured, plan.key, lab
+
+
+def _sandbox(
+    flag: SandboxChoice | None, lab: LabSettings, workspace: Path, policy: Policy
+) -> SandboxRun | None:
+    """The run's sandbox (``--sandbox``, else ``[lab] sandbox``), checked before the run; the network only
+    when the ``external`` effect runs without asking."""
+    import os
+
+    from alisio.core.harness.events import Effect
+    from alisio.core.harness.policy import ALL_EFFECTS, Allow, decide
+    from alisio.core.harness.sandbox import SandboxKind
+    from alisio.shell.lab.pipeline import sandbox_for
+    from alisio.shell.sandbox.bwrap import SandboxRun
+
+    kind = SandboxKind(flag) if flag is not None else None
+    _, sandbox = sandbox_for(kind, lab, os.environ, _say)
+    if sandbox is None:
+        return None
+    network = isinstance(decide(Effect.EXTERNAL, policy, ALL_EFFECTS), Allow)
+    where = "the host network" if network else "no network"
+    _say(f"alisio run: commands run in the bwrap sandbox ({workspace} at /workspace, {where})")
+    return SandboxRun(sandbox=sandbox, workspace=str(workspace), network=network)
 
 
 def _setup(
@@ -291,6 +319,7 @@ def _setup(
     from alisio.core.harness.config import config_hash
     from alisio.core.harness.events import Effect
     from alisio.core.harness.policy import ALL_EFFECTS, Mode
+    from alisio.core.harness.sandbox import WORKSPACE
     from alisio.core.replay.fingerprint import path_rules
     from alisio.shell.harness.agent import AgentSetup
     from alisio.shell.harness.tools.dispatch import tool_env
@@ -298,9 +327,10 @@ def _setup(
     workspace = _workspace(run.cwd)
     read_only = permissions.read_only
     policy = _policy(run.policy, permissions.granted(), read_only)
-    provider, model_name, measured, key = _provider(
+    provider, model_name, measured, key, lab = _provider(
         provider_flags.script, provider_flags.model, provider_flags.base_url
     )
+    sandbox = _sandbox(run.sandbox, lab, workspace, policy)
     expect(select_agent(measured, run.agent), "--agent")
     max_turns, max_wall_ms, max_tokens, max_tool_calls = budget.checked()
     interactive = sys.stdin.isatty() and sys.stderr.isatty()
@@ -317,11 +347,14 @@ def _setup(
         ),
         agent=run.agent,
         approver=_terminal_approver() if interactive and policy.mode is Mode.ASK else None,
-        normalize_rules=path_rules(str(workspace), str(run.cwd or "")),
+        normalize_rules=path_rules(
+            str(workspace), str(run.cwd or ""), *((WORKSPACE,) if sandbox is not None else ())
+        ),
         harness_version=version("alisio"),
         config_hash=config_hash(measured),
         on_event=_json_sink() if json_out else _progress,
         env=tool_env(os.environ, key),
+        sandbox=sandbox,
     )
 
 

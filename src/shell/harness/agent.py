@@ -33,7 +33,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import msgspec
 from returns.result import Failure, Success
@@ -102,6 +102,9 @@ from alisio.shell.harness.providers.base import Provider, ProviderFailure
 from alisio.shell.harness.tools.dispatch import ToolContext, ToolOutcome, execute_tool
 from alisio.shell.harness.tools.processes import stop_marked
 
+if TYPE_CHECKING:
+    from alisio.shell.sandbox.bwrap import SandboxRun
+
 __all__ = ["KEEP_RECENT_MESSAGES", "AgentSetup", "ApprovalAnswer", "Approver", "RunResult", "run_agent"]
 
 _MESSAGE_CHARS = 2000
@@ -144,6 +147,8 @@ class AgentSetup:
     """Called with each event as it happens (``--json`` streams the log)."""
     env: Mapping[str, str] | None = None
     """The environment of ``bash`` commands (``None``: the tools' default)."""
+    sandbox: SandboxRun | None = None
+    """Where ``bash`` commands run (``--sandbox bwrap``); ``None``: as plain subprocesses."""
 
 
 @dataclass(frozen=True)
@@ -415,6 +420,7 @@ class _Run:
             read_max_chars=tools.read_max_chars,
             deadline=self.start + self.setup.budget.max_wall_ms / 1000,
             env=self.setup.env,
+            sandbox=self.setup.sandbox,
         )
         return self.context
 
@@ -480,6 +486,8 @@ class _Run:
         duration_ms = int((setup.clock() - started) * 1000)
         if outcome.timed_out:
             self.incident(IncidentKind.TOOL_TIMEOUT, f"{call.name} was killed at its timeout or at maxWallMs")
+        if outcome.denied is not None:
+            self.incident(IncidentKind.SANDBOX_DENIED, f"{call.name}: the sandbox refused {outcome.denied}")
         self.emit(
             ToolResulted,
             call_id=call.id,

@@ -29,6 +29,7 @@ from alisio.core.lab.verify import AgentTools
 from alisio.core.replay.fingerprint import Rules
 from alisio.shell.lab.plans import ProviderPlan
 from alisio.shell.lab.preflight import task_policy
+from alisio.shell.sandbox.bwrap import SandboxRun
 
 __all__ = ["AgentJob", "AgentRun", "AgentRunner", "BuiltinRunner", "budget_of"]
 
@@ -48,6 +49,8 @@ class AgentJob:
     """The main agent the run uses (``--agent``, else the task's ``agent``; ``None``: the built-in default)."""
     model: str | None = None
     """The model an external agent asks for (a variant's); ``None``: the configured one."""
+    sandbox: SandboxRun | None = None
+    """Where the run's commands run (``--sandbox bwrap``); ``None``: plain subprocesses."""
 
 
 def _same(record: RunRecord) -> RunRecord:
@@ -124,6 +127,7 @@ class BuiltinRunner:
             config_hash=job.config_hash,
             env=ctx.tool_env,
             on_event=self.on_event,
+            sandbox=job.sandbox,
         )
         result = run_agent(setup)
         message = result.message if result.outcome == "error" else None

@@ -79,6 +79,8 @@ class LabStart:
     """Runs at once."""
     agent_conditions: Mapping[str, AgentCondition] = field(default_factory=dict)
     """The external agents the command uses: name, kind and version (``alisio.shell.lab.agent_plan``)."""
+    sandbox: str = "none"
+    """Where commands run: ``none`` or ``bwrap``."""
 
     @property
     def planned(self) -> int:

@@ -42,7 +42,8 @@ from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
 
-from alisio.core.harness.config import MeasuredConfig, config_hash
+from alisio.core.harness.config import LabSettings, MeasuredConfig, config_hash
+from alisio.core.harness.sandbox import SandboxKind
 from alisio.core.lab.records import RunRecord
 from alisio.core.lab.report import Compaction, Conditions, Mode, Rates
 from alisio.core.lab.report_build import build_report
@@ -53,6 +54,7 @@ from alisio.shell.config_home import LoadedConfig, data_dir, load_config
 from alisio.shell.errors import expect
 from alisio.shell.harness.providers.transport import GIVE_UP_MARK
 from alisio.shell.lab.agent_plan import (
+    AgentPlan,
     agent_plan,
     agents_of,
     condition_for,
@@ -82,8 +84,9 @@ from alisio.shell.lab.runner import Executor, RunsLog, SerialExecutor, ThreadExe
 from alisio.shell.lab.stale import owned_prefix, remove_stale
 from alisio.shell.lab.suite_choice import SuiteChoice, bundled_suites_root, confirm_third_party, find_suite
 from alisio.shell.lab.variants import compare_arms, read_variants
+from alisio.shell.sandbox.bwrap import Sandbox, SandboxUnavailable, require_sandbox
 
-__all__ = ["ArmResult", "LabOutcome", "LabStart", "Ui", "run_request"]
+__all__ = ["ArmResult", "LabOutcome", "LabStart", "Ui", "run_request", "sandbox_for"]
 
 
 # --- 1-5: before anything runs ------------------------------------------------------------------------------
@@ -157,6 +160,26 @@ def _provider_plan(
     if loaded is None:
         raise LabError("a live run needs the configuration (pass --script to play scripted turns)")
     return live_plan(loaded, options.model, options.base_url, request.env, jobs_for(request, loaded))
+
+
+def sandbox_for(
+    kind: SandboxKind | None, lab: LabSettings, env: Mapping[str, str], say: Callable[[str], None]
+) -> tuple[SandboxKind, Sandbox | None]:
+    """The sandbox a command asked for (``--sandbox``, else ``[lab] sandbox``, else none), checked here.
+
+    Raises:
+        LabError: ``bwrap`` asked for and unavailable (one line: the install hint, or why it cannot run).
+    """
+    chosen = kind or lab.sandbox or SandboxKind.NONE
+    if chosen is SandboxKind.NONE:
+        return chosen, None
+    try:
+        sandbox = require_sandbox(lab.sandbox_limits(), env)
+    except SandboxUnavailable as error:
+        raise LabError(str(error)) from None
+    for warning in sandbox.warnings:
+        say(warning)
+    return chosen, sandbox
 
 
 # --- 8: the report directory --------------------------------------------------------------------------------
@@ -237,6 +260,7 @@ def _conditions(start: LabStart, arm: Arm, rates: Rates | None, created_at: str)
         run_id=arm.run_id,
         created_at=created_at,
         agent=condition_for(arm.agent, start.tasks, start.agent_conditions),
+        sandbox=start.sandbox,
     )
 
 
@@ -412,6 +436,7 @@ def _context(
     plan: ProviderPlan,
     ui: Ui,
     agents: Mapping[str, AgentRunner],
+    sandbox: Sandbox | None,
 ) -> RunContext:
     """What every run of the command shares: the suite, the provider, the grants, the tools' environment."""
     from alisio.shell.harness.tools.dispatch import tool_env
@@ -429,6 +454,7 @@ def _context(
         on_event=ui.on_event,
         credentials=credentials_of(request.env, plan.key),
         agents=agents,
+        sandbox=sandbox,
     )
 
 
@@ -453,6 +479,34 @@ def _checked(
     return measured, loaded, choice, variants, tasks
 
 
+def _agents(
+    request: LabRequest,
+    loaded: LoadedConfig | None,
+    choice: SuiteChoice,
+    variants: VariantsPlan | None,
+    tasks: Sequence[Task],
+    plan: ProviderPlan,
+    sandbox: Sandbox | None,
+) -> AgentPlan:
+    """The external agents' runners of the command (``agent_plan``); refused under a sandbox, which does not
+    hold them yet (never silently unsandboxed)."""
+    from alisio.shell.replay.cassettes import cassette_dir_for
+
+    source = str(loaded.path) if loaded is not None else "config.toml"
+    external = loaded.external if loaded is not None else ()
+    arm_agents = [request.provider.agent, *(v.agent for v in (variants.variants if variants else ()))]
+    cassettes = cassette_dir_for(choice.loaded.directory, request.cassette_dir)
+    suite = (choice.loaded.suite.suite_id, choice.loaded.suite.suite_version)
+    agents = agent_plan(request, external, source, tasks, arm_agents, plan, cassettes, suite)
+    if sandbox is not None and agents.runners:
+        names = ", ".join(sorted(agents.runners))
+        raise LabError(
+            f"--sandbox bwrap: the external agent(s) {names} cannot run in the sandbox yet (only the built-in "
+            "agent's commands and the command verifiers can); use --sandbox none; nothing was run"
+        )
+    return agents
+
+
 def run_request(request: LabRequest, ui: Ui, outputs: Sequence[Output] = OUTPUTS) -> LabOutcome:
     """Carry out one lab command: check everything, run every planned run, write the reports.
 
@@ -467,22 +521,22 @@ def run_request(request: LabRequest, ui: Ui, outputs: Sequence[Output] = OUTPUTS
 
     remove_stale()  # workspaces of killed commands (only those whose process is gone)
     measured, loaded, choice, variants, tasks = _checked(request, outputs)
+    lab = loaded.config.lab if loaded is not None else LabSettings()
+    kind, sandbox = sandbox_for(request.sandbox, lab, request.env, ui.say)
     plan = _provider_plan(request, choice, tasks, measured, loaded, ui.say)
     if request.mode is RunMode.RECORD:
         plan, _ = recording_plan(plan)
     try:
-        source = str(loaded.path) if loaded is not None else "config.toml"
-        external = loaded.external if loaded is not None else ()
-        arm_agents = [request.provider.agent, *(v.agent for v in (variants.variants if variants else ()))]
-        from alisio.shell.replay.cassettes import cassette_dir_for
-
-        cassettes = cassette_dir_for(choice.loaded.directory, request.cassette_dir)
-        suite = (choice.loaded.suite.suite_id, choice.loaded.suite.suite_version)
-        agents = agent_plan(request, external, source, tasks, arm_agents, plan, cassettes, suite)
+        agents = _agents(request, loaded, choice, variants, tasks, plan, sandbox)
         plan = agents.plan or plan
         ask = functools.partial(ui.ask, "Run it? [y/N] ")
         confirm_third_party(
-            choice, yes=request.selection.yes, interactive=ui.interactive, say=ui.say, ask=ask
+            choice,
+            yes=request.selection.yes,
+            interactive=ui.interactive,
+            say=ui.say,
+            ask=ask,
+            sandboxed=sandbox is not None,
         )
         now = datetime.now(UTC)
         subdirs = [] if variants is None else [v.id for v in variants.variants]
@@ -499,11 +553,12 @@ def run_request(request: LabRequest, ui: Ui, outputs: Sequence[Output] = OUTPUTS
                 root=root,
                 jobs=jobs_for(request, loaded),
                 agent_conditions=agents.conditions,
+                sandbox=str(kind),
             )
             resumed = plan_file(request, start, _specs(start), run_id, created_at_for(now), ui.say)
             ui.on_start(start)
             created_at = created_at_for(now) if resumed is None else resumed.stored.created_at
-            ctx = _context(request, choice, plan, ui, agents.runners)
+            ctx = _context(request, choice, plan, ui, agents.runners, sandbox)
             return _execute(request, start, ctx, ui, created_at, resumed, outputs)
     finally:
         plan.close()

@@ -10,6 +10,8 @@ same context as data, and a worker turns it back into a ``RunContext`` (``worker
 - each arm's variant, measured configuration and run id (``PortableArm``);
 - the grants, ``--read-only``, ``--keep``, whether the command records, and the harness version (a worker
   with another alisio refuses to run: its records would not be comparable);
+- the sandbox's limits with ``--sandbox bwrap`` (a worker where bubblewrap cannot run ends each run
+  ``error``: it never runs one unsandboxed);
 - the provider (``ProviderPlan.portable``): the live provider's id, model, base URL and
   ``provider.maxConcurrency``; the bytes of every script of ``--script``; the cassettes of a replay.
 
@@ -29,6 +31,7 @@ import msgspec
 
 from alisio.core.harness.config import MeasuredConfig
 from alisio.core.harness.events import Effect
+from alisio.core.harness.sandbox import SandboxLimits
 from alisio.core.harness.wire import DEFAULT_API, Api
 from alisio.core.lab.formats import SCRIPTED_PROVIDER
 from alisio.core.lab.suite_paths import normalize
@@ -119,6 +122,8 @@ class PortableRun(msgspec.Struct, frozen=True, kw_only=True):
     keep: bool
     record: bool
     """The command records cassettes: each run's provider calls come back with its record."""
+    sandbox: SandboxLimits | None = None
+    """``--sandbox bwrap``'s limits: each worker runs its commands in bubblewrap (``None``: no sandbox)."""
 
 
 _encoder = msgspec.msgpack.Encoder()

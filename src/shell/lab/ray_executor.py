@@ -292,6 +292,7 @@ def _portable_run(ctx: RunContext, arms: Sequence[Arm], record: bool) -> tuple[P
         read_only=ctx.read_only,
         keep=ctx.keep,
         record=record,
+        sandbox=ctx.sandbox.limits if ctx.sandbox is not None else None,
     )
     return run, secrets
 

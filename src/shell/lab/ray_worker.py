@@ -30,6 +30,7 @@ from returns.result import Failure
 
 from alisio.core.harness.config import config_hash
 from alisio.core.harness.endpoint import endpoint_of
+from alisio.core.harness.sandbox import SandboxLimits
 from alisio.core.lab.outcome import SetupError, record_from_run
 from alisio.core.lab.records import RunRecord
 from alisio.core.lab.schedule import RunSpec
@@ -49,6 +50,7 @@ from alisio.shell.lab.portable import (
 from alisio.shell.lab.run_one import Arm, RunContext, run_one
 from alisio.shell.lab.stale import owned_prefix, remove_stale
 from alisio.shell.lab.suites import LoadedSuite, load_suite
+from alisio.shell.sandbox.bwrap import Sandbox
 
 __all__ = ["WORKER_SETUP", "RemoteResult", "decode_result", "provider_plan", "run_remote"]
 
@@ -137,7 +139,23 @@ def _setup_problem(portable: PortableRun) -> str | None:
             f"the worker on {socket.gethostname()} runs alisio {mine}, the command alisio "
             f"{portable.harness_version}: install the same version on every node"
         )
-    return None
+    found = _sandbox(portable.sandbox)
+    return f"on {socket.gethostname()}: {found}" if isinstance(found, str) else None
+
+
+_sandboxes: dict[SandboxLimits, Sandbox | str] = {}
+"""The limits of ``--sandbox bwrap`` -> bubblewrap checked on this worker (or why it cannot run)."""
+
+
+def _sandbox(limits: SandboxLimits | None) -> Sandbox | str | None:
+    """This worker's sandbox for ``limits`` (checked once per worker process), why it cannot run, or ``None``."""
+    if limits is None:
+        return None
+    if limits not in _sandboxes:
+        from alisio.shell.sandbox.bwrap import probe_sandbox
+
+        _sandboxes[limits] = probe_sandbox(limits, os.environ)
+    return _sandboxes[limits]
 
 
 def provider_plan(provider: PortableProvider, secrets: RunSecrets, gate: Gate | None) -> ProviderPlan:
@@ -208,6 +226,7 @@ def _context(
         tool_env=tool_env(os.environ, key),  # this machine's environment, without any credential
         say=say,
         credentials=credentials_of(os.environ, key),  # what this machine's transcripts must not hold
+        sandbox=sandbox if isinstance(sandbox := _sandbox(portable.sandbox), Sandbox) else None,
     )
 
 

@@ -14,6 +14,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from alisio.core.harness.events import Effect
+from alisio.core.harness.sandbox import SandboxKind
 from alisio.core.lab.report import Rates
 from alisio.shell.lab.errors import LabError
 
@@ -149,6 +150,8 @@ class LabRequest:
     """With ``resume``: also run again the runs that ended ``error`` (their records are kept apart)."""
     env: Mapping[str, str] = field(default_factory=dict)
     """The environment (config home, data home, credentials to keep out of commands and cassettes)."""
+    sandbox: SandboxKind | None = None
+    """``--sandbox``: where commands run (``None``: ``[lab] sandbox`` of config.toml, else ``none``)."""
 
 
 def rates_from(input_rate: float | None, output_rate: float | None) -> Rates | None:

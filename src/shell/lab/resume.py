@@ -23,6 +23,7 @@ import msgspec
 
 from alisio.core.harness.config import config_hash
 from alisio.core.harness.events import Effect
+from alisio.core.harness.sandbox import SandboxKind
 from alisio.core.lab.manifest import (
     RunManifest,
     decode_manifest,
@@ -97,8 +98,10 @@ def resume_request(
     output: Output,
     jobs: int | None,
     env: Mapping[str, str],
+    sandbox: SandboxKind | None = None,
 ) -> LabRequest:
-    """The request that continues the run of ``directory`` (its suite, tasks, k, seed, mode and grants)."""
+    """The request that continues the run of ``directory`` (its suite, tasks, k, seed, mode, grants and
+    sandbox; a ``sandbox`` given that differs from the stored one is refused by the manifest check)."""
     stored = read_manifest(directory)
     granted = set(stored.granted)
     return LabRequest(
@@ -132,6 +135,7 @@ def resume_request(
         jobs=jobs,
         resume=directory,
         retry_errors=retry_errors,
+        sandbox=sandbox if sandbox is not None else SandboxKind(stored.sandbox),
     )
 
 
@@ -228,6 +232,7 @@ def _manifest(start: LabStart, request: LabRequest, run_id: str, created_at: str
         agent=request.provider.agent,
         harness_version=version("alisio"),
         script_hash=script_hash(script, tuple(task.id for task in start.tasks)),
+        sandbox=start.sandbox,
     )
 
 

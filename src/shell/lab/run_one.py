@@ -13,21 +13,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from alisio.core.harness.config import MeasuredConfig, config_hash
 from alisio.core.harness.endpoint import redact_credentials
 from alisio.core.harness.events import Effect, Event
+from alisio.core.harness.policy import Allow, Policy, decide
+from alisio.core.harness.sandbox import WORKSPACE
 from alisio.core.lab.outcome import SetupError, record_from_run
-from alisio.core.lab.records import RunRecord
+from alisio.core.lab.records import Incident, RunRecord
 from alisio.core.lab.schedule import RunSpec
 from alisio.core.lab.suite import Task
 from alisio.core.lab.transcript import encode_transcript
 from alisio.core.replay.fingerprint import Rules, path_rules
 from alisio.shell.lab.plans import ProviderPlan
+from alisio.shell.lab.preflight import task_policy
+from alisio.shell.lab.stale import owned_prefix
+from alisio.shell.lab.suites import LoadedSuite
+from alisio.shell.sandbox.bwrap import Sandbox, SandboxRun
 
 if TYPE_CHECKING:
     from alisio.shell.lab.agents import AgentJob, AgentRunner
-from alisio.shell.lab.stale import owned_prefix
-from alisio.shell.lab.suites import LoadedSuite
 
 __all__ = ["INTERNAL_ERROR", "Arm", "Finished", "RunContext", "run_one", "runner_for"]
 
@@ -71,6 +77,8 @@ class RunContext:
     """The exact credentials of the environment (and the API key), redacted from transcripts."""
     agents: Mapping[str, AgentRunner] = field(default_factory=dict)
     """The runners of the external agents the command uses, by agent name (checked before the first run)."""
+    sandbox: Sandbox | None = None
+    """Where bash commands and command verifiers run (``--sandbox bwrap``); ``None``: plain subprocesses."""
 
 
 @dataclass(frozen=True)
@@ -81,10 +89,20 @@ class Finished:
     transcript: bytes
 
 
-def _rules(task: Task, workspace: Path) -> Rules:
-    """The fingerprint rules of a run: its workspace path, then the task's replayNormalize."""
-    rules = path_rules(str(workspace), str(workspace.resolve()))
+def _rules(task: Task, workspace: Path, sandboxed: bool) -> Rules:
+    """The fingerprint rules of a run: its workspace path (and ``/workspace``, where sandboxed commands see
+    it, so a run fingerprints the same with and without the sandbox), then the task's replayNormalize."""
+    paths = (str(workspace), str(workspace.resolve()), *((WORKSPACE,) if sandboxed else ()))
+    rules = path_rules(*paths)
     return rules + tuple((rule.pattern, rule.replace) for rule in task.replay_normalize)
+
+
+def _sandbox_run(ctx: RunContext, policy: Policy, workspace: Path) -> SandboxRun | None:
+    """The run's sandbox: the host network only when the ``external`` effect runs without asking."""
+    if ctx.sandbox is None:
+        return None
+    network = isinstance(decide(Effect.EXTERNAL, policy, ctx.granted), Allow)
+    return SandboxRun(sandbox=ctx.sandbox, workspace=str(workspace.resolve()), network=network)
 
 
 def runner_for(ctx: RunContext, job: AgentJob) -> AgentRunner:
@@ -117,18 +135,29 @@ def _judged_run(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> Finishe
     with prepare_workspace(fixture, fixture_git=task.fixture_git, keep=ctx.keep, prefix=prefix) as ws:
         if ws.kept:
             ctx.say(f"  kept {task.id} rep {spec.repetition}: {ws.path}")
+        sandbox = _sandbox_run(ctx, task_policy(task.policy, ctx.read_only), ws.path)
         job = AgentJob(
             task=task,
             spec=spec,
             workspace=ws.path,
-            rules=_rules(task, ws.path),
+            rules=_rules(task, ws.path, sandbox is not None),
             measured=arm.measured,
             config_hash=measured_hash,
             agent=arm.agent or task.agent,
             model=arm.model,
+            sandbox=sandbox,
         )
         result = runner_for(ctx, job).run(job)
-        verifiers = run_verifiers(task, ws, result.events, env=ctx.tool_env, agent=result.tools)
+        denied: list[Incident] = []
+        verifiers = run_verifiers(
+            task,
+            ws,
+            result.events,
+            env=ctx.tool_env,
+            agent=result.tools,
+            sandbox=sandbox,
+            on_denied=lambda verifier, what: denied.append(_denied(verifier, what)),
+        )
     record = record_from_run(
         spec,
         result.events,
@@ -139,9 +168,15 @@ def _judged_run(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> Finishe
         error=result.message,
         expected_verifiers=len(task.verifiers),
     )
+    if denied:  # the verifiers' sandbox_denied incidents, after the loop's
+        record = msgspec.structs.replace(record, incidents=(*record.incidents, *denied))
     return Finished(
         record=result.finish(record), transcript=encode_transcript(result.events, ctx.credentials)
     )
+
+
+def _denied(verifier: str, what: str) -> Incident:
+    return Incident(kind="sandbox_denied", message=f"verifier {verifier}: the sandbox refused {what}")
 
 
 def run_one(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> Finished:

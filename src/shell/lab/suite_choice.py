@@ -125,9 +125,17 @@ def find_suite(ref: str, suite_dir: Path | None, bundled: Path | None) -> SuiteC
 
 
 def confirm_third_party(
-    choice: SuiteChoice, *, yes: bool, interactive: bool, say: Callable[[str], None], ask: Callable[[], str]
+    choice: SuiteChoice,
+    *,
+    yes: bool,
+    interactive: bool,
+    say: Callable[[str], None],
+    ask: Callable[[], str],
+    sandboxed: bool = False,
 ) -> None:
     """Warn about a ``--suite-dir`` suite; ask on a terminal unless ``yes``; refuse without one.
+
+    ``sandboxed``: its commands run in the bwrap sandbox (the warning says what that still allows).
 
     Raises:
         LabError: not confirmed, or no terminal to ask and no ``--yes``.
@@ -135,10 +143,14 @@ def confirm_third_party(
     if not choice.third_party:
         return
     suite = choice.loaded.suite
+    how = (
+        "run in the bwrap sandbox (a shared kernel, not a VM)"
+        if sandboxed
+        else "run with your privileges, not sandboxed"
+    )
     say(
         f"warning: suite {suite.suite_id} comes from --suite-dir ({choice.loaded.directory}): its verifier "
-        "commands and the tools it enables run with your privileges, not sandboxed. "
-        "Only run suites you trust."
+        f"commands and the tools it enables {how}. Only run suites you trust."
     )
     if yes:
         return

@@ -20,21 +20,26 @@ How facts are gathered:
   (a report file, bytecode) is never blamed on the agent; it is compared with ``Workspace.before``.
 - tool-sequence: read off the event log alone.
 
-Not a sandbox: a command verifier runs with the user's privileges (the spec, "Limits").
+Without a sandbox a command verifier runs with the user's privileges (the spec, "Limits"). With
+``--sandbox bwrap`` it runs inside bubblewrap like a bash command (``alisio.shell.sandbox``), in
+``/workspace`` (or its ``cwd`` below it); what its output shows the sandbox refused is passed to
+``on_denied`` (the lab records a ``sandbox_denied`` incident).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import subprocess
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import IO, Final, assert_never
+from typing import IO, TYPE_CHECKING, Final, assert_never
 
 from alisio.core.harness.events import Event
+from alisio.core.harness.sandbox import denial_in, inside_path
 from alisio.core.harness.toolenv import scrubbed_env
 from alisio.core.lab.records import VerifierResult, VerifierStatus
 from alisio.core.lab.suite import (
@@ -65,6 +70,9 @@ from alisio.shell.harness.tools.paths import WorkspacePathError, real_root, reso
 from alisio.shell.harness.tools.processes import marked, new_mark
 from alisio.shell.lab.workspace import Workspace, snapshot_tree
 
+if TYPE_CHECKING:
+    from alisio.shell.sandbox.bwrap import SandboxRun
+
 __all__ = ["MAX_OUTPUT_BYTES", "gather_file_facts", "run_argv", "run_verifiers"]
 
 MAX_OUTPUT_BYTES: Final = 4 << 20
@@ -81,12 +89,17 @@ def run_verifiers(
     env: Mapping[str, str] | None = None,
     grace_s: float = 0.5,
     agent: AgentTools | None = None,
+    sandbox: SandboxRun | None = None,
+    on_denied: Callable[[str, str], None] = lambda verifier, what: None,
 ) -> tuple[VerifierResult, ...]:
     """Judge every verifier of ``task`` against ``workspace`` and the run's ``events``, in suite order.
 
     Args:
         env: the environment of command verifiers; ``None`` means ``scrubbed_env(os.environ)``.
         grace_s: how long a timed-out command's group gets between SIGTERM and SIGKILL.
+        sandbox: run command verifiers inside this sandbox (``None``: as plain subprocesses).
+        on_denied: called with a command verifier's id and what the sandbox refused it, when its output
+            shows it.
     """
     root = real_root(workspace.path)
     command_env = dict(env) if env is not None else scrubbed_env(os.environ)
@@ -95,8 +108,12 @@ def run_verifiers(
     for verifier in task.verifiers:
         match verifier:
             case CommandVerifier():
-                facts = _command_facts(verifier, root, command_env, grace_s)
+                facts = _command_facts(verifier, root, command_env, grace_s, sandbox)
                 results.append(judge_command(verifier, facts))
+                if sandbox is not None and facts.started:
+                    denied = denial_in(facts.stdout + "\n" + facts.stderr_excerpt, network=sandbox.network)
+                    if denied is not None:
+                        on_denied(verifier.id, denied)
             case FileEqualsVerifier() | FileContainsVerifier() | FileAbsentVerifier():
                 results.append(judge_file(verifier, gather_file_facts(root, verifier.path)))
             case TreeDiffWithinVerifier():
@@ -137,17 +154,32 @@ def _os_cause(error: OSError) -> str:
 
 
 def _command_facts(
-    verifier: CommandVerifier, root: str, env: Mapping[str, str], grace_s: float
+    verifier: CommandVerifier,
+    root: str,
+    env: Mapping[str, str],
+    grace_s: float,
+    sandbox: SandboxRun | None = None,
 ) -> CommandFacts:
-    cwd = root
+    cwd, relative = root, "."
     if verifier.cwd is not None:
         try:
-            cwd = resolve_in_workspace(root, verifier.cwd).absolute
+            resolved = resolve_in_workspace(root, verifier.cwd)
         except WorkspacePathError:
             return CommandFacts(
                 started=False, start_error=f"cwd {verifier.cwd!r} resolves outside the workspace"
             )
-    return run_argv(verifier.command, cwd=cwd, env=env, timeout_s=verifier.timeout_ms / 1000, grace_s=grace_s)
+        cwd, relative = resolved.absolute, resolved.relative
+        if not os.path.isdir(cwd):
+            return CommandFacts(started=False, start_error=f"working directory {cwd} does not exist")
+    return run_argv(
+        verifier.command,
+        cwd=cwd,
+        env=env,
+        timeout_s=verifier.timeout_ms / 1000,
+        grace_s=grace_s,
+        sandbox=sandbox,
+        sandbox_cwd=inside_path(relative),
+    )
 
 
 def run_argv(
@@ -158,19 +190,23 @@ def run_argv(
     timeout_s: float,
     grace_s: float = 0.5,
     max_output_bytes: int = MAX_OUTPUT_BYTES,
+    sandbox: SandboxRun | None = None,
+    sandbox_cwd: str = "/workspace",
 ) -> CommandFacts:
     """Run ``argv`` (no shell) in ``cwd`` and return what happened as ``CommandFacts``; never raises OSError.
 
     The process gets its own process group, which is killed (with its children) at ``timeout_s`` or when
     its output passes ``max_output_bytes``, and SIGKILLed after it exits (leftover background children);
-    processes that left the group but still carry the command's mark are SIGKILLed as well.
+    processes that left the group but still carry the command's mark are SIGKILLed as well. With a
+    ``sandbox`` it runs inside it, in ``sandbox_cwd``.
     """
     started = time.monotonic()
     mark = new_mark()
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    wrapped = contextlib.nullcontext(list(argv)) if sandbox is None else sandbox.command(argv, sandbox_cwd)
+    with wrapped as command, tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         try:
             process = subprocess.Popen(
-                list(argv),
+                command,
                 cwd=cwd,
                 env=marked(env, mark),
                 stdin=subprocess.DEVNULL,
@@ -189,10 +225,13 @@ def run_argv(
             grace_s=grace_s,
             poll_s=_POLL_S,
             mark=mark,
+            sandboxed=sandbox is not None,
         ).killed
         duration_ms = round((time.monotonic() - started) * 1000)
         stdout = _read_head(out, max_output_bytes)
         stderr = _read_tail(err, _STDERR_TAIL_BYTES)
+    if sandbox is not None and (cause := _not_started_inside(process.returncode, stderr, argv)) is not None:
+        return CommandFacts(started=False, start_error=cause)
     return CommandFacts(
         started=True,
         exit_code=None if killed else process.returncode,
@@ -202,6 +241,20 @@ def run_argv(
         output_limit_exceeded=killed == "output",
         duration_ms=duration_ms,
     )
+
+
+_EXEC_FAILED = "prlimit: failed to execute "
+
+
+def _not_started_inside(code: int | None, stderr: str, argv: Sequence[str]) -> str | None:
+    """Why the command could not start inside the sandbox (prlimit, which execs it, says so), or ``None``:
+    the same ``error`` result as outside, not a failing check."""
+    if code not in (126, 127) or not stderr.startswith(_EXEC_FAILED):
+        return None
+    program = argv[0] if argv else ""
+    if "No such file or directory" in stderr:
+        return f"executable {program!r} not found in the sandbox (only /usr, /bin, /lib* and /etc are there)"
+    return f"executable {program!r} cannot be started in the sandbox: {stderr.strip().split(': ')[-1]}"
 
 
 def _start_cause(error: OSError | ValueError, argv: Sequence[str], cwd: str) -> str:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from returns.result import Failure, Success
 
+from alisio.core.harness.sandbox import SandboxKind
 from alisio.core.lab.records import RunRecord, RunStatus
 from alisio.core.lab.suite import violations
 from alisio.shell.lab.errors import LabError
@@ -128,6 +129,7 @@ def replay_suite(
     *,
     executor: ExecutorKind = ExecutorKind.THREAD,
     ray_address: str | None = None,
+    sandbox: SandboxKind | None = None,
 ) -> SuiteReplay:
     """Replay one suite's cassettes into ``root/<suite-id>`` through the lab's pipeline."""
     suite = loaded.suite
@@ -156,6 +158,7 @@ def replay_suite(
         jobs=jobs,
         executor=executor,
         ray_address=ray_address,
+        sandbox=sandbox,
     )
     try:
         outcome = run_request(request, ui)
@@ -176,12 +179,22 @@ def replay_all(
     *,
     executor: ExecutorKind = ExecutorKind.THREAD,
     ray_address: str | None = None,
+    sandbox: SandboxKind | None = None,
 ) -> CiOutcome:
     """Replay every suite in turn (``on_suite`` sees each); stops after one that was interrupted."""
     outcome = CiOutcome()
     for loaded in suites:
         replay = replay_suite(
-            loaded, suite_dir, cassette_dir, root, env, ui, jobs, executor=executor, ray_address=ray_address
+            loaded,
+            suite_dir,
+            cassette_dir,
+            root,
+            env,
+            ui,
+            jobs,
+            executor=executor,
+            ray_address=ray_address,
+            sandbox=sandbox,
         )
         outcome.suites.append(replay)
         on_suite(replay)

@@ -14,8 +14,11 @@ Rules:
 - long output keeps its head and tail and says exactly how many characters were cut;
 - a command with a NUL character is refused (no process can receive one).
 
-Not a sandbox: the command runs with the user's privileges, and a process that drops the mark from its
-environment (``env -i``) escapes the sweep.
+Without a sandbox the command runs with the user's privileges, and a process that drops the mark from its
+environment (``env -i``) escapes the sweep. With ``--sandbox bwrap`` (``ToolContext.sandbox``) it runs inside
+bubblewrap (``alisio.shell.sandbox``): in ``/workspace``, on a read-only root, without network unless the
+``external`` effect is granted, within the sandbox's limits, and nothing it starts outlives it; what the
+sandbox refused, when the output shows it, is the result's ``denied`` (a ``sandbox_denied`` incident).
 """
 
 from __future__ import annotations
@@ -28,12 +31,16 @@ import tempfile
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import IO, Final, Literal
+from typing import IO, TYPE_CHECKING, Final, Literal
 
+from alisio.core.harness.sandbox import denial_in
 from alisio.core.harness.tooldefs import BashArgs
 from alisio.shell import cancel
 from alisio.shell.harness.tools.context import NOT_RUN, ToolContext, ToolOutcome, remaining_s
 from alisio.shell.harness.tools.processes import StoppedProcess, marked, stop_marked
+
+if TYPE_CHECKING:
+    from alisio.shell.sandbox.bwrap import SandboxRun
 
 __all__ = [
     "CommandResult",
@@ -150,6 +157,17 @@ def _stop(process: subprocess.Popen[bytes], grace_s: float) -> None:
     process.wait()
 
 
+_DRAIN_S: Final = 1.0
+
+
+def _drain(pgid: int) -> None:
+    """Wait (bounded) for a sandbox's dying group to empty, then SIGKILL whatever is left of it."""
+    give_up = time.monotonic() + _DRAIN_S
+    while _group_alive(pgid) and time.monotonic() < give_up:
+        time.sleep(0.002)
+    _signal_group(pgid, signal.SIGKILL)
+
+
 def supervise_group(
     process: subprocess.Popen[bytes],
     files: tuple[IO[bytes], ...],
@@ -159,6 +177,7 @@ def supervise_group(
     grace_s: float,
     poll_s: float = _POLL_S,
     mark: str | None = None,
+    sandboxed: bool = False,
 ) -> GroupEnd:
     """Wait for ``process`` (the leader of its own group) and leave nothing of its group running.
 
@@ -167,6 +186,11 @@ def supervise_group(
     ``alisio.shell.cancel.Cancelled`` on a worker; re-raised); when the process
     ends by itself, whatever it left running in its group is SIGKILLed. With a ``mark`` (which the process's
     environment carries), every other process still carrying it is SIGKILLed too.
+
+    ``sandboxed``: the leader is bwrap, which returns the command's exit status while its PID namespace is
+    still being torn down (every process inside is being killed): the group is given up to ``_DRAIN_S`` to
+    empty before it is SIGKILLed, and ``stopped_background`` is never reported (what the command left
+    running cannot be told apart from the sandbox's own processes; it dies with the namespace either way).
     """
     give_up = time.monotonic() + timeout_s
     killed: Literal["timeout", "output"] | None = None
@@ -189,11 +213,18 @@ def supervise_group(
         if process.returncode is None:
             _stop(process, grace_s)
             stopped_background = False
+        elif sandboxed:
+            stopped_background = False
+            _drain(process.pid)
         else:
             stopped_background = _group_alive(process.pid)
             _signal_group(process.pid, signal.SIGKILL)  # background jobs it left behind
         escaped = stop_marked(mark, spare_group=process.pid) if mark else ()
     return GroupEnd(killed=killed, stopped_background=stopped_background, stopped_marked=escaped)
+
+
+def _argv(argv: list[str], sandbox: SandboxRun | None) -> contextlib.AbstractContextManager[list[str]]:
+    return contextlib.nullcontext(argv) if sandbox is None else sandbox.command(argv)
 
 
 def run_command(
@@ -207,6 +238,7 @@ def run_command(
     limit_chars: int = 20_000,
     max_output_bytes: int = 8 << 20,
     mark: str | None = None,
+    sandbox: SandboxRun | None = None,
 ) -> CommandResult:
     """Run ``bash -c command`` in ``cwd`` and return its exit code and (truncated) merged output.
 
@@ -218,14 +250,15 @@ def run_command(
         max_output_bytes: kill the command when its output passes this size.
         mark: set as ``MARK_VARIABLE`` in the command's environment; processes still carrying it when the
             command ends are stopped (``CommandResult.stopped_marked``).
+        sandbox: run it inside this run's sandbox, in ``/workspace`` (``cwd`` is then the host workspace).
 
     Raises:
         OSError: bash could not be started (missing, or ``cwd`` gone).
     """
     started = time.monotonic()
-    with tempfile.TemporaryFile() as out:
+    with _argv(["bash", "-c", command], sandbox) as argv, tempfile.TemporaryFile() as out:
         process = subprocess.Popen(
-            ["bash", "-c", command],
+            argv,
             cwd=cwd,
             env=marked(env, mark) if mark else dict(env),
             stdin=subprocess.DEVNULL,
@@ -241,6 +274,7 @@ def run_command(
             max_output_bytes=max_output_bytes,
             grace_s=grace_s,
             mark=mark,
+            sandboxed=sandbox is not None,
         )
         duration_ms = round((time.monotonic() - started) * 1000)
         output = read_output(out, limit_chars, max(max_output_bytes, 8 * limit_chars + 8))
@@ -297,12 +331,15 @@ def bash_tool(args: BashArgs, ctx: ToolContext) -> ToolOutcome:
         limit_chars=ctx.bash_output_limit_chars,
         max_output_bytes=ctx.bash_max_output_bytes,
         mark=ctx.process_mark,
+        sandbox=ctx.sandbox,
     )
+    denied = None if ctx.sandbox is None else denial_in(result.output, network=ctx.sandbox.network)
     output = (result.output or "(no output)") + _escaped_note(result.stopped_marked)
     match result.killed:
         case None:
             note = _BACKGROUND_NOTE if result.stopped_background else ""
-            return ToolOutcome(result.exit_code == 0, f"exit code: {result.exit_code}\n{output}{note}")
+            text = f"exit code: {result.exit_code}\n{output}{note}"
+            return ToolOutcome(result.exit_code == 0, text, denied=denied)
         case "timeout":
             status = f"killed after {result.duration_ms} ms: the command passed its timeout of {round(timeout_s * 1000)} ms"
         case "deadline":
@@ -311,5 +348,6 @@ def bash_tool(args: BashArgs, ctx: ToolContext) -> ToolOutcome:
             return ToolOutcome(
                 False,
                 f"killed: the output passed {ctx.bash_max_output_bytes} bytes; redirect it to a file\n{output}",
+                denied=denied,
             )
-    return ToolOutcome(False, f"{status}\n{output}", timed_out=True)
+    return ToolOutcome(False, f"{status}\n{output}", timed_out=True, denied=denied)

@@ -15,12 +15,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from alisio.core.harness.sandbox import WORKSPACE
 from alisio.core.harness.toolenv import scrubbed_env
 from alisio.shell.harness.tools.paths import real_root
 from alisio.shell.harness.tools.processes import new_mark
 
 if TYPE_CHECKING:
     import httpx
+
+    from alisio.shell.sandbox.bwrap import SandboxRun
 
 __all__ = [
     "FILE_MAX_BYTES",
@@ -73,6 +76,8 @@ class ToolContext:
     """The transport of fetch_url (tests pass ``httpx.MockTransport``); ``None`` is httpx's own."""
     process_mark: str = field(default_factory=new_mark)
     """Every bash command of the run carries it in its environment (``processes.MARK_VARIABLE``)."""
+    sandbox: SandboxRun | None = None
+    """Where bash commands run (``--sandbox bwrap``); ``None``: as plain subprocesses."""
     root: str = field(init=False)
     """The real path of ``workspace`` (symlinks resolved), computed once."""
 
@@ -80,6 +85,16 @@ class ToolContext:
         self.root = real_root(self.workspace)
         if self.env is None:
             self.env = scrubbed_env(os.environ)
+
+    def in_workspace(self, given: str) -> str:
+        """``given`` as the file tools resolve it: with a sandbox, ``/workspace/...`` (the path its commands
+        print) names the same file in the copy; anything else is left as it is."""
+        if self.sandbox is None or not given.startswith(WORKSPACE):
+            return given
+        rest = given[len(WORKSPACE) :]
+        if rest and not rest.startswith("/"):
+            return given  # /workspaces/x is another path
+        return rest.lstrip("/") or "."
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +104,8 @@ class ToolOutcome:
     ok: bool
     output: str
     timed_out: bool = False
+    denied: str | None = None
+    """What the sandbox refused, as the output shows it (``sandbox_denied``); ``None`` without a sandbox."""
 
 
 class ToolError(Exception):

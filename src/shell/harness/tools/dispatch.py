@@ -81,7 +81,10 @@ def execute_tool(call: ToolCall, ctx: ToolContext) -> ToolOutcome:
     outcome = _guarded(call.name, decoded.unwrap(), ctx)
     if ctx.process_mark in outcome.output:
         outcome = ToolOutcome(
-            outcome.ok, outcome.output.replace(ctx.process_mark, MARK_SHOWN), outcome.timed_out
+            outcome.ok,
+            outcome.output.replace(ctx.process_mark, MARK_SHOWN),
+            outcome.timed_out,
+            outcome.denied,
         )
     return outcome
 

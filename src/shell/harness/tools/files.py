@@ -121,7 +121,7 @@ def _decode_text(data: bytes, relative: str) -> str:
 
 
 def read_file(args: ReadFileArgs, ctx: ToolContext, budget: CallTime) -> ToolOutcome:
-    resolved = resolve_in_workspace(ctx.root, args.path)
+    resolved = resolve_in_workspace(ctx.root, ctx.in_workspace(args.path))
     with open_regular(resolved, "read_file") as file:
         small = os.fstat(file.fileno()).st_size <= ctx.file_max_bytes
         data = read_capped(file, ctx.file_max_bytes) if small else b""
@@ -196,7 +196,7 @@ def _decode_lines(raw: list[bytes], relative: str, start: int, *, cut: bool) -> 
 
 
 def list_dir(args: ListDirArgs, ctx: ToolContext, budget: CallTime) -> ToolOutcome:
-    resolved = resolve_in_workspace(ctx.root, args.path)
+    resolved = resolve_in_workspace(ctx.root, ctx.in_workspace(args.path))
     try:
         with time_limit(budget.seconds), os.scandir(resolved.absolute) as scan:
             names = sorted(entry.name + "/" if entry.is_dir() else entry.name for entry in scan)
@@ -219,7 +219,7 @@ def list_dir(args: ListDirArgs, ctx: ToolContext, budget: CallTime) -> ToolOutco
 
 
 def write_file(args: WriteFileArgs, ctx: ToolContext) -> ToolOutcome:
-    resolved = resolve_in_workspace(ctx.root, args.path)
+    resolved = resolve_in_workspace(ctx.root, ctx.in_workspace(args.path))
     if os.path.isdir(resolved.absolute):
         raise ToolError(f"{resolved.relative} is a directory; give a file path")
     try:
@@ -306,7 +306,7 @@ def _create(absolute: str, data: bytes) -> None:
 
 
 def edit_file(args: EditFileArgs, ctx: ToolContext) -> ToolOutcome:
-    resolved = resolve_in_workspace(ctx.root, args.path)
+    resolved = resolve_in_workspace(ctx.root, ctx.in_workspace(args.path))
     relative = resolved.relative
     if not os.path.exists(resolved.absolute):
         raise ToolError(

@@ -145,7 +145,7 @@ class _Found:
 def search(args: SearchArgs, ctx: ToolContext, budget: CallTime) -> ToolOutcome:
     """Search the text files under ``args.path`` line by line; see the module docstring for the bounds."""
     found = _Found()
-    resolved = resolve_in_workspace(ctx.root, args.path or ".")
+    resolved = resolve_in_workspace(ctx.root, ctx.in_workspace(args.path or "."))
     pattern = expect(
         compile_linear(args.pattern), f"invalid regular expression {args.pattern!r}", error=ToolError
     )
@@ -233,7 +233,7 @@ def analyze(args: AnalyzeArgs, ctx: ToolContext, budget: CallTime) -> ToolOutcom
     """Compile every Python file under ``args.path`` (without running it) and list what does not compile."""
     checked = _Checked()
     timed_out = False
-    resolved = resolve_in_workspace(ctx.root, args.path or ".")
+    resolved = resolve_in_workspace(ctx.root, ctx.in_workspace(args.path or "."))
     try:
         with time_limit(budget.seconds):
             _check(resolved, ctx, checked)
