@@ -28,8 +28,8 @@ from alisio.core.lab.records import RunRecord, RunStatus, VerifierStatus
 from alisio.core.lab.stats import Interval, wilson_interval
 
 __all__ = [
-    "ReportRuns",
     "ReportRate",
+    "ReportRuns",
     "Stability",
     "TaskStability",
     "failure_hints",
