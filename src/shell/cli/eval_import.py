@@ -90,7 +90,8 @@ def import_suite(
         print(render_selfcheck(check), end="")
     result = parity(check)
     say(
-        f"imported {check.suite_id} {check.suite_version}: {total} tasks to {out}; untouched fails "
+        f"imported {check.suite_id} {check.suite_version}: {total} task{'s' if total != 1 else ''} to {out}; "
+        "untouched fails "
         f"{result['noopFails']} of {total}, the reference solution passes {result['oraclePasses']} of "
         f"{total} ({out / 'parity.json'})"
     )
