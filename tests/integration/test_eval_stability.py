@@ -22,7 +22,7 @@ import msgspec
 from alisio.core.lab.records import Incident, Measured, RunRecord, RunStatus, VerifierResult, VerifierStatus
 from alisio.core.lab.report import Conditions
 from alisio.core.lab.report_build import build_report
-from alisio.shell.lab.store import write_report_files
+from alisio.shell.lab.outputs import write_report_files
 
 ALISIO = Path(sys.executable).with_name("alisio")
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples/reports/baseline/report.json"

@@ -264,8 +264,7 @@ class Task(_SuiteStruct, frozen=True, kw_only=True):
     fixture_git: bool = False
     """Initialise a git repository inside the copy."""
     replay_normalize: tuple[NormalizeRule, ...] = ()
-    solution: str | None = None
-    """A reference solution (suite-relative): a directory laid over the copy, or a script run with bash in it."""
+    solution: str | None = None  # a directory laid over the copy, or a script run with bash in it
 
 
 class Suite(_SuiteStruct, frozen=True, kw_only=True):
@@ -355,9 +354,9 @@ def suite_content_hash(suite: Suite, fixture_files: Mapping[str, str]) -> str:
         64 lowercase hex digits, over the deterministic (sorted-key) msgspec encoding. Two reports that
         share a suiteVersion but not this hash ran different suites.
     """
-    tasks = tuple(msgspec.structs.replace(task, solution=None) for task in suite.tasks)
-    value = _HashInput(tasks=tasks, fixture_files=tuple(sorted(fixture_files.items())))
-    return hashlib.sha256(_hash_encoder.encode(value)).hexdigest()
+    tasks = tuple(msgspec.structs.replace(task, solution=None) for task in suite.tasks)  # no run reads it
+    files = tuple(sorted(fixture_files.items()))
+    return hashlib.sha256(_hash_encoder.encode(_HashInput(tasks=tasks, fixture_files=files))).hexdigest()
 
 
 def _json_message(error: Exception) -> str:
