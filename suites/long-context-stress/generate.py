@@ -653,6 +653,8 @@ def build(root: Path, instances: int) -> None:
     tasks = [chain_walk(root), repeated_edits(root), frozen_directory(root), running_totals(root)]
     tasks.append(chain_walk_format_rule(root))
     tasks += [chain_walk_rules(root, number) for number in range(1, instances + 1)]
+    for task in tasks:  # the reference solution, for alisio eval selfcheck
+        task["solution"] = f"solutions/{task['id']}"
     suite = {
         "schemaVersion": 1,
         "suiteId": "long-context-stress",

@@ -303,6 +303,8 @@ def build(root: Path) -> None:
             failed=hashlib.sha256(failed.encode()).hexdigest(),
         ),
     )
+    for task in tasks:  # the reference solution, for alisio eval selfcheck
+        task["solution"] = f"solutions/{task['id']}"
     suite = {
         "schemaVersion": 1,
         "suiteId": "long-context",

@@ -43,12 +43,15 @@ COMMANDS = [
     ["eval", "init"],
     ["eval", "list"],
     ["eval", "validate"],
+    ["eval", "selfcheck"],
+    ["eval", "import"],
     ["eval", "run"],
     ["eval", "runs"],
     ["eval", "show"],
     ["eval", "record"],
     ["eval", "compare"],
     ["eval", "variants"],
+    ["eval", "stability"],
     ["eval", "power"],
     ["eval", "export"],
     ["eval", "ci"],
@@ -82,18 +85,22 @@ def test_help_has_no_type_placeholders(home: Path, words: list[str]) -> None:
 
 
 def test_eval_help_lists_the_commands_in_workflow_order_and_groups_options(home: Path) -> None:
-    """init, list, validate, run, record, compare, variants, power, export, ci; run's options in panels."""
+    """init, list, validate, selfcheck, import, run, record, compare, variants, stability, power, export, ci;
+    run's options in panels."""
     listed = re.findall(r"^│ (\w+) ", alisio(home, "eval", "-h").stdout, re.M)
     assert listed == [
         "init",
         "list",
         "validate",
+        "selfcheck",
+        "import",
         "run",
         "runs",
         "show",
         "record",
         "compare",
         "variants",
+        "stability",
         "power",
         "export",
         "ci",

@@ -213,7 +213,8 @@ def test_a_wheel_user_can_write_and_run_a_first_suite(tmp_path: Path) -> None:
 
 
 def test_make_demo_installs_the_runtime_only_and_make_test_everything(tmp_path: Path) -> None:
-    """On a fresh machine make demo installs alisio without the test tools and Ray; make test installs both."""
+    """On a fresh machine make demo installs alisio without the test tools and Ray; make test installs both
+    and the humaneval extra."""
     import shutil
 
     if shutil.which("make") is None:
@@ -227,4 +228,4 @@ def test_make_demo_installs_the_runtime_only_and_make_test_everything(tmp_path: 
         ]
 
     assert [line.split()[-1] for line in planned("demo")] == ["."]
-    assert [line.split()[-1] for line in planned("test")] == ["'.[dev,ray]'"]
+    assert [line.split()[-1] for line in planned("test")] == ["'.[dev,ray,humaneval]'"]

@@ -35,6 +35,7 @@ from alisio.core.errors import SuiteError
 from alisio.core.lab.records import ID_PATTERN
 from alisio.core.lab.suite_paths import (
     PathFacts,
+    entry_problem,
     escaping_links,
     is_within,
     join,
@@ -263,6 +264,7 @@ class Task(_SuiteStruct, frozen=True, kw_only=True):
     fixture_git: bool = False
     """Initialise a git repository inside the copy."""
     replay_normalize: tuple[NormalizeRule, ...] = ()
+    solution: str | None = None  # a directory laid over the copy, or a script run with bash in it
 
 
 class Suite(_SuiteStruct, frozen=True, kw_only=True):
@@ -343,7 +345,8 @@ def suite_content_hash(suite: Suite, fixture_files: Mapping[str, str]) -> str:
     """The sha256 (hex) of what a run depends on: the tasks with their verifiers, and the fixture files.
 
     Args:
-        suite: the parsed suite (only ``tasks`` counts, not the id, version or description).
+        suite: the parsed suite (only ``tasks`` counts, not the id, version or description, nor a task's
+            ``solution``: no run reads it, so adding one to a suite leaves its reports comparable).
         fixture_files: suite-relative path of every fixture file -> the sha256 of its bytes (the shell
             reads them). A changed, added or removed file changes the hash.
 
@@ -351,8 +354,9 @@ def suite_content_hash(suite: Suite, fixture_files: Mapping[str, str]) -> str:
         64 lowercase hex digits, over the deterministic (sorted-key) msgspec encoding. Two reports that
         share a suiteVersion but not this hash ran different suites.
     """
-    value = _HashInput(tasks=suite.tasks, fixture_files=tuple(sorted(fixture_files.items())))
-    return hashlib.sha256(_hash_encoder.encode(value)).hexdigest()
+    tasks = tuple(msgspec.structs.replace(task, solution=None) for task in suite.tasks)  # no run reads it
+    files = tuple(sorted(fixture_files.items()))
+    return hashlib.sha256(_hash_encoder.encode(_HashInput(tasks=tasks, fixture_files=files))).hexdigest()
 
 
 def _json_message(error: Exception) -> str:
@@ -424,6 +428,9 @@ def _task_problems(
     if isinstance(fixture, str) and _well_shaped(misshapen, "fixture"):
         fixture_problems, root = _fixture_problems(fixture, facts, links)
         problems += fixture_problems
+    solution = task.get("solution")
+    if isinstance(solution, str) and _well_shaped(misshapen, "solution"):
+        problems += [(("solution",), why) for why in [entry_problem(solution, facts, links)] if why]
     verifiers = task.get("verifiers")
     if isinstance(verifiers, list):
         problems += _duplicates(verifiers, ("verifiers",), "verifier id")

@@ -20,6 +20,7 @@ Rules this module keeps:
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 
@@ -28,6 +29,7 @@ from alisio.core.base import Frozen
 __all__ = [
     "PathFacts",
     "SymlinkFact",
+    "entry_problem",
     "escaping_links",
     "is_within",
     "join",
@@ -164,3 +166,21 @@ def undecodable_names(root: str, facts: PathFacts) -> tuple[str, ...]:
     if len(names) > MAX_NAMED:
         messages.append(f"and {len(names) - MAX_NAMED} more names that are not valid UTF-8")
     return tuple(messages)
+
+
+def entry_problem(path: str, facts: PathFacts, links: Mapping[str, str | None]) -> str | None:
+    """Why ``path`` (a task's ``solution``) is not an entry inside the suite directory, or None.
+
+    Lexical rules first; with gathered facts, it must resolve inside the suite to a directory or a file.
+    """
+    lexical = lexical_problem(path, "suite directory")
+    if lexical is not None:
+        return lexical
+    if not facts.gathered:
+        return None
+    resolved = resolve(normalize(path), links)
+    if resolved is None:
+        return "escapes the suite directory through a symlink"
+    if resolved not in facts.directories and resolved not in facts.files:
+        return f"{json.dumps(path)[:200]} does not exist (a directory to lay over the copy, or a script)"
+    return None

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from alisio.core.lab.compare import Comparison
     from alisio.core.lab.gate import FailOn
     from alisio.core.lab.render_html_compare import SideLinks
+    from alisio.core.lab.report import Report
 
 from alisio.core.exit_codes import ExitCode
 from alisio.shell.cli.options import Json
@@ -87,6 +88,16 @@ FailOnFlag = Annotated[
         show_default=False,
     ),
 ]
+ExcludeTasks = Annotated[
+    Path | None,
+    typer.Option(
+        "--exclude-tasks",
+        metavar="FILE",
+        help="Leave out the task ids listed in FILE (one per line; eval stability --quarantine writes it); "
+        "the comparison says which.",
+        show_default=False,
+    ),
+]
 
 
 def _choice(flag: str, value: str, choices: tuple[str, ...]) -> str:
@@ -107,6 +118,7 @@ def compare(
     html: HtmlFile = None,
     fail_on: FailOnFlag = None,
     format: FormatFlag = None,
+    exclude_tasks: ExcludeTasks = None,
 ) -> ExitCode:
     """Compare two reports (report.json or its directory): a verdict per task, exact tests, deltas and the limits."""
     import msgspec
@@ -127,9 +139,11 @@ def compare(
     if html is not None:
         check_output_file(html, "--html")
     reports = [expect(read_report(path)) for path in (baseline, candidate)]
-    match compare_reports(reports[0], reports[1], rule=rule, adjustment=adjustment):
+    excluded = _excluded(exclude_tasks)
+    match compare_reports(*_without(reports, excluded), rule=rule, adjustment=adjustment):
         case Success(comparison):
             summary = not json and (layout == "summary" or (layout is None and sys.stdout.isatty()))
+            comparison = _noted(comparison, reports, excluded, exclude_tasks)
             if json:
                 sys.stdout.write(msgspec.json.encode(comparison).decode() + "\n")
             elif summary:
@@ -233,3 +247,45 @@ def _outputs(
         attempt(problems, lambda: write_html(html))
     attempt(problems, lambda: append_step_summary(environment(), comparison_summary(comparison, result)))
     return settle(code, problems, "alisio eval compare")
+
+
+def _excluded(path: Path | None) -> frozenset[str]:
+    """The task ids listed in ``path`` (blank lines and ``#`` comments skipped); none without a file."""
+    from alisio.shell.lab.errors import LabError
+
+    if path is None:
+        return frozenset()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise LabError(
+            f"--exclude-tasks {path}: cannot read: {getattr(error, 'strerror', None) or error}"
+        ) from None
+    return frozenset(line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#"))
+
+
+def _without(reports: list[Report], excluded: frozenset[str]) -> tuple[Report, Report]:
+    import msgspec
+
+    kept = [
+        msgspec.structs.replace(r, tasks=tuple(t for t in r.tasks if t.task_id not in excluded))
+        for r in reports
+    ]
+    return kept[0], kept[1]
+
+
+def _noted(
+    comparison: Comparison, reports: list[Report], excluded: frozenset[str], path: Path | None
+) -> Comparison:
+    """The comparison with a warning naming the tasks ``--exclude-tasks`` left out."""
+    import msgspec
+
+    left_out = sorted({t.task_id for r in reports for t in r.tasks} & excluded)
+    if path is None:
+        return comparison
+    note = (
+        f"{len(left_out)} task{'s' if len(left_out) != 1 else ''} left out by --exclude-tasks {path}: "
+        f"{', '.join(left_out) or 'none of its ids is in these reports'} (the suite's token, time and "
+        "cost figures still include them)"
+    )
+    return msgspec.structs.replace(comparison, warnings=(*comparison.warnings, note))

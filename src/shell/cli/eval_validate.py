@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from alisio.core.exit_codes import ExitCode
 from alisio.shell.cli.options import Json
+
+if TYPE_CHECKING:
+    from alisio.shell.lab.suites import SuiteEntry
 
 Paths = Annotated[
     list[Path],
@@ -28,26 +31,27 @@ Paths = Annotated[
 ]
 
 
-def validate(paths: Paths, json_output: Json = False) -> ExitCode:
+SelfcheckFlag = Annotated[
+    bool,
+    typer.Option(
+        "--selfcheck",
+        help="Also self-check each valid suite with no model (alisio eval selfcheck, --repeat 3): its table "
+        "follows its ok line; a flagged task makes the exit 1. Not with --json.",
+    ),
+]
+
+
+def validate(paths: Paths, json_output: Json = False, selfcheck: SelfcheckFlag = False) -> ExitCode:
     """Validate suites: every violation, with the task and the field, one per line on stderr."""
     import msgspec
     from returns.result import Failure, Success
 
-    from alisio.core.errors import SuiteError
     from alisio.core.lab.suite import violations
-    from alisio.shell.lab.suites import SuiteEntry, discover_suites, shown_name
+    from alisio.shell.lab.suites import shown_name
 
-    entries: list[SuiteEntry] = []
-    for path in paths:
-        found = discover_suites(path)
-        if not found:
-            message = "no suite.json here or in its immediate sub-directories"
-            found = (
-                SuiteEntry(
-                    directory=path, result=Failure(SuiteError(source=shown_name(path), message=message))
-                ),
-            )
-        entries += found
+    if selfcheck and json_output:
+        raise typer.BadParameter("use alisio eval selfcheck --json for JSON", param_hint="'--selfcheck'")
+    entries = _entries(paths)
     report: list[dict[str, object]] = []
     for entry in entries:
         match entry.result:
@@ -82,6 +86,40 @@ def validate(paths: Paths, json_output: Json = False) -> ExitCode:
                     }
                 )
     valid = all(item["valid"] for item in report)
+    if selfcheck:
+        valid = _selfcheck(entries) and valid
     if json_output:
         sys.stdout.write(msgspec.json.encode({"valid": valid, "suites": report}).decode() + "\n")
     return ExitCode.OK if valid else ExitCode.FAILURE
+
+
+def _selfcheck(entries: list[SuiteEntry]) -> bool:
+    """Self-check each valid suite (its table on stdout); True when none has a flagged task."""
+    from returns.result import Success
+
+    from alisio.shell.cli.eval_selfcheck import selfcheck_loaded
+
+    clean = True
+    for entry in entries:
+        if isinstance(entry.result, Success):
+            code = selfcheck_loaded(entry.result.unwrap(), repeat=3, jobs=1, json_output=False)
+            clean = clean and code == ExitCode.OK
+    return clean
+
+
+def _entries(paths: list[Path]) -> list[SuiteEntry]:
+    """The suites found at each path; a path with none is an entry holding that error."""
+    from returns.result import Failure
+
+    from alisio.core.errors import SuiteError
+    from alisio.shell.lab.suites import SuiteEntry, discover_suites, shown_name
+
+    entries: list[SuiteEntry] = []
+    for path in paths:
+        found = discover_suites(path)
+        if not found:
+            message = "no suite.json here or in its immediate sub-directories"
+            error = SuiteError(source=shown_name(path), message=message)
+            found = (SuiteEntry(directory=path, result=Failure(error)),)
+        entries += found
+    return entries

@@ -8,6 +8,7 @@ line listing them):
 - each task's policy asks for no effect the ``--allow-*`` flags did not grant, and ``mode: "full"`` has
   ``--allow-suite-full`` (``alisio.core.harness.policy.check_task_policy``); never silently trimmed;
 - each task's ``agent`` is a main agent of the configuration;
+- no task is tagged ``needs-sandbox-bwrap`` (an imported Harbor task: it needs a sandbox this alisio lacks);
 - an output directory can be created and written (``unwritable_dir``), probed by making and removing a
   directory in it (``os.access`` says yes to root even in /proc).
 """
@@ -27,6 +28,7 @@ from alisio.core.harness.config import MeasuredConfig
 from alisio.core.harness.events import Effect
 from alisio.core.harness.policy import Mode as PolicyMode
 from alisio.core.harness.policy import Policy, check_task_policy
+from alisio.core.lab.harbor import NEEDS_SANDBOX
 from alisio.core.lab.schedule import select_tasks
 from alisio.core.lab.suite import Policy as TaskPolicy
 from alisio.core.lab.suite import Task
@@ -69,6 +71,12 @@ def _task_problems(
             problems.append(error.under_read_only() if read_only else error.message)
         case _:
             pass
+    if NEEDS_SANDBOX in task.tags:
+        problems.append(
+            f"tagged {NEEDS_SANDBOX}: its instruction and tests use the absolute paths /app, /tests and "
+            "/logs/verifier, which need --sandbox bwrap; this alisio has no sandbox yet (alisio eval selfcheck "
+            "checks the task without a model)"
+        )
     agent = agents.override or task.agent
     if agent not in agents.external and isinstance(select_agent(measured, agent), Failure):
         problems.append(

@@ -1,0 +1,190 @@
+"""Harbor (and Terminal-Bench) tasks as alisio tasks: what is accepted, and how a task maps (pure).
+
+A Harbor task directory holds task.toml, instruction.md, environment/Dockerfile, tests/test.sh (which writes
+``/logs/verifier/reward.txt`` or ``reward.json``) and optionally solution/solve.sh. Accepted only when:
+
+- its Dockerfile is a plain base image the local machine stands in for (``FROM`` one of ``BASE_IMAGES``,
+  optionally ``WORKDIR /app``; anything that builds more, RUN, COPY..., is refused with its line);
+- its tests install nothing over the network at verification time (``curl … | sh``, ``pip install``,
+  ``uv pip install``, ``uvx``, ``apt-get install``...): such a verifier is reported as not runnable offline.
+
+The mapping: instruction.md -> prompt; ``[agent] timeout_sec`` -> ``maxWallMs``; ``[verifier] timeout_sec``
+-> the command verifier's ``timeoutMs``; tests/ -> ``.harbor/tests`` in the fixture, run by
+``.harbor/run.py verify`` under bubblewrap with the copy bound at /app, the tests at /tests and a fresh
+directory at /logs/verifier (reward >= 1 passes); solve.sh -> a solution script that runs it the same way.
+The tests' digest is in the verifier's argv, so a run that edits them fails. The agent's own run needs the
+same mounts (``--sandbox bwrap``): the task is tagged ``NEEDS_SANDBOX`` and ``eval run`` refuses it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any, Final
+
+from returns.result import Failure, Result, Success
+
+__all__ = ["BASE_IMAGES", "NEEDS_SANDBOX", "RUNNER", "dockerfile_problem", "harbor_task", "offline_problem"]
+
+NEEDS_SANDBOX: Final = "needs-sandbox-bwrap"
+"""The tag of a task whose run needs the absolute paths of its container (/app, /tests, /logs/verifier)."""
+BASE_IMAGES: Final = ("ubuntu", "debian", "python", "buildpack-deps")
+_NETWORK: Final = (
+    (re.compile(r"\b(curl|wget)\b[^|\n]*\|\s*(ba|z)?sh\b"), "downloads and runs a script"),
+    (re.compile(r"\buv\s+pip\s+install\b"), "uv pip install"),
+    (re.compile(r"\buvx\b|\buv\s+tool\s+(install|run)\b"), "uvx / uv tool"),
+    (re.compile(r"\bpip3?\s+install\b"), "pip install"),
+    (re.compile(r"\b(apt-get|apt|apk|yum|dnf)\s+(-\S+\s+)*(install|add)\b"), "a system package install"),
+    (re.compile(r"\bnpm\s+(install|i)\b|\bnpx\b"), "npm"),
+)
+
+
+def dockerfile_problem(text: str) -> str | None:
+    """Why the Dockerfile is more than a base image the local machine stands in for, or None."""
+    base: str | None = None
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        word, _, rest = line.partition(" ")
+        match word.upper():
+            case "FROM" if base is None:
+                base = rest.split()[0] if rest.split() else ""
+                name = base.split("/")[-1].split(":")[0].split("@")[0]
+                if name not in BASE_IMAGES:
+                    return (
+                        f"line {number}: base image {base!r} is not one the local machine stands in for "
+                        f"({', '.join(BASE_IMAGES)})"
+                    )
+            case "WORKDIR" if rest.strip() == "/app":
+                pass
+            case _:
+                return f"line {number}: {word} builds more than a base image (only FROM and WORKDIR /app)"
+    return None if base is not None else "no FROM line"
+
+
+def offline_problem(script: str) -> str | None:
+    """Why the test script cannot run offline (it installs tools at verification time), or None."""
+    for number, line in enumerate(script.splitlines(), start=1):
+        code = line.split("#", 1)[0]
+        for pattern, what in _NETWORK:
+            if pattern.search(code):
+                return f"line {number}: installs tools over the network at verification time ({what}): not runnable offline"
+    return None
+
+
+def _seconds(config: Mapping[str, Any], section: str, default: float) -> float | str:
+    table = config.get(section, {})
+    value = table.get("timeout_sec", default) if isinstance(table, dict) else default
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        return f"[{section}] timeout_sec must be a positive number"
+    return float(value)
+
+
+def harbor_task(
+    task_id: str, config: Mapping[str, Any], instruction: str, tests_digest: str, has_solution: bool
+) -> Result[dict[str, Any], str]:
+    """The suite task of one Harbor task (``config`` is task.toml decoded); a one-line reason when refused."""
+    agent = _seconds(config, "agent", 600.0)
+    verifier = _seconds(config, "verifier", 120.0)
+    for value in (agent, verifier):
+        if isinstance(value, str):
+            return Failure(f"task.toml: {value}")
+    assert isinstance(agent, float) and isinstance(verifier, float)
+    if not instruction.strip():
+        return Failure("instruction.md: is empty")
+    metadata = config.get("metadata", {})
+    tags = [str(t) for t in metadata.get("tags", []) if str(t)] if isinstance(metadata, dict) else []
+    task: dict[str, Any] = {
+        "id": task_id,
+        "prompt": instruction,
+        "fixture": f"fixtures/{task_id}",
+        "budget": {"maxTurns": 100, "maxWallMs": min(round(agent * 1000), 2**31 - 1)},
+        "policy": {"mode": "auto", "allow": ["write", "process"]},
+        "verifiers": [
+            {
+                "kind": "command",
+                "id": "tests",
+                "command": ["python3", ".harbor/run.py", "verify", tests_digest],
+                "timeoutMs": min(max(round(verifier * 1000), 1), 600_000),
+            }
+        ],
+        "tags": [*dict.fromkeys([*tags, "harbor", NEEDS_SANDBOX])],
+    }
+    if has_solution:
+        task["solution"] = f"solutions/{task_id}/oracle.sh"
+    return Success(task)
+
+
+ORACLE: Final = 'exec python3 .harbor/run.py solve "$(dirname "$0")/solution"\n'
+"""A Harbor task's solution script: solve.sh run with the copy at /app (``bash oracle.sh`` in the copy)."""
+
+RUNNER: Final = r'''"""Runs a Harbor task's tests or solution with the copy at /app, under bubblewrap (written by alisio)."""
+
+import hashlib
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = pathlib.Path(__file__).resolve().parent
+APP = pathlib.Path.cwd()
+
+
+def digest(root):
+    h = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def sandboxed(binds, command):
+    if shutil.which("bwrap") is None:
+        sys.exit("this Harbor task needs bubblewrap (bwrap) for its absolute paths /app, /tests, /logs/verifier")
+    args = ["bwrap", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    for top in sorted(pathlib.Path("/").iterdir()):
+        if top.name in ("dev", "proc", "tmp", "app", "tests", "logs", "solution"):
+            continue
+        if top.is_symlink():
+            args += ["--symlink", os.readlink(top), str(top)]
+        elif top.is_dir():
+            args += ["--ro-bind", str(top), str(top)]
+    for source, target, mode in binds:
+        args += ["--bind" if mode == "rw" else "--ro-bind", str(source), target]
+    return subprocess.run([*args, "--chdir", "/app", *command], stdin=subprocess.DEVNULL).returncode
+
+
+def reward(logs):
+    text = logs / "reward.txt"
+    if text.is_file():
+        return float(text.read_text().strip() or 0)
+    data = logs / "reward.json"
+    if data.is_file():
+        value = json.loads(data.read_text())
+        return float(value.get("reward", 0) if isinstance(value, dict) else value)
+    return None
+
+
+def main():
+    what = sys.argv[1]
+    if what == "solve":
+        solution = pathlib.Path(sys.argv[2]).resolve()
+        sys.exit(sandboxed([(APP, "/app", "rw"), (solution, "/solution", "ro")], ["bash", "/solution/solve.sh"]))
+    tests = HERE / "tests"
+    if digest(tests) != sys.argv[2]:
+        sys.exit("the task's tests (.harbor/tests) were changed")
+    with tempfile.TemporaryDirectory() as logs:
+        code = sandboxed(
+            [(APP, "/app", "rw"), (tests, "/tests", "ro"), (logs, "/logs/verifier", "rw")], ["bash", "/tests/test.sh"]
+        )
+        got = reward(pathlib.Path(logs))
+    print(f"test.sh exited {code}; reward {got}")
+    sys.exit(0 if got is not None and got >= 1.0 else 1)
+
+
+main()
+'''
+"""``.harbor/run.py`` in each fixture: standard library only (it runs with the task's python3)."""

