@@ -24,7 +24,15 @@ from typing import Any, Final
 
 from returns.result import Failure, Result, Success
 
-__all__ = ["BASE_IMAGES", "NEEDS_SANDBOX", "RUNNER", "dockerfile_problem", "harbor_task", "offline_problem"]
+__all__ = [
+    "BASE_IMAGES",
+    "NEEDS_SANDBOX",
+    "ORACLE",
+    "RUNNER",
+    "dockerfile_problem",
+    "harbor_task",
+    "offline_problem",
+]
 
 NEEDS_SANDBOX: Final = "needs-sandbox-bwrap"
 """The tag of a task whose run needs the absolute paths of its container (/app, /tests, /logs/verifier)."""
