@@ -236,8 +236,7 @@ def show_outcome(outcome: LabOutcome, json_output: bool, quiet: bool = False) ->
             say(summary_table(arm.report))
     else:
         common.out(summary_table(arm.report) + "\n")
-    if not quiet:
-        say(f"report: {arm.arm.directory / REPORT_MD} ({REPORT_HTML} beside it)")
+    say(f"report: {arm.arm.directory / REPORT_MD} ({REPORT_HTML} beside it)")  # --quiet too: where it went
     for line in stop_lines(outcome):
         say(line)
     return outcome.exit_code
