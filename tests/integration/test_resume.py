@@ -164,7 +164,8 @@ def test_resume_needs_a_plan(home: Path, tmp_path: Path) -> None:
     temp = tmp_path / "tmp"
     temp.mkdir()
     no_plan = _resume(home, temp, str(home / "empty"))
-    assert no_plan.returncode == 1 and "invalid run id" in no_plan.stderr  # not a report directory either
+    assert no_plan.returncode == 1 and f"{home / 'empty'}: no report here" in no_plan.stderr
+    assert "invalid run id" not in no_plan.stderr  # a directory given is a directory, not a run id
     (home / "empty" / "runs.jsonl").write_text("")
     no_plan = _resume(home, temp, str(home / "empty"))
     assert no_plan.returncode == 1 and "holds no plan.json" in no_plan.stderr

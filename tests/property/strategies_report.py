@@ -5,6 +5,7 @@ from __future__ import annotations
 from hypothesis import settings
 from hypothesis import strategies as st
 
+from alisio.core.lab.formats import SCRIPTED_PROVIDER
 from alisio.core.lab.records import (
     Divergence,
     Incident,
@@ -14,7 +15,6 @@ from alisio.core.lab.records import (
     VerifierResult,
     VerifierStatus,
 )
-from alisio.core.lab.formats import SCRIPTED_PROVIDER
 from alisio.core.lab.report import Compaction, Conditions, Mode, Rates, Report
 
 TASK_IDS = ("alpha", "beta", "gamma", "delta")

@@ -1,4 +1,7 @@
-"""``alisio eval show DIR|RUN_ID [--task ID] [--rep N] [--json]``: one run, as a readable transcript.
+"""``alisio eval show DIR|RUN_ID|BUNDLE [--task ID] [--rep N] [--json]``: one run, as a readable transcript.
+
+DIR is a report directory; RUN_ID a run id (``latest``, or any unique prefix; ``alisio.shell.lab.stored``);
+BUNDLE a file written by ``eval export``, so that whoever receives one can read its runs.
 
 Without ``--rep`` it shows the task's first run that did not pass, else its first run; without ``--task`` the
 report's first run that did not pass, else its first. stdout gets the transcript (turns, the assistant's
@@ -9,7 +12,7 @@ run, the task or the repetition cannot be found (one line naming what there is).
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -17,11 +20,16 @@ from alisio.core.exit_codes import ExitCode
 from alisio.shell.cli import common
 from alisio.shell.cli.options import Json
 
+if TYPE_CHECKING:
+    from alisio.core.lab.bundle import Bundle
+    from alisio.core.lab.records import RunRecord
+
 Ref = Annotated[
     str,
     typer.Argument(
-        help="A report directory, or a run id under <dataDir>/eval (<runId>/<variant> for a variant).",
-        metavar="DIR|RUN_ID",
+        help="A report directory, a run id under <dataDir>/eval (latest, a unique prefix, <runId>/<variant> "
+        "for a variant), or an eval export bundle.",
+        metavar="DIR|RUN_ID|BUNDLE",
         show_default=False,
     ),
 ]
@@ -38,10 +46,54 @@ RepOption = Annotated[
 
 def show(ref: Ref, task: TaskOption = None, rep: RepOption = None, json_output: Json = False) -> ExitCode:
     """Show one stored run as a readable transcript: turns, tool calls and results, then the verifiers."""
+    from alisio.shell.lab.sources import read_bundle
+
+    bundle = read_bundle(ref)
+    if bundle is not None:
+        return _show_bundle(bundle, ref, task, rep, json_output)
+    return _show_directory(ref, task, rep, json_output)
+
+
+def _picked(runs: tuple[RunRecord, ...], where: object, task: str | None, rep: int | None) -> RunRecord:
+    from returns.result import Failure, Success
+
+    from alisio.core.lab.show import pick_run
+    from alisio.shell.lab.errors import LabError
+
+    match pick_run(runs, task, rep):
+        case Success(record):
+            return record  # type: ignore[no-any-return]
+        case Failure(problem):
+            raise LabError(f"{where}: {problem}")
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _show_bundle(bundle: Bundle, ref: str, task: str | None, rep: int | None, json_output: bool) -> ExitCode:
+    """A run of an ``eval export`` bundle: its record and the transcript the bundle carries."""
+    import msgspec
+
+    from alisio.core.lab.show import render_run
+    from alisio.shell.lab.errors import LabError
+
+    record = _picked(bundle.runs, ref, task, rep)
+    events = bundle.transcript(record.task_id, record.repetition)
+    if json_output:
+        if events is None:
+            raise LabError(
+                f"{ref}: the bundle holds no transcript for {record.task_id} rep {record.repetition}"
+            )
+        encoder = msgspec.json.Encoder()
+        common.out(b"".join(encoder.encode(event) + b"\n" for event in events))
+        return ExitCode.OK
+    common.out(render_run(record, events))
+    return ExitCode.OK
+
+
+def _show_directory(ref: str, task: str | None, rep: int | None, json_output: bool) -> ExitCode:
     import msgspec
     from returns.result import Failure
 
-    from alisio.core.lab.show import pick_run, render_run
+    from alisio.core.lab.show import render_run
     from alisio.core.lab.transcript import transcript_path
     from alisio.shell.config_home import data_dir
     from alisio.shell.lab.errors import LabError
@@ -52,10 +104,7 @@ def show(ref: Ref, task: TaskOption = None, rep: RepOption = None, json_output: 
     runs = read_runs(directory)
     if isinstance(runs, Failure):
         raise LabError(str(runs.failure()))
-    picked = pick_run(runs.unwrap(), task, rep)
-    if isinstance(picked, Failure):
-        raise LabError(f"{directory}: {picked.failure()}")
-    record = picked.unwrap()
+    record = _picked(runs.unwrap(), directory, task, rep)
     path = directory / transcript_path(record.task_id, record.repetition)
     data = path.read_bytes() if path.is_file() else None
     if json_output:

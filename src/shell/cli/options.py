@@ -124,7 +124,12 @@ SuiteDir = Annotated[
 Yes = Annotated[bool, option("--yes", help="Accept a --suite-dir suite without asking.", panel=SELECTION)]
 Quiet = Annotated[
     bool,
-    option("--quiet", "-q", help="Print only the final table and where the report went: no headline, no line per run.", panel=OUTPUT),
+    option(
+        "--quiet",
+        "-q",
+        help="Print only the final table and where the report went: no headline, no line per run.",
+        panel=OUTPUT,
+    ),
 ]
 Junit = Annotated[
     Path | None,

@@ -54,6 +54,7 @@ from alisio.shell.lab.errors import LabError, LabStopped
 from alisio.shell.lab.model import ArmResult, LabOutcome, LabStart, Resumed, Ui
 from alisio.shell.lab.plans import ProviderPlan, live_plan, scripted_plan
 from alisio.shell.lab.preflight import preflight, unwritable_dir
+from alisio.shell.lab.registry import register_directory
 from alisio.shell.lab.request import ExecutorKind, LabRequest, RunMode
 from alisio.shell.lab.resume import plan_file, read_manifest
 from alisio.shell.lab.run_one import Arm, Finished, RunContext, run_one
@@ -172,6 +173,8 @@ def _report_directory(request: LabRequest, now: datetime) -> Iterator[tuple[str,
         run_id = read_manifest(directory).run_id  # a resumed run keeps its id
     elif request.output.out is not None:
         directory = request.output.out
+        if request.output.register:
+            register_directory(data_dir(request.env), directory)  # eval runs lists it, its id names it
     else:
         run_id, directory = claim_run_dir(data_dir(request.env), run_id, request.env)
     with lock_directory(directory):

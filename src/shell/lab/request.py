@@ -114,6 +114,10 @@ class Output:
     """Print only the final table (no headline, no line per run)."""
     junit: Path | None = None
     """``--junit FILE``: also write the results as JUnit XML (the CLI writes it after the runs)."""
+    label: str | None = None
+    """``--label TEXT``: a name for the run, kept in its conditions (``eval runs``, the headline, the report)."""
+    register: bool = True
+    """Register an ``out`` directory in the data directory (``eval runs`` lists it); ``eval ci`` does not."""
 
 
 @dataclass(frozen=True)
