@@ -196,7 +196,9 @@ def test_an_invalid_run_id_is_refused(tmp_path: Path, run_id: str) -> None:
     assert len(result.stderr.splitlines()) == 1, result.stderr
     # a path is "no such directory" or "no report here"; a name that is neither a path nor a run id says both
     if run_id in (".", ".."):
-        assert result.stderr == f"alisio eval export: {run_id}: no report here (no report.json or runs.jsonl)\n"
+        assert (
+            result.stderr == f"alisio eval export: {run_id}: no report here (no report.json or runs.jsonl)\n"
+        )
     elif run_id in ("x y", "a/.."):
         assert result.stderr.startswith(f"alisio eval export: {run_id}: no such directory, and not a run id")
         assert f"invalid run id {run_id!r}" in result.stderr
