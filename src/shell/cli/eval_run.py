@@ -84,37 +84,27 @@ def _resume_request(
     output: OutputFlags,
     execution: ExecutionFlags,
 ) -> LabRequest:
-    """The request that continues ``--resume``'s run; a flag that would change what it runs is refused."""
+    """The request that continues ``--resume``'s run; a flag that differs from what it stored is refused
+    (``alisio.shell.cli.resume_flags``)."""
+    from alisio.shell.cli.resume_flags import resume_conflicts
     from alisio.shell.config_home import data_dir
     from alisio.shell.lab.errors import LabError
-    from alisio.shell.lab.resume import resume_request, resume_target
+    from alisio.shell.lab.resume import read_manifest, resume_request, resume_target
 
     assert resume.resume is not None
-    changed = [
-        name
-        for name, given in (
-            ("SUITE", suite is not None),
-            (
-                "a selection flag (--tasks, -k, --seed, --suite-dir)",
-                selection != SelectionFlags(yes=selection.yes),
-            ),
-            ("--script", provider.script is not None),
-            ("--mode", provider.mode is not ModeChoice.LIVE),
-            ("--cassette-dir", provider.cassette_dir is not None),
-            ("a permission flag", permissions != PermissionFlags()),
-            ("--out or --force", output.out is not None or output.force),
-            ("the rates", output.input_rate is not None or output.output_rate is not None),
-        )
-        if given
-    ]
-    if changed:
-        raise LabError(
-            f"--resume continues the run as it was started: {', '.join(changed)} cannot change it "
-            "(--model, --base-url, --jobs, --retry-errors, --keep and --json may be given)"
-        )
     env = common.environment()
+    directory = resume_target(resume.resume, data_dir(env))
+    conflicts = resume_conflicts(
+        read_manifest(directory), directory, suite, selection, provider, permissions, output
+    )
+    if conflicts:
+        raise LabError(
+            *conflicts,
+            "nothing was run: --resume continues the run as it was started (flags equal to what it stored, "
+            "--model, --base-url, --jobs, --retry-errors, --keep, --quiet and --json may be given)",
+        )
     return resume_request(
-        resume_target(resume.resume, data_dir(env)),
+        directory,
         model=provider.model,
         base_url=provider.base_url,
         retry_errors=resume.retry_errors,
