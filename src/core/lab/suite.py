@@ -318,7 +318,7 @@ def parse_suite(data: bytes, source: str, facts: PathFacts = _NO_FACTS) -> Resul
         )
     return (
         _json_decode(text)
-        .alt(lambda error: SuiteError(source=source, message=f"not valid JSON: {_json_message(error)}"))
+        .alt(lambda error: SuiteError(source=source, message=f"not valid JSON: {_json_message(error, text)}"))
         .bind(lambda raw: _validate(raw, text, source, facts))
     )
 
@@ -354,8 +354,18 @@ def suite_content_hash(suite: Suite, fixture_files: Mapping[str, str]) -> str:
     return hashlib.sha256(_hash_encoder.encode(value)).hexdigest()
 
 
-def _json_message(error: Exception) -> str:
+_AT_BYTE = re.compile(r" \(byte (\d+)\)$")
+
+
+def _json_message(error: Exception, text: bytes) -> str:
+    """msgspec's message, its byte offset as a line and column (1-based, as config.toml errors give them)."""
     message = str(error).removeprefix("JSON is malformed: ")
+    at = _AT_BYTE.search(message)
+    if at is not None:
+        offset = min(int(at.group(1)), len(text))
+        line = text.count(b"\n", 0, offset) + 1
+        column = len(text[text.rfind(b"\n", 0, offset) + 1 : offset].decode("utf-8", errors="replace")) + 1
+        message = f"{message[: at.start()]} (at line {line}, column {column})"
     return message[:1].lower() + message[1:] if message else type(error).__name__
 
 

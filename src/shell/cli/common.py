@@ -71,11 +71,21 @@ def ui(**hooks: object) -> Ui:
 
 
 def selection(
-    suite: str, tasks: str | None, k: int | None, seed: int, suite_dir: Path | None, yes: bool, default_k: int
+    suite: str | None,
+    tasks: str | None,
+    k: int | None,
+    seed: int,
+    suite_dir: Path | None,
+    yes: bool,
+    default_k: int,
 ) -> Selection:
-    """The request's Selection from its flags (``--k`` and ``--seed`` checked here: one-line errors)."""
+    """The request's Selection from its flags (``--k`` and ``--seed`` checked here: one-line errors); with no
+    SUITE, the one suite ``--suite-dir`` holds."""
     from alisio.shell.lab.request import Selection
+    from alisio.shell.lab.suite_choice import only_suite
 
+    if suite is None:
+        suite = only_suite(suite_dir)
     check_min("--k", k, 1)
     check_min("--seed", seed, 0)
     wanted = tuple(tasks.split(",")) if tasks is not None else None

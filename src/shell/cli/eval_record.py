@@ -52,13 +52,13 @@ CassetteDir = Annotated[
 
 @grouped
 def record(
-    suite: SuiteArg,
     selection: RecordSelectionFlags,
     provider: ProviderFlags,
     permissions: PermissionFlags,
     output: CheckedFlags,
     execution: ExecutionFlags,
     cassette_dir: CassetteDir = None,
+    suite: SuiteArg = None,
 ) -> ExitCode:
     """Run each selected task once and write its cassette (<suite>/cassettes/<task-id>.jsonl)."""
     from alisio.core.lab.progress import progress_line

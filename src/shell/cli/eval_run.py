@@ -44,7 +44,7 @@ DEFAULT_K = 5
 
 
 def _request(
-    suite: str,
+    suite: str | None,
     selection: SelectionFlags,
     provider: RunProviderFlags,
     permissions: PermissionFlags,
@@ -141,7 +141,7 @@ def run(
         request = dataclasses.replace(request, output=dataclasses.replace(request.output, junit=output.junit))
     elif resume.retry_errors:
         raise LabError("--retry-errors goes with --resume DIR|RUN_ID")
-    elif suite is None:
+    elif suite is None and selection.suite_dir is None:
         raise LabError("name a SUITE to run, or --resume DIR|RUN_ID to continue a run")
     else:
         request = _request(suite, selection, provider, permissions, output, execution)

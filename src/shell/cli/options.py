@@ -100,7 +100,12 @@ Script = Annotated[
     ),
 ]
 SuiteArg = Annotated[
-    str, typer.Argument(help="A suite id or the name of its directory.", show_default=False, metavar="SUITE")
+    str | None,
+    typer.Argument(
+        help="A suite id or the name of its directory (not needed when --suite-dir holds one suite).",
+        show_default=False,
+        metavar="SUITE",
+    ),
 ]
 Tasks = Annotated[
     str | None,
@@ -403,7 +408,8 @@ class ExecutionFlags:
 OptionalSuiteArg = Annotated[
     str | None,
     typer.Argument(
-        help="A suite id or the name of its directory (not with --resume).",
+        help="A suite id or the name of its directory (not needed when --suite-dir holds one suite; not "
+        "with --resume).",
         show_default=False,
         metavar="SUITE",
     ),
