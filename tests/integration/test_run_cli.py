@@ -338,6 +338,30 @@ def test_on_a_terminal_ask_asks_and_obeys_the_answer(
     assert (workspace / "new.txt").exists() is written
 
 
+def test_the_approval_prompt_shows_the_arguments_as_sent(
+    server: SseServer, workspace: Path, tmp_path: Path
+) -> None:
+    """An edit whose old_string starts with four spaces: the prompt shows each line after a margin, the
+    leading whitespace kept (was: collapsed to one line), and a terminal escape in it shown escaped."""
+    (workspace / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    edit = {"path": "calc.py", "old_string": "    return a - b", "new_string": "    return a + b  \x1b[2J"}
+    server.enqueue(tool_reply("edit_file", edit), text_reply("done"))
+    code, _, terminal = run_on_terminal(
+        tmp_path, b"\n", "fix", "--cwd", str(workspace), "--base-url", server.base_url, "--model", "m"
+    )
+    assert code == 0, terminal
+    lines = terminal.replace("\r\n", "\n").splitlines()
+    at = lines.index("allow edit_file (write)?")
+    assert lines[at + 1 : at + 7] == [
+        "  path: calc.py",
+        "  old_string: (1 line)",
+        "    |     return a - b",
+        "  new_string: (1 line)",
+        "    |     return a + b  \\x1b[2J",
+        "[y/N/always] ",
+    ]
+
+
 def test_a_hung_provider_stops_the_run_at_max_wall_ms(
     server: SseServer, workspace: Path, tmp_path: Path
 ) -> None:

@@ -197,8 +197,10 @@ def _json_sink() -> Callable[[Event], None]:
 
 
 def _terminal_approver() -> Callable[[ToolCall, Effect], ApprovalAnswer]:
+    from alisio.core.harness.approval_text import approval_lines
+
     def approve(call: ToolCall, effect: Effect) -> ApprovalAnswer:
-        sys.stderr.write(f"allow {call.name} ({effect}) {_short(call.arguments, 200)}? [y/N/always] ")
+        sys.stderr.write("\n".join(approval_lines(call.name, str(effect), call.arguments)))  # as sent
         sys.stderr.flush()
         answer = sys.stdin.readline().strip().lower()
         if answer in ("a", "always"):
