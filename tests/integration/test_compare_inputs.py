@@ -149,3 +149,19 @@ def test_compare_of_a_file_that_is_no_report_names_it(home: Path) -> None:
     gone = alisio(home, "eval", "compare", b, home / "gone.json")
     assert gone.returncode == 1
     assert gone.stderr.strip() == f"alisio eval compare: {home / 'gone.json'}: no such file or directory"
+
+
+def test_show_opens_the_first_non_passing_run_in_task_and_repetition_order(home: Path) -> None:
+    """runs.jsonl in the order runs finished (beta 0, alpha 1, alpha 0): ``eval show`` with no --task/--rep
+    opens alpha rep 1, the first non-passing run as report.md lists them; one turn reads "1 turn"."""
+    from alisio.core.lab.records import RunStatus
+
+    one = [msgspec.structs.replace(r, measured=msgspec.structs.replace(r.measured, turns=1, tool_calls=1))
+           for r in task_runs("alpha", 1, 1)]  # fmt: skip
+    records = [*task_runs("beta", 0, 1), one[1], one[0]]
+    assert [r.status for r in records] == [RunStatus.FAIL, RunStatus.FAIL, RunStatus.PASS]
+    cond = conditions()
+    write_report_files(home / "r", build_report(records, cond), records)
+    shown = alisio(home, "eval", "show", home / "r")
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.startswith("alpha rep 1: fail, 1 turn, 1 tool call, 31.0 s\n")

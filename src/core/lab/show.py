@@ -35,8 +35,9 @@ from alisio.core.harness.events import (
 from alisio.core.lab.formats import format_usage, verifier_kind_text
 from alisio.core.lab.progress import why_not_passed
 from alisio.core.lab.records import RunRecord, RunStatus
+from alisio.core.text import plural
 
-__all__ = ["edit_lines", "pick_run", "plural", "render_run"]
+__all__ = ["edit_lines", "pick_run", "render_run"]
 
 _RESULT_LINES = 40
 """A tool result longer than this many lines shows its head and tail (``--json`` has every character)."""
@@ -136,11 +137,6 @@ def _arguments(event: ToolCalled, line: int | None = None) -> tuple[dict[str, ob
         return parsed, ["    " + head, *_indented(content, "    | ")]
     shown = {key: value for key, value in parsed.items()}
     return parsed, _indented(json.dumps(shown, ensure_ascii=False, indent=2))
-
-
-def plural(count: int, noun: str) -> str:
-    """``1 turn``, ``2 turns``, ``1 tool call``."""
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def _event_lines(event: Event, edits: dict[str, int]) -> list[str]:
