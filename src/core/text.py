@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["plural"]
+__all__ = ["age_seconds", "plural"]
 
 _IRREGULAR = {"retry": "retries", "was": "were"}
 
@@ -14,3 +14,14 @@ def plural(count: int, noun: str) -> str:
     head, _, last = noun.rpartition(" ")
     many = _IRREGULAR.get(last, f"{last}s")
     return f"{count} {head + ' ' if head else ''}{many}"
+
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800}
+
+
+def age_seconds(text: str) -> int | None:
+    """``30d`` -> 2592000: a whole number and one unit (s, m, h, d, w); ``None`` when it is not one."""
+    number, unit = text[:-1], text[-1:]
+    if unit not in _UNITS or not number.isdigit() or len(number) > 9:
+        return None
+    return int(number) * _UNITS[unit]

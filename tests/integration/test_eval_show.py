@@ -101,7 +101,8 @@ def test_runs_lists_the_stored_runs_newest_first(home: Path) -> None:
         assert done.returncode == 0, done.stderr
     listed = alisio(home, "eval", "runs")
     assert listed.returncode == 0, listed.stderr
-    lines = listed.stdout.splitlines()
+    header, *lines = listed.stdout.splitlines()
+    assert header.split() == ["RUN", "ID", "SUITE", "MODEL", "(MODE)", "CREATED", "RESULT", "LABEL"]
     assert len(lines) == 2
     assert (
         "calc-suite 1.0.0  scripted (live)" in lines[0] and "2/2 pass" in lines[0] and "1/1 pass" in lines[1]

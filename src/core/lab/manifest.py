@@ -63,6 +63,8 @@ class RunManifest(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     read_only: bool = False
     allow_suite_full: bool = False
     rates: Rates | None = None
+    label: str | None = None
+    """``--label TEXT``, kept by a resume."""
 
 
 _DECODER = msgspec.json.Decoder(RunManifest)

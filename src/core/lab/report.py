@@ -103,6 +103,9 @@ class Conditions(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     run_id: str
     created_at: str
     """ISO 8601 UTC timestamp, passed in by the shell."""
+    label: str | None = None
+    """``eval run --label TEXT``: the user's name for the run (``eval runs``, the headline, the report);
+    ``None`` when none was given."""
 
 
 class Count(Frozen, frozen=True, kw_only=True):

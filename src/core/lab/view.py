@@ -202,6 +202,7 @@ def condition_items(c: Conditions) -> tuple[Condition, ...]:
         Condition(name="Compaction", value=compaction),
         Condition(name="Rates", value=rates),
         Condition(name="Run", value=f"{c.run_id} ({c.created_at})"),
+        *((Condition(name="Label", value=c.label),) if c.label is not None else ()),
     )
 
 

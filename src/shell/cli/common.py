@@ -123,7 +123,19 @@ def output(flags: OutputFlags) -> Output:
         json=flags.json_output,
         quiet=flags.quiet,
         junit=flags.junit,
+        label=label_of(flags.label),
     )
+
+
+def label_of(text: str | None) -> str | None:
+    """``--label TEXT``, checked: one line of at most 200 printable characters (a name, shown in tables)."""
+    from alisio.shell.lab.errors import LabError
+
+    if text is None:
+        return None
+    if not text.strip() or len(text) > 200 or not text.isprintable():
+        raise LabError("--label: expected one line of 1 to 200 printable characters")
+    return text
 
 
 def environment() -> dict[str, str]:

@@ -167,7 +167,8 @@ def _headline(start: LabStart) -> None:
     head += "run" if runs == 1 else "runs"
     plan = start.provider
     source = f"replay of {plan.id} cassettes" if start.mode == "replay" else plan.id
-    say(f"{head} ({source}, {plan.model}, seed {start.seed}, {start.jobs} at once)")
+    label = f" [{start.label}]" if start.label else ""
+    say(f"{head} ({source}, {plan.model}, seed {start.seed}, {start.jobs} at once){label}")
 
 
 def stop_lines(outcome: LabOutcome) -> list[str]:

@@ -263,6 +263,15 @@ class OutputFlags:
     junit: Junit = None
     input_rate: InputRate = None
     output_rate: OutputRate = None
+    label: Annotated[
+        str | None,
+        option(
+            "--label",
+            help="A name for the run, shown in eval runs, the headline and the report.",
+            panel=OUTPUT,
+            metavar="TEXT",
+        ),
+    ] = None
 
 
 @dataclass(frozen=True)

@@ -88,6 +88,8 @@ def _output(stored: RunManifest, directory: Path, output: OutputFlags) -> list[s
     lines = []
     if output.out is not None and output.out.resolve() != directory.resolve():
         lines.append(f"--out: the run is in {directory}, given {output.out}")
+    if output.label is not None and output.label != stored.label:
+        lines.append(f"--label: the run started with {_path(stored.label)}, given {output.label}")
     if output.force:
         lines.append("--force: it replaces a report, and --resume continues this one; drop --force")
     if output.input_rate is not None or output.output_rate is not None:

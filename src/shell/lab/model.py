@@ -77,6 +77,8 @@ class LabStart:
     """The report directory (the variants' root; a temporary directory for a recording)."""
     jobs: int = 1
     """Runs at once."""
+    label: str | None = None
+    """``--label TEXT``: the run's name, in its conditions."""
 
     @property
     def planned(self) -> int:

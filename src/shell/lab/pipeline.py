@@ -225,6 +225,7 @@ def _conditions(start: LabStart, arm: Arm, rates: Rates | None, created_at: str)
         rates=rates,
         run_id=arm.run_id,
         created_at=created_at,
+        label=start.label,
     )
 
 
@@ -496,6 +497,7 @@ def run_request(request: LabRequest, ui: Ui) -> LabOutcome:
                 variants=variants,
                 root=root,
                 jobs=jobs_for(request, loaded),
+                label=request.output.label,
             )
             resumed = plan_file(request, start, _specs(start), run_id, created_at_for(now), ui.say)
             ui.on_start(start)

@@ -139,7 +139,9 @@ def resume_request(
             read_only=stored.read_only,
             allow_suite_full=stored.allow_suite_full,
         ),
-        output=Output(out=directory, keep=output.keep, json=output.json),
+        output=Output(
+            out=directory, keep=output.keep, json=output.json, quiet=output.quiet, label=stored.label
+        ),
         cassette_dir=Path(stored.cassette_dir) if stored.cassette_dir else None,
         rates=stored.rates,
         env=env,
@@ -228,6 +230,7 @@ def _manifest(start: LabStart, request: LabRequest, run_id: str, created_at: str
         read_only=permissions.read_only,
         allow_suite_full=permissions.allow_suite_full,
         rates=request.rates,
+        label=request.output.label,
     )
 
 
