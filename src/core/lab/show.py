@@ -37,7 +37,7 @@ from alisio.core.lab.progress import why_not_passed
 from alisio.core.lab.records import RunRecord, RunStatus
 from alisio.core.text import plural
 
-__all__ = ["edit_lines", "pick_run", "render_run"]
+__all__ = ["edit_lines", "pick_run", "render_run", "transcript_lines"]
 
 _RESULT_LINES = 40
 """A tool result longer than this many lines shows its head and tail (``--json`` has every character)."""
@@ -168,6 +168,12 @@ def _event_lines(event: Event, edits: dict[str, int]) -> list[str]:
     return []
 
 
+def transcript_lines(events: Sequence[Event]) -> list[str]:
+    """The events laid out in order (the body of ``render_run``; ``alisio run``'s transcripts too)."""
+    edits = edit_lines(events)
+    return [line for event in events for line in _event_lines(event, edits)]
+
+
 def render_run(record: RunRecord, events: Sequence[Event] | None) -> str:
     """The run as text: a header, the transcript (when it was kept), then the verifiers."""
     m = record.measured
@@ -184,9 +190,7 @@ def render_run(record: RunRecord, events: Sequence[Event] | None) -> str:
     if events is None:
         lines += ["(no transcript was kept for this run: it was written by an older alisio)", ""]
     else:
-        edits = edit_lines(events)
-        for event in events:
-            lines += _event_lines(event, edits)
+        lines += transcript_lines(events)
     lines += ["", "verifiers:"]
     for verifier in record.verifiers:
         lines.append(f"  {verifier.status:5} {verifier.id} ({verifier_kind_text(verifier)})")

@@ -51,6 +51,7 @@ from alisio.core.shape import (
     shape_problems,
 )
 from alisio.core.share.linear_regex import LinearPattern, compile_linear
+from alisio.core.text import byte_to_line_column
 
 __all__ = [
     "MAX_SAFE_INT",
@@ -354,18 +355,9 @@ def suite_content_hash(suite: Suite, fixture_files: Mapping[str, str]) -> str:
     return hashlib.sha256(_hash_encoder.encode(value)).hexdigest()
 
 
-_AT_BYTE = re.compile(r" \(byte (\d+)\)$")
-
-
 def _json_message(error: Exception, text: bytes) -> str:
     """msgspec's message, its byte offset as a line and column (1-based, as config.toml errors give them)."""
-    message = str(error).removeprefix("JSON is malformed: ")
-    at = _AT_BYTE.search(message)
-    if at is not None:
-        offset = min(int(at.group(1)), len(text))
-        line = text.count(b"\n", 0, offset) + 1
-        column = len(text[text.rfind(b"\n", 0, offset) + 1 : offset].decode("utf-8", errors="replace")) + 1
-        message = f"{message[: at.start()]} (at line {line}, column {column})"
+    message = byte_to_line_column(str(error).removeprefix("JSON is malformed: "), text)
     return message[:1].lower() + message[1:] if message else type(error).__name__
 
 

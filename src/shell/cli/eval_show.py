@@ -1,7 +1,8 @@
 """``alisio eval show DIR|RUN_ID|BUNDLE [--task ID] [--rep N] [--json]``: one run, as a readable transcript.
 
 DIR is a report directory; RUN_ID a run id (``latest``, or any unique prefix; ``alisio.shell.lab.stored``);
-BUNDLE a file written by ``eval export``, so that whoever receives one can read its runs.
+BUNDLE a file written by ``eval export``, so that whoever receives one can read its runs. A directory that
+``alisio run`` kept (``<dataDir>/run/<runId>``, named on its last line) shows that run's transcript.
 
 Without ``--rep`` it shows the task's first run that did not pass, else its first run; without ``--task`` the
 report's first run that did not pass, else its first. stdout gets the transcript (turns, the assistant's
@@ -21,6 +22,8 @@ from alisio.shell.cli import common
 from alisio.shell.cli.options import Json
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from alisio.core.lab.bundle import Bundle
     from alisio.core.lab.records import RunRecord
 
@@ -51,7 +54,45 @@ def show(ref: Ref, task: TaskOption = None, rep: RepOption = None, json_output: 
     bundle = read_bundle(ref)
     if bundle is not None:
         return _show_bundle(bundle, ref, task, rep, json_output)
+    if _run_transcript(ref) is not None:
+        return _show_run(ref, json_output)
     return _show_directory(ref, task, rep, json_output)
+
+
+def _run_transcript(ref: str) -> Path | None:
+    """The transcript of an ``alisio run`` record directory (``<dataDir>/run/<runId>``), else ``None``."""
+    from pathlib import Path
+
+    from alisio.core.lab.run_record import TRANSCRIPT_JSONL
+    from alisio.shell.lab.store import RUNS_JSONL
+
+    directory = Path(ref).expanduser()
+    try:
+        found = (directory / TRANSCRIPT_JSONL).is_file() and not (directory / RUNS_JSONL).exists()
+    except OSError:
+        return None
+    return directory / TRANSCRIPT_JSONL if found else None
+
+
+def _show_run(ref: str, json_output: bool) -> ExitCode:
+    """An ``alisio run`` record: its header (outcome, usage) and the transcript."""
+    import msgspec
+
+    from alisio.core.lab.run_record import render_run_transcript
+    from alisio.core.lab.transcript import decode_transcript
+    from alisio.shell.lab.errors import LabError
+
+    path = _run_transcript(ref)
+    assert path is not None
+    try:
+        data = path.read_bytes()
+        events = decode_transcript(data)
+    except OSError as error:
+        raise LabError(f"{path}: cannot read: {error.strerror or error}") from None
+    except msgspec.DecodeError as error:
+        raise LabError(f"{path}: not a transcript: {error}") from None
+    common.out(data if json_output else render_run_transcript(path.parent.name, events))
+    return ExitCode.OK
 
 
 def _picked(runs: tuple[RunRecord, ...], where: object, task: str | None, rep: int | None) -> RunRecord:

@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from alisio.core.exit_codes import ExitCode
 from alisio.shell.cli.options import Json
+
+if TYPE_CHECKING:
+    from alisio.shell.lab.suites import SuiteEntry
 
 Paths = Annotated[
     list[Path],
@@ -29,13 +32,11 @@ Paths = Annotated[
 ]
 
 
-def validate(paths: Paths, json_output: Json = False) -> ExitCode:
-    """Validate suites: every violation, with the task and the field, one per line on stderr."""
-    import msgspec
-    from returns.result import Failure, Success
+def _entries(paths: list[Path]) -> list[SuiteEntry]:
+    """The suites each PATH names (a bundled suite by its id when no such path exists), or why none."""
+    from returns.result import Failure
 
     from alisio.core.errors import SuiteError
-    from alisio.core.lab.suite import violations
     from alisio.shell.lab.suite_choice import bundled_by_name
     from alisio.shell.lab.suites import SuiteEntry, discover_suites, shown_name
 
@@ -56,6 +57,18 @@ def validate(paths: Paths, json_output: Json = False) -> ExitCode:
                 ),
             )
         entries += found
+    return entries
+
+
+def validate(paths: Paths, json_output: Json = False) -> ExitCode:
+    """Validate suites: every violation, with the task and the field, one per line on stderr."""
+    import msgspec
+    from returns.result import Failure, Success
+
+    from alisio.core.lab.suite import violations
+    from alisio.shell.lab.suites import shown_name
+
+    entries = _entries(paths)
     report: list[dict[str, object]] = []
     for entry in entries:
         match entry.result:

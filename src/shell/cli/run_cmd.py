@@ -284,8 +284,9 @@ def _setup(
     permissions: GrantFlags,
     budget: BudgetFlags,
     json_out: bool,
-) -> AgentSetup:
-    """Everything the agent loop needs, checked: workspace, policy, provider, agent, budgets."""
+) -> tuple[AgentSetup, str | None]:
+    """Everything the agent loop needs, checked: workspace, policy, provider, agent, budgets; and the API key
+    (only to keep it out of the stored transcript)."""
     import os
     from importlib.metadata import version
 
@@ -310,7 +311,7 @@ def _setup(
         raise LabError(f"--agent: {select_agent(measured, run.agent).failure()}")
     max_turns, max_wall_ms, max_tokens, max_tool_calls = budget.checked()
     interactive = sys.stdin.isatty() and sys.stderr.isatty()
-    return AgentSetup(
+    setup = AgentSetup(
         prompt=prompt,
         workspace=workspace,
         provider=provider,
@@ -329,6 +330,7 @@ def _setup(
         on_event=_json_sink() if json_out else _progress,
         env=tool_env(os.environ, key),
     )
+    return setup, key
 
 
 def _execute(setup: AgentSetup) -> RunResult:
@@ -363,7 +365,8 @@ def run_command(
         prompt = sys.stdin.read()
     if not prompt.strip():
         raise LabError("the prompt is empty (give it as an argument, or - to read it from standard input)")
-    setup = _setup(prompt, run, provider, permissions, budget, json_out)
+    setup, key = _setup(prompt, run, provider, permissions, budget, json_out)
+    known = _known(key)
     try:
         result = _execute(setup)
     except KeyboardInterrupt as interrupt:  # the agent closed the event log with run_end first
@@ -375,7 +378,33 @@ def run_command(
             if isinstance(interrupt, Terminated)
             else ExitCode.INTERRUPTED
         )
-    return _show(result, json_out)
+    code = _show(result, json_out)
+    _keep_record(result, known)
+    return code
+
+
+def _known(key: str | None) -> tuple[tuple[str, str], ...]:
+    """The exact credentials to keep out of the stored transcript: the environment's and the API key."""
+    import os
+
+    from alisio.shell.replay.cassettes import credentials_of
+
+    return credentials_of(os.environ, key)
+
+
+def _keep_record(result: RunResult, known: tuple[tuple[str, str], ...]) -> None:
+    """Store the transcript (``eval show`` opens it), say where, and end with the usage line (stderr)."""
+    import os
+
+    from alisio.core.lab.run_record import usage_line
+    from alisio.shell.lab.run_store import keep_run_record
+
+    try:
+        path = keep_run_record(os.environ, result.events, known)
+        _say(f"transcript: {path.parent} (alisio eval show opens it)")
+    except OSError as error:
+        _say(f"warning: the transcript was not kept: {error.strerror or error}")
+    _say(usage_line(result.events))  # the last line
 
 
 def _show(result: RunResult, json_out: bool) -> ExitCode:
