@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import msgspec
@@ -16,30 +14,15 @@ from alisio.core.lab.formats import SCRIPTED_PROVIDER
 from alisio.core.lab.report import Mode
 from alisio.core.lab.report_build import build_report
 from alisio.shell.lab.store import write_report_files
+from tests.integration.inprocess import alisio, in_process_home
 from tests.property.strategies_report import conditions, task_runs
 
-ALISIO = Path(sys.executable).with_name("alisio")
 ENDPOINT = "http://127.0.0.1:8080/v1"
 
 
 @pytest.fixture
-def home(tmp_path: Path) -> Path:
-    (tmp_path / "config").mkdir()
-    return tmp_path
-
-
-def alisio(home: Path, *args: str | Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
-    env.update(ALISIO_CONFIG_HOME=str(home / "config"), ALISIO_DATA_HOME=str(home / "data"))
-    return subprocess.run(
-        [str(ALISIO), *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        env=env,
-        cwd=home,
-    )
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Path:
+    return in_process_home(tmp_path, monkeypatch, capsys)
 
 
 def write(directory: Path, mode: str, run_id: str = "run-1") -> Path:

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.test_eval_run import FIX, alisio, make_suite, read_report, write_script
+from tests.integration.inprocess import alisio, in_process_home
+from tests.integration.test_eval_run import FIX, make_suite, read_report, write_script
 
 
 @pytest.fixture
-def home(tmp_path: Path) -> Path:
-    (tmp_path / "config").mkdir()
-    return tmp_path
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Path:
+    return in_process_home(tmp_path, monkeypatch, capsys)
 
 
 def _age(directory: Path, days: int) -> None:
