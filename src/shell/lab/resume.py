@@ -3,9 +3,9 @@
 - The directory's plan.json (``alisio.core.lab.manifest``, written before the first run of every ``eval
   run``) says what the run was asked: suite, tasks, k, seed, mode, provider, model, endpoint, grants. The
   command rebuilds that request (``resume_request``; a live run's endpoint and model come from plan.json, so
-  it resumes without the flags or the config.toml it started with, ``resumed_base_url``); the pipeline compares what it would measure now with
-  what plan.json recorded and refuses (exit 1, naming each difference) when the suite content, the
-  configuration hash, the model or the endpoint changed.
+  it resumes without the flags or the config.toml it started with, ``resumed_base_url``); the pipeline
+  compares what it would measure now with what plan.json recorded and refuses (exit 1, naming each
+  difference) when the suite content, the configuration hash, the model or the endpoint changed.
 - runs.jsonl keeps its records; only the planned runs without a record run (``prepare_resume``). A torn last
   line (a kill in the middle of a write) is dropped with a warning. With ``--retry-errors`` the runs that ended
   ``error`` run again: their old records move to ``retried/runs.jsonl`` (kept, counted nowhere).
