@@ -148,3 +148,4 @@ def test_show_opens_the_first_non_passing_run_in_task_and_repetition_order(home:
     shown = alisio(home, "eval", "show", home / "r")
     assert shown.returncode == 0, shown.stderr
     assert shown.stdout.startswith("alpha rep 1: fail, 1 turn, 1 tool call, 31.0 s\n")
+    assert alisio(home, "eval", "show", home / "r" / "report.json").stdout == shown.stdout  # its directory

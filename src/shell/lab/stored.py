@@ -174,6 +174,8 @@ def report_dir(ref: str, data_root: Path, verb: str) -> Path:
     """
     given = Path(ref).expanduser()
     if _exists(given):
+        if given.name in (REPORT_JSON, RUNS_JSONL) and given.is_file():
+            given = given.parent  # a report's own file names its directory
         if not given.is_dir():
             raise LabError(f"{ref}: is a file, not a report directory")
         directory = given
