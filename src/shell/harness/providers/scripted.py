@@ -161,7 +161,12 @@ class ScriptedProvider:
             count = len(self._script.turns)
             raise ProviderFailure(
                 "script",
-                f"{self._source}: the script has no turn left (all {plural(count, 'turn')} were played)",
+                f"{self._source}: the script has no turn left "
+                + (
+                    "(its one turn was played)"
+                    if count == 1
+                    else f"(all {plural(count, 'turn')} were played)"
+                ),
             )
         number = self._next + 1
         turn = self._script.turns[self._next]
