@@ -36,6 +36,7 @@ import msgspec
 __all__ = [
     "FieldPath",
     "Problem",
+    "did_you_mean",
     "duplicate_keys",
     "json_repr",
     "parse_msgspec_path",
@@ -125,12 +126,20 @@ def _expected_got(message: str) -> str | None:
     return f"expected {words(tuple(wanted))}, got {_JSON_KIND.get(found['got'], found['got'])}"
 
 
+def did_you_mean(value: object, known: tuple[str, ...]) -> str:
+    """``did you mean command? `` when ``value`` is a string close to one of ``known`` (a typo), else ``""``."""
+    if not isinstance(value, str):
+        return ""
+    close = difflib.get_close_matches(value, known, n=1, cutoff=0.8)
+    return f"did you mean {close[0]}? " if close else ""
+
+
 def _leaf_message(value: object, typ: Any, message: str, nouns: Mapping[Any, str]) -> str:
     literal = _literal_of(typ)
     if message.startswith("Invalid enum value") and literal is not None:
         noun = nouns.get(typ, "value")
         shown = tuple(v if isinstance(v, str) else json_repr(v) for v in literal)
-        return f"unknown {noun} {json_repr(value)} (expected {words(shown)})"
+        return f"unknown {noun} {json_repr(value)} ({did_you_mean(value, shown)}expected {words(shown)})"
     if message.startswith("Expected `str` matching regex") and typ in nouns:
         return f"{json_repr(value)} is not {nouns[typ]}"
     rewritten = _expected_got(message)
@@ -257,7 +266,8 @@ def _union_problems(
     tag = value[tag_field]
     chosen = by_tag.get(tag) if isinstance(tag, str) else None
     if chosen is None:
-        return [((*path, tag_field), f"unknown {noun} {json_repr(tag)} (expected {expected})")]
+        hint = did_you_mean(tag, tuple(str(t) for t in by_tag))
+        return [((*path, tag_field), f"unknown {noun} {json_repr(tag)} ({hint}expected {expected})")]
     return _struct_problems(value, chosen, path, nouns)
 
 

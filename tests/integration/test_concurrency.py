@@ -148,7 +148,7 @@ def test_ctrl_c_stops_every_run_in_flight(home: Path, tmp_path: Path) -> None:
 
 def test_live_status_on_a_terminal_plain_lines_without_one_and_quiet(home: Path) -> None:
     """On a terminal (a pty from script(1)) a status line shows done/total, the counts, the runs in flight,
-    elapsed and ETA; without one each run is one plain line; --quiet prints only the table."""
+    elapsed and ETA; without one each run is one plain line; --quiet prints only the table and the report's path."""
     import shutil
 
     base = [
@@ -169,7 +169,8 @@ def test_live_status_on_a_terminal_plain_lines_without_one_and_quiet(home: Path)
     assert "\x1b[" not in plain.stderr and "running" not in plain.stderr
     assert sum(line.startswith("[") and "/12] " in line for line in plain.stderr.splitlines()) == 12
     quiet = alisio(home, *base, "--quiet", "--out", str(home / "quiet"))
-    assert quiet.returncode == 0 and quiet.stderr == ""
+    assert quiet.returncode == 0
+    assert quiet.stderr == f"report: {home / 'quiet' / 'report.md'} (report.html beside it)\n"
     assert quiet.stdout.startswith("task ") and len(quiet.stdout.splitlines()) == 7
     if shutil.which("script") is None:
         pytest.skip("script(1) from util-linux is needed for a terminal: apt-get install bsdutils")

@@ -109,7 +109,7 @@ def test_unreadable_input_exits_1_naming_the_file(tmp_path: Path) -> None:
         tmp_path / "missing.json": "no such file",
         tmp_path / "junk.json": "not valid JSON",
         tmp_path / "other.json": "not an alisio report",
-        tmp_path / "empty": "no such file",
+        tmp_path / "empty": "no report here",
     }
     for path, what in cases.items():
         result = alisio("eval", "compare", good, path)

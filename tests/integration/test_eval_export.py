@@ -140,15 +140,25 @@ def test_an_existing_file_needs_force(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("run_id", ["../x", "..", ".", "x y", "a/..", "a/b/c", "/abs", "a//b", "a/", "./a"])
 def test_an_invalid_run_id_is_refused(tmp_path: Path, run_id: str) -> None:
-    """A '.' or '..' segment, more than two segments, an empty segment or other characters: refused before reading."""
+    """A '.' or '..' segment, more than two segments, an empty segment or other characters: refused before
+    reading, in words that say what it is (a path with no report, a path that does not exist)."""
     lab = Lab(tmp_path)
     lab.write_run(task_runs("fix-add", 1))
     empty = tmp_path / "cwd" / "inner"  # '..' and '.' name directories that hold no report from here
     empty.mkdir(parents=True)
     result = lab.export(run_id, "--out", lab.out, cwd=empty)
     assert result.returncode == 1
-    assert result.stderr.startswith(f"alisio eval export: invalid run id {run_id!r}: a run id is the name of")
-    assert "or <runId>/<variant> for one variant" in result.stderr and len(result.stderr.splitlines()) == 1
+    assert len(result.stderr.splitlines()) == 1, result.stderr
+    # a path is "no such directory" or "no report here"; a name that is neither a path nor a run id says both
+    if run_id in (".", ".."):
+        assert (
+            result.stderr == f"alisio eval export: {run_id}: no report here (no report.json or runs.jsonl)\n"
+        )
+    elif run_id in ("x y", "a/.."):
+        assert result.stderr.startswith(f"alisio eval export: {run_id}: no such directory, and not a run id")
+        assert f"invalid run id {run_id!r}" in result.stderr
+    else:
+        assert result.stderr == f"alisio eval export: {run_id}: no such directory\n"
     assert not lab.out.exists()
 
 

@@ -62,6 +62,7 @@ def test_show_opens_the_first_failing_run_with_its_diff_and_verifiers(home: Path
     assert "why: check: exit 1" in text
     assert "-    return a - b" not in text  # the diff is of what the edit replaced, not the whole file
     assert "--- a/src/calc.py" in text and "-a - b" in text and "+a * b" in text
+    assert "    @@ -2 +2 @@\n" in text  # the file's line (the edit is on line 2), not old_string's line 1
     assert "Changed it to multiply. <script>alert(1)</script>" in text
     assert "verifiers:" in text and "fail  check (command)" in text
     second = alisio(home, "eval", "show", str(out), "--task", "fix-add", "--rep", "1")
@@ -93,7 +94,8 @@ def test_runs_lists_the_stored_runs_newest_first(home: Path) -> None:
         assert done.returncode == 0, done.stderr
     listed = alisio(home, "eval", "runs")
     assert listed.returncode == 0, listed.stderr
-    lines = listed.stdout.splitlines()
+    header, *lines = listed.stdout.splitlines()
+    assert header.split() == ["RUN", "ID", "SUITE", "MODEL", "(MODE)", "CREATED", "RESULT", "LABEL"]
     assert len(lines) == 2
     assert (
         "calc-suite 1.0.0  scripted (live)" in lines[0] and "2/2 pass" in lines[0] and "1/1 pass" in lines[1]

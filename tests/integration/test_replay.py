@@ -383,8 +383,9 @@ def test_eval_ci_exit_codes(home: Path) -> None:
     assert "nothing was replayed" in empty.stderr
 
 
-def test_eval_ci_says_one_cassette_and_leaves_no_empty_temporary_directory(home: Path) -> None:
-    """One cassette reads "the 1 cassette"; when nothing could be replayed no empty report directory is left."""
+def test_eval_ci_says_one_cassette_and_leaves_no_temporary_directory(home: Path) -> None:
+    """One cassette reads "the 1 cassette"; without --out no alisio-eval-ci-* directory is left in the temp
+    dir, whether the replay passed or nothing could be replayed, and the verdict says no report was kept."""
     root = _ci_suites(home)
     tmp = home / "ci-tmp"
     tmp.mkdir()
@@ -392,11 +393,11 @@ def test_eval_ci_says_one_cassette_and_leaves_no_empty_temporary_directory(home:
         home, "eval", "ci", "--suite-dir", str(root / "calc-suite"), "--yes", env={"TMPDIR": str(tmp)}
     )
     assert clean.returncode == 0, clean.stderr
-    [reports] = list(tmp.iterdir())
+    assert list(tmp.iterdir()) == []
     assert clean.stderr.splitlines()[-1] == (
-        f"alisio eval ci: the 1 cassette replayed cleanly and passed (reports in {reports})"
+        "alisio eval ci: the 1 cassette replayed cleanly and passed (no report kept: --out DIR keeps them)"
     )
-    assert "calc-suite 1.0.0: 1 cassette replayed: 1 pass, 0 diverged, 0 not passing" in clean.stderr
+    assert "calc-suite 1.0.0: 1 cassette replayed: 1 pass, 0 diverged, 0 not passing\n" in clean.stderr
     (home / "config" / "config.toml").write_text("[agents.helper]\ninstructions = 'x'\n")
     agent = task("fix-add", agent="helper")
     suite = make_suite(home / "agent-suites", agent)
@@ -408,9 +409,11 @@ def test_eval_ci_says_one_cassette_and_leaves_no_empty_temporary_directory(home:
     assert (
         "agent 'helper' is not a main agent of the configuration (define [agents.helper] in config.toml)"
     ) in broken.stderr
-    assert broken.stderr.splitlines()[-1] == "alisio eval ci: 1 problem: exit 1 (no report was written)"
+    assert broken.stderr.splitlines()[-1] == (
+        "alisio eval ci: 1 problem: exit 1 (no report kept: --out DIR keeps them)"
+    )
     assert json.loads(broken.stdout)["reports"] is None
-    assert list(tmp.iterdir()) == [reports]
+    assert list(tmp.iterdir()) == []
 
 
 def test_eval_ci_cassette_dir_needs_a_single_suite(home: Path) -> None:

@@ -128,7 +128,7 @@ def test_resume_refuses_a_changed_suite_or_model(home: Path, tmp_path: Path) -> 
     assert changed.returncode == 1 and "the suite's content" in changed.stderr
     assert (out / "runs.jsonl").read_bytes() == before
     flags = _resume(home, temp, str(out), "-k", "9")
-    assert flags.returncode == 1 and "cannot change it" in flags.stderr
+    assert flags.returncode == 1 and "-k: the run started with 1, given 9" in flags.stderr
 
 
 def test_a_torn_last_line_is_dropped_with_a_warning(home: Path, tmp_path: Path) -> None:
@@ -156,7 +156,8 @@ def test_resume_needs_a_plan(home: Path, tmp_path: Path) -> None:
     temp = tmp_path / "tmp"
     temp.mkdir()
     no_plan = _resume(home, temp, str(home / "empty"))
-    assert no_plan.returncode == 1 and "invalid run id" in no_plan.stderr  # not a report directory either
+    assert no_plan.returncode == 1 and f"{home / 'empty'}: no report here" in no_plan.stderr
+    assert "invalid run id" not in no_plan.stderr  # a directory given is a directory, not a run id
     (home / "empty" / "runs.jsonl").write_text("")
     no_plan = _resume(home, temp, str(home / "empty"))
     assert no_plan.returncode == 1 and "holds no plan.json" in no_plan.stderr

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -83,6 +84,7 @@ def workspace(tmp_path: Path) -> Path:
 def run(tmp_path: Path, *args: str, key: str | None = None) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "ALISIO_CONFIG_HOME")}
     env["ALISIO_CONFIG_HOME"] = str(tmp_path / "config")
+    env["ALISIO_DATA_HOME"] = str(tmp_path / "data")  # where alisio run keeps its transcript
     if key is not None:
         env["OPENAI_API_KEY"] = key
     return subprocess.run(
@@ -165,6 +167,27 @@ def test_json_streams_the_event_log_as_decodable_lines(
     assert str(workspace) not in result.stdout.split("\n")[1]  # fingerprints are of normalised requests
 
 
+def test_a_run_keeps_its_transcript_and_ends_with_a_usage_line(
+    server: SseServer, workspace: Path, tmp_path: Path
+) -> None:
+    """alisio run stores its transcript under <dataDir>/run/<runId>/, which eval show opens, and its last
+    stderr line is the usage: tokens over the calls, turns, tool calls and time."""
+    server.enqueue(tool_reply("read_file", {"path": "hello.txt"}), text_reply("It greets."))
+    result = run(tmp_path, "Read it", "--cwd", str(workspace), "--base-url", server.base_url, "--model", "m1")
+    assert result.returncode == 0, result.stderr
+    *_, where, usage = result.stderr.splitlines()
+    assert re.fullmatch(r"usage: 180 in, 19 out tokens over 2 calls; 2 turns, 1 tool call, \d+\.\d s", usage)
+    (kept,) = (tmp_path / "data" / "run").iterdir()
+    assert where == f"transcript: {kept} (alisio eval show opens it)"
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
+    env.update(ALISIO_CONFIG_HOME=str(tmp_path / "config"), ALISIO_DATA_HOME=str(tmp_path / "data"))
+    shown = subprocess.run([str(ALISIO), "eval", "show", str(kept)], capture_output=True, text=True, env=env,
+                           timeout=60, check=False)  # fmt: skip
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.startswith(f"alisio run {kept.name}: completed; 180 in, 19 out tokens over 2 calls")
+    assert "> read_file" in shown.stdout and "It greets." in shown.stdout
+
+
 def test_a_401_exits_1_with_one_line_and_never_the_key(
     server: SseServer, workspace: Path, tmp_path: Path
 ) -> None:
@@ -175,8 +198,9 @@ def test_a_401_exits_1_with_one_line_and_never_the_key(
     )
     assert result.returncode == 1
     lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1, result.stderr
-    assert "provider_auth" in lines[0]
+    assert len(lines) == 3, result.stderr  # the error, where the transcript went, the usage line
+    assert "provider_auth" in lines[0] and lines[1].startswith("transcript: ")
+    assert re.fullmatch(r"usage: tokens not reported; 1 turn, 0 tool calls, \d+\.\d s", lines[2])
     assert SECRET not in result.stderr and SECRET not in result.stdout
     assert "Traceback" not in result.stderr
     assert server.requests[0].headers["authorization"] == f"Bearer {SECRET}"
@@ -294,6 +318,7 @@ def run_on_terminal(tmp_path: Path, answer: bytes, *args: str) -> tuple[int, str
 
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "ALISIO_CONFIG_HOME")}
     env["ALISIO_CONFIG_HOME"] = str(tmp_path / "config")
+    env["ALISIO_DATA_HOME"] = str(tmp_path / "data")  # where alisio run keeps its transcript
     master, slave = pty.openpty()
     process = subprocess.Popen(
         [str(ALISIO), "run", *args], stdin=slave, stderr=slave, stdout=subprocess.PIPE, env=env
@@ -336,6 +361,30 @@ def test_on_a_terminal_ask_asks_and_obeys_the_answer(
     assert "allow write_file (write)" in terminal
     assert stdout == "finished\n"
     assert (workspace / "new.txt").exists() is written
+
+
+def test_the_approval_prompt_shows_the_arguments_as_sent(
+    server: SseServer, workspace: Path, tmp_path: Path
+) -> None:
+    """An edit whose old_string starts with four spaces: the prompt shows each line after a margin, the
+    leading whitespace kept (was: collapsed to one line), and a terminal escape in it shown escaped."""
+    (workspace / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    edit = {"path": "calc.py", "old_string": "    return a - b", "new_string": "    return a + b  \x1b[2J"}
+    server.enqueue(tool_reply("edit_file", edit), text_reply("done"))
+    code, _, terminal = run_on_terminal(
+        tmp_path, b"\n", "fix", "--cwd", str(workspace), "--base-url", server.base_url, "--model", "m"
+    )
+    assert code == 0, terminal
+    lines = terminal.replace("\r\n", "\n").splitlines()
+    at = lines.index("allow edit_file (write)?")
+    assert lines[at + 1 : at + 7] == [
+        "  path: calc.py",
+        "  old_string: (1 line)",
+        "    |     return a - b",
+        "  new_string: (1 line)",
+        "    |     return a + b  \\x1b[2J",
+        "[y/N/always] ",
+    ]
 
 
 def test_a_hung_provider_stops_the_run_at_max_wall_ms(
@@ -409,6 +458,7 @@ def test_ctrl_c_during_bash_kills_its_group_and_exits_130_with_one_line(
     )
     env = {k: v for k, v in os.environ.items() if k != "ALISIO_CONFIG_HOME"}
     env["ALISIO_CONFIG_HOME"] = str(tmp_path / "config")
+    env["ALISIO_DATA_HOME"] = str(tmp_path / "data")  # where alisio run keeps its transcript
     args = ["run", "sleep", "--cwd", str(workspace), "--script", str(tmp_path / "script.json")]
     process = subprocess.Popen(
         [str(ALISIO), *args, "--policy", "full", "--json"],
@@ -455,6 +505,7 @@ def test_the_key_is_never_in_bash_output_whatever_its_variable_is_called(
     server.enqueue(tool_reply("bash", {"command": "echo key=$MY_LLM; env"}), text_reply("done"))
     env = {k: v for k, v in os.environ.items() if k != "ALISIO_CONFIG_HOME"}
     env |= {"ALISIO_CONFIG_HOME": str(tmp_path / "config"), "MY_LLM": SECRET, "COPY_OF_IT": SECRET}
+    env["ALISIO_DATA_HOME"] = str(tmp_path / "data")
     argv = [str(ALISIO), "run", "env", "--cwd", str(workspace), "--base-url", server.base_url, "--model", "m"]
     result = subprocess.run(
         [*argv, "--policy", "full", "--json"],
@@ -469,7 +520,8 @@ def test_the_key_is_never_in_bash_output_whatever_its_variable_is_called(
     assert server.requests[0].headers["authorization"] == f"Bearer {SECRET}"
     tool_output = next(m for m in server.requests[1].json()["messages"] if m["role"] == "tool")["content"]
     assert "key=\n" in tool_output and "PATH=" in tool_output
-    for text in (tool_output, result.stdout, result.stderr):
+    (kept,) = (tmp_path / "data" / "run").glob("*/transcript.jsonl")
+    for text in (tool_output, result.stdout, result.stderr, kept.read_text()):
         assert SECRET not in text
 
 
@@ -480,6 +532,7 @@ def test_a_prompt_of_dash_is_read_from_standard_input(
     server.enqueue(text_reply("ok"))
     env = {k: v for k, v in os.environ.items() if k != "ALISIO_CONFIG_HOME"}
     env["ALISIO_CONFIG_HOME"] = str(tmp_path / "config")
+    env["ALISIO_DATA_HOME"] = str(tmp_path / "data")  # where alisio run keeps its transcript
     argv = [str(ALISIO), "run", "-", "--cwd", str(workspace), "--base-url", server.base_url, "--model", "m"]
     piped = subprocess.run(argv, input="Fix the bug\nin add.\n", capture_output=True, text=True, env=env)
     assert piped.returncode == 0, piped.stderr

@@ -5,6 +5,7 @@ from __future__ import annotations
 from hypothesis import settings
 from hypothesis import strategies as st
 
+from alisio.core.lab.formats import SCRIPTED_PROVIDER
 from alisio.core.lab.records import (
     Divergence,
     Incident,
@@ -14,7 +15,7 @@ from alisio.core.lab.records import (
     VerifierResult,
     VerifierStatus,
 )
-from alisio.core.lab.report import Compaction, Conditions, Mode, Rates
+from alisio.core.lab.report import Compaction, Conditions, Mode, Rates, Report
 
 TASK_IDS = ("alpha", "beta", "gamma", "delta")
 
@@ -125,6 +126,10 @@ def conditions(
     compaction: Compaction | None = None,
     harness_version: str = "0.1.0",
     suite_id: str = "demo",
+    provider: str = "openai-compat",
+    endpoint: str | None = None,
+    model: str = "model-a",
+    config_hash: str = "cfg-1",
 ) -> Conditions:
     """Conditions with sensible defaults; override what a test is about."""
     return Conditions(
@@ -132,9 +137,10 @@ def conditions(
         suite_version=suite_version,
         suite_hash=suite_hash,
         harness_version=harness_version,
-        config_hash="cfg-1",
-        provider="openai-compat",
-        model="model-a",
+        config_hash=config_hash,
+        provider=provider,
+        model=model,
+        endpoint=endpoint,
         mode=mode,
         k=k,
         seed=42,
@@ -193,3 +199,49 @@ def task_runs(
         )
         for i, status in enumerate(statuses)
     ]
+
+
+MODES = ("live", "replay", "scripted", "variants", "resumed", "interrupted")
+"""The ways a report comes to be, as ``eval compare`` meets them."""
+
+
+@st.composite
+def reports_of_mode(draw: st.DrawFn, mode: str | None = None) -> Report:
+    """A report as one mode writes it: live (with an endpoint), replay and scripted (none), one variant of a
+    variants run, a resumed run (with retried runs) or an interrupted one (fewer runs than planned)."""
+    from alisio.core.lab.report_build import build_report
+
+    mode = mode or draw(st.sampled_from(MODES))
+    live = Mode.REPLAY if mode == "replay" else Mode.LIVE
+    provider = {"scripted": SCRIPTED_PROVIDER, "replay": "replay"}.get(mode, "openai-compat")
+    endpoint = None if mode in ("replay", "scripted") else "http://127.0.0.1:8080/v1"
+    k = draw(st.integers(1, 6))
+    tasks = draw(st.lists(st.sampled_from(TASK_IDS), min_size=0, max_size=3, unique=True))
+    records: list[RunRecord] = []
+    for task in tasks:
+        statuses = draw(st.lists(ANY_STATUS, min_size=1, max_size=k))
+        records += task_runs(
+            task,
+            statuses.count(RunStatus.PASS),
+            statuses.count(RunStatus.FAIL),
+            statuses.count(RunStatus.BUDGET_EXCEEDED),
+            statuses.count(RunStatus.ERROR),
+            input_tokens=draw(st.none() | st.just(1_000)),
+        )
+    cond = conditions(
+        mode=live,
+        k=k,
+        provider=provider,
+        endpoint=endpoint,
+        config_hash="cfg-variant" if mode == "variants" else "cfg-1",
+        rates=draw(st.none() | st.just(Rates(input_rate=1.0, output_rate=4.0))),
+    )
+    interrupted = mode == "interrupted"
+    return build_report(
+        records,
+        cond,
+        planned_runs=len(tasks) * k + (3 if interrupted else 0),
+        interrupted=interrupted,
+        stopped="Ctrl-C" if interrupted else None,
+        retried=draw(st.integers(1, 3)) if mode == "resumed" else 0,
+    )

@@ -84,3 +84,19 @@ def test_duplicate_keys_never_raises_on_junk_or_deep_nesting() -> None:
     assert duplicate_keys(b"\xff{") == [] and duplicate_keys("{") == []
     deep = '{"a": ' * 100_000 + "1" + "}" * 100_000
     assert duplicate_keys(deep) == [((), "nested too deeply to check for duplicate keys")]
+
+
+@given(
+    st.sampled_from(
+        ("command", "file-equals", "file-contains", "file-absent", "tree-diff-within", "tool-sequence")
+    ),
+    st.data(),
+)
+def test_a_one_letter_typo_of_a_name_is_suggested(name: str, data: st.DataObject) -> None:
+    """A name with one letter dropped (``comand``) suggests the name; an unrelated word suggests nothing."""
+    from alisio.core.shape import did_you_mean
+
+    known = ("command", "file-equals", "file-contains", "file-absent", "tree-diff-within", "tool-sequence")
+    at = data.draw(st.integers(0, len(name) - 1))
+    assert did_you_mean(name[:at] + name[at + 1 :], known) == f"did you mean {name}? "
+    assert did_you_mean("zzz", known) == "" and did_you_mean(3, known) == ""

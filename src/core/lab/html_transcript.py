@@ -42,6 +42,7 @@ from alisio.core.harness.events import (
 from alisio.core.lab.formats import format_usage
 from alisio.core.lab.html_page import esc
 from alisio.core.lab.records import RunRecord, RunStatus
+from alisio.core.text import plural
 
 __all__ = [
     "FAILING_WEIGHT",
@@ -179,7 +180,7 @@ def _entry(event: Event, turn: int, last_text: str) -> Entry | None:
             return Entry(kind="end", title=f"agent {event.agent} ({event.kind}): {how} · {at}", body=body)
         case RunEnded():
             why = f" ({event.reason})" if event.reason else ""
-            title = f"run ended: {event.outcome}{why} after {event.turns} turns · {at}"
+            title = f"run ended: {event.outcome}{why} after {plural(event.turns, 'turn')} · {at}"
             body = event.final_text if event.final_text.strip() != last_text.strip() else ""
             return Entry(kind="end", title=title, body=body)
         case _:

@@ -30,6 +30,7 @@ from alisio.core.lab.records import RunRecord
 from alisio.core.lab.report import Conditions, Report, TaskReport, finished_runs
 from alisio.core.lab.view import FailingRun, failing_runs
 from alisio.core.share.secrets import redact
+from alisio.core.text import plural
 
 __all__ = ["BrokenSuite", "JUnitSuite", "ReportSuite", "SkippedSuite", "junit_xml"]
 
@@ -121,9 +122,7 @@ def _task_case(
     if t.errored:
         kind = "error"
         reasons = ", ".join(f"{r.name} {r.count}" for r in t.error_reasons)
-        message = (
-            f"{t.errored} of {t.runs} runs ended error (infrastructure; excluded from every rate): {reasons}"
-        )
+        message = f"{t.errored} of {plural(t.runs, 'run')} ended error (infrastructure; excluded from every rate): {reasons}"
         ET.SubElement(case, "error", {"message": _text(message, known), "type": "error"}).text = _text(
             body, known
         )

@@ -75,6 +75,8 @@ class RunManifest(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     directory); ``None`` for a live or replay run, or in plan.json written before it was recorded."""
     sandbox: str = "none"
     """Where commands ran (``none`` or ``bwrap``): a resume runs them the same way."""
+    label: str | None = None
+    """``--label TEXT``, kept by a resume."""
 
 
 _DECODER = msgspec.json.Decoder(RunManifest)

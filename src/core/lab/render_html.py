@@ -53,6 +53,7 @@ from alisio.core.lab.view import (
     show_command,
 )
 from alisio.core.share.secrets import redact
+from alisio.core.text import plural
 
 __all__ = ["REPORT_HTML", "forest_table_html", "grid_html", "render_report_html"]
 
@@ -187,7 +188,7 @@ def _run_html(
     turns = "turn" if m.turns == 1 else "turns"
     summary = (
         f'<span class="swatch {status_class(record.status)}"></span>{esc(record.task_id)} rep {record.repetition}'
-        f" · {esc(label)} · {m.turns} {turns} · {m.tool_calls} tool calls · {m.wall_ms / 1000:.1f} s"
+        f" · {esc(label)} · {m.turns} {turns} · {plural(m.tool_calls, 'tool call')} · {m.wall_ms / 1000:.1f} s"
     )
     show = show_command(run_id, record.task_id, record.repetition)
     errors = "".join(f"<pre>error: {esc(redact(e, known))}</pre>" for e in record.errors)

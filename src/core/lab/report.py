@@ -122,6 +122,9 @@ class Conditions(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     """Where the agent's commands and the command verifiers ran: ``none`` (as the user) or ``bwrap``. Not
     part of the configuration hash; compare warns when it differs. Reports written before it existed ran
     without one."""
+    label: str | None = None
+    """``eval run --label TEXT``: the user's name for the run (``eval runs``, the headline, the report);
+    ``None`` when none was given."""
 
 
 class Count(Frozen, frozen=True, kw_only=True):

@@ -1,9 +1,11 @@
 """``alisio eval show``: which run to show, and the run as a readable transcript.
 
 ``pick_run`` chooses: the run of ``--task`` and ``--rep``; without ``--rep`` the task's first run that did not
-pass, else its first; without ``--task`` the first run of the report that did not pass, else the first.
+pass, else its first; without ``--task`` the first run of the report that did not pass, else the first; "first"
+in task and repetition order, as report.md lists them (not the order the runs finished in).
 ``render_run`` lays out what happened in order: the prompt, then per turn the assistant's text, each tool
-call with its arguments and its result (an ``edit_file`` as a unified diff of what it replaced), approvals,
+call with its arguments and its result (an ``edit_file`` as a unified diff of what it replaced, numbered by the
+file's lines, from the line its result reports), approvals,
 incidents, compactions and budget stops, how the run ended, then each verifier with its status and detail.
 Pure text from the record and the events; the shell reads the files and prints.
 """
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from collections.abc import Sequence
 
 from returns.result import Failure, Result, Success
@@ -33,8 +36,9 @@ from alisio.core.harness.events import (
 from alisio.core.lab.formats import format_usage, verifier_kind_text
 from alisio.core.lab.progress import why_not_passed
 from alisio.core.lab.records import RunRecord, RunStatus
+from alisio.core.text import plural
 
-__all__ = ["pick_run", "render_run"]
+__all__ = ["edit_lines", "pick_run", "render_run", "transcript_lines"]
 
 _RESULT_LINES = 40
 """A tool result longer than this many lines shows its head and tail (``--json`` has every character)."""
@@ -54,7 +58,7 @@ def pick_run(records: Sequence[RunRecord], task: str | None, rep: int | None) ->
             reps = ", ".join(str(r.repetition) for r in sorted(chosen, key=lambda r: r.repetition))
             return Failure(f"task {chosen[0].task_id} has no rep {rep} (reps: {reps})")
         return Success(exact[0])
-    ordered = sorted(chosen, key=lambda r: (r.task_id, r.repetition)) if task is not None else list(chosen)
+    ordered = sorted(chosen, key=lambda r: (r.task_id, r.repetition))  # report.md's order, not run order
     failing = [r for r in ordered if r.status is not RunStatus.PASS]
     return Success(failing[0] if failing else ordered[0])
 
@@ -71,8 +75,51 @@ def _indented(text: str, prefix: str = "    ") -> list[str]:
     return [prefix + line for line in lines]
 
 
-def _arguments(event: ToolCalled) -> tuple[dict[str, object] | None, list[str]]:
-    """The call's arguments as a dict (``None`` when they are not a JSON object) and their display lines."""
+_EDITED_AT = re.compile(r"replaced 1 occurrence at line (\d+)")
+_HUNK = re.compile(r"@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@")
+
+
+def edit_lines(events: Sequence[Event]) -> dict[str, int]:
+    """The file line each successful ``edit_file`` call replaced at, by call id (from its result's text)."""
+    lines = {}
+    for event in events:
+        if isinstance(event, ToolResulted) and event.ok and event.name == "edit_file":
+            found = _EDITED_AT.search(event.output_excerpt)
+            if found:
+                lines[event.call_id] = int(found.group(1))
+    return lines
+
+
+def _at_line(header: str, line: int) -> str:
+    """A hunk header moved from line 1 of ``old_string`` to line ``line`` of the file."""
+
+    def moved(m: re.Match[str]) -> str:
+        # an empty side starts at 0 ("before line 1"): moved, it is "after line - 1", as diff writes it
+        old, new = int(m.group(1)) + line - 1, int(m.group(3)) + line - 1
+        return f"@@ -{old}{m.group(2) or ''} +{new}{m.group(4) or ''} @@"
+
+    return _HUNK.sub(moved, header, count=1)
+
+
+def _edit_diff(parsed: dict[str, object], line: int | None) -> list[str]:
+    path = str(parsed.get("path", "file"))
+    diff = list(
+        difflib.unified_diff(
+            str(parsed["old_string"]).splitlines(),
+            str(parsed["new_string"]).splitlines(),
+            f"a/{path}",
+            f"b/{path}",
+            lineterm="",
+        )
+    )
+    if line is not None:
+        diff = [_at_line(d, line) if d.startswith("@@") else d for d in diff]
+    return _indented("\n".join(diff))
+
+
+def _arguments(event: ToolCalled, line: int | None = None) -> tuple[dict[str, object] | None, list[str]]:
+    """The call's arguments as a dict (``None`` when they are not a JSON object) and their display lines;
+    ``line`` is where an edit replaced (unknown: numbered from 1 of ``old_string``)."""
     try:
         parsed = json.loads(event.arguments)
     except ValueError:
@@ -84,15 +131,7 @@ def _arguments(event: ToolCalled) -> tuple[dict[str, object] | None, list[str]]:
         and isinstance(parsed.get("old_string"), str)
         and isinstance(parsed.get("new_string"), str)
     ):
-        path = str(parsed.get("path", "file"))
-        diff = difflib.unified_diff(
-            str(parsed["old_string"]).splitlines(),
-            str(parsed["new_string"]).splitlines(),
-            f"a/{path}",
-            f"b/{path}",
-            lineterm="",
-        )
-        return parsed, _indented("\n".join(diff))
+        return parsed, _edit_diff(parsed, line)
     if event.name == "write_file" and isinstance(parsed.get("content"), str):
         content = str(parsed["content"])
         head = f"{parsed.get('path')} ({len(content.splitlines())} lines):"
@@ -101,7 +140,7 @@ def _arguments(event: ToolCalled) -> tuple[dict[str, object] | None, list[str]]:
     return parsed, _indented(json.dumps(shown, ensure_ascii=False, indent=2))
 
 
-def _event_lines(event: Event) -> list[str]:
+def _event_lines(event: Event, edits: dict[str, int]) -> list[str]:
     match event:
         case RunStarted(prompt=prompt, model=model, provider=provider, policy_mode=mode, agent=agent):
             who = f"agent {agent} via " if mode == "external" else ""
@@ -113,8 +152,8 @@ def _event_lines(event: Event) -> list[str]:
         case ProviderResponded(text=text, finish_reason=finish, usage=usage, duration_ms=ms):
             lines = [f"assistant ({finish}, {format_usage(usage)}, {ms / 1000:.1f} s):"]
             return lines + (_indented(text) if text else ["    (no text)"])
-        case ToolCalled(name=name):
-            return [f"> {name}", *_arguments(event)[1]]
+        case ToolCalled(name=name, call_id=call_id):
+            return [f"> {name}", *_arguments(event, edits.get(call_id))[1]]
         case ToolResulted(ok=ok, output_excerpt=output, duration_ms=ms):
             return [f"< {'ok' if ok else 'error'} ({ms} ms)", *_indented(output)]
         case ApprovalDecided(name=name, effect=effect, granted=granted, by=by):
@@ -122,7 +161,7 @@ def _event_lines(event: Event) -> list[str]:
         case IncidentRaised(kind=kind, message=message):
             return [f"! incident {kind}: {message}"]
         case Compacted(chars_before=before, chars_after=after, messages_replaced=replaced):
-            return [f"! compaction: {replaced} messages replaced, {before} -> {after} characters"]
+            return [f"! compaction: {plural(replaced, 'message')} replaced, {before} -> {after} characters"]
         case BudgetStopped(budget=budget, limit=limit, value=value):
             return [f"! budget {budget} exceeded (limit {limit}, reached {value})"]
         case AgentExited(agent=agent, exit_code=code, killed=killed, stdout=out, stderr=err):
@@ -132,8 +171,14 @@ def _event_lines(event: Event) -> list[str]:
             return lines + (["stderr:", *_indented(err)] if err else ["stderr: (empty)"])
         case RunEnded(outcome=outcome, reason=reason, turns=turns):
             why = f" ({reason})" if reason else ""
-            return ["", f"run end: {outcome}{why} after {turns} turns"]
+            return ["", f"run end: {outcome}{why} after {plural(turns, 'turn')}"]
     return []
+
+
+def transcript_lines(events: Sequence[Event]) -> list[str]:
+    """The events laid out in order (the body of ``render_run``; ``alisio run``'s transcripts too)."""
+    edits = edit_lines(events)
+    return [line for event in events for line in _event_lines(event, edits)]
 
 
 def render_run(record: RunRecord, events: Sequence[Event] | None) -> str:
@@ -142,8 +187,8 @@ def render_run(record: RunRecord, events: Sequence[Event] | None) -> str:
     variant = f" [{record.variant}]" if record.variant else ""
     why = f" ({record.reason})" if record.reason else ""
     lines = [
-        f"{record.task_id} rep {record.repetition}{variant}: {record.status}{why}, {m.turns} turns, "
-        f"{m.tool_calls} tool calls, {m.wall_ms / 1000:.1f} s",
+        f"{record.task_id} rep {record.repetition}{variant}: {record.status}{why}, {plural(m.turns, 'turn')}, "
+        f"{plural(m.tool_calls, 'tool call')}, {m.wall_ms / 1000:.1f} s",
     ]
     failing = why_not_passed(record)
     if failing:
@@ -152,8 +197,7 @@ def render_run(record: RunRecord, events: Sequence[Event] | None) -> str:
     if events is None:
         lines += ["(no transcript was kept for this run: it was written by an older alisio)", ""]
     else:
-        for event in events:
-            lines += _event_lines(event)
+        lines += transcript_lines(events)
     lines += ["", "verifiers:"]
     for verifier in record.verifiers:
         lines.append(f"  {verifier.status:5} {verifier.id} ({verifier_kind_text(verifier)})")

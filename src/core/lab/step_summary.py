@@ -22,6 +22,7 @@ from alisio.core.lab.report import Report
 from alisio.core.lab.variants import VariantsComparison
 from alisio.core.lab.view import report_view, suite_rate_line
 from alisio.core.lab.view_compare import comparison_view
+from alisio.core.text import plural
 
 __all__ = ["CiSuiteLine", "ci_summary", "comparison_summary", "run_summary", "variants_summary"]
 
@@ -31,7 +32,7 @@ def _conditions_line(report: Report) -> str:
     s = report.summary
     return (
         f"{markdown_inline(c.provider)} / {markdown_inline(c.model)}, mode {c.mode}, k = {c.k}, seed {c.seed}, config `{c.config_hash[:16]}`, "
-        f"run `{c.run_id}`: {s.runs} runs ({s.passes} pass, {s.fails} fail, {s.budget_exceeded} "
+        f"run `{c.run_id}`: {plural(s.runs, 'run')} ({s.passes} pass, {s.fails} fail, {s.budget_exceeded} "
         f"budget_exceeded, {s.errored} error)."
     )
 

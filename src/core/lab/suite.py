@@ -53,6 +53,7 @@ from alisio.core.shape import (
     shape_problems,
 )
 from alisio.core.share.linear_regex import LinearPattern, compile_linear
+from alisio.core.text import byte_to_line_column
 
 __all__ = [
     "MAX_SAFE_INT",
@@ -321,7 +322,7 @@ def parse_suite(data: bytes, source: str, facts: PathFacts = _NO_FACTS) -> Resul
         )
     return (
         _json_decode(text)
-        .alt(lambda error: SuiteError(source=source, message=f"not valid JSON: {_json_message(error)}"))
+        .alt(lambda error: SuiteError(source=source, message=f"not valid JSON: {_json_message(error, text)}"))
         .bind(lambda raw: _validate(raw, text, source, facts))
     )
 
@@ -359,8 +360,9 @@ def suite_content_hash(suite: Suite, fixture_files: Mapping[str, str]) -> str:
     return hashlib.sha256(_hash_encoder.encode(_HashInput(tasks=tasks, fixture_files=files))).hexdigest()
 
 
-def _json_message(error: Exception) -> str:
-    message = str(error).removeprefix("JSON is malformed: ")
+def _json_message(error: Exception, text: bytes) -> str:
+    """msgspec's message, its byte offset as a line and column (1-based, as config.toml errors give them)."""
+    message = byte_to_line_column(str(error).removeprefix("JSON is malformed: "), text)
     return message[:1].lower() + message[1:] if message else type(error).__name__
 
 
@@ -546,9 +548,6 @@ def _pattern_problem(pattern: str) -> str | None:
     return None
 
 
-# --- Messages ------------------------------------------------------------------------------------------
-
-
 def _format_all(problems: list[Problem], raw: Any) -> str:
     """One line per problem, suite-level fields first, then task by task in document order."""
     ordered = sorted(problems, key=lambda problem: _task_index(problem[0]))
@@ -561,8 +560,7 @@ def _task_index(path: FieldPath) -> int:
 
 def _format(path: FieldPath, message: str, raw: Any) -> str:
     line = _where(path, raw)
-    line = f"{line}: {message}" if line else message
-    return line.replace("\r", "\\r").replace("\n", "\\n")
+    return (f"{line}: {message}" if line else message).replace("\r", "\\r").replace("\n", "\\n")
 
 
 def _where(path: FieldPath, raw: Any) -> str:

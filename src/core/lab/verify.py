@@ -49,6 +49,7 @@ from alisio.core.lab.suite import (
     TreeDiffWithinVerifier,
 )
 from alisio.core.lab.suite_paths import normalize
+from alisio.core.text import plural
 
 __all__ = [
     "IGNORED_DIRS",
@@ -416,7 +417,9 @@ def _rule_violation(rule: Rule, calls: tuple[_Call, ...]) -> str | None:
             called = [call for call in calls if call.name == tool]
             if len(called) <= most:
                 return None
-            return f"{len(called)} calls; the first over the limit is the {_call_text(called[most])}"
+            return (
+                f"{plural(len(called), 'call')}; the first over the limit is the {_call_text(called[most])}"
+            )
         case NoRepeatFailureRule(tool=tool):
             failed_at: dict[bytes, int] = {}
             for call in calls:

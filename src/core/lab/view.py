@@ -43,6 +43,7 @@ from alisio.core.lab.formats import (
 from alisio.core.lab.records import RunRecord, RunStatus, VerifierStatus
 from alisio.core.lab.report import Conditions, MeasuredBlock, Mode, Report, TaskReport, Tokens, finished_runs
 from alisio.core.share.secrets import redact
+from alisio.core.text import plural
 
 __all__ = [
     "DETAIL_LINES",
@@ -202,6 +203,7 @@ def condition_items(c: Conditions) -> tuple[Condition, ...]:
         Condition(name="Rates", value=rates),
         Condition(name="Sandbox", value=c.sandbox),
         Condition(name="Run", value=f"{c.run_id} ({c.created_at})"),
+        *((Condition(name="Label", value=c.label),) if c.label is not None else ()),
     )
 
 
@@ -335,7 +337,7 @@ def suite_rate_line(report: Report) -> str:
     interval = suite_interval_text(s.success_rate)
     return (
         f"Suite success rate: {pct(s.success_rate.mean)}{' ' + interval if interval else ''}, "
-        f"task-clustered standard error {se}, over {s.success_rate.tasks} tasks."
+        f"task-clustered standard error {se}, over {plural(s.success_rate.tasks, 'task')}."
     )
 
 

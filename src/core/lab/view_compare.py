@@ -32,8 +32,9 @@ from alisio.core.lab.verdict import Adjustment, VerdictRule, format_p
 from alisio.core.lab.view import Notice, Table, condition_items
 
 __all__ = [
-    "OUTCOME_LABEL",
     "ComparisonView",
+    "NOT_RECORDED",
+    "OUTCOME_LABEL",
     "SideCondition",
     "comparison_view",
     "outcomes_line",
@@ -310,19 +311,27 @@ def outcomes_line(comparison: Comparison) -> str:
     return f"Outcomes: {counts or 'no tasks'}."
 
 
+NOT_RECORDED = "not recorded"
+"""A condition one report records and the other does not (an endpoint: live against replay or scripted)."""
+
+
 def _conditions(comparison: Comparison) -> tuple[SideCondition, ...]:
-    """Both sides' conditions by name, in the order they show; one a side lacks (an endpoint, what served
-    it) reads "not recorded" there."""
-    baseline = {c.name: c for c in condition_items(comparison.baseline)}
-    candidate = {c.name: c for c in condition_items(comparison.candidate)}
-    names = list(dict.fromkeys([*baseline, *candidate]))
-    absent = "not recorded"
+    """Both sides' conditions by name, in the order reports show them; a condition only one side records
+    (the endpoint of a live run against a replay, what served it) is ``not recorded`` on the other."""
+    base = {c.name: c for c in condition_items(comparison.baseline)}
+    cand = {c.name: c for c in condition_items(comparison.candidate)}
+    names = list(base)
+    for i, name in enumerate(cand):
+        if name not in base:
+            before = list(cand)[:i]
+            at = max((names.index(n) + 1 for n in before if n in names), default=0)
+            names.insert(at, name)
     return tuple(
         SideCondition(
             name=name,
-            baseline=baseline[name].value if name in baseline else absent,
-            candidate=candidate[name].value if name in candidate else absent,
-            code=(baseline.get(name) or candidate[name]).code,
+            baseline=base[name].value if name in base else NOT_RECORDED,
+            candidate=cand[name].value if name in cand else NOT_RECORDED,
+            code=(base.get(name) or cand[name]).code,
         )
         for name in names
     )

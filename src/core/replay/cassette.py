@@ -32,6 +32,7 @@ from alisio.core.base import Frozen
 from alisio.core.harness.protocol import ProviderRequest, Purpose, StreamEvent
 from alisio.core.lab.records import Divergence, RunRecord, RunStatus
 from alisio.core.replay.fingerprint import fingerprint, first_difference
+from alisio.core.text import plural
 
 __all__ = [
     "CASSETTE_FORMAT",
@@ -256,7 +257,7 @@ def unplayed(cassette: Cassette, calls_made: int) -> Divergence | None:
         call_index=calls_made,
         field="calls",
         expected=f"{recorded} recorded calls",
-        actual=f"{calls_made} calls made ({missing} recorded {noun} never made)",
+        actual=f"{plural(calls_made, 'call')} made ({missing} recorded {noun} never made)",
     )
 
 

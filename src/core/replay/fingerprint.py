@@ -45,6 +45,7 @@ from alisio.core.harness.protocol import (
     UserMessage,
 )
 from alisio.core.share.linear_regex import LinearPattern, compile_linear
+from alisio.core.text import plural
 
 if TYPE_CHECKING:
     from hashlib import _Hash as _Sha256
@@ -388,7 +389,7 @@ def _calls_difference(
         if found is not None:
             return found
     if len(recorded) != len(actual):
-        return _divergence(f"{path}.tool_calls", f"{len(recorded)} calls", f"{len(actual)} calls")
+        return _divergence(f"{path}.tool_calls", plural(len(recorded), "call"), plural(len(actual), "call"))
     return None
 
 

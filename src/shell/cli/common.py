@@ -73,13 +73,25 @@ def ui(**hooks: object) -> Ui:
 
 
 def selection(
-    suite: str, tasks: str | None, k: int | None, seed: int, suite_dir: Path | None, yes: bool, default_k: int
+    suite: str | None,
+    tasks: str | None,
+    k: int | None,
+    seed: int,
+    suite_dir: Path | None,
+    yes: bool,
+    default_k: int,
 ) -> Selection:
+    """The request's Selection from its flags (``--k`` and ``--seed`` checked here: one-line errors); with no
+    SUITE, the one suite ``--suite-dir`` holds."""
     """The request's Selection from its flags (``--k`` and ``--seed`` checked here: one-line errors)."""
     from alisio.core.lab.schedule import MAX_K
     from alisio.shell.lab.request import Selection
+    from alisio.shell.lab.suite_choice import only_suite
 
     check_min("--k", k, 1, MAX_K)
+    if suite is None:
+        suite = only_suite(suite_dir)
+    check_min("--k", k, 1)
     check_min("--seed", seed, 0)
     wanted = tuple(tasks.split(",")) if tasks is not None else None
     return Selection(
@@ -117,7 +129,19 @@ def output(flags: OutputFlags) -> Output:
         quiet=flags.quiet,
         junit=flags.junit,
         step_summary=True,
+        label=label_of(flags.label),
     )
+
+
+def label_of(text: str | None) -> str | None:
+    """``--label TEXT``, checked: one line of at most 200 printable characters (a name, shown in tables)."""
+    from alisio.shell.lab.errors import LabError
+
+    if text is None:
+        return None
+    if not text.strip() or len(text) > 200 or not text.isprintable():
+        raise LabError("--label: expected one line of 1 to 200 printable characters")
+    return text
 
 
 def environment() -> dict[str, str]:

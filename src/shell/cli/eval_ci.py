@@ -5,8 +5,9 @@
   cassette; a suite without cassettes is listed as skipped.
 - It sets what a replay needs itself: ``--allow-write --allow-process`` and an empty configuration (the
   default measured configuration; the user's config.toml is never read). No provider, credentials or network.
-- Reports go to a new temporary directory, or ``--out DIR``: ``DIR/<suite>/report.json``, ``report.md``,
-  ``report.html`` and runs.jsonl (a DIR that already holds them is refused unless ``--force``).
+- Reports go to ``--out DIR``: ``DIR/<suite>/report.json``, ``report.md``, ``report.html`` and runs.jsonl (a
+  DIR that already holds them is refused unless ``--force``). Without ``--out`` they go to a temporary
+  directory that is removed before the command ends (the verdict line says so): nothing is left behind.
 - Exit 2 when a replay diverged (stderr names the task, the call and the field); 1 when a replayed task does
   not pass, a cassette or suite cannot be replayed, or nothing could be replayed (an empty set is a
   misconfiguration, not a pass); 0 only when every cassette replays cleanly and passes; 130 after Ctrl-C.
@@ -100,6 +101,8 @@ class CiFlags:
 @grouped
 def ci(flags: CiFlags) -> ExitCode:
     """Replay every bundled cassette: exit 2 on a divergence, 1 when a task does not pass, else 0."""
+    import functools
+    import shutil
     import tempfile
 
     import msgspec
@@ -120,30 +123,30 @@ def ci(flags: CiFlags) -> ExitCode:
     names = [loaded.suite.suite_id for loaded in suites]
     if out is not None:
         prepare_out(out, "--out", flags.force, names, REPORT_FILES)
+    # Without --out the reports are a scratch directory, removed once the command has read them: eval ci
+    # answers with its exit code and verdict, and a temporary folder per call would pile up in the temp dir.
     root = out if out is not None else Path(tempfile.mkdtemp(prefix="alisio-eval-ci-"))
-    with lock_directory(root), _session(kind, address, jobs):  # one Ray session for every suite, not one each
-        if out is not None and flags.force:
-            clear_out(
-                out, "--out", names, REPORT_FILES
-            )  # under the lock: a command writing there keeps its files
-        outcome = replay_all(
-            suites,
-            flags.suite_dir,
-            flags.cassette_dir,
-            root,
-            env,
-            ui,
-            _show_suite,
-            jobs,
-            executor=kind,
-            ray_address=address,
-            sandbox=sandbox,
-        )
-    if out is None and not any(root.iterdir()):
-        root.rmdir()  # nothing was replayed: leave no empty temporary directory behind
-        reports: Path | None = None
-    else:
-        reports = root
+    try:
+        with lock_directory(root), _session(kind, address, jobs):  # one Ray session for every suite
+            if out is not None and flags.force:
+                clear_out(out, "--out", names, REPORT_FILES)  # under the lock: a writer there keeps its files
+            outcome = replay_all(
+                suites,
+                flags.suite_dir,
+                flags.cassette_dir,
+                root,
+                env,
+                ui,
+                functools.partial(_show_suite, kept=out is not None),
+                jobs,
+                executor=kind,
+                ray_address=address,
+                sandbox=sandbox,
+            )
+    finally:
+        if out is None:
+            shutil.rmtree(root, ignore_errors=True)
+    reports = out
     code, verdict = _verdict(outcome, reports)
     say(verdict)
     code = ci_outputs(outcome, flags.junit, env, verdict, code, PREFIX)
@@ -188,7 +191,7 @@ def _sandbox(flags: CiFlags, env: Mapping[str, str]) -> SandboxKind | None:
     return kind
 
 
-def _show_suite(replay: SuiteReplay) -> None:
+def _show_suite(replay: SuiteReplay, kept: bool) -> None:
     from alisio.core.lab.records import RunStatus
     from alisio.core.replay.cassette import divergence_message
 
@@ -208,7 +211,8 @@ def _show_suite(replay: SuiteReplay) -> None:
     directory = replay.outcome.start.root
     say(
         f"{suite.suite_id} {suite.suite_version}: {len(records)} {noun} replayed: {passed} pass, "
-        f"{len(diverged)} diverged, {len(failing)} not passing; report: {directory / 'report.md'}"
+        f"{len(diverged)} diverged, {len(failing)} not passing"
+        + (f"; report: {directory / 'report.md'}" if kept else "")
     )
     for record in diverged:
         assert record.divergence is not None
@@ -251,7 +255,7 @@ def _verdict(outcome: CiOutcome, root: Path | None) -> tuple[ExitCode, str]:
     """The exit code and the line that says why."""
     from alisio.core.exit_codes import ExitCode
 
-    where = f" (reports in {root})" if root is not None else " (no report was written)"
+    where = f" (reports in {root})" if root is not None else " (no report kept: --out DIR keeps them)"
     interrupted = next((s.outcome for s in outcome.suites if s.outcome and s.outcome.interrupted), None)
     if interrupted is not None:
         return interrupted.exit_code, f"{PREFIX}: interrupted{where}"

@@ -1,6 +1,9 @@
-"""``alisio eval compare <baseline> <candidate> [--verdict disjoint|exact] [--adjust holm|bh]
+"""``alisio eval compare BASELINE CANDIDATE [--verdict disjoint|exact] [--adjust holm|bh]
 [--format summary|md] [--json] [--html FILE] [--fail-on regressed|inconclusive]``: compare two reports of the
 same suite.
+
+Each side is a run id (``latest``, or any unique prefix; ``alisio.shell.lab.stored``), a report directory,
+its report.json, or an ``eval export`` bundle (``alisio.shell.lab.sources``).
 
 - stdout: on a terminal a short summary (a verdict per task, the outcome counts, the gate, and where the
   full comparison.md was written: ``<dataDir>/comparisons/``); otherwise, or with ``--format md``,
@@ -35,11 +38,12 @@ if TYPE_CHECKING:
 from alisio.core.exit_codes import ExitCode
 from alisio.shell.cli.options import Json
 
+_SIDE = "report: a run id (latest, or a unique prefix), a report directory, its report.json or an eval export bundle."
 Baseline = Annotated[
-    Path, typer.Argument(help="The baseline report.json, or its directory.", show_default=False)
+    str, typer.Argument(help=f"The baseline {_SIDE}", metavar="BASELINE", show_default=False)
 ]
 Candidate = Annotated[
-    Path, typer.Argument(help="The candidate report.json, or its directory.", show_default=False)
+    str, typer.Argument(help=f"The candidate {_SIDE}", metavar="CANDIDATE", show_default=False)
 ]
 VerdictFlag = Annotated[
     str,
@@ -120,7 +124,8 @@ def compare(
     format: FormatFlag = None,
     exclude_tasks: ExcludeTasks = None,
 ) -> ExitCode:
-    """Compare two reports (report.json or its directory): a verdict per task, exact tests, deltas and the limits."""
+    """Compare two reports (run ids, directories, report.json files or export bundles): a verdict per task,
+    exact tests, deltas and the limits."""
     import msgspec
     from returns.result import Failure, Success
 
@@ -128,9 +133,10 @@ def compare(
     from alisio.core.lab.gate import FailOn
     from alisio.core.lab.render_compare import render_comparison_markdown
     from alisio.core.lab.verdict import Adjustment, VerdictRule
-    from alisio.shell.errors import expect
+    from alisio.shell.cli.common import environment
+    from alisio.shell.config_home import data_dir
     from alisio.shell.lab.ci_outputs import check_output_file
-    from alisio.shell.lab.store import read_report
+    from alisio.shell.lab.sources import report_of
 
     rule = VerdictRule(_choice("--verdict", verdict, tuple(VerdictRule)))
     adjustment = Adjustment(_choice("--adjust", adjust, tuple(Adjustment)))
@@ -138,7 +144,8 @@ def compare(
     layout = _choice("--format", format, ("summary", "md")) if format is not None else None
     if html is not None:
         check_output_file(html, "--html")
-    reports = [expect(read_report(path)) for path in (baseline, candidate)]
+    root = data_dir(environment())
+    reports = [report_of(ref, root) for ref in (baseline, candidate)]
     excluded = _excluded(exclude_tasks)
     match compare_reports(*_without(reports, excluded), rule=rule, adjustment=adjustment):
         case Success(comparison):
@@ -152,7 +159,9 @@ def compare(
                 sys.stdout.write(render_comparison_markdown(comparison))
             sys.stdout.flush()
             links = (
-                (None, None) if html is None else (_side_links(baseline, html), _side_links(candidate, html))
+                (None, None)
+                if html is None
+                else (_links(baseline, root, html), _links(candidate, root, html))
             )
             return _outputs(comparison, html, gate_on, gate_shown=summary, links=links)
         case Failure(incompatible):
@@ -189,6 +198,14 @@ def _summary(comparison: Comparison, gate_on: FailOn | None) -> str:
         full = None  # the summary says the Markdown was not written; --format md still prints it
     lines = () if gate_on is None else tuple(describe_gate(gate(comparison, gate_on)))
     return render_comparison_summary(comparison, full=full, gate_lines=lines)
+
+
+def _links(ref: str, data_root: Path, page: Path) -> SideLinks | None:
+    """The links of the side ``ref`` names (none for an export bundle, which has no report directory)."""
+    from alisio.shell.lab.sources import report_directory_of
+
+    directory = report_directory_of(ref, data_root)
+    return None if directory is None else _side_links(directory, page)
 
 
 def _side_links(path: Path, page: Path) -> SideLinks | None:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from alisio.core.exit_codes import ExitCode
+from alisio.core.text import plural
 from alisio.shell.cli import common
 from alisio.shell.cli.common import say
 from alisio.shell.cli.options import (
@@ -52,13 +53,13 @@ CassetteDir = Annotated[
 
 @grouped
 def record(
-    suite: SuiteArg,
     selection: RecordSelectionFlags,
     provider: ProviderFlags,
     permissions: PermissionFlags,
     output: CheckedFlags,
     execution: ExecutionFlags,
     cassette_dir: CassetteDir = None,
+    suite: SuiteArg = None,
 ) -> ExitCode:
     """Run each selected task once and write its cassette (<suite>/cassettes/<task-id>.jsonl)."""
     from alisio.core.lab.progress import progress_line
@@ -95,7 +96,7 @@ def _show(outcome: LabOutcome, json_output: bool) -> ExitCode:
 
     encoder = msgspec.json.Encoder()
     for item in outcome.recorded:
-        say(f"wrote {item.path} ({item.calls} calls, {item.size / 1024:.1f} KB)")
+        say(f"wrote {item.path} ({plural(item.calls, 'call')}, {item.size / 1024:.1f} KB)")
         if item.status != "pass":
             why = f" ({item.reason})" if item.reason else ""
             say(

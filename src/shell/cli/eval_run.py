@@ -44,7 +44,7 @@ DEFAULT_K = 5
 
 
 def _request(
-    suite: str,
+    suite: str | None,
     selection: SelectionFlags,
     provider: RunProviderFlags,
     permissions: PermissionFlags,
@@ -84,38 +84,28 @@ def _resume_request(
     output: OutputFlags,
     execution: ExecutionFlags,
 ) -> LabRequest:
-    """The request that continues ``--resume``'s run; a flag that would change what it runs is refused."""
+    """The request that continues ``--resume``'s run; a flag that differs from what it stored is refused
+    (``alisio.shell.cli.resume_flags``)."""
     from alisio.core.harness.sandbox import SandboxKind
+    from alisio.shell.cli.resume_flags import resume_conflicts
     from alisio.shell.config_home import data_dir
     from alisio.shell.lab.errors import LabError
-    from alisio.shell.lab.resume import resume_request, resume_target
+    from alisio.shell.lab.resume import read_manifest, resume_request, resume_target
 
     assert resume.resume is not None
-    changed = [
-        name
-        for name, given in (
-            ("SUITE", suite is not None),
-            (
-                "a selection flag (--tasks, -k, --seed, --suite-dir)",
-                selection != SelectionFlags(yes=selection.yes),
-            ),
-            ("--script", provider.script is not None),
-            ("--mode", provider.mode is not ModeChoice.LIVE),
-            ("--cassette-dir", provider.cassette_dir is not None),
-            ("a permission flag", permissions != PermissionFlags()),
-            ("--out or --force", output.out is not None or output.force),
-            ("the rates", output.input_rate is not None or output.output_rate is not None),
-        )
-        if given
-    ]
-    if changed:
-        raise LabError(
-            f"--resume continues the run as it was started: {', '.join(changed)} cannot change it "
-            "(--model, --base-url, --jobs, --retry-errors, --keep and --json may be given)"
-        )
     env = common.environment()
+    directory = resume_target(resume.resume, data_dir(env))
+    conflicts = resume_conflicts(
+        read_manifest(directory), directory, suite, selection, provider, permissions, output
+    )
+    if conflicts:
+        raise LabError(
+            *conflicts,
+            "nothing was run: --resume continues the run as it was started (flags equal to what it stored, "
+            "--model, --base-url, --jobs, --retry-errors, --keep, --quiet and --json may be given)",
+        )
     return resume_request(
-        resume_target(resume.resume, data_dir(env)),
+        directory,
         model=provider.model,
         base_url=provider.base_url,
         retry_errors=resume.retry_errors,
@@ -151,7 +141,7 @@ def run(
         request = dataclasses.replace(request, output=ci)
     elif resume.retry_errors:
         raise LabError("--retry-errors goes with --resume DIR|RUN_ID")
-    elif suite is None:
+    elif suite is None and selection.suite_dir is None:
         raise LabError("name a SUITE to run, or --resume DIR|RUN_ID to continue a run")
     else:
         request = _request(suite, selection, provider, permissions, output, execution)
@@ -177,9 +167,9 @@ def _headline(start: LabStart) -> None:
     head += "run" if runs == 1 else "runs"
     plan = start.provider
     source = f"replay of {plan.id} cassettes" if start.mode == "replay" else plan.id
-    say(
-        f"{head} ({source}, {plan.model}, seed {start.seed}, {start.jobs} at once{common.sandbox_note(start)})"
-    )
+    label = f" [{start.label}]" if start.label else ""
+    note = common.sandbox_note(start)
+    say(f"{head} ({source}, {plan.model}, seed {start.seed}, {start.jobs} at once{note}){label}")
 
 
 def stop_lines(outcome: LabOutcome) -> list[str]:
@@ -238,8 +228,7 @@ def show_outcome(outcome: LabOutcome, json_output: bool, quiet: bool = False) ->
             say(summary_table(arm.report))
     else:
         common.out(summary_table(arm.report) + "\n")
-    if not quiet:
-        say(f"report: {arm.arm.directory / REPORT_MD} ({REPORT_HTML} beside it)")
+    say(f"report: {arm.arm.directory / REPORT_MD} ({REPORT_HTML} beside it)")  # --quiet too: where it went
     for line in stop_lines(outcome):
         say(line)
     return outcome.exit_code

@@ -1,64 +1,163 @@
-"""``alisio eval runs [--json]``: the stored runs of the data directory, newest first.
+"""``alisio eval runs [--suite ID] [--model NAME] [--limit N] [--json] [--prune --older-than AGE]``: the stored
+runs, newest first.
 
-One line per report (a variants run: one per variant, ``<runId>/<variant>``): the run id, the suite and its
-version, the model, when it was created, the pass rate (passes over judged runs) and the runs that ended
-error; a report that cannot be read is listed as unreadable. ``--json`` prints one document. Exit 0.
+The runs of ``<dataDir>/eval`` and the ``--out`` directories registered there (``alisio.shell.lab.registry``).
+A header row, then one line per report (a variants run: one per variant, ``<runId>/<variant>``): the run id,
+the suite and its version, the model, when it was created, the pass rate (passes over judged runs), the runs
+that ended error, and the ``--label``; a report that cannot be read is listed as unreadable. ``--suite`` and
+``--model`` keep the runs of that suite or model, ``--limit N`` the N newest; ``--json`` prints one document.
+Any run id shown, ``latest``, or a unique prefix of one, names that run for show, compare, export and
+``--resume``.
+
+``--prune --older-than AGE`` (``30d``, ``12h``, ``2w``) removes the runs of ``<dataDir>/eval`` last written
+longer ago than AGE (never a registered ``--out`` directory, never one a command is writing), and says what
+it removed. Exit 0; 1 for an invalid flag value.
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+import typer
 
 from alisio.core.exit_codes import ExitCode
 from alisio.shell.cli import common
 from alisio.shell.cli.options import Json
 
+if TYPE_CHECKING:
+    from pathlib import Path
 
-def runs(json_output: Json = False) -> ExitCode:
-    """List the stored runs, newest first: id, suite, model, when, pass rate."""
+    from alisio.shell.lab.stored import StoredRun
+
+SuiteFilter = Annotated[str | None, typer.Option("--suite", help="Only runs of this suite id.", metavar="ID")]
+ModelFilter = Annotated[str | None, typer.Option("--model", help="Only runs of this model.", metavar="NAME")]
+Limit = Annotated[int | None, typer.Option("--limit", help="Only the N newest runs.", metavar="N")]
+Prune = Annotated[bool, typer.Option("--prune", help="Remove stored runs older than --older-than.")]
+OlderThan = Annotated[
+    str | None,
+    typer.Option("--older-than", help="With --prune: an age, as 30d, 12h or 2w.", metavar="AGE"),
+]
+
+HEADER = ("RUN ID", "SUITE", "MODEL (MODE)", "CREATED", "RESULT", "LABEL")
+
+
+def _row(run: StoredRun) -> dict[str, object]:
+    report = run.report
+    if report is None:
+        return {"runId": run.run_id, "directory": str(run.directory), "readable": False}
+    c, s = report.conditions, report.summary
+    return {
+        "runId": run.run_id,
+        "directory": str(run.directory),
+        "readable": True,
+        "suiteId": c.suite_id,
+        "suiteVersion": c.suite_version,
+        "model": c.model,
+        "mode": str(c.mode),
+        "createdAt": c.created_at,
+        "label": c.label,
+        "passes": s.passes,
+        "judged": s.judged,
+        "errored": s.errored,
+        "interrupted": report.interrupted,
+    }
+
+
+def _cells(row: dict[str, object]) -> tuple[str, ...]:
+    if not row["readable"]:
+        return (str(row["runId"]), "(unreadable report)", "", "", "", "")
+    rate = f"{row['passes']}/{row['judged']} pass" if row["judged"] else "no judged run"
+    rate += f", {row['errored']} error" if row["errored"] else ""
+    rate += ", interrupted" if row["interrupted"] else ""
+    return (
+        str(row["runId"]),
+        f"{row['suiteId']} {row['suiteVersion']}",
+        f"{row['model']} ({row['mode']})",
+        str(row["createdAt"]),
+        rate,
+        str(row["label"] or ""),
+    )
+
+
+def _table(rows: list[dict[str, object]]) -> str:
+    """The header and one line per run, in columns two spaces apart."""
+    lines = [HEADER, *(_cells(row) for row in rows)]
+    widths = [max(len(line[i]) for line in lines) for i in range(len(HEADER))]
+    return "".join(
+        "  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip() + "\n"
+        for line in lines
+    )
+
+
+def _kept(found: list[StoredRun], suite: str | None, model: str | None) -> list[StoredRun]:
+    return [
+        run
+        for run in found
+        if (suite is None or (run.report is not None and run.report.conditions.suite_id == suite))
+        and (model is None or (run.report is not None and run.report.conditions.model == model))
+    ]
+
+
+def runs(
+    suite: SuiteFilter = None,
+    model: ModelFilter = None,
+    limit: Limit = None,
+    prune: Prune = False,
+    older_than: OlderThan = None,
+    json_output: Json = False,
+) -> ExitCode:
+    """List the stored runs, newest first: id, suite, model, when, pass rate, label."""
     import msgspec
 
+    from alisio.shell.cli.options import check_min
     from alisio.shell.config_home import data_dir
     from alisio.shell.lab.stored import stored_runs
 
     root = data_dir(common.environment())
-    found = stored_runs(root)
-    rows = []
-    for run in found:
-        report = run.report
-        if report is None:
-            rows.append({"runId": run.run_id, "directory": str(run.directory), "readable": False})
-            continue
-        c, s = report.conditions, report.summary
-        rows.append(
-            {
-                "runId": run.run_id,
-                "directory": str(run.directory),
-                "readable": True,
-                "suiteId": c.suite_id,
-                "suiteVersion": c.suite_version,
-                "model": c.model,
-                "mode": str(c.mode),
-                "createdAt": c.created_at,
-                "passes": s.passes,
-                "judged": s.judged,
-                "errored": s.errored,
-                "interrupted": report.interrupted,
-            }
-        )
+    if prune or older_than is not None:
+        return _prune(root, prune, older_than)
+    check_min("--limit", limit, 1)
+    found = _kept(stored_runs(root), suite, model)[:limit]
+    rows = [_row(run) for run in found]
     if json_output:
         common.out(msgspec.json.encode({"dataDir": str(root / "eval"), "runs": rows}) + b"\n")
         return ExitCode.OK
     if not rows:
-        common.say(f"no stored runs in {root / 'eval'} (eval run writes one there unless --out is given)")
+        which = " matching --suite/--model" if suite is not None or model is not None else ""
+        common.say(
+            f"no stored runs{which} in {root / 'eval'} (eval run writes one there unless --out is given)"
+        )
         return ExitCode.OK
-    for row in rows:
-        if not row["readable"]:
-            common.out(f"{row['runId']}  (unreadable report)\n")
-            continue
-        rate = f"{row['passes']}/{row['judged']} pass" if row["judged"] else "no judged run"
-        extra = f", {row['errored']} error" if row["errored"] else ""
-        extra += ", interrupted" if row["interrupted"] else ""
-        common.out(
-            f"{row['runId']}  {row['suiteId']} {row['suiteVersion']}  {row['model']} ({row['mode']})  "
-            f"{row['createdAt']}  {rate}{extra}\n"
+    common.out(_table(rows))
+    return ExitCode.OK
+
+
+def _prune(root: Path, prune: bool, older_than: str | None) -> ExitCode:
+    import time
+
+    from alisio.core.text import age_seconds, plural
+    from alisio.shell.lab.errors import LabError
+    from alisio.shell.lab.prune import prune_runs
+
+    if not prune or older_than is None:
+        raise LabError("--prune and --older-than AGE go together (as in --prune --older-than 30d)")
+    age = age_seconds(older_than)
+    if age is None:
+        raise LabError(
+            f"--older-than: expected a whole number and a unit (s, m, h, d, w), got {older_than!r}"
+        )
+    try:
+        done = prune_runs(root, age, time.time())
+    except OSError as error:
+        raise LabError(f"{error.filename or root}: cannot prune: {error.strerror or error}") from None
+    shown = f": {', '.join(done.removed)}" if done.removed else ""
+    common.say(
+        f"removed {plural(len(done.removed), 'run')} older than {older_than} from {root / 'eval'}{shown}"
+    )
+    if done.busy:
+        common.say(f"kept {plural(len(done.busy), 'run')} another command is writing: {', '.join(done.busy)}")
+    if done.unregistered:
+        common.say(
+            f"forgot {plural(done.unregistered, 'registered --out directory')} that holds no report now"
         )
     return ExitCode.OK

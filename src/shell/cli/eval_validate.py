@@ -1,6 +1,7 @@
 """``alisio eval validate PATH... [--json]``: check suites without running them.
 
-Each PATH is a suite directory, its suite.json, or a directory whose immediate sub-directories are suites.
+Each PATH is a suite directory, its suite.json, a directory whose immediate sub-directories are suites, or
+the id (or directory name) of a bundled suite, as ``eval run`` takes it.
 A valid suite prints ``ok <suiteId> <suiteVersion> (<n> tasks) <path>`` on stdout; an invalid one prints
 one line per violation on stderr (``<file>: task <id>: <field>: <what>``). Exit 0 when every suite is
 valid, 1 when any is invalid or a PATH holds no suite. ``--json`` prints one JSON document on stdout
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 Paths = Annotated[
     list[Path],
     typer.Argument(
-        help="Suite directories, suite.json files, or directories of suites.",
+        help="Suite directories, suite.json files, directories of suites, or bundled suite ids.",
         metavar="PATH",
         show_default=False,
     ),
@@ -108,18 +109,28 @@ def _selfcheck(entries: list[SuiteEntry]) -> bool:
 
 
 def _entries(paths: list[Path]) -> list[SuiteEntry]:
-    """The suites found at each path; a path with none is an entry holding that error."""
+    """The suites each PATH names (a bundled suite by its id when no such path exists), or why none."""
     from returns.result import Failure
 
     from alisio.core.errors import SuiteError
+    from alisio.shell.lab.suite_choice import bundled_by_name
     from alisio.shell.lab.suites import SuiteEntry, discover_suites, shown_name
 
     entries: list[SuiteEntry] = []
     for path in paths:
-        found = discover_suites(path)
+        name = str(path)
+        by_id = not path.exists() and "/" not in name and not name.endswith(".json")
+        found = bundled_by_name(name) if by_id else discover_suites(path)
         if not found:
-            message = "no suite.json here or in its immediate sub-directories"
-            error = SuiteError(source=shown_name(path), message=message)
-            found = (SuiteEntry(directory=path, result=Failure(error)),)
+            message = (
+                "no suite.json here or in its immediate sub-directories"
+                if not by_id
+                else "no such file or directory, and no bundled suite of that id"
+            )
+            found = (
+                SuiteEntry(
+                    directory=path, result=Failure(SuiteError(source=shown_name(path), message=message))
+                ),
+            )
         entries += found
     return entries

@@ -58,13 +58,13 @@ VariantsFile = Annotated[
 
 @grouped
 def variants(
-    suite: SuiteArg,
     variants_file: VariantsFile,
     selection: SelectionFlags,
     provider: VariantsProviderFlags,
     permissions: PermissionFlags,
     output: OutputFlags,
     execution: ExecutionFlags,
+    suite: SuiteArg = None,
 ) -> ExitCode:
     """Run configuration variants interleaved over the same tasks, report each, and compare them."""
     from alisio.core.lab.variants import variant_progress_line

@@ -6,7 +6,8 @@
 - ``CommandError`` (``alisio.shell.errors``; the lab's ``LabError`` and ``LabStopped`` are ones, and
   ``alisio run`` raises it too): each line on stderr prefixed with the command (``alisio eval run: ...``),
   exit 1;
-- a click/typer usage error (which click reports with 2, which would read as a divergence): exit 1;
+- a click/typer usage error (which click reports with 2, which would read as a divergence): exit 1; an
+  option's invalid value is one line in our words (``bad_value_line``), not the library's;
 - Ctrl-C before a command had anything to report: ``interrupted; nothing was run``, exit 130; SIGTERM and
   SIGHUP are raised as ``Terminated`` (a ``KeyboardInterrupt``) so every command stops them as it stops
   Ctrl-C, then exit 143 and 129 (128 + the signal). The interrupt is carried past typer (which would turn it
@@ -18,6 +19,7 @@ API keys).
 
 from __future__ import annotations
 
+import re
 import signal
 import sys
 import threading
@@ -189,6 +191,50 @@ def _interrupts_passed_through(command: click.Command) -> click.Command:
     return command
 
 
+_NOT_ONE_OF = re.compile(r"is not one of (.+?)\.?$")
+_KINDS = (
+    ("valid integer", "a whole number"),
+    ("valid number", "a number"),
+    ("valid boolean", "true or false"),
+)
+
+
+def _given(opts: Sequence[str], argv: Sequence[str]) -> str | None:
+    """The value ``argv`` gave the option named ``opts`` (its last occurrence)."""
+    found = None
+    for i, arg in enumerate(argv):
+        name, eq, value = arg.partition("=")
+        if name in opts:
+            found = value if eq else (argv[i + 1] if i + 1 < len(argv) else None)
+    return found
+
+
+def bad_value_line(error: click.exceptions.BadParameter, argv: Sequence[str]) -> str | None:
+    """An option's invalid value in our words, one line: ``--policy: expected ask, auto or full, got 'yolo'``
+    (instead of the library's "Value error, ..." or "Input should be a valid integer..."); ``None`` when the
+    error is not about an option's value (click's own message then stands)."""
+    opts: list[str] = list(getattr(error.param, "opts", None) or ())
+    hint = error.param_hint if isinstance(error.param_hint, str) else None
+    if error.param is None and hint:  # our own checks (check_min) name the flag and say what is wrong
+        return f"{hint.strip(chr(39))}: {error.message}"
+    if getattr(error.param, "param_type_name", None) != "option" or not opts:
+        return None
+    flag = max(opts, key=len)
+    message = error.format_message() if error.message is None else str(error.message)
+    choices = _NOT_ONE_OF.search(message)
+    if choices:
+        names = [name.strip().strip("'") for name in choices.group(1).split(",")]
+        expected = ", ".join(names[:-1]) + f" or {names[-1]}" if len(names) > 1 else names[0]
+    else:
+        expected = next((kind for key, kind in _KINDS if key in message), None)
+        if expected is None:
+            return f"{flag}: {message.removeprefix('Value error, ')}"
+    value = _given(opts, argv)
+    return (
+        f"{flag}: expected {expected}, got {value!r}" if value is not None else f"{flag}: expected {expected}"
+    )
+
+
 def run_command_line(application: typer.Typer, argv: Sequence[str], prefix: str | None = None) -> int:
     """Run ``application`` on ``argv`` and return the documented exit code; never a traceback for a user error."""
     from alisio.shell.errors import CommandError
@@ -202,6 +248,13 @@ def run_command_line(application: typer.Typer, argv: Sequence[str], prefix: str 
     except click.exceptions.NoArgsIsHelpError as error:
         error.show()
         return 0
+    except click.exceptions.BadParameter as error:
+        line = bad_value_line(error, argv)
+        if line is None:
+            error.show()
+        else:
+            print(f"{name}: {line}", file=sys.stderr)
+        return 1
     except click.exceptions.ClickException as error:
         error.show()
         return 1

@@ -120,7 +120,12 @@ Script = Annotated[
     ),
 ]
 SuiteArg = Annotated[
-    str, typer.Argument(help="A suite id or the name of its directory.", show_default=False, metavar="SUITE")
+    str | None,
+    typer.Argument(
+        help="A suite id or the name of its directory (not needed when --suite-dir holds one suite).",
+        show_default=False,
+        metavar="SUITE",
+    ),
 ]
 Tasks = Annotated[
     str | None,
@@ -144,7 +149,12 @@ SuiteDir = Annotated[
 Yes = Annotated[bool, option("--yes", help="Accept a --suite-dir suite without asking.", panel=SELECTION)]
 Quiet = Annotated[
     bool,
-    option("--quiet", "-q", help="Print only the final table: no headline, no line per run.", panel=OUTPUT),
+    option(
+        "--quiet",
+        "-q",
+        help="Print only the final table and where the report went: no headline, no line per run.",
+        panel=OUTPUT,
+    ),
 ]
 Junit = Annotated[
     Path | None,
@@ -289,6 +299,15 @@ class OutputFlags:
     junit: Junit = None
     input_rate: InputRate = None
     output_rate: OutputRate = None
+    label: Annotated[
+        str | None,
+        option(
+            "--label",
+            help="A name for the run, shown in eval runs, the headline and the report.",
+            panel=OUTPUT,
+            metavar="TEXT",
+        ),
+    ] = None
 
 
 @dataclass(frozen=True)
@@ -456,7 +475,8 @@ class ExecutionFlags:
 OptionalSuiteArg = Annotated[
     str | None,
     typer.Argument(
-        help="A suite id or the name of its directory (not with --resume).",
+        help="A suite id or the name of its directory (not needed when --suite-dir holds one suite; not "
+        "with --resume).",
         show_default=False,
         metavar="SUITE",
     ),

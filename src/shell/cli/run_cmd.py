@@ -203,10 +203,13 @@ def _json_sink() -> Callable[[Event], None]:
 
 
 def _terminal_approver() -> Callable[[ToolCall, Effect], ApprovalAnswer]:
+    from alisio.core.harness.approval_text import approval_lines
+
     def approve(call: ToolCall, effect: Effect) -> ApprovalAnswer:
         from alisio.shell.cli.safe_text import shown
 
-        sys.stderr.write(shown(f"allow {call.name} ({effect}) {_short(call.arguments, 200)}? [y/N/always] "))
+        # the arguments as sent (whitespace kept), through the one redaction every output gets
+        sys.stderr.write(shown("\n".join(approval_lines(call.name, str(effect), call.arguments))))
         sys.stderr.flush()
         answer = sys.stdin.readline().strip().lower()
         if answer in ("a", "always"):
@@ -309,8 +312,9 @@ def _setup(
     permissions: GrantFlags,
     budget: BudgetFlags,
     json_out: bool,
-) -> AgentSetup:
-    """Everything the agent loop needs, checked: workspace, policy, provider, agent, budgets."""
+) -> tuple[AgentSetup, str | None]:
+    """Everything the agent loop needs, checked: workspace, policy, provider, agent, budgets; and the API key
+    (only to keep it out of the stored transcript)."""
     import os
     from importlib.metadata import version
 
@@ -334,7 +338,7 @@ def _setup(
     expect(select_agent(measured, run.agent), "--agent")
     max_turns, max_wall_ms, max_tokens, max_tool_calls = budget.checked()
     interactive = sys.stdin.isatty() and sys.stderr.isatty()
-    return AgentSetup(
+    setup = AgentSetup(
         prompt=prompt,
         workspace=workspace,
         provider=provider,
@@ -356,6 +360,7 @@ def _setup(
         env=tool_env(os.environ, key),
         sandbox=sandbox,
     )
+    return setup, key
 
 
 def _execute(setup: AgentSetup) -> RunResult:
@@ -392,7 +397,8 @@ def run_command(
         raise CommandError(
             "the prompt is empty (give it as an argument, or - to read it from standard input)"
         )
-    setup = _setup(prompt, run, provider, permissions, budget, json_out)
+    setup, key = _setup(prompt, run, provider, permissions, budget, json_out)
+    known = _known(key)
     try:
         result = _execute(setup)
     except KeyboardInterrupt as interrupt:  # the agent closed the event log with run_end first
@@ -404,7 +410,33 @@ def run_command(
             if isinstance(interrupt, Terminated)
             else ExitCode.INTERRUPTED
         )
-    return _show(result, json_out)
+    code = _show(result, json_out)
+    _keep_record(result, known)
+    return code
+
+
+def _known(key: str | None) -> tuple[tuple[str, str], ...]:
+    """The exact credentials to keep out of the stored transcript: the environment's and the API key."""
+    import os
+
+    from alisio.shell.replay.cassettes import credentials_of
+
+    return credentials_of(os.environ, key)
+
+
+def _keep_record(result: RunResult, known: tuple[tuple[str, str], ...]) -> None:
+    """Store the transcript (``eval show`` opens it), say where, and end with the usage line (stderr)."""
+    import os
+
+    from alisio.core.lab.run_record import usage_line
+    from alisio.shell.lab.run_store import keep_run_record
+
+    try:
+        path = keep_run_record(os.environ, result.events, known)
+        _say(f"transcript: {path.parent} (alisio eval show opens it)")
+    except OSError as error:
+        _say(f"warning: the transcript was not kept: {error.strerror or error}")
+    _say(usage_line(result.events))  # the last line
 
 
 def _show(result: RunResult, json_out: bool) -> ExitCode:

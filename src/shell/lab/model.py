@@ -81,6 +81,8 @@ class LabStart:
     """The external agents the command uses: name, kind and version (``alisio.shell.lab.agent_plan``)."""
     sandbox: str = "none"
     """Where commands run: ``none`` or ``bwrap``."""
+    label: str | None = None
+    """``--label TEXT``: the run's name, in its conditions."""
 
     @property
     def planned(self) -> int:

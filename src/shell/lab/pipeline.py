@@ -77,6 +77,7 @@ from alisio.shell.lab.outputs import (
 )
 from alisio.shell.lab.plans import ProviderPlan, live_plan, scripted_plan
 from alisio.shell.lab.preflight import Agents, preflight
+from alisio.shell.lab.registry import register_directory
 from alisio.shell.lab.request import ExecutorKind, LabRequest, RunMode
 from alisio.shell.lab.resume import plan_file, read_manifest
 from alisio.shell.lab.run_one import Arm, Finished, RunContext, run_one
@@ -207,6 +208,8 @@ def _report_directory(
         run_id = read_manifest(directory).run_id  # a resumed run keeps its id
     elif request.output.out is not None:
         directory = request.output.out
+        if request.output.register:
+            register_directory(data_dir(request.env), directory)  # eval runs lists it, its id names it
     else:
         run_id, directory = claim_run_dir(data_dir(request.env), run_id, request.env)
     with lock_directory(directory):
@@ -261,6 +264,7 @@ def _conditions(start: LabStart, arm: Arm, rates: Rates | None, created_at: str)
         created_at=created_at,
         agent=condition_for(arm.agent, start.tasks, start.agent_conditions),
         sandbox=start.sandbox,
+        label=start.label,
     )
 
 
@@ -554,6 +558,7 @@ def run_request(request: LabRequest, ui: Ui, outputs: Sequence[Output] = OUTPUTS
                 jobs=jobs_for(request, loaded),
                 agent_conditions=agents.conditions,
                 sandbox=str(kind),
+                label=request.output.label,
             )
             resumed = plan_file(request, start, _specs(start), run_id, created_at_for(now), ui.say)
             ui.on_start(start)

@@ -120,6 +120,10 @@ class Output:
     step_summary: bool = False
     """Append the Markdown summary to ``$GITHUB_STEP_SUMMARY`` when it is set (``eval run``, ``eval
     variants``; ``eval ci`` appends one summary of every suite itself)."""
+    label: str | None = None
+    """``--label TEXT``: a name for the run, kept in its conditions (``eval runs``, the headline, the report)."""
+    register: bool = True
+    """Register an ``out`` directory in the data directory (``eval runs`` lists it); ``eval ci`` does not."""
 
 
 @dataclass(frozen=True)

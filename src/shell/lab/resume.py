@@ -2,9 +2,10 @@
 
 - The directory's plan.json (``alisio.core.lab.manifest``, written before the first run of every ``eval
   run``) says what the run was asked: suite, tasks, k, seed, mode, provider, model, endpoint, grants. The
-  command rebuilds that request (``resume_request``); the pipeline compares what it would measure now with
-  what plan.json recorded and refuses (exit 1, naming each difference) when the suite content, the
-  configuration hash, the model or the endpoint changed.
+  command rebuilds that request (``resume_request``; a live run's endpoint and model come from plan.json, so
+  it resumes without the flags or the config.toml it started with, ``resumed_base_url``); the pipeline
+  compares what it would measure now with what plan.json recorded and refuses (exit 1, naming each
+  difference) when the suite content, the configuration hash, the model or the endpoint changed.
 - runs.jsonl keeps its records; only the planned runs without a record run (``prepare_resume``). A torn last
   line (a kill in the middle of a write) is dropped with a warning. With ``--retry-errors`` the runs that ended
   ``error`` run again: their old records move to ``retried/runs.jsonl`` (kept, counted nowhere), their
@@ -20,8 +21,10 @@ from importlib.metadata import version
 from pathlib import Path
 
 import msgspec
+from returns.result import Success
 
 from alisio.core.harness.config import config_hash
+from alisio.core.harness.endpoint import endpoint_of
 from alisio.core.harness.events import Effect
 from alisio.core.harness.sandbox import SandboxKind
 from alisio.core.lab.manifest import (
@@ -36,6 +39,7 @@ from alisio.core.lab.manifest import (
 from alisio.core.lab.records import RunRecord, RunStatus, decode_runs, encode_runs
 from alisio.core.lab.schedule import RunSpec
 from alisio.core.lab.transcript import transcript_path
+from alisio.shell.config_home import load_config
 from alisio.shell.errors import expect
 from alisio.shell.lab.errors import LabError
 from alisio.shell.lab.model import LabStart, Resumed
@@ -51,6 +55,7 @@ __all__ = [
     "read_manifest",
     "resume_request",
     "resume_target",
+    "resumed_base_url",
     "write_manifest",
 ]
 
@@ -89,6 +94,19 @@ def write_manifest(directory: Path, manifest: RunManifest) -> None:
     write_bytes_atomic(directory / PLAN_JSON, encode_manifest(manifest))
 
 
+def resumed_base_url(stored: RunManifest, given: str | None, env: Mapping[str, str]) -> str | None:
+    """The base URL a resumed live run uses: ``--base-url`` when given; else the configured one when it still
+    names the endpoint plan.json stored (it may carry a password the endpoint leaves out); else that endpoint,
+    so that a run started with ``--base-url`` and no config.toml resumes without either."""
+    if given is not None or stored.mode == "replay" or stored.script is not None or stored.endpoint is None:
+        return given
+    match load_config(env):
+        case Success(loaded) if loaded.config.provider.base_url:
+            if endpoint_of(loaded.config.provider.base_url) == stored.endpoint:
+                return None
+    return stored.endpoint
+
+
 def resume_request(
     directory: Path,
     *,
@@ -116,7 +134,7 @@ def resume_request(
         mode=RunMode.REPLAY if stored.mode == "replay" else RunMode.LIVE,
         provider=ProviderOptions(
             model=model or (stored.model if stored.script is None else None),
-            base_url=base_url,
+            base_url=resumed_base_url(stored, base_url, env),
             script=Path(stored.script) if stored.script else None,
             agent=stored.agent,
         ),
@@ -128,7 +146,9 @@ def resume_request(
             read_only=stored.read_only,
             allow_suite_full=stored.allow_suite_full,
         ),
-        output=Output(out=directory, keep=output.keep, json=output.json),
+        output=Output(
+            out=directory, keep=output.keep, json=output.json, quiet=output.quiet, label=stored.label
+        ),
         cassette_dir=Path(stored.cassette_dir) if stored.cassette_dir else None,
         rates=stored.rates,
         env=env,
@@ -233,6 +253,7 @@ def _manifest(start: LabStart, request: LabRequest, run_id: str, created_at: str
         harness_version=version("alisio"),
         script_hash=script_hash(script, tuple(task.id for task in start.tasks)),
         sandbox=start.sandbox,
+        label=request.output.label,
     )
 
 

@@ -1,12 +1,21 @@
-"""Stored runs: a report directory named by its path or its run id, and the list of runs in the data directory.
+"""Stored runs: a report directory named by its path or its run id, and the list of runs ``eval runs`` shows.
 
-``eval show``, ``eval export`` and ``eval run --resume`` accept either a report directory (any path: an
-``--out`` directory too) or a run id, the name of a directory under ``<dataDir>/eval`` (``<runId>/<variant>``
-for one variant of an ``eval variants`` run). ``stored_runs`` lists what ``eval runs`` shows, newest first.
+``eval show``, ``eval export``, ``eval compare`` and ``eval run --resume`` accept either a report directory
+(any path: an ``--out`` directory too) or a run id:
+
+- the name of a directory under ``<dataDir>/eval`` (``<runId>/<variant>`` for one variant of an ``eval
+  variants`` run), or the run id of a registered ``--out`` directory (``alisio.shell.lab.registry``);
+- ``latest``: the most recently written of them;
+- any prefix of one of them that names only that one (``2026-10-13T12`` for ``2026-10-13T12-00-00-000Z``).
+
+A reference that is an existing path is that path, and one that holds no report says "no report here"; a
+reference that looks like a path (``/``, ``.``, ``~``) and does not exist says "no such directory". Only what
+is left is read as a run id. ``stored_runs`` lists what ``eval runs`` shows, newest first.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from dataclasses import dataclass
@@ -17,9 +26,11 @@ from returns.result import Success
 
 from alisio.core.lab.report import Report
 from alisio.shell.lab.errors import LabError
+from alisio.shell.lab.registry import registered_directories
 from alisio.shell.lab.store import REPORT_JSON, RUNS_JSONL, read_report
 
 __all__ = [
+    "LATEST",
     "StoredRun",
     "name_problem",
     "recent_run_ids",
@@ -30,20 +41,25 @@ __all__ = [
 ]
 
 RECENT_SHOWN: Final = 5
+LATEST: Final = "latest"
 _RUN_ID: Final = re.compile(r"[A-Za-z0-9._-]+")
+_NAME_MAX: Final = 255
 
 
 def run_id_problem(run_id: str) -> str | None:
     """Why ``run_id`` cannot name a run directory, or ``None`` when it can.
 
     A run id is one directory name, or ``<runId>/<variant>`` for one variant of an ``eval variants`` run;
-    each segment is checked on its own (letters, digits, ``.``, ``_``, ``-``; never ``.`` or ``..``).
+    each segment is checked on its own (letters, digits, ``.``, ``_``, ``-``; never ``.`` or ``..``; at most
+    255 bytes, the longest file name).
     """
     segments = run_id.split("/")
-    if len(segments) > 2 or any(s in (".", "..") or not _RUN_ID.fullmatch(s) for s in segments):
+    if len(segments) > 2 or any(
+        s in (".", "..") or not _RUN_ID.fullmatch(s) or len(s) > _NAME_MAX for s in segments
+    ):
         shown = run_id if run_id.isprintable() else repr(run_id)
         return (
-            f"invalid run id {shown!r}: a run id is the name of a directory under <dataDir>/eval "
+            f"invalid run id {shown[:80]!r}: a run id is the name of a directory under <dataDir>/eval "
             "(letters, digits, '.', '_', '-'), or <runId>/<variant> for one variant of a variants run"
         )
     return None
@@ -63,6 +79,13 @@ def name_problem(ref: str) -> str | None:
         if size > NAME_MAX:
             return f"{ref[:40]}...: a path component is {size} bytes, more than the {NAME_MAX} a file name may hold"
     return None
+
+
+def _exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except OSError:  # a name too long for the file system is no path
+        return False
 
 
 def recent_run_ids(root: Path, limit: int = RECENT_SHOWN) -> tuple[str, ...]:
@@ -88,49 +111,117 @@ def _holds_report(directory: Path) -> bool:
     return (directory / RUNS_JSONL).exists() or (directory / REPORT_JSON).exists()
 
 
+def _looks_like_path(ref: str) -> bool:
+    return ref.startswith(("/", ".", "~")) or ref.endswith("/") or ref.count("/") > 1
+
+
+def _named_runs(data_root: Path) -> dict[str, Path]:
+    """Every run id a reference can name, with its directory: the directories of ``<dataDir>/eval`` (a variants
+    root as itself), then the registered ``--out`` directories by the run id in their report."""
+    named: dict[str, Path] = {}
+    with contextlib.suppress(OSError):
+        named.update(
+            (entry.name, entry) for entry in sorted((data_root / "eval").iterdir()) if entry.is_dir()
+        )
+    for directory in registered_directories(data_root):
+        run_id = _run_id_of(directory)
+        if run_id is not None:
+            named.setdefault(run_id, directory)
+    return named
+
+
+def _run_id_of(directory: Path) -> str | None:
+    """The run id in the report of ``directory`` (a variants root: in its first variant's)."""
+    for candidate in (directory, *(directory / name for name in variants_of(directory))):
+        match read_report(candidate):
+            case Success(Report(conditions=conditions)):
+                return conditions.run_id
+    return None
+
+
+def _with_variant(run_dir: Path, variant: str, ref: str, root: Path) -> Path:
+    """``run_dir/variant``, or the run itself without one; a variant it does not have names those it has."""
+    if not variant:
+        return run_dir
+    if not (run_dir / variant).is_dir():
+        variants = variants_of(run_dir)
+        has = f"; its variants: {', '.join(variants)}" if variants else "; it is not a variants run"
+        raise LabError(f"no run {ref} in {root}{has}")
+    return run_dir / variant
+
+
+def _by_id(ref: str, data_root: Path) -> Path:
+    """The directory of run id ``ref``: exact, ``latest`` or a unique prefix (a variant segment kept)."""
+    head, _, variant = ref.partition("/")
+    named = _named_runs(data_root)
+    root = data_root / "eval"
+    if head == LATEST and LATEST not in named:
+        runs = stored_runs(data_root)
+        if not runs:
+            raise LabError(
+                f"{LATEST}: no stored runs in {root} (eval run writes one there unless --out is given)"
+            )
+        return _with_variant(runs[0].directory, variant, ref, root)
+    matches = [head] if head in named else sorted(name for name in named if name.startswith(head))
+    if len(matches) == 1:
+        return _with_variant(named[matches[0]], variant, ref, root)
+    if len(matches) > 1:
+        shown = ", ".join(matches[:RECENT_SHOWN]) + (", ..." if len(matches) > RECENT_SHOWN else "")
+        raise LabError(f"run id {ref} is ambiguous: {len(matches)} runs start with it ({shown})")
+    recent = recent_run_ids(root)
+    where = f"no run {ref} in {root}"
+    if "/" in ref:
+        where = f"{ref}: no such directory, and {where}"
+    if recent:
+        raise LabError(f"{where}; most recent: {', '.join(recent)}")
+    raise LabError(
+        f"{where}; it holds no runs" if root.is_dir() else f"{where}; the directory does not exist"
+    )
+
+
 def report_dir(ref: str, data_root: Path, verb: str) -> Path:
-    """The report directory ``ref`` names: a directory that holds a report, or a run id under ``<dataRoot>/eval``.
+    """The report directory ``ref`` names: a directory that holds a report, or a run id (module docstring).
 
     Args:
         verb: what the command does with it, for the variants message (``export one of ...``).
 
     Raises:
-        LabError: an invalid run id (and no report directory of that name), no such run (listing the most
-            recent ones), a variants root (naming ``<runId>/<variant>`` for each variant), or a run directory
-            that holds no report.
+        LabError: no such directory, a directory with no report here, an invalid run id, no such run (listing
+            the most recent ones), an ambiguous prefix (listing the matches), or a variants root (naming
+            ``<runId>/<variant>`` for each variant).
     """
-    given = Path(ref)
     problem = name_problem(ref)
     if problem is not None:
         raise LabError(problem)
-    if given.is_dir() and (_holds_report(given) or variants_of(given)):
+    given = Path(ref).expanduser()
+    if _exists(given):
+        if given.name in (REPORT_JSON, RUNS_JSONL) and given.is_file():
+            given = given.parent  # a report's own file names its directory
+        if not given.is_dir():
+            raise LabError(f"{ref}: is a file, not a report directory")
         directory = given
+    elif _looks_like_path(ref):
+        raise LabError(f"{ref}: no such directory")
     else:
         problem = run_id_problem(ref)
         if problem is not None:
-            raise LabError(problem)
-        root = data_root / "eval"
-        directory = root / ref
-        if not directory.is_dir():
-            recent = recent_run_ids(root)
-            where = f"no run {ref} in {root}"
-            if recent:
-                raise LabError(f"{where}; most recent: {', '.join(recent)}")
-            raise LabError(
-                f"{where}; it holds no runs" if root.is_dir() else f"{where}; the directory does not exist"
-            )
+            raise LabError(f"{ref[:80]}: no such directory, and not a run id either ({problem})")
+        directory = _by_id(ref, data_root)
     if not _holds_report(directory):
         variants = variants_of(directory)
         if variants:
             shown = ", ".join(f"{ref.rstrip('/')}/{name}" for name in variants)
             raise LabError(f"{ref} is a variants run with one report per variant: {verb} one of {shown}")
-        raise LabError(f"{directory} holds no report (report.json, runs.jsonl)")
+        if not directory.is_dir():
+            raise LabError(f"{ref}: no such run directory {directory}")
+        raise LabError(f"{directory}: no report here (no report.json or runs.jsonl)")
     return directory
 
 
 @dataclass(frozen=True)
 class StoredRun:
-    """One report directory of ``<dataDir>/eval``: its id and report (``None`` when it cannot be read)."""
+    """One report directory of ``<dataDir>/eval`` or the registry: its id and report (``None`` when it cannot
+    be read)."""
 
     run_id: str
     directory: Path
@@ -138,27 +229,28 @@ class StoredRun:
     modified: float
 
 
-def stored_runs(data_root: Path) -> list[StoredRun]:
-    """Every report under ``<dataRoot>/eval`` (a variants run as one entry per variant), newest first."""
-    root = data_root / "eval"
-    try:
-        entries = sorted(root.iterdir())
-    except OSError:
-        return []
-    found: list[StoredRun] = []
-    for entry in entries:
-        if not entry.is_dir():
+def _runs_in(run_id: str, entry: Path) -> list[StoredRun]:
+    """The report of ``entry`` and those of its variants."""
+    candidates = (
+        [(run_id, entry)] if (entry / REPORT_JSON).is_file() or (entry / RUNS_JSONL).is_file() else []
+    )
+    candidates += [(f"{run_id}/{name}", entry / name) for name in variants_of(entry)]
+    found = []
+    for name, directory in candidates:
+        read = read_report(directory)
+        report = read.unwrap() if isinstance(read, Success) else None
+        try:
+            modified = directory.stat().st_mtime
+        except OSError:
             continue
-        candidates = (
-            [(entry.name, entry)] if (entry / REPORT_JSON).is_file() or (entry / RUNS_JSONL).is_file() else []
-        )
-        candidates += [(f"{entry.name}/{name}", entry / name) for name in variants_of(entry)]
-        for run_id, directory in candidates:
-            read = read_report(directory)
-            report = read.unwrap() if isinstance(read, Success) else None
-            try:
-                modified = directory.stat().st_mtime
-            except OSError:
-                continue
-            found.append(StoredRun(run_id=run_id, directory=directory, report=report, modified=modified))
+        found.append(StoredRun(run_id=name, directory=directory, report=report, modified=modified))
+    return found
+
+
+def stored_runs(data_root: Path) -> list[StoredRun]:
+    """Every report under ``<dataRoot>/eval`` and every registered one (a variants run as one entry per
+    variant), newest first."""
+    found: list[StoredRun] = []
+    for run_id, entry in _named_runs(data_root).items():
+        found += _runs_in(run_id, entry)
     return sorted(found, key=lambda run: run.modified, reverse=True)

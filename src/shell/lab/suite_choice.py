@@ -4,6 +4,7 @@
   the bundled suites of the source checkout (``suites/`` beside ``src/``; an installed wheel has none and says
   so). An invalid suite still answers to the ``suiteId`` its suite.json declares, so naming it prints its
   violations instead of silently running a bundled suite of the same id.
+- ``only_suite``: with no SUITE named, the one suite ``--suite-dir`` holds.
 - ``confirm_third_party``: a ``--suite-dir`` suite is code that runs with the user's privileges: warn, ask on
   a terminal, refuse without one unless ``--yes``.
 """
@@ -25,10 +26,12 @@ from alisio.shell.lab.suites import LoadedSuite, SuiteEntry, discover_suites
 __all__ = [
     "NO_BUNDLED",
     "SuiteChoice",
+    "bundled_by_name",
     "bundled_suites_root",
     "confirm_third_party",
     "find_suite",
     "interactive_terminal",
+    "only_suite",
 ]
 
 NO_BUNDLED = (
@@ -122,6 +125,33 @@ def find_suite(ref: str, suite_dir: Path | None, bundled: Path | None) -> SuiteC
     elif suite_dir is None:
         message += "; pass --suite-dir DIR for a suite outside the bundled ones"
     raise LabError(message)
+
+
+def bundled_by_name(name: str) -> tuple[SuiteEntry, ...]:
+    """The bundled suites whose id or directory name is ``name`` (``eval validate smoke-coding``)."""
+    root = bundled_suites_root()
+    if root is None:
+        return ()
+    return tuple(entry for entry in discover_suites(root) if name in _entry_names(entry))
+
+
+def only_suite(suite_dir: Path | None) -> str:
+    """The one suite ``--suite-dir`` holds, by its directory name, when no SUITE was named.
+
+    Raises:
+        LabError: no ``--suite-dir``, or one that holds no suite or several (naming them).
+    """
+    if suite_dir is None:
+        raise LabError("name a SUITE to run (or pass --suite-dir DIR holding one suite)")
+    if not suite_dir.exists():
+        raise LabError(f"--suite-dir {suite_dir}: no such directory")
+    entries = discover_suites(suite_dir)
+    if len(entries) == 1:
+        return entries[0].directory.name
+    if not entries:
+        raise LabError(f"--suite-dir {suite_dir}: no suite.json here or in its immediate sub-directories")
+    names = ", ".join(sorted(entry.directory.name for entry in entries))
+    raise LabError(f"--suite-dir {suite_dir} holds {len(entries)} suites ({names}): name the SUITE to run")
 
 
 def confirm_third_party(

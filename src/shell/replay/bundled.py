@@ -17,6 +17,7 @@ from pathlib import Path
 
 from returns.result import Success
 
+from alisio.core.text import plural
 from alisio.shell.lab.errors import LabError
 from alisio.shell.lab.model import Ui
 from alisio.shell.lab.pipeline import run_request
@@ -99,7 +100,7 @@ def record_bundled(tasks: str | None, out: Path | None, say: Callable[[str], Non
         if outcome.interrupted is not None:
             raise outcome.interrupted
         for item in outcome.recorded:
-            say(f"wrote {item.path} ({item.calls} calls, {item.size / 1024:.1f} KB): {item.status}")
+            say(f"wrote {item.path} ({plural(item.calls, 'call')}, {item.size / 1024:.1f} KB): {item.status}")
             failed += item.status != "pass"
     return failed
 

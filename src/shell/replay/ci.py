@@ -151,7 +151,7 @@ def replay_suite(
         ),
         mode=RunMode.REPLAY,
         permissions=CI_PERMISSIONS,
-        output=Output(out=root / suite.suite_id),
+        output=Output(out=root / suite.suite_id, register=False),
         cassette_dir=cassette_dir,
         default_config=True,
         env=env,

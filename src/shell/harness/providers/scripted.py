@@ -56,6 +56,7 @@ from alisio.core.harness.protocol import (
     UsageEvent,
     UserMessage,
 )
+from alisio.core.text import plural
 from alisio.shell.harness.providers.base import FailureKind, FirstEvent, ProviderFailure, RetryNotice
 
 RESULT_EXCERPT = 200
@@ -159,7 +160,13 @@ class ScriptedProvider:
         if self._next >= len(self._script.turns):
             count = len(self._script.turns)
             raise ProviderFailure(
-                "script", f"{self._source}: the script has no turn left (all {count} turns were played)"
+                "script",
+                f"{self._source}: the script has no turn left "
+                + (
+                    "(its one turn was played)"
+                    if count == 1
+                    else f"(all {plural(count, 'turn')} were played)"
+                ),
             )
         number = self._next + 1
         turn = self._script.turns[self._next]

@@ -1,0 +1,122 @@
+"""``eval run ... --resume DIR|RUN_ID``: the flags of the original command line, checked against plan.json.
+
+A user naturally re-types the command that started the run and appends ``--resume``. Each flag that
+plan.json recorded is accepted when it says what was stored, and refused when it differs, naming the stored
+value and the given one (``-k: the run started with 5, given 9``). A flag left at its default says nothing
+and is accepted. ``--force`` is refused: it replaces a report, which a resume continues. ``--model`` and
+``--base-url`` are checked by the pipeline against the stored model and endpoint (``differences``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from alisio.core.lab.manifest import RunManifest
+from alisio.core.lab.report import Rates
+from alisio.shell.cli.options import (
+    ModeChoice,
+    OutputFlags,
+    PermissionFlags,
+    RunProviderFlags,
+    SelectionFlags,
+)
+
+__all__ = ["resume_conflicts"]
+
+
+def _path(value: str | None) -> str:
+    return value if value is not None else "none"
+
+
+def _same_path(given: Path, stored: str | None) -> bool:
+    return stored is not None and given.resolve() == Path(stored)
+
+
+def _selection(stored: RunManifest, suite: str | None, selection: SelectionFlags) -> list[str]:
+    lines = []
+    stored_dir = Path(stored.suite_dir) if stored.suite_dir else None
+    if suite is not None and suite not in (stored.suite_id, stored_dir.name if stored_dir else None):
+        lines.append(f"SUITE: the run started with {stored.suite_id}, given {suite}")
+    if selection.tasks is not None and set(selection.tasks.split(",")) != set(stored.tasks):
+        lines.append(f"--tasks: the run started with {','.join(stored.tasks)}, given {selection.tasks}")
+    if selection.k is not None and selection.k != stored.k:
+        lines.append(f"-k: the run started with {stored.k}, given {selection.k}")
+    if selection.seed != 0 and selection.seed != stored.seed:  # 0 is the default: not given
+        lines.append(f"--seed: the run started with {stored.seed}, given {selection.seed}")
+    if selection.suite_dir is not None and not (
+        _same_path(selection.suite_dir, stored.suite_dir)
+        or (stored_dir is not None and selection.suite_dir.resolve() == stored_dir.parent)
+    ):
+        lines.append(
+            f"--suite-dir: the run started with {_path(stored.suite_dir)}, given {selection.suite_dir}"
+        )
+    return lines
+
+
+def _provider(stored: RunManifest, provider: RunProviderFlags) -> list[str]:
+    lines = []
+    if provider.script is not None and not _same_path(provider.script, stored.script):
+        lines.append(f"--script: the run started with {_path(stored.script)}, given {provider.script}")
+    if provider.mode is not ModeChoice.LIVE and str(provider.mode) != str(stored.mode):
+        lines.append(f"--mode: the run started with {stored.mode}, given {provider.mode}")
+    if provider.cassette_dir is not None and not _same_path(provider.cassette_dir, stored.cassette_dir):
+        lines.append(
+            f"--cassette-dir: the run started with {_path(stored.cassette_dir)}, given {provider.cassette_dir}"
+        )
+    return lines
+
+
+def _permissions(stored: RunManifest, permissions: PermissionFlags) -> list[str]:
+    lines = []
+    for effect, given in permissions.granted().items():
+        if given and effect not in stored.granted:
+            lines.append(f"--allow-{effect}: the run started without it")
+    if permissions.read_only and not stored.read_only:
+        lines.append("--read-only: the run started without it")
+    if permissions.allow_suite_full and not stored.allow_suite_full:
+        lines.append("--allow-suite-full: the run started without it")
+    return lines
+
+
+def _rates(rates: Rates | None) -> str:
+    return (
+        "none" if rates is None else f"--input-rate {rates.input_rate:g} --output-rate {rates.output_rate:g}"
+    )
+
+
+def _output(stored: RunManifest, directory: Path, output: OutputFlags) -> list[str]:
+    lines = []
+    if output.out is not None and output.out.resolve() != directory.resolve():
+        lines.append(f"--out: the run is in {directory}, given {output.out}")
+    if output.label is not None and output.label != stored.label:
+        lines.append(f"--label: the run started with {_path(stored.label)}, given {output.label}")
+    if output.force:
+        lines.append("--force: it replaces a report, and --resume continues this one; drop --force")
+    if output.input_rate is not None or output.output_rate is not None:
+        given = (
+            Rates(input_rate=output.input_rate, output_rate=output.output_rate)
+            if output.input_rate is not None and output.output_rate is not None
+            else None
+        )
+        if given is None or given != stored.rates:
+            shown = f"--input-rate {output.input_rate} --output-rate {output.output_rate}"
+            lines.append(f"the rates: the run started with {_rates(stored.rates)}, given {shown}")
+    return lines
+
+
+def resume_conflicts(
+    stored: RunManifest,
+    directory: Path,
+    suite: str | None,
+    selection: SelectionFlags,
+    provider: RunProviderFlags,
+    permissions: PermissionFlags,
+    output: OutputFlags,
+) -> list[str]:
+    """One line per flag that differs from what plan.json stored (empty: the command line continues the run)."""
+    return [
+        *_selection(stored, suite, selection),
+        *_provider(stored, provider),
+        *_permissions(stored, permissions),
+        *_output(stored, directory, output),
+    ]

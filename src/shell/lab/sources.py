@@ -1,0 +1,91 @@
+"""What ``eval compare`` and ``eval show`` read a run from: a report directory, its report.json, a run id
+(``alisio.shell.lab.stored``), or an ``eval export`` bundle (``alisio.core.lab.bundle``).
+
+A file is told apart by its content: a JSON object with ``report`` and ``runs`` is a bundle, anything else
+is read as a report.json. Every problem is a ``LabError``: one line naming the file and what is wrong.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from returns.result import Failure, Success
+
+from alisio.core.lab.bundle import Bundle, decode_bundle, is_bundle
+from alisio.core.lab.report import Report
+from alisio.core.lab.report_json import decode_report
+from alisio.shell.lab.errors import LabError
+from alisio.shell.lab.store import read_report
+from alisio.shell.lab.stored import report_dir
+
+__all__ = ["read_bundle", "report_directory_of", "report_of"]
+
+MAX_FILE_BYTES = 512 * 1024 * 1024
+"""A report or bundle larger than this is refused rather than read into memory."""
+
+
+def _file_bytes(path: Path) -> bytes:
+    try:
+        if not path.is_file():
+            raise LabError(f"{path}: not a regular file")
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise LabError(f"{path}: larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB; not read")
+        return path.read_bytes()
+    except OSError as error:
+        raise LabError(f"{path}: cannot read: {error.strerror or error}") from None
+
+
+def _is_file(ref: str) -> Path | None:
+    path = Path(ref).expanduser()
+    try:
+        return path if path.exists() and not path.is_dir() else None
+    except OSError:
+        return None
+
+
+def read_bundle(ref: str) -> Bundle | None:
+    """The bundle ``ref`` names when it is a file holding one; ``None`` for anything else."""
+    path = _is_file(ref)
+    if path is None:
+        return None
+    data = _file_bytes(path)
+    if not is_bundle(data):
+        return None
+    match decode_bundle(data, str(path)):
+        case Success(Bundle() as bundle):
+            return bundle
+        case Failure(error):
+            raise LabError(str(error))
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def report_of(ref: str, data_root: Path) -> Report:
+    """The report ``ref`` names: a report.json or bundle file, a report directory, or a run id.
+
+    Raises:
+        LabError: what ``report_dir`` refuses, or the file that cannot be read or decoded.
+    """
+    path = _is_file(ref)
+    if path is None and ref.endswith(".json") and not Path(ref).expanduser().is_dir():
+        raise LabError(f"{ref}: no such file or directory")
+    if path is not None:
+        data = _file_bytes(path)
+        decoded = decode_bundle(data, str(path)).map(lambda b: b.report) if is_bundle(data) else None
+        result = decoded if decoded is not None else decode_report(data, str(path))
+    else:
+        result = read_report(report_dir(ref, data_root, "compare"))
+    match result:
+        case Success(Report() as report):
+            return report
+        case Failure(error):
+            raise LabError(str(error))
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def report_directory_of(ref: str, data_root: Path) -> Path | None:
+    """The report directory ``ref`` names (for links to its report.html and transcripts): a report file's
+    directory, a report directory, a run id's; ``None`` for an export bundle, which has none."""
+    path = _is_file(ref)
+    if path is not None:
+        return None if is_bundle(_file_bytes(path)) else path.parent
+    return report_dir(ref, data_root, "compare")
