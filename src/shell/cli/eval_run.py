@@ -178,7 +178,8 @@ def _headline(start: LabStart) -> None:
     plan = start.provider
     source = f"replay of {plan.id} cassettes" if start.mode == "replay" else plan.id
     say(
-        f"{head} ({source}, {plan.model}, seed {start.seed}, {start.jobs} at once{common.sandbox_note(start)})"
+        f"{head} ({source}, {plan.model}{plan.key_note}, seed {start.seed}, {start.jobs} at once"
+        f"{common.sandbox_note(start)})"
     )
 
 

@@ -104,9 +104,19 @@ BaseUrl = Annotated[
     str | None,
     option(
         "--base-url",
-        help="OpenAI-compatible base URL; overrides the configuration.",
+        help="Base URL, with its version segment; overrides the configuration and the preset.",
         panel=PROVIDER,
         metavar="URL",
+    ),
+]
+ProviderPreset = Annotated[
+    str | None,
+    option(
+        "--provider",
+        help="A provider preset: openai, anthropic, openrouter, deepseek, ollama, vllm, llamacpp (its base "
+        "URL, api and key variable); overrides provider.preset.",
+        panel=PROVIDER,
+        metavar="NAME",
     ),
 ]
 Script = Annotated[
@@ -243,6 +253,7 @@ class ProviderFlags:
 
     model: Model = None
     base_url: BaseUrl = None
+    preset: ProviderPreset = None
     script: Script = None
     agent: AgentFlag = None
 
