@@ -111,13 +111,14 @@ def _resume_request(
     if changed:
         raise LabError(
             f"--resume continues the run as it was started: {', '.join(changed)} cannot change it "
-            "(--model, --base-url, --jobs, --retry-errors, --keep and --json may be given)"
+            "(--model, --base-url, --provider, --jobs, --retry-errors, --keep and --json may be given)"
         )
     env = common.environment()
     return resume_request(
         resume_target(resume.resume, data_dir(env)),
         model=provider.model,
         base_url=provider.base_url,
+        preset=provider.preset,
         retry_errors=resume.retry_errors,
         output=common.output(output),
         jobs=common.jobs(execution.jobs),

@@ -95,6 +95,7 @@ def resume_request(
     model: str | None,
     base_url: str | None,
     retry_errors: bool,
+    preset: str | None = None,
     output: Output,
     jobs: int | None,
     env: Mapping[str, str],
@@ -117,6 +118,7 @@ def resume_request(
         provider=ProviderOptions(
             model=model or (stored.model if stored.script is None else None),
             base_url=base_url,
+            preset=preset,
             script=Path(stored.script) if stored.script else None,
             agent=stored.agent,
         ),
