@@ -7,8 +7,9 @@
   file is refused before it is read, and a duplicate key is refused by the TOML parser, naming the key.
 - ``data_dir`` (the spec's ``<dataDir>``): ``$ALISIO_DATA_HOME``, else ``$XDG_STATE_HOME/alisio``, else
   ``~/.local/state/alisio``.
-- ``resolve_provider``: ``--model``/``--base-url`` override the file; the API key is read from the variable
-  the file names (default ``OPENAI_API_KEY``, used only when set) into an ``ApiKey`` that never shows its
+- ``resolve_provider``: ``--provider``/``--model``/``--base-url`` override the file (a preset gives the base
+  URL, api and key variable); the API key is read from the variable the file names (else the preset's, else
+  ``OPENAI_API_KEY``, used only when set; a preset's key goes only to its host) into an ``ApiKey`` that never shows its
   value in ``repr``/``str`` and cannot be serialized: it is never stored, logged or put in an event.
 
 Every function takes the environment as a mapping (``os.environ`` in the CLI, a plain dict in tests).
@@ -16,6 +17,7 @@ Every function takes the environment as a mapping (``os.environ`` in the CLI, a 
 
 from __future__ import annotations
 
+import difflib
 import os
 import stat
 import tomllib
@@ -24,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
+import msgspec
 from returns.result import Failure, Result, Success
 
 from alisio.core.agents.config import ExternalAgent, split_agents
@@ -35,7 +38,9 @@ from alisio.core.harness.config import (
     config_hash,
     parse_config,
 )
+from alisio.core.harness.config_provider import unsupported_sampling
 from alisio.core.harness.endpoint import redact_credentials
+from alisio.core.harness.presets import PRESET_NAMES, PRESETS, key_host_refusal
 from alisio.core.harness.tomlkeys import duplicate_key
 from alisio.core.harness.wire import DEFAULT_API, DEFAULT_API_KEY_ENVS, Api
 from alisio.shell.harness.tools.files import file_kind
@@ -47,6 +52,7 @@ __all__ = [
     "config_dir",
     "config_path",
     "data_dir",
+    "key_variable",
     "load_config",
     "resolve_provider",
 ]
@@ -225,12 +231,21 @@ class ResolvedProvider:
     """The variable the key was read from (``None`` when no key is sent)."""
     rate_limit_give_up_ms: int = 120_000
     """``provider.rateLimitGiveUpMs``."""
+    headers: Mapping[str, str] = field(default_factory=dict, repr=False)
+    """``provider.headers``: sent with every request; never stored, logged or in an event."""
+    timeout_ms: int | None = None
+    """``provider.timeoutMs``: the longest wait to connect or for the next bytes (``None``: the defaults)."""
 
 
-def key_variable(settings: ProviderSettings) -> str:
-    """The variable the key is read from: ``provider.apiKeyEnv``, else the api's (``ANTHROPIC_API_KEY`` for
-    ``anthropic``, ``OPENAI_API_KEY`` otherwise)."""
-    return settings.api_key_env or DEFAULT_API_KEY_ENVS[settings.resolved_api]
+def key_variable(settings: ProviderSettings) -> str | None:
+    """The variable the key is read from: ``provider.apiKeyEnv``; else the preset's (``None`` for a local
+    server's preset: no key is sent); else the api's (``ANTHROPIC_API_KEY`` for ``anthropic``,
+    ``OPENAI_API_KEY`` otherwise)."""
+    if settings.api_key_env is not None:
+        return settings.api_key_env
+    if settings.preset is not None:
+        return PRESETS[settings.preset].key_env
+    return DEFAULT_API_KEY_ENVS[settings.resolved_api]
 
 
 def _missing(source: str, key: str, flag: str, what: str) -> ConfigError:
@@ -238,33 +253,80 @@ def _missing(source: str, key: str, flag: str, what: str) -> ConfigError:
     return ConfigError(source=source, key=key, message=message)
 
 
-def _api_key(loaded: LoadedConfig, env: Mapping[str, str]) -> Result[ApiKey | None, ConfigError]:
-    named = loaded.config.provider.api_key_env
-    value = env.get(key_variable(loaded.config.provider), "")
+def _api_key(
+    settings: ProviderSettings, source: str, base_url: str, env: Mapping[str, str]
+) -> Result[ApiKey | None, ConfigError]:
+    named = settings.api_key_env
+    variable = key_variable(settings)
+    value = env.get(variable, "") if variable is not None else ""
     if value:
+        refusal = key_host_refusal(settings.preset, base_url) if settings.preset and not named else None
+        if refusal is not None:
+            return Failure(ConfigError(source=source, key="provider.preset", message=refusal))
         return Success(ApiKey(value))
     if named is None:
         return Success(None)
     message = f"names the variable {named}, which is not set or empty (export it, or remove apiKeyEnv for a "
     message += "server that needs no key)"
-    return Failure(ConfigError(source=loaded.source, key="provider.apiKeyEnv", message=message))
+    return Failure(ConfigError(source=source, key="provider.apiKeyEnv", message=message))
+
+
+def _with_preset(
+    settings: ProviderSettings, preset_flag: str | None
+) -> Result[ProviderSettings, ConfigError]:
+    """``settings`` with ``--provider NAME`` as its preset (the flag overrides ``provider.preset``)."""
+    if preset_flag is None:
+        return Success(settings)
+    if preset_flag not in PRESET_NAMES:
+        close = difflib.get_close_matches(preset_flag, PRESET_NAMES, n=1, cutoff=0.5)
+        near = f"; did you mean {close[0]!r}?" if close else ""
+        message = f"{preset_flag!r} is not a provider preset (one of {', '.join(PRESET_NAMES)}){near}"
+        return Failure(ConfigError(source="--provider", key="", message=message))
+    return Success(msgspec.structs.replace(settings, preset=preset_flag))
+
+
+def _checked_sampling(loaded: LoadedConfig, api: Api) -> Result[None, ConfigError]:
+    found = unsupported_sampling(api, loaded.config.measured.sampling)
+    if found is None:
+        return Success(None)
+    return Failure(ConfigError(source=loaded.source, key=found[0], message=found[1]))
 
 
 def resolve_provider(
-    loaded: LoadedConfig, model_flag: str | None, base_url_flag: str | None, env: Mapping[str, str]
+    loaded: LoadedConfig,
+    model_flag: str | None,
+    base_url_flag: str | None,
+    env: Mapping[str, str],
+    preset_flag: str | None = None,
 ) -> Result[ResolvedProvider, ConfigError]:
     """The provider for a live run: flags override the file, and the key comes from the environment.
 
     With no file at all, ``--base-url URL --model NAME`` is enough (OpenAI-compatible local servers need no
-    key). The key is read from ``provider.apiKeyEnv`` (default ``OPENAI_API_KEY``) and used only when set.
+    key), and so is ``--provider NAME --model NAME``: a preset gives the base URL, the api and the key
+    variable, each overridden by what is written. The key is read from ``key_variable`` and used only when
+    set; a key from a preset's own variable goes only to the preset's host.
 
     Returns:
-        ``Success(ResolvedProvider)``, or ``Failure(ConfigError)`` naming the file and the key: no base URL
-        (``provider.baseUrl`` / ``--base-url``), a base URL that is not http(s), no model (``provider.model``
-        / ``--model``), or an explicitly named ``provider.apiKeyEnv`` whose variable is not set.
+        ``Success(ResolvedProvider)``, or ``Failure(ConfigError)`` naming the file and the key: an unknown
+        ``--provider``, no base URL (``provider.baseUrl`` / ``--base-url``), a base URL that is not http(s),
+        no model (``provider.model`` / ``--model``), an explicitly named ``provider.apiKeyEnv`` whose
+        variable is not set, a preset's key bound for another host, or a sampling setting the api does not
+        take.
     """
-    settings = loaded.config.provider
-    base_url = base_url_flag or settings.base_url
+    return _with_preset(loaded.config.provider, preset_flag).bind(
+        lambda settings: _resolved(loaded, settings, model_flag, base_url_flag, env)
+    )
+
+
+def _resolved(
+    loaded: LoadedConfig,
+    settings: ProviderSettings,
+    model_flag: str | None,
+    base_url_flag: str | None,
+    env: Mapping[str, str],
+) -> Result[ResolvedProvider, ConfigError]:
+    preset_url = PRESETS[settings.preset].base_url if settings.preset is not None else None
+    base_url = base_url_flag or settings.base_url or preset_url
     model = model_flag or settings.model
     if not base_url:
         return Failure(_missing(loaded.source, "provider.baseUrl", "--base-url URL", "base URL"))
@@ -273,7 +335,8 @@ def resolve_provider(
         return Failure(ConfigError(source="--base-url", key="", message=message))
     if not model:
         return Failure(_missing(loaded.source, "provider.model", "--model NAME", "model"))
-    return _api_key(loaded, env).map(
+    checked = _checked_sampling(loaded, settings.resolved_api)
+    return checked.bind(lambda _: _api_key(settings, loaded.source, base_url, env)).map(
         lambda key: ResolvedProvider(
             id=settings.resolved_id,
             base_url=base_url,
@@ -283,5 +346,7 @@ def resolve_provider(
             api=settings.resolved_api,
             key_source=key_variable(settings) if key is not None else None,
             rate_limit_give_up_ms=settings.rate_limit_give_up_ms,
+            headers=dict(settings.headers or {}),
+            timeout_ms=settings.timeout_ms,
         )
     )

@@ -19,8 +19,10 @@ from alisio.core.harness.config import (
     MeasuredConfig,
     ProviderSettings,
     Reasoning,
+    Sampling,
     ToolSettings,
 )
+from alisio.core.harness.presets import PRESET_NAMES
 from alisio.core.harness.sandbox import SandboxKind
 
 chars = st.integers(min_value=1, max_value=100_000_000)
@@ -30,6 +32,9 @@ calls_per_turn = st.integers(min_value=1, max_value=100_000)
 thresholds = st.floats(min_value=0.0, max_value=1.0, exclude_min=True, allow_nan=False)
 efforts: st.SearchStrategy[Effort | None] = st.sampled_from([None, "low", "medium", "high"])
 texts = st.text(min_size=1, max_size=80)
+temperatures = st.none() | st.floats(min_value=0.0, max_value=2.0, allow_nan=False)
+top_ps = st.none() | st.floats(min_value=0.0, max_value=1.0, exclude_min=True, allow_nan=False)
+seeds = st.none() | st.integers(min_value=0, max_value=(1 << 63) - 1)
 agent_names = st.from_regex(r"\A[A-Za-z][A-Za-z0-9_-]{0,12}\Z")
 tool_subsets = st.none() | st.lists(st.sampled_from(HARNESS_TOOLS), max_size=10).map(tuple)
 
@@ -48,6 +53,9 @@ VALUES: dict[str, st.SearchStrategy[Any]] = {
     "limits.maxOutputTokens": tokens,
     "compaction.threshold": thresholds,
     "reasoning.effort": efforts,
+    "sampling.temperature": temperatures,
+    "sampling.topP": top_ps,
+    "sampling.seed": seeds,
     "tools.bashOutputLimitChars": chars,
     "tools.bashTimeoutMs": millis,
     "tools.readMaxChars": chars,
@@ -70,6 +78,7 @@ def measured_configs(draw: st.DrawFn) -> MeasuredConfig:
         limits=Limits(max_context_chars=draw(chars), max_output_tokens=draw(tokens)),
         compaction=Compaction(threshold=draw(thresholds)),
         reasoning=Reasoning(effort=draw(efforts)),
+        sampling=Sampling(temperature=draw(temperatures), top_p=draw(top_ps), seed=draw(seeds)),
         tools=ToolSettings(
             bash_output_limit_chars=draw(chars),
             bash_timeout_ms=draw(millis),
@@ -92,6 +101,14 @@ provider_settings = st.builds(
     max_response_bytes=st.integers(min_value=1024, max_value=1 << 32),
     api=st.none() | st.sampled_from(["openai-chat", "openai-responses", "anthropic"]),
     rate_limit_give_up_ms=st.integers(min_value=1, max_value=86_400_000),
+    preset=st.none() | st.sampled_from(PRESET_NAMES),
+    headers=st.none()
+    | st.dictionaries(
+        st.from_regex(r"\AX-[A-Za-z]{1,8}\Z"),
+        texts.filter(lambda t: "\n" not in t and "\r" not in t and "\x00" not in t),
+        max_size=3,
+    ),
+    timeout_ms=st.none() | millis,
 )
 lab_settings = st.builds(
     LabSettings,

@@ -63,6 +63,7 @@ def test_an_empty_file_and_one_spelling_out_the_defaults_hash_the_same() -> None
         "limits": {"maxContextChars": 200_000, "maxOutputTokens": 8192},
         "compaction": {"threshold": 0.8},
         "reasoning": {},
+        "sampling": {},
         "tools": {
             "bashOutputLimitChars": 20_000,
             "bashTimeoutMs": 120_000,
@@ -150,6 +151,9 @@ def test_measured_keys_are_derived_from_the_structs() -> None:
         "limits.maxOutputTokens",
         "compaction.threshold",
         "reasoning.effort",
+        "sampling.temperature",
+        "sampling.topP",
+        "sampling.seed",
         "tools.bashOutputLimitChars",
         "tools.bashTimeoutMs",
         "tools.readMaxChars",

@@ -6,6 +6,7 @@
     cache = true                    # prompt-cache breakpoints where the api has them (Anthropic)
 
     [provider]                      # not measured: never in the hash, never a variant override
+    preset = "deepseek"             # a known provider: its baseUrl, api and key variable (alisio...presets)
     api = "openai-chat"             # the wire format: openai-chat (default), openai-responses, anthropic
     id = "openai_compat"            # a label recorded in events and reports (e.g. "deepseek"), not a format
     baseUrl = "http://localhost:8000/v1"
@@ -14,6 +15,8 @@
     maxConcurrency = 4              # requests in flight to this endpoint at once (default: --jobs)
     maxResponseBytes = 33554432     # the largest response body read from the provider (32 MiB)
     rateLimitGiveUpMs = 120000      # stop the command once the endpoint refused every request this long
+    timeoutMs = 300000              # the longest wait for the connection or the next bytes of an answer
+    headers = { "X-Team" = "lab" }  # extra HTTP headers: not measured, never logged or stored
 
     [lab]                           # not measured either: how the lab runs, not what it measures
     jobs = 4                        # runs at once (default: 4 live, the number of CPUs for replay/scripted)
@@ -28,6 +31,11 @@
 
     [reasoning]
     effort = "medium"               # low | medium | high; absent = not sent
+
+    [sampling]                      # each absent = not sent (config_provider.Sampling)
+    temperature = 0.2
+    topP = 0.9
+    seed = 7                        # openai-chat only
 
     [tools]
     bashOutputLimitChars = 20000
@@ -56,16 +64,31 @@ import functools
 import hashlib
 import re
 from collections.abc import Iterable, Mapping
-from typing import Annotated, Final, Literal, TypeVar, get_args
+from typing import Final, Literal, TypeVar, get_args
 
 import msgspec
-from msgspec import Meta
 from returns.result import Failure, Result, Success
 
 from alisio.core.base import Frozen
 from alisio.core.errors import ConfigError
+from alisio.core.harness.config_provider import (
+    AGENT_NAME_PATTERN,
+    DEFAULT_MAX_RESPONSE_BYTES,
+    AgentName,
+    CallsPerTurn,
+    Effort,
+    Fraction,
+    NonEmptyText,
+    PositiveChars,
+    PositiveMs,
+    PositiveTokens,
+    ProviderSettings,
+    Sampling,
+)
+from alisio.core.harness.config_provider import TomlInput as _Input
 from alisio.core.harness.lab_settings import LabSettings
-from alisio.core.harness.wire import APIS, DEFAULT_API, DEFAULT_API_KEY_ENVS, FORMAT_IDS, Api
+from alisio.core.harness.presets import PRESET_NAMES
+from alisio.core.harness.wire import APIS, DEFAULT_API, DEFAULT_API_KEY_ENVS, FORMAT_IDS
 
 __all__ = [
     "DEFAULT_API_KEY_ENV",
@@ -82,6 +105,7 @@ __all__ = [
     "MeasuredConfig",
     "ProviderSettings",
     "Reasoning",
+    "Sampling",
     "ToolName",
     "ToolSettings",
     "apply_overrides",
@@ -100,10 +124,6 @@ ToolName = Literal[
 HARNESS_TOOLS: Final[tuple[ToolName, ...]] = get_args(ToolName)
 
 DEFAULT_API_KEY_ENV: Final = DEFAULT_API_KEY_ENVS[DEFAULT_API]
-
-DEFAULT_MAX_RESPONSE_BYTES: Final = 32 << 20
-"""The largest provider response body read (SSE framing included): a real answer of maxOutputTokens, streamed
-one token per chunk, stays far below it; a stream that never ends is stopped there."""
 
 DEFAULT_INSTRUCTIONS: Final = """\
 You are alisio, a coding agent working headless in a software project. The user gives you one task; complete \
@@ -133,68 +153,6 @@ is left and why.
 the user should know. Your final message must not contain a tool call; it ends the run.
 """
 """The default system prompt of the harness (``instructions``)."""
-
-_MAX_CHARS: Final = 100_000_000
-_MAX_TOKENS: Final = 10_000_000
-_MAX_MS: Final = 86_400_000
-_MAX_CALLS_PER_TURN: Final = 100_000
-
-PositiveChars = Annotated[int, Meta(ge=1, le=_MAX_CHARS)]
-PositiveTokens = Annotated[int, Meta(ge=1, le=_MAX_TOKENS)]
-PositiveMs = Annotated[int, Meta(ge=1, le=_MAX_MS)]
-CallsPerTurn = Annotated[int, Meta(ge=1, le=_MAX_CALLS_PER_TURN)]
-Fraction = Annotated[float, Meta(gt=0.0, le=1.0)]
-NonEmptyText = Annotated[str, Meta(min_length=1)]
-_AGENT_NAME: Final = r"^[A-Za-z][A-Za-z0-9_-]{0,63}$"
-AgentName = Annotated[str, Meta(pattern=_AGENT_NAME)]
-EnvVarName = Annotated[str, Meta(pattern=r"^[A-Z_][A-Z0-9_]{0,127}$")]
-BaseUrl = Annotated[str, Meta(pattern=r"^https?://\S+$")]
-ResponseBytes = Annotated[int, Meta(ge=1024, le=1 << 32)]
-Effort = Literal["low", "medium", "high"]
-
-
-class _Input(Frozen, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """Base of the Structs read from config.toml: a misspelt key fails instead of being ignored."""
-
-
-class ProviderSettings(_Input, frozen=True, kw_only=True):
-    """``[provider]``: who answers. Not measured: it never enters the hash and is never a variant override."""
-
-    api: Api | None = None
-    """The wire format; ``None`` (not written) is ``openai-chat``: use ``resolved_api``."""
-    id: NonEmptyText = "openai_compat"
-    """A label recorded as ``provider`` in run_start and reports (use ``resolved_id``); it selects no wire
-    format. An id that reads as one (``anthropic``) with no ``api`` written is refused."""
-    base_url: BaseUrl | None = None
-    """The base URL, with its version segment (``--base-url`` overrides it)."""
-    model: NonEmptyText | None = None
-    """The model name (``--model`` overrides it)."""
-    api_key_env: EnvVarName | None = None
-    """The NAME of the environment variable holding the key, never the key. ``None`` (not written): the api's
-    variable (``DEFAULT_API_KEY_ENVS``) when set, else no key (local servers need none); a name written here
-    must be set."""
-    max_concurrency: Annotated[int, Meta(ge=1, le=1024)] | None = None
-    """At most this many requests in flight to the endpoint at once, over every concurrent run of a command
-    (``None``: as many as ``--jobs``)."""
-
-    max_response_bytes: ResponseBytes = DEFAULT_MAX_RESPONSE_BYTES
-    """The largest response body read from the provider (1 KiB to 4 GiB); past it the call fails with
-    ``provider_too_large``. Not measured: a safety limit on the endpoint, not a strategy."""
-    rate_limit_give_up_ms: PositiveMs = 120_000
-    """Once the endpoint has answered every request with 429 for this long, the command stops as on a refused
-    key (the report of what finished is written and says why)."""
-
-    @property
-    def resolved_api(self) -> Api:
-        """``api``, or the default ``openai-chat`` when none is written."""
-        return self.api or DEFAULT_API
-
-    @property
-    def resolved_id(self) -> str:
-        """``id``; at its default, the api's name for ``openai-responses`` and ``anthropic``."""
-        if self.id == "openai_compat" and self.resolved_api != DEFAULT_API:
-            return self.resolved_api
-        return self.id
 
 
 class Limits(_Input, frozen=True, kw_only=True):
@@ -263,6 +221,7 @@ class MeasuredConfig(_Input, frozen=True, kw_only=True):
     limits: Limits = msgspec.field(default_factory=Limits)
     compaction: Compaction = msgspec.field(default_factory=Compaction)
     reasoning: Reasoning = msgspec.field(default_factory=Reasoning)
+    sampling: Sampling = msgspec.field(default_factory=Sampling)
     tools: ToolSettings = msgspec.field(default_factory=ToolSettings)
     instructions: NonEmptyText = DEFAULT_INSTRUCTIONS
     """The system prompt of the harness."""
@@ -310,7 +269,7 @@ def measured_keys() -> tuple[str, ...]:
 def _known_keys() -> tuple[str, ...]:
     provider = tuple(_keys_of(ProviderSettings, "provider."))
     lab = tuple(_keys_of(LabSettings, "lab."))
-    sections = ("provider", "lab", "limits", "compaction", "reasoning", "tools")
+    sections = ("provider", "lab", "limits", "compaction", "reasoning", "sampling", "tools")
     return (*sections, *provider, *lab, *measured_keys(), "agents.NAME.instructions", "agents.NAME.tools")
 
 
@@ -324,6 +283,7 @@ _CHOICES: Final[tuple[tuple[str, str, tuple[str, ...]], ...]] = (
     (r"\.tools\[\d+\]$", "a harness tool", HARNESS_TOOLS),
     (r"^reasoning\.effort$", "a reasoning effort", get_args(Effort)),
     (r"^provider\.api$", "a provider api", APIS),
+    (r"^provider\.preset$", "a provider preset", PRESET_NAMES),
 )
 _PATTERN_HINTS: Final[Mapping[str, str]] = {
     "baseUrl": "expected an http:// or https:// URL",
@@ -334,7 +294,14 @@ _SECRET_WORDS: Final = ("key", "token", "secret", "password")
 
 
 def _suggestion(key: str, known: Iterable[str]) -> str:
-    """A "did you mean" hint among keys at the same depth (``limits.bad`` never suggests the table ``limits``)."""
+    """A "did you mean" hint: a key whose last part is the one written (``temperature`` and
+    ``provider.temperature`` name ``sampling.temperature``), else the closest key at the same depth
+    (``limits.bad`` never suggests the table ``limits``)."""
+    known = tuple(known)
+    last = key.rpartition(".")[2].lower()
+    same = [name for name in known if name != key and name.rpartition(".")[2].lower() == last]
+    if same:
+        return f" (did you mean {same[0]}?)"
     depth = key.count(".")
     candidates = [name for name in known if name != key and name.count(".") == depth]
     close = difflib.get_close_matches(key, candidates, n=1, cutoff=0.6)
@@ -424,7 +391,7 @@ def _collect(results: Iterable[Result[T, ConfigError]]) -> Result[tuple[T, ...],
 
 def _parse_agent(name: str, body: object, source: str) -> Result[AgentConfig, ConfigError]:
     key = f"agents.{name}"
-    if not re.fullmatch(_AGENT_NAME, name):
+    if not re.fullmatch(AGENT_NAME_PATTERN, name):
         message = "an agent name is a letter, then letters, digits, '_' or '-' (at most 64 characters)"
         return Failure(ConfigError(source=source, key=key, message=message))
     return _convert(body, _AgentBody, key, source).map(
@@ -517,6 +484,8 @@ def config_hash(measured: MeasuredConfig) -> str:
     data = msgspec.to_builtins(_canonical(measured))
     if data.get("cache") is True:
         del data["cache"]  # added after the first reports: at its default it leaves their hashes as they were
+    if not _without_none(data.get("sampling")):
+        del data["sampling"]  # the same: sampling enters only once a value is written
     return hashlib.sha256(_IN_ORDER.encode(data)).hexdigest()
 
 
@@ -531,7 +500,7 @@ def _measured_data(measured: MeasuredConfig) -> dict[str, object]:
     agents = {agent.name: _without_none(msgspec.to_builtins(agent)) for agent in measured.agents}
     for body in agents.values():
         del body["name"]
-    sections = ("limits", "compaction", "reasoning", "tools")
+    sections = ("limits", "compaction", "reasoning", "sampling", "tools")
     return {**built, **{section: _without_none(built[section]) for section in sections}, "agents": agents}
 
 

@@ -99,6 +99,12 @@ class ProviderRequest(Frozen, frozen=True, kw_only=True):
     cache: bool = True
     """Mark prompt-cache breakpoints where the wire format has them (Anthropic's ``cache_control``); the
     measured key ``cache``."""
+    temperature: float | None = None
+    """``sampling.temperature``; ``None`` sends none."""
+    top_p: float | None = None
+    """``sampling.topP``; ``None`` sends none."""
+    seed: int | None = None
+    """``sampling.seed`` (Chat Completions only); ``None`` sends none."""
 
 
 class Usage(Frozen, frozen=True, kw_only=True, omit_defaults=True):

@@ -52,6 +52,7 @@ from alisio.core.harness.wire_common import code_of as _code
 from alisio.core.harness.wire_common import excerpt as _excerpt
 from alisio.core.harness.wire_common import int_of as _int
 from alisio.core.harness.wire_common import read_count as _count
+from alisio.core.harness.wire_common import sampling_fields
 from alisio.core.harness.wire_common import text_of as _text
 
 DONE = "[DONE]"
@@ -116,6 +117,7 @@ def chat_request_body(
         body[limit_field] = request.max_output_tokens
     if request.reasoning_effort is not None:
         body["reasoning_effort"] = request.reasoning_effort
+    body.update(sampling_fields(request, seed=True))
     return body
 
 

@@ -69,7 +69,16 @@ from alisio.core.harness.protocol import (
     UserMessage,
 )
 from alisio.core.harness.sse import ChunkError
-from alisio.core.harness.wire_common import code_of, excerpt, int_of, json_text, mapping, read_count, text_of
+from alisio.core.harness.wire_common import (
+    code_of,
+    excerpt,
+    int_of,
+    json_text,
+    mapping,
+    read_count,
+    sampling_fields,
+    text_of,
+)
 
 PATH: Final = "/messages"
 ANTHROPIC_VERSION: Final = "2023-06-01"
@@ -117,6 +126,7 @@ def request_body(request: ProviderRequest) -> dict[str, object]:
     budget = thinking_budget(request.reasoning_effort, max_tokens)
     if budget is not None:
         body["thinking"] = {"type": "enabled", "budget_tokens": budget}
+    body.update(sampling_fields(request, seed=False))
     return body
 
 

@@ -18,8 +18,18 @@ from collections.abc import Mapping
 import msgspec
 
 from alisio.core.base import Frozen
+from alisio.core.harness.protocol import ProviderRequest
 
 EXCERPT_CHARS = 120
+
+
+def sampling_fields(request: ProviderRequest, *, seed: bool) -> dict[str, object]:
+    """The sampling settings a request carries (``temperature``, ``top_p``, and ``seed`` where the api has
+    it), each only when set."""
+    fields: dict[str, object] = {"temperature": request.temperature, "top_p": request.top_p}
+    if seed:
+        fields["seed"] = request.seed
+    return {name: value for name, value in fields.items() if value is not None}
 
 
 class SseMessage(Frozen, frozen=True, kw_only=True):

@@ -61,7 +61,16 @@ from alisio.core.harness.protocol import (
     UserMessage,
 )
 from alisio.core.harness.sse import ChunkError
-from alisio.core.harness.wire_common import code_of, excerpt, int_of, json_text, mapping, read_count, text_of
+from alisio.core.harness.wire_common import (
+    code_of,
+    excerpt,
+    int_of,
+    json_text,
+    mapping,
+    read_count,
+    sampling_fields,
+    text_of,
+)
 
 PATH: Final = "/responses"
 INCOMPLETE_REASONS: Final[Mapping[str, str]] = {"max_output_tokens": "length"}
@@ -94,6 +103,7 @@ def request_body(request: ProviderRequest) -> dict[str, object]:
         body["max_output_tokens"] = request.max_output_tokens
     if request.reasoning_effort is not None:
         body["reasoning"] = {"effort": request.reasoning_effort}
+    body.update(sampling_fields(request, seed=False))
     return body
 
 

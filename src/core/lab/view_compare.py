@@ -32,9 +32,9 @@ from alisio.core.lab.verdict import Adjustment, VerdictRule, format_p
 from alisio.core.lab.view import Notice, Table, condition_items
 
 __all__ = [
-    "ComparisonView",
     "NOT_RECORDED",
     "OUTCOME_LABEL",
+    "ComparisonView",
     "SideCondition",
     "comparison_view",
     "outcomes_line",

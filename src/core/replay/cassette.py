@@ -136,8 +136,8 @@ _IN_ORDER = msgspec.json.Encoder()
 def encode_cassette(cassette: Cassette) -> bytes:
     """The cassette's JSONL bytes: the header line, then one line per call, each ending with a newline.
 
-    What was added to requests after the first cassettes (``cache`` when on, an assistant message's empty
-    ``reasoningBlocks``) is left out at its default, so a cassette recorded again is byte for byte the one
+    What was added to requests after the first cassettes (``cache`` when on, the sampling settings when not
+    sent, an assistant message's empty ``reasoningBlocks``) is left out at its default, so a cassette recorded again is byte for byte the one
     recorded before (decoding fills the defaults back in).
     """
     lines = [_ENCODER.encode(cassette.header), *(_encode_call(call) for call in cassette.calls)]
@@ -149,6 +149,9 @@ def _encode_call(call: RecordedCall) -> bytes:
     request = data["request"]
     if request.get("cache") is True:
         del request["cache"]
+    for key in ("temperature", "topP", "seed"):  # sampling, added later: left out when not sent
+        if request.get(key, 0) is None:
+            del request[key]
     for message in request["messages"]:
         if message.get("reasoningBlocks") in ((), []):
             del message["reasoningBlocks"]

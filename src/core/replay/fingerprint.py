@@ -181,6 +181,14 @@ class _HashedCacheOff(_Hashed, frozen=True, kw_only=True):
     cache: bool
 
 
+class _HashedSampled(_HashedCacheOff, frozen=True, kw_only=True):
+    """A request with a sampling setting (added later: requests without one hash as they always did)."""
+
+    temperature: float | None
+    top_p: float | None
+    seed: int | None
+
+
 class _AssistantV1(Frozen, frozen=True, kw_only=True, tag="assistant", tag_field="role"):
     """An assistant message as version 1 hashed it (before reasoning blocks existed)."""
 
@@ -277,7 +285,12 @@ def _head_and_tail(request: ProviderRequest) -> tuple[bytes, bytes]:
         "max_output_tokens": request.max_output_tokens,
         "reasoning_effort": request.reasoning_effort,
     }
-    hashed = _Hashed(**fields) if request.cache else _HashedCacheOff(**fields, cache=False)  # type: ignore[arg-type]
+    sampling = {"temperature": request.temperature, "top_p": request.top_p, "seed": request.seed}
+    hashed: _Hashed
+    if any(value is not None for value in sampling.values()):
+        hashed = _HashedSampled(**fields, cache=request.cache, **sampling)  # type: ignore[arg-type]
+    else:
+        hashed = _Hashed(**fields) if request.cache else _HashedCacheOff(**fields, cache=False)  # type: ignore[arg-type]
     empty = _ENCODER.encode(hashed)
     cut = empty.index(_MESSAGES_KEY) + len(_MESSAGES_KEY)
     return empty[:cut], empty[cut:]

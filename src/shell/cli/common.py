@@ -102,7 +102,13 @@ def selection(
 def provider(flags: ProviderFlags) -> ProviderOptions:
     from alisio.shell.lab.request import ProviderOptions
 
-    return ProviderOptions(model=flags.model, base_url=flags.base_url, script=flags.script, agent=flags.agent)
+    return ProviderOptions(
+        model=flags.model,
+        base_url=flags.base_url,
+        preset=flags.preset,
+        script=flags.script,
+        agent=flags.agent,
+    )
 
 
 def permissions(flags: PermissionFlags) -> Permissions:

@@ -86,8 +86,8 @@ def _headline(start: LabStart) -> None:
     noun = "task" if len(start.tasks) == 1 else "tasks"
     plan = start.provider
     say(
-        f"recording {suite.suite_id} {suite.suite_version}: {len(start.tasks)} {noun} ({plan.id}, {plan.model}, "
-        f"{start.jobs} at once{common.sandbox_note(start)})"
+        f"recording {suite.suite_id} {suite.suite_version}: {len(start.tasks)} {noun} ({plan.id}, {plan.model}"
+        f"{plan.key_note}, {start.jobs} at once{common.sandbox_note(start)})"
     )
 
 

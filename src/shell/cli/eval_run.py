@@ -102,12 +102,13 @@ def _resume_request(
         raise LabError(
             *conflicts,
             "nothing was run: --resume continues the run as it was started (flags equal to what it stored, "
-            "--model, --base-url, --jobs, --retry-errors, --keep, --quiet and --json may be given)",
+            "--model, --base-url, --provider, --jobs, --retry-errors, --keep, --quiet and --json may be given)",
         )
     return resume_request(
         directory,
         model=provider.model,
         base_url=provider.base_url,
+        preset=provider.preset,
         retry_errors=resume.retry_errors,
         output=common.output(output),
         jobs=common.jobs(execution.jobs),
@@ -169,7 +170,9 @@ def _headline(start: LabStart) -> None:
     source = f"replay of {plan.id} cassettes" if start.mode == "replay" else plan.id
     label = f" [{start.label}]" if start.label else ""
     note = common.sandbox_note(start)
-    say(f"{head} ({source}, {plan.model}, seed {start.seed}, {start.jobs} at once{note}){label}")
+    say(
+        f"{head} ({source}, {plan.model}{plan.key_note}, seed {start.seed}, {start.jobs} at once{note}){label}"
+    )
 
 
 def stop_lines(outcome: LabOutcome) -> list[str]:

@@ -102,8 +102,8 @@ def _headline(start: LabStart) -> None:
     plan = start.provider
     say(
         f"{suite.suite_id} {suite.suite_version}: {n} variants x {tasks} {noun} x k={start.k} = "
-        f"{start.planned} runs, interleaved ({plan.id}, {plan.model}, seed {start.seed}, {start.jobs} at once"
-        f"{common.sandbox_note(start)})"
+        f"{start.planned} runs, interleaved ({plan.id}, {plan.model}{plan.key_note}, seed {start.seed}, "
+        f"{start.jobs} at once{common.sandbox_note(start)})"
     )
     for index, variant in enumerate(start.variants.variants):
         role = " (baseline)" if index == 0 and variant.id != "baseline" else ""

@@ -26,10 +26,6 @@ from typing import Annotated, Any, TypeVar
 import typer
 
 __all__ = [
-    "OUTPUT",
-    "PERMISSIONS",
-    "PROVIDER",
-    "SELECTION",
     "BaseUrl",
     "CheckedFlags",
     "Cwd",
@@ -43,14 +39,19 @@ __all__ = [
     "Junit",
     "ModeChoice",
     "Model",
+    "OUTPUT",
     "OptionalSuiteArg",
     "OutputFlags",
+    "PERMISSIONS",
+    "PROVIDER",
     "PermissionFlags",
     "ProviderFlags",
+    "ProviderPreset",
     "RayAddress",
     "RecordSelectionFlags",
     "ResumeFlags",
     "RunProviderFlags",
+    "SELECTION",
     "SandboxChoice",
     "SandboxFlag",
     "SelectionFlags",
@@ -104,9 +105,19 @@ BaseUrl = Annotated[
     str | None,
     option(
         "--base-url",
-        help="OpenAI-compatible base URL; overrides the configuration.",
+        help="Base URL, with its version segment; overrides the configuration and the preset.",
         panel=PROVIDER,
         metavar="URL",
+    ),
+]
+ProviderPreset = Annotated[
+    str | None,
+    option(
+        "--provider",
+        help="A provider preset: openai, anthropic, openrouter, deepseek, ollama, vllm, llamacpp (its base "
+        "URL, api and key variable); overrides provider.preset.",
+        panel=PROVIDER,
+        metavar="NAME",
     ),
 ]
 Script = Annotated[
@@ -253,6 +264,7 @@ class ProviderFlags:
 
     model: Model = None
     base_url: BaseUrl = None
+    preset: ProviderPreset = None
     script: Script = None
     agent: AgentFlag = None
 

@@ -38,6 +38,7 @@ from alisio.shell.cli.options import (
     GrantFlags,
     Json,
     Model,
+    ProviderPreset,
     SandboxChoice,
     SandboxFlag,
     grouped,
@@ -98,6 +99,7 @@ class RunProviderFlags:
 
     model: Model = None
     base_url: BaseUrl = None
+    preset: ProviderPreset = None
     script: Annotated[
         Path | None,
         option(
@@ -256,7 +258,7 @@ def _policy(choice: PolicyChoice, granted_flags: dict[str, bool], read_only: boo
 
 
 def _provider(
-    script: Path | None, model: str | None, base_url: str | None
+    script: Path | None, model: str | None, base_url: str | None, preset: str | None
 ) -> tuple[Provider, str, MeasuredConfig, str | None, LabSettings]:
     """The provider, the model name, the measured configuration (config.toml, or every default), the key and
     the ``[lab]`` settings (its sandbox)."""
@@ -277,7 +279,7 @@ def _provider(
             raise CommandError(f"--script {failure}") from None
     from alisio.shell.lab.plans import live_plan
 
-    plan = live_plan(loaded, model, base_url, env)  # one run: its gate has one slot, as one run needs
+    plan = live_plan(loaded, model, base_url, env, preset=preset)  # one run: its gate has one slot
     assert plan.shared is not None  # the live plan's one provider
     return plan.shared, plan.model, measured, plan.key, lab
 
@@ -332,7 +334,7 @@ def _setup(
     read_only = permissions.read_only
     policy = _policy(run.policy, permissions.granted(), read_only)
     provider, model_name, measured, key, lab = _provider(
-        provider_flags.script, provider_flags.model, provider_flags.base_url
+        provider_flags.script, provider_flags.model, provider_flags.base_url, provider_flags.preset
     )
     sandbox = _sandbox(run.sandbox, lab, workspace, policy)
     expect(select_agent(measured, run.agent), "--agent")

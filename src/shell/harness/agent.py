@@ -353,6 +353,9 @@ class _Run:
             ),
             reasoning_effort=measured.reasoning.effort,
             cache=measured.cache,
+            temperature=measured.sampling.temperature,
+            top_p=measured.sampling.top_p,
+            seed=measured.sampling.seed,
         )
         normalized = msgspec.structs.replace(
             request, instructions=self.normalized_instructions, messages=tuple(self.normalized)

@@ -37,7 +37,7 @@ from alisio.core.lab.report import Report
 from alisio.core.lab.transcript import decode_transcript, transcript_path
 from alisio.core.share.scrub import ScrubFacts, scrub_bundle
 from alisio.core.share.secrets import SecretHit, known_credentials, scan
-from alisio.shell.config_home import data_dir, load_config
+from alisio.shell.config_home import data_dir, key_variable, load_config
 from alisio.shell.lab.errors import LabError
 from alisio.shell.lab.store import (
     NOT_REGULAR,
@@ -121,7 +121,7 @@ def _credentials(env: Mapping[str, str]) -> tuple[tuple[tuple[str, str], ...], t
     """The profile's credentials (and a warning when the configuration cannot tell which variable is the key)."""
     match load_config(env):
         case Success(loaded):
-            named = loaded.config.provider.api_key_env or DEFAULT_API_KEY_ENV
+            named = key_variable(loaded.config.provider) or DEFAULT_API_KEY_ENV  # a preset's, too
             return known_credentials(env, (named,)), ()
         case Failure(error):
             warning = f"cannot read the configuration ({error}); scanning for {DEFAULT_API_KEY_ENV} and "

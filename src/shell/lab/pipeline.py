@@ -75,7 +75,7 @@ from alisio.shell.lab.outputs import (
     report_files,
     write_outputs,
 )
-from alisio.shell.lab.plans import ProviderPlan, live_plan, scripted_plan
+from alisio.shell.lab.plans import ProviderPlan, check_sampling, live_plan, scripted_plan
 from alisio.shell.lab.preflight import Agents, preflight
 from alisio.shell.lab.registry import register_directory
 from alisio.shell.lab.request import ExecutorKind, LabRequest, RunMode
@@ -160,7 +160,9 @@ def _provider_plan(
         return scripted_plan(options.script, tasks, options.model)
     if loaded is None:
         raise LabError("a live run needs the configuration (pass --script to play scripted turns)")
-    return live_plan(loaded, options.model, options.base_url, request.env, jobs_for(request, loaded))
+    return live_plan(
+        loaded, options.model, options.base_url, request.env, jobs_for(request, loaded), options.preset
+    )
 
 
 def sandbox_for(
@@ -528,6 +530,8 @@ def run_request(request: LabRequest, ui: Ui, outputs: Sequence[Output] = OUTPUTS
     lab = loaded.config.lab if loaded is not None else LabSettings()
     kind, sandbox = sandbox_for(request.sandbox, lab, request.env, ui.say)
     plan = _provider_plan(request, choice, tasks, measured, loaded, ui.say)
+    if variants is not None:
+        check_sampling(plan, [(v.id, v.measured) for v in variants.variants], str(request.variants_file))
     if request.mode is RunMode.RECORD:
         plan, _ = recording_plan(plan)
     try:

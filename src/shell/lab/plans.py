@@ -15,7 +15,7 @@ the API key only to keep it out of the environment of commands and the name of t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -33,9 +33,16 @@ from alisio.shell.lab.errors import LabError
 from alisio.shell.lab.portable import PortableLive, PortableProvider, scripted
 
 if TYPE_CHECKING:
+    from alisio.core.harness.config import MeasuredConfig
     from alisio.shell.config_home import LoadedConfig
 
-__all__ = ["ProviderPlan", "RunHook", "live_plan", "scripted_plan"]
+__all__ = [
+    "ProviderPlan",
+    "RunHook",
+    "check_sampling",
+    "live_plan",
+    "scripted_plan",
+]
 
 
 class RunHook(Protocol):
@@ -74,9 +81,19 @@ class ProviderPlan:
     base_url: str | None = None
     """The live provider's base URL (where an external agent's proxy forwards); ``None`` otherwise."""
 
+    @property
+    def key_note(self) -> str:
+        """``, key from VAR`` when a key is sent (a headline names the variable), else nothing."""
+        return f", key from {self.key_source}" if self.key_source is not None else ""
+
 
 def live_plan(
-    loaded: LoadedConfig, model: str | None, base_url: str | None, env: Mapping[str, str], jobs: int = 1
+    loaded: LoadedConfig,
+    model: str | None,
+    base_url: str | None,
+    env: Mapping[str, str],
+    jobs: int = 1,
+    preset: str | None = None,
 ) -> ProviderPlan:
     """The configured provider (flags override the file), built once for every run of the command.
 
@@ -90,7 +107,7 @@ def live_plan(
     from alisio.shell.harness.providers.gate import EndpointGate
     from alisio.shell.harness.providers.registry import build_provider
 
-    resolved = expect(resolve_provider(loaded, model, base_url, env))
+    resolved = expect(resolve_provider(loaded, model, base_url, env, preset))
     key = resolved.api_key.reveal() if resolved.api_key is not None else None
     provider = build_provider(
         resolved.api,
@@ -101,6 +118,8 @@ def live_plan(
         max_response_bytes=resolved.max_response_bytes,
         gate=EndpointGate(loaded.config.provider.max_concurrency or jobs),
         rate_limit_give_up_ms=resolved.rate_limit_give_up_ms,
+        headers=resolved.headers,
+        timeout_ms=resolved.timeout_ms,
     )
     return ProviderPlan(
         id=resolved.id,
@@ -122,6 +141,22 @@ def live_plan(
         shared=provider,
         base_url=resolved.base_url,
     )
+
+
+def check_sampling(plan: ProviderPlan, configs: Sequence[tuple[str, MeasuredConfig]], source: str) -> None:
+    """Refuse, before the first run, a variant whose sampling settings the live api cannot take.
+
+    Raises:
+        LabError: naming the file, the variant and the key (``sampling.seed`` for ``anthropic``, ...).
+    """
+    from alisio.core.harness.config_provider import unsupported_sampling
+
+    if not isinstance(plan.portable, PortableLive):
+        return  # scripted turns and replay send nothing to an api
+    for variant, measured in configs:
+        found = unsupported_sampling(plan.portable.api, measured.sampling)
+        if found is not None:
+            raise LabError(f"{source}: variant {variant}: {found[0]}: {found[1]}")
 
 
 def _read_script(path: Path) -> bytes:

@@ -71,6 +71,8 @@ class ProviderOptions:
 
     model: str | None = None
     base_url: str | None = None
+    preset: str | None = None
+    """``--provider NAME``: a provider preset (``alisio.core.harness.presets``)."""
     script: Path | None = None
     """Scripted assistant turns instead of a model: one file for every run, or a directory of <task>.json."""
     agent: str | None = None

@@ -113,6 +113,7 @@ def resume_request(
     model: str | None,
     base_url: str | None,
     retry_errors: bool,
+    preset: str | None = None,
     output: Output,
     jobs: int | None,
     env: Mapping[str, str],
@@ -135,6 +136,7 @@ def resume_request(
         provider=ProviderOptions(
             model=model or (stored.model if stored.script is None else None),
             base_url=resumed_base_url(stored, base_url, env),
+            preset=preset,
             script=Path(stored.script) if stored.script else None,
             agent=stored.agent,
         ),

@@ -12,6 +12,7 @@ Works with OpenAI, DeepSeek, OpenRouter, Groq, xAI, Z.ai and local servers (vLLM
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import ClassVar, Unpack
 
 import httpx
@@ -42,9 +43,12 @@ class OpenAICompatProvider(StreamingProvider):
         api_key: str | None = None,
         provider_id: str | None = None,
         limit_field: LimitField | None = None,
+        extra_headers: Mapping[str, str] | None = None,
         **options: Unpack[TransportOptions],
     ) -> None:
-        super().__init__(base_url, model, api_key=api_key, provider_id=provider_id, **options)
+        super().__init__(
+            base_url, model, api_key=api_key, provider_id=provider_id, extra_headers=extra_headers, **options
+        )
         host = httpx.URL(base_url).host
         self._limit_field: LimitField = limit_field or (
             "max_completion_tokens" if host == "api.openai.com" else "max_tokens"

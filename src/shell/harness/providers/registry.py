@@ -19,7 +19,7 @@ from alisio.shell.harness.providers.anthropic import AnthropicProvider
 from alisio.shell.harness.providers.gate import Gate
 from alisio.shell.harness.providers.openai_compat import OpenAICompatProvider
 from alisio.shell.harness.providers.responses import ResponsesProvider
-from alisio.shell.harness.providers.streaming import StreamingProvider
+from alisio.shell.harness.providers.streaming import StreamingProvider, TransportOptions
 
 __all__ = ["PROVIDERS", "build_provider"]
 
@@ -40,14 +40,21 @@ def build_provider(
     max_response_bytes: int,
     gate: Gate | None,
     rate_limit_give_up_ms: int,
+    headers: Mapping[str, str] | None = None,
+    timeout_ms: int | None = None,
 ) -> StreamingProvider:
-    """The live provider for ``api`` (every other setting is the transport's, the same for all apis)."""
+    """The live provider for ``api`` (every other setting is the transport's, the same for all apis).
+
+    ``headers`` are ``provider.headers``; ``timeout_ms`` (``provider.timeoutMs``) bounds the connection and
+    each wait for the next bytes of an answer (``None``: the transport's 10 s and 300 s).
+    """
+    options: TransportOptions = {
+        "max_response_bytes": max_response_bytes,
+        "gate": gate,
+        "rate_limit_give_up_s": rate_limit_give_up_ms / 1000,
+    }
+    if timeout_ms is not None:
+        options["connect_timeout"] = options["read_timeout"] = timeout_ms / 1000
     return PROVIDERS[api](
-        base_url,
-        model,
-        api_key=api_key,
-        provider_id=provider_id,
-        max_response_bytes=max_response_bytes,
-        gate=gate,
-        rate_limit_give_up_s=rate_limit_give_up_ms / 1000,
+        base_url, model, api_key=api_key, provider_id=provider_id, extra_headers=headers, **options
     )

@@ -8,7 +8,7 @@ endpoint gate, redaction) is the transport's, so the three providers behave the 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from types import TracebackType
 from typing import ClassVar, Self, TypedDict, Unpack
@@ -52,6 +52,7 @@ class StreamingProvider:
         model: used when a request names no model.
         api_key: the key, or ``None`` for servers that need none.
         provider_id: the label recorded in events and reports (``provider.id``); the format's default otherwise.
+        extra_headers: ``provider.headers``, sent with every request (never logged or stored).
         **options: the transport's settings (``TransportOptions``).
     """
 
@@ -65,14 +66,16 @@ class StreamingProvider:
         *,
         api_key: str | None = None,
         provider_id: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
         **options: Unpack[TransportOptions],
     ) -> None:
         self._provider_id = provider_id or self.default_id
         self._model = model
         base = base_url.rstrip("/")
         key = api_key or None
-        headers = self.key_headers(key) if key else {}
-        headers.update(self.format_headers())
+        headers = self.format_headers()
+        headers.update(extra_headers or {})  # provider.headers: may replace a format header, never the key's
+        headers.update(self.key_headers(key) if key else {})
         self._transport = Transport(base + path_of(self.api), base, headers=headers, secret=key, **options)
 
     @property
