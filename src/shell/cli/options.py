@@ -26,6 +26,10 @@ from typing import Annotated, Any, TypeVar
 import typer
 
 __all__ = [
+    "OUTPUT",
+    "PERMISSIONS",
+    "PROVIDER",
+    "SELECTION",
     "BaseUrl",
     "CheckedFlags",
     "Cwd",
@@ -39,11 +43,8 @@ __all__ = [
     "Junit",
     "ModeChoice",
     "Model",
-    "OUTPUT",
     "OptionalSuiteArg",
     "OutputFlags",
-    "PERMISSIONS",
-    "PROVIDER",
     "PermissionFlags",
     "ProviderFlags",
     "ProviderPreset",
@@ -51,7 +52,6 @@ __all__ = [
     "RecordSelectionFlags",
     "ResumeFlags",
     "RunProviderFlags",
-    "SELECTION",
     "SandboxChoice",
     "SandboxFlag",
     "SelectionFlags",
