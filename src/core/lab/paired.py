@@ -1,5 +1,5 @@
-"""The suite-level comparison, paired by task: the mean per-task difference, its t interval, and an exact
-sign-flip permutation p-value.
+"""The suite-level comparison, paired by task: the mean per-task difference, its t interval, and a
+permutation p-value stratified by task.
 
 Both reports ran the same tasks, so the comparison is paired by task (Miller 2024, "Adding Error Bars to
 Evals", arXiv:2411.00640, §4): for every task judged on both sides, d_i = candidate rate − baseline rate.
@@ -12,11 +12,14 @@ Rules this module keeps:
   (for example all tasks 5/5 on both sides) that interval would be a point, so the interval is Newcombe's
   interval of the pooled counts instead (``pooled_newcombe``), and a single task gets its own Newcombe
   interval the same way.
-- The p-value flips the sign of each d_i (under "no change" each difference is as likely negative as
-  positive): with T <= ``EXACT_FLIPS_UP_TO`` tasks every one of the 2^T sign patterns is enumerated and the
-  p-value is exact; above, ``DRAWS`` patterns are drawn with a seeded generator and the p-value is
-  (1 + hits)/(1 + draws), never 0. Sums are compared in exact integer arithmetic when the common
-  denominator of the rates allows it, so ties count as extreme exactly.
+- The p-value (``stratified_permutation_p``) permutes the run labels between the two sides *within each
+  task*: under the sharp null "each run's outcome does not depend on its side", a task with s passes among
+  nb + nc runs gives the candidate X ~ Hypergeometric(nb + nc, s, nc) passes, independently across tasks.
+  The statistic is Σ d_i, and the p-value is P(|Σ D_i| >= |Σ d_i|) under that law. It is exact for any runs
+  per side, equal or not (the sign-flip test, ``sign_flip_p``, assumes each d_i symmetric about 0, which
+  fails with unequal runs per side at low or high rates: 8.2% size at 5% nominal for 5 against 50 runs at
+  p = 0.05). The law is computed exactly by convolution, in integer units of the common denominator, while
+  each step stays within ``EXACT_SUPPORT`` pairs; above, ``DRAWS`` seeded draws give (1 + hits)/(1 + draws).
 """
 
 from __future__ import annotations
@@ -38,11 +41,13 @@ if TYPE_CHECKING:
 __all__ = [
     "DRAWS",
     "EXACT_FLIPS_UP_TO",
+    "EXACT_SUPPORT",
     "PERMUTATION_SEED",
     "PairedDifference",
     "PermutationMethod",
     "paired_difference",
     "sign_flip_p",
+    "stratified_permutation_p",
 ]
 
 EXACT_FLIPS_UP_TO = 20
@@ -51,15 +56,17 @@ DRAWS = 100_000
 """Random sign patterns drawn above ``EXACT_FLIPS_UP_TO`` tasks."""
 PERMUTATION_SEED = 20241100
 """Seed of the drawn sign patterns: the same reports always give the same p-value."""
+EXACT_SUPPORT = 2_000_000
+"""Most (value, split) pairs one convolution step of the exact null law of Σ d_i may handle; above, draws."""
 
 
 class PermutationMethod(StrEnum):
     """How the sign-flip p-value was computed."""
 
     EXACT = "exact"
-    """All 2^T sign patterns."""
+    """The exact permutation law (all 2^T sign patterns for ``sign_flip_p``)."""
     MONTE_CARLO = "monte_carlo"
-    """``DRAWS`` seeded random patterns; p = (1 + hits)/(1 + draws)."""
+    """``DRAWS`` seeded random permutations; p = (1 + hits)/(1 + draws)."""
 
 
 class PairedDifference(Frozen, frozen=True, kw_only=True, omit_defaults=True):
@@ -78,10 +85,10 @@ class PairedDifference(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     df: int | None = None
     """Degrees of freedom of the t interval (T − 1); absent with the pooled interval."""
     p_value: float
-    """Two-sided sign-flip permutation p-value of "no change"."""
+    """Two-sided permutation p-value of "no change", stratified by task (``stratified_permutation_p``)."""
     p_method: PermutationMethod
     resamples: int
-    """Sign patterns counted: 2^T (exact) or ``DRAWS``."""
+    """Values of Σ d_i in its exact null law (exact) or ``DRAWS`` (Monte Carlo)."""
     min_detectable: float | None = None
     """Smallest mean difference this many tasks had 80% power to detect at this spread of the d_i (paired
     t approximation, two-sided 5%); absent with fewer than 2 tasks, without spread, or when not even a
@@ -156,6 +163,106 @@ def sign_flip_p(
     return (1 + hits) / (1 + draws), PermutationMethod.MONTE_CARLO, draws
 
 
+def _hypergeometric(total: int, passes: int, drawn: int) -> tuple[int, NDArray[Any]]:
+    """(smallest x, P(X = x) for x upwards) of X ~ Hypergeometric(total runs, passes, drawn), from sums of
+    logs (relative error about total·1e-16)."""
+    import numpy as np
+
+    low, high = max(0, passes - (total - drawn)), min(passes, drawn)
+    log_fact = np.concatenate(([0.0], np.cumsum(np.log(np.arange(1, total + 1, dtype=np.float64)))))
+
+    def log_choose(n: int | NDArray[Any], k: int | NDArray[Any]) -> NDArray[Any]:
+        out: NDArray[Any] = log_fact[n] - log_fact[k] - log_fact[np.subtract(n, k)]
+        return out
+
+    x = np.arange(low, high + 1)
+    pmf: NDArray[Any] = np.exp(
+        log_choose(drawn, x) + log_choose(total - drawn, passes - x) - log_choose(total, passes)
+    )
+    return low, pmf
+
+
+def _exact_law(
+    tasks: Sequence[tuple[int, int, int, int]], unit: int, support: int
+) -> tuple[NDArray[Any], NDArray[Any], int] | None:
+    """The null law of Σ d_i·unit as (values, probabilities) with the observed value, by sparse convolution
+    (outer sums merged by value), or ``None`` when a step would handle more than ``support`` pairs or the
+    values could overflow int64."""
+    import numpy as np
+
+    if (
+        sum(unit // bn + unit // cn for _, bn, _, cn in tasks) * max(bn + cn for _, bn, _, cn in tasks)
+        >= 2**62
+    ):
+        return None
+    values: NDArray[Any] = np.zeros(1, dtype=np.int64)
+    probs: NDArray[Any] = np.ones(1)
+    observed = 0
+    for b, bn, c, cn in tasks:
+        low, pmf = _hypergeometric(bn + cn, b + c, cn)
+        if len(values) * len(pmf) > support:
+            return None
+        # D = X/cn − (s − X)/bn, so D·unit = X·(unit/cn + unit/bn) − s·unit/bn
+        step, shift = unit // cn + unit // bn, (b + c) * (unit // bn)
+        task_values = (np.arange(low, low + len(pmf), dtype=np.int64) * step - shift).astype(np.int64)
+        observed += c * step - shift
+        pairs = (values[:, None] + task_values[None, :]).ravel()
+        values, inverse = np.unique(pairs, return_inverse=True)
+        probs = np.bincount(inverse.ravel(), weights=(probs[:, None] * pmf[None, :]).ravel())
+    return values, probs, observed
+
+
+def _drawn_law(tasks: Sequence[tuple[int, int, int, int]], draws: int, seed: int) -> NDArray[Any]:
+    """``draws`` values of Σ D_i under the null, from ``numpy.random.default_rng(seed)``."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    total = np.zeros(draws)
+    for b, bn, c, cn in tasks:
+        s = b + c
+        x = rng.hypergeometric(s, bn + cn - s, cn, size=draws) if 0 < s < bn + cn else np.full(draws, c)
+        total += x / cn - (s - x) / bn
+    return total
+
+
+def stratified_permutation_p(
+    tasks: Sequence[tuple[int, int, int, int]],
+    *,
+    seed: int = PERMUTATION_SEED,
+    draws: int = DRAWS,
+    exact_support: int = EXACT_SUPPORT,
+) -> tuple[float, PermutationMethod, int]:
+    """Two-sided p-value of "no change" by permuting run labels between the sides within each task (module
+    docstring): P(|Σ D_i| >= |Σ d_i|) under the sharp null, the observed tables included.
+
+    Example: one task, 0/5 against 5/5, gives 2/C(10, 5) = 0.0079 (only the two extreme splits of the 5
+    passes are as far from 0).
+
+    Args:
+        tasks: (baseline passes, baseline judged, candidate passes, candidate judged) per task, judged >= 1.
+        seed: seed of the draws (only when the exact law is too large).
+        draws: draws when the exact law is too large.
+        exact_support: the most pairs a convolution step of the exact law may handle (above it, draws).
+
+    Returns:
+        (p-value, method, values in the exact law or draws). A Monte Carlo p-value is never 0.
+    """
+    import numpy as np
+
+    if not tasks:
+        raise ValueError("the permutation test needs at least one task")
+    unit = math.lcm(*(n for b, bn, c, cn in tasks for n in (bn, cn)))
+    exact = _exact_law(tasks, unit, exact_support)
+    if exact is not None:
+        values, probs, observed = exact
+        hits = float(probs[np.abs(values) >= abs(observed)].sum())
+        return min(1.0, hits), PermutationMethod.EXACT, len(values)
+    seen = abs(sum(Fraction(c, cn) - Fraction(b, bn) for b, bn, c, cn in tasks))
+    sums = _drawn_law(tasks, draws, seed)
+    hits = int(np.count_nonzero(np.abs(sums) >= float(seen) * (1.0 - 1e-12)))
+    return (1 + hits) / (1 + draws), PermutationMethod.MONTE_CARLO, draws
+
+
 def _interval(
     tasks: Sequence[tuple[int, int, int, int]], mean: float, stderr: float | None, same: bool
 ) -> tuple[Interval, IntervalMethod, int | None]:
@@ -208,7 +315,7 @@ def paired_difference(
         stderr = math.sqrt(squares / (count - 1) / count)
     same = len(set(diffs)) == 1
     interval, method, df = _interval(tasks, float(mean_exact), stderr, same)
-    p_value, p_method, resamples = sign_flip_p(diffs, seed=seed)
+    p_value, p_method, resamples = stratified_permutation_p(tasks, seed=seed)
     spread = None if stderr is None or same else stderr * math.sqrt(count)
     detectable = None if spread is None else paired_min_detectable(spread, count)
     return PairedDifference(

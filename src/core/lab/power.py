@@ -16,6 +16,12 @@ Formulas (shared/notes/statistics.md §4.5; Fleiss, Levin & Paik 2003; Miller 20
 
   so k = (p1·q1 + p2·q2) / (T·δ²/c² − ω²); when T·δ²/c² <= ω² no k is enough and more tasks are needed.
   ω defaults to 0 (the same change on every task): the most optimistic case, so k is a lower bound.
+- Floors and small n: a per-task verdict needs ``GATE`` (5) judged runs per side, so no plan is below it. When
+  the normal formula asks for at most ``EXACT_UP_TO`` runs per side it overstates the power (0.71 to 0.74
+  instead of 0.80 at n = 5 to 7), so the answer is the smallest n whose exact power under Boschloo's test,
+  the test ``eval compare`` runs, reaches the target (``boschloo_power``: every table enumerated).
+- The suite plan sizes a paired t test; ``eval compare`` prints the stratified permutation p-value, which the
+  t approximation tracks from about ``SUITE_MIN_TASKS`` (6) tasks up. Below that the plan carries a warning.
 - Minimum detectable effect: the smallest change with the given power at the runs a comparison had, by
   inverting the same formulas (``min_detectable_difference``, ``paired_min_detectable``).
 
@@ -32,15 +38,20 @@ from returns.result import Failure, Result, Success
 
 from alisio.core.base import Frozen
 from alisio.core.errors import PowerInputError
+from alisio.core.lab.exact import boschloo_p
 from alisio.core.lab.stats import t_quantile
 
 __all__ = [
     "ALPHA_RANGE",
+    "EXACT_UP_TO",
+    "GATE",
     "MAX_TASKS",
     "MIN_DETECT",
     "POWER_RANGE",
+    "SUITE_MIN_TASKS",
     "PowerPlan",
     "PowerRequest",
+    "boschloo_power",
     "candidate_rate",
     "min_detectable_difference",
     "paired_min_detectable",
@@ -53,6 +64,12 @@ __all__ = [
 ]
 
 _NORMAL = NormalDist()
+GATE = 5
+"""Judged runs per side below which ``eval compare`` gives no verdict ("low power")."""
+EXACT_UP_TO = 10
+"""Runs per side up to which the one-task plan uses the exact power of Boschloo's test."""
+SUITE_MIN_TASKS = 6
+"""Tasks below which the suite plan (a paired t approximation) is marked unreliable."""
 
 MIN_DETECT = 1e-4
 """The smallest change ``eval power`` plans for (0.01 pp): below it no run count is meaningful (and float
@@ -125,6 +142,45 @@ def power_two_proportions(p1: float, p2: float, n1: int, n2: int, alpha: float =
     if alt_se == 0.0:  # p1 and p2 are 0 or 1: the outcome is certain
         return 1.0 if margin > 0.0 else 0.0
     return _NORMAL.cdf(margin / alt_se)
+
+
+def _binomial(n: int, p: float) -> list[float]:
+    return [math.comb(n, x) * p**x * (1.0 - p) ** (n - x) for x in range(n + 1)]
+
+
+def boschloo_power(p1: float, p2: float, n1: int, n2: int, alpha: float = 0.05) -> float:
+    """Exact power of Boschloo's two-sided test at level ``alpha``: the probability, with n1 runs at p1 and
+    n2 at p2, of a table whose Boschloo p-value is below ``alpha``, every table enumerated ((n1+1)(n2+1)
+    p-values, about 7 ms each: meant for small n). Example: 0.5 -> 0.9 at 20 per side is well above 0.5."""
+    _check_level("alpha", alpha)
+    if n1 < 1 or n2 < 1:
+        raise ValueError(f"both sides need runs, got {n1} and {n2}")
+    base, cand = _binomial(n1, p1), _binomial(n2, p2)
+    seen: dict[tuple[int, int], bool] = {}
+
+    def rejects(a: int, b: int) -> bool:
+        # Boschloo's p is the same for the mirror table (n1 − a, n2 − b), and for (b, a) when n1 == n2.
+        key = min((a, b), (n1 - a, n2 - b), *(((b, a), (n2 - b, n1 - a)) if n1 == n2 else ()))
+        if key not in seen:
+            p = boschloo_p(key[0], n1, key[1], n2)
+            seen[key] = p is not None and p < alpha
+        return seen[key]
+
+    total = sum(
+        base[a] * cand[b]
+        for a in range(n1 + 1)
+        for b in range(n2 + 1)
+        if base[a] * cand[b] > 0.0 and rejects(a, b)
+    )
+    return min(1.0, total)
+
+
+def _exact_runs(p1: float, p2: float, start: int, alpha: float, power: float) -> int | None:
+    """The smallest n in [max(GATE, start), EXACT_UP_TO] with exact Boschloo power >= ``power``, else None."""
+    for n in range(max(GATE, start), EXACT_UP_TO + 1):
+        if boschloo_power(p1, p2, n, n, alpha) >= power:
+            return n
+    return None
 
 
 def _first_crossing(
@@ -265,6 +321,12 @@ class PowerPlan(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     min_tasks: int | None = None
     """The fewest tasks for which some number of runs per task is enough (absent when more than
     ``MAX_TASKS`` would be needed)."""
+    runs_per_side_method: str = "normal"
+    """``normal`` (the pooled two-proportion formula, floored at 5) or ``boschloo_exact`` (exact power)."""
+    suite_statistic: str | None = None
+    """What the suite plan sizes: ``paired_t`` (the stratified permutation test compare prints is close to
+    it from ``SUITE_MIN_TASKS`` tasks up)."""
+    warnings: tuple[str, ...] = ()
 
 
 def _number(flag: str, text: str | None, default: float | None = None) -> Result[float, PowerInputError]:
@@ -373,24 +435,49 @@ def plan_power(request: PowerRequest) -> PowerPlan:
     if r.tasks is not None:
         per_task = runs_per_task(r.baseline_rate, r.detect, r.tasks, r.task_sd, r.alpha, r.power)
     k_exact = per_task[0]
+    normal = math.ceil(exact - 1e-9)
+    small = None
+    if normal <= EXACT_UP_TO:
+        small = _exact_runs(
+            r.baseline_rate, candidate_rate(r.baseline_rate, r.detect), normal, r.alpha, r.power
+        )
+        normal = EXACT_UP_TO + 1 if small is None else normal  # not even 10 runs reach it exactly
+    warnings: tuple[str, ...] = ()
+    if r.tasks is not None and r.tasks < SUITE_MIN_TASKS:
+        warnings = (
+            f"with {r.tasks} tasks the paired t approximation behind the suite plan is unreliable "
+            f"(use at least {SUITE_MIN_TASKS} tasks, or plan one task at a time)",
+        )
     return PowerPlan(
         baseline_rate=r.baseline_rate,
         candidate_rate=candidate_rate(r.baseline_rate, r.detect),
         detect=r.detect,
         alpha=r.alpha,
         power=r.power,
-        runs_per_side=math.ceil(exact - 1e-9),
+        runs_per_side=max(GATE, normal if small is None else small),
         runs_per_side_exact=exact,
+        runs_per_side_method="normal" if small is None else "boschloo_exact",
         tasks=r.tasks,
         task_sd=None if r.tasks is None else r.task_sd,
-        runs_per_task=None if k_exact is None else max(1, math.ceil(k_exact - 1e-9)),
+        runs_per_task=None if k_exact is None else max(GATE, math.ceil(k_exact - 1e-9)),
         runs_per_task_exact=k_exact,
         min_tasks=None if r.tasks is None or per_task[1] > MAX_TASKS else per_task[1],
+        suite_statistic=None if r.tasks is None else "paired_t",
+        warnings=warnings,
     )
 
 
 def _pct(rate: float) -> str:
     return f"{rate * 100:.1f}%"
+
+
+def _one_task_line(p: PowerPlan) -> str:
+    if p.runs_per_side_method == "boschloo_exact":
+        how = f"the exact power of Boschloo's test; the normal formula says {p.runs_per_side_exact:.1f}"
+    else:
+        how = f"{p.runs_per_side_exact:.1f} before rounding up; two-proportion test with the pooled variance"
+        how += f" under the null; at least {GATE}, the judged runs a verdict needs"
+    return f"- one task: {p.runs_per_side} runs per side ({how})."
 
 
 def render_power(plan: PowerPlan) -> str:
@@ -399,15 +486,15 @@ def render_power(plan: PowerPlan) -> str:
     lines = [
         f"To detect {_pct(p.baseline_rate)} -> {_pct(p.candidate_rate)} ({p.detect * 100:+.1f} pp) with "
         f"{p.power * 100:g}% power at two-sided alpha {p.alpha:g}:",
-        f"- one task: {p.runs_per_side} runs per side ({p.runs_per_side_exact:.1f} before rounding up; "
-        "two-proportion test with the pooled variance under the null).",
+        _one_task_line(p),
     ]
     if p.tasks is not None:
         spread = f"the change varying across tasks with standard deviation {(p.task_sd or 0.0) * 100:.1f} pp"
         if p.runs_per_task is not None and p.runs_per_task_exact is not None:
             lines.append(
                 f"- {p.tasks} tasks paired by task, {spread}: {p.runs_per_task} runs per task and side "
-                f"({p.runs_per_task_exact:.1f} before rounding up)."
+                f"({p.runs_per_task_exact:.1f} before rounding up, at least {GATE}; sized for a paired t test "
+                "of the mean difference, which the stratified permutation p of eval compare tracks)."
             )
         elif p.min_tasks is not None and p.min_tasks <= MAX_TASKS:
             lines.append(
@@ -419,6 +506,7 @@ def render_power(plan: PowerPlan) -> str:
                 f"- {p.tasks} tasks paired by task, {spread}: no number of runs per task is enough; "
                 f"more than {MAX_TASKS} tasks would be needed."
             )
+    lines += [f"warning: {w}." for w in p.warnings]
     lines.append(
         "These sizes are for a 5% test (eval compare --verdict exact, before the correction across tasks); "
         "the default disjoint-interval verdict needs about 1.65 times as many runs for the same power."

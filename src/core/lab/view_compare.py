@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from alisio.core.base import Frozen
 from alisio.core.lab.compare import Comparison, Delta, DifferenceTest, Outcome, SideCounts, TaskComparison
+from alisio.core.lab.exact import PValueMethod
 from alisio.core.lab.formats import (
     NOT_REPORTED,
     REPLAY_NOTICE,
@@ -153,9 +154,15 @@ _LEGEND_EXACT = (
 
 
 def _difference(d: DifferenceTest) -> str:
-    """``-40.0 pp [-68.7, -3.8]``: the difference and Newcombe's interval, in percentage points."""
+    """``-40.0 pp [-68.7, -3.8]``: the difference and Newcombe's interval, in percentage points, with a
+    mark when the interval and the test disagree (the test decides)."""
     low, high = (format_pp(v).removesuffix(" pp") for v in (d.interval.low, d.interval.high))
-    return f"{format_pp(d.estimate)} [{low}, {high}]"
+    mark = "" if d.interval_agrees else " (interval and test disagree: the test decides)"
+    return f"{format_pp(d.estimate)} [{low}, {high}]{mark}"
+
+
+def _p_cell(d: DifferenceTest) -> str:
+    return format_p(d.p_value) + (" (z)" if d.p_method is PValueMethod.POOLED_Z else "")
 
 
 def _pp_interval(interval: Interval) -> str:
@@ -178,7 +185,7 @@ def _tests(comparison: Comparison) -> tuple[Table | None, tuple[str, ...]]:
             (
                 t.task_id,
                 _difference(d),
-                format_p(d.p_value),
+                _p_cell(d),
                 "—" if d.p_adjusted is None else format_p(d.p_adjusted),
                 "none within 0-100%" if d.min_detectable is None else f"{d.min_detectable * 100:.1f} pp",
             )
@@ -194,7 +201,9 @@ def _tests(comparison: Comparison) -> tuple[Table | None, tuple[str, ...]]:
         "Δ [Newcombe 95%]: the candidate's success rate minus the baseline's, with Newcombe's hybrid score 95% "
         "interval; an interval that excludes 0 is evidence that the task changed.",
         "Boschloo p: the two-sided p-value of Boschloo's exact test that both sides have the same success rate; "
-        "a small value means a difference this large is unlikely by chance alone.",
+        "a small value means a difference this large is unlikely by chance alone; (z) marks a task with more "
+        "than a million possible tables, tested by the pooled two-proportion z test (asymptotic, accurate at "
+        "that size) instead.",
         f"{adjusted_head}: the p-value corrected for the {family} task{'' if family == 1 else 's'} that can get "
         f"a verdict, so that below 0.05 {guard}; — for the tasks outside that family.",
         "detectable: the smallest change from the baseline rate that a two-sided 5% test on these runs detects "
@@ -214,20 +223,20 @@ def _paired_line(p: PairedDifference) -> str:
     else:
         how = f"95% t interval, {p.df} degree{'' if p.df == 1 else 's'} of freedom"
     method = (
-        f"exact, all {p.resamples:,} sign patterns"
+        f"exact law, {p.resamples:,} values"
         if p.p_method is PermutationMethod.EXACT
-        else f"{p.resamples:,} seeded random sign patterns"
+        else f"{p.resamples:,} seeded random permutations"
     )
     detectable = "n/a" if p.min_detectable is None else f"{p.min_detectable * 100:.1f} pp"
+    excludes = p.interval.low > 0.0 or p.interval.high < 0.0
+    agree = (
+        "" if excludes == (p.p_value < 0.05) else " (the interval and the test disagree: the test decides)"
+    )
     return (
         f"Paired by task over {p.tasks} task{'' if p.tasks == 1 else 's'}: mean difference {format_pp(p.mean)}, "
-        f"{_pp_interval(p.interval)} ({how}); sign-flip permutation p = {format_p(p.p_value)} ({method}); "
-        f"detectable at 80% power: {detectable}."
+        f"{_pp_interval(p.interval)} ({how}); permutation p within tasks = {format_p(p.p_value)} ({method})"
+        f"{agree}; detectable at 80% power: {detectable}."
     )
-
-
-def _mul(value: float | None) -> float | None:
-    return None if value is None else value * 100.0
 
 
 def suite_line(comparison: Comparison) -> str:
@@ -236,9 +245,19 @@ def suite_line(comparison: Comparison) -> str:
     shared = f"{s.tasks_compared} task{'' if s.tasks_compared == 1 else 's'} judged on both sides"
     return (
         f"Suite success rate (mean of per-task rates over the {shared}, descriptive; no suite-level "
-        f"verdict is claimed): {_delta(s.success_rate, *RATE)}, task-clustered standard error "
-        f"{format_num(_mul(s.baseline_stderr), 1)} pp → {format_num(_mul(s.candidate_stderr), 1)} pp."
+        f"verdict is claimed): {_delta(s.success_rate, *RATE)}, {_stderr_text(s.baseline_stderr, s.candidate_stderr)}."
     )
+
+
+def _stderr_text(baseline: float | None, candidate: float | None) -> str:
+    """The task-clustered standard errors, or why there are none (one task; every task at the same rate)."""
+    if baseline is None or candidate is None:
+        return "no task-clustered standard error (it needs at least 2 tasks)"
+
+    def one(value: float) -> str:
+        return "0 (every task at the same rate)" if value == 0.0 else f"{format_num(value * 100.0, 1)} pp"
+
+    return f"task-clustered standard error {one(baseline)} → {one(candidate)}"
 
 
 def _summary(comparison: Comparison) -> tuple[str, ...]:

@@ -1,5 +1,5 @@
 """``alisio eval compare BASELINE CANDIDATE [--verdict disjoint|exact] [--adjust holm|bh]
-[--format summary|md] [--json] [--html FILE] [--fail-on regressed|inconclusive]``: compare two reports of the
+[--format summary|md] [--json] [--html FILE] [--fail-on regressed|inconclusive|worse-than:M]``: compare two reports of the
 same suite.
 
 Each side is a run id (``latest``, or any unique prefix; ``alisio.shell.lab.stored``), a report directory,
@@ -11,6 +11,8 @@ its report.json, or an ``eval export`` bundle (``alisio.shell.lab.sources``).
   comparison as one self-contained page (comparison.html: links to both report.html and, per task, to a
   run's transcript on each side; both sides' intervals per task on one axis, the verdicts, the suite summary
   and the limits).
+- ``--fail-on worse-than:M`` exits 4 unless every task with a verdict is shown at most M worse
+  (``alisio.core.lab.noninferiority``).
 - ``--fail-on regressed`` exits 4 when a task regressed; ``--fail-on inconclusive`` when a task regressed
   or is inconclusive. Tasks without a verdict (low power, not comparable, one side only, replay) are not
   gated: stderr says how many.
@@ -31,7 +33,7 @@ import typer
 
 if TYPE_CHECKING:
     from alisio.core.lab.compare import Comparison
-    from alisio.core.lab.gate import FailOn
+    from alisio.core.lab.gate import FailOn, GateResult
     from alisio.core.lab.render_html_compare import SideLinks
     from alisio.core.lab.report import Report
 
@@ -88,7 +90,8 @@ FailOnFlag = Annotated[
         "--fail-on",
         metavar="VERDICT",
         help="Exit 4 when a task's verdict is this or worse: regressed, or inconclusive (regressed and "
-        "inconclusive).",
+        "inconclusive); or worse-than:M (M in (0, 1)) unless every task with a verdict is shown at most M "
+        "worse (one-sided exact test per task, adjusted across tasks like the p-values).",
         show_default=False,
     ),
 ]
@@ -113,6 +116,33 @@ def _choice(flag: str, value: str, choices: tuple[str, ...]) -> str:
     raise LabError(f"{flag}: expected {' or '.join(choices)}, got {value!r}")
 
 
+def _gate_flag(text: str) -> FailOn | float:
+    """``--fail-on``: a verdict (``FailOn``) or a non-inferiority margin (``worse-than:M``)."""
+    from returns.result import Failure, Success
+
+    from alisio.core.lab.gate import FailOn
+    from alisio.core.lab.noninferiority import PREFIX, parse_margin
+    from alisio.shell.lab.errors import LabError
+
+    if not text.startswith(PREFIX):
+        return FailOn(_choice("--fail-on", text, (*tuple(FailOn), f"{PREFIX}M")))
+    match parse_margin(text):
+        case Success(margin):
+            return float(margin)
+        case Failure(message):
+            raise LabError(str(message))
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _gate(comparison: Comparison, gate_on: FailOn | float) -> GateResult:
+    from alisio.core.lab.gate import gate
+    from alisio.core.lab.noninferiority import noninferiority_gate
+
+    if isinstance(gate_on, float):
+        return noninferiority_gate(comparison, gate_on)
+    return gate(comparison, gate_on)
+
+
 def compare(
     baseline: Baseline,
     candidate: Candidate,
@@ -130,7 +160,6 @@ def compare(
     from returns.result import Failure, Success
 
     from alisio.core.lab.compare import compare_reports
-    from alisio.core.lab.gate import FailOn
     from alisio.core.lab.render_compare import render_comparison_markdown
     from alisio.core.lab.verdict import Adjustment, VerdictRule
     from alisio.shell.cli.common import environment
@@ -140,7 +169,7 @@ def compare(
 
     rule = VerdictRule(_choice("--verdict", verdict, tuple(VerdictRule)))
     adjustment = Adjustment(_choice("--adjust", adjust, tuple(Adjustment)))
-    gate_on = None if fail_on is None else FailOn(_choice("--fail-on", fail_on, tuple(FailOn)))
+    gate_on = None if fail_on is None else _gate_flag(fail_on)
     layout = _choice("--format", format, ("summary", "md")) if format is not None else None
     if html is not None:
         check_output_file(html, "--html")
@@ -183,9 +212,9 @@ def _markdown_path(comparison: Comparison) -> Path:
     return data_dir(environment()) / "comparisons" / pair
 
 
-def _summary(comparison: Comparison, gate_on: FailOn | None) -> str:
+def _summary(comparison: Comparison, gate_on: FailOn | float | None) -> str:
     """The terminal summary, after writing the full Markdown where it says."""
-    from alisio.core.lab.gate import describe_gate, gate
+    from alisio.core.lab.gate import describe_gate
     from alisio.core.lab.render_compare import render_comparison_markdown, render_comparison_summary
     from alisio.shell.lab.ci_outputs import OutputProblem, write_output_file
 
@@ -196,7 +225,7 @@ def _summary(comparison: Comparison, gate_on: FailOn | None) -> str:
         write_output_file(target, render_comparison_markdown(comparison), "comparison.md")
     except (OSError, OutputProblem):
         full = None  # the summary says the Markdown was not written; --format md still prints it
-    lines = () if gate_on is None else tuple(describe_gate(gate(comparison, gate_on)))
+    lines = () if gate_on is None else tuple(describe_gate(_gate(comparison, gate_on)))
     return render_comparison_summary(comparison, full=full, gate_lines=lines)
 
 
@@ -236,21 +265,21 @@ def _side_links(path: Path, page: Path) -> SideLinks | None:
 def _outputs(
     comparison: Comparison,
     html: Path | None,
-    gate_on: FailOn | None,
+    gate_on: FailOn | float | None,
     *,
     gate_shown: bool = False,
     links: tuple[SideLinks | None, SideLinks | None] = (None, None),
 ) -> ExitCode:
     """The gate (on stderr unless the summary showed it), the ``--html`` page and the step summary; the exit
     code."""
-    from alisio.core.lab.gate import describe_gate, gate
+    from alisio.core.lab.gate import describe_gate
     from alisio.core.lab.render_html_compare import render_comparison_html
     from alisio.core.lab.step_summary import comparison_summary
     from alisio.shell.cli.common import environment, say
     from alisio.shell.cli.outputs import attempt, settle
     from alisio.shell.lab.ci_outputs import append_step_summary, write_output_file
 
-    result = None if gate_on is None else gate(comparison, gate_on)
+    result = None if gate_on is None else _gate(comparison, gate_on)
     code = ExitCode.GATE if result is not None and result.hit else ExitCode.OK
     for line in [] if result is None or gate_shown else describe_gate(result):
         say(f"alisio eval compare: {line}")
