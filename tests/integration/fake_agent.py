@@ -1,10 +1,12 @@
 """A small deterministic agent CLI for the external-agent tests (stdlib only).
 
-    python3 fake_agent.py [--mode MODE] [--model NAME] [--exit N] [--prompt-file FILE] [PROMPT]
+    python3 fake_agent.py [--api API] [--mode MODE] [--model NAME] [--exit N] [--prompt-file FILE] [PROMPT]
 
-It reads the prompt from PROMPT, from --prompt-file, or from stdin, and talks Chat Completions (streamed) to
-``$OPENAI_BASE_URL`` with ``$OPENAI_API_KEY``, offering one tool, ``bash``, which it runs in its working
-directory; it stops at the first answer without a tool call and prints it. Modes:
+It reads the prompt from PROMPT, from --prompt-file, or from stdin, and talks ``--api`` (streamed) to the
+proxy: ``openai-chat`` (the default; ``$OPENAI_BASE_URL/chat/completions``), ``openai-responses``
+(``$OPENAI_BASE_URL/responses``) or ``anthropic`` (``$ANTHROPIC_BASE_URL/v1/messages``, key in
+``x-api-key``). It offers one tool, ``bash``, which it runs in its working directory, sends each result back
+in the api's own shape, and stops at the first answer without a tool call and prints it. Modes:
 - ``normal`` (default): the loop above;
 - ``no-model``: prints the prompt's length and exits, never calling the model;
 - ``hang``: starts a detached grandchild (``setsid sleep``), then sleeps for ever;
@@ -23,6 +25,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from typing import Any
 
 TOOLS = [
@@ -42,80 +45,166 @@ TOOLS = [
 
 
 MODEL = ["m"]
+API = ["openai-chat"]
 
 
-def _stream(messages: list[dict[str, Any]]) -> dict[str, Any]:
-    body = json.dumps(
-        {
-            "model": MODEL[0],
-            "messages": messages,
-            "tools": TOOLS,
-            "stream": True,
-            "stream_options": {"include_usage": True},
-        }
-    ).encode()
+def _post(
+    path_env: str, path: str, key_header: tuple[str, str], body: dict[str, Any]
+) -> list[tuple[str, Any]]:
+    """POST ``body`` and read the SSE answer: its ``(event, data)`` pairs (``[DONE]`` left out)."""
     request = urllib.request.Request(
-        os.environ["OPENAI_BASE_URL"].rstrip("/") + "/chat/completions",
-        data=body,
-        headers={
-            "content-type": "application/json",
-            "authorization": f"Bearer {os.environ['OPENAI_API_KEY']}",
-        },
+        os.environ[path_env].rstrip("/") + path,
+        data=json.dumps(body).encode(),
+        headers={"content-type": "application/json", key_header[0]: key_header[1]},
     )
-    text: list[str] = []
-    calls: dict[int, dict[str, str]] = {}
+    events: list[tuple[str, Any]] = []
+    name = "message"
     with urllib.request.urlopen(request, timeout=60) as response:
         for raw in response:
             line = raw.decode().strip()
-            if not line.startswith("data:") or line == "data: [DONE]":
-                continue
-            chunk = json.loads(line[5:])
-            for choice in chunk.get("choices", []):
-                delta = choice.get("delta", {})
-                text.append(delta.get("content") or "")
-                for call in delta.get("tool_calls") or []:
-                    slot = calls.setdefault(call.get("index", 0), {"id": "", "name": "", "arguments": ""})
-                    slot["id"] = call.get("id") or slot["id"]
-                    function = call.get("function") or {}
-                    slot["name"] = function.get("name") or slot["name"]
-                    slot["arguments"] += function.get("arguments") or ""
+            if line.startswith("event:"):
+                name = line[6:].strip()
+            elif line.startswith("data:") and line != "data: [DONE]":
+                events.append((name, json.loads(line[5:])))
+                name = "message"
+    return events
+
+
+def _chat_call(messages: list[dict[str, Any]]) -> dict[str, Any]:
+    body = {"model": MODEL[0], "messages": messages, "tools": TOOLS, "stream": True}
+    key = ("authorization", f"Bearer {os.environ['OPENAI_API_KEY']}")
+    text: list[str] = []
+    calls: dict[int, dict[str, str]] = {}
+    for _, chunk in _post(
+        "OPENAI_BASE_URL", "/chat/completions", key, body | {"stream_options": {"include_usage": True}}
+    ):
+        for choice in chunk.get("choices", []):
+            delta = choice.get("delta", {})
+            text.append(delta.get("content") or "")
+            for call in delta.get("tool_calls") or []:
+                slot = calls.setdefault(call.get("index", 0), {"id": "", "name": "", "arguments": ""})
+                slot["id"] = call.get("id") or slot["id"]
+                function = call.get("function") or {}
+                slot["name"] = function.get("name") or slot["name"]
+                slot["arguments"] += function.get("arguments") or ""
     return {"content": "".join(text), "tool_calls": list(calls.values())}
 
 
-def _loop(prompt: str) -> str:
-    messages: list[dict[str, Any]] = [
-        {"role": "system", "content": "You are a test agent."},
-        {"role": "user", "content": prompt},
+def _chat_turn(messages: list[dict[str, Any]], calls: list[dict[str, str]], outputs: list[str]) -> None:
+    shaped = [
+        {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
+        for c in calls
     ]
+    messages.append({"role": "assistant", "content": None, "tool_calls": shaped})
+    messages += [
+        {"role": "tool", "tool_call_id": c["id"], "content": out}
+        for c, out in zip(calls, outputs, strict=True)
+    ]
+
+
+def _responses_call(items: list[dict[str, Any]]) -> dict[str, Any]:
+    tools = [{"type": "function", **TOOLS[0]["function"]}]
+    body = {
+        "model": MODEL[0],
+        "instructions": "You are a test agent.",
+        "input": items,
+        "tools": tools,
+        "stream": True,
+    }
+    key = ("authorization", f"Bearer {os.environ['OPENAI_API_KEY']}")
+    text: list[str] = []
+    calls: list[dict[str, str]] = []
+    for _, event in _post("OPENAI_BASE_URL", "/responses", key, body):
+        item = event.get("item") or {}
+        if event.get("type") != "response.output_item.done":
+            continue
+        if item.get("type") == "function_call":
+            calls.append({"id": item["call_id"], "name": item["name"], "arguments": item["arguments"]})
+        elif item.get("type") == "message":
+            text += [part.get("text", "") for part in item.get("content", [])]
+    return {"content": "".join(text), "tool_calls": calls}
+
+
+def _responses_turn(items: list[dict[str, Any]], calls: list[dict[str, str]], outputs: list[str]) -> None:
+    for call, output in zip(calls, outputs, strict=True):
+        items.append(
+            {
+                "type": "function_call",
+                "call_id": call["id"],
+                "name": call["name"],
+                "arguments": call["arguments"],
+            }
+        )
+        items.append({"type": "function_call_output", "call_id": call["id"], "output": output})
+
+
+def _anthropic_call(messages: list[dict[str, Any]]) -> dict[str, Any]:
+    function = TOOLS[0]["function"]
+    tools = [
+        {
+            "name": function["name"],
+            "description": function["description"],
+            "input_schema": function["parameters"],
+        }
+    ]
+    body = {"model": MODEL[0], "system": "You are a test agent.", "messages": messages, "tools": tools}
+    key = ("x-api-key", os.environ["ANTHROPIC_API_KEY"])
+    blocks: dict[int, dict[str, Any]] = {}
+    for _, event in _post(
+        "ANTHROPIC_BASE_URL", "/v1/messages", key, body | {"max_tokens": 1024, "stream": True}
+    ):
+        index = event.get("index", 0)
+        if event.get("type") == "content_block_start":
+            blocks[index] = dict(event["content_block"]) | {"json": ""}
+        elif event.get("type") == "content_block_delta":
+            delta = event["delta"]
+            blocks[index]["text"] = blocks[index].get("text", "") + delta.get("text", "")
+            blocks[index]["json"] += delta.get("partial_json", "")
+    text = "".join(b.get("text", "") for b in blocks.values() if b["type"] == "text")
+    calls = [
+        {"id": b["id"], "name": b["name"], "arguments": b["json"] or "{}"}
+        for b in blocks.values()
+        if b["type"] == "tool_use"
+    ]
+    return {"content": text, "tool_calls": calls}
+
+
+def _anthropic_turn(messages: list[dict[str, Any]], calls: list[dict[str, str]], outputs: list[str]) -> None:
+    uses = [
+        {"type": "tool_use", "id": c["id"], "name": c["name"], "input": json.loads(c["arguments"])}
+        for c in calls
+    ]
+    results = [
+        {"type": "tool_result", "tool_use_id": c["id"], "content": out}
+        for c, out in zip(calls, outputs, strict=True)
+    ]
+    messages += [{"role": "assistant", "content": uses}, {"role": "user", "content": results}]
+
+
+def _loop(prompt: str) -> str:
+    call: Callable[[list[dict[str, Any]]], dict[str, Any]]
+    turn: Callable[[list[dict[str, Any]], list[dict[str, str]], list[str]], None]
+    if API[0] == "openai-chat":
+        history: list[dict[str, Any]] = [{"role": "system", "content": "You are a test agent."}]
+        call, turn = _chat_call, _chat_turn
+    else:
+        history = []
+        call, turn = {
+            "openai-responses": (_responses_call, _responses_turn),
+            "anthropic": (_anthropic_call, _anthropic_turn),
+        }[API[0]]
+    history.append({"role": "user", "content": prompt})
     while True:
-        answer = _stream(messages)
+        answer = call(history)
         calls = answer["tool_calls"]
         if not calls:
             return str(answer["content"])
-        messages.append(
-            {
-                "role": "assistant",
-                "content": None,
-                "tool_calls": [
-                    {
-                        "id": c["id"],
-                        "type": "function",
-                        "function": {"name": c["name"], "arguments": c["arguments"]},
-                    }
-                    for c in calls
-                ],
-            }
-        )
-        for call in calls:
-            command = json.loads(call["arguments"])["command"]
+        outputs = []
+        for each in calls:
+            command = json.loads(each["arguments"])["command"]
             done = subprocess.run(["bash", "-c", command], capture_output=True, text=True, check=False)
-            messages.append(
-                {
-                    "role": "tool",
-                    "tool_call_id": call["id"],
-                    "content": done.stdout + done.stderr or "(no output)",
-                }
-            )
+            outputs.append(done.stdout + done.stderr or "(no output)")
+        turn(history, calls, outputs)
 
 
 def main(argv: list[str]) -> int:
@@ -129,6 +218,8 @@ def main(argv: list[str]) -> int:
             mode = next(args)
         elif arg == "--model":
             MODEL[0] = next(args)
+        elif arg == "--api":
+            API[0] = next(args)
         elif arg == "--exit":
             code = int(next(args))
         elif arg == "--prompt-file":

@@ -5,7 +5,8 @@ One ``eval run`` over a suite of fix-add copies, each task naming its own agent 
 covers: a pass, a non-zero exit, a hung agent (maxWallMs; its detached grandchild stopped), huge output, an
 agent that never calls the model, maxTurns / maxTokens / maxToolCalls refused by the proxy, a model error, a
 prompt on stdin, the environment the agent gets, an agent that cannot start, and a tool-sequence rule over a
-tool the agent lacks. The counts in the report are checked against the endpoint's own request log.
+tool the agent lacks; and a pass, a budget hit and a model error on each of the Responses and Anthropic
+Messages apis. The counts in the report are checked against the endpoint's own request log.
 """
 
 from __future__ import annotations
@@ -121,7 +122,16 @@ AGENTS = (
     + '[agents.fake-stdin]\nkind = "command"\n'
     + f"command = {json.dumps(['python3', str(FAKE)])}\nstdin = true\n"
     + '[agents.fake-missing]\nkind = "command"\ncommand = ["/nonexistent/agent", "{prompt}"]\n'
+    + _agent("fake-r", "--api", "openai-responses", api='"openai-responses"')
+    + _agent("fake-r-loop", "--api", "openai-responses", "--model", "loop", api='"openai-responses"')
+    + _agent("fake-r-fail", "--api", "openai-responses", "--model", "fail", api='"openai-responses"')
+    + _agent("fake-a", "--api", "anthropic", api='"anthropic"')
+    + _agent("fake-a-loop", "--api", "anthropic", "--model", "loop", api='"anthropic"')
+    + _agent("fake-a-fail", "--api", "anthropic", "--model", "fail", api='"anthropic"')
 )
+OTHER_APIS = {"r": ("/v1/responses", 2 + 3 + 1), "a": ("/v1/messages", 2 + 2 + 1)}
+"""The test agents on the Responses and Anthropic Messages apis (``fake-r*``, ``fake-a*``), by the path they
+post to and how many model calls their runs make; the rest speak Chat Completions."""
 
 
 def test_every_path_of_an_external_agent_run(tmp_path: Path) -> None:
@@ -143,6 +153,12 @@ def test_every_path_of_an_external_agent_run(tmp_path: Path) -> None:
         _task("env", "fake-env"),
         _task("missing", "fake-missing"),
         _task("seq", "fake", verifiers=[*VERIFIERS, *never_fetch]),
+        _task("r-normal", "fake-r"),
+        _task("r-turns", "fake-r-loop", maxTurns=3),
+        _task("r-fail", "fake-r-fail"),
+        _task("a-normal", "fake-a"),
+        _task("a-tokens", "fake-a-loop", maxTokens=200),
+        _task("a-fail", "fake-a-fail"),
     ]
     suite = _suite(tmp_path, tasks)
     out = tmp_path / "out"
@@ -186,21 +202,33 @@ def test_every_path_of_an_external_agent_run(tmp_path: Path) -> None:
         "env": ("pass", None),
         "missing": ("error", "agent_start"),
         "seq": ("error", "verifier_error"),
+        "r-normal": ("pass", None),
+        "r-turns": ("budget_exceeded", "maxTurns"),
+        "r-fail": ("error", "provider_error"),
+        "a-normal": ("pass", None),
+        "a-tokens": ("budget_exceeded", "maxTokens"),
+        "a-fail": ("error", "provider_error"),
     }
     # the report's counts are the endpoint's own: every model call that reached it, 100 + 10 tokens each
     assert sum(r.measured.turns for r in records.values()) == len(log)
     answered = [r for r in log if json.loads(r.body)["model"] != "fail"]  # the failed call reported no usage
     assert sum(r.measured.input_tokens or 0 for r in records.values()) == 100 * len(answered)
-    assert records["normal"].measured.turns == 2
-    assert records["normal"].measured.tool_calls == 1
-    assert (records["normal"].measured.input_tokens, records["normal"].measured.output_tokens) == (200, 20)
-    assert records["normal"].measured.cached_input_tokens == 80
+    for task_id in ("normal", "r-normal", "a-normal"):  # each api's usage, in the lab's convention
+        measured = records[task_id].measured
+        assert (measured.turns, measured.tool_calls) == (2, 1), task_id
+        assert (measured.input_tokens, measured.output_tokens, measured.cached_input_tokens) == (200, 20, 80)
     assert [records[t].measured.turns for t in ("turns", "tokens", "toolcalls")] == [3, 2, 2]
+    assert [records[t].measured.turns for t in ("r-turns", "a-tokens", "r-fail", "a-fail")] == [3, 2, 1, 1]
     assert (
-        sum(1 for r in log if json.loads(r.body)["model"] == "loop") == 7
+        sum(1 for r in log if json.loads(r.body)["model"] == "loop") == 7 + 3 + 2
     )  # nothing past a budget got there
+    for prefix, (api_path, expected) in OTHER_APIS.items():  # each agent used its own api's path
+        calls = sum(records[t].measured.turns for t in records if t.startswith(f"{prefix}-"))
+        assert sum(1 for r in log if r.path == api_path) == calls == expected, api_path
     # the real key reached the endpoint (added by the proxy); the agent had only a dummy one
-    assert {r.headers["authorization"] for r in log} == {f"Bearer {SECRET}"}
+    keys = {r.headers.get("x-api-key") or r.headers["authorization"] for r in log}
+    assert keys == {f"Bearer {SECRET}", SECRET}
+    assert {r.headers.get("x-api-key") for r in log if r.path == "/v1/messages"} == {SECRET}
     assert _agent_exit(out, "exit5")["exitCode"] == 5
     hang = _agent_exit(out, "hang")
     assert hang["killed"] == "maxWallMs"
@@ -209,7 +237,8 @@ def test_every_path_of_an_external_agent_run(tmp_path: Path) -> None:
     assert len(huge["stdout"]) < 25_000 and "characters" in huge["stdout"]
     assert records["nomodel"].measured.turns == 0
     assert "prompt of" in _agent_exit(out, "nomodel")["stdout"]
-    assert "scripted failure" in " ".join(records["fail"].errors)
+    for task_id in ("fail", "r-fail", "a-fail"):
+        assert "HTTP 500: scripted failure" in " ".join(records[task_id].errors), task_id
     seen = json.loads(_agent_exit(out, "env")["stdout"].splitlines()[0])
     assert seen["ALLOWED_VAR"] == "yes" and "OTHER_VAR" not in seen
     assert SECRET not in json.dumps(seen) and seen["OPENAI_API_KEY"] == "alisio-proxy-dummy-key"
@@ -271,8 +300,8 @@ def test_agent_flag_names_the_agent_in_the_conditions(tmp_path: Path) -> None:
             "agents.x.command: has neither {prompt} nor {prompt_file}, and stdin is false",
         ),
         (
-            '[agents.x]\nkind = "command"\napi = "anthropic"\ncommand = ["a", "{prompt}"]\n',
-            "agents.x.api: api 'anthropic' is not yet supported by the proxy",
+            '[agents.x]\nkind = "command"\napi = "gemini"\ncommand = ["a", "{prompt}"]\n',
+            "agents.x.api: ",
         ),
         (
             '[agents.x]\nkind = "opencode"\nbinary = "/nonexistent/opencode"\n',

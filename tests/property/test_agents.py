@@ -19,10 +19,17 @@ from alisio.core.agents.cassette import (
     match_agent_call,
 )
 from alisio.core.agents.config import KINDS, parse_external
-from alisio.core.agents.exchange import read_exchange, unsupported_api
+from alisio.core.agents.exchange import Api, read_exchange, unsupported_api
 from alisio.core.agents.presets import DUMMY_KEY, RunDirs, invocation, lab_tools
 from alisio.core.agents.run import normalized_body, request_fingerprint
-from tests.property.strategies_agents import JSON_VALUES, TEXT, chat_answers, sse_of
+from tests.property.strategies_agents import (
+    JSON_VALUES,
+    TEXT,
+    anthropic_sse_of,
+    chat_answers,
+    responses_sse_of,
+    sse_of,
+)
 
 REQUEST = json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": True}).encode()
 HEADER = AgentCassetteHeader(
@@ -57,12 +64,59 @@ def test_an_error_status_is_an_exchange_with_the_providers_message(status: int, 
     assert exchange.error is not None and exchange.error.startswith(f"HTTP {status}: ")
 
 
-@given(st.sampled_from(["openai-responses", "anthropic", "gemini"]))
-def test_apis_the_proxy_does_not_read_are_refused_by_name(api: str) -> None:
-    """An api the proxy cannot read is a Failure naming it, never a silent empty exchange."""
-    problem = unsupported_api(api)
-    assert problem is not None and api in problem
-    assert isinstance(read_exchange(api, REQUEST, 200, "text/event-stream", b""), Failure)  # type: ignore[arg-type]
+REQUESTS: dict[str, bytes] = {
+    "openai-chat": REQUEST,
+    "openai-responses": json.dumps(
+        {"model": "m", "instructions": "x", "input": [{"role": "user", "content": "hi"}], "stream": True,
+         "tools": [{"type": "function", "name": "exec_command"}, {"type": "custom", "name": "apply_patch"}]}
+    ).encode(),
+    "anthropic": json.dumps(
+        {"model": "m", "system": "x", "messages": [{"role": "user", "content": "hi"}], "stream": True,
+         "tools": [{"name": "Bash", "input_schema": {}}]}
+    ).encode(),
+}  # fmt: skip
+STREAMS = {"openai-chat": sse_of, "openai-responses": responses_sse_of, "anthropic": anthropic_sse_of}
+
+
+@given(st.sampled_from(sorted(STREAMS)), chat_answers())
+def test_every_api_reads_back_the_same_text_calls_and_usage(api: Api, answer: dict[str, Any]) -> None:
+    """The same answer, streamed in each api's own shape, reads back the same: text, calls, usage, and the
+    request's model, conversation length and tool names."""
+    exchange = read_exchange(api, REQUESTS[api], 200, "text/event-stream", STREAMS[api](answer)).unwrap()
+    assert exchange.error is None and exchange.text == answer["text"]
+    assert [(c.name, json.loads(c.arguments)) for c in exchange.tool_calls] == answer["calls"]
+    reported = None if exchange.usage is None else (exchange.usage.input_tokens, exchange.usage.output_tokens)
+    usage = answer["usage"]
+    assert reported == (None if usage is None else (usage["prompt_tokens"], usage["completion_tokens"]))
+    tools = {"openai-chat": (), "openai-responses": ("exec_command", "apply_patch"), "anthropic": ("Bash",)}
+    assert (exchange.request.model, exchange.request.message_count) == ("m", 1)
+    assert exchange.request.tools == tools[api]
+
+
+@given(st.sampled_from(sorted(STREAMS)), st.integers(min_value=400, max_value=599), TEXT)
+def test_an_error_body_of_any_api_names_the_providers_message(api: Api, status: int, message: str) -> None:
+    """Each api's error body (Anthropic: ``{"type": "error", "error": ...}``) keeps the provider's message."""
+    error = {"type": "api_error", "message": message or "m"}
+    body = {"type": "error", "error": error} if api == "anthropic" else {"error": error}
+    exchange = read_exchange(
+        api, REQUESTS[api], status, "application/json", json.dumps(body).encode()
+    ).unwrap()
+    assert exchange.usage is None and exchange.tool_calls == ()
+    assert exchange.error == f"HTTP {status}: {message or 'm'}"
+
+
+def test_a_cut_off_or_unreadable_answer_is_never_a_silent_empty_one() -> None:
+    """A 2xx stream that never finishes is an exchange with an error; a body that is not the api's is a
+    Failure naming it; an api nobody speaks is refused by name."""
+    answer = {"text": "half", "calls": [], "usage": None}
+    cut = sse_of(answer).split(b'data: {"choices": [{"index": 0, "delta": {}, "finish_reason"')[0]
+    exchange = read_exchange("openai-chat", REQUEST, 200, "text/event-stream", cut).unwrap()
+    assert exchange.error == "the answer ended before it finished" and exchange.finish_reason == "error"
+    wrong = read_exchange("anthropic", REQUESTS["anthropic"], 200, "application/json", b'{"object": "x"}')
+    assert isinstance(wrong, Failure) and "not an anthropic answer" in str(wrong.failure())
+    problem = unsupported_api("gemini")
+    assert problem is not None and "gemini" in problem
+    assert isinstance(read_exchange("gemini", REQUEST, 200, "text/event-stream", b""), Failure)  # type: ignore[arg-type]
 
 
 @given(JSON_VALUES, JSON_VALUES)

@@ -2,25 +2,26 @@
 
 The proxy forwards each request unchanged and keeps the response's bytes; this module reads, per wire API,
 what the report needs: the request's model, message count and tools, the provider-reported usage, the tool
-calls the model asked for and its text. Only ``openai-chat`` (Chat Completions) is read today, with the same
-parser the built-in provider uses (``alisio.core.harness.sse``); ``SUPPORTED_APIS`` says which.
+calls the model asked for and its text. Every api the lab speaks is read (``SUPPORTED_APIS``), each answer
+with the one parser the built-in provider uses: ``alisio.core.harness.wire.parse_response``.
 
-Usage conventions (stated, never converted silently): Chat Completions' ``prompt_tokens`` includes cached
-input (``prompt_tokens_details.cached_tokens``); ``Usage.input_tokens`` is therefore all input, cached
-included.
+Usage conventions (``USAGE_CONVENTION``: stated, and normalised by the wire modules, never silently):
+``Usage.input_tokens`` is all input, cached included; Anthropic's ``input_tokens`` excludes cache reads and
+writes, so the wire module adds them (its own usage object is kept in ``Usage.provider_fields``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Final, Literal
+from typing import Final
 
 import msgspec
 from returns.result import Failure, Result, Success
 
 from alisio.core.base import Frozen
-from alisio.core.harness.protocol import ProviderResponse, StreamEvent, ToolCall, Usage, assemble
-from alisio.core.harness.sse import DONE, completion_events, decode_data, error_message
+from alisio.core.harness.protocol import ToolCall, Usage
+from alisio.core.harness.sse import error_message
+from alisio.core.harness.wire import APIS, Api, ParsedAnswer, parse_response
 
 __all__ = [
     "API_NAMES",
@@ -31,14 +32,12 @@ __all__ = [
     "RequestFacts",
     "read_exchange",
     "read_request",
-    "sse_payloads",
     "unsupported_api",
 ]
 
-Api = Literal["openai-chat", "openai-responses", "anthropic"]
-API_NAMES: Final[tuple[Api, ...]] = ("openai-chat", "openai-responses", "anthropic")
-SUPPORTED_APIS: Final[frozenset[Api]] = frozenset({"openai-chat"})
-"""The wire APIs the proxy reads today."""
+API_NAMES: Final[tuple[Api, ...]] = APIS
+SUPPORTED_APIS: Final[frozenset[Api]] = frozenset(APIS)
+"""The wire APIs the proxy reads: all three."""
 USAGE_CONVENTION: Final[Mapping[Api, str]] = {
     "openai-chat": "prompt_tokens includes cached input (prompt_tokens_details.cached_tokens)",
     "openai-responses": "input_tokens includes cached input (input_tokens_details.cached_tokens)",
@@ -102,75 +101,45 @@ def _json(data: bytes) -> object:
 
 
 def _tool_names(tools: object) -> tuple[str, ...]:
+    """Tool names: Chat Completions nests them (``function.name``), Responses and Anthropic do not."""
     names: list[str] = []
     for tool in tools if isinstance(tools, list) else []:
-        function = tool.get("function") if isinstance(tool, Mapping) else None
-        name = function.get("name") if isinstance(function, Mapping) else None
+        table = tool if isinstance(tool, Mapping) else {}
+        function = table.get("function")
+        name = function.get("name") if isinstance(function, Mapping) else table.get("name")
         if isinstance(name, str):
             names.append(name)
     return tuple(names)
 
 
+_MESSAGES: Final[Mapping[Api, str]] = {
+    "openai-chat": "messages",
+    "openai-responses": "input",
+    "anthropic": "messages",
+}
+"""Where each api's request keeps its conversation (Responses: ``input``, a list of items or one string)."""
+
+
 def read_request(api: Api, body: bytes) -> Result[RequestFacts, ExchangeError]:
-    """The facts of a request body of ``api`` (Chat Completions: ``model``, ``messages``, ``tools``)."""
+    """The facts of a request body of ``api``: its ``model``, conversation length and tool names.
+
+    The conversation is ``messages`` (Chat Completions, Anthropic) or ``input`` (Responses: its items, or
+    one message when it is a string); a system prompt outside it (``system``, ``instructions``) is not
+    counted.
+    """
     data = _json(body)
     if not isinstance(data, Mapping):
         return Failure(ExchangeError(message="the request body is not a JSON object"))
-    messages = data.get("messages")
+    messages = data.get(_MESSAGES[api])
     model = data.get("model")
+    count = len(messages) if isinstance(messages, list) else 1 if isinstance(messages, str) else 0
     return Success(
         RequestFacts(
             model=model if isinstance(model, str) else "",
-            message_count=len(messages) if isinstance(messages, list) else 0,
+            message_count=count,
             tools=_tool_names(data.get("tools")),
             stream=data.get("stream") is True,
         )
-    )
-
-
-def sse_payloads(body: bytes) -> tuple[tuple[str | None, str], ...]:
-    """The ``(event, data)`` pairs of an SSE body (``[DONE]`` left out), as the SSE spec frames them."""
-    pairs: list[tuple[str | None, str]] = []
-    for block in body.replace(b"\r\n", b"\n").split(b"\n\n"):
-        event: str | None = None
-        data: list[str] = []
-        for raw in block.split(b"\n"):
-            line = raw.decode("utf-8", "replace")
-            field, _, value = line.partition(":")
-            value = value[1:] if value.startswith(" ") else value
-            if field == "event":
-                event = value
-            elif field == "data":
-                data.append(value)
-        if data and "\n".join(data) != DONE:
-            pairs.append((event, "\n".join(data)))
-    return tuple(pairs)
-
-
-def _chat_events(body: bytes, streamed: bool) -> Result[tuple[StreamEvent, ...], ExchangeError]:
-    if not streamed:
-        data = _json(body)
-        if not isinstance(data, Mapping):
-            return Failure(ExchangeError(message="the response body is not a JSON object"))
-        return Success(completion_events(data))
-    events: list[StreamEvent] = []
-    for event, data_text in sse_payloads(body):
-        match decode_data(data_text, event):
-            case Success(decoded):
-                events.extend(decoded)
-            case Failure(error):
-                return Failure(ExchangeError(message=str(error)))
-    return Success(tuple(events))
-
-
-def _response(facts: RequestFacts, status: int, response: ProviderResponse) -> Exchange:
-    return Exchange(
-        request=facts,
-        status=status,
-        usage=response.usage,
-        tool_calls=response.tool_calls,
-        text=response.text,
-        finish_reason=response.finish_reason,
     )
 
 
@@ -187,26 +156,47 @@ def read_exchange(
     problem = unsupported_api(api)
     if problem is not None:
         return Failure(ExchangeError(message=problem))
-    return read_request(api, request).bind(lambda facts: _read_answer(facts, status, content_type, response))
+    return read_request(api, request).bind(
+        lambda facts: _read_answer(api, facts, status, content_type, response)
+    )
 
 
 def _read_answer(
-    facts: RequestFacts, status: int, content_type: str, response: bytes
+    api: Api, facts: RequestFacts, status: int, content_type: str, response: bytes
 ) -> Result[Exchange, ExchangeError]:
     if not 200 <= status < 300:
-        message = error_message(_json(response)) or response[:200].decode("utf-8", "replace")
-        return Success(_failed(facts, status, f"HTTP {status}: {message or 'no body'}"))
-    streamed = "text/event-stream" in content_type.lower()
-    return _chat_events(response, streamed).map(lambda stream: _assembled(facts, status, stream))
-
-
-def _assembled(facts: RequestFacts, status: int, stream: tuple[StreamEvent, ...]) -> Exchange:
-    match assemble(stream):
+        return Success(_failed(facts, status, f"HTTP {status}: {_error_text(api, response)}"))
+    match parse_response(api, response, content_type or None):
         case Success(answer):
-            return _response(facts, status, answer)
+            return Success(_answered(facts, status, answer))
         case Failure(error):
-            return _failed(facts, status, error.message)
+            return Failure(ExchangeError(message=str(error)))
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _error_text(api: Api, body: bytes) -> str:
+    """The provider's message in an error body of ``api`` (its JSON error, else the body's start)."""
+    parsed = parse_response(api, body, "application/json")
+    message = parsed.value_or(None)
+    text = message.error if message is not None else None
+    return text or error_message(_json(body)) or body[:200].decode("utf-8", "replace") or "no body"
+
+
+def _answered(facts: RequestFacts, status: int, answer: ParsedAnswer) -> Exchange:
+    """A 2xx answer: an in-stream error or an answer that never finished is a failed exchange, which keeps
+    the usage reported before it (those tokens were spent)."""
+    error = answer.error
+    if error is None and answer.finish_reason is None:
+        error = "the answer ended before it finished"
+    return Exchange(
+        request=facts,
+        status=status,
+        usage=answer.usage,
+        tool_calls=answer.tool_calls if error is None else (),
+        text=answer.text,
+        finish_reason="error" if error is not None or answer.finish_reason is None else answer.finish_reason,
+        error=error,
+    )
 
 
 def _failed(facts: RequestFacts, status: int, message: str) -> Exchange:
