@@ -301,7 +301,7 @@ def test_agent_flag_names_the_agent_in_the_conditions(tmp_path: Path) -> None:
         ),
         (
             '[agents.x]\nkind = "command"\napi = "gemini"\ncommand = ["a", "{prompt}"]\n',
-            "agents.x.api: ",
+            "agents.x.api: Invalid enum value 'gemini'",
         ),
         (
             '[agents.x]\nkind = "opencode"\nbinary = "/nonexistent/opencode"\n',

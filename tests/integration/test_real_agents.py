@@ -1,9 +1,10 @@
-"""Real agent CLIs (``make agents``: OpenCode, aider; Codex is refused until the proxy reads the Responses
-API) against the scripted endpoint with the network cut (``unshare -n``, loopback only).
+"""Real agent CLIs (``make agents``: Codex, OpenCode, aider) against the scripted endpoint with the network cut
+(``unshare -n``, loopback only).
 
-The OpenCode test records smoke-coding's fix-add (``eval record --agent``), then replays it from
-another temporary path (``--mode replay``): the replayed run passes (the fixture was fixed), has no
-divergence, and its model calls and tokens equal the endpoint's own log of the recording. Skipped, saying
+The Codex (Responses API) and OpenCode (Chat Completions) tests record smoke-coding's fix-add (``eval record
+--agent``), then replay it from another temporary path (``--mode replay``): the replayed run passes (the
+fixture was fixed), has no divergence, and its model calls and tokens equal the endpoint's own log of the
+recording. Skipped, saying
 why, where the agent is not installed or a network namespace cannot be made. About 10-25 s per agent.
 """
 
@@ -102,6 +103,24 @@ def _check(report: dict[str, Any], calls: list[dict[str, Any]], kind: str) -> No
     assert report["conditions"]["agent"]["kind"] == kind
 
 
+def _record_then_replay(tmp_path: Path, kind: str) -> list[dict[str, Any]]:
+    """Record fix-add with the agent of ``kind``, replay it from another path; the recording's calls."""
+    common = _setup(tmp_path, kind)
+    recorded = _in_netns(
+        tmp_path, "record", "eval", "record", "smoke-coding", *common, "--base-url", "{base_url}"
+    )
+    assert recorded["rc"] == 0, recorded["stderr"]
+    assert (tmp_path / "suite" / "cassettes" / "a" / "fix-add.jsonl").is_file()
+    out = tmp_path / "replayed"
+    args = ("eval", "run", "smoke-coding", *common, "--mode", "replay", "--out", str(out))
+    replayed = _in_netns(tmp_path, "replay", *args)
+    assert replayed["rc"] == 0, replayed["stderr"]
+    assert replayed["calls"] == []  # the replay reached no endpoint
+    _check(json.loads((out / "report.json").read_text()), recorded["calls"], kind)
+    calls: list[dict[str, Any]] = recorded["calls"]
+    return calls
+
+
 @pytest.mark.skipif(
     not _netns_works(), reason="needs unshare -n (root, or user namespaces) to cut the network"
 )
@@ -109,19 +128,20 @@ def _check(report: dict[str, Any], calls: list[dict[str, Any]], kind: str) -> No
 def test_opencode_fixes_fix_add_and_replays_clean(tmp_path: Path) -> None:
     """OpenCode fixes fix-add; the replay from another path has no divergence and counts every call the
     endpoint saw while recording (its title call included)."""
-    common = _setup(tmp_path, "opencode")
-    recorded = _in_netns(
-        tmp_path, "record", "eval", "record", "smoke-coding", *common, "--base-url", "{base_url}"
-    )
-    assert recorded["rc"] == 0, recorded["stderr"]
-    assert (tmp_path / "suite" / "cassettes" / "a" / "fix-add.jsonl").is_file()
-    assert sum(1 for call in recorded["calls"] if not call["tools"]) == 1  # the title call
-    out = tmp_path / "replayed"
-    args = ("eval", "run", "smoke-coding", *common, "--mode", "replay", "--out", str(out))
-    replayed = _in_netns(tmp_path, "replay", *args)
-    assert replayed["rc"] == 0, replayed["stderr"]
-    assert replayed["calls"] == []  # the replay reached no endpoint
-    _check(json.loads((out / "report.json").read_text()), recorded["calls"], "opencode")
+    calls = _record_then_replay(tmp_path, "opencode")
+    assert sum(1 for call in calls if not call["tools"]) == 1  # the title call
+
+
+@pytest.mark.skipif(
+    not _netns_works(), reason="needs unshare -n (root, or user namespaces) to cut the network"
+)
+@pytest.mark.skipif(_binary("codex") is None, reason="Codex is not installed (make agents)")
+def test_codex_fixes_fix_add_and_replays_clean(tmp_path: Path) -> None:
+    """Codex (Responses API) fixes fix-add with its ``exec_command`` tool; the replay from another path has
+    no divergence (its per-run noise normalised) and counts every call the endpoint saw while recording."""
+    calls = _record_then_replay(tmp_path, "codex")
+    assert {call["path"] for call in calls} == {"/v1/responses"}
+    assert len(calls) == 2  # the tool call, then the final answer
 
 
 @pytest.mark.skipif(

@@ -20,7 +20,14 @@ from alisio.core.agents.cassette import (
 )
 from alisio.core.agents.config import KINDS, parse_external
 from alisio.core.agents.exchange import Api, read_exchange, unsupported_api
-from alisio.core.agents.presets import DUMMY_KEY, RunDirs, invocation, lab_tools
+from alisio.core.agents.presets import (
+    DUMMY_KEY,
+    RunDirs,
+    invocation,
+    lab_tools,
+    noise_rules,
+    run_dir_rules,
+)
 from alisio.core.agents.run import normalized_body, request_fingerprint
 from tests.property.strategies_agents import (
     JSON_VALUES,
@@ -173,6 +180,42 @@ def test_normalising_removes_the_workspace_path(suffix: str) -> None:
     b = json.dumps({"cwd": "/tmp/ws-b", "x": suffix}).encode()
     assert normalized_body(a, rules_a) == normalized_body(b, rules_b)
     assert request_fingerprint(a, rules_a) == request_fingerprint(b, rules_b)
+
+
+IDS = st.text("abcdef0123456789-", min_size=1, max_size=36)
+
+
+def _codex_body(run: str, ids: tuple[str, str, str], answer: str) -> bytes:
+    """A Codex request as it sends one: its per-run ids, date, run directory and tool output noise."""
+    turn = json.dumps({"turn_id": ids[0], "nested": {"a": 1}})
+    output = f"Chunk ID: {ids[1]}\nWall time: 0.{len(ids[2])} seconds\nOutput:\n{answer}"
+    body = {
+        "model": "m",
+        "instructions": f"skills live in {run}/codex-home/skills",
+        "input": [
+            {"type": "message", "id": f"msg_{ids[0]}", "content": f"<current_date>2026-12-{len(ids[1])}</current_date>"},
+            {"type": "function_call_output", "id": f"fco_{ids[1]}", "call_id": "call_1", "output": output},
+        ],
+        "prompt_cache_key": ids[2],
+        "client_metadata": {"x-codex-installation-id": ids[1], "x-codex-turn-metadata": turn, "root_turn_id": ids[0]},
+    }  # fmt: skip
+    return json.dumps(body, separators=(",", ":")).encode()
+
+
+@given(st.tuples(IDS, IDS, IDS), st.tuples(IDS, IDS, IDS), TEXT)
+def test_codex_noise_normalises_away_and_nothing_else_does(
+    first: tuple[str, str, str], second: tuple[str, str, str], answer: str
+) -> None:
+    """Two Codex requests from two runs (other ids, date, timing, run directory) fingerprint the same; a
+    different tool output does not."""
+    agent = parse_external("c", {"kind": "codex"}, "config.toml").unwrap()
+    runs = ("/tmp/alisio-1-agent-a", "/tmp/alisio-22-agent-b")
+    rules = [(*run_dir_rules(run), *noise_rules(agent)) for run in runs]
+    a = _codex_body(runs[0], first, answer)
+    b = _codex_body(runs[1], second, answer)
+    assert normalized_body(a, rules[0]) == normalized_body(b, rules[1])
+    changed = _codex_body(runs[1], second, answer + "!")
+    assert request_fingerprint(a, rules[0]) != request_fingerprint(changed, rules[1])
 
 
 @given(st.text(min_size=1, max_size=12).filter(lambda k: k not in KINDS))

@@ -7,7 +7,7 @@ The presets are the invocations measured on this project's machine kind (docs/ag
 - ``opencode`` (npm ``opencode-ai``, Chat Completions): ``opencode run --format json`` with an
   ``OPENCODE_CONFIG`` file naming the proxy as an ``@ai-sdk/openai-compatible`` provider;
 - ``aider`` (PyPI ``aider-chat``, Chat Completions, no tool calls: edits are in its text);
-- ``claude-code`` (npm ``@anthropic-ai/claude-code``, Anthropic Messages; needs Node >= 22).
+- ``claude-code`` (npm ``@anthropic-ai/claude-code``, Anthropic Messages; 2.1.197 on Node 20).
 
 Rules: the agent gets only a dummy key (``DUMMY_KEY``); every per-run directory (home, config) is under
 the run directory the shell made; each preset's tool names map to the lab's where they mean the same
@@ -17,6 +17,7 @@ the run directory the shell made; each preset's tool names map to the lab's wher
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Final
 
@@ -33,6 +34,7 @@ __all__ = [
     "invocation",
     "lab_tools",
     "noise_rules",
+    "run_dir_rules",
     "tool_map",
     "version_command",
 ]
@@ -49,7 +51,7 @@ INSTALL: Final[Mapping[str, str]] = {
     "codex": "make agents (or npm install -g @openai/codex@0.171.0)",
     "opencode": "make agents (or npm install -g opencode-ai@1.18.33)",
     "aider": "make agents (or pipx install aider-chat==0.86.2)",
-    "claude-code": "npm install -g @anthropic-ai/claude-code (needs Node >= 22)",
+    "claude-code": "npm install -g @anthropic-ai/claude-code@2.1.197 (Node 20; 2.1.332 needs Node 22)",
 }
 _TOOL_MAPS: Final[Mapping[str, Mapping[str, str]]] = {
     "codex": {"exec_command": "bash", "shell": "bash", "apply_patch": "edit_file", "web_search": "fetch_url"},
@@ -89,8 +91,9 @@ _LAB_TOOLS: Final = (
 _NOISE: Final[Mapping[str, Rules]] = {
     "codex": (
         (r'"prompt_cache_key":"[^"]*"', '"prompt_cache_key":"<key>"'),
-        (r'"client_metadata":\{[^}]*\}', '"client_metadata":{}'),
-        (r'"id":"(?:msg|rs|fc|ctc)_[A-Za-z0-9_-]+"', '"id":"<id>"'),
+        # its values are strings, some holding JSON with braces: skip over whole strings
+        (r'"client_metadata":\{(?:[^{}"]|"(?:[^"\\]|\\.)*")*\}', '"client_metadata":{}'),
+        (r'"id":"(?:msg|rs|fc|fco|ctc|ctco)_[A-Za-z0-9_-]+"', '"id":"<id>"'),
         (r"<current_date>[^<]*</current_date>", "<current_date><date></current_date>"),
         (r"Chunk ID: [^\\\n]*", "Chunk ID: <id>"),
         (r"Wall time: [^\\\n]*", "Wall time: <time>"),
@@ -131,6 +134,17 @@ def lab_tools(agent: ExternalAgent) -> frozenset[str]:
     return frozenset(tool_map(agent).values())
 
 
+RUN_DIR: Final = "<run>"
+"""What the run directory's path (the agent's private HOME, CODEX_HOME, ...) becomes in a fingerprint."""
+
+
+def run_dir_rules(*paths: str) -> Rules:
+    """Rules that turn the per-run directory (and its resolved form) into ``<run>``: Codex names its
+    ``CODEX_HOME`` in its prompt, so a replay from another run directory would otherwise diverge."""
+    unique = sorted({path.rstrip("/") for path in paths if path.rstrip("/")}, key=lambda p: (-len(p), p))
+    return tuple((re.escape(path), RUN_DIR) for path in unique)
+
+
 def noise_rules(agent: ExternalAgent) -> Rules:
     """The agent's known per-run noise, normalised away before a request is fingerprinted."""
     return _NOISE.get(agent.kind, ())
@@ -154,6 +168,9 @@ def _home(dirs: RunDirs) -> tuple[tuple[str, str], ...]:
     )
 
 
+_CODEX_CONFIG: Final = "# written by alisio for one run; the provider is given with -c on the command line\n"
+
+
 def _codex(binary: str, prompt: str, model: str, base_url: str, dirs: RunDirs) -> Invocation:
     provider = f'{{name="local",base_url="{base_url}/v1",wire_api="responses",env_key="LOCAL_API_KEY"}}'
     argv = (
@@ -171,8 +188,10 @@ def _codex(binary: str, prompt: str, model: str, base_url: str, dirs: RunDirs) -
         f"model_providers.local={provider}",
         prompt,
     )
-    env = (*_home(dirs), ("CODEX_HOME", f"{dirs.run}/codex-home"), ("LOCAL_API_KEY", DUMMY_KEY))
-    return Invocation(argv=argv, env=env)
+    home = f"{dirs.run}/codex-home"
+    env = (*_home(dirs), ("CODEX_HOME", home), ("LOCAL_API_KEY", DUMMY_KEY))
+    # Codex refuses a CODEX_HOME that does not exist: its config file makes it (no settings beyond argv's)
+    return Invocation(argv=argv, env=env, files=((f"{home}/config.toml", _CODEX_CONFIG),))
 
 
 def _opencode(binary: str, prompt: str, model: str, base_url: str, dirs: RunDirs) -> Invocation:

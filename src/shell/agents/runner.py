@@ -33,7 +33,15 @@ import httpx
 
 from alisio.core.agents.cassette import AgentCassette, AgentCassetteHeader, unplayed_divergence
 from alisio.core.agents.config import ExternalAgent
-from alisio.core.agents.presets import Invocation, RunDirs, invocation, lab_tools, noise_rules, tool_map
+from alisio.core.agents.presets import (
+    Invocation,
+    RunDirs,
+    invocation,
+    lab_tools,
+    noise_rules,
+    run_dir_rules,
+    tool_map,
+)
 from alisio.core.agents.run import (
     AgentEnd,
     ProxiedCall,
@@ -129,7 +137,8 @@ class ExternalRunner:
         )
         budget = budget_of(job.task)
         holder: list[subprocess.Popen[bytes]] = []
-        rules = (*job.rules, *noise_rules(self.agent))
+        run_paths = run_dir_rules(str(run_dir), str(run_dir.resolve()))
+        rules = (*job.rules, *run_paths, *noise_rules(self.agent))
         replayer = None
         if self.cassettes is not None:
             replayer = CassetteReplayer(self.cassettes[job.task.id], rules, str(job.workspace))
