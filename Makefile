@@ -63,17 +63,20 @@ record-bundled: $(STAMP)
 eval-ci: $(STAMP)
 	$(BIN)/alisio eval ci $(if $(OUT),--out $(OUT))
 
-# External agent CLIs at pinned versions, into .agents/ (gitignored): Codex and OpenCode from npm, aider in its
-# own venv. The lab finds them in .agents/bin (tests skip an agent that is not there, saying so).
+# External agent CLIs at pinned versions, into .agents/ (gitignored): Codex, OpenCode and Claude Code from npm,
+# aider in its own venv. The lab finds them in .agents/bin (tests skip an agent that is not there, saying so).
 AGENTS := .agents
 CODEX_VERSION := 0.171.0
 OPENCODE_VERSION := 1.18.33
 AIDER_VERSION := 0.86.2
+# Claude Code 2.1.197 is the newest whose engines accept Node 20 (a native binary; about 12 s and 235 MB)
+CLAUDE_VERSION := 2.1.197
 agents-node:
 	mkdir -p $(AGENTS)/bin
-	npm install --silent --no-audit --no-fund --prefix $(AGENTS)/npm @openai/codex@$(CODEX_VERSION) opencode-ai@$(OPENCODE_VERSION)
+	npm install --silent --no-audit --no-fund --prefix $(AGENTS)/npm @openai/codex@$(CODEX_VERSION) opencode-ai@$(OPENCODE_VERSION) @anthropic-ai/claude-code@$(CLAUDE_VERSION)
 	ln -sf ../npm/node_modules/.bin/codex $(AGENTS)/bin/codex
 	ln -sf ../npm/node_modules/.bin/opencode $(AGENTS)/bin/opencode
+	ln -sf ../npm/node_modules/.bin/claude $(AGENTS)/bin/claude
 
 agents: agents-node
 	$(PYTHON) -m venv $(AGENTS)/aider

@@ -1,7 +1,7 @@
-"""Real agent CLIs (``make agents``: Codex, OpenCode, aider) against the scripted endpoint with the network cut
-(``unshare -n``, loopback only).
+"""Real agent CLIs (``make agents``: Codex, OpenCode, Claude Code, aider) against the scripted endpoint with the
+network cut (``unshare -n``, loopback only).
 
-The Codex (Responses API) and OpenCode (Chat Completions) tests record smoke-coding's fix-add (``eval record
+The Codex (Responses API), OpenCode (Chat Completions) and Claude Code (Anthropic Messages) tests record smoke-coding's fix-add (``eval record
 --agent``), then replay it from another temporary path (``--mode replay``): the replayed run passes (the
 fixture was fixed), has no divergence, and its model calls and tokens equal the endpoint's own log of the
 recording. Skipped, saying
@@ -159,3 +159,14 @@ def test_aider_fixes_fix_add(tmp_path: Path) -> None:
     live = _in_netns(tmp_path, "live", *args)
     assert live["rc"] == 0, live["stderr"]
     _check(json.loads((out / "report.json").read_text()), live["calls"], "aider")
+
+
+@pytest.mark.skipif(
+    not _netns_works(), reason="needs unshare -n (root, or user namespaces) to cut the network"
+)
+@pytest.mark.skipif(_binary("claude") is None, reason="Claude Code is not installed (make agents)")
+def test_claude_code_fixes_fix_add_and_replays_clean(tmp_path: Path) -> None:
+    """Claude Code (Anthropic Messages) fixes fix-add with its ``Bash`` tool; the replay from another path has
+    no divergence and counts every call the endpoint saw while recording."""
+    calls = _record_then_replay(tmp_path, "claude-code")
+    assert {call["path"].split("?")[0] for call in calls} == {"/v1/messages"}

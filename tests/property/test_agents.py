@@ -29,6 +29,7 @@ from alisio.core.agents.presets import (
     run_dir_rules,
 )
 from alisio.core.agents.run import normalized_body, request_fingerprint
+from alisio.core.replay.fingerprint import path_rules
 from tests.property.strategies_agents import (
     JSON_VALUES,
     TEXT,
@@ -215,6 +216,34 @@ def test_codex_noise_normalises_away_and_nothing_else_does(
     b = _codex_body(runs[1], second, answer)
     assert normalized_body(a, rules[0]) == normalized_body(b, rules[1])
     changed = _codex_body(runs[1], second, answer + "!")
+    assert request_fingerprint(a, rules[0]) != request_fingerprint(changed, rules[1])
+
+
+def _claude_body(run: str, workspace: str, device: str, day: int, answer: str) -> bytes:
+    """A Claude Code request: its date, memory directory (named after the workspace) and device id."""
+    memory = f"{run}/claude/projects/{workspace.replace('/', '-')}/memory/"
+    system = [{"type": "text", "text": f"Today's date is 2026-12-{day:02d}. Memory at `{memory}`."}]
+    user = json.dumps({"device_id": device, "session_id": device[::-1]})
+    body = {"model": "m", "system": system, "messages": [{"role": "user", "content": answer}]}
+    return json.dumps({**body, "metadata": {"user_id": user}}, separators=(",", ":")).encode()
+
+
+@given(st.tuples(IDS, IDS), st.tuples(st.integers(1, 28), st.integers(1, 28)), TEXT)
+def test_claude_code_noise_normalises_away_and_nothing_else_does(
+    devices: tuple[str, str], days: tuple[int, int], answer: str
+) -> None:
+    """Two Claude Code requests from two runs on two days (other run and workspace paths, device and session
+    ids) fingerprint the same; a different message does not."""
+    agent = parse_external("c", {"kind": "claude-code"}, "config.toml").unwrap()
+    runs = (
+        ("/tmp/alisio-1-agent-t-x1", "/tmp/alisio-1-t-y1"),
+        ("/tmp/alisio-22-agent-t-x2", "/tmp/alisio-22-t-y2"),
+    )
+    rules = [(*path_rules(ws), *run_dir_rules(run), *noise_rules(agent)) for run, ws in runs]
+    a = _claude_body(*runs[0], devices[0], days[0], answer)
+    b = _claude_body(*runs[1], devices[1], days[1], answer)
+    assert normalized_body(a, rules[0]) == normalized_body(b, rules[1])
+    changed = _claude_body(*runs[1], devices[1], days[1], answer + "!")
     assert request_fingerprint(a, rules[0]) != request_fingerprint(changed, rules[1])
 
 

@@ -163,12 +163,15 @@ def parse_external(name: str, body: Mapping[str, object], source: str) -> Result
     except msgspec.ValidationError as error:
         text = str(error)
         field = text.rpartition("`$.")[2].rstrip("`").split(".")[0].split("[")[0] if "`$." in text else "kind"
+        message = (
+            text.rpartition(" - at ")[0] or text
+        )  # msgspec's own path suffix off (the value may hold one)
         if "Invalid enum value" in text and field == "kind":
-            text = f"unknown kind {body.get('kind')!r} (one of {', '.join(KINDS)})"
+            message = f"unknown kind {body.get('kind')!r} (one of {', '.join(KINDS)})"
         elif "unknown field" in text:
             field = text.rpartition("`")[0].rpartition("`")[2]
-            text = "unknown key for an external agent"
-        return _error(source, name, field, text.partition(" - at ")[0])
+            message = "unknown key for an external agent"
+        return _error(source, name, field, message)
     return _checked(name, parsed, source)
 
 

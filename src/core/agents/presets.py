@@ -98,6 +98,13 @@ _NOISE: Final[Mapping[str, Rules]] = {
         (r"Chunk ID: [^\\\n]*", "Chunk ID: <id>"),
         (r"Wall time: [^\\\n]*", "Wall time: <time>"),
     ),
+    "claude-code": (
+        # its memory directory is named after the workspace path, slashes as dashes
+        (r"/projects/-[^/\"\\]*/", "/projects/<workspace>/"),
+        # a JSON string of its per-config-dir device id and per-run session id
+        (r'"user_id":"(?:[^"\\]|\\.)*"', '"user_id":"<user>"'),
+        (r"Today's date is [0-9-]+", "Today's date is <date>"),
+    ),
 }
 
 
