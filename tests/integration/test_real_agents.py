@@ -5,7 +5,9 @@ The Codex (Responses API), OpenCode (Chat Completions) and Claude Code (Anthropi
 --agent``), then replay it from another temporary path (``--mode replay``): the replayed run passes (the
 fixture was fixed), has no divergence, and its model calls and tokens equal the endpoint's own log of the
 recording. Skipped, saying
-why, where the agent is not installed or a network namespace cannot be made. About 10-25 s per agent.
+why, where the agent is not installed or a network namespace cannot be made. One record-then-replay per agent
+(aider: one live run), on the smallest task; measured on the shared 2-core machine: Codex 25 s, Claude Code
+15 s, OpenCode 38-44 s.
 """
 
 from __future__ import annotations
