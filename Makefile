@@ -34,7 +34,8 @@ imports: $(STAMP)
 pytest: $(STAMP)
 	HYPOTHESIS_PROFILE=ci $(BIN)/python -m pytest -n 2 --dist loadgroup -q --durations=30 -m "not slow"
 
-# The slow tests (the full HumanEval import, 164 tasks self-checked both ways): CI runs them after make test.
+# The slow tests (the full HumanEval import, 164 tasks self-checked both ways; the real agent CLIs against the
+# scripted endpoint): CI runs them after make test.
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -n 2 -q -m slow
 

@@ -7,7 +7,8 @@ fixture was fixed), has no divergence, and its model calls and tokens equal the 
 recording. Skipped, saying
 why, where the agent is not installed or a network namespace cannot be made. One record-then-replay per agent
 (aider: one live run), on the smallest task; measured on the shared 2-core machine: Codex 25 s, Claude Code
-15 s, OpenCode 38-44 s.
+15 s, OpenCode 38-44 s. Marked ``slow``: ``make test`` leaves them out, ``make test-slow`` (run by
+``.ci/run`` after ``make agents-node``) runs them.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ ALISIO = Path(sys.executable).with_name("alisio")
 HERE = Path(__file__).resolve().parent
 SUITE = HERE.parents[1] / "suites" / "smoke-coding"
 
-pytestmark = pytest.mark.xdist_group("real-agents")
+pytestmark = [pytest.mark.xdist_group("real-agents"), pytest.mark.slow]
 
 
 def _netns_works() -> bool:
