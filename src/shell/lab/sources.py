@@ -16,7 +16,7 @@ from alisio.core.lab.report import Report
 from alisio.core.lab.report_json import decode_report
 from alisio.shell.lab.errors import LabError
 from alisio.shell.lab.store import read_report
-from alisio.shell.lab.stored import report_dir
+from alisio.shell.lab.stored import name_problem, report_dir
 
 __all__ = ["read_bundle", "report_directory_of", "report_of"]
 
@@ -65,6 +65,9 @@ def report_of(ref: str, data_root: Path) -> Report:
     Raises:
         LabError: what ``report_dir`` refuses, or the file that cannot be read or decoded.
     """
+    problem = name_problem(ref)  # a component over 255 bytes: one line, not OSError
+    if problem is not None:
+        raise LabError(problem)
     path = _is_file(ref)
     if path is None and ref.endswith(".json") and not Path(ref).expanduser().is_dir():
         raise LabError(f"{ref}: no such file or directory")
