@@ -259,3 +259,8 @@ def test_the_non_inferiority_gate(tmp_path: Path) -> None:
     bad = alisio("eval", "compare", base, good, "--fail-on", "worse-than:2")
     assert bad.returncode == 1 and bad.stdout == "" and len(bad.stderr.strip().splitlines()) == 1
     assert "--fail-on worse-than:2: the margin must be in (0, 1)" in bad.stderr
+    few_b = write(tmp_path / "fb", task_runs("a", 2, 1), k=3)  # 3 judged runs: below compare's gate of 5
+    few_c = write(tmp_path / "fc", task_runs("a", 3), k=3)
+    nothing = alisio("eval", "compare", few_b, few_c, "--fail-on", "worse-than:0.1")
+    assert nothing.returncode == 4, nothing.stdout + nothing.stderr  # nothing shown non-inferior: never green
+    assert "every task has too few judged runs to be shown within 10 pp" in nothing.stderr

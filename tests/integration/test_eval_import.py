@@ -172,6 +172,15 @@ def test_exercism_refusals_name_the_file(tmp_path: Path) -> None:
     unknown = alisio("eval", "import", "exercism", str(tmp_path / "empty"), "--out", str(tmp_path / "ex"))
     assert unknown.returncode == 1 and "unknown layout" in unknown.stderr
     assert not (tmp_path / "ex").exists() and not list(tmp_path.glob(".ex.importing-*"))
+    config.write_text(json.dumps({"files": {"solution": 5, "test": ["leap_test.py"], "example": ["x.py"]}}))
+    number = alisio("eval", "import", "exercism", str(track), "--out", str(tmp_path / "ex"))
+    assert number.returncode == 1 and "Traceback" not in number.stderr
+    assert "files.solution: expected a list of file names" in number.stderr
+    (tmp_path / "afile").write_text("x")
+    under_file = alisio("eval", "import", "exercism", str(tiny_track(tmp_path / "t2")), "--out",
+                        str(tmp_path / "afile" / "sub"))  # fmt: skip
+    assert under_file.returncode == 1 and "Traceback" not in under_file.stderr
+    assert f"--out {tmp_path / 'afile' / 'sub'}: cannot write here" in under_file.stderr
 
 
 def test_a_broken_example_is_written_and_flagged(tmp_path: Path) -> None:

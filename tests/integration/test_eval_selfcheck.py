@@ -190,6 +190,8 @@ def test_validate_selfcheck_and_usage_errors(tmp_path: Path) -> None:
     assert "flagged: lenient: passes with no change" in result.stdout
     bad = alisio("eval", "selfcheck", str(root), "--repeat", "0")
     assert bad.returncode == 1 and "alisio eval selfcheck: --repeat: 0 is below 1" in bad.stderr
+    huge = alisio("eval", "selfcheck", str(root), "--repeat", "99999999999")
+    assert huge.returncode == 1 and "--repeat: 99999999999 is above 100, the most allowed" in huge.stderr
     data = json.loads((root / "suite.json").read_text(encoding="utf-8"))
     data["tasks"][0]["solution"] = "solutions/missing"
     (root / "suite.json").write_text(json.dumps(data), encoding="utf-8")

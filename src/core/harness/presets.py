@@ -57,19 +57,33 @@ PRESETS: Final[Mapping[PresetName, Preset]] = {
 }
 
 
-def _host(url: str) -> str:
+def _origin(url: str) -> tuple[str, str, int | None]:
+    """Scheme, host and port of ``url`` (the default port of its scheme when none is written)."""
     try:
-        return (urlsplit(url).hostname or "").lower()
+        parts = urlsplit(url)
+        scheme = parts.scheme.lower()
+        return scheme, (parts.hostname or "").lower(), parts.port or {"https": 443, "http": 80}.get(scheme)
     except ValueError:
-        return ""
+        return "", "", None
+
+
+def _host(url: str) -> str:
+    return _origin(url)[1]
 
 
 def key_host_refusal(name: PresetName, base_url: str) -> str | None:
-    """Why the key of preset ``name``'s variable may not go to ``base_url``, or ``None`` when it may."""
+    """Why the key of preset ``name``'s variable may not go to ``base_url``, or ``None`` when it may: only to
+    the preset's own scheme, host and port (never over plain HTTP to a host the preset reaches over HTTPS)."""
     preset = PRESETS[name]
     host, own = _host(base_url), _host(preset.base_url)
-    if preset.key_env is None or host == own:
+    if preset.key_env is None or _origin(base_url) == _origin(preset.base_url):
         return None
+    if host == own:
+        return (
+            f"the key from {preset.key_env} (preset {name}) is sent only to {preset.base_url.rsplit('/', 1)[0]}"
+            f", not to {base_url} (another scheme or port); name the variable to send there with "
+            "provider.apiKeyEnv"
+        )
     return (
         f"the key from {preset.key_env} (preset {name}) is sent only to {own}, not to {host or base_url}; "
         "name the variable to send there with provider.apiKeyEnv"

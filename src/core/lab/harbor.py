@@ -81,11 +81,15 @@ def offline_problem(script: str) -> str | None:
     return None
 
 
+MAX_TIMEOUT_S = 86400.0
+"""The longest ``timeout_sec`` an imported task may ask for (a day; also what refuses inf and nan)."""
+
+
 def _seconds(config: Mapping[str, Any], section: str, default: float) -> float | str:
     table = config.get(section, {})
     value = table.get("timeout_sec", default) if isinstance(table, dict) else default
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-        return f"[{section}] timeout_sec must be a positive number"
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= MAX_TIMEOUT_S:
+        return f"[{section}] timeout_sec must be a positive number of seconds, at most {MAX_TIMEOUT_S:g}"
     return float(value)
 
 

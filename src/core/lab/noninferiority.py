@@ -127,6 +127,8 @@ def noninferiority_gate(comparison: Comparison, margin: float) -> GateResult:
         for task, p in zip(family, adjusted, strict=True)
         if not p < ALPHA
     )
+    if not family:  # nothing could be shown non-inferior: a green gate would claim what the data do not show
+        hits = (("every task", f"has too few judged runs to be shown within {margin * 100:g} pp"),)
     ungated: dict[str, int] = {}
     for t in comparison.tasks:
         if t.task_id not in family:

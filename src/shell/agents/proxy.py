@@ -88,6 +88,9 @@ class _State:
     calls: list[Call] = field(default_factory=list)
     tokens: int = 0
     tool_calls: int = 0
+    started: int = 0
+    """Model calls let through so far, answered or still in flight (what ``maxTurns`` counts: calls made at
+    once are all counted before any answer arrives)."""
     stop: BudgetHit | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -170,17 +173,31 @@ class RunProxy:
             if state.stop is not None:
                 return state.stop
             hit = None
-            if budget.max_turns is not None and len(state.calls) >= budget.max_turns:
-                hit = BudgetHit("maxTurns", budget.max_turns, len(state.calls))
+            if budget.max_turns is not None and state.started >= budget.max_turns:
+                hit = BudgetHit("maxTurns", budget.max_turns, state.started)
             elif budget.max_tokens is not None and state.tokens >= budget.max_tokens:
                 hit = BudgetHit("maxTokens", budget.max_tokens, state.tokens)
             elif budget.max_tool_calls is not None and state.tool_calls > budget.max_tool_calls:
                 hit = BudgetHit("maxToolCalls", budget.max_tool_calls, state.tool_calls)
             state.stop = hit
+            if hit is None:
+                state.started += 1
         return hit
 
-    def upstream(self, path: str) -> str:
-        return self.base_url + (path[3:] if path.startswith("/v1/") else path)
+    def upstream(self, path: str) -> str | None:
+        """The provider URL of the request target ``path``, or ``None`` when it would leave the provider's
+        origin (a target that does not start with one ``/``, such as ``.attacker.example/x`` or ``@evil/x``,
+        glued to a base URL without a path): the real key goes to the configured provider and nowhere else."""
+        if not path.startswith("/") or path.startswith("//"):
+            return None
+        target = self.base_url + (path[3:] if path.startswith("/v1/") else path)
+        try:
+            url, base = httpx.URL(target), httpx.URL(self.base_url)
+        except httpx.InvalidURL:
+            return None
+        if (url.scheme, url.host, url.port) != (base.scheme, base.host, base.port):
+            return None
+        return target
 
     def headers(self, incoming: list[tuple[str, str]]) -> dict[str, str]:
         headers = {name: value for name, value in incoming if name.lower() not in _HOP}
@@ -261,6 +278,12 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _forward(self, body: bytes, *, model_call: bool) -> None:
         proxy = self.owner
+        target = proxy.upstream(self.path)
+        if target is None:  # never forward the key off the provider's origin
+            message = "alisio proxy: the request target is not a path on the provider; refused"
+            answer = httpx.Response(400, json={"error": {"message": message, "type": "proxy_error"}}).content
+            self._send(400, "application/json", answer)
+            return
         if model_call and (hit := proxy.over_budget()) is not None:
             self._refuse(hit)
             return
@@ -270,7 +293,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         headers = proxy.headers(list(self.headers.items()))
         try:
-            status, content_type, kept = self._relay(body, headers)
+            status, content_type, kept = self._relay(target, body, headers)
         except httpx.HTTPError as error:
             message = f"alisio proxy: the provider cannot be reached: {type(error).__name__}: {error}"
             answer = httpx.Response(502, json={"error": {"message": message, "type": "proxy_error"}}).content
@@ -297,12 +320,10 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(status, content_type, data)
         proxy.keep(started, body, status, content_type, data)
 
-    def _relay(self, body: bytes, headers: dict[str, str]) -> tuple[int, str, bytes]:
-        """Forward, stream the answer back (chunked) as it comes, and return it (bounded)."""
+    def _relay(self, target: str, body: bytes, headers: dict[str, str]) -> tuple[int, str, bytes]:
+        """Forward to ``target``, stream the answer back (chunked) as it comes, and return it (bounded)."""
         proxy = self.owner
-        request = proxy.client.build_request(
-            self.command, proxy.upstream(self.path), content=body, headers=headers
-        )
+        request = proxy.client.build_request(self.command, target, content=body, headers=headers)
         response = proxy.client.send(request, stream=True)
         kept: list[bytes] = []
         size = 0

@@ -28,7 +28,9 @@ SuiteRef = Annotated[
 ]
 Repeat = Annotated[
     int,
-    typer.Option("--repeat", metavar="N", help="Runs of each command verifier on the same final tree."),
+    typer.Option(
+        "--repeat", metavar="N", help="Runs of each command verifier on the same final tree (1 to 100)."
+    ),
 ]
 SelfcheckJobs = Annotated[
     int,
@@ -36,9 +38,13 @@ SelfcheckJobs = Annotated[
 ]
 
 
+MAX_REPEAT = 100
+"""The most runs of each command verifier ``--repeat`` asks for (a usage error above it)."""
+
+
 def selfcheck(suite: SuiteRef, repeat: Repeat = 3, jobs: SelfcheckJobs = 1, json: Json = False) -> ExitCode:
     """Check a suite with no model: no-op fails, the reference solution passes, verifiers repeat."""
-    check_min("--repeat", repeat, 1)
+    check_min("--repeat", repeat, 1, MAX_REPEAT)
     check_min("--jobs", jobs, 1)
     return selfcheck_loaded(load_ref(suite), repeat=repeat, jobs=jobs, json_output=json)
 

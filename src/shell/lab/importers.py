@@ -102,7 +102,10 @@ def import_exercism(track: Path) -> ImportedSuite:
         named: dict[str, Any] = found if isinstance(found, dict) else {}
         texts: dict[str, str] = {}
         for key in ("solution", "test", "example"):
-            for name in named.get(key) or []:
+            listed = named.get(key) or []
+            if not isinstance(listed, list) or not all(isinstance(name, str) for name in listed):
+                raise LabError(f"{config_path}: files.{key}: expected a list of file names")
+            for name in listed:
                 path = exercise / str(name)
                 if ".." in Path(str(name)).parts or Path(str(name)).is_absolute():
                     raise LabError(f"{config_path}: files.{key}: {name!r} leaves the exercise directory")
@@ -182,7 +185,12 @@ def _harbor_one(
                 texts[path.relative_to(directory).as_posix()] = path.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError):
                 return f"{path.relative_to(directory)}: not UTF-8 text (binary files are not imported)"
-    docker = dockerfile_problem((directory / "environment/Dockerfile").read_text(encoding="utf-8"))
+    try:
+        dockerfile = (directory / "environment/Dockerfile").read_text(encoding="utf-8")
+        instruction = (directory / "instruction.md").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        return f"environment/Dockerfile or instruction.md: cannot read it as UTF-8 text ({error})"
+    docker = dockerfile_problem(dockerfile)
     if docker is not None:
         return f"environment/Dockerfile: {docker}"
     for name in sorted(n for n in texts if n.startswith("tests/")):
@@ -193,7 +201,6 @@ def _harbor_one(
     for name in sorted(n for n in texts if n.startswith("tests/")):
         digest.update(name.removeprefix("tests/").encode() + b"\0" + texts[name].encode() + b"\0")
     has_solution = "solution/solve.sh" in texts
-    instruction = (directory / "instruction.md").read_text(encoding="utf-8")
     task = harbor_task(task_id, config, instruction, digest.hexdigest(), has_solution)
     if isinstance(task, Failure):
         raise LabError(f"{directory}/{task.failure()}")
@@ -231,8 +238,11 @@ def write_imported(
     """
     if out.exists() or out.is_symlink():
         raise LabError(f"--out {out}: already exists; choose a new directory (an import never overwrites)")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    temp = Path(tempfile.mkdtemp(prefix=f".{out.name}.importing-", dir=out.parent))
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        temp = Path(tempfile.mkdtemp(prefix=f".{out.name}.importing-", dir=out.parent))
+    except OSError as why:
+        raise LabError(f"--out {out}: cannot write here: {why.strerror or why}") from None
     try:
         suite, files = imported
         for relative, text in files.items():
