@@ -315,6 +315,25 @@ def test_extra_headers_are_sent_and_stored_nowhere(tmp_path: Path) -> None:
     assert HEADER_VALUE not in result.stderr + result.stdout
 
 
+def test_headers_and_timeout_are_refused_where_they_would_be_dropped(tmp_path: Path) -> None:
+    """Ray workers and an external agent's proxy do not pass provider.headers/timeoutMs on yet: refused before
+    the first run, never silently dropped."""
+    suite = make_suite(tmp_path)
+    config(tmp_path, '[provider]\nbaseUrl = "http://127.0.0.1:9/v1"\ntimeoutMs = 5000\n'
+           f'headers = {{ "X-Team" = "{HEADER_VALUE}" }}\n'
+           '[agents.mine]\nkind = "command"\ncommand = ["true", "{prompt}"]\n')  # fmt: skip
+    ray = alisio(tmp_path, {}, "eval", "run", "calc-suite", "--suite-dir", str(suite), "--yes", "--allow-write",
+                 "-k", "1", "--model", "m", "--executor", "ray")  # fmt: skip
+    assert ray.returncode == 1 and ray.stderr.count("\n") == 1, ray.stderr
+    assert "--executor ray: provider.headers, provider.timeoutMs is not passed to Ray workers" in ray.stderr
+    agent = alisio(tmp_path, {}, "eval", "run", "calc-suite", "--suite-dir", str(suite), "--yes", "--allow-write",
+                   "--allow-process", "-k", "1", "--model", "m", "--agent", "mine")  # fmt: skip
+    assert agent.returncode == 1 and "not passed on by an external agent's proxy yet" in agent.stderr, (
+        agent.stderr
+    )
+    assert HEADER_VALUE not in ray.stderr + agent.stderr and not (tmp_path / "data").exists()
+
+
 def test_a_header_value_with_a_line_break_is_refused_without_echoing_it(tmp_path: Path) -> None:
     config(tmp_path, '[provider]\nheaders = { "X-A" = "secret-value\\nInjected: 1" }\n')
     result = run_hi(tmp_path, {}, "--base-url", "http://127.0.0.1:9/v1")

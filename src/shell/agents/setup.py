@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Final
 
@@ -69,6 +69,18 @@ def agent_version(argv: tuple[str, ...], env: Mapping[str, str]) -> str:
         return "unknown"
     lines = [line.strip() for line in (done.stdout or done.stderr).decode("utf-8", "replace").splitlines()]
     return next((line for line in lines if line), "unknown")[:200]
+
+
+def _refuse_unforwardable(wanted: Sequence[ExternalAgent], plan: ProviderPlan, source: str) -> None:
+    """Refuse, before the first run, settings the proxy does not pass on yet (``provider.headers``,
+    ``provider.timeoutMs``). An agent's wire format may differ from ``provider.api``: one endpoint (a gateway,
+    a local server) often serves several, and the proxy forwards the agent's requests unchanged."""
+    if plan.local_only:
+        names = ", ".join(agent.name for agent in wanted)
+        raise LabError(
+            f"{source}: {', '.join(plan.local_only)}: not passed on by an external agent's proxy yet "
+            f"(agents {names}); remove it to run them; nothing was run"
+        )
 
 
 def _check(agent: ExternalAgent, source: str, env: Mapping[str, str]) -> str:
@@ -129,6 +141,8 @@ def external_runners(
     names = ", ".join(agent.name for agent in wanted)
     if ray:
         raise LabError(f"--executor ray: external agents ({names}) run on this machine only; nothing was run")
+    if replay is None:
+        _refuse_unforwardable(wanted, plan, source)
     cassettes = {agent.name: replay(agent) for agent in wanted} if replay is not None else None
     if plan.base_url is None and cassettes is None:
         raise LabError(

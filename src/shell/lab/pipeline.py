@@ -503,6 +503,11 @@ def _agents(
     arm_agents = [request.provider.agent, *(v.agent for v in (variants.variants if variants else ()))]
     cassettes = cassette_dir_for(choice.loaded.directory, request.cassette_dir)
     suite = (choice.loaded.suite.suite_id, choice.loaded.suite.suite_version)
+    if request.executor is ExecutorKind.RAY and plan.local_only:
+        raise LabError(
+            f"--executor ray: {', '.join(plan.local_only)} is not passed to Ray workers yet (remove it, or run "
+            "on this machine); nothing was run"
+        )
     agents = agent_plan(request, external, source, tasks, arm_agents, plan, cassettes, suite)
     if sandbox is not None and agents.runners:
         names = ", ".join(sorted(agents.runners))

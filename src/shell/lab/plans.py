@@ -80,11 +80,22 @@ class ProviderPlan:
     """The one provider every run shares (the live one); ``None`` when each run gets its own."""
     base_url: str | None = None
     """The live provider's base URL (where an external agent's proxy forwards); ``None`` otherwise."""
+    api: str | None = None
+    """The live provider's wire format (``provider.api``); ``None`` otherwise."""
+    local_only: tuple[str, ...] = ()
+    """Settings only this machine's provider applies (``provider.headers``, ``provider.timeoutMs``): Ray
+    workers and an external agent's proxy do not get them yet, so those refuse the command instead."""
 
     @property
     def key_note(self) -> str:
         """``, key from VAR`` when a key is sent (a headline names the variable), else nothing."""
         return f", key from {self.key_source}" if self.key_source is not None else ""
+
+
+def _local_only(headers: Mapping[str, str] | None, timeout_ms: int | None) -> tuple[str, ...]:
+    """The settings given that only this machine's provider applies (``ProviderPlan.local_only``)."""
+    given = (("provider.headers", bool(headers)), ("provider.timeoutMs", timeout_ms is not None))
+    return tuple(name for name, present in given if present)
 
 
 def live_plan(
@@ -123,6 +134,8 @@ def live_plan(
     )
     return ProviderPlan(
         id=resolved.id,
+        api=resolved.api,
+        local_only=_local_only(resolved.headers, resolved.timeout_ms),
         model=resolved.model,
         factory=lambda _task, _spec: provider,
         close=provider.close,
