@@ -334,6 +334,27 @@ def test_headers_and_timeout_are_refused_where_they_would_be_dropped(tmp_path: P
     assert HEADER_VALUE not in ray.stderr + agent.stderr and not (tmp_path / "data").exists()
 
 
+def test_a_provider_echoing_a_header_in_its_error_gets_it_nowhere(tmp_path: Path) -> None:
+    """A 400 whose body repeats a provider.headers value: the run's error, events and report say <redacted>."""
+    suite = make_suite(tmp_path)
+    echo = Reply(status=400, body=f'{{"error": {{"message": "bad team {HEADER_VALUE}"}}}}'.encode(),
+                 content_type="application/json")  # fmt: skip
+    with SseServer(echo) as server:
+        config(
+            tmp_path,
+            f'[provider]\nbaseUrl = "{server.base_url}"\nheaders = {{ "X-Team" = "{HEADER_VALUE}" }}\n',
+        )
+        result = alisio(tmp_path, {}, "eval", "run", "calc-suite", "--suite-dir", str(suite), "--yes", "--allow-write",
+                        "-k", "1", "--model", "m", "--out", str(tmp_path / "out"))  # fmt: skip
+    assert (
+        result.returncode == 1
+        and "bad team <redacted>" in result.stderr + (tmp_path / "out/runs.jsonl").read_text()
+    )
+    written = [path for path in tmp_path.rglob("*") if path.is_file() and path.parent != tmp_path / "config"]
+    assert written and not [path for path in written if HEADER_VALUE.encode() in path.read_bytes()]
+    assert HEADER_VALUE not in result.stderr + result.stdout
+
+
 def test_a_header_value_with_a_line_break_is_refused_without_echoing_it(tmp_path: Path) -> None:
     config(tmp_path, '[provider]\nheaders = { "X-A" = "secret-value\\nInjected: 1" }\n')
     result = run_hi(tmp_path, {}, "--base-url", "http://127.0.0.1:9/v1")

@@ -76,7 +76,10 @@ class StreamingProvider:
         headers = self.format_headers()
         headers.update(extra_headers or {})  # provider.headers: may replace a format header, never the key's
         headers.update(self.key_headers(key) if key else {})
-        self._transport = Transport(base + path_of(self.api), base, headers=headers, secret=key, **options)
+        hidden = tuple((extra_headers or {}).values())
+        self._transport = Transport(
+            base + path_of(self.api), base, headers=headers, secret=key, hidden=hidden, **options
+        )
 
     @property
     def id(self) -> str:

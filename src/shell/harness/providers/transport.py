@@ -113,6 +113,7 @@ class Transport:
         *,
         headers: Mapping[str, str],
         secret: str | None = None,
+        hidden: tuple[str, ...] = (),
         client: httpx.Client | None = None,
         max_retries: int = 4,
         backoff_base: float = 0.5,
@@ -134,6 +135,9 @@ class Transport:
         """The endpoint as every message shows it: without a user name or password."""
         self._headers = {"Content-Type": "application/json", **headers}
         self._secret = secret or None
+        self._hidden = tuple(value for value in hidden if len(value) >= 4)
+        """``provider.headers`` values: redacted from every message, as the key is (a provider that echoes
+        a header in its error body must not get it into an event or a report)."""
         self._owns_client = client is None
         self._timeout = httpx.Timeout(read_timeout, connect=connect_timeout)
         self._client = client if client is not None else _own_client(self._timeout)
@@ -451,6 +455,8 @@ class Transport:
     def _redact(self, text: str) -> str:
         if self._secret:
             text = text.replace(self._secret, "<redacted>")
+        for value in self._hidden:
+            text = text.replace(value, "<redacted>")
         return redact_credentials(_KEY_SHAPE.sub(lambda match: f"{match.group(1)}-<redacted>", text))
 
 
