@@ -284,8 +284,9 @@ def _summary(comparison: Comparison) -> tuple[str, ...]:
             "- Paired by task: the mean over tasks of candidate rate − baseline rate; each task's difficulty cancels "
             "out of its difference, which is why pairing usually gives a narrower interval than the two sides' "
             "intervals suggest.",
-            "- Sign-flip p: the share of the ways of flipping the signs of the per-task differences that give a "
-            'mean at least as far from 0 as the observed one, since under "no change" each sign is equally likely.',
+            "- Permutation p: the share of the ways of reshuffling each task's runs between the two sides (within "
+            'the task) that give a mean difference at least as far from 0 as the observed one, since under "no '
+            'change" a run is equally likely on either side; valid for any runs per side.',
             "- detectable: the smallest mean difference that this many tasks, with this spread of per-task "
             "differences, detect 80% of the time (paired t approximation, two-sided 5%).",
         ]
