@@ -8,6 +8,7 @@ endpoint gate, redaction) is the transport's, so the three providers behave the 
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from types import TracebackType
@@ -44,7 +45,7 @@ class TransportOptions(TypedDict, total=False):
     rate_limit_give_up_s: float
 
 
-class StreamingProvider:
+class StreamingProvider(ABC):
     """Streams one wire format from an endpoint; subclasses give ``api``, ``request_body`` and ``key_headers``.
 
     Args:
@@ -99,9 +100,9 @@ class StreamingProvider:
         """Headers every request of the format carries (Anthropic's ``anthropic-version``)."""
         return {}
 
+    @abstractmethod
     def request_body(self, request: ProviderRequest) -> dict[str, object]:
-        """The JSON body for ``request`` (the model is already filled in)."""
-        raise NotImplementedError
+        """The JSON body for ``request`` (the model is already filled in); each format gives its own."""
 
     def close(self) -> None:
         """Close the HTTP client if this provider created it."""
