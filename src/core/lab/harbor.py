@@ -28,7 +28,6 @@ __all__ = [
     "BASE_IMAGES",
     "NEEDS_SANDBOX",
     "ORACLE",
-    "RUNNER",
     "dockerfile_problem",
     "harbor_task",
     "offline_problem",
@@ -130,73 +129,3 @@ def harbor_task(
 
 ORACLE: Final = 'exec python3 .harbor/run.py solve "$(dirname "$0")/solution"\n'
 """A Harbor task's solution script: solve.sh run with the copy at /app (``bash oracle.sh`` in the copy)."""
-
-RUNNER: Final = r'''"""Runs a Harbor task's tests or solution with the copy at /app, under bubblewrap (written by alisio)."""
-
-import hashlib
-import json
-import os
-import pathlib
-import shutil
-import subprocess
-import sys
-import tempfile
-
-HERE = pathlib.Path(__file__).resolve().parent
-APP = pathlib.Path.cwd()
-
-
-def digest(root):
-    h = hashlib.sha256()
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
-        h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    return h.hexdigest()
-
-
-def sandboxed(binds, command):
-    if shutil.which("bwrap") is None:
-        sys.exit("this Harbor task needs bubblewrap (bwrap) for its absolute paths /app, /tests, /logs/verifier")
-    args = ["bwrap", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-    for top in sorted(pathlib.Path("/").iterdir()):
-        if top.name in ("dev", "proc", "tmp", "app", "tests", "logs", "solution"):
-            continue
-        if top.is_symlink():
-            args += ["--symlink", os.readlink(top), str(top)]
-        elif top.is_dir():
-            args += ["--ro-bind", str(top), str(top)]
-    for source, target, mode in binds:
-        args += ["--bind" if mode == "rw" else "--ro-bind", str(source), target]
-    return subprocess.run([*args, "--chdir", "/app", *command], stdin=subprocess.DEVNULL).returncode
-
-
-def reward(logs):
-    text = logs / "reward.txt"
-    if text.is_file():
-        return float(text.read_text().strip() or 0)
-    data = logs / "reward.json"
-    if data.is_file():
-        value = json.loads(data.read_text())
-        return float(value.get("reward", 0) if isinstance(value, dict) else value)
-    return None
-
-
-def main():
-    what = sys.argv[1]
-    if what == "solve":
-        solution = pathlib.Path(sys.argv[2]).resolve()
-        sys.exit(sandboxed([(APP, "/app", "rw"), (solution, "/solution", "ro")], ["bash", "/solution/solve.sh"]))
-    tests = HERE / "tests"
-    if digest(tests) != sys.argv[2]:
-        sys.exit("the task's tests (.harbor/tests) were changed")
-    with tempfile.TemporaryDirectory() as logs:
-        code = sandboxed(
-            [(APP, "/app", "rw"), (tests, "/tests", "ro"), (logs, "/logs/verifier", "rw")], ["bash", "/tests/test.sh"]
-        )
-        got = reward(pathlib.Path(logs))
-    print(f"test.sh exited {code}; reward {got}")
-    sys.exit(0 if got is not None and got >= 1.0 else 1)
-
-
-main()
-'''
-"""``.harbor/run.py`` in each fixture: standard library only (it runs with the task's python3)."""

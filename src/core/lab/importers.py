@@ -59,9 +59,9 @@ import sys
 
 sys.dont_write_bytecode = True
 TEST = {test!r}
-scope = {{"__name__": "solution"}}
-with open("solution.py", encoding="utf-8") as file:
-    exec(compile(file.read(), "solution.py", "exec"), scope)
+import runpy
+
+scope = runpy.run_path("solution.py", run_name="solution")
 exec(compile(TEST, "check.py (HumanEval test)", "exec"), scope)
 scope["check"](scope[{entry!r}])
 print("ok")
