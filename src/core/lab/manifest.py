@@ -23,6 +23,7 @@ from alisio.core.errors import ReportError
 from alisio.core.lab.records import RunRecord, RunStatus, TaskId
 from alisio.core.lab.report import Mode, Rates
 from alisio.core.lab.schedule import MAX_K, RunSpec
+from alisio.core.lab.seq_block import SequentialPlan
 
 __all__ = [
     "MANIFEST_SCHEMA_VERSION",
@@ -77,6 +78,9 @@ class RunManifest(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     """Where commands ran (``none`` or ``bwrap``): a resume runs them the same way."""
     label: str | None = None
     """``--label TEXT``, kept by a resume."""
+    sequential: SequentialPlan | None = None
+    """The sequential design (``--sequential --baseline``, ``--until-width``; ``k`` is its ``maxK``): a resume
+    continues it, recomputing each task's stop from runs.jsonl; ``None``: a fixed k."""
 
 
 _DECODER = msgspec.json.Decoder(RunManifest)

@@ -25,6 +25,7 @@ from __future__ import annotations
 from enum import StrEnum
 
 from alisio.core.base import Frozen
+from alisio.core.lab.seq_block import SequentialBlock
 from alisio.core.lab.stats import ClusteredMean, Interval
 
 __all__ = [
@@ -284,6 +285,9 @@ class Report(Frozen, frozen=True, kw_only=True):
     retried: int = 0
     """Errored runs run again by ``eval run --resume --retry-errors``: their earlier records are kept apart in
     retried/runs.jsonl and counted nowhere else."""
+    sequential: SequentialBlock | None = None
+    """A sequential command's design and each task's stop (``alisio.core.lab.seq_block``); ``None`` for a
+    fixed-k run. ``plannedRuns`` is then tasks x maxK, the most it could run."""
 
 
 def finished_runs(report: Report) -> str:

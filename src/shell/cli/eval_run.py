@@ -34,6 +34,7 @@ from alisio.shell.cli.options import (
     SelectionFlags,
     grouped,
 )
+from alisio.shell.cli.seq_flags import RunSequentialFlags
 
 if TYPE_CHECKING:
     from alisio.core.lab.records import RunRecord
@@ -50,7 +51,10 @@ def _request(
     permissions: PermissionFlags,
     output: OutputFlags,
     execution: ExecutionFlags,
+    seq: RunSequentialFlags,
 ) -> LabRequest:
+    from alisio.shell.cli.seq_flags import run_sequential
+    from alisio.shell.config_home import data_dir
     from alisio.shell.lab.errors import LabError
     from alisio.shell.lab.request import LabRequest, RunMode, rates_from
 
@@ -60,18 +64,20 @@ def _request(
     if replay and provider.script is not None:
         raise LabError("--script plays a scripted provider in live mode; replay plays cassettes")
     s = selection
+    env = common.environment()
+    design = run_sequential(seq, s.k, replay, execution.executor, data_dir(env))
+    k = s.k if design is None else design.max_k
     return LabRequest(
-        selection=common.selection(
-            suite, s.tasks, s.k, s.seed, s.suite_dir, s.yes, 1 if replay else DEFAULT_K
-        ),
+        selection=common.selection(suite, s.tasks, k, s.seed, s.suite_dir, s.yes, 1 if replay else DEFAULT_K),
         mode=RunMode.REPLAY if replay else RunMode.LIVE,
         provider=common.provider(provider),
         permissions=common.permissions(permissions),
         output=common.output(output),
         cassette_dir=provider.cassette_dir,
         rates=rates_from(output.input_rate, output.output_rate),
-        env=common.environment(),
+        env=env,
         jobs=common.jobs(execution.jobs),
+        sequential=design,
     )
 
 
@@ -83,11 +89,13 @@ def _resume_request(
     permissions: PermissionFlags,
     output: OutputFlags,
     execution: ExecutionFlags,
+    seq: RunSequentialFlags,
 ) -> LabRequest:
     """The request that continues ``--resume``'s run; a flag that differs from what it stored is refused
-    (``alisio.shell.cli.resume_flags``)."""
+    (``alisio.shell.cli.resume_flags``), a sequential design too (``seq_flags.resume_design``)."""
     from alisio.core.harness.sandbox import SandboxKind
     from alisio.shell.cli.resume_flags import resume_conflicts
+    from alisio.shell.cli.seq_flags import resume_design
     from alisio.shell.config_home import data_dir
     from alisio.shell.lab.errors import LabError
     from alisio.shell.lab.resume import read_manifest, resume_request, resume_target
@@ -95,9 +103,9 @@ def _resume_request(
     assert resume.resume is not None
     env = common.environment()
     directory = resume_target(resume.resume, data_dir(env))
-    conflicts = resume_conflicts(
-        read_manifest(directory), directory, suite, selection, provider, permissions, output
-    )
+    stored = read_manifest(directory)
+    conflicts = resume_conflicts(stored, directory, suite, selection, provider, permissions, output)
+    conflicts += resume_design(stored.sequential, seq, data_dir(env))
     if conflicts:
         raise LabError(
             *conflicts,
@@ -125,6 +133,7 @@ def run(
     permissions: PermissionFlags,
     output: OutputFlags,
     execution: ExecutionFlags,
+    seq: RunSequentialFlags,
     suite: OptionalSuiteArg = None,
 ) -> ExitCode:
     """Run a suite k times, judge every run, and write report.json, report.md, report.html and runs.jsonl."""
@@ -137,7 +146,7 @@ def run(
     from alisio.shell.lab.errors import LabError
 
     if resume.resume is not None:
-        request = _resume_request(suite, resume, selection, provider, permissions, output, execution)
+        request = _resume_request(suite, resume, selection, provider, permissions, output, execution, seq)
         ci = dataclasses.replace(request.output, junit=output.junit, step_summary=True)
         request = dataclasses.replace(request, output=ci)
     elif resume.retry_errors:
@@ -145,7 +154,7 @@ def run(
     elif suite is None and selection.suite_dir is None:
         raise LabError("name a SUITE to run, or --resume DIR|RUN_ID to continue a run")
     else:
-        request = _request(suite, selection, provider, permissions, output, execution)
+        request = _request(suite, selection, provider, permissions, output, execution, seq)
     request = common.with_executor(request, execution)
     encoder = msgspec.json.Encoder()
 
@@ -164,8 +173,11 @@ def _headline(start: LabStart) -> None:
     suite = start.choice.loaded.suite
     runs = start.planned
     noun = "task" if len(start.tasks) == 1 else "tasks"
-    head = f"{suite.suite_id} {suite.suite_version}: {len(start.tasks)} {noun} x k={start.k} = {runs} "
+    size = f"k={start.k}" if start.sequential is None else f"at most {start.k}"
+    head = f"{suite.suite_id} {suite.suite_version}: {len(start.tasks)} {noun} x {size} = {runs} "
     head += "run" if runs == 1 else "runs"
+    if start.sequential is not None:
+        head += ", sequential"
     plan = start.provider
     source = f"replay of {plan.id} cassettes" if start.mode == "replay" else plan.id
     label = f" [{start.label}]" if start.label else ""

@@ -37,6 +37,7 @@ from alisio.shell.cli.options import (
     VariantsProviderFlags,
     grouped,
 )
+from alisio.shell.cli.seq_flags import VariantsSequentialFlags
 
 if TYPE_CHECKING:
     from alisio.shell.lab.model import LabOutcome, LabStart
@@ -64,19 +65,23 @@ def variants(
     permissions: PermissionFlags,
     output: OutputFlags,
     execution: ExecutionFlags,
+    seq: VariantsSequentialFlags,
     suite: SuiteArg = None,
 ) -> ExitCode:
     """Run configuration variants interleaved over the same tasks, report each, and compare them."""
     from alisio.core.lab.variants import variant_progress_line
     from alisio.shell.cli.outputs import lab_outputs
+    from alisio.shell.cli.seq_flags import variants_sequential
     from alisio.shell.lab.errors import LabError
     from alisio.shell.lab.request import LabRequest, rates_from
 
     if provider.mode is ModeChoice.REPLAY:
         raise LabError(REFUSE_REPLAY)
     s = selection
+    design = variants_sequential(seq, s.k, execution.executor)
+    k = s.k if design is None else design.max_k
     request = LabRequest(
-        selection=common.selection(suite, s.tasks, s.k, s.seed, s.suite_dir, s.yes, DEFAULT_K),
+        selection=common.selection(suite, s.tasks, k, s.seed, s.suite_dir, s.yes, DEFAULT_K),
         provider=common.provider(provider),
         permissions=common.permissions(permissions),
         output=common.output(output),
@@ -84,6 +89,7 @@ def variants(
         rates=rates_from(output.input_rate, output.output_rate),
         env=common.environment(),
         jobs=common.jobs(execution.jobs),
+        sequential=design,
     )
     request = common.with_executor(request, execution)
     outcome = common.run_lab(
@@ -100,10 +106,13 @@ def _headline(start: LabStart) -> None:
     n, tasks = len(start.variants.variants), len(start.tasks)
     noun = "task" if tasks == 1 else "tasks"
     plan = start.provider
+    size = f"k={start.k} = {start.planned} runs"
+    if start.sequential is not None:
+        size = f"at most {start.k} = {start.planned} runs, sequential"
     say(
-        f"{suite.suite_id} {suite.suite_version}: {n} variants x {tasks} {noun} x k={start.k} = "
-        f"{start.planned} runs, interleaved ({plan.id}, {plan.model}{plan.key_note}, seed {start.seed}, "
-        f"{start.jobs} at once{common.sandbox_note(start)})"
+        f"{suite.suite_id} {suite.suite_version}: {n} variants x {tasks} {noun} x {size}, interleaved "
+        f"({plan.id}, {plan.model}{plan.key_note}, seed {start.seed}, {start.jobs} at once"
+        f"{common.sandbox_note(start)})"
     )
     for index, variant in enumerate(start.variants.variants):
         role = " (baseline)" if index == 0 and variant.id != "baseline" else ""

@@ -14,6 +14,7 @@ from alisio.core.lab.outcome import exit_code_for
 from alisio.core.lab.records import RunRecord
 from alisio.core.lab.report import AgentCondition, Mode, Report
 from alisio.core.lab.schedule import RunSpec
+from alisio.core.lab.seq_block import SequentialPlan
 from alisio.core.lab.suite import Task
 from alisio.core.lab.variants import VariantsComparison, VariantsPlan
 from alisio.shell.lab.errors import Terminated
@@ -83,6 +84,8 @@ class LabStart:
     """Where commands run: ``none`` or ``bwrap``."""
     label: str | None = None
     """``--label TEXT``: the run's name, in its conditions."""
+    sequential: SequentialPlan | None = None
+    """The sequential design (``k`` is then its ``max_k``); ``None``: every planned run runs."""
 
     @property
     def planned(self) -> int:

@@ -48,6 +48,7 @@ from alisio.core.lab.records import RunRecord
 from alisio.core.lab.report import Compaction, Conditions, Mode, Rates
 from alisio.core.lab.report_build import build_report
 from alisio.core.lab.schedule import RunSpec, plan_runs
+from alisio.core.lab.seq_run import sequential_plan
 from alisio.core.lab.suite import Task
 from alisio.core.lab.variants import VariantsPlan, interleave
 from alisio.shell.config_home import LoadedConfig, data_dir, load_config
@@ -82,6 +83,7 @@ from alisio.shell.lab.request import ExecutorKind, LabRequest, RunMode
 from alisio.shell.lab.resume import plan_file, read_manifest
 from alisio.shell.lab.run_one import Arm, Finished, RunContext, run_one
 from alisio.shell.lab.runner import Executor, RunsLog, SerialExecutor, ThreadExecutor, run_loop
+from alisio.shell.lab.seq_watch import checked_sequential, sequential_feed, with_sequential
 from alisio.shell.lab.stale import owned_prefix, remove_stale
 from alisio.shell.lab.suite_choice import SuiteChoice, bundled_suites_root, confirm_third_party, find_suite
 from alisio.shell.lab.variants import compare_arms, read_variants
@@ -271,11 +273,14 @@ def _conditions(start: LabStart, arm: Arm, rates: Rates | None, created_at: str)
 
 
 def _specs(start: LabStart) -> tuple[RunSpec, ...]:
-    """The plan: task x repetition in seeded order; every variant over the same slots, A,B then B,A."""
+    """The plan: task x repetition in seeded order (repetition-major when sequential); every variant over
+    the same slots, A,B then B,A."""
     task_ids = [task.id for task in start.tasks]
-    if start.variants is None:
+    ids = None if start.variants is None else [variant.id for variant in start.variants.variants]
+    if start.sequential is not None:  # repetition-major: each task's outcomes grow in repetition order
+        return sequential_plan(ids, task_ids, start.k, start.seed).unwrap()
+    if ids is None:
         return plan_runs(task_ids, start.k, start.seed).unwrap()  # ids are unique and k >= 1 (checked)
-    ids = [variant.id for variant in start.variants.variants]
     return interleave(ids, task_ids, start.k, start.seed).unwrap()
 
 
@@ -302,6 +307,7 @@ def _arm_results(
             stopped=stopped,
             retried=retried,
         )
+        report = with_sequential(start.sequential, report, records, arm.variant, [t.id for t in start.tasks])
         show_as = _show_as(arm.directory, conditions.run_id, data_root)
         results.append(ArmResult(arm=arm, records=mine, report=report, show_as=show_as))
     return tuple(results)
@@ -382,8 +388,9 @@ def _execute(
 
     log = RunsLog({arm.variant: arm.directory for arm in start.arms})
     try:
+        kept = () if resumed is None else resumed.kept
         loop = run_loop(
-            todo,
+            sequential_feed(start.sequential, todo, list(by_task), kept),
             run,
             _executor(request, start, ctx, ui, len(todo)),
             log,
@@ -392,7 +399,6 @@ def _execute(
         )
     finally:
         log.close()
-    kept = () if resumed is None else resumed.kept
     records = _in_plan_order(plan, kept, loop.records)
     retried = 0 if resumed is None else resumed.retried
     with held_signals() as held:  # a signal now waits until the reports are written
@@ -532,6 +538,7 @@ def run_request(request: LabRequest, ui: Ui, outputs: Sequence[Output] = OUTPUTS
 
     remove_stale()  # workspaces of killed commands (only those whose process is gone)
     measured, loaded, choice, variants, tasks = _checked(request, outputs)
+    sequential = checked_sequential(request.sequential, variants, tasks, choice.loaded.suite)
     lab = loaded.config.lab if loaded is not None else LabSettings()
     kind, sandbox = sandbox_for(request.sandbox, lab, request.env, ui.say)
     plan = _provider_plan(request, choice, tasks, measured, loaded, ui.say)
@@ -568,6 +575,7 @@ def run_request(request: LabRequest, ui: Ui, outputs: Sequence[Output] = OUTPUTS
                 agent_conditions=agents.conditions,
                 sandbox=str(kind),
                 label=request.output.label,
+                sequential=sequential,
             )
             resumed = plan_file(request, start, _specs(start), run_id, created_at_for(now), ui.say)
             ui.on_start(start)

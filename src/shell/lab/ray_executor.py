@@ -52,6 +52,7 @@ from alisio.shell.lab.portable import (
 )
 from alisio.shell.lab.ray_worker import decode_result
 from alisio.shell.lab.run_one import INTERNAL_ERROR, Arm, Finished, RunContext
+from alisio.shell.lab.runner import SpecFeed
 
 __all__ = ["RAY_INSTALL", "WORKER_LOST", "RayExecutor", "check_address", "ray_session", "require_ray"]
 
@@ -335,9 +336,7 @@ class RayExecutor:
         """Called (on this thread) as each run's result comes back, or as it is cancelled."""
         self.grace_s = grace_s
 
-    def run(
-        self, run: Callable[[RunSpec], Finished], specs: Sequence[RunSpec]
-    ) -> Iterator[tuple[int, Finished]]:
+    def run(self, run: Callable[[RunSpec], Finished], specs: SpecFeed) -> Iterator[tuple[int, Finished]]:
         from alisio.shell.replay.record import RecordHook
 
         hook = self.ctx.provider.hook
@@ -354,7 +353,7 @@ class RayExecutor:
 
     def _stream(
         self,
-        specs: Sequence[RunSpec],
+        specs: SpecFeed,
         portable: PortableRun,
         secrets: RunSecrets,
         archive: bytes,
@@ -374,7 +373,7 @@ class RayExecutor:
             slots = start_slots(provider.max_concurrency or self.jobs)
         encoder = msgspec.msgpack.Encoder()
         secret = encoder.encode(secrets)  # a few hundred bytes: inlined in each task, never in the store
-        upcoming = iter(enumerate(specs))
+        upcoming = iter(specs)  # pulled as slots free up: a sequential feed skips stopped tasks
         pending: dict[Any, int] = {}
 
         def fill() -> None:

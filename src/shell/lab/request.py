@@ -16,6 +16,7 @@ from pathlib import Path
 from alisio.core.harness.events import Effect
 from alisio.core.harness.sandbox import SandboxKind
 from alisio.core.lab.report import Rates
+from alisio.core.lab.seq_block import SequentialPlan
 from alisio.shell.lab.errors import LabError
 
 __all__ = [
@@ -158,6 +159,9 @@ class LabRequest:
     """The environment (config home, data home, credentials to keep out of commands and cassettes)."""
     sandbox: SandboxKind | None = None
     """``--sandbox``: where commands run (``None``: ``[lab] sandbox`` of config.toml, else ``none``)."""
+    sequential: SequentialPlan | None = None
+    """``--sequential`` or ``--until-width``: stop each task when its statistic decides (``selection.k`` is
+    then the design's ``max_k``); ``None``: run every planned run."""
 
 
 def rates_from(input_rate: float | None, output_rate: float | None) -> Rates | None:

@@ -158,6 +158,7 @@ def resume_request(
         resume=directory,
         retry_errors=retry_errors,
         sandbox=sandbox if sandbox is not None else SandboxKind(stored.sandbox),
+        sequential=stored.sequential,
     )
 
 
@@ -256,6 +257,7 @@ def _manifest(start: LabStart, request: LabRequest, run_id: str, created_at: str
         script_hash=script_hash(script, tuple(task.id for task in start.tasks)),
         sandbox=start.sandbox,
         label=request.output.label,
+        sequential=start.sequential,
     )
 
 

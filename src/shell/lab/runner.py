@@ -13,7 +13,11 @@ Rules the loop keeps:
 - Ctrl-C (or SIGTERM/SIGHUP, raised as ``KeyboardInterrupt``) stops the loop: the executor stops what is in
   flight, the finished records are returned and ``interrupted`` says by what;
 - a run that shows every further run is pointless (the provider refused the key, the endpoint cannot be
-  reached after the retries) stops the loop too, with one line saying why (``stop_reason``).
+  reached after the retries) stops the loop too, with one line saying why (``stop_reason``);
+- the executors pull the runs from a ``SpecFeed`` only as they can start them: a fixed plan is every spec in
+  order; a sequential plan (``--sequential``, ``--until-width``) also skips, at the moment a run would start,
+  the specs of a task that has stopped, which the feed learns from each finished record
+  (``alisio.shell.lab.seq_watch``).
 """
 
 from __future__ import annotations
@@ -34,19 +38,57 @@ from alisio.shell.lab.errors import LabError, LabStopped, Terminated
 from alisio.shell.lab.run_one import Finished
 from alisio.shell.lab.store import RUNS_JSONL, write_bytes_atomic
 
-__all__ = ["Executor", "LoopResult", "RunsLog", "SerialExecutor", "ThreadExecutor", "run_loop"]
+__all__ = ["Executor", "LoopResult", "RunsLog", "SerialExecutor", "SpecFeed", "ThreadExecutor", "run_loop"]
 
 RunFn = Callable[[RunSpec], Finished]
 """Runs one planned run and returns its record and transcript (never raises but for ``KeyboardInterrupt``)."""
 
 
+class SpecFeed:
+    """The planned runs, handed out one at a time as an executor can start one.
+
+    ``skip`` (``None``: none) is asked of each spec at the moment it would start, so it may depend on the
+    records finished so far: ``finished`` hands each finished record to ``learn`` before the executor
+    pulls the next spec. Indexes are positions in ``specs`` (the plan), skipped or not.
+    """
+
+    def __init__(
+        self,
+        specs: Sequence[RunSpec],
+        skip: Callable[[RunSpec], bool] | None = None,
+        learn: Callable[[RunRecord], None] | None = None,
+    ) -> None:
+        self.specs = tuple(specs)
+        self.skip = skip
+        self.learn = learn
+
+    def __len__(self) -> int:
+        return len(self.specs)
+
+    def __getitem__(self, index: int) -> RunSpec:
+        return self.specs[index]
+
+    def __iter__(self) -> Iterator[tuple[int, RunSpec]]:
+        """``(index, spec)`` of each spec to start, decided lazily, in plan order."""
+        for index, spec in enumerate(self.specs):
+            if self.skip is None or not self.skip(spec):
+                yield index, spec
+
+    def finished(self, record: RunRecord) -> None:
+        """A run finished (before the next spec is pulled)."""
+        if self.learn is not None:
+            self.learn(record)
+
+
 class Executor(Protocol):
     """How the planned runs are carried out."""
 
-    def run(self, run: RunFn, specs: Sequence[RunSpec]) -> Iterator[tuple[int, Finished]]:
-        """Run every spec, yielding ``(index in specs, record)`` as each run finishes.
+    def run(self, run: RunFn, specs: SpecFeed) -> Iterator[tuple[int, Finished]]:
+        """Run the specs ``specs`` hands out, yielding ``(index in specs, record)`` as each run finishes.
 
-        Closing the iterator early (the loop stops) must stop the runs still in flight.
+        Pull a spec from ``specs`` only when it can start (after the records yielded before are handled: a
+        sequential feed decides from them). Closing the iterator early (the loop stops) must stop the runs
+        still in flight.
         """
         ...
 
@@ -54,8 +96,8 @@ class Executor(Protocol):
 class SerialExecutor:
     """One run after another, in plan order, on the calling thread."""
 
-    def run(self, run: RunFn, specs: Sequence[RunSpec]) -> Iterator[tuple[int, Finished]]:
-        for index, spec in enumerate(specs):
+    def run(self, run: RunFn, specs: SpecFeed) -> Iterator[tuple[int, Finished]]:
+        for index, spec in specs:
             yield index, run(spec)
 
 
@@ -73,20 +115,28 @@ class ThreadExecutor:
         self.jobs = jobs
         self.grace_s = grace_s
 
-    def run(self, run: RunFn, specs: Sequence[RunSpec]) -> Iterator[tuple[int, Finished]]:
+    def run(self, run: RunFn, specs: SpecFeed) -> Iterator[tuple[int, Finished]]:
         from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 
         from alisio.shell import cancel
 
         cancel.reset()
         pool = ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="alisio-run")
-        pending: dict[Future[Finished], int] = {pool.submit(run, spec): i for i, spec in enumerate(specs)}
+        upcoming = iter(specs)
+        pending: dict[Future[Finished], int] = {}
+
+        def fill() -> None:  # a worker per run in flight: the next spec is pulled when one is free
+            while len(pending) < self.jobs and (item := next(upcoming, None)) is not None:
+                pending[pool.submit(run, item[1])] = item[0]
+
         try:
+            fill()
             while pending:
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for future in sorted(done, key=pending.__getitem__):
                     index = pending.pop(future)
                     yield index, future.result()
+                fill()
         finally:
             if pending:  # stopped early: nothing new starts, the runs in flight stop at their next check
                 cancel.request()
@@ -174,7 +224,7 @@ def _interrupt_line(interrupt: KeyboardInterrupt) -> str:
 
 
 def run_loop(
-    specs: Sequence[RunSpec],
+    specs: SpecFeed,
     run: RunFn,
     executor: Executor,
     log: RunsLog,
@@ -200,6 +250,7 @@ def run_loop(
         for index, done in results:
             log.append(done)
             record = finished[index] = done.record
+            specs.finished(record)
             on_record(record, len(finished), len(specs))
             stopped = stop_reason(record)
             if stopped is not None:

@@ -1,0 +1,222 @@
+"""The sequential commands' plan and looks: which run comes next, and each task's stop from its records.
+
+``alisio.core.lab.sequential`` holds the statistics (the e-values, the confidence sequences and their stop
+rules); this module applies them to a command's records:
+
+- ``sequential_plan``: repetition-major, so every task grows its outcomes in repetition order. Round ``r``
+  runs every task's repetition ``r`` (tasks in the seeded order of ``alisio.core.lab.schedule.plan_runs``);
+  with two variants each (task, repetition) slot runs both back to back, in the listed order on even slots
+  and reversed on odd ones (A, B, then B, A), as ``eval variants`` does. The same inputs give the same plan;
+  run ``r`` gets ``seed + r``.
+- ``outcomes``: a task's outcomes in one arm, in repetition order, up to the first repetition that has not
+  finished (a run still in flight ends the prefix); errored runs are not outcomes (the assumption that an
+  infrastructure error is unrelated to the outcome; the docs say so).
+- ``look``: the task's stop at its outcomes so far, a pure function of them (resume recomputes it from
+  runs.jsonl). ``first_stop`` finds the first look at which it had stopped, by bisection: a stop is monotone
+  (once stopped at some prefix, stopped at every longer one).
+- ``sequential_block``: report.json's ``sequential`` of one arm (``alisio.core.lab.seq_block``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+import msgspec
+from alisio.core.lab.sequential import (
+    SequentialDesign,
+    SequentialStop,
+    against_baseline,
+    method_note,
+    two_arm,
+    until_width,
+)
+from returns.result import Result
+
+from alisio.core.lab.records import RunRecord, RunStatus
+from alisio.core.lab.report import TaskReport
+from alisio.core.lab.schedule import RunSpec, ScheduleError, plan_runs
+from alisio.core.lab.seq_block import SequentialBlock, SequentialPlan, TaskStop
+from alisio.core.lab.stats import Interval
+
+__all__ = [
+    "TaskOutcomes",
+    "describe_plan",
+    "design_of",
+    "first_stop",
+    "look",
+    "note_of",
+    "outcomes",
+    "sequential_block",
+    "sequential_plan",
+]
+
+TaskOutcomes = tuple[tuple[bool, ...], tuple[bool, ...]]
+"""A task's outcomes: the baseline arm's (empty for a single arm) and the candidate's (or the single arm's)."""
+
+
+def sequential_plan(
+    variant_ids: Sequence[str] | None, task_ids: Sequence[str], max_k: int, seed: int
+) -> Result[tuple[RunSpec, ...], ScheduleError]:
+    """Every (task, repetition) slot once (per variant), repetition-major; see the module docstring.
+
+    Returns:
+        ``len(task_ids) * max_k`` specs (times the variants), or what ``plan_runs`` refuses.
+    """
+
+    def ordered(slots: tuple[RunSpec, ...]) -> tuple[RunSpec, ...]:
+        rounds = sorted(slots, key=lambda spec: spec.repetition)  # stable: the seeded task order per round
+        if variant_ids is None:
+            return tuple(rounds)
+        forward, backward = tuple(variant_ids), tuple(reversed(variant_ids))
+        return tuple(
+            msgspec.structs.replace(slot, variant=variant)
+            for index, slot in enumerate(rounds)
+            for variant in (forward if index % 2 == 0 else backward)
+        )
+
+    return plan_runs(task_ids, max_k, seed).map(ordered)
+
+
+def outcomes(records: Iterable[RunRecord]) -> tuple[bool, ...]:
+    """One task's outcomes in one arm (pass or not), repetition order, up to the first missing repetition;
+    errored runs are left out."""
+    by_rep = {record.repetition: record for record in records}
+    found: list[bool] = []
+    rep = 0
+    while (record := by_rep.get(rep)) is not None:
+        if record.status is not RunStatus.ERROR:
+            found.append(record.status is RunStatus.PASS)
+        rep += 1
+    return tuple(found)
+
+
+def design_of(plan: SequentialPlan, tasks: int) -> SequentialDesign:
+    """The statistics' design of ``plan`` over a family of ``tasks`` tasks."""
+    return SequentialDesign(
+        alpha=plan.alpha,
+        tasks=tasks,
+        max_k=plan.max_k,
+        min_k=plan.min_k,
+        side=plan.side,
+        margin=plan.margin,
+    )
+
+
+def look(plan: SequentialPlan, tasks: int, task_id: str, seen: TaskOutcomes) -> SequentialStop:
+    """The task's stop at the outcomes ``seen`` (its baseline arm's and its candidate's)."""
+    base, candidate = seen
+    if plan.kind == "two-arm":
+        return two_arm(design_of(plan, tasks), base, candidate)
+    if plan.kind == "baseline":
+        count = next(c for c in plan.baseline_counts if c.task_id == task_id)
+        return against_baseline(design_of(plan, tasks), count.passes, count.judged, candidate)
+    assert plan.width is not None  # a width plan always has one (checked where it is made)
+    return until_width(plan.alpha, tasks, plan.width, plan.max_k, plan.min_k, candidate)
+
+
+def _cut(plan: SequentialPlan, seen: TaskOutcomes, n: int) -> TaskOutcomes:
+    base, candidate = seen
+    return (base[:n], candidate[:n]) if plan.kind == "two-arm" else (base, candidate[:n])
+
+
+def first_stop(plan: SequentialPlan, tasks: int, task_id: str, seen: TaskOutcomes) -> int | None:
+    """The fewest outcomes per arm at which the task had stopped (``None``: not stopped at ``seen``)."""
+    base, candidate = seen
+    top = min(len(base), len(candidate)) if plan.kind == "two-arm" else len(candidate)
+    if not look(plan, tasks, task_id, _cut(plan, seen, top)).stopped:
+        return None
+    low, high = 0, top  # stopped at high, and (by monotony) at every longer prefix
+    while low < high:
+        middle = (low + high) // 2
+        if look(plan, tasks, task_id, _cut(plan, seen, middle)).stopped:
+            high = middle
+        else:
+            low = middle + 1
+    return high
+
+
+def note_of(plan: SequentialPlan, tasks: int) -> str:
+    """The method footnote of ``plan``'s kind."""
+    return method_note(plan.kind, design_of(plan, tasks), plan.width)
+
+
+def _tokens_saved(task: TaskReport | None, saved: int) -> int | None:
+    if task is None or task.measured.tokens is None or saved == 0:
+        return None if task is None or task.measured.tokens is None else 0
+    runs = task.measured.tokens_runs or task.judged
+    return round(task.measured.tokens.total / runs * saved) if runs else None
+
+
+def _task_stop(
+    plan: SequentialPlan,
+    tasks: int,
+    task_id: str,
+    seen: TaskOutcomes,
+    arm: tuple[int, int],
+    task: TaskReport | None,
+) -> TaskStop:
+    """The task's final look; ``arm``: this arm's finished runs and outcomes."""
+    runs, judged = arm
+    stop = look(plan, tasks, task_id, seen)
+    reason = stop.reason if stop.stopped else None
+    if reason is None and runs >= plan.max_k:
+        reason = "max-k"  # every planned run finished (some errored, so fewer outcomes than max_k)
+    at = first_stop(plan, tasks, task_id, seen)
+    saved = max(plan.max_k - runs, 0)
+    low_high = stop.interval
+    return TaskStop(
+        task_id=task_id,
+        runs=runs,
+        judged=judged,
+        reason=reason,
+        direction=stop.direction if reason == "decided" else None,
+        statistic=stop.statistic,
+        threshold=stop.threshold,
+        interval=Interval(low=low_high[0], high=low_high[1]) if low_high is not None else None,
+        stopped_at=at,
+        after_stop=max(judged - at, 0) if at is not None else 0,
+        runs_saved=saved,
+        tokens_saved=_tokens_saved(task, saved),
+    )
+
+
+def sequential_block(
+    plan: SequentialPlan,
+    task_ids: Sequence[str],
+    records: Sequence[RunRecord],
+    variant: str | None,
+    reports: Mapping[str, TaskReport],
+) -> SequentialBlock:
+    """One arm's ``sequential`` block: each task's final look over ``records`` (every arm's), this arm's runs
+    and savings (``reports``: this arm's task reports, for the tokens)."""
+    other = next((r.variant for r in records if r.variant != variant), None)
+    base_arm = plan.baseline if plan.kind == "two-arm" else None
+    cand_arm = (other if variant == base_arm else variant) if plan.kind == "two-arm" else variant
+    stops = []
+    for task_id in sorted(task_ids):
+        mine = [r for r in records if r.task_id == task_id]
+        base = outcomes(r for r in mine if r.variant == base_arm) if plan.kind == "two-arm" else ()
+        candidate = outcomes(r for r in mine if r.variant == cand_arm)
+        runs = sum(r.variant == variant for r in mine)
+        judged = len(base if variant == base_arm and plan.kind == "two-arm" else candidate)
+        arm = (runs, judged)
+        stops.append(_task_stop(plan, len(task_ids), task_id, (base, candidate), arm, reports.get(task_id)))
+    tokens = [s.tokens_saved for s in stops if s.tokens_saved is not None]
+    return SequentialBlock(
+        plan=plan,
+        tasks=tuple(stops),
+        runs_saved=sum(s.runs_saved for s in stops),
+        tokens_saved=sum(tokens) if tokens else None,
+        method=note_of(plan, len(task_ids)),
+    )
+
+
+def describe_plan(plan: SequentialPlan) -> str:
+    """The design in one phrase: ``--until-width 0.3, --max-k 50, --min-k 5``."""
+    limits = f"--max-k {plan.max_k}, --min-k {plan.min_k}"
+    if plan.kind == "width":
+        return f"--until-width {plan.width:g}, {limits}"
+    if plan.kind == "baseline":
+        return f"--sequential --baseline {plan.baseline}, {limits}"
+    gate = f", --fail-on worse-than:{plan.margin:g}" if plan.side == "not-worse" else ""
+    return f"--sequential, {limits}{gate}"

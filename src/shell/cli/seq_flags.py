@@ -1,0 +1,274 @@
+"""The sequential flags: ``eval variants --sequential``, ``eval run --sequential --baseline``, ``--until-width``.
+
+Each command takes its group (``VariantsSequentialFlags``, ``RunSequentialFlags``) and turns it into the
+request's ``SequentialPlan`` here, refusing, one line each and before anything runs, what does not make a
+design: ``--k`` with a sequential flag (``--max-k`` is the most runs), ``--max-k``/``--min-k``/``--fail-on``
+without one, ``--min-k`` above ``--max-k``, a width outside (0, 1), ``--sequential`` without ``--baseline`` on
+``eval run``, replay, and ``--executor ray`` (its workers take a fixed list of runs).
+Import only typer and the standard library at module level: ``alisio --help`` must stay fast.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+from alisio.shell.cli.options import option
+
+if TYPE_CHECKING:
+    from alisio.core.lab.seq_block import SequentialPlan
+
+__all__ = [
+    "SEQUENTIAL",
+    "RunSequentialFlags",
+    "VariantsSequentialFlags",
+    "run_sequential",
+    "variants_sequential",
+]
+
+SEQUENTIAL = "Sequential"
+_DOCS = "docs/sequential.md"
+
+MaxK = Annotated[
+    int | None,
+    option(
+        "--max-k",
+        help="With --sequential or --until-width: runs per task (and variant) at most (default 50; at most "
+        "1000).",
+        panel=SEQUENTIAL,
+        metavar="N",
+        show_default=False,
+    ),
+]
+MinK = Annotated[
+    int | None,
+    option(
+        "--min-k",
+        help="With --sequential or --until-width: no task stops before M judged runs (per variant) "
+        "(default 5).",
+        panel=SEQUENTIAL,
+        metavar="M",
+        show_default=False,
+    ),
+]
+
+
+@dataclass(frozen=True)
+class VariantsSequentialFlags:
+    """Sequential: stop each task when the two variants' difference is decided (``eval variants``)."""
+
+    sequential: Annotated[
+        bool,
+        option(
+            "--sequential",
+            help="Stop each task as soon as an anytime-valid test (e-value) decides that the two variants "
+            "differ, or that it cannot by --max-k (futility): valid however often it looks, family-wise "
+            f"over the tasks ({_DOCS}).",
+            panel=SEQUENTIAL,
+        ),
+    ] = False
+    max_k: MaxK = None
+    min_k: MinK = None
+    fail_on: Annotated[
+        str | None,
+        option(
+            "--fail-on",
+            help="With --sequential: worse-than:M (M in (0, 1)) stops each task once the candidate is "
+            "shown at most M worse than the baseline, and exits 4 unless every task is.",
+            panel=SEQUENTIAL,
+            metavar="worse-than:M",
+            show_default=False,
+        ),
+    ] = None
+
+
+@dataclass(frozen=True)
+class RunSequentialFlags:
+    """Sequential: stop each task against a stored baseline, or once its rate is known to a width."""
+
+    sequential: Annotated[
+        bool,
+        option(
+            "--sequential",
+            help="With --baseline: stop each task as soon as an anytime-valid test decides that its rate "
+            f"differs from the baseline report's, or that it cannot by --max-k ({_DOCS}).",
+            panel=SEQUENTIAL,
+        ),
+    ] = False
+    baseline: Annotated[
+        str | None,
+        option(
+            "--baseline",
+            help="With --sequential: the stored baseline report (a run id, a report directory or its "
+            "report.json), not re-run: its counts are the baseline's data.",
+            panel=SEQUENTIAL,
+            metavar="REPORT",
+            show_default=False,
+        ),
+    ] = None
+    until_width: Annotated[
+        float | None,
+        option(
+            "--until-width",
+            help="Stop each task when its anytime-valid 95% confidence sequence for the success rate is "
+            "narrower than W (in (0, 1); 0.3 is 30 points), or at --max-k.",
+            panel=SEQUENTIAL,
+            metavar="W",
+            show_default=False,
+        ),
+    ] = None
+    max_k: MaxK = None
+    min_k: MinK = None
+
+    @property
+    def asked(self) -> bool:
+        """Whether any sequential flag was given."""
+        return self.sequential or any(
+            v is not None for v in (self.baseline, self.until_width, self.max_k, self.min_k)
+        )
+
+
+def _limits(max_k: int | None, min_k: int | None, k: int | None, flag: str) -> tuple[int, int]:
+    """``--max-k`` and ``--min-k`` (their defaults when not given), checked."""
+    from alisio.core.lab.seq_block import DEFAULT_MAX_K, DEFAULT_MIN_K
+    from alisio.core.lab.sequential import MAX_K
+    from alisio.shell.lab.errors import LabError
+
+    if k is not None:
+        raise LabError(
+            f"--k sets a fixed number of runs; {flag} stops each task itself: give --max-k N instead"
+        )
+    top = DEFAULT_MAX_K if max_k is None else max_k
+    low = DEFAULT_MIN_K if min_k is None else min_k
+    if not 1 <= top <= MAX_K:
+        raise LabError(f"--max-k {top}: runs per task must be between 1 and {MAX_K}")
+    if low < 1:
+        raise LabError(f"--min-k {low}: must be at least 1")
+    if low > top:
+        raise LabError(f"--min-k {low} is above --max-k {top}: no task could stop before --max-k")
+    return top, low
+
+
+def _no_ray(executor: str, flag: str) -> None:
+    from alisio.shell.lab.errors import LabError
+
+    if executor == "ray":
+        raise LabError(f"{flag} runs with --executor thread only for now (nothing was run)")
+
+
+def variants_sequential(
+    flags: VariantsSequentialFlags, k: int | None, executor: str
+) -> SequentialPlan | None:
+    """The two-arm design ``eval variants`` asked for (``None``: fixed k); the baseline variant is filled in
+    once the variants file is read.
+
+    Raises:
+        LabError: the flags do not make a design (one line).
+    """
+    from alisio.core.lab.noninferiority import PREFIX, parse_margin
+    from alisio.core.lab.seq_block import SequentialPlan
+    from alisio.shell.errors import expect
+    from alisio.shell.lab.errors import LabError
+
+    if not flags.sequential:
+        for given, name in ((flags.max_k, "--max-k"), (flags.min_k, "--min-k"), (flags.fail_on, "--fail-on")):
+            if given is not None:
+                raise LabError(
+                    f"{name} goes with --sequential (eval compare --fail-on gates fixed-k reports)"
+                )
+        return None
+    _no_ray(executor, "--sequential")
+    top, low = _limits(flags.max_k, flags.min_k, k, "--sequential")
+    if flags.fail_on is None:
+        return SequentialPlan(kind="two-arm", max_k=top, min_k=low)
+    if not flags.fail_on.startswith(PREFIX):
+        raise LabError(
+            f"--fail-on {flags.fail_on}: under --sequential only worse-than:M is a sequential gate"
+        )
+    margin = expect(parse_margin(flags.fail_on), error=LabError)
+    return SequentialPlan(kind="two-arm", max_k=top, min_k=low, side="not-worse", margin=margin)
+
+
+def run_sequential(
+    flags: RunSequentialFlags, k: int | None, replay: bool, executor: str, data_root: Path
+) -> SequentialPlan | None:
+    """The design ``eval run`` asked for (``None``: fixed k).
+
+    Raises:
+        LabError: the flags do not make a design, or the baseline report cannot be read (one line).
+    """
+    from alisio.core.lab.seq_block import SequentialPlan
+    from alisio.shell.lab.errors import LabError
+
+    if not flags.asked:
+        return None
+    if flags.sequential and flags.until_width is not None:
+        raise LabError(
+            "--sequential (against --baseline) and --until-width (one arm) are two designs: pick one"
+        )
+    flag = "--until-width" if flags.until_width is not None else "--sequential"
+    if not flags.sequential and flags.until_width is None:
+        given = "--baseline" if flags.baseline is not None else "--max-k/--min-k"
+        raise LabError(f"{given} goes with --sequential (or --max-k/--min-k with --until-width W)")
+    if replay:
+        raise LabError(f"{flag} stops live runs early; replay is deterministic: nothing to stop")
+    _no_ray(executor, flag)
+    top, low = _limits(flags.max_k, flags.min_k, k, flag)
+    if flags.until_width is not None:
+        if flags.baseline is not None:
+            raise LabError("--baseline goes with --sequential, not with --until-width (one arm)")
+        width = flags.until_width
+        if not 0.0 < width < 1.0:
+            raise LabError(f"--until-width {width:g}: the width must be in (0, 1) (0.3 is 30 points)")
+        return SequentialPlan(kind="width", max_k=top, min_k=low, width=width)
+    if flags.baseline is None:
+        raise LabError(
+            "eval run --sequential tests against a stored report: add --baseline REPORT (or run both arms "
+            "with eval variants --sequential)"
+        )
+    return _against(flags.baseline, top, low, data_root)
+
+
+def _against(ref: str, top: int, low: int, data_root: Path) -> SequentialPlan:
+    """The baseline design of the report ``ref`` names: its suite and each task's counts."""
+    from alisio.core.lab.seq_block import BaselineCount, SequentialPlan
+    from alisio.shell.lab.errors import LabError
+    from alisio.shell.lab.sources import report_of
+
+    try:
+        report = report_of(ref, data_root)
+    except LabError as error:
+        raise LabError(f"--baseline {ref}: {error.lines[0]}") from None
+    if report.conditions.mode == "replay":
+        raise LabError(f"--baseline {ref}: a replay report measures the harness only; give a live report")
+    if report.sequential is not None:
+        raise LabError(
+            f"--baseline {ref}: a sequential report (its runs stopped early); give a fixed-k report"
+        )
+    counts = tuple(
+        BaselineCount(task_id=t.task_id, passes=t.passes, judged=t.judged) for t in report.tasks if t.judged
+    )
+    return SequentialPlan(
+        kind="baseline",
+        max_k=top,
+        min_k=low,
+        baseline=report.conditions.run_id,
+        baseline_counts=counts,
+        baseline_suite=f"{report.conditions.suite_id} {report.conditions.suite_version}",
+    )
+
+
+def resume_design(stored: SequentialPlan | None, flags: RunSequentialFlags, data_root: Path) -> list[str]:
+    """What the sequential flags given to ``--resume`` change in the stored design (empty: none, or no flag
+    given: the stored design continues)."""
+    from alisio.core.lab.seq_run import describe_plan
+
+    if not flags.asked:
+        return []
+    given = run_sequential(flags, None, False, "thread", data_root)
+    before = "a fixed k" if stored is None else describe_plan(stored)
+    now = "a fixed k" if given is None else describe_plan(given)
+    if before == now:
+        return []
+    return [f"the sequential design differs: {before} when the run started, {now} now"]
