@@ -22,6 +22,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 import msgspec
+from returns.result import Result
+
+from alisio.core.lab.records import RunRecord, RunStatus
+from alisio.core.lab.report import TaskReport
+from alisio.core.lab.schedule import RunSpec, ScheduleError, plan_runs
+from alisio.core.lab.seq_block import SequentialBlock, SequentialPlan, TaskStop
 from alisio.core.lab.sequential import (
     SequentialDesign,
     SequentialStop,
@@ -30,12 +36,6 @@ from alisio.core.lab.sequential import (
     two_arm,
     until_width,
 )
-from returns.result import Result
-
-from alisio.core.lab.records import RunRecord, RunStatus
-from alisio.core.lab.report import TaskReport
-from alisio.core.lab.schedule import RunSpec, ScheduleError, plan_runs
-from alisio.core.lab.seq_block import SequentialBlock, SequentialPlan, TaskStop
 from alisio.core.lab.stats import Interval
 
 __all__ = [
