@@ -12,7 +12,8 @@ Each reply is written with chunked transfer encoding, one chunk per piece with a
 split with ``split_body`` reaches the client at those byte boundaries), on a socket with Nagle disabled.
 ``drop_after`` closes the socket abruptly after that many body bytes (no terminating chunk: the client sees a
 broken stream). Replies are served in order, one per request; with the queue empty the server answers 500 and
-says so. The server listens on 127.0.0.1 on a free port and runs in a daemon thread.
+says so; a ``respond`` function, when given, answers each request from what it asks instead (a
+stand-in model whose success depends on the task). The server listens on 127.0.0.1 on a free port and runs in a daemon thread.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
@@ -110,6 +111,7 @@ class _State:
     replies: deque[Reply] = field(default_factory=deque)
     requests: list[RecordedRequest] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    respond: Callable[[RecordedRequest], Reply] | None = None
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -130,15 +132,18 @@ class _Handler(BaseHTTPRequestHandler):
         body = self.rfile.read(length) if length else b""
         state = self.server.state
         with state.lock:
-            state.requests.append(
-                RecordedRequest(
-                    method=self.command,
-                    path=self.path,
-                    headers={k.lower(): v for k, v in self.headers.items()},
-                    body=body,
-                )
+            request = RecordedRequest(
+                method=self.command,
+                path=self.path,
+                headers={k.lower(): v for k, v in self.headers.items()},
+                body=body,
             )
-            reply = state.replies.popleft() if state.replies else None
+            state.requests.append(request)
+            reply: Reply | None
+            if state.respond is not None:
+                reply = state.respond(request)  # under the lock: a responder may keep state
+            else:
+                reply = state.replies.popleft() if state.replies else None
         if reply is None:
             reply = Reply.json({"error": {"message": "sse_server: no reply queued"}}, status=500)
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -188,8 +193,9 @@ class _Server(ThreadingHTTPServer):
 class SseServer:
     """A local OpenAI-compatible stand-in: ``enqueue`` replies, point a provider at ``base_url``."""
 
-    def __init__(self, *replies: Reply) -> None:
-        self._state = _State(replies=deque(replies))
+    def __init__(self, *replies: Reply, respond: Callable[[RecordedRequest], Reply] | None = None) -> None:
+        """``respond``, when given, answers every request instead of the queue (from what it asks)."""
+        self._state = _State(replies=deque(replies), respond=respond)
         self._server = _Server(self._state)
         self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,), daemon=True)
         self._thread.start()

@@ -35,6 +35,7 @@ from alisio.core.lab.exact import PValueMethod, bh_adjust, difference_p, holm_ad
 from alisio.core.lab.paired import PairedDifference, paired_difference
 from alisio.core.lab.power import min_detectable_difference
 from alisio.core.lab.report import Conditions, Count, Mode, Report, TaskReport, finished_runs
+from alisio.core.lab.seq_run import sequential_warnings
 from alisio.core.lab.stats import ClusteredMean, Interval, suite_rate
 from alisio.core.lab.verdict import (
     ALPHA,
@@ -585,6 +586,7 @@ def compare_reports(
                 _warnings(bc, cc)
                 + _task_set_warning(set(b_tasks), set(c_tasks))
                 + _interrupted_warnings(baseline, candidate)
+                + sequential_warnings(baseline, candidate)
             ),
             tasks=tuple(tasks),
             summary=summary,

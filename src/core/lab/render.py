@@ -24,6 +24,7 @@ from collections.abc import Iterable, Sequence
 
 from alisio.core.lab.formats import visible_controls
 from alisio.core.lab.records import RunRecord
+from alisio.core.lab.render_seq import sequential_markdown
 from alisio.core.lab.report import Conditions, Report
 from alisio.core.lab.view import FailingRun, ReportView, Table, condition_items, report_view
 
@@ -139,7 +140,7 @@ def render_markdown(
     lines += ["", "## Tasks", "", *_table(view.tasks)]
     if view.reasons:
         lines += ["", *(f"- {markdown_inline(line)}" for line in view.reasons)]
-    lines += ["", view.tasks_note, "", "## Summary", "", *view.summary]
+    lines += ["", view.tasks_note, *sequential_markdown(report), "", "## Summary", "", *view.summary]
     lines += ["", "## Measured", "", *_table(view.measured), "", view.measured_note, "", "## Estimated", ""]
     if view.estimated is None:
         lines.append(view.estimated_note)

@@ -25,7 +25,7 @@ import msgspec
 from returns.result import Result
 
 from alisio.core.lab.records import RunRecord, RunStatus
-from alisio.core.lab.report import TaskReport
+from alisio.core.lab.report import Report, TaskReport
 from alisio.core.lab.schedule import RunSpec, ScheduleError, plan_runs
 from alisio.core.lab.seq_block import SequentialBlock, SequentialPlan, TaskStop
 from alisio.core.lab.sequential import (
@@ -40,6 +40,7 @@ from alisio.core.lab.stats import Interval
 
 __all__ = [
     "TaskOutcomes",
+    "both_arms",
     "describe_plan",
     "design_of",
     "first_stop",
@@ -48,6 +49,7 @@ __all__ = [
     "outcomes",
     "sequential_block",
     "sequential_plan",
+    "sequential_warnings",
 ]
 
 TaskOutcomes = tuple[tuple[bool, ...], tuple[bool, ...]]
@@ -220,3 +222,67 @@ def describe_plan(plan: SequentialPlan) -> str:
         return f"--sequential --baseline {plan.baseline}, {limits}"
     gate = f", --fail-on worse-than:{plan.margin:g}" if plan.side == "not-worse" else ""
     return f"--sequential, {limits}{gate}"
+
+
+def _decisions(block: SequentialBlock) -> str:
+    said = []
+    for stop in block.tasks:
+        why = f"decided {stop.direction}" if stop.reason == "decided" else (stop.reason or "not stopped")
+        said.append(f"{stop.task_id} {why} after {stop.runs}")
+    return "; ".join(said)
+
+
+def _same_run(b: SequentialBlock, c: SequentialBlock) -> bool:
+    """Both blocks are the two arms of one ``eval variants --sequential`` run: same design, same stops."""
+    stops = [[(s.task_id, s.reason, s.direction, s.statistic) for s in x.tasks] for x in (b, c)]
+    return b.plan.kind == "two-arm" and b.plan == c.plan and stops[0] == stops[1]
+
+
+def sequential_warnings(baseline: Report, candidate: Report) -> list[str]:
+    """What ``eval compare`` says of sequential reports: their verdicts peek, and the sequential decisions
+    (both arms of one ``eval variants --sequential`` run: its per-task decisions, which are the valid ones)."""
+    b, c = baseline.sequential, candidate.sequential
+    if b is None and c is None:
+        return []
+    if b is not None and c is not None and _same_run(b, c):
+        return [
+            "both reports are arms of one sequential run (runs per task differ by design): the fixed-k "
+            "verdicts below do not hold under its stopping; its sequential decisions, valid under it, are: "
+            + _decisions(c)
+        ]
+    out = []
+    for side, block in (("baseline", b), ("candidate", c)):
+        if block is not None:
+            out.append(
+                f"the {side} stopped sequentially ({describe_plan(block.plan)}): its tasks ran until their "
+                "sequential test stopped, so the fixed-k verdicts below are not valid under that stopping; "
+                f"its own decisions: {_decisions(block)}"
+            )
+    return out
+
+
+def both_arms(blocks: Sequence[SequentialBlock]) -> SequentialBlock:
+    """The comparison's block of a two-variant run: the candidate's stops (the last block), each task's runs
+    and savings summed over the arms."""
+    last = blocks[-1]
+    stops = []
+    for index, stop in enumerate(last.tasks):
+        mine = [block.tasks[index] for block in blocks]
+        tokens = [s.tokens_saved for s in mine if s.tokens_saved is not None]
+        stops.append(
+            msgspec.structs.replace(
+                stop,
+                runs=sum(s.runs for s in mine),
+                judged=sum(s.judged for s in mine),
+                after_stop=sum(s.after_stop for s in mine),
+                runs_saved=sum(s.runs_saved for s in mine),
+                tokens_saved=sum(tokens) if tokens else None,
+            )
+        )
+    totals = [block.tokens_saved for block in blocks if block.tokens_saved is not None]
+    return msgspec.structs.replace(
+        last,
+        tasks=tuple(stops),
+        runs_saved=sum(block.runs_saved for block in blocks),
+        tokens_saved=sum(totals) if totals else None,
+    )

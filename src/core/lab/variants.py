@@ -50,6 +50,7 @@ from alisio.core.lab.records import RunRecord
 from alisio.core.lab.render_compare import render_comparison_markdown
 from alisio.core.lab.report import Report
 from alisio.core.lab.schedule import RunSpec, ScheduleError, plan_runs
+from alisio.core.lab.seq_block import SequentialBlock
 from alisio.core.shape import duplicate_keys
 
 __all__ = [
@@ -146,6 +147,9 @@ class VariantsComparison(Frozen, frozen=True, kw_only=True):
     """The id of the first variant, which every other one is compared with."""
     variants: tuple[VariantInfo, ...]
     comparisons: tuple[VariantComparison, ...]
+    sequential: SequentialBlock | None = None
+    """``--sequential``: the design and each task's stop (the candidate's report's block); its decisions are
+    the valid ones, the fixed-k verdicts of ``comparisons`` peek."""
 
 
 # --- parsing -------------------------------------------------------------------------------------------------
@@ -447,6 +451,25 @@ def _demoted(markdown: str) -> list[str]:
     return [f"#{line}" if line.startswith("#") else line for line in markdown.splitlines()]
 
 
+def _sequential_section(block: SequentialBlock) -> list[str]:
+    """The sequential decisions of a two-variant ``--sequential`` run, before the (peeking) fixed-k verdicts."""
+    from alisio.core.lab.render import markdown_table
+    from alisio.core.lab.render_seq import decision_table, sequential_totals
+
+    table = decision_table(block)
+    return [
+        "",
+        "## Sequential decisions",
+        "",
+        *markdown_table(table.header, table.rows),
+        "",
+        sequential_totals(block, arms=2) + ".",
+        "",
+        f"Method: {block.method}. These decisions are the valid ones: the fixed-k verdicts below re-read the "
+        "same runs as if their number had been fixed in advance, which it was not.",
+    ]
+
+
 def render_variants_markdown(result: VariantsComparison) -> str:
     """comparison.md: the variants with their overrides and hashes, then the baseline against each variant."""
     lines = [f"# Variants: {result.suite_id}", ""]
@@ -461,6 +484,8 @@ def render_variants_markdown(result: VariantsComparison) -> str:
         "The variants ran interleaved over the same tasks, repetitions and seeds (A, B, then B, A...): this "
         "spreads provider drift over the arms, it does not remove it.",
     ]
+    if result.sequential is not None:
+        lines += _sequential_section(result.sequential)
     for entry in result.comparisons:
         title, *body = _demoted(render_comparison_markdown(entry.comparison))
         lines += ["", f"## {entry.baseline} → {entry.candidate}: {title.lstrip('# ')}", *body]

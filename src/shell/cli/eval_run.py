@@ -234,15 +234,17 @@ def show_outcome(outcome: LabOutcome, json_output: bool, quiet: bool = False) ->
     import msgspec
 
     from alisio.core.lab.progress import summary_table
+    from alisio.core.lab.render_seq import sequential_lines
     from alisio.shell.lab.store import REPORT_HTML, REPORT_MD
 
     (arm,) = outcome.arms
+    closing = "\n".join([summary_table(arm.report), *sequential_lines(arm.report)])
     if json_output:
         common.out(msgspec.json.encode(arm.report) + b"\n")
         if not quiet:
-            say(summary_table(arm.report))
+            say(closing)
     else:
-        common.out(summary_table(arm.report) + "\n")
+        common.out(closing + "\n")
     say(f"report: {arm.arm.directory / REPORT_MD} ({REPORT_HTML} beside it)")  # --quiet too: where it went
     for line in stop_lines(outcome):
         say(line)

@@ -125,6 +125,7 @@ def _headline(start: LabStart) -> None:
 
 def _show(outcome: LabOutcome, json_output: bool) -> ExitCode:
     from alisio.core.lab.progress import summary_table
+    from alisio.core.lab.render_seq import comparison_lines
     from alisio.core.lab.variants import render_variants_markdown
     from alisio.shell.cli.eval_run import stop_lines
     from alisio.shell.lab.outputs import COMPARISON_HTML, COMPARISON_JSON, COMPARISON_MD
@@ -140,6 +141,8 @@ def _show(outcome: LabOutcome, json_output: bool) -> ExitCode:
         say(f"variant {arm.arm.variant}:")
         say(summary_table(arm.report))
         say(f"report: {arm.arm.directory / REPORT_MD}")
+    for line in comparison_lines(outcome.comparison.sequential):  # the decisions, over both variants
+        say(line)
     say("")
     say(
         f"comparison: {outcome.start.root / COMPARISON_MD} ({COMPARISON_JSON} and {COMPARISON_HTML} beside it)"

@@ -12,8 +12,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+import msgspec
+
 from alisio.core.harness.config import MeasuredConfig
 from alisio.core.lab.report import Report
+from alisio.core.lab.seq_run import both_arms
 from alisio.core.lab.variants import (
     VariantsComparison,
     VariantsPlan,
@@ -52,4 +55,6 @@ def compare_arms(plan: VariantsPlan, reports: Sequence[Report]) -> VariantsCompa
     Raises:
         LabError: the reports cannot be compared (a bug: they share their suite).
     """
-    return expect(compare_variants(plan.variants, reports), "the variants' reports cannot be compared")
+    compared = expect(compare_variants(plan.variants, reports), "the variants' reports cannot be compared")
+    blocks = [report.sequential for report in reports if report.sequential is not None]
+    return msgspec.structs.replace(compared, sequential=both_arms(blocks) if blocks else None)
