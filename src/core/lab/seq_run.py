@@ -19,6 +19,7 @@ rules); this module applies them to a command's records:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 
 import msgspec
@@ -48,6 +49,7 @@ __all__ = [
     "note_of",
     "outcomes",
     "sequential_block",
+    "sequential_gate",
     "sequential_plan",
     "sequential_warnings",
 ]
@@ -104,8 +106,12 @@ def design_of(plan: SequentialPlan, tasks: int) -> SequentialDesign:
     )
 
 
+@functools.lru_cache(maxsize=4096)
 def look(plan: SequentialPlan, tasks: int, task_id: str, seen: TaskOutcomes) -> SequentialStop:
-    """The task's stop at the outcomes ``seen`` (its baseline arm's and its candidate's)."""
+    """The task's stop at the outcomes ``seen`` (its baseline arm's and its candidate's).
+
+    Cached (a pure function of hashable values): the feed looks again after each run of either arm, and a
+    report's ``first_stop`` bisects over prefixes the feed already looked at."""
     base, candidate = seen
     if plan.kind == "two-arm":
         return two_arm(design_of(plan, tasks), base, candidate)
@@ -286,3 +292,20 @@ def both_arms(blocks: Sequence[SequentialBlock]) -> SequentialBlock:
         runs_saved=sum(block.runs_saved for block in blocks),
         tokens_saved=sum(totals) if totals else None,
     )
+
+
+def sequential_gate(block: SequentialBlock) -> tuple[str, bool]:
+    """The sequential non-inferiority gate (``--fail-on worse-than:M`` under ``--sequential``): one line, and
+    whether it is hit, i.e. some task was not decided "not worse by M" (futility, max-k, or not stopped)."""
+    flag = f"--fail-on worse-than:{block.plan.margin:g} (sequential)"
+    hits = [s for s in block.tasks if not (s.reason == "decided" and s.direction == "not-worse")]
+    total = len(block.tasks)
+    noun = "task" if total == 1 else "tasks"
+    if not hits:
+        return f"{flag}: not hit: all {total} {noun} shown at most {block.plan.margin * 100:g} pp worse", False
+    shown = ", ".join(
+        f"{s.task_id} {s.reason} at {s.stopped_at} pairs" if s.reason else f"{s.task_id} not stopped"
+        for s in hits[:10]
+    )
+    more = f" and {len(hits) - 10} more" if len(hits) > 10 else ""
+    return f"{flag}: hit by {len(hits)} of {total} {noun} ({shown}{more}): exit 4", True

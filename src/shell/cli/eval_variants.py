@@ -149,7 +149,20 @@ def _show(outcome: LabOutcome, json_output: bool) -> ExitCode:
     )
     for line in stop_lines(outcome):
         say(line)
-    return outcome.exit_code
+    return _gated(outcome)
+
+
+def _gated(outcome: LabOutcome) -> ExitCode:
+    """The exit code; 4 when the sequential non-inferiority gate (``--fail-on worse-than:M``) is hit."""
+    from alisio.core.lab.seq_run import sequential_gate
+
+    block = outcome.comparison.sequential if outcome.comparison is not None else None
+    code = outcome.exit_code
+    if block is None or block.plan.side != "not-worse":
+        return code
+    line, hit = sequential_gate(block)
+    say(line)
+    return ExitCode.GATE if hit and code is ExitCode.OK else code
 
 
 def _show_json(outcome: LabOutcome) -> None:
