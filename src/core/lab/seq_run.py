@@ -302,7 +302,10 @@ def sequential_gate(block: SequentialBlock) -> tuple[str, bool]:
     total = len(block.tasks)
     noun = "task" if total == 1 else "tasks"
     if not hits:
-        return f"{flag}: not hit: all {total} {noun} shown at most {block.plan.margin * 100:g} pp worse", False
+        return (
+            f"{flag}: not hit: all {total} {noun} shown at most {block.plan.margin * 100:g} pp worse",
+            False,
+        )
     shown = ", ".join(
         f"{s.task_id} {s.reason} at {s.stopped_at} pairs" if s.reason else f"{s.task_id} not stopped"
         for s in hits[:10]
