@@ -15,6 +15,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from alisio.core.lab.sequential import MAX_K
 from alisio.core.lab.variants import VariantsComparison
 from tests.integration.helpers import (
     NOOP,
@@ -364,7 +365,7 @@ def test_compare_and_stability_read_sequential_reports(tmp_path: Path) -> None:
         (("--until-width", "0.3", "--min-k", "10", "--max-k", "5"), "--min-k 10 is above --max-k 5"),
         (
             ("--until-width", "0.3", "--max-k", "5000"),
-            "--max-k 5000: runs per task must be between 1 and 1000",
+            f"--max-k 5000: runs per task must be between 1 and {MAX_K}",
         ),
         (("--sequential", "--baseline", "nowhere"), "--baseline nowhere: "),
     ],

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 
 from alisio.core.lab.formats import visible_controls
 from alisio.core.lab.records import RunRecord
-from alisio.core.lab.render_seq import sequential_markdown
+from alisio.core.lab.render_seq import sequential_table, sequential_totals
 from alisio.core.lab.report import Conditions, Report
 from alisio.core.lab.view import FailingRun, ReportView, Table, condition_items, report_view
 
@@ -115,6 +115,25 @@ def _failing_section(view: ReportView) -> list[str]:
     return lines[:-1]
 
 
+def _sequential_markdown(report: Report) -> list[str]:
+    """report.md's section ``## Sequential stopping`` (none for a fixed-k report)."""
+    table = sequential_table(report)
+    if table is None or report.sequential is None:
+        return []
+    block = report.sequential
+    return [
+        "",
+        "## Sequential stopping",
+        "",
+        *markdown_table(table.header, table.rows),
+        "",
+        sequential_totals(block) + ".",
+        "",
+        f"Method: {block.method}. The confidence-sequence interval is the valid one under this stopping; the "
+        "runs in flight when a task stopped were waited for and are included.",
+    ]
+
+
 def render_markdown(
     report: Report,
     records: Sequence[RunRecord] | None = None,
@@ -140,7 +159,7 @@ def render_markdown(
     lines += ["", "## Tasks", "", *_table(view.tasks)]
     if view.reasons:
         lines += ["", *(f"- {markdown_inline(line)}" for line in view.reasons)]
-    lines += ["", view.tasks_note, *sequential_markdown(report), "", "## Summary", "", *view.summary]
+    lines += ["", view.tasks_note, *_sequential_markdown(report), "", "## Summary", "", *view.summary]
     lines += ["", "## Measured", "", *_table(view.measured), "", view.measured_note, "", "## Estimated", ""]
     if view.estimated is None:
         lines.append(view.estimated_note)

@@ -1,4 +1,4 @@
-"""How a sequential report shows its stops: one table (terminal, report.md, report.html), a totals line and the
+"""How a sequential report shows its stops: one table (terminal, report.md: ``alisio.core.lab.render``, report.html), a totals line and the
 method note.
 
 Per task: the runs it took, the look at which it stopped and the runs that were in flight then (waited for and
@@ -22,7 +22,6 @@ __all__ = [
     "comparison_lines",
     "decision_table",
     "sequential_lines",
-    "sequential_markdown",
     "sequential_table",
     "sequential_totals",
     "stop_phrase",
@@ -143,27 +142,6 @@ def sequential_lines(report: Report) -> list[str]:
         return []
     block = report.sequential
     return ["", *_text_table(table), sequential_totals(block), f"method: {block.method}"]
-
-
-def sequential_markdown(report: Report) -> list[str]:
-    """report.md's section ``## Sequential stopping`` (none for a fixed-k report)."""
-    from alisio.core.lab.render import markdown_table
-
-    table = sequential_table(report)
-    if table is None or report.sequential is None:
-        return []
-    block = report.sequential
-    return [
-        "",
-        "## Sequential stopping",
-        "",
-        *markdown_table(table.header, table.rows),
-        "",
-        sequential_totals(block) + ".",
-        "",
-        f"Method: {block.method}. The confidence-sequence interval is the valid one under this stopping; the "
-        "runs in flight when a task stopped were waited for and are included.",
-    ]
 
 
 def comparison_lines(block: SequentialBlock | None) -> list[str]:

@@ -23,6 +23,7 @@ __all__ = [
     "SEQUENTIAL",
     "RunSequentialFlags",
     "VariantsSequentialFlags",
+    "resume_design",
     "run_sequential",
     "variants_sequential",
 ]
@@ -35,7 +36,7 @@ MaxK = Annotated[
     option(
         "--max-k",
         help="With --sequential or --until-width: runs per task (and variant) at most (default 50; at most "
-        "1000).",
+        "500).",
         panel=SEQUENTIAL,
         metavar="N",
         show_default=False,
