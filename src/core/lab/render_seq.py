@@ -4,7 +4,8 @@ method note.
 Per task: the runs it took, the look at which it stopped and the runs that were in flight then (waited for and
 included), why it stopped, the statistic at the final look against what it needed, the anytime-valid interval
 (the confidence sequence: the one that is valid under this stopping) with the Wilson interval beside it for
-reference only (``--until-width``: Wilson's does not hold when the stop depends on the data), and the runs and
+reference only (one arm and against a baseline, where the interval is of the rate: Wilson's does not hold when
+the stop depends on the data), and the runs and
 tokens saved against running every task to ``--max-k``.
 """
 
@@ -47,10 +48,15 @@ def _statistic(stop: TaskStop, block: SequentialBlock) -> str:
     return f"e = {stop.statistic:.3g} (decides at {stop.threshold:.3g})"
 
 
+def _of_rate(block: SequentialBlock) -> bool:
+    """The interval is of the success rate (one arm; against a baseline, the candidate's), not a difference."""
+    return block.plan.kind in ("width", "baseline")
+
+
 def _interval(interval: Interval | None, block: SequentialBlock) -> str:
     if interval is None:
         return "n/a"
-    if block.plan.kind == "width":
+    if _of_rate(block):
         return format_interval(interval)
     return f"[{format_pp(interval.low)}, {format_pp(interval.high)}]"
 
@@ -73,7 +79,7 @@ def sequential_table(report: Report) -> Table | None:
     block = report.sequential
     if block is None:
         return None
-    width = block.plan.kind == "width"
+    width = _of_rate(block)
     what = "rate" if width else "difference"
     header: tuple[str, ...] = ("task", "runs", "stopped", "why", "statistic", f"valid interval ({what}, CS)")
     header += ("Wilson (for reference)",) if width else ()

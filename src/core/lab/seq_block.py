@@ -93,8 +93,9 @@ class TaskStop(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     threshold: float
     """What the statistic had to reach to decide (e.g. tasks / alpha)."""
     interval: Interval | None = None
-    """The anytime-valid confidence sequence at the final look: of the difference (two-arm, baseline) or of
-    the success rate (width). This interval is valid under optional stopping; Wilson's is not."""
+    """The anytime-valid confidence sequence at the final look: of the difference (two-arm), of the
+    candidate's success rate (baseline) or of the success rate (width). This interval is valid under optional
+    stopping; Wilson's is not."""
     stopped_at: int | None = None
     """Judged runs per arm at the first look at which the task had stopped."""
     after_stop: int = 0
