@@ -203,20 +203,20 @@ def _run_html(
     )
 
 
-def _sequential_html(report: Report) -> str:
-    """The section of a sequential report's stops (empty for a fixed-k report)."""
+def _sequential_html(report: Report) -> list[str]:
+    """The section of a sequential report's stops (none for a fixed-k report)."""
     from alisio.core.lab.render_seq import sequential_table, sequential_totals
 
     table = sequential_table(report)
     if table is None or report.sequential is None:
-        return ""
+        return []
     block = report.sequential
-    return (
+    return [
         f"<section><h2>Sequential stopping</h2>{table_html(table)}<p>{esc(sequential_totals(block))}.</p>"
         f'<p class="note">Method: {esc(block.method)}. The confidence-sequence interval is the valid one '
         "under this stopping; the runs in flight when a task stopped were waited for and are included.</p>"
         "</section>"
-    )
+    ]
 
 
 def render_report_html(
@@ -264,7 +264,7 @@ def render_report_html(
         f"<section><h2>Tasks</h2>{forest_table_html(report, view)}{reasons}"
         f'<p class="note">{esc(view.tasks_note)} The plot shows each success rate (point) and its 95% '
         "interval (bar) on a 0-100% axis.</p></section>",
-        _sequential_html(report),
+        *_sequential_html(report),
         f"<section><h2>Runs</h2>{legend_html()}{grid_html(view.grid, records, known)}"
         '<p class="note">Each cell is one run; it opens that run\'s transcript below.</p></section>',
         f"<section><h2>Summary</h2>{paragraphs_html(view.summary)}</section>",
