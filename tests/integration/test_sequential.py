@@ -227,7 +227,7 @@ def test_variants_without_sequential_runs_every_planned_run(tmp_path: Path) -> N
 def test_run_until_width_stops_each_task_once_its_confidence_sequence_is_narrow(tmp_path: Path) -> None:
     """At width 0.5 a task whose runs all pass (or all fail) stops after 9 runs of the 30 allowed; the
     report shows the confidence sequence as the valid interval and Wilson's for reference, plan.json keeps the
-    design."""
+    design, and eval show says how a run's task stopped."""
     suite = seq_suite(tmp_path, "good", "bad")
     scripts = _scripts(tmp_path, good=True, bad=False)
     out = tmp_path / "out"
@@ -250,6 +250,12 @@ def test_run_until_width_stops_each_task_once_its_confidence_sequence_is_narrow(
     assert "100.0% [70.1%, 100.0%]" in markdown  # Wilson's, beside the valid interval
     plan = json.loads((out / "plan.json").read_text())
     assert plan["k"] == 30 and plan["sequential"] == {"kind": "width", "maxK": 30, "width": 0.5}
+    shown = alisio(tmp_path, "eval", "show", out, "--task", "good")
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.startswith(
+        "sequential (--until-width 0.5, --max-k 30, --min-k 5): task good took 9 runs, width below 0.5\n"
+        "good rep 0: pass"
+    )
 
 
 def test_run_sequential_against_a_stored_baseline_decides_from_its_counts(tmp_path: Path) -> None:

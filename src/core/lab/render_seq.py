@@ -26,6 +26,7 @@ __all__ = [
     "sequential_table",
     "sequential_totals",
     "stop_phrase",
+    "task_note",
 ]
 
 
@@ -156,3 +157,11 @@ def comparison_lines(block: SequentialBlock | None) -> list[str]:
         return []
     table = decision_table(block)
     return ["", *_text_table(table), sequential_totals(block, arms=2), f"method: {block.method}"]
+
+
+def task_note(block: SequentialBlock | None, task_id: str) -> str:
+    """``eval show``'s line over a run of a sequential report: how its task stopped (empty otherwise)."""
+    stop = next((s for s in (block.tasks if block else ()) if s.task_id == task_id), None)
+    if block is None or stop is None:
+        return ""
+    return f"sequential ({describe_plan(block.plan)}): task {task_id} took {stop.runs} runs, {stop_phrase(stop, block)}\n"

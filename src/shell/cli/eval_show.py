@@ -164,5 +164,19 @@ def _show_directory(ref: str, task: str | None, rep: int | None, json_output: bo
             events = decode_transcript(data)
         except msgspec.DecodeError as error:
             raise LabError(f"{path}: not a transcript: {error}") from None
-    common.out(shown(render_run(record, events)))  # verifier details and model text are untrusted
+    note = _sequential_note(directory, record.task_id)
+    common.out(shown(note + render_run(record, events)))  # verifier details and model text are untrusted
     return ExitCode.OK
+
+
+def _sequential_note(directory: Path, task_id: str) -> str:
+    """How the run's task stopped, when the directory holds a sequential report (else, or unreadable, none)."""
+    from returns.result import Success
+
+    from alisio.core.lab.render_seq import task_note
+    from alisio.shell.lab.store import read_report
+
+    match read_report(directory):
+        case Success(report):
+            return task_note(report.sequential, task_id)
+    return ""
