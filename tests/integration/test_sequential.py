@@ -119,6 +119,7 @@ def test_variants_sequential_decides_a_difference_stops_a_tie_and_saves_the_runs
     assert "52 of 80 runs saved over both variants" in markdown
     assert "52 of 80 runs saved over both variants" in stderr and "method: sequential (two-sided)" in stderr
     assert "Sequential stopping" in (out / "cand" / "report.html").read_text()
+    assert "<h2>Sequential decisions</h2>" in (out / "comparison.html").read_text()
 
 
 def test_variants_sequential_with_jobs_waits_for_the_runs_in_flight_and_counts_them(tmp_path: Path) -> None:

@@ -185,6 +185,21 @@ def _variants_table(result: VariantsComparison) -> str:
     return f'<table id="variants"><thead>{head}</thead><tbody>{"".join(rows)}</tbody></table>'
 
 
+def _sequential_section(result: VariantsComparison) -> list[str]:
+    """The decisions of ``--sequential`` (none for a fixed k), before the fixed-k verdicts that peek."""
+    from alisio.core.lab.render_seq import decision_table, sequential_totals
+
+    block = result.sequential
+    if block is None:
+        return []
+    return [
+        f"<section><h2>Sequential decisions</h2>{table_html(decision_table(block))}"
+        f"<p>{esc(sequential_totals(block, arms=2))}.</p><p class=\"note\">Method: {esc(block.method)}. These "
+        "decisions are the valid ones: the fixed-k verdicts below re-read the same runs as if their number had "
+        "been fixed in advance, which it was not.</p></section>"
+    ]
+
+
 def render_variants_html(
     result: VariantsComparison,
     records: Sequence[tuple[str, Sequence[RunRecord]]],
@@ -215,6 +230,7 @@ def render_variants_html(
         f"shows one run per variant, in this order: {esc(order)}. A cell opens that run's transcript in its "
         "variant's report.html.</p></section>",
     ]
+    sections += _sequential_section(result)
     for entry in result.comparisons:
         heading = f"{entry.baseline} → {entry.candidate}"
         sections.append(
