@@ -9,7 +9,7 @@ What is checked: scripted outcomes identical to ``--jobs 1`` (records equal but 
 a recording's cassettes identical to the thread executor's, and their replay; Ctrl-C stops the runs in flight
 (their commands killed, their workspaces removed) and exits 130; a worker that dies mid-run is an ``error``
 run (``worker_lost``), not a hang; ``provider.maxConcurrency`` holds across the workers, the key reaches the
-provider and is written nowhere.
+provider and is written nowhere; a sequential run (``--until-width``) starts no run of a stopped task.
 """
 
 from __future__ import annotations
@@ -568,3 +568,27 @@ def test_a_ray_address_at_an_http_server_fails_fast_in_one_line(home: Path, tmp_
     assert len(lines) == 1 and "something listens there but it is not a Ray head" in lines[0], result.stderr
     assert address in lines[0] and "it answered" in lines[0]
     assert took < 20 and not out.exists()
+
+
+@needs_ray
+def test_a_sequential_run_on_the_cluster_starts_no_run_of_a_stopped_task(
+    home: Path, ray_head: RayHead
+) -> None:
+    """--until-width with 3 runs at once on the cluster: the workers pull each run from the sequential feed
+    only when a slot frees up, so once the task has stopped no new run starts; the runs in flight then are
+    waited for and counted (``afterStop``), never discarded."""
+    suite = make_suite(home, task("a"))
+    scripts = home / "scripts"
+    scripts.mkdir()
+    write_script(scripts / "a.json", FIX)
+    out = home / "out"
+    result = alisio(home, ray_head.env, "eval", "run", "calc-suite", "--suite-dir", str(suite), "--yes",
+                    "--allow-write", "--script", str(scripts), "--until-width", "0.5", "-j", "3",
+                    "--executor", "ray", "--ray-address", ray_head.address, "--out", str(out))  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    report = read_report(out)
+    assert report.sequential is not None
+    (stop,) = report.sequential.tasks
+    assert stop.reason == "width" and stop.stopped_at == 8  # 8 passes: the sequence is narrower than 0.5
+    assert stop.runs == len(read_runs(out)) == 8 + stop.after_stop
+    assert stop.after_stop <= 2  # at most the other two slots were in flight

@@ -447,7 +447,6 @@ def test_eval_run_refuses_a_baseline_of_another_suite_version_or_without_the_tas
             3,
         ),
         (("--sequential", "--k", "5"), "--k sets a fixed number of runs; --sequential stops each task", 2),
-        (("--sequential", "--executor", "ray"), "--sequential runs with --executor thread only for now", 2),
     ],
 )
 def test_eval_variants_refuses_a_design_that_does_not_hold_in_one_line(

@@ -65,7 +65,7 @@ def _request(
         raise LabError("--script plays a scripted provider in live mode; replay plays cassettes")
     s = selection
     env = common.environment()
-    design = run_sequential(seq, s.k, replay, execution.executor, data_dir(env))
+    design = run_sequential(seq, s.k, replay, data_dir(env))
     k = s.k if design is None else design.max_k
     return LabRequest(
         selection=common.selection(suite, s.tasks, k, s.seed, s.suite_dir, s.yes, 1 if replay else DEFAULT_K),

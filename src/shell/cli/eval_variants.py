@@ -78,7 +78,7 @@ def variants(
     if provider.mode is ModeChoice.REPLAY:
         raise LabError(REFUSE_REPLAY)
     s = selection
-    design = variants_sequential(seq, s.k, execution.executor)
+    design = variants_sequential(seq, s.k)
     k = s.k if design is None else design.max_k
     request = LabRequest(
         selection=common.selection(suite, s.tasks, k, s.seed, s.suite_dir, s.yes, DEFAULT_K),

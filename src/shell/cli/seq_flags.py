@@ -4,7 +4,8 @@ Each command takes its group (``VariantsSequentialFlags``, ``RunSequentialFlags`
 request's ``SequentialPlan`` here, refusing, one line each and before anything runs, what does not make a
 design: ``--k`` with a sequential flag (``--max-k`` is the most runs), ``--max-k``/``--min-k``/``--fail-on``
 without one, ``--min-k`` above ``--max-k``, a width outside (0, 1), ``--sequential`` without ``--baseline`` on
-``eval run``, replay, and ``--executor ray`` (its workers take a fixed list of runs).
+``eval run``, and replay. Every executor (threads, Ray) pulls the next run from the feed only when it can start
+it, so a stopped task gets no new run whichever runs them.
 Import only typer and the standard library at module level: ``alisio --help`` must stay fast.
 """
 
@@ -151,15 +152,8 @@ def _limits(max_k: int | None, min_k: int | None, k: int | None, flag: str) -> t
     return top, low
 
 
-def _no_ray(executor: str, flag: str) -> None:
-    from alisio.shell.lab.errors import LabError
-
-    if executor == "ray":
-        raise LabError(f"{flag} runs with --executor thread only for now (nothing was run)")
-
-
 def variants_sequential(
-    flags: VariantsSequentialFlags, k: int | None, executor: str
+    flags: VariantsSequentialFlags, k: int | None
 ) -> SequentialPlan | None:
     """The two-arm design ``eval variants`` asked for (``None``: fixed k); the baseline variant is filled in
     once the variants file is read.
@@ -179,7 +173,6 @@ def variants_sequential(
                     f"{name} goes with --sequential (eval compare --fail-on gates fixed-k reports)"
                 )
         return None
-    _no_ray(executor, "--sequential")
     top, low = _limits(flags.max_k, flags.min_k, k, "--sequential")
     if flags.fail_on is None:
         return SequentialPlan(kind="two-arm", max_k=top, min_k=low)
@@ -192,7 +185,7 @@ def variants_sequential(
 
 
 def run_sequential(
-    flags: RunSequentialFlags, k: int | None, replay: bool, executor: str, data_root: Path
+    flags: RunSequentialFlags, k: int | None, replay: bool, data_root: Path
 ) -> SequentialPlan | None:
     """The design ``eval run`` asked for (``None``: fixed k).
 
@@ -214,7 +207,6 @@ def run_sequential(
         raise LabError(f"{given} goes with --sequential (or --max-k/--min-k with --until-width W)")
     if replay:
         raise LabError(f"{flag} stops live runs early; replay is deterministic: nothing to stop")
-    _no_ray(executor, flag)
     top, low = _limits(flags.max_k, flags.min_k, k, flag)
     if flags.until_width is not None:
         if flags.baseline is not None:
@@ -267,7 +259,7 @@ def resume_design(stored: SequentialPlan | None, flags: RunSequentialFlags, data
 
     if not flags.asked:
         return []
-    given = run_sequential(flags, None, False, "thread", data_root)
+    given = run_sequential(flags, None, False, data_root)
     before = "a fixed k" if stored is None else describe_plan(stored)
     now = "a fixed k" if given is None else describe_plan(given)
     if before == now:
