@@ -194,7 +194,7 @@ def _sequential_section(result: VariantsComparison) -> list[str]:
         return []
     return [
         f"<section><h2>Sequential decisions</h2>{table_html(decision_table(block))}"
-        f"<p>{esc(sequential_totals(block, arms=2))}.</p><p class=\"note\">Method: {esc(block.method)}. These "
+        f'<p>{esc(sequential_totals(block, arms=2))}.</p><p class="note">Method: {esc(block.method)}. These '
         "decisions are the valid ones: the fixed-k verdicts below re-read the same runs as if their number had "
         "been fixed in advance, which it was not.</p></section>"
     ]

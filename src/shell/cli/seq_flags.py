@@ -152,9 +152,7 @@ def _limits(max_k: int | None, min_k: int | None, k: int | None, flag: str) -> t
     return top, low
 
 
-def variants_sequential(
-    flags: VariantsSequentialFlags, k: int | None
-) -> SequentialPlan | None:
+def variants_sequential(flags: VariantsSequentialFlags, k: int | None) -> SequentialPlan | None:
     """The two-arm design ``eval variants`` asked for (``None``: fixed k); the baseline variant is filled in
     once the variants file is read.
 
