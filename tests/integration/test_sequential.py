@@ -480,3 +480,26 @@ def test_a_sequential_report_is_refused_as_a_baseline(tmp_path: Path) -> None:
         first,
     )
     assert "a sequential report (its runs stopped early); give a fixed-k report" in refused(tmp_path, result)
+
+
+def test_errored_runs_are_not_outcomes_and_a_task_of_errors_only_runs_to_max_k(tmp_path: Path) -> None:
+    """A run that ends error (its script runs out of turns) is not an outcome: a task whose runs all error
+    never stops early, runs to --max-k and is reported so, with no interval (nothing was judged); the other
+    task stops at its width as usual; exit 1 (runs ended error)."""
+    suite = seq_suite(tmp_path, "good", "broken")
+    scripts = _scripts(tmp_path, good=True)
+    cut = {"turns": [{"toolCalls": [{"name": "read_file", "arguments": {"path": "src/calc.py"}}]}]}
+    write_script(scripts / "broken.json", cut)
+    out = tmp_path / "out"
+    code, stdout, stderr = _run(
+        tmp_path, suite, "--script", scripts, "--until-width", "0.5", "--max-k", "12", "--out", out
+    )
+    assert code == 1, stderr
+    block = read_report(out).sequential
+    assert block is not None
+    broken, good = block.tasks
+    assert (broken.reason, broken.runs, broken.judged, broken.interval) == ("max-k", 12, 0, None)
+    assert (good.reason, good.runs) == ("width", 9)
+    assert "12 runs ended error (infrastructure; excluded from every rate): exit 1" in stderr
+    assert "| broken | 12 | - | max-k (12) |" in (out / "report.md").read_text()
+    assert "broken" in stdout

@@ -119,6 +119,16 @@ def look(plan: SequentialPlan, tasks: int, task_id: str, seen: TaskOutcomes) -> 
         count = next(c for c in plan.baseline_counts if c.task_id == task_id)
         return against_baseline(design_of(plan, tasks), count.passes, count.judged, candidate)
     assert plan.width is not None  # a width plan always has one (checked where it is made)
+    if not candidate:  # no outcome yet (an interrupted run, errors only): the whole [0, 1], not stopped
+        return SequentialStop(
+            stopped=False,
+            reason=None,
+            direction=None,
+            runs=0,
+            statistic=1.0,
+            threshold=plan.width,
+            interval=None,
+        )
     return until_width(plan.alpha, tasks, plan.width, plan.max_k, plan.min_k, candidate)
 
 
