@@ -354,7 +354,7 @@ def test_compare_and_stability_read_sequential_reports(tmp_path: Path) -> None:
     ("args", "message"),
     [
         (("--sequential",), "eval run --sequential tests against a stored report: add --baseline REPORT"),
-        (("--until-width", "1.5"), "--until-width 1.5: the width must be in (0, 1) (0.3 is 30 points)"),
+        (("--until-width", "1.5"), "--until-width must be in (0, 1] (0.2 is ±10 points), got 1.5"),
         (
             ("--until-width", "0.3", "--k", "5"),
             "--k sets a fixed number of runs; --until-width stops each task",

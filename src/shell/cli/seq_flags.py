@@ -3,7 +3,7 @@
 Each command takes its group (``VariantsSequentialFlags``, ``RunSequentialFlags``) and turns it into the
 request's ``SequentialPlan`` here, refusing, one line each and before anything runs, what does not make a
 design: ``--k`` with a sequential flag (``--max-k`` is the most runs), ``--max-k``/``--min-k``/``--fail-on``
-without one, ``--min-k`` above ``--max-k``, a width outside (0, 1), ``--sequential`` without ``--baseline`` on
+without one, ``--min-k`` above ``--max-k``, a width outside (0, 1], ``--sequential`` without ``--baseline`` on
 ``eval run``, and replay. Every executor (threads, Ray) pulls the next run from the feed only when it can start
 it, so a stopped task gets no new run whichever runs them.
 Import only typer and the standard library at module level: ``alisio --help`` must stay fast.
@@ -114,7 +114,7 @@ class RunSequentialFlags:
         option(
             "--until-width",
             help="Stop each task when its anytime-valid 95% confidence sequence for the success rate is "
-            "narrower than W (in (0, 1); 0.3 is 30 points), or at --max-k.",
+            "narrower than W (in (0, 1]; 0.2 is ±10 points), or at --max-k.",
             panel=SEQUENTIAL,
             metavar="W",
             show_default=False,
@@ -191,6 +191,7 @@ def run_sequential(
         LabError: the flags do not make a design, or the baseline report cannot be read (one line).
     """
     from alisio.core.lab.seq_block import SequentialPlan
+    from alisio.core.lab.sequential import width_problem
     from alisio.shell.lab.errors import LabError
 
     if not flags.asked:
@@ -209,10 +210,10 @@ def run_sequential(
     if flags.until_width is not None:
         if flags.baseline is not None:
             raise LabError("--baseline goes with --sequential, not with --until-width (one arm)")
-        width = flags.until_width
-        if not 0.0 < width < 1.0:
-            raise LabError(f"--until-width {width:g}: the width must be in (0, 1) (0.3 is 30 points)")
-        return SequentialPlan(kind="width", max_k=top, min_k=low, width=width)
+        problem = width_problem(flags.until_width)
+        if problem is not None:
+            raise LabError(problem)
+        return SequentialPlan(kind="width", max_k=top, min_k=low, width=flags.until_width)
     if flags.baseline is None:
         raise LabError(
             "eval run --sequential tests against a stored report: add --baseline REPORT (or run both arms "
