@@ -19,7 +19,8 @@ The steps, in order, and the module that does each:
 8. the report directory, claimed and locked for the command's life (``directory``); with ``--force``, the
    report it held is removed now, under the lock;
 9. the run loop (``runner.run_loop``): every planned run through ``run_one.run_one`` and an executor, each
-   record appended to its arm's runs.jsonl as it finishes;
+   record appended to its arm's runs.jsonl as it finishes; a sequential command's feed skips the runs of a
+   task that has stopped (``seq_watch``);
 10. outputs: each arm's report (``alisio.core.lab.report_build``), then every row of the outputs table that
     applies is written (``outputs.write_outputs``): each arm's runs.jsonl, report.json, report.md and
     report.html, the comparison of the variants, the cassettes of a recording, ``--junit``, the step summary;
