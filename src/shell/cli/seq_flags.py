@@ -30,13 +30,12 @@ __all__ = [
 ]
 
 SEQUENTIAL = "Sequential"
-_DOCS = "docs/sequential.md"
 
 MaxK = Annotated[
     int | None,
     option(
         "--max-k",
-        help="With --sequential or --until-width: runs per task (and variant) at most (default 50; at most "
+        help="With --sequential (eval run: or --until-width): runs per task (and variant) at most (default 50; at most "
         "500).",
         panel=SEQUENTIAL,
         metavar="N",
@@ -47,7 +46,7 @@ MinK = Annotated[
     int | None,
     option(
         "--min-k",
-        help="With --sequential or --until-width: no task stops before M judged runs (per variant) "
+        help="With --sequential (eval run: or --until-width): no task stops before M judged runs (per variant) "
         "(default 5).",
         panel=SEQUENTIAL,
         metavar="M",
@@ -66,7 +65,7 @@ class VariantsSequentialFlags:
             "--sequential",
             help="Stop each task as soon as an anytime-valid test (e-value) decides that the two variants "
             "differ, or that it cannot by --max-k (futility): valid however often it looks, family-wise "
-            f"over the tasks ({_DOCS}).",
+            "over the tasks.",
             panel=SEQUENTIAL,
         ),
     ] = False
@@ -94,7 +93,7 @@ class RunSequentialFlags:
         option(
             "--sequential",
             help="With --baseline: stop each task as soon as an anytime-valid test decides that its rate "
-            f"differs from the baseline report's, or that it cannot by --max-k ({_DOCS}).",
+            "differs from the baseline report's, or that it cannot by --max-k.",
             panel=SEQUENTIAL,
         ),
     ] = False
