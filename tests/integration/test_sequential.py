@@ -341,7 +341,7 @@ def test_compare_and_stability_read_sequential_reports(tmp_path: Path) -> None:
     compared = alisio(tmp_path, "eval", "compare", fixed, tmp_path / "one", "--format", "md")
     assert compared.returncode == 0, compared.stderr
     assert "the candidate stopped sequentially (--until-width 0.5, --max-k 50, --min-k 5)" in compared.stdout
-    assert "its own decisions: good width after 9" in compared.stdout
+    assert "its own decisions: good width after 8" in compared.stdout
     stability = alisio(tmp_path, "eval", "stability", tmp_path / "one", tmp_path / "two", fixed)
     assert stability.returncode == 0, stability.stderr
     assert "Traceback" not in stability.stderr
