@@ -131,7 +131,7 @@ def test_variants_sequential_with_jobs_waits_for_the_runs_in_flight_and_counts_t
     server, _ = stand_in({"base": {"differs": 0.0}, "cand": {"differs": 1.0}})
     out = tmp_path / "out"
     with server:
-        code, _, stderr = _variants(
+        code, stdout, stderr = _variants(
             tmp_path,
             suite,
             compare,
@@ -143,8 +143,11 @@ def test_variants_sequential_with_jobs_waits_for_the_runs_in_flight_and_counts_t
             "4",
             "--out",
             out,
+            "--json",
         )
     assert code == 0, stderr
+    last = json.loads(stdout.splitlines()[-1])
+    assert last["type"] == "sequential" and last["sequential"]["tasks"][0]["reason"] == "decided"
     for arm in ("base", "cand"):
         records = read_runs(out / arm)
         (stop,) = read_report(out / arm).sequential.tasks  # type: ignore[union-attr]

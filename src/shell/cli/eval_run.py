@@ -8,6 +8,9 @@
   stdout: the results table; with ``--json`` one RunRecord per line as runs finish, then the report.
 - ``--mode replay`` serves each task's cassette instead of a provider (k defaults to 1); a divergence is
   named on stderr and exits 2. ``--script FILE|DIR`` plays scripted turns instead of a model.
+- ``--until-width W`` and ``--sequential --baseline REPORT`` (``--max-k``, ``--min-k``) stop each task once its
+  anytime-valid statistic decides (``alisio.shell.cli.seq_flags``); the table is followed by each task's stop,
+  the runs and tokens saved and the method; ``--resume`` continues such a run with its stored design.
 - ``--junit FILE`` also writes the results as JUnit XML (checked before the first run); with
   ``$GITHUB_STEP_SUMMARY`` set, a short Markdown summary is appended to that file.
 - Exit codes (``alisio.core.exit_codes``): 0 completed whichever tasks passed; 1 usage or infrastructure

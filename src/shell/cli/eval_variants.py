@@ -13,6 +13,11 @@
 - ``--junit FILE`` writes JUnit XML with a testsuite per variant; with ``$GITHUB_STEP_SUMMARY`` set, a short
   Markdown summary (each variant, then the verdicts) is appended to that file. comparison.html at the root
   shows the comparisons and the interleaved grid; each variant's directory has its report.html.
+- ``--sequential`` (two variants; ``--max-k``, ``--min-k``): one pair of runs at a time per task, each task
+  stopped once its anytime-valid test decides, or for futility, or at ``--max-k`` (``alisio.shell.cli.seq_flags``,
+  ``alisio.shell.lab.seq_watch``); comparison.json/md/html put the decisions first, the closing lines on stderr
+  list them, and ``--json`` adds a ``{"type": "sequential", ...}`` line. ``--fail-on worse-than:M`` makes it
+  the sequential non-inferiority gate: exit 4 unless every task is decided not worse by M.
 - Exit codes as ``eval run``.
 """
 
@@ -182,3 +187,6 @@ def _show_json(outcome: LabOutcome) -> None:
             "comparison": entry.comparison,
         }
         common.out(encoder.encode(line) + b"\n")
+    if outcome.comparison.sequential is not None:
+        sequential = {"type": "sequential", "sequential": outcome.comparison.sequential}
+        common.out(encoder.encode(sequential) + b"\n")
