@@ -365,7 +365,7 @@ def test_compare_and_stability_read_sequential_reports(tmp_path: Path) -> None:
         (("--baseline", "x"), "--baseline goes with --sequential"),
         (
             ("--max-k", "10"),
-            "--max-k/--min-k goes with --sequential (or --max-k/--min-k with --until-width W)",
+            "--max-k and --min-k go with --sequential --baseline REPORT or --until-width W",
         ),
         (("--sequential", "--baseline", "x", "--until-width", "0.3"), "are two designs: pick one"),
         (

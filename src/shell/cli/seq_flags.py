@@ -164,11 +164,13 @@ def variants_sequential(flags: VariantsSequentialFlags, k: int | None) -> Sequen
     from alisio.shell.lab.errors import LabError
 
     if not flags.sequential:
-        for given, name in ((flags.max_k, "--max-k"), (flags.min_k, "--min-k"), (flags.fail_on, "--fail-on")):
+        for given, name in ((flags.max_k, "--max-k"), (flags.min_k, "--min-k")):
             if given is not None:
-                raise LabError(
-                    f"{name} goes with --sequential (eval compare --fail-on gates fixed-k reports)"
-                )
+                raise LabError(f"{name} goes with --sequential")
+        if flags.fail_on is not None:
+            raise LabError(
+                "--fail-on goes with --sequential here (eval compare --fail-on gates fixed-k reports)"
+            )
         return None
     top, low = _limits(flags.max_k, flags.min_k, k, "--sequential")
     if flags.fail_on is None:
@@ -201,8 +203,9 @@ def run_sequential(
         )
     flag = "--until-width" if flags.until_width is not None else "--sequential"
     if not flags.sequential and flags.until_width is None:
-        given = "--baseline" if flags.baseline is not None else "--max-k/--min-k"
-        raise LabError(f"{given} goes with --sequential (or --max-k/--min-k with --until-width W)")
+        if flags.baseline is not None:
+            raise LabError("--baseline goes with --sequential")
+        raise LabError("--max-k and --min-k go with --sequential --baseline REPORT or --until-width W")
     if replay:
         raise LabError(f"{flag} stops live runs early; replay is deterministic: nothing to stop")
     top, low = _limits(flags.max_k, flags.min_k, k, flag)
