@@ -108,7 +108,16 @@ def test_eval_help_lists_the_commands_in_workflow_order_and_groups_options(home:
     run_help = alisio(home, "eval", "run", "-h").stdout
     assert "Usage: alisio eval run [OPTIONS] [SUITE]" in run_help
     panels = re.findall(r"╭─ (\w+) ─", run_help)
-    assert panels == ["Arguments", "Options", "Selection", "Provider", "Permissions", "Output", "Execution"]
+    assert panels == [
+        "Arguments",
+        "Options",
+        "Selection",
+        "Provider",
+        "Permissions",
+        "Output",
+        "Execution",
+        "Sequential",
+    ]
     assert re.search(r"--k\s+-k\s+N\s", run_help)
 
 
