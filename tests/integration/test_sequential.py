@@ -378,6 +378,11 @@ def test_compare_and_stability_read_sequential_reports(tmp_path: Path) -> None:
             f"--max-k 5000: runs per task must be between 1 and {MAX_K}",
         ),
         (("--sequential", "--baseline", "nowhere"), "--baseline nowhere: "),
+        (("--fail-on", "worse-than:0.1"), "--fail-on goes with --sequential"),
+        (
+            ("--until-width", "0.3", "--fail-on", "worse-than:0.1"),
+            "--fail-on goes with --sequential, not with",
+        ),
     ],
 )
 def test_eval_run_refuses_a_design_that_does_not_hold_in_one_line(
@@ -506,3 +511,25 @@ def test_errored_runs_are_not_outcomes_and_a_task_of_errors_only_runs_to_max_k(t
     assert "12 runs ended error (infrastructure; excluded from every rate): exit 1" in stderr
     assert "| broken | 12 | - | max-k (12) |" in (out / "report.md").read_text()
     assert "broken" in stdout
+
+
+def test_run_sequential_baseline_gate_worse_than_passes_a_match_and_exits_4_on_a_drop(tmp_path: Path) -> None:
+    """``eval run --sequential --baseline REPORT --fail-on worse-than:0.3``: against a baseline at 10/10, a
+    candidate that always passes is decided "not worse" (exit 0); one that never passes stops for futility at
+    the first look and the gate exits 4 naming it."""
+    suite = seq_suite(tmp_path, "t")
+    base = tmp_path / "base"
+    good, bad = _scripts(tmp_path / "g", t=True), _scripts(tmp_path / "b", t=False)
+    assert _run(tmp_path, suite, "--script", good, "--k", "10", "--out", base)[0] == 0
+    gate = ("--sequential", "--baseline", base, "--fail-on", "worse-than:0.3")
+    code, _, stderr = _run(tmp_path, suite, "--script", good, *gate, "--out", tmp_path / "match")
+    assert code == 0, stderr
+    assert "--fail-on worse-than:0.3 (sequential): not hit: all 1 task shown at most 30 pp worse" in stderr
+    block = read_report(tmp_path / "match").sequential
+    assert block is not None and (block.plan.side, block.plan.margin) == ("not-worse", 0.3)
+    assert [(s.reason, s.direction) for s in block.tasks] == [("decided", "not-worse")]
+    code, _, stderr = _run(tmp_path, suite, "--script", bad, *gate, "--out", tmp_path / "drop")
+    assert code == 4, stderr
+    assert (
+        "--fail-on worse-than:0.3 (sequential): hit by 1 of 1 task (t futility at 5 runs): exit 4" in stderr
+    )

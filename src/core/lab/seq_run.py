@@ -234,9 +234,9 @@ def describe_plan(plan: SequentialPlan) -> str:
     limits = f"--max-k {plan.max_k}, --min-k {plan.min_k}"
     if plan.kind == "width":
         return f"--until-width {plan.width:g}, {limits}"
-    if plan.kind == "baseline":
-        return f"--sequential --baseline {plan.baseline}, {limits}"
     gate = f", --fail-on worse-than:{plan.margin:g}" if plan.side == "not-worse" else ""
+    if plan.kind == "baseline":
+        return f"--sequential --baseline {plan.baseline}, {limits}{gate}"
     return f"--sequential, {limits}{gate}"
 
 
@@ -316,8 +316,9 @@ def sequential_gate(block: SequentialBlock) -> tuple[str, bool]:
             f"{flag}: not hit: all {total} {noun} shown at most {block.plan.margin * 100:g} pp worse",
             False,
         )
+    unit = "pairs" if block.plan.kind == "two-arm" else "runs"
     shown = ", ".join(
-        f"{s.task_id} {s.reason} at {s.stopped_at} pairs" if s.reason else f"{s.task_id} not stopped"
+        f"{s.task_id} {s.reason} at {s.stopped_at} {unit}" if s.reason else f"{s.task_id} not stopped"
         for s in hits[:10]
     )
     more = f" and {len(hits) - 10} more" if len(hits) > 10 else ""

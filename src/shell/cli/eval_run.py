@@ -41,6 +41,7 @@ from alisio.shell.cli.seq_flags import RunSequentialFlags
 
 if TYPE_CHECKING:
     from alisio.core.lab.records import RunRecord
+    from alisio.core.lab.seq_block import SequentialBlock
     from alisio.shell.lab.model import LabOutcome, LabStart
     from alisio.shell.lab.request import LabRequest
 
@@ -251,4 +252,16 @@ def show_outcome(outcome: LabOutcome, json_output: bool, quiet: bool = False) ->
     say(f"report: {arm.arm.directory / REPORT_MD} ({REPORT_HTML} beside it)")  # --quiet too: where it went
     for line in stop_lines(outcome):
         say(line)
-    return outcome.exit_code
+    return gated(arm.report.sequential, outcome.exit_code)
+
+
+def gated(block: SequentialBlock | None, code: ExitCode) -> ExitCode:
+    """``code``; 4 when the sequential non-inferiority gate (``--fail-on worse-than:M``) is hit (its line on
+    stderr either way)."""
+    from alisio.core.lab.seq_run import sequential_gate
+
+    if block is None or block.plan.side != "not-worse":
+        return code
+    line, hit = sequential_gate(block)
+    say(line)
+    return ExitCode.GATE if hit and code is ExitCode.OK else code

@@ -132,7 +132,7 @@ def _show(outcome: LabOutcome, json_output: bool) -> ExitCode:
     from alisio.core.lab.progress import summary_table
     from alisio.core.lab.render_seq import comparison_lines
     from alisio.core.lab.variants import render_variants_markdown
-    from alisio.shell.cli.eval_run import stop_lines
+    from alisio.shell.cli.eval_run import gated, stop_lines
     from alisio.shell.lab.outputs import COMPARISON_HTML, COMPARISON_JSON, COMPARISON_MD
     from alisio.shell.lab.store import REPORT_MD
 
@@ -154,20 +154,7 @@ def _show(outcome: LabOutcome, json_output: bool) -> ExitCode:
     )
     for line in stop_lines(outcome):
         say(line)
-    return _gated(outcome)
-
-
-def _gated(outcome: LabOutcome) -> ExitCode:
-    """The exit code; 4 when the sequential non-inferiority gate (``--fail-on worse-than:M``) is hit."""
-    from alisio.core.lab.seq_run import sequential_gate
-
-    block = outcome.comparison.sequential if outcome.comparison is not None else None
-    code = outcome.exit_code
-    if block is None or block.plan.side != "not-worse":
-        return code
-    line, hit = sequential_gate(block)
-    say(line)
-    return ExitCode.GATE if hit and code is ExitCode.OK else code
+    return gated(outcome.comparison.sequential, outcome.exit_code)
 
 
 def _show_json(outcome: LabOutcome) -> None:

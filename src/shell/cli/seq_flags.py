@@ -121,12 +121,23 @@ class RunSequentialFlags:
     ] = None
     max_k: MaxK = None
     min_k: MinK = None
+    fail_on: Annotated[
+        str | None,
+        option(
+            "--fail-on",
+            help="With --sequential --baseline: worse-than:M (M in (0, 1)) tests each task for 'at most M "
+            "worse than the baseline', stops it once shown, and exits 4 unless every task is.",
+            panel=SEQUENTIAL,
+            metavar="worse-than:M",
+            show_default=False,
+        ),
+    ] = None
 
     @property
     def asked(self) -> bool:
         """Whether any sequential flag was given."""
         return self.sequential or any(
-            v is not None for v in (self.baseline, self.until_width, self.max_k, self.min_k)
+            v is not None for v in (self.baseline, self.until_width, self.max_k, self.min_k, self.fail_on)
         )
 
 
@@ -158,9 +169,7 @@ def variants_sequential(flags: VariantsSequentialFlags, k: int | None) -> Sequen
     Raises:
         LabError: the flags do not make a design (one line).
     """
-    from alisio.core.lab.noninferiority import PREFIX, parse_margin
     from alisio.core.lab.seq_block import SequentialPlan
-    from alisio.shell.errors import expect
     from alisio.shell.lab.errors import LabError
 
     if not flags.sequential:
@@ -175,12 +184,9 @@ def variants_sequential(flags: VariantsSequentialFlags, k: int | None) -> Sequen
     top, low = _limits(flags.max_k, flags.min_k, k, "--sequential")
     if flags.fail_on is None:
         return SequentialPlan(kind="two-arm", max_k=top, min_k=low)
-    if not flags.fail_on.startswith(PREFIX):
-        raise LabError(
-            f"--fail-on {flags.fail_on}: under --sequential only worse-than:M is a sequential gate"
-        )
-    margin = expect(parse_margin(flags.fail_on), error=LabError)
-    return SequentialPlan(kind="two-arm", max_k=top, min_k=low, side="not-worse", margin=margin)
+    return SequentialPlan(
+        kind="two-arm", max_k=top, min_k=low, side="not-worse", margin=_margin(flags.fail_on)
+    )
 
 
 def run_sequential(
@@ -203,15 +209,17 @@ def run_sequential(
         )
     flag = "--until-width" if flags.until_width is not None else "--sequential"
     if not flags.sequential and flags.until_width is None:
-        if flags.baseline is not None:
-            raise LabError("--baseline goes with --sequential")
+        if flags.baseline is not None or flags.fail_on is not None:
+            given = "--baseline" if flags.baseline is not None else "--fail-on"
+            raise LabError(f"{given} goes with --sequential")
         raise LabError("--max-k and --min-k go with --sequential --baseline REPORT or --until-width W")
     if replay:
         raise LabError(f"{flag} stops live runs early; replay is deterministic: nothing to stop")
     top, low = _limits(flags.max_k, flags.min_k, k, flag)
     if flags.until_width is not None:
-        if flags.baseline is not None:
-            raise LabError("--baseline goes with --sequential, not with --until-width (one arm)")
+        if flags.baseline is not None or flags.fail_on is not None:
+            given = "--baseline" if flags.baseline is not None else "--fail-on"
+            raise LabError(f"{given} goes with --sequential, not with --until-width (one arm)")
         problem = width_problem(flags.until_width)
         if problem is not None:
             raise LabError(problem)
@@ -221,7 +229,23 @@ def run_sequential(
             "eval run --sequential tests against a stored report: add --baseline REPORT (or run both arms "
             "with eval variants --sequential)"
         )
-    return _against(flags.baseline, top, low, data_root)
+    plan = _against(flags.baseline, top, low, data_root)
+    if flags.fail_on is None:
+        return plan
+    import msgspec
+
+    return msgspec.structs.replace(plan, side="not-worse", margin=_margin(flags.fail_on))
+
+
+def _margin(fail_on: str) -> float:
+    """The margin M of ``--fail-on worse-than:M`` (the only sequential gate)."""
+    from alisio.core.lab.noninferiority import PREFIX, parse_margin
+    from alisio.shell.errors import expect
+    from alisio.shell.lab.errors import LabError
+
+    if not fail_on.startswith(PREFIX):
+        raise LabError(f"--fail-on {fail_on}: under --sequential only worse-than:M is a sequential gate")
+    return expect(parse_margin(fail_on), error=LabError)
 
 
 def _against(ref: str, top: int, low: int, data_root: Path) -> SequentialPlan:
