@@ -12,12 +12,12 @@ from returns.result import Failure, Success
 
 from alisio.core.errors import IncompatibleReports
 from alisio.core.lab.compare import Comparison, Outcome, TaskComparison, compare_reports, limits_footnote
-from alisio.core.lab.exact import PValueMethod, difference_p, pooled_z_p
 from alisio.core.lab.records import RunRecord
 from alisio.core.lab.report import Compaction, Mode, Rates, Report
 from alisio.core.lab.report_build import build_report
-from alisio.core.lab.stats import IntervalMethod
-from alisio.core.lab.verdict import Adjustment, VerdictRule
+from alisio.core.stats.exact import PValueMethod, difference_p, pooled_z_p
+from alisio.core.stats.rates import IntervalMethod
+from alisio.core.stats.verdict import Adjustment, VerdictRule
 from tests.property.strategies_report import conditions, task_runs
 
 RATES = Rates(input_rate=1.0, output_rate=4.0)

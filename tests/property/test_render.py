@@ -16,7 +16,7 @@ from alisio.core.lab.render_compare import render_comparison_markdown
 from alisio.core.lab.report import Conditions, Mode, Rates
 from alisio.core.lab.report_build import build_report
 from alisio.core.lab.report_json import encode_report
-from alisio.core.lab.stats import wilson_interval
+from alisio.core.stats.rates import wilson_interval
 from tests.property.strategies_report import conditions, conditions_strategy, run_records, task_runs
 
 

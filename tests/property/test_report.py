@@ -19,7 +19,7 @@ from alisio.core.lab.report import (
 )
 from alisio.core.lab.report_build import build_report
 from alisio.core.lab.report_json import decode_report, encode_report
-from alisio.core.lab.stats import median, sample_variance, wilson_interval
+from alisio.core.stats.rates import median, sample_variance, wilson_interval
 from tests.property.strategies_report import (
     conditions,
     conditions_strategy,
@@ -210,7 +210,7 @@ def test_per_success_figures_are_total_spend_over_successes(records: list[RunRec
 @record_lists_settings
 @given(records_lists)
 def test_wall_time_median_and_variance_match_the_stats_kernel(records: list[RunRecord]) -> None:
-    """Per task the wall median and sample variance equal alisio.core.lab.stats over the judged runs."""
+    """Per task the wall median and sample variance equal alisio.core.stats.rates over the judged runs."""
     for t in build_report(records, conditions()).tasks:
         walls = [float(r.measured.wall_ms) for r in records if r.task_id == t.task_id and r.judged]
         assert t.measured.wall_ms_median == median(walls)

@@ -6,15 +6,15 @@ Rules this module keeps (the spec's "inconclusive and low power"):
   suiteVersion with a different suite content hash is a warning: someone changed a fixture or a verifier
   without bumping suiteVersion.
 - Per task the verdict is not comparable > low power > the comparison's ``VerdictRule``: disjoint Wilson
-  intervals (the default, ``alisio.core.lab.verdict.task_verdict``) or the adjusted Boschloo p-value
+  intervals (the default, ``alisio.core.stats.verdict.task_verdict``) or the adjusted Boschloo p-value
   (``exact``). Both reports in replay: each task is changed or unchanged (its status counts differ or not),
   no intervals and no tests.
 - Whatever the rule, every live task judged on both sides carries its difference with Newcombe's interval,
   Boschloo's p-value and its minimum detectable change; the p-values of the tasks that can get a verdict
   (comparable, at least 5 judged runs per side: the family) are adjusted across that family (Holm or
   Benjamini-Hochberg).
-- The suite difference is paired by task (``alisio.core.lab.paired``), over the tasks judged on both sides;
-  each side's suite rate has its t interval (``alisio.core.lab.stats.suite_rate``).
+- The suite difference is paired by task (``alisio.core.stats.paired``), over the tasks judged on both sides;
+  each side's suite rate has its t interval (``alisio.core.stats.rates.suite_rate``).
 - Token and cost deltas are not comparable when the compaction settings differ; cost is compared only when
   both reports used the same rates. Measured and estimated deltas stay apart.
 - Every comparison carries the limits footnote, and "inconclusive" means no difference detectable with this
@@ -31,12 +31,12 @@ from returns.result import Failure, Result, Success
 
 from alisio.core.base import Frozen
 from alisio.core.errors import IncompatibleReports
-from alisio.core.lab.exact import PValueMethod, bh_adjust, difference_p, holm_adjust, newcombe_interval
-from alisio.core.lab.paired import PairedDifference, paired_difference
-from alisio.core.lab.power import min_detectable_difference
 from alisio.core.lab.report import Conditions, Count, Mode, Report, TaskReport, finished_runs
-from alisio.core.lab.stats import ClusteredMean, Interval, suite_rate
-from alisio.core.lab.verdict import (
+from alisio.core.stats.exact import PValueMethod, bh_adjust, difference_p, holm_adjust, newcombe_interval
+from alisio.core.stats.paired import PairedDifference, paired_difference
+from alisio.core.stats.power import min_detectable_difference
+from alisio.core.stats.rates import ClusteredMean, Interval, suite_rate
+from alisio.core.stats.verdict import (
     ALPHA,
     Adjustment,
     Side,

@@ -3,7 +3,7 @@
 Rules this module keeps:
 
 - Rates print as ``80.0% [37.6%, 96.4%]`` (95% Wilson), the same way everywhere
-  (``alisio.core.lab.verdict.format_interval``); differences of rates print in percentage points with a sign
+  (``alisio.core.stats.verdict.format_interval``); differences of rates print in percentage points with a sign
   (``+7.9 pp``, never ``-0.0 pp``).
 - Absent figures print "not reported" (provider numbers) or "n/a" (undefined statistics), never 0.
 - The notices (replay, scripted provider, the suite rate) are worded once, here.
@@ -17,9 +17,9 @@ from collections.abc import Iterable
 from alisio.core.harness.protocol import Usage
 from alisio.core.lab.records import VerifierResult
 from alisio.core.lab.report import Count, Mode
-from alisio.core.lab.stats import ClusteredMean, Interval, IntervalMethod
-from alisio.core.lab.verdict import format_interval
 from alisio.core.share.secrets import redact
+from alisio.core.stats.rates import ClusteredMean, Interval, IntervalMethod
+from alisio.core.stats.verdict import format_interval
 
 __all__ = [
     "NOT_REPORTED",

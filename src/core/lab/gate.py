@@ -7,6 +7,8 @@ Rules this module keeps:
 - The tasks without a verdict to gate (low power, not comparable, one side only, and every task of a replay
   comparison, which is changed or unchanged) neither hit nor pass the gate: ``GateResult.ungated`` counts
   them by outcome, so the command can say that they were not gated instead of passing them silently.
+- ``--fail-on worse-than:M`` (``noninferiority_gate``) is hit by each task of the non-inferiority family
+  not shown within M (the p-values are ``alisio.core.stats.noninferiority``'s).
 - A hit is exit code 4 (``alisio.core.exit_codes.ExitCode.GATE``); the gate is never used otherwise.
 """
 
@@ -15,12 +17,20 @@ from __future__ import annotations
 from collections import Counter
 from enum import StrEnum
 
+from returns.result import Failure, Result, Success
+
 from alisio.core.base import Frozen
 from alisio.core.lab.compare import Comparison, Outcome
 from alisio.core.lab.report import Count
 from alisio.core.lab.view_compare import OUTCOME_LABEL
+from alisio.core.stats.exact import bh_adjust, holm_adjust
+from alisio.core.stats.noninferiority import noninferiority_p
+from alisio.core.stats.verdict import ALPHA, Adjustment
 
-__all__ = ["FailOn", "GateResult", "describe_gate", "gate"]
+__all__ = ["PREFIX", "FailOn", "GateResult", "describe_gate", "gate", "noninferiority_gate", "parse_margin"]
+
+PREFIX = "worse-than:"
+_FAMILY = (Outcome.IMPROVED, Outcome.REGRESSED, Outcome.INCONCLUSIVE)
 
 
 class FailOn(StrEnum):
@@ -90,3 +100,47 @@ def describe_gate(result: GateResult) -> list[str]:
             f"{flag}: {total} {noun} no verdict and {'was' if total == 1 else 'were'} not gated ({counts})"
         )
     return lines
+
+
+def parse_margin(text: str) -> Result[float, str]:
+    """``worse-than:0.1`` -> 0.1; the margin must be a number in (0, 1)."""
+    value = text.removeprefix(PREFIX)
+    try:
+        margin = float(value)
+    except ValueError:
+        return Failure(f"--fail-on {text}: expected worse-than:M with M a number in (0, 1), got {value!r}")
+    if not 0.0 < margin < 1.0:
+        return Failure(f"--fail-on {text}: the margin must be in (0, 1) (0.1 is 10 points), got {value}")
+    return Success(margin)
+
+
+def noninferiority_gate(comparison: Comparison, margin: float) -> GateResult:
+    """The gate ``--fail-on worse-than:margin``: hit by each task of the family not shown non-inferior."""
+    family, raw = [], []
+    for t in comparison.tasks:
+        if t.outcome in _FAMILY and t.baseline is not None and t.candidate is not None:
+            b, c = t.baseline, t.candidate
+            result = noninferiority_p(b.passes, b.judged, c.passes, c.judged, margin)
+            if result is not None:
+                family.append(t.task_id)
+                raw.append(result[0])
+    adjust = holm_adjust if comparison.adjustment is Adjustment.HOLM else bh_adjust
+    adjusted = adjust(raw)
+    name = "Holm" if comparison.adjustment is Adjustment.HOLM else "BH"
+    hits = tuple(
+        (task, f"not shown within {margin * 100:g} pp ({name}-adjusted p = {p:.4f})")
+        for task, p in zip(family, adjusted, strict=True)
+        if not p < ALPHA
+    )
+    if not family:  # nothing could be shown non-inferior: a green gate would claim what the data do not show
+        hits = (("every task", f"has too few judged runs to be shown within {margin * 100:g} pp"),)
+    ungated: dict[str, int] = {}
+    for t in comparison.tasks:
+        if t.task_id not in family:
+            ungated[str(t.outcome)] = ungated.get(str(t.outcome), 0) + 1
+    return GateResult(
+        fail_on=f"{PREFIX}{margin:g}",
+        hits=hits,
+        gated=len(family),
+        ungated=tuple(Count(name=k, count=v) for k, v in sorted(ungated.items())),
+    )

@@ -25,8 +25,8 @@ from collections.abc import Sequence
 from alisio.core.base import Frozen
 from alisio.core.lab.formats import visible_controls
 from alisio.core.lab.records import RunStatus
-from alisio.core.lab.stats import Interval
 from alisio.core.lab.view import Condition, Notice, Table
+from alisio.core.stats.rates import Interval
 
 __all__ = [
     "PLOT_WIDTH",

@@ -25,7 +25,7 @@ from __future__ import annotations
 from enum import StrEnum
 
 from alisio.core.base import Frozen
-from alisio.core.lab.stats import ClusteredMean, Interval
+from alisio.core.stats.rates import ClusteredMean, Interval
 
 __all__ = [
     "LOW_POWER_BELOW",

@@ -32,7 +32,7 @@ from alisio.core.lab.report import (
     TaskReport,
     Tokens,
 )
-from alisio.core.lab.stats import (
+from alisio.core.stats.rates import (
     ClusteredMean,
     pass_at_k_estimate,
     pass_hat_k_estimate,

@@ -25,7 +25,7 @@ from returns.result import Failure, Result, Success
 
 from alisio.core.base import Frozen
 from alisio.core.lab.records import RunRecord, RunStatus, VerifierStatus
-from alisio.core.lab.stats import Interval, wilson_interval
+from alisio.core.stats.rates import Interval, wilson_interval
 
 __all__ = [
     "ReportRate",

@@ -9,14 +9,13 @@ Rules this module keeps (besides those of ``alisio.core.lab.view``, whose format
   adjusted p-value, the minimum detectable change, the suite t intervals and the paired difference) comes
   with one sentence saying what it is.
 - Differences of rates print in percentage points with a sign (``+7.9 pp``, ``[-68.7, -3.8] pp``); p-values
-  with four decimals (``alisio.core.lab.verdict.format_p``).
+  with four decimals (``alisio.core.stats.verdict.format_p``).
 """
 
 from __future__ import annotations
 
 from alisio.core.base import Frozen
 from alisio.core.lab.compare import Comparison, Delta, DifferenceTest, Outcome, SideCounts, TaskComparison
-from alisio.core.lab.exact import PValueMethod
 from alisio.core.lab.formats import (
     NOT_REPORTED,
     REPLAY_NOTICE,
@@ -27,10 +26,11 @@ from alisio.core.lab.formats import (
     format_rate,
     suite_interval_text,
 )
-from alisio.core.lab.paired import PairedDifference, PermutationMethod
-from alisio.core.lab.stats import Interval, IntervalMethod
-from alisio.core.lab.verdict import Adjustment, VerdictRule, format_p
 from alisio.core.lab.view import Notice, Table, condition_items
+from alisio.core.stats.exact import PValueMethod
+from alisio.core.stats.paired import PairedDifference, PermutationMethod
+from alisio.core.stats.rates import Interval, IntervalMethod
+from alisio.core.stats.verdict import Adjustment, VerdictRule, format_p
 
 __all__ = [
     "NOT_RECORDED",

@@ -12,7 +12,7 @@ its report.json, or an ``eval export`` bundle (``alisio.shell.lab.sources``).
   run's transcript on each side; both sides' intervals per task on one axis, the verdicts, the suite summary
   and the limits).
 - ``--fail-on worse-than:M`` exits 4 unless every task with a verdict is shown at most M worse
-  (``alisio.core.lab.noninferiority``).
+  (``alisio.core.stats.noninferiority``).
 - ``--fail-on regressed`` exits 4 when a task regressed; ``--fail-on inconclusive`` when a task regressed
   or is inconclusive. Tasks without a verdict (low power, not comparable, one side only, replay) are not
   gated: stderr says how many.
@@ -120,8 +120,7 @@ def _gate_flag(text: str) -> FailOn | float:
     """``--fail-on``: a verdict (``FailOn``) or a non-inferiority margin (``worse-than:M``)."""
     from returns.result import Failure, Success
 
-    from alisio.core.lab.gate import FailOn
-    from alisio.core.lab.noninferiority import PREFIX, parse_margin
+    from alisio.core.lab.gate import PREFIX, FailOn, parse_margin
     from alisio.shell.lab.errors import LabError
 
     if not text.startswith(PREFIX):
@@ -135,8 +134,7 @@ def _gate_flag(text: str) -> FailOn | float:
 
 
 def _gate(comparison: Comparison, gate_on: FailOn | float) -> GateResult:
-    from alisio.core.lab.gate import gate
-    from alisio.core.lab.noninferiority import noninferiority_gate
+    from alisio.core.lab.gate import gate, noninferiority_gate
 
     if isinstance(gate_on, float):
         return noninferiority_gate(comparison, gate_on)
@@ -161,7 +159,7 @@ def compare(
 
     from alisio.core.lab.compare import compare_reports
     from alisio.core.lab.render_compare import render_comparison_markdown
-    from alisio.core.lab.verdict import Adjustment, VerdictRule
+    from alisio.core.stats.verdict import Adjustment, VerdictRule
     from alisio.shell.cli.common import environment
     from alisio.shell.config_home import data_dir
     from alisio.shell.lab.ci_outputs import check_output_file

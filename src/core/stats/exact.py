@@ -5,7 +5,7 @@ Rules this module keeps (the review behind them is ``shared/notes/statistics.md`
 
 - The difference is always candidate - baseline, so a positive difference is an improvement.
 - Undefined is explicit: ``None`` when a side has no judged runs, never NaN. Invalid counts raise
-  ``ValueError`` (a bug in the caller), as in ``alisio.core.lab.stats``.
+  ``ValueError`` (a bug in the caller), as in ``alisio.core.stats.rates``.
 - Boschloo's p-value is exact: the supremum over the common success rate is found on a grid refined by
   golden-section search, not sampled, and ties of the Fisher statistic count as extreme (relative tolerance
   ``_TIE``), so rounding never makes the p-value smaller.
@@ -22,7 +22,7 @@ from enum import StrEnum
 from statistics import NormalDist
 from typing import TYPE_CHECKING
 
-from alisio.core.lab.stats import Interval, wilson_interval
+from alisio.core.stats.rates import Interval, wilson_interval
 
 if TYPE_CHECKING:
     import numpy as np
@@ -76,7 +76,7 @@ def newcombe_interval(
         The interval, or ``None`` when either side has no judged runs.
 
     Raises:
-        ValueError: invalid counts (see ``alisio.core.lab.stats.wilson_interval``).
+        ValueError: invalid counts (see ``alisio.core.stats.rates.wilson_interval``).
     """
     base = wilson_interval(baseline_passes, baseline_n)
     cand = wilson_interval(candidate_passes, candidate_n)

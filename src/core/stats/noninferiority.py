@@ -1,4 +1,4 @@
-"""The non-inferiority gate of ``alisio eval compare --fail-on worse-than:M``: fail unless the data show, for
+"""The statistics of the non-inferiority gate of ``alisio eval compare --fail-on worse-than:M``: fail unless the data show, for
 every task that can get a verdict, that the candidate is at most M worse than the baseline.
 
 Rules this module keeps:
@@ -13,21 +13,14 @@ Rules this module keeps:
 - The p-values of the tasks in the comparison's family (comparable, at least 5 judged runs per side) are
   adjusted across that family with the comparison's adjustment (Holm or Benjamini-Hochberg), as the
   difference tests are. A task with adjusted p < 0.05 is shown non-inferior; any other task of the family
-  hits the gate. Tasks outside the family are not gated (they are counted, never passed silently).
+  hits the gate. Tasks outside the family are not gated (they are counted, never passed silently). The gate
+  itself, and the parsing of ``worse-than:M``, are ``alisio.core.lab.gate``'s.
 """
 
 from __future__ import annotations
 
 from statistics import NormalDist
 from typing import TYPE_CHECKING, Any
-
-from returns.result import Failure, Result, Success
-
-from alisio.core.lab.compare import Comparison, Outcome
-from alisio.core.lab.exact import bh_adjust, holm_adjust
-from alisio.core.lab.gate import GateResult
-from alisio.core.lab.report import Count
-from alisio.core.lab.verdict import ALPHA, Adjustment
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -36,32 +29,15 @@ __all__ = [
     "BOUNDARY",
     "CELL_BUDGET",
     "GRID",
-    "PREFIX",
-    "noninferiority_gate",
     "noninferiority_p",
-    "parse_margin",
 ]
 
-PREFIX = "worse-than:"
 GRID = 21
 """Grid points per rate over the inside of the null region."""
 BOUNDARY = 2001
 """Grid points on the boundary pc = pb − M, where the supremum lies for a statistic monotone in both counts."""
 CELL_BUDGET = 250_000
 """Largest (nb + 1)·(nc + 1) for the exact test; above, the normal p-value of the same statistic."""
-_FAMILY = (Outcome.IMPROVED, Outcome.REGRESSED, Outcome.INCONCLUSIVE)
-
-
-def parse_margin(text: str) -> Result[float, str]:
-    """``worse-than:0.1`` -> 0.1; the margin must be a number in (0, 1)."""
-    value = text.removeprefix(PREFIX)
-    try:
-        margin = float(value)
-    except ValueError:
-        return Failure(f"--fail-on {text}: expected worse-than:M with M a number in (0, 1), got {value!r}")
-    if not 0.0 < margin < 1.0:
-        return Failure(f"--fail-on {text}: the margin must be in (0, 1) (0.1 is 10 points), got {value}")
-    return Success(margin)
 
 
 def _z(a: NDArray[Any], nb: int, c: NDArray[Any], nc: int, margin: float) -> NDArray[Any]:
@@ -107,35 +83,3 @@ def noninferiority_p(xb: int, nb: int, xc: int, nc: int, margin: float) -> tuple
     pbs, pcs = np.concatenate((pbs, boundary)), np.clip(np.concatenate((pcs, boundary - margin)), 0.0, 1.0)
     tails = ((_binomials(nb, pbs) @ region) * _binomials(nc, pcs)).sum(axis=1)
     return min(1.0, float(tails.max())), "exact"
-
-
-def noninferiority_gate(comparison: Comparison, margin: float) -> GateResult:
-    """The gate ``--fail-on worse-than:margin``: hit by each task of the family not shown non-inferior."""
-    family, raw = [], []
-    for t in comparison.tasks:
-        if t.outcome in _FAMILY and t.baseline is not None and t.candidate is not None:
-            b, c = t.baseline, t.candidate
-            result = noninferiority_p(b.passes, b.judged, c.passes, c.judged, margin)
-            if result is not None:
-                family.append(t.task_id)
-                raw.append(result[0])
-    adjust = holm_adjust if comparison.adjustment is Adjustment.HOLM else bh_adjust
-    adjusted = adjust(raw)
-    name = "Holm" if comparison.adjustment is Adjustment.HOLM else "BH"
-    hits = tuple(
-        (task, f"not shown within {margin * 100:g} pp ({name}-adjusted p = {p:.4f})")
-        for task, p in zip(family, adjusted, strict=True)
-        if not p < ALPHA
-    )
-    if not family:  # nothing could be shown non-inferior: a green gate would claim what the data do not show
-        hits = (("every task", f"has too few judged runs to be shown within {margin * 100:g} pp"),)
-    ungated: dict[str, int] = {}
-    for t in comparison.tasks:
-        if t.task_id not in family:
-            ungated[str(t.outcome)] = ungated.get(str(t.outcome), 0) + 1
-    return GateResult(
-        fail_on=f"{PREFIX}{margin:g}",
-        hits=hits,
-        gated=len(family),
-        ungated=tuple(Count(name=k, count=v) for k, v in sorted(ungated.items())),
-    )

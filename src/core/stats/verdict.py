@@ -35,7 +35,7 @@ from __future__ import annotations
 import enum
 
 from alisio.core.base import Frozen
-from alisio.core.lab.stats import Interval, wilson_interval
+from alisio.core.stats.rates import Interval, wilson_interval
 
 __all__ = [
     "ALPHA",

@@ -31,9 +31,9 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from alisio.core.base import Frozen
-from alisio.core.lab.exact import newcombe_interval
-from alisio.core.lab.power import paired_min_detectable
-from alisio.core.lab.stats import Interval, IntervalMethod, t_quantile
+from alisio.core.stats.exact import newcombe_interval
+from alisio.core.stats.power import paired_min_detectable
+from alisio.core.stats.rates import Interval, IntervalMethod, t_quantile
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
