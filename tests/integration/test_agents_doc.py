@@ -23,7 +23,7 @@ from pathlib import Path
 
 from alisio.core.agents.config import split_agents
 from alisio.core.harness.config import MeasuredConfig
-from alisio.core.lab.variants import parse_variants
+from alisio.core.lab.comparisons.variants import parse_variants
 from tests.integration.agent_endpoint import AgentEndpoint
 
 ALISIO = Path(sys.executable).with_name("alisio")

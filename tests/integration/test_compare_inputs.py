@@ -10,7 +10,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from alisio.core.lab.formats import SCRIPTED_PROVIDER
+from alisio.core.lab.outputs.formats import SCRIPTED_PROVIDER
 from alisio.core.lab.report import Mode
 from alisio.core.lab.report_build import build_report
 from alisio.shell.lab.outputs import write_report_files

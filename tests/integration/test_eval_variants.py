@@ -16,9 +16,9 @@ import msgspec
 import pytest
 
 from alisio.core.harness.config import MeasuredConfig, apply_overrides, config_hash
+from alisio.core.lab.comparisons.variants import VariantsComparison, interleave
 from alisio.core.lab.records import RunRecord, RunStatus
 from alisio.core.lab.report import Report
-from alisio.core.lab.variants import VariantsComparison, interleave
 from tests.integration.helpers import ALISIO, FIX, make_suite, refused, task, variants, write_script
 
 RECORD = msgspec.json.Decoder(RunRecord)
@@ -108,7 +108,7 @@ def test_two_variants_write_two_reports_and_a_comparison(home: Path) -> None:
 
 
 def test_runs_are_interleaved_ab_then_ba(home: Path) -> None:
-    """Two tasks, k = 2: the progress lines and each variant's runs.jsonl follow alisio.core.lab.variants.interleave
+    """Two tasks, k = 2: the progress lines and each variant's runs.jsonl follow alisio.core.lab.comparisons.variants.interleave
     (each slot runs both variants back to back, A, B then B, A), and both get the same (task, repetition, seed)."""
     suite = make_suite(home, task("fix-add"), task("fix-add-2"))
     compare = compare_file(home, ("a", {}), ("b", {"limits.maxContextChars": 150000}))

@@ -408,7 +408,7 @@ def test_a_proxy_port_that_cannot_be_bound_is_an_error_run(tmp_path: Path) -> No
 
     from alisio.core.agents.config import parse_external
     from alisio.core.harness.config import MeasuredConfig
-    from alisio.core.lab.schedule import RunSpec
+    from alisio.core.lab.suites.schedule import RunSpec
     from alisio.shell.agents.runner import ExternalRunner, Upstream
     from alisio.shell.lab.agents import AgentJob
     from alisio.shell.lab.suites import load_suite

@@ -17,7 +17,7 @@ import msgspec
 
 from alisio.core.harness.config import MeasuredConfig
 from alisio.core.lab.records import RunRecord, RunStatus
-from alisio.core.lab.schedule import RunSpec
+from alisio.core.lab.suites.schedule import RunSpec
 from alisio.shell.lab.plans import ProviderPlan
 from alisio.shell.lab.run_one import Arm, RunContext, run_one
 from alisio.shell.lab.suites import load_suite

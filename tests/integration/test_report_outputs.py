@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from alisio.core.lab.html_page import anchor
+from alisio.core.lab.outputs.html_page import anchor
 from tests.integration.chromium import INSTALL, Page, browser, chromium_binary
 from tests.integration.helpers import ALISIO, FIX, NOOP, make_suite, task, write_script
 

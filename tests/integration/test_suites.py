@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from returns.result import Failure, Success
 
-from alisio.core.lab.suite import violations
+from alisio.core.lab.suites.suite import violations
 from alisio.shell.cli.main import run_cli
 from alisio.shell.lab.suites import discover_suites, load_suite
 

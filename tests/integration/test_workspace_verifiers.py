@@ -13,7 +13,7 @@ import pytest
 
 from alisio.core.harness.events import Event, RunEnded, RunStarted, ToolCalled, ToolResulted
 from alisio.core.lab.records import VerifierResult, VerifierStatus
-from alisio.core.lab.suite import (
+from alisio.core.lab.suites.suite import (
     BeforeRule,
     Budget,
     CommandVerifier,

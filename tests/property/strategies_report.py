@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import settings
 from hypothesis import strategies as st
 
-from alisio.core.lab.formats import SCRIPTED_PROVIDER
+from alisio.core.lab.outputs.formats import SCRIPTED_PROVIDER
 from alisio.core.lab.records import (
     Divergence,
     Incident,

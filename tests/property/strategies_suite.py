@@ -14,7 +14,7 @@ import msgspec
 from hypothesis import settings
 from hypothesis import strategies as st
 
-from alisio.core.lab.suite import (
+from alisio.core.lab.suites.suite import (
     TOOL_NAMES,
     BeforeRule,
     Budget,

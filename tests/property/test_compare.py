@@ -1,4 +1,4 @@
-"""Properties of alisio.core.lab.compare: refusals, antisymmetry, verdicts with the right numbers, honest deltas."""
+"""Properties of alisio.core.lab.comparisons.compare: refusals, antisymmetry, verdicts with the right numbers, honest deltas."""
 
 from __future__ import annotations
 
@@ -11,7 +11,13 @@ from hypothesis import strategies as st
 from returns.result import Failure, Success
 
 from alisio.core.errors import IncompatibleReports
-from alisio.core.lab.compare import Comparison, Outcome, TaskComparison, compare_reports, limits_footnote
+from alisio.core.lab.comparisons.compare import (
+    Comparison,
+    Outcome,
+    TaskComparison,
+    compare_reports,
+    limits_footnote,
+)
 from alisio.core.lab.records import RunRecord
 from alisio.core.lab.report import Compaction, Mode, Rates, Report
 from alisio.core.lab.report_build import build_report

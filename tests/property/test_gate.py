@@ -1,16 +1,16 @@
-"""Properties of alisio.core.lab.gate (``eval compare --fail-on``) and alisio.core.lab.step_summary."""
+"""Properties of alisio.core.lab.comparisons.gate (``eval compare --fail-on``) and alisio.core.lab.outputs.step_summary."""
 
 from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from alisio.core.lab.compare import Comparison, Outcome, compare_reports
-from alisio.core.lab.gate import FailOn, describe_gate, gate
+from alisio.core.lab.comparisons.compare import Comparison, Outcome, compare_reports
+from alisio.core.lab.comparisons.gate import FailOn, describe_gate, gate
+from alisio.core.lab.outputs.step_summary import CiSuiteLine, ci_summary, comparison_summary, run_summary
 from alisio.core.lab.records import RunRecord
 from alisio.core.lab.report import Mode
 from alisio.core.lab.report_build import build_report
-from alisio.core.lab.step_summary import CiSuiteLine, ci_summary, comparison_summary, run_summary
 from tests.property.strategies_report import conditions, record_lists_settings, run_records, task_runs
 
 records_lists = st.lists(run_records(lean=True), max_size=20)

@@ -20,7 +20,7 @@ from alisio.core.lab.manifest import (
 )
 from alisio.core.lab.records import RunRecord, RunStatus
 from alisio.core.lab.report import Mode, Rates
-from alisio.core.lab.schedule import RunSpec, plan_runs
+from alisio.core.lab.suites.schedule import RunSpec, plan_runs
 from tests.property.strategies_lab import ks, seeds, task_id_lists
 from tests.property.strategies_report import run_records
 

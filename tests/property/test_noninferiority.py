@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from returns.result import Failure, Success
 
-from alisio.core.lab.gate import parse_margin
+from alisio.core.lab.comparisons.gate import parse_margin
 from alisio.core.stats.noninferiority import noninferiority_p
 
 

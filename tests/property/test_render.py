@@ -1,4 +1,4 @@
-"""Properties of alisio.core.lab.render: every condition in the header, Measured and Estimated apart, honest absences."""
+"""Properties of alisio.core.lab.outputs.render: every condition in the header, Measured and Estimated apart, honest absences."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import msgspec
 from hypothesis import given
 from hypothesis import strategies as st
 
-from alisio.core.lab.compare import compare_reports
-from alisio.core.lab.formats import REPLAY_NOTICE, SCRIPTED_NOTICE, SUITE_RATE_NOTE, format_rate
+from alisio.core.lab.comparisons.compare import compare_reports
+from alisio.core.lab.outputs.formats import REPLAY_NOTICE, SCRIPTED_NOTICE, SUITE_RATE_NOTE, format_rate
+from alisio.core.lab.outputs.render import render_markdown
+from alisio.core.lab.outputs.render_compare import render_comparison_markdown
 from alisio.core.lab.records import RunRecord
-from alisio.core.lab.render import render_markdown
-from alisio.core.lab.render_compare import render_comparison_markdown
 from alisio.core.lab.report import Conditions, Mode, Rates
 from alisio.core.lab.report_build import build_report
 from alisio.core.lab.report_json import encode_report

@@ -10,7 +10,7 @@ import msgspec
 from hypothesis import given
 from hypothesis import strategies as st
 
-from alisio.core.lab.suite import Budget, Policy, Suite, Task, Verifier, encode_suite
+from alisio.core.lab.suites.suite import Budget, Policy, Suite, Task, Verifier, encode_suite
 from alisio.core.shape import duplicate_keys, parse_msgspec_path, shape_problems
 from tests.property.strategies_suite import dumps_repeating, heavy, json_values, objects_in, suites
 

@@ -3,7 +3,7 @@
 ``eval run --resume`` reads it to continue the run in the same directory: the same suite (by content hash),
 tasks, k, seed, mode, provider, model, endpoint and measured configuration, so the runs it adds measure the
 same thing as the runs already there. ``differences`` names what changed since (exit 1 on resume); the plan
-itself is recomputed from tasks, k and seed (``alisio.core.lab.schedule.plan_runs`` is deterministic).
+itself is recomputed from tasks, k and seed (``alisio.core.lab.suites.schedule.plan_runs`` is deterministic).
 
 A torn last line of runs.jsonl (a kill in the middle of a write by an older version) is dropped with a
 warning by ``whole_lines``; every other line must decode.
@@ -22,7 +22,7 @@ from alisio.core.base import Frozen
 from alisio.core.errors import ReportError
 from alisio.core.lab.records import RunRecord, RunStatus, TaskId
 from alisio.core.lab.report import Mode, Rates
-from alisio.core.lab.schedule import MAX_K, RunSpec
+from alisio.core.lab.suites.schedule import MAX_K, RunSpec
 
 __all__ = [
     "MANIFEST_SCHEMA_VERSION",

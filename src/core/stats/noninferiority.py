@@ -14,7 +14,7 @@ Rules this module keeps:
   adjusted across that family with the comparison's adjustment (Holm or Benjamini-Hochberg), as the
   difference tests are. A task with adjusted p < 0.05 is shown non-inferior; any other task of the family
   hits the gate. Tasks outside the family are not gated (they are counted, never passed silently). The gate
-  itself, and the parsing of ``worse-than:M``, are ``alisio.core.lab.gate``'s.
+  itself, and the parsing of ``worse-than:M``, are ``alisio.core.lab.comparisons.gate``'s.
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ from alisio.core.agents.cassette import (
 )
 from alisio.core.agents.run import normalized_body, request_fingerprint
 from alisio.core.lab.records import Divergence
-from alisio.core.lab.suite import Task
+from alisio.core.lab.suites.suite import Task
 from alisio.core.replay.cassette import divergence_message
 from alisio.core.replay.fingerprint import WORKSPACE, Rules
 from alisio.shell.agents.proxy import Call

@@ -52,7 +52,7 @@ from alisio.core.agents.run import (
 )
 from alisio.core.harness.events import RunEnded
 from alisio.core.harness.toolenv import NO_PROMPTS
-from alisio.core.lab.verify import AgentTools
+from alisio.core.lab.judges.verify import AgentTools
 from alisio.core.replay.cassette import with_divergence
 from alisio.core.replay.fingerprint import Rules, path_rules
 from alisio.shell.agents.proxy import Call, RunProxy

@@ -84,7 +84,7 @@ def selection(
     """The request's Selection from its flags (``--k`` and ``--seed`` checked here: one-line errors); with no
     SUITE, the one suite ``--suite-dir`` holds."""
     """The request's Selection from its flags (``--k`` and ``--seed`` checked here: one-line errors)."""
-    from alisio.core.lab.schedule import MAX_K
+    from alisio.core.lab.suites.schedule import MAX_K
     from alisio.shell.lab.request import Selection
     from alisio.shell.lab.suite_choice import only_suite
 

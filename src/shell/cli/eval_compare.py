@@ -32,9 +32,9 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
-    from alisio.core.lab.compare import Comparison
-    from alisio.core.lab.gate import FailOn, GateResult
-    from alisio.core.lab.render_html_compare import SideLinks
+    from alisio.core.lab.comparisons.compare import Comparison
+    from alisio.core.lab.comparisons.gate import FailOn, GateResult
+    from alisio.core.lab.outputs.render_html_compare import SideLinks
     from alisio.core.lab.report import Report
 
 from alisio.core.exit_codes import ExitCode
@@ -120,7 +120,7 @@ def _gate_flag(text: str) -> FailOn | float:
     """``--fail-on``: a verdict (``FailOn``) or a non-inferiority margin (``worse-than:M``)."""
     from returns.result import Failure, Success
 
-    from alisio.core.lab.gate import PREFIX, FailOn, parse_margin
+    from alisio.core.lab.comparisons.gate import PREFIX, FailOn, parse_margin
     from alisio.shell.lab.errors import LabError
 
     if not text.startswith(PREFIX):
@@ -134,7 +134,7 @@ def _gate_flag(text: str) -> FailOn | float:
 
 
 def _gate(comparison: Comparison, gate_on: FailOn | float) -> GateResult:
-    from alisio.core.lab.gate import gate, noninferiority_gate
+    from alisio.core.lab.comparisons.gate import gate, noninferiority_gate
 
     if isinstance(gate_on, float):
         return noninferiority_gate(comparison, gate_on)
@@ -157,8 +157,8 @@ def compare(
     import msgspec
     from returns.result import Failure, Success
 
-    from alisio.core.lab.compare import compare_reports
-    from alisio.core.lab.render_compare import render_comparison_markdown
+    from alisio.core.lab.comparisons.compare import compare_reports
+    from alisio.core.lab.outputs.render_compare import render_comparison_markdown
     from alisio.core.stats.verdict import Adjustment, VerdictRule
     from alisio.shell.cli.common import environment
     from alisio.shell.config_home import data_dir
@@ -212,8 +212,8 @@ def _markdown_path(comparison: Comparison) -> Path:
 
 def _summary(comparison: Comparison, gate_on: FailOn | float | None) -> str:
     """The terminal summary, after writing the full Markdown where it says."""
-    from alisio.core.lab.gate import describe_gate
-    from alisio.core.lab.render_compare import render_comparison_markdown, render_comparison_summary
+    from alisio.core.lab.comparisons.gate import describe_gate
+    from alisio.core.lab.outputs.render_compare import render_comparison_markdown, render_comparison_summary
     from alisio.shell.lab.ci_outputs import OutputProblem, write_output_file
 
     target = _markdown_path(comparison)
@@ -243,8 +243,8 @@ def _side_links(path: Path, page: Path) -> SideLinks | None:
 
     from returns.result import Success
 
-    from alisio.core.lab.render_html import REPORT_HTML
-    from alisio.core.lab.render_html_compare import SideLinks, linked_run
+    from alisio.core.lab.outputs.render_html import REPORT_HTML
+    from alisio.core.lab.outputs.render_html_compare import SideLinks, linked_run
     from alisio.shell.lab.store import read_runs
 
     directory = path if path.is_dir() else path.parent
@@ -270,9 +270,9 @@ def _outputs(
 ) -> ExitCode:
     """The gate (on stderr unless the summary showed it), the ``--html`` page and the step summary; the exit
     code."""
-    from alisio.core.lab.gate import describe_gate
-    from alisio.core.lab.render_html_compare import render_comparison_html
-    from alisio.core.lab.step_summary import comparison_summary
+    from alisio.core.lab.comparisons.gate import describe_gate
+    from alisio.core.lab.outputs.render_html_compare import render_comparison_html
+    from alisio.core.lab.outputs.step_summary import comparison_summary
     from alisio.shell.cli.common import environment, say
     from alisio.shell.cli.outputs import attempt, settle
     from alisio.shell.lab.ci_outputs import append_step_summary, write_output_file

@@ -50,7 +50,7 @@ def import_suite(
     kind: Kind, source: Source = None, out: Out = None, jobs: ImportJobs = 2, repeat: ImportRepeat = 1
 ) -> ExitCode:
     """Import a suite (HumanEval, an Exercism track) and self-check it: parity.json records the result."""
-    from alisio.core.lab.selfcheck import SelfCheck, render_selfcheck
+    from alisio.core.lab.judges.selfcheck import SelfCheck, render_selfcheck
     from alisio.shell.cli.common import say
     from alisio.shell.lab.errors import LabError
     from alisio.shell.lab.importers import import_exercism, import_harbor, import_humaneval, write_imported

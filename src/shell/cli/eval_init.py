@@ -23,8 +23,8 @@ def init(directory: Directory) -> ExitCode:
     import shutil
     import tempfile
 
-    from alisio.core.lab.starter import starter_files, starter_next_steps
-    from alisio.core.lab.view import shell_word
+    from alisio.core.lab.outputs.view import shell_word
+    from alisio.core.lab.suites.starter import starter_files, starter_next_steps
     from alisio.shell.cli.common import say
     from alisio.shell.lab.errors import LabError
 

@@ -57,7 +57,7 @@ def _sources(suite_dir: Path | None) -> tuple[Path | None, list[tuple[str, Suite
 def _row(source: str, entry: SuiteEntry) -> dict[str, object]:
     from returns.result import Failure, Success
 
-    from alisio.core.lab.suite import violations
+    from alisio.core.lab.suites.suite import violations
     from alisio.shell.lab.suites import shown_name
 
     match entry.result:

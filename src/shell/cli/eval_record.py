@@ -62,7 +62,7 @@ def record(
     suite: SuiteArg = None,
 ) -> ExitCode:
     """Run each selected task once and write its cassette (<suite>/cassettes/<task-id>.jsonl)."""
-    from alisio.core.lab.progress import progress_line
+    from alisio.core.lab.outputs.progress import progress_line
     from alisio.shell.lab.request import LabRequest, Output, RunMode
 
     s = selection

@@ -132,7 +132,7 @@ def run(
 
     import msgspec
 
-    from alisio.core.lab.progress import progress_line
+    from alisio.core.lab.outputs.progress import progress_line
     from alisio.shell.cli.outputs import lab_outputs
     from alisio.shell.lab.errors import LabError
 
@@ -221,7 +221,7 @@ def show_outcome(outcome: LabOutcome, json_output: bool, quiet: bool = False) ->
     """The report on stdout (the table, or the JSON report), paths and problems on stderr; the exit code."""
     import msgspec
 
-    from alisio.core.lab.progress import summary_table
+    from alisio.core.lab.outputs.progress import summary_table
     from alisio.shell.lab.store import REPORT_HTML, REPORT_MD
 
     (arm,) = outcome.arms

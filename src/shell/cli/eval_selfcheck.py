@@ -3,7 +3,7 @@
 SUITE is a suite directory (or its suite.json) or the id of a bundled suite. Per task: the untouched fixture
 must fail, the task's ``solution`` (when it has one) must pass, each command verifier gives the same outcome
 ``--repeat`` times on the same tree, and a verifier slower than half its ``timeoutMs`` is a warning
-(``alisio.core.lab.selfcheck``). Prints a table per task, then every flag and warning.
+(``alisio.core.lab.judges.selfcheck``). Prints a table per task, then every flag and warning.
 
 Exit codes: 0 clean (warnings allowed); 1 a task is flagged, or a usage problem (one line).
 """
@@ -53,7 +53,7 @@ def load_ref(ref: str) -> LoadedSuite:
     """The suite named by ``ref``: a path when one exists there, else a bundled suite's id."""
     from returns.result import Failure
 
-    from alisio.core.lab.suite import violations
+    from alisio.core.lab.suites.suite import violations
     from alisio.shell.lab.errors import LabError
     from alisio.shell.lab.suite_choice import bundled_suites_root, find_suite
     from alisio.shell.lab.suites import load_suite
@@ -73,7 +73,7 @@ def selfcheck_loaded(loaded: LoadedSuite, *, repeat: int, jobs: int, json_output
     """Run the self-check of ``loaded`` and print it (table, or JSON with ``json_output``)."""
     import msgspec
 
-    from alisio.core.lab.selfcheck import render_selfcheck
+    from alisio.core.lab.judges.selfcheck import render_selfcheck
     from alisio.shell.lab.selfcheck import run_selfcheck
 
     check = run_selfcheck(loaded, repeat=repeat, jobs=jobs)

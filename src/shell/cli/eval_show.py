@@ -63,7 +63,7 @@ def _run_transcript(ref: str) -> Path | None:
     """The transcript of an ``alisio run`` record directory (``<dataDir>/run/<runId>``), else ``None``."""
     from pathlib import Path
 
-    from alisio.core.lab.run_record import TRANSCRIPT_JSONL
+    from alisio.core.lab.outputs.run_record import TRANSCRIPT_JSONL
     from alisio.shell.lab.store import RUNS_JSONL
 
     directory = Path(ref).expanduser()
@@ -78,7 +78,7 @@ def _show_run(ref: str, json_output: bool) -> ExitCode:
     """An ``alisio run`` record: its header (outcome, usage) and the transcript."""
     import msgspec
 
-    from alisio.core.lab.run_record import render_run_transcript
+    from alisio.core.lab.outputs.run_record import render_run_transcript
     from alisio.core.lab.transcript import decode_transcript
     from alisio.shell.lab.errors import LabError
 
@@ -98,7 +98,7 @@ def _show_run(ref: str, json_output: bool) -> ExitCode:
 def _picked(runs: tuple[RunRecord, ...], where: object, task: str | None, rep: int | None) -> RunRecord:
     from returns.result import Failure, Success
 
-    from alisio.core.lab.show import pick_run
+    from alisio.core.lab.outputs.show import pick_run
     from alisio.shell.lab.errors import LabError
 
     match pick_run(runs, task, rep):
@@ -113,7 +113,7 @@ def _show_bundle(bundle: Bundle, ref: str, task: str | None, rep: int | None, js
     """A run of an ``eval export`` bundle: its record and the transcript the bundle carries."""
     import msgspec
 
-    from alisio.core.lab.show import render_run
+    from alisio.core.lab.outputs.show import render_run
     from alisio.shell.lab.errors import LabError
 
     record = _picked(bundle.runs, ref, task, rep)
@@ -133,7 +133,7 @@ def _show_bundle(bundle: Bundle, ref: str, task: str | None, rep: int | None, js
 def _show_directory(ref: str, task: str | None, rep: int | None, json_output: bool) -> ExitCode:
     import msgspec
 
-    from alisio.core.lab.show import render_run
+    from alisio.core.lab.outputs.show import render_run
     from alisio.core.lab.transcript import transcript_path
     from alisio.shell.cli.safe_text import redacted, shown
     from alisio.shell.config_home import data_dir

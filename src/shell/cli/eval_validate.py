@@ -47,7 +47,7 @@ def validate(paths: Paths, json_output: Json = False, selfcheck: SelfcheckFlag =
     import msgspec
     from returns.result import Failure, Success
 
-    from alisio.core.lab.suite import violations
+    from alisio.core.lab.suites.suite import violations
     from alisio.shell.lab.suites import shown_name
 
     if selfcheck and json_output:

@@ -67,7 +67,7 @@ def variants(
     suite: SuiteArg = None,
 ) -> ExitCode:
     """Run configuration variants interleaved over the same tasks, report each, and compare them."""
-    from alisio.core.lab.variants import variant_progress_line
+    from alisio.core.lab.outputs.render_variants import variant_progress_line
     from alisio.shell.cli.outputs import lab_outputs
     from alisio.shell.lab.errors import LabError
     from alisio.shell.lab.request import LabRequest, rates_from
@@ -93,7 +93,7 @@ def variants(
 
 
 def _headline(start: LabStart) -> None:
-    from alisio.core.lab.variants import describe_overrides
+    from alisio.core.lab.comparisons.variants import describe_overrides
 
     assert start.variants is not None
     suite = start.choice.loaded.suite
@@ -115,8 +115,8 @@ def _headline(start: LabStart) -> None:
 
 
 def _show(outcome: LabOutcome, json_output: bool) -> ExitCode:
-    from alisio.core.lab.progress import summary_table
-    from alisio.core.lab.variants import render_variants_markdown
+    from alisio.core.lab.outputs.progress import summary_table
+    from alisio.core.lab.outputs.render_variants import render_variants_markdown
     from alisio.shell.cli.eval_run import stop_lines
     from alisio.shell.lab.outputs import COMPARISON_HTML, COMPARISON_JSON, COMPARISON_MD
     from alisio.shell.lab.store import REPORT_MD

@@ -430,7 +430,7 @@ def _keep_record(result: RunResult, known: tuple[tuple[str, str], ...]) -> None:
     """Store the transcript (``eval show`` opens it), say where, and end with the usage line (stderr)."""
     import os
 
-    from alisio.core.lab.run_record import usage_line
+    from alisio.core.lab.outputs.run_record import usage_line
     from alisio.shell.lab.run_store import keep_run_record
 
     try:

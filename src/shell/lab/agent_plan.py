@@ -18,8 +18,8 @@ from alisio.core.agents.cassette import AgentCassette
 from alisio.core.agents.config import ExternalAgent
 from alisio.core.lab.records import RunRecord
 from alisio.core.lab.report import AgentCondition
-from alisio.core.lab.schedule import RunSpec
-from alisio.core.lab.suite import Task
+from alisio.core.lab.suites.schedule import RunSpec
+from alisio.core.lab.suites.suite import Task
 from alisio.shell.harness.providers.base import Provider
 from alisio.shell.lab.agents import AgentRunner
 from alisio.shell.lab.errors import LabError

@@ -22,10 +22,10 @@ from typing import Protocol
 from alisio.core.harness.budget import RunBudget
 from alisio.core.harness.config import MeasuredConfig
 from alisio.core.harness.events import Effect, Event, RunOutcome
+from alisio.core.lab.judges.verify import AgentTools
 from alisio.core.lab.records import RunRecord
-from alisio.core.lab.schedule import RunSpec
-from alisio.core.lab.suite import Task
-from alisio.core.lab.verify import AgentTools
+from alisio.core.lab.suites.schedule import RunSpec
+from alisio.core.lab.suites.suite import Task
 from alisio.core.replay.fingerprint import Rules
 from alisio.shell.lab.plans import ProviderPlan
 from alisio.shell.lab.preflight import task_policy

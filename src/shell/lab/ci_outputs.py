@@ -1,6 +1,6 @@
 """The CI outputs of the lab commands: the ``--junit FILE`` and ``--html FILE`` files and the
-``$GITHUB_STEP_SUMMARY`` summary. The core builds their text (``alisio.core.lab.junit``,
-``alisio.core.lab.step_summary``, ``alisio.core.lab.render_html_compare``); this module writes it.
+``$GITHUB_STEP_SUMMARY`` summary. The core builds their text (``alisio.core.lab.outputs.junit``,
+``alisio.core.lab.outputs.step_summary``, ``alisio.core.lab.outputs.render_html_compare``); this module writes it.
 
 - An output file is checked before the first run (``check_output_file``): it must be a regular file or a
   new name (never a directory, a device such as ``/dev/null``, a FIFO or a link, which a rename would

@@ -31,8 +31,8 @@ import msgspec
 from returns.result import Failure, Result, Success
 
 from alisio.core.harness.config import DEFAULT_API_KEY_ENV
+from alisio.core.lab.outputs.render import render_markdown
 from alisio.core.lab.records import RunRecord
-from alisio.core.lab.render import render_markdown
 from alisio.core.lab.report import Report
 from alisio.core.lab.transcript import decode_transcript, transcript_path
 from alisio.core.share.scrub import ScrubFacts, scrub_bundle

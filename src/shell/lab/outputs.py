@@ -10,7 +10,7 @@
 - how it is checked before the runs: a report directory's files by one check of the directory
   (``--out`` writable and holding no report unless ``--force``); a ``CommandOutput`` by its ``check``;
 - how it is written after: ``write``, from the finished runs (``Done``). The text is built in the core
-  (``alisio.core.lab.render``, ``render_html``, ``junit``, ``step_summary``...); a row only writes it.
+  (``alisio.core.lab.outputs.render``, ``render_html``, ``junit``, ``step_summary``...); a row only writes it.
 
 A report file that cannot be written stops the command (``LabStopped``, exit 1, after the line saying why
 the runs stopped, when they did); a CI output (``--junit``, the step summary) is one line in
@@ -32,12 +32,12 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
+from alisio.core.lab.comparisons.variants import VariantsComparison
+from alisio.core.lab.outputs.render import render_markdown
+from alisio.core.lab.outputs.render_html import REPORT_HTML
 from alisio.core.lab.records import RunRecord, encode_runs
-from alisio.core.lab.render import render_markdown
-from alisio.core.lab.render_html import REPORT_HTML
 from alisio.core.lab.report import Report
 from alisio.core.lab.report_json import encode_report
-from alisio.core.lab.variants import VariantsComparison
 from alisio.shell.lab.ci_outputs import (
     STEP_SUMMARY,
     OutputProblem,
@@ -177,14 +177,14 @@ def _comparison_json(done: Done) -> None:
 
 
 def _comparison_md(done: Done) -> None:
-    from alisio.core.lab.variants import render_variants_markdown
+    from alisio.core.lab.outputs.render_variants import render_variants_markdown
 
     assert done.comparison is not None  # applies to eval variants only
     write_bytes_atomic(done.start.root / COMPARISON_MD, render_variants_markdown(done.comparison).encode())
 
 
 def _comparison_html(done: Done) -> None:
-    from alisio.core.lab.render_html_compare import render_variants_html
+    from alisio.core.lab.outputs.render_html_compare import render_variants_html
 
     assert done.comparison is not None  # applies to eval variants only
     arms = [(arm.arm.variant or "", arm.records) for arm in done.arms]
@@ -194,7 +194,7 @@ def _comparison_html(done: Done) -> None:
 
 
 def _junit(done: Done) -> None:
-    from alisio.core.lab.junit import JUnitSuite, ReportSuite, junit_xml
+    from alisio.core.lab.outputs.junit import JUnitSuite, ReportSuite, junit_xml
 
     path = done.request.output.junit
     assert path is not None  # applies only with --junit
@@ -212,7 +212,7 @@ def _junit(done: Done) -> None:
 
 
 def _step_summary(done: Done) -> None:
-    from alisio.core.lab.step_summary import run_summary, variants_summary
+    from alisio.core.lab.outputs.step_summary import run_summary, variants_summary
 
     if done.comparison is not None:
         reports = [(arm.arm.variant or "", arm.report) for arm in done.arms]

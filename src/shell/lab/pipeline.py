@@ -44,12 +44,12 @@ from pathlib import Path
 
 from alisio.core.harness.config import LabSettings, MeasuredConfig, config_hash
 from alisio.core.harness.sandbox import SandboxKind
+from alisio.core.lab.comparisons.variants import VariantsPlan, interleave
 from alisio.core.lab.records import RunRecord
 from alisio.core.lab.report import Compaction, Conditions, Mode, Rates
 from alisio.core.lab.report_build import build_report
-from alisio.core.lab.schedule import RunSpec, plan_runs
-from alisio.core.lab.suite import Task
-from alisio.core.lab.variants import VariantsPlan, interleave
+from alisio.core.lab.suites.schedule import RunSpec, plan_runs
+from alisio.core.lab.suites.suite import Task
 from alisio.shell.config_home import LoadedConfig, data_dir, load_config
 from alisio.shell.errors import expect
 from alisio.shell.harness.providers.transport import GIVE_UP_MARK

@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from alisio.core.harness.endpoint import endpoint_of
-from alisio.core.lab.formats import SCRIPTED_PROVIDER
+from alisio.core.lab.outputs.formats import SCRIPTED_PROVIDER
 from alisio.core.lab.records import RunRecord
-from alisio.core.lab.schedule import RunSpec
-from alisio.core.lab.suite import Task
+from alisio.core.lab.suites.schedule import RunSpec
+from alisio.core.lab.suites.suite import Task
 from alisio.core.replay.fingerprint import Rules
 from alisio.shell.errors import expect
 from alisio.shell.harness.providers.base import Provider, ProviderFailure

@@ -4,7 +4,7 @@ Every check here happens before anything runs, so a command either starts with a
 end or stops with every problem at once (one line each; the same problem shared by several tasks is one
 line listing them):
 
-- the tasks named by ``--tasks`` exist (``alisio.core.lab.schedule.select_tasks``);
+- the tasks named by ``--tasks`` exist (``alisio.core.lab.suites.schedule.select_tasks``);
 - each task's policy asks for no effect the ``--allow-*`` flags did not grant, and ``mode: "full"`` has
   ``--allow-suite-full`` (``alisio.core.harness.policy.check_task_policy``); never silently trimmed;
 - each task's ``agent`` is a main agent of the configuration;
@@ -28,10 +28,10 @@ from alisio.core.harness.config import MeasuredConfig
 from alisio.core.harness.events import Effect
 from alisio.core.harness.policy import Mode as PolicyMode
 from alisio.core.harness.policy import Policy, check_task_policy
-from alisio.core.lab.harbor import NEEDS_SANDBOX
-from alisio.core.lab.schedule import select_tasks
-from alisio.core.lab.suite import Policy as TaskPolicy
-from alisio.core.lab.suite import Task
+from alisio.core.lab.suites.harbor import NEEDS_SANDBOX
+from alisio.core.lab.suites.schedule import select_tasks
+from alisio.core.lab.suites.suite import Policy as TaskPolicy
+from alisio.core.lab.suites.suite import Task
 from alisio.shell.errors import expect
 from alisio.shell.lab.errors import LabError
 from alisio.shell.lab.suites import LoadedSuite

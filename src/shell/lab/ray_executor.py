@@ -38,8 +38,8 @@ import msgspec
 
 from alisio.core.harness.config import config_hash
 from alisio.core.harness.endpoint import redact_credentials
-from alisio.core.lab.outcome import SetupError, record_from_run
-from alisio.core.lab.schedule import RunSpec
+from alisio.core.lab.judges.outcome import SetupError, record_from_run
+from alisio.core.lab.suites.schedule import RunSpec
 from alisio.shell.lab.deferred import Held, held_signals
 from alisio.shell.lab.errors import LabError, LabStopped, Terminated
 from alisio.shell.lab.portable import (

@@ -31,10 +31,10 @@ from returns.result import Failure
 from alisio.core.harness.config import config_hash
 from alisio.core.harness.endpoint import endpoint_of
 from alisio.core.harness.sandbox import SandboxLimits
-from alisio.core.lab.outcome import SetupError, record_from_run
+from alisio.core.lab.judges.outcome import SetupError, record_from_run
 from alisio.core.lab.records import RunRecord
-from alisio.core.lab.schedule import RunSpec
-from alisio.core.lab.suite import Task
+from alisio.core.lab.suites.schedule import RunSpec
+from alisio.core.lab.suites.suite import Task
 from alisio.core.replay.cassette import RecordedCall
 from alisio.shell.harness.providers.gate import Gate
 from alisio.shell.lab.plans import ProviderPlan
@@ -191,7 +191,7 @@ def provider_plan(provider: PortableProvider, secrets: RunSecrets, gate: Gate | 
 
 
 def _scripted_plan(provider: PortableScripted) -> ProviderPlan:
-    from alisio.core.lab.formats import SCRIPTED_PROVIDER
+    from alisio.core.lab.outputs.formats import SCRIPTED_PROVIDER
     from alisio.shell.harness.providers.scripted import ScriptedProvider
 
     def factory(task: Task, _spec: RunSpec) -> ScriptedProvider:

@@ -37,7 +37,7 @@ from alisio.core.lab.manifest import (
     whole_lines,
 )
 from alisio.core.lab.records import RunRecord, RunStatus, decode_runs, encode_runs
-from alisio.core.lab.schedule import RunSpec
+from alisio.core.lab.suites.schedule import RunSpec
 from alisio.core.lab.transcript import transcript_path
 from alisio.shell.config_home import load_config
 from alisio.shell.errors import expect

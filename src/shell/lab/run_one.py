@@ -20,10 +20,10 @@ from alisio.core.harness.endpoint import redact_credentials
 from alisio.core.harness.events import Effect, Event
 from alisio.core.harness.policy import Allow, Policy, decide
 from alisio.core.harness.sandbox import WORKSPACE
-from alisio.core.lab.outcome import SetupError, record_from_run
+from alisio.core.lab.judges.outcome import SetupError, record_from_run
 from alisio.core.lab.records import Incident, RunRecord
-from alisio.core.lab.schedule import RunSpec
-from alisio.core.lab.suite import Task
+from alisio.core.lab.suites.schedule import RunSpec
+from alisio.core.lab.suites.suite import Task
 from alisio.core.lab.transcript import encode_transcript
 from alisio.core.replay.fingerprint import Rules, path_rules
 from alisio.shell.lab.plans import ProviderPlan

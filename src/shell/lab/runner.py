@@ -28,7 +28,7 @@ from typing import IO, Protocol
 import msgspec
 
 from alisio.core.lab.records import RunRecord
-from alisio.core.lab.schedule import RunSpec
+from alisio.core.lab.suites.schedule import RunSpec
 from alisio.core.lab.transcript import transcript_path
 from alisio.shell.lab.errors import LabError, LabStopped, Terminated
 from alisio.shell.lab.run_one import Finished

@@ -1,4 +1,4 @@
-"""Running a suite's self-check: the facts ``alisio.core.lab.selfcheck`` judges, gathered with no model.
+"""Running a suite's self-check: the facts ``alisio.core.lab.judges.selfcheck`` judges, gathered with no model.
 
 For each task, in throwaway copies made by the lab's own ``prepare_workspace`` and judged by the lab's own
 ``run_verifiers`` (the same code a run uses, so a self-check sees what a run would):
@@ -28,10 +28,10 @@ from pathlib import Path
 import msgspec
 
 from alisio.core.harness.toolenv import scrubbed_env
+from alisio.core.lab.judges.selfcheck import SelfCheck, TaskObservation, VerifierRepeat, self_check
 from alisio.core.lab.records import VerifierResult
-from alisio.core.lab.selfcheck import SelfCheck, TaskObservation, VerifierRepeat, self_check
-from alisio.core.lab.suite import CommandVerifier, Task, ToolSequenceVerifier
-from alisio.core.lab.suite_paths import normalize
+from alisio.core.lab.suites.suite import CommandVerifier, Task, ToolSequenceVerifier
+from alisio.core.lab.suites.suite_paths import normalize
 from alisio.shell.lab.suites import LoadedSuite
 from alisio.shell.lab.verifiers import run_argv, run_verifiers
 from alisio.shell.lab.workspace import Workspace, WorkspaceError, prepare_workspace

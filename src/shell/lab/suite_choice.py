@@ -19,7 +19,7 @@ from pathlib import Path
 
 from returns.result import Failure, Success
 
-from alisio.core.lab.suite import violations as suite_violations
+from alisio.core.lab.suites.suite import violations as suite_violations
 from alisio.shell.lab.errors import LabError
 from alisio.shell.lab.suites import LoadedSuite, SuiteEntry, discover_suites
 

@@ -4,7 +4,7 @@ last (``alisio.shell.lab.outputs`` writes comparison.json, comparison.md and com
 The runs themselves go through the lab's one pipeline (``alisio.shell.lab.pipeline``): each variant is an
 arm with its own measured configuration, report directory ``<root>/<variant-id>/`` and run id
 ``<runId>/<variant-id>``, interleaved over the same tasks, repetitions and seeds
-(``alisio.core.lab.variants.interleave``).
+(``alisio.core.lab.comparisons.variants.interleave``).
 """
 
 from __future__ import annotations
@@ -13,14 +13,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from alisio.core.harness.config import MeasuredConfig
-from alisio.core.lab.report import Report
-from alisio.core.lab.variants import (
+from alisio.core.lab.comparisons.variants import (
     VariantsComparison,
     VariantsPlan,
     check_suite,
     compare_variants,
     parse_variants,
 )
+from alisio.core.lab.report import Report
 from alisio.shell.errors import expect
 from alisio.shell.lab.errors import LabError
 from alisio.shell.lab.suites import LoadedSuite

@@ -1,4 +1,4 @@
-"""Gather the facts each verifier of a task needs, and let ``alisio.core.lab.verify`` judge them.
+"""Gather the facts each verifier of a task needs, and let ``alisio.core.lab.judges.verify`` judge them.
 
 ``run_verifiers(task, workspace, events)`` returns one ``VerifierResult`` per verifier, in suite order. It
 never raises for anything a run can cause: a command that does not start, a path outside the workspace, an
@@ -41,17 +41,7 @@ from typing import IO, TYPE_CHECKING, Final, assert_never
 from alisio.core.harness.events import Event
 from alisio.core.harness.sandbox import denial_in, inside_path
 from alisio.core.harness.toolenv import scrubbed_env
-from alisio.core.lab.records import VerifierResult, VerifierStatus
-from alisio.core.lab.suite import (
-    CommandVerifier,
-    FileAbsentVerifier,
-    FileContainsVerifier,
-    FileEqualsVerifier,
-    Task,
-    ToolSequenceVerifier,
-    TreeDiffWithinVerifier,
-)
-from alisio.core.lab.verify import (
+from alisio.core.lab.judges.verify import (
     AgentTools,
     CommandFacts,
     FileFacts,
@@ -64,6 +54,16 @@ from alisio.core.lab.verify import (
     judge_file,
     judge_tool_sequence,
     judge_tree_diff,
+)
+from alisio.core.lab.records import VerifierResult, VerifierStatus
+from alisio.core.lab.suites.suite import (
+    CommandVerifier,
+    FileAbsentVerifier,
+    FileContainsVerifier,
+    FileEqualsVerifier,
+    Task,
+    ToolSequenceVerifier,
+    TreeDiffWithinVerifier,
 )
 from alisio.shell.harness.tools.bash import supervise_group
 from alisio.shell.harness.tools.paths import WorkspacePathError, real_root, resolve_in_workspace

@@ -18,7 +18,7 @@ from returns.result import Failure, Success
 
 from alisio.core.harness.sandbox import SandboxKind
 from alisio.core.lab.records import RunRecord, RunStatus
-from alisio.core.lab.suite import violations
+from alisio.core.lab.suites.suite import violations
 from alisio.shell.lab.errors import LabError
 from alisio.shell.lab.model import LabOutcome, Ui
 from alisio.shell.lab.pipeline import run_request

@@ -22,7 +22,7 @@ from returns.result import Failure, Success
 
 from alisio.core.harness.events import Effect
 from alisio.core.lab.records import RunRecord, RunStatus
-from alisio.core.lab.suite import Task
+from alisio.core.lab.suites.suite import Task
 from alisio.core.replay.cassette import Cassette, CassetteHeader, RecordedCall, with_divergence
 from alisio.core.replay.fingerprint import Rules
 from alisio.shell.harness.providers.base import Provider

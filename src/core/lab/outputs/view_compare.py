@@ -1,7 +1,7 @@
 """What a comparison shows, decided once: the view that comparison.md, comparison.html and the CI summary
-render (``alisio.core.lab.render_compare``, ``alisio.core.lab.render_html_compare``).
+render (``alisio.core.lab.outputs.render_compare``, ``alisio.core.lab.outputs.render_html_compare``).
 
-Rules this module keeps (besides those of ``alisio.core.lab.view``, whose formats it shares):
+Rules this module keeps (besides those of ``alisio.core.lab.outputs.view``, whose formats it shares):
 
 - Both conditions, the warnings, a verdict per task with its reason, the rule that made the verdicts, the
   per-task tests, the measured and estimated deltas apart, the suite summary and the limits footnote.
@@ -15,8 +15,16 @@ Rules this module keeps (besides those of ``alisio.core.lab.view``, whose format
 from __future__ import annotations
 
 from alisio.core.base import Frozen
-from alisio.core.lab.compare import Comparison, Delta, DifferenceTest, Outcome, SideCounts, TaskComparison
-from alisio.core.lab.formats import (
+from alisio.core.lab.comparisons.compare import (
+    Comparison,
+    Delta,
+    DifferenceTest,
+    Outcome,
+    SideCounts,
+    TaskComparison,
+)
+from alisio.core.lab.comparisons.gate import OUTCOME_LABEL
+from alisio.core.lab.outputs.formats import (
     NOT_REPORTED,
     REPLAY_NOTICE,
     SUITE_INTERVAL_NOTE,
@@ -26,7 +34,7 @@ from alisio.core.lab.formats import (
     format_rate,
     suite_interval_text,
 )
-from alisio.core.lab.view import Notice, Table, condition_items
+from alisio.core.lab.outputs.view import Notice, Table, condition_items
 from alisio.core.stats.exact import PValueMethod
 from alisio.core.stats.paired import PairedDifference, PermutationMethod
 from alisio.core.stats.rates import Interval, IntervalMethod
@@ -34,7 +42,6 @@ from alisio.core.stats.verdict import Adjustment, VerdictRule, format_p
 
 __all__ = [
     "NOT_RECORDED",
-    "OUTCOME_LABEL",
     "ComparisonView",
     "SideCondition",
     "comparison_view",
@@ -42,19 +49,6 @@ __all__ = [
     "side_text",
     "suite_line",
 ]
-
-OUTCOME_LABEL = {
-    Outcome.IMPROVED: "improved",
-    Outcome.REGRESSED: "regressed",
-    Outcome.INCONCLUSIVE: "inconclusive",
-    Outcome.LOW_POWER: "low power",
-    Outcome.NOT_COMPARABLE: "not comparable",
-    Outcome.CHANGED: "changed",
-    Outcome.UNCHANGED: "unchanged",
-    Outcome.BASELINE_ONLY: "baseline only",
-    Outcome.CANDIDATE_ONLY: "candidate only",
-}
-"""How each outcome is written."""
 
 
 class SideCondition(Frozen, frozen=True, kw_only=True):

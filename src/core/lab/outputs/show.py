@@ -33,8 +33,8 @@ from alisio.core.harness.events import (
     ToolCalled,
     ToolResulted,
 )
-from alisio.core.lab.formats import format_usage, verifier_kind_text
-from alisio.core.lab.progress import why_not_passed
+from alisio.core.lab.outputs.formats import format_usage, verifier_kind_text
+from alisio.core.lab.outputs.progress import why_not_passed
 from alisio.core.lab.records import RunRecord, RunStatus
 from alisio.core.text import plural
 

@@ -1,11 +1,11 @@
 """report.html: the report as one self-contained page, from the same view as report.md.
 
-What is shown is decided by ``alisio.core.lab.view`` (the conditions, notices, tables, summary, the runs that
-did not pass and the grid); this module lays it out with ``alisio.core.lab.html_page`` and adds what only a
+What is shown is decided by ``alisio.core.lab.outputs.view`` (the conditions, notices, tables, summary, the runs that
+did not pass and the grid); this module lays it out with ``alisio.core.lab.outputs.html_page`` and adds what only a
 page can: a forest plot per task (the success rate and its 95% Wilson interval on a 0-100% axis, pass@k,
 pass^k and errored runs in their own columns), a task x repetition grid coloured by status whose cells link
 to each run's transcript, and the transcripts themselves, collapsed (``<details>``), cut to fit the page
-(``alisio.core.lab.html_transcript``).
+(``alisio.core.lab.outputs.html_transcript``).
 
 Rules it keeps: no script and nothing loaded (the page shell's Content-Security-Policy); every string
 escaped; every number as report.md prints it.
@@ -15,15 +15,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from alisio.core.lab.formats import verifier_kind_text
-from alisio.core.lab.html_filter import (
+from alisio.core.lab.outputs.formats import verifier_kind_text
+from alisio.core.lab.outputs.html_filter import (
     FILTER_SCRIPT,
     filter_form_html,
     groups_html,
     run_attributes,
     script_source,
 )
-from alisio.core.lab.html_page import (
+from alisio.core.lab.outputs.html_page import (
     STATUS_LETTER,
     Bar,
     anchor,
@@ -39,11 +39,9 @@ from alisio.core.lab.html_page import (
     status_class,
     table_html,
 )
-from alisio.core.lab.html_transcript import TranscriptView, transcript_html, unavailable
-from alisio.core.lab.progress import why_not_passed
-from alisio.core.lab.records import RunRecord
-from alisio.core.lab.report import Report
-from alisio.core.lab.view import (
+from alisio.core.lab.outputs.html_transcript import TranscriptView, transcript_html, unavailable
+from alisio.core.lab.outputs.progress import why_not_passed
+from alisio.core.lab.outputs.view import (
     RATE_COLUMN,
     FailingRun,
     GridCell,
@@ -52,6 +50,8 @@ from alisio.core.lab.view import (
     report_view,
     show_command,
 )
+from alisio.core.lab.records import RunRecord
+from alisio.core.lab.report import Report
 from alisio.core.share.secrets import redact
 from alisio.core.text import plural
 
@@ -217,7 +217,7 @@ def render_report_html(
         report: the report.
         records: its run records (any order).
         transcripts: each run's transcript as the page shows it, keyed by (task, repetition)
-            (``alisio.core.lab.html_transcript.transcript_view``); a missing key says there is none.
+            (``alisio.core.lab.outputs.html_transcript.transcript_view``); a missing key says there is none.
         known: exact credentials to redact from the runs' text.
         show_as: what the ``eval show`` commands are given: the run id (default) or the report's directory.
 

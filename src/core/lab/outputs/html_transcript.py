@@ -12,7 +12,7 @@ A transcript on disk (``runs/<task>/<repetition>.jsonl``) keeps tool results up 
   arguments, a tool result) shows at most ``FIELD_CHARS`` characters, and every cut is stated: how many
   characters of a text, how many events at the end.
 - Text is shown as the transcript holds it, which the secret scanner redacted when the transcript was
-  written (``alisio.core.lab.transcript``), and escaped (``alisio.core.lab.html_page.esc``): a
+  written (``alisio.core.lab.transcript``), and escaped (``alisio.core.lab.outputs.html_page.esc``): a
   ``<script>`` in a tool output is shown as text. (Scanning it again here would cost about a second per
   megabyte of page and find nothing new: the same scanner, the same credentials.)
 """
@@ -39,8 +39,8 @@ from alisio.core.harness.events import (
     ToolCalled,
     ToolResulted,
 )
-from alisio.core.lab.formats import format_usage
-from alisio.core.lab.html_page import esc
+from alisio.core.lab.outputs.formats import format_usage
+from alisio.core.lab.outputs.html_page import esc
 from alisio.core.lab.records import RunRecord, RunStatus
 from alisio.core.text import plural
 

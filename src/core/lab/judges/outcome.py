@@ -41,7 +41,7 @@ from alisio.core.harness.events import (
     ToolCalled,
 )
 from alisio.core.lab.records import Incident, Measured, RunRecord, RunStatus, VerifierResult, VerifierStatus
-from alisio.core.lab.schedule import RunSpec
+from alisio.core.lab.suites.schedule import RunSpec
 
 __all__ = ["SetupError", "exit_code_for", "measured_from", "record_from_run", "status_of"]
 

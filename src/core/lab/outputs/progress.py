@@ -8,7 +8,7 @@ name it (``rep 0`` is the first; its seed is the command's seed + 0), rates as i
 from __future__ import annotations
 
 from alisio.core.harness.events import IncidentKind
-from alisio.core.lab.formats import NOT_REPORTED, format_rate, format_seconds, format_usd
+from alisio.core.lab.outputs.formats import NOT_REPORTED, format_rate, format_seconds, format_usd
 from alisio.core.lab.records import RunRecord, RunStatus, VerifierStatus
 from alisio.core.lab.report import Mode, Report
 

@@ -3,8 +3,8 @@
 Rules this module keeps:
 
 - Short: a heading, the notices a reader must not miss (replay, scripted provider, interrupted), the
-  conditions in one line, the task table as report.md has it (``alisio.core.lab.view``) or the verdicts as
-  comparison.md has them (``alisio.core.lab.view_compare``), and the suite line. No run details, no paths:
+  conditions in one line, the task table as report.md has it (``alisio.core.lab.outputs.view``) or the verdicts as
+  comparison.md has them (``alisio.core.lab.outputs.view_compare``), and the suite line. No run details, no paths:
   the report files hold those.
 - Every block ends with a blank line, so blocks appended by several commands to one file stay apart.
 """
@@ -14,14 +14,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from alisio.core.base import Frozen
-from alisio.core.lab.compare import Comparison
-from alisio.core.lab.gate import GateResult, describe_gate
-from alisio.core.lab.render import markdown_inline, markdown_table
-from alisio.core.lab.render_compare import comparison_table_rows
+from alisio.core.lab.comparisons.compare import Comparison
+from alisio.core.lab.comparisons.gate import GateResult, describe_gate
+from alisio.core.lab.comparisons.variants import VariantsComparison
+from alisio.core.lab.outputs.render import markdown_inline, markdown_table
+from alisio.core.lab.outputs.render_compare import comparison_table_rows
+from alisio.core.lab.outputs.view import report_view, suite_rate_line
+from alisio.core.lab.outputs.view_compare import comparison_view
 from alisio.core.lab.report import Report
-from alisio.core.lab.variants import VariantsComparison
-from alisio.core.lab.view import report_view, suite_rate_line
-from alisio.core.lab.view_compare import comparison_view
 from alisio.core.text import plural
 
 __all__ = ["CiSuiteLine", "ci_summary", "comparison_summary", "run_summary", "variants_summary"]

@@ -20,16 +20,36 @@ from enum import StrEnum
 from returns.result import Failure, Result, Success
 
 from alisio.core.base import Frozen
-from alisio.core.lab.compare import Comparison, Outcome
+from alisio.core.lab.comparisons.compare import Comparison, Outcome
 from alisio.core.lab.report import Count
-from alisio.core.lab.view_compare import OUTCOME_LABEL
 from alisio.core.stats.exact import bh_adjust, holm_adjust
 from alisio.core.stats.noninferiority import noninferiority_p
 from alisio.core.stats.verdict import ALPHA, Adjustment
 
-__all__ = ["PREFIX", "FailOn", "GateResult", "describe_gate", "gate", "noninferiority_gate", "parse_margin"]
+__all__ = [
+    "OUTCOME_LABEL",
+    "PREFIX",
+    "FailOn",
+    "GateResult",
+    "describe_gate",
+    "gate",
+    "noninferiority_gate",
+    "parse_margin",
+]
 
 PREFIX = "worse-than:"
+OUTCOME_LABEL = {
+    Outcome.IMPROVED: "improved",
+    Outcome.REGRESSED: "regressed",
+    Outcome.INCONCLUSIVE: "inconclusive",
+    Outcome.LOW_POWER: "low power",
+    Outcome.NOT_COMPARABLE: "not comparable",
+    Outcome.CHANGED: "changed",
+    Outcome.UNCHANGED: "unchanged",
+    Outcome.BASELINE_ONLY: "baseline only",
+    Outcome.CANDIDATE_ONLY: "candidate only",
+}
+"""How each outcome is written (by the gates, and by every view of a comparison)."""
 _FAMILY = (Outcome.IMPROVED, Outcome.REGRESSED, Outcome.INCONCLUSIVE)
 
 

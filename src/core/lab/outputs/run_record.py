@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from alisio.core.harness.events import Event, ProviderResponded, RunEnded, RunStarted, ToolCalled
-from alisio.core.lab.show import transcript_lines
+from alisio.core.lab.outputs.show import transcript_lines
 from alisio.core.text import plural
 
 __all__ = ["TRANSCRIPT_JSONL", "render_run_transcript", "run_header", "usage_line"]

@@ -33,7 +33,7 @@ from returns.result import Failure, Result, Success, safe
 from alisio.core.base import Frozen
 from alisio.core.errors import SuiteError
 from alisio.core.lab.records import ID_PATTERN
-from alisio.core.lab.suite_paths import (
+from alisio.core.lab.suites.suite_paths import (
     PathFacts,
     entry_problem,
     escaping_links,

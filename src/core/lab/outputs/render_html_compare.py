@@ -1,7 +1,7 @@
 """comparison.html: a comparison (``eval compare --html``) or the variants of ``eval variants`` as one page.
 
-What is shown is decided by ``alisio.core.lab.view_compare`` (as comparison.md); this module lays it out with
-``alisio.core.lab.html_page`` and draws, per task, both sides' success rates and 95% intervals on one 0-100%
+What is shown is decided by ``alisio.core.lab.outputs.view_compare`` (as comparison.md); this module lays it out with
+``alisio.core.lab.outputs.html_page`` and draws, per task, both sides' success rates and 95% intervals on one 0-100%
 axis (baseline grey above, candidate blue below) beside the verdict and its reason. The variants page adds
 the variants with their overrides and the interleaved grid (each repetition's runs side by side, one per
 variant, each cell opening the run's transcript in its variant's report.html).
@@ -14,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from alisio.core.base import Frozen
-from alisio.core.lab.compare import Comparison, SideCounts
-from alisio.core.lab.html_page import (
+from alisio.core.lab.comparisons.compare import Comparison, SideCounts
+from alisio.core.lab.comparisons.variants import VariantsComparison, describe_overrides
+from alisio.core.lab.outputs.html_page import (
     Bar,
     anchor,
     attr,
@@ -28,11 +29,10 @@ from alisio.core.lab.html_page import (
     paragraphs_html,
     table_html,
 )
+from alisio.core.lab.outputs.render_html import REPORT_HTML, grid_html
+from alisio.core.lab.outputs.view import variant_grid
+from alisio.core.lab.outputs.view_compare import ComparisonView, SideCondition, comparison_view
 from alisio.core.lab.records import RunRecord
-from alisio.core.lab.render_html import REPORT_HTML, grid_html
-from alisio.core.lab.variants import VariantsComparison, describe_overrides
-from alisio.core.lab.view import variant_grid
-from alisio.core.lab.view_compare import ComparisonView, SideCondition, comparison_view
 
 __all__ = [
     "SideLinks",

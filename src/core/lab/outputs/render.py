@@ -1,13 +1,13 @@
-"""Markdown for reports (report.md); comparisons (comparison.md) are in ``alisio.core.lab.render_compare``.
+"""Markdown for reports (report.md); comparisons (comparison.md) are in ``alisio.core.lab.outputs.render_compare``.
 
-What a report shows is decided by ``alisio.core.lab.view`` (shared with report.html); this module only lays
+What a report shows is decided by ``alisio.core.lab.outputs.view`` (shared with report.html); this module only lays
 it out as Markdown. Rules it keeps:
 
 - The header carries every condition: a number without its conditions is an anecdote. A replay report says
   that replay measures the harness, not the model.
 - Measured and Estimated are separate tables, never summed. Absent figures print "not reported" (provider
   numbers) or "n/a" (undefined statistics), never 0.
-- Rates print as "80.0% [37.6%, 96.4%]" (95% Wilson), the same way everywhere (``alisio.core.lab.formats``).
+- Rates print as "80.0% [37.6%, 96.4%]" (95% Wilson), the same way everywhere (``alisio.core.lab.outputs.formats``).
 - pass@k / pass^k print yes/no only over exactly k judged runs, the unbiased estimate with more, n/a with
   fewer.
 - Given the run records, it lists the runs that did not pass; their verifier details are untrusted text, so
@@ -22,10 +22,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from alisio.core.lab.formats import visible_controls
+from alisio.core.lab.outputs.formats import visible_controls
+from alisio.core.lab.outputs.view import FailingRun, ReportView, Table, condition_items, report_view
 from alisio.core.lab.records import RunRecord
 from alisio.core.lab.report import Conditions, Report
-from alisio.core.lab.view import FailingRun, ReportView, Table, condition_items, report_view
 
 __all__ = ["conditions_rows", "fenced", "markdown_inline", "markdown_table", "render_markdown"]
 

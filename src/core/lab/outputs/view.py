@@ -23,7 +23,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from alisio.core.base import Frozen
-from alisio.core.lab.formats import (
+from alisio.core.lab.outputs.formats import (
     NOT_REPORTED,
     REPLAY_NOTICE,
     SCRIPTED_NOTICE,

@@ -18,7 +18,7 @@ import base64
 import hashlib
 from collections.abc import Sequence
 
-from alisio.core.lab.html_page import anchor, attr, esc, status_class
+from alisio.core.lab.outputs.html_page import anchor, attr, esc, status_class
 from alisio.core.lab.records import RunRecord, RunStatus, VerifierStatus
 
 __all__ = [

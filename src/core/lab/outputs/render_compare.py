@@ -1,6 +1,6 @@
 """Markdown for comparisons: comparison.md and ``alisio eval compare``.
 
-What a comparison shows is decided by ``alisio.core.lab.view_compare`` (shared with comparison.html and the
+What a comparison shows is decided by ``alisio.core.lab.outputs.view_compare`` (shared with comparison.html and the
 CI summary); this module lays it out as Markdown: both conditions, the warnings, a verdict per task (the
 clear verdicts in bold), the rule that made them, the per-task tests, measured and estimated deltas apart,
 the suite summary and the limits footnote.
@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from alisio.core.lab.compare import Comparison, Delta, SideCounts
-from alisio.core.lab.formats import format_pp, format_rate, visible_controls
-from alisio.core.lab.render import markdown_inline, markdown_table
-from alisio.core.lab.view import Table
-from alisio.core.lab.view_compare import OUTCOME_LABEL, ComparisonView, comparison_view
+from alisio.core.lab.comparisons.compare import Comparison, Delta, SideCounts
+from alisio.core.lab.comparisons.gate import OUTCOME_LABEL
+from alisio.core.lab.outputs.formats import format_pp, format_rate, visible_controls
+from alisio.core.lab.outputs.render import markdown_inline, markdown_table
+from alisio.core.lab.outputs.view import Table
+from alisio.core.lab.outputs.view_compare import ComparisonView, comparison_view
 
 __all__ = [
     "BOLD_OUTCOMES",

@@ -24,7 +24,7 @@ Rules this module keeps:
   hash (to compare models use ``--model``), and a misspelt key gets the closest measured key.
 - The first variant is the baseline; every other variant is compared with it.
 - ``suite`` must name the suite being run (its id or its directory name): ``check_suite``.
-- ``interleave`` runs every variant over the same seeded plan of ``alisio.core.lab.schedule.plan_runs``: for each
+- ``interleave`` runs every variant over the same seeded plan of ``alisio.core.lab.suites.schedule.plan_runs``: for each
   (task, repetition) slot all variants run back to back, in the listed order on even slots and reversed on
   odd ones (A, B, then B, A...), so a drifting provider is spread over the arms instead of hitting one.
   Every variant gets exactly the same (task, repetition, seed) multiset; the same inputs give the same plan.
@@ -44,12 +44,9 @@ from returns.result import Failure, Result, Success, safe
 from alisio.core.base import Frozen
 from alisio.core.errors import ConfigError, IncompatibleReports
 from alisio.core.harness.config import MeasuredConfig, apply_overrides, config_hash
-from alisio.core.lab.compare import Comparison, compare_reports
-from alisio.core.lab.progress import progress_line
-from alisio.core.lab.records import RunRecord
-from alisio.core.lab.render_compare import render_comparison_markdown
+from alisio.core.lab.comparisons.compare import Comparison, compare_reports
 from alisio.core.lab.report import Report
-from alisio.core.lab.schedule import RunSpec, ScheduleError, plan_runs
+from alisio.core.lab.suites.schedule import RunSpec, ScheduleError, plan_runs
 from alisio.core.shape import duplicate_keys
 
 __all__ = [
@@ -65,8 +62,6 @@ __all__ = [
     "describe_overrides",
     "interleave",
     "parse_variants",
-    "render_variants_markdown",
-    "variant_progress_line",
 ]
 
 T = TypeVar("T")
@@ -130,7 +125,7 @@ class VariantInfo(Frozen, frozen=True, kw_only=True):
 
 
 class VariantComparison(Frozen, frozen=True, kw_only=True):
-    """The baseline against one candidate variant (``alisio.core.lab.compare``'s Comparison)."""
+    """The baseline against one candidate variant (``alisio.core.lab.comparisons.compare``'s Comparison)."""
 
     baseline: str
     candidate: str
@@ -371,7 +366,7 @@ def interleave(
 
     Args:
         variant_ids: the variants in file order (distinct).
-        task_ids, k, seed: as for ``alisio.core.lab.schedule.plan_runs``, whose order gives the slots.
+        task_ids, k, seed: as for ``alisio.core.lab.suites.schedule.plan_runs``, whose order gives the slots.
 
     Returns:
         ``len(variant_ids) * len(task_ids) * k`` specs: slot ``i`` of ``plan_runs`` once per variant, in
@@ -388,15 +383,6 @@ def interleave(
             for variant in (forward if index % 2 == 0 else backward)
         )
     )
-
-
-def variant_progress_line(index: int, total: int, record: RunRecord) -> str:
-    """``[3/20] early-compaction fix-add #2: pass (4 turns, 12.3 s)``: ``progress_line`` with the variant."""
-    line = progress_line(index, total, record)
-    if record.variant is None:
-        return line
-    head, _, rest = line.partition("] ")
-    return f"{head}] {record.variant} {rest}"
 
 
 # --- comparing the arms ------------------------------------------------------------------------------------
@@ -417,7 +403,7 @@ def compare_variants(
         reports: their reports, in the same order.
 
     Returns:
-        The VariantsComparison, or ``Failure(IncompatibleReports)`` as ``alisio.core.lab.compare.compare_reports``
+        The VariantsComparison, or ``Failure(IncompatibleReports)`` as ``alisio.core.lab.comparisons.compare.compare_reports``
         (reports of one ``eval variants`` command share their suite, so this means a bug upstream).
     """
     infos = tuple(VariantInfo(id=v.id, config_hash=v.config_hash, overrides=v.overrides) for v in variants)
@@ -440,28 +426,3 @@ def compare_variants(
             comparisons=comparisons,
         )
     )
-
-
-def _demoted(markdown: str) -> list[str]:
-    """Headings one level deeper, so each comparison nests under the document title."""
-    return [f"#{line}" if line.startswith("#") else line for line in markdown.splitlines()]
-
-
-def render_variants_markdown(result: VariantsComparison) -> str:
-    """comparison.md: the variants with their overrides and hashes, then the baseline against each variant."""
-    lines = [f"# Variants: {result.suite_id}", ""]
-    lines += ["| Variant | Role | Configuration hash | Overrides |", "|---|---|---|---|"]
-    for info in result.variants:
-        role = "baseline" if info.id == result.baseline else "candidate"
-        lines.append(
-            f"| {info.id} | {role} | {info.config_hash[:16]} | {describe_overrides(info.overrides)} |"
-        )
-    lines += [
-        "",
-        "The variants ran interleaved over the same tasks, repetitions and seeds (A, B, then B, A...): this "
-        "spreads provider drift over the arms, it does not remove it.",
-    ]
-    for entry in result.comparisons:
-        title, *body = _demoted(render_comparison_markdown(entry.comparison))
-        lines += ["", f"## {entry.baseline} → {entry.candidate}: {title.lstrip('# ')}", *body]
-    return "\n".join(lines) + "\n"

@@ -35,7 +35,7 @@ import msgspec
 from alisio.core.base import Frozen
 from alisio.core.harness.events import Event, RunEnded, RunStarted, ToolCalled, ToolResulted
 from alisio.core.lab.records import VerifierResult, VerifierStatus
-from alisio.core.lab.suite import (
+from alisio.core.lab.suites.suite import (
     BeforeRule,
     CommandVerifier,
     FileAbsentVerifier,
@@ -48,7 +48,7 @@ from alisio.core.lab.suite import (
     ToolSequenceVerifier,
     TreeDiffWithinVerifier,
 )
-from alisio.core.lab.suite_paths import normalize
+from alisio.core.lab.suites.suite_paths import normalize
 from alisio.core.text import plural
 
 __all__ = [

@@ -23,9 +23,9 @@ import re
 from collections.abc import Sequence
 
 from alisio.core.base import Frozen
-from alisio.core.lab.formats import visible_controls
+from alisio.core.lab.outputs.formats import visible_controls
+from alisio.core.lab.outputs.view import Condition, Notice, Table
 from alisio.core.lab.records import RunStatus
-from alisio.core.lab.view import Condition, Notice, Table
 from alisio.core.stats.rates import Interval
 
 __all__ = [

@@ -9,7 +9,7 @@ Rules this module keeps:
   ``<error>`` when some of its runs ended error (infrastructure: the task cannot be judged cleanly, and
   the error lists the failing runs too), else a ``<failure>`` when its success rate is below 100%, with each
   run that did not pass, its failing verifiers and the first lines of their details
-  (``alisio.core.lab.view.failing_runs``, as report.md lists them). ``<system-out>`` holds its rate.
+  (``alisio.core.lab.outputs.view.failing_runs``, as report.md lists them). ``<system-out>`` holds its rate.
 - An interrupted report adds an ``(interrupted)`` testcase in error: tasks that never ran are missing. A
   suite ``eval ci`` skipped (no cassettes) is one skipped testcase; a suite it could not replay, one error.
 - Counts add up: a testsuite's ``tests``, ``failures``, ``errors`` and ``skipped`` count its testcases, the
@@ -25,10 +25,10 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 
 from alisio.core.base import Frozen
-from alisio.core.lab.formats import format_rate, visible_controls
+from alisio.core.lab.outputs.formats import format_rate, visible_controls
+from alisio.core.lab.outputs.view import FailingRun, failing_runs
 from alisio.core.lab.records import RunRecord
 from alisio.core.lab.report import Conditions, Report, TaskReport, finished_runs
-from alisio.core.lab.view import FailingRun, failing_runs
 from alisio.core.share.secrets import redact
 from alisio.core.text import plural
 

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from returns.result import Failure, Result, Success
 
 from alisio.core.base import Frozen
-from alisio.core.lab.suite import Suite, Task
+from alisio.core.lab.suites.suite import Suite, Task
 
 __all__ = ["MAX_K", "RunSpec", "ScheduleError", "plan_runs", "select_tasks"]
 
