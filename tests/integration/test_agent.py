@@ -25,7 +25,7 @@ from alisio.core.harness.events import (
     ToolCalled,
     ToolResulted,
 )
-from alisio.core.harness.policy import ALL_EFFECTS, Mode, Policy
+from alisio.core.harness.policy import ALL_EFFECTS, Policy, PolicyMode
 from alisio.core.harness.protocol import ProviderRequest, StreamEvent, ToolCall, ToolMessage
 from alisio.core.replay.fingerprint import fingerprint, normalize_request, path_rules
 from alisio.shell.harness.agent import AgentSetup, ApprovalAnswer, RunResult, run_agent
@@ -80,7 +80,7 @@ def run(
         provider=provider,  # type: ignore[arg-type]
         model="test-model",
         measured=measured,
-        policy=policy or Policy(mode=Mode.AUTO, allow=frozenset({Effect.WRITE, Effect.PROCESS})),
+        policy=policy or Policy(mode=PolicyMode.AUTO, allow=frozenset({Effect.WRITE, Effect.PROCESS})),
         granted=granted,
         budget=budget,
         approver=approver,  # type: ignore[arg-type]
@@ -210,7 +210,7 @@ def test_headless_ask_denies_with_approval_denied(workspace: Path, tmp_path: Pat
     provider = script(
         tmp_path, {"toolCalls": [call("write_file", path="new.py", content="x")]}, {"text": "gave up"}
     )
-    result = run(workspace, provider, policy=Policy(mode=Mode.ASK))
+    result = run(workspace, provider, policy=Policy(mode=PolicyMode.ASK))
     assert result.outcome == "completed" and result.final_text == "gave up"
     assert not (workspace / "new.py").exists()
     approvals = of(result.events, ApprovalDecided)
@@ -223,7 +223,7 @@ def test_headless_ask_denies_with_approval_denied(workspace: Path, tmp_path: Pat
 def test_auto_refuses_an_ungranted_effect_without_an_approval(workspace: Path, tmp_path: Path) -> None:
     """Mode auto, process not granted: bash is refused with effect_refused and no approval event."""
     provider = script(tmp_path, {"toolCalls": [call("bash", command="touch made")]}, {"text": "ok"})
-    policy = Policy(mode=Mode.AUTO, allow=frozenset({Effect.WRITE}))
+    policy = Policy(mode=PolicyMode.AUTO, allow=frozenset({Effect.WRITE}))
     result = run(workspace, provider, policy=policy, granted=frozenset({Effect.READ, Effect.WRITE}))
     assert not (workspace / "made").exists()
     assert of(result.events, ApprovalDecided) == []
@@ -249,7 +249,7 @@ def test_an_always_answer_grants_the_effect_for_the_rest_of_the_run(workspace: P
         },
         {"text": "done"},
     )
-    result = run(workspace, provider, policy=Policy(mode=Mode.ASK), approver=approver)
+    result = run(workspace, provider, policy=Policy(mode=PolicyMode.ASK), approver=approver)
     assert asked == [("write_file", Effect.WRITE)]
     assert (workspace / "a.txt").read_text() == "1" and (workspace / "b.txt").read_text() == "2"
     assert [(a.granted, a.by) for a in of(result.events, ApprovalDecided)] == [(True, "user")]  # type: ignore[attr-defined]
@@ -260,7 +260,7 @@ def test_a_user_who_says_no_is_an_approval_denied(workspace: Path, tmp_path: Pat
     provider = script(
         tmp_path, {"toolCalls": [call("write_file", path="a.txt", content="1")]}, {"text": "done"}
     )
-    result = run(workspace, provider, policy=Policy(mode=Mode.ASK), approver=lambda c, e: "no")
+    result = run(workspace, provider, policy=Policy(mode=PolicyMode.ASK), approver=lambda c, e: "no")
     assert [(a.granted, a.by) for a in of(result.events, ApprovalDecided)] == [(False, "user")]  # type: ignore[attr-defined]
     assert "approval_denied" in incidents(result) and not (workspace / "a.txt").exists()
 
@@ -451,7 +451,7 @@ def test_each_request_fingerprint_is_that_of_the_request_sent(workspace: Path, t
         provider=provider,
         model="test-model",
         measured=COMPACTING,
-        policy=Policy(mode=Mode.AUTO),
+        policy=Policy(mode=PolicyMode.AUTO),
         granted=ALL_EFFECTS,
         budget=BIG_BUDGET,
         normalize_rules=rules,

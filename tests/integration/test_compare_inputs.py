@@ -11,7 +11,7 @@ import msgspec
 import pytest
 
 from alisio.core.lab.outputs.formats import SCRIPTED_PROVIDER
-from alisio.core.lab.report import Mode
+from alisio.core.lab.report import AnswerSource
 from alisio.core.lab.report_build import build_report
 from alisio.shell.lab.outputs import write_report_files
 from tests.integration.inprocess import alisio, in_process_home
@@ -28,7 +28,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.Capture
 def write(directory: Path, mode: str, run_id: str = "run-1") -> Path:
     """A report as ``mode`` writes it: live with an endpoint, replay and scripted without one."""
     cond = conditions(
-        mode=Mode.REPLAY if mode == "replay" else Mode.LIVE,
+        mode=AnswerSource.REPLAY if mode == "replay" else AnswerSource.LIVE,
         provider={"replay": "replay", "scripted": SCRIPTED_PROVIDER}.get(mode, "openai-compat"),
         endpoint=ENDPOINT if mode == "live" else None,
     )

@@ -16,7 +16,7 @@ import pytest
 from alisio.core.harness.budget import RunBudget
 from alisio.core.harness.config import MeasuredConfig
 from alisio.core.harness.events import IncidentRaised, RunEnded
-from alisio.core.harness.policy import ALL_EFFECTS, Mode, Policy
+from alisio.core.harness.policy import ALL_EFFECTS, Policy, PolicyMode
 from alisio.core.harness.protocol import ProviderRequest, UserMessage
 from alisio.shell.harness.agent import AgentSetup, run_agent
 from alisio.shell.harness.providers.base import ProviderFailure
@@ -132,7 +132,7 @@ def test_a_password_in_the_base_url_is_in_no_event_of_a_run(server: SseServer, t
                 provider=provider,
                 model="m",
                 measured=MeasuredConfig(instructions="Test."),
-                policy=Policy(mode=Mode.FULL),
+                policy=Policy(mode=PolicyMode.FULL),
                 granted=ALL_EFFECTS,
                 budget=RunBudget(max_turns=3, max_wall_ms=30_000),
             )

@@ -21,8 +21,8 @@ from alisio.core.lab.suites.suite import (
     FileContainsVerifier,
     FileEqualsVerifier,
     NoRepeatFailureRule,
-    Policy,
     Task,
+    TaskPolicy,
     ToolSequenceVerifier,
     TreeDiffWithinVerifier,
     Verifier,
@@ -61,7 +61,7 @@ def _task(*verifiers: Verifier, fixture_git: bool = False) -> Task:
         prompt="Fix add.",
         fixture="fixtures/fix-add",
         budget=Budget(max_turns=5, max_wall_ms=60_000),
-        policy=Policy(mode="auto", allow=("write", "process")),
+        policy=TaskPolicy(mode="auto", allow=("write", "process")),
         verifiers=verifiers,
         fixture_git=fixture_git,
     )

@@ -12,7 +12,7 @@ from returns.result import Failure, Success
 from alisio.core.lab.records import RunRecord, RunStatus
 from alisio.core.lab.report import (
     REPORT_SCHEMA_VERSION,
-    Mode,
+    AnswerSource,
     Rates,
     Report,
     finished_runs,
@@ -101,7 +101,7 @@ def test_success_rate_lies_inside_its_wilson_interval(records: list[RunRecord]) 
 @given(records_lists)
 def test_replay_reports_have_no_intervals_and_no_low_power(records: list[RunRecord]) -> None:
     """In replay each task is its observed pass/fail: no intervals, no low power, no suite stderr."""
-    report = build_report(records, conditions(mode=Mode.REPLAY, k=1))
+    report = build_report(records, conditions(mode=AnswerSource.REPLAY, k=1))
     assert all(t.interval is None and not t.low_power for t in report.tasks)
     assert report.summary.success_rate is None or report.summary.success_rate.stderr is None
 

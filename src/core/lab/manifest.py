@@ -21,7 +21,7 @@ from returns.result import Failure, Result, Success
 from alisio.core.base import Frozen
 from alisio.core.errors import ReportError
 from alisio.core.lab.records import RunRecord, RunStatus, TaskId
-from alisio.core.lab.report import Mode, Rates
+from alisio.core.lab.report import AnswerSource, Rates
 from alisio.core.lab.suites.schedule import MAX_K, RunSpec
 
 __all__ = [
@@ -53,7 +53,7 @@ class RunManifest(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     tasks: Annotated[tuple[TaskId, ...], Meta(min_length=1)]
     k: Annotated[int, Meta(ge=1, le=MAX_K)]
     seed: Annotated[int, Meta(ge=0)]
-    mode: Mode
+    mode: AnswerSource
     cassette_dir: str | None = None
     script: str | None = None
     """The ``--script`` file or directory (absolute), when the provider was scripted."""

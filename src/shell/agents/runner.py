@@ -59,7 +59,7 @@ from alisio.shell.agents.proxy import Call, RunProxy
 from alisio.shell.agents.replay import CassetteReplayer, recorded_cassette
 from alisio.shell.harness.tools.bash import read_output, supervise_group
 from alisio.shell.harness.tools.processes import marked, new_mark
-from alisio.shell.lab.agents import AgentJob, AgentRun, budget_of
+from alisio.shell.lab.agents import AgentJob, AgentRun
 from alisio.shell.lab.stale import owned_prefix
 
 __all__ = ["BASIC_ENV", "OUTPUT_CHARS", "ExternalRunner", "Upstream"]
@@ -135,7 +135,7 @@ class ExternalRunner:
             prompt_file=str(run_dir / "prompt.txt"),
             files=_files(job.workspace) if self.agent.kind == "aider" else (),
         )
-        budget = budget_of(job.task)
+        budget = job.task.budget
         holder: list[subprocess.Popen[bytes]] = []
         run_paths = run_dir_rules(str(run_dir), str(run_dir.resolve()))
         rules = (*job.rules, *run_paths, *noise_rules(self.agent))

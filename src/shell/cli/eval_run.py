@@ -24,13 +24,13 @@ from alisio.core.exit_codes import ExitCode
 from alisio.shell.cli import common
 from alisio.shell.cli.common import say
 from alisio.shell.cli.options import (
+    EvalRunProviderFlags,
     ExecutionFlags,
-    ModeChoice,
+    ModeFlag,
     OptionalSuiteArg,
     OutputFlags,
     PermissionFlags,
     ResumeFlags,
-    RunProviderFlags,
     SelectionFlags,
     grouped,
 )
@@ -46,15 +46,15 @@ DEFAULT_K = 5
 def _request(
     suite: str | None,
     selection: SelectionFlags,
-    provider: RunProviderFlags,
+    provider: EvalRunProviderFlags,
     permissions: PermissionFlags,
     output: OutputFlags,
     execution: ExecutionFlags,
 ) -> LabRequest:
     from alisio.shell.lab.errors import LabError
-    from alisio.shell.lab.request import LabRequest, RunMode, rates_from
+    from alisio.shell.lab.request import LabMode, LabRequest, rates_from
 
-    replay = provider.mode is ModeChoice.REPLAY
+    replay = provider.mode is ModeFlag.REPLAY
     if provider.cassette_dir is not None and not replay:
         raise LabError("--cassette-dir is only used with --mode replay")
     if replay and provider.script is not None:
@@ -64,7 +64,7 @@ def _request(
         selection=common.selection(
             suite, s.tasks, s.k, s.seed, s.suite_dir, s.yes, 1 if replay else DEFAULT_K
         ),
-        mode=RunMode.REPLAY if replay else RunMode.LIVE,
+        mode=LabMode.REPLAY if replay else LabMode.LIVE,
         provider=common.provider(provider),
         permissions=common.permissions(permissions),
         output=common.output(output),
@@ -79,7 +79,7 @@ def _resume_request(
     suite: str | None,
     resume: ResumeFlags,
     selection: SelectionFlags,
-    provider: RunProviderFlags,
+    provider: EvalRunProviderFlags,
     permissions: PermissionFlags,
     output: OutputFlags,
     execution: ExecutionFlags,
@@ -121,7 +121,7 @@ def _resume_request(
 def run(
     resume: ResumeFlags,
     selection: SelectionFlags,
-    provider: RunProviderFlags,
+    provider: EvalRunProviderFlags,
     permissions: PermissionFlags,
     output: OutputFlags,
     execution: ExecutionFlags,

@@ -29,7 +29,7 @@ from alisio.shell.cli.common import say
 from alisio.shell.cli.options import (
     SELECTION,
     ExecutionFlags,
-    ModeChoice,
+    ModeFlag,
     OutputFlags,
     PermissionFlags,
     SelectionFlags,
@@ -72,7 +72,7 @@ def variants(
     from alisio.shell.lab.errors import LabError
     from alisio.shell.lab.request import LabRequest, rates_from
 
-    if provider.mode is ModeChoice.REPLAY:
+    if provider.mode is ModeFlag.REPLAY:
         raise LabError(REFUSE_REPLAY)
     s = selection
     request = LabRequest(

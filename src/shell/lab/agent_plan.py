@@ -25,7 +25,7 @@ from alisio.shell.lab.agents import AgentRunner
 from alisio.shell.lab.errors import LabError
 from alisio.shell.lab.plans import ProviderPlan
 from alisio.shell.lab.preflight import Agents
-from alisio.shell.lab.request import ExecutorKind, LabRequest, RunMode
+from alisio.shell.lab.request import ExecutorKind, LabMode, LabRequest
 from alisio.shell.replay.record import Recorded
 
 __all__ = [
@@ -103,8 +103,8 @@ def agent_plan(
         request.env,
         ray=request.executor is ExecutorKind.RAY,
         harness_version=version("alisio"),
-        replay=cassettes if request.mode is RunMode.REPLAY else None,
-        record=request.mode is RunMode.RECORD,
+        replay=cassettes if request.mode is LabMode.REPLAY else None,
+        record=request.mode is LabMode.RECORD,
         suite=suite,
     )
     if client is None:

@@ -13,7 +13,7 @@ from alisio.core.lab.comparisons.variants import VariantsComparison, VariantsPla
 from alisio.core.lab.judges.outcome import exit_code_for
 from alisio.core.lab.manifest import RunManifest
 from alisio.core.lab.records import RunRecord
-from alisio.core.lab.report import AgentCondition, Mode, Report
+from alisio.core.lab.report import AgentCondition, AnswerSource, Report
 from alisio.core.lab.suites.schedule import RunSpec
 from alisio.core.lab.suites.suite import Task
 from alisio.shell.lab.errors import Terminated
@@ -69,7 +69,7 @@ class LabStart:
     tasks: tuple[Task, ...]
     k: int
     seed: int
-    mode: Mode
+    mode: AnswerSource
     provider: ProviderPlan
     arms: tuple[Arm, ...]
     variants: VariantsPlan | None

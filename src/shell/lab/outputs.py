@@ -48,7 +48,7 @@ from alisio.shell.lab.ci_outputs import (
 from alisio.shell.lab.directory import prepare_out
 from alisio.shell.lab.errors import LabError, LabStopped
 from alisio.shell.lab.preflight import unwritable_dir
-from alisio.shell.lab.request import LabRequest, RunMode
+from alisio.shell.lab.request import LabMode, LabRequest
 from alisio.shell.lab.resume import PLAN_JSON
 from alisio.shell.lab.store import REPORT_JSON, REPORT_MD, RUNS_JSONL, write_bytes_atomic, write_report_html
 from alisio.shell.lab.suites import LoadedSuite
@@ -295,7 +295,7 @@ def _has_step_summary(request: LabRequest) -> bool:
 
 
 def _records(request: LabRequest) -> bool:
-    return request.mode is RunMode.RECORD
+    return request.mode is LabMode.RECORD
 
 
 JUNIT_OUTPUT = CommandOutput(JUNIT, Where.FILE, _has_junit, _check_junit, _junit)
@@ -346,7 +346,7 @@ def check_outputs(checked: Checked, outputs: Sequence[Output] = OUTPUTS) -> None
     """
     request = checked.request
     out = request.output.out
-    if request.resume is None and request.mode is not RunMode.RECORD and out is not None:
+    if request.resume is None and request.mode is not LabMode.RECORD and out is not None:
         subdirs = [arm for arm in checked.arms if arm is not None]
         prepare_out(out, "--out", request.output.force, subdirs, report_files(outputs))
     for output in outputs:

@@ -46,7 +46,7 @@ from alisio.core.harness.config import LabSettings, MeasuredConfig, config_hash
 from alisio.core.harness.sandbox import SandboxKind
 from alisio.core.lab.comparisons.variants import VariantsPlan, interleave
 from alisio.core.lab.records import RunRecord
-from alisio.core.lab.report import Compaction, Conditions, Mode, Rates
+from alisio.core.lab.report import AnswerSource, CompactionSettings, Conditions, Rates
 from alisio.core.lab.report_build import build_report
 from alisio.core.lab.suites.schedule import RunSpec, plan_runs
 from alisio.core.lab.suites.suite import Task
@@ -78,7 +78,7 @@ from alisio.shell.lab.outputs import (
 from alisio.shell.lab.plans import ProviderPlan, check_sampling, live_plan, scripted_plan
 from alisio.shell.lab.preflight import Agents, preflight
 from alisio.shell.lab.registry import register_directory
-from alisio.shell.lab.request import ExecutorKind, LabRequest, RunMode
+from alisio.shell.lab.request import ExecutorKind, LabMode, LabRequest
 from alisio.shell.lab.resume import plan_file, read_manifest
 from alisio.shell.lab.run_one import Arm, Finished, RunContext, run_one
 from alisio.shell.lab.runner import Executor, RunsLog, SerialExecutor, ThreadExecutor, run_loop
@@ -143,9 +143,9 @@ def _provider_plan(
     say: Callable[[str], None],
 ) -> ProviderPlan:
     """The provider of every run: the cassettes (replay), the script, or the configured provider."""
-    if request.mode is RunMode.REPLAY and uses_external(request, tasks, loaded.external if loaded else ()):
+    if request.mode is LabMode.REPLAY and uses_external(request, tasks, loaded.external if loaded else ()):
         return replay_placeholder()  # the external agents' proxies serve their cassettes (agent_plan)
-    if request.mode is RunMode.REPLAY:
+    if request.mode is LabMode.REPLAY:
         from alisio.shell.replay.cassettes import cassette_dir_for
         from alisio.shell.replay.record import config_hash_warnings, load_cassettes, replay_plan
 
@@ -198,7 +198,7 @@ def _report_directory(
     there refuses this one, and keeps every record it wrote.
     """
     run_id = run_id_for(now)
-    if request.mode is RunMode.RECORD:
+    if request.mode is LabMode.RECORD:
         directory = Path(tempfile.mkdtemp(prefix=owned_prefix("record")))
         try:
             yield run_id, directory
@@ -258,7 +258,7 @@ def _conditions(start: LabStart, arm: Arm, rates: Rates | None, created_at: str)
         mode=start.mode,
         k=start.k,
         seed=start.seed,
-        compaction=Compaction(
+        compaction=CompactionSettings(
             threshold=measured.compaction.threshold, max_context_chars=measured.limits.max_context_chars
         ),
         rates=rates,
@@ -335,7 +335,7 @@ def jobs_for(request: LabRequest, loaded: LoadedConfig | None) -> int:
         return request.jobs
     if loaded is not None and loaded.config.lab.jobs is not None:
         return loaded.config.lab.jobs
-    if request.mode is RunMode.REPLAY or request.provider.script is not None:
+    if request.mode is LabMode.REPLAY or request.provider.script is not None:
         return os.cpu_count() or 1
     return LIVE_JOBS
 
@@ -537,7 +537,7 @@ def run_request(request: LabRequest, ui: Ui, outputs: Sequence[Output] = OUTPUTS
     plan = _provider_plan(request, choice, tasks, measured, loaded, ui.say)
     if variants is not None:
         check_sampling(plan, [(v.id, v.measured) for v in variants.variants], str(request.variants_file))
-    if request.mode is RunMode.RECORD:
+    if request.mode is LabMode.RECORD:
         plan, _ = recording_plan(plan)
     try:
         agents = _agents(request, loaded, choice, variants, tasks, plan, sandbox)
@@ -557,9 +557,9 @@ def run_request(request: LabRequest, ui: Ui, outputs: Sequence[Output] = OUTPUTS
             start = LabStart(
                 choice=choice,
                 tasks=tasks,
-                k=1 if request.mode is RunMode.RECORD else request.selection.k,
+                k=1 if request.mode is LabMode.RECORD else request.selection.k,
                 seed=request.selection.seed,
-                mode=Mode.REPLAY if request.mode is RunMode.REPLAY else Mode.LIVE,
+                mode=AnswerSource.REPLAY if request.mode is LabMode.REPLAY else AnswerSource.LIVE,
                 provider=plan,
                 arms=_arms(request, measured, variants, run_id, root),
                 variants=variants,

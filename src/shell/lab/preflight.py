@@ -26,12 +26,10 @@ from returns.result import Failure
 from alisio.core.harness.agent_step import select_agent
 from alisio.core.harness.config import MeasuredConfig
 from alisio.core.harness.events import Effect
-from alisio.core.harness.policy import Mode as PolicyMode
-from alisio.core.harness.policy import Policy, check_task_policy
+from alisio.core.harness.policy import Policy, PolicyMode, check_task_policy
 from alisio.core.lab.suites.harbor import NEEDS_SANDBOX
 from alisio.core.lab.suites.schedule import select_tasks
-from alisio.core.lab.suites.suite import Policy as TaskPolicy
-from alisio.core.lab.suites.suite import Task
+from alisio.core.lab.suites.suite import Task, TaskPolicy
 from alisio.shell.errors import expect
 from alisio.shell.lab.errors import LabError
 from alisio.shell.lab.suites import LoadedSuite

@@ -20,17 +20,17 @@ from alisio.shell.lab.errors import LabError
 
 __all__ = [
     "ExecutorKind",
+    "LabMode",
     "LabRequest",
     "Output",
     "Permissions",
     "ProviderOptions",
-    "RunMode",
     "Selection",
     "rates_from",
 ]
 
 
-class RunMode(StrEnum):
+class LabMode(StrEnum):
     """Where a command's answers come from, and what it leaves behind."""
 
     LIVE = "live"
@@ -133,7 +133,7 @@ class LabRequest:
     """One lab command, fully described: the pipeline needs nothing else."""
 
     selection: Selection
-    mode: RunMode = RunMode.LIVE
+    mode: LabMode = LabMode.LIVE
     provider: ProviderOptions = field(default_factory=ProviderOptions)
     permissions: Permissions = field(default_factory=Permissions)
     output: Output = field(default_factory=Output)

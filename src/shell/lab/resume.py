@@ -43,7 +43,7 @@ from alisio.shell.config_home import load_config
 from alisio.shell.errors import expect
 from alisio.shell.lab.errors import LabError
 from alisio.shell.lab.model import LabStart, Resumed
-from alisio.shell.lab.request import LabRequest, Output, Permissions, ProviderOptions, RunMode, Selection
+from alisio.shell.lab.request import LabMode, LabRequest, Output, Permissions, ProviderOptions, Selection
 from alisio.shell.lab.store import RUNS_JSONL, read_regular, write_bytes_atomic
 from alisio.shell.lab.stored import report_dir
 
@@ -132,7 +132,7 @@ def resume_request(
             suite_dir=Path(stored.suite_dir) if stored.suite_dir else None,
             yes=True,  # confirmed when the run started
         ),
-        mode=RunMode.REPLAY if stored.mode == "replay" else RunMode.LIVE,
+        mode=LabMode.REPLAY if stored.mode == "replay" else LabMode.LIVE,
         provider=ProviderOptions(
             model=model or (stored.model if stored.script is None else None),
             base_url=resumed_base_url(stored, base_url, env),
@@ -317,7 +317,7 @@ def plan_file(
     Raises:
         LabError: on resume, what differs from plan.json (nothing was run).
     """
-    if request.mode is RunMode.RECORD or start.variants is not None:
+    if request.mode is LabMode.RECORD or start.variants is not None:
         return None  # resume continues plain eval runs only
     current = _manifest(start, request, run_id, created_at)
     if request.resume is None:

@@ -21,7 +21,7 @@ from alisio.core.text import plural
 from alisio.shell.lab.errors import LabError
 from alisio.shell.lab.model import Ui
 from alisio.shell.lab.pipeline import run_request
-from alisio.shell.lab.request import LabRequest, Permissions, ProviderOptions, RunMode, Selection
+from alisio.shell.lab.request import LabMode, LabRequest, Permissions, ProviderOptions, Selection
 from alisio.shell.lab.suite_choice import bundled_suites_root
 from alisio.shell.lab.suites import LoadedSuite, discover_suites
 
@@ -89,7 +89,7 @@ def record_bundled(tasks: str | None, out: Path | None, say: Callable[[str], Non
             selection=Selection(
                 suite=suite_id, tasks=_task_ids(loaded, wanted.get(suite_id) if wanted else None), k=1
             ),
-            mode=RunMode.RECORD,
+            mode=LabMode.RECORD,
             provider=ProviderOptions(script=loaded.directory / SCRIPTS),
             permissions=Permissions(write=True, process=True),
             cassette_dir=out / suite_id if out is not None else None,

@@ -22,7 +22,7 @@ from alisio.core.lab.suites.suite import violations
 from alisio.shell.lab.errors import LabError
 from alisio.shell.lab.model import LabOutcome, Ui
 from alisio.shell.lab.pipeline import run_request
-from alisio.shell.lab.request import ExecutorKind, LabRequest, Output, Permissions, RunMode, Selection
+from alisio.shell.lab.request import ExecutorKind, LabMode, LabRequest, Output, Permissions, Selection
 from alisio.shell.lab.suite_choice import NO_BUNDLED, SuiteChoice, bundled_suites_root, confirm_third_party
 from alisio.shell.lab.suites import LoadedSuite, discover_suites
 from alisio.shell.replay.cassettes import cassette_dir_for
@@ -149,7 +149,7 @@ def replay_suite(
         selection=Selection(
             suite=str(loaded.directory.name), tasks=tuple(ids), k=1, suite_dir=suite_dir, yes=True
         ),
-        mode=RunMode.REPLAY,
+        mode=LabMode.REPLAY,
         permissions=CI_PERMISSIONS,
         output=Output(out=root / suite.suite_id, register=False),
         cassette_dir=cassette_dir,

@@ -31,7 +31,7 @@ from returns.result import Failure, Result, Success
 
 from alisio.core.base import Frozen
 from alisio.core.errors import IncompatibleReports
-from alisio.core.lab.report import Conditions, Count, Mode, Report, TaskReport, finished_runs
+from alisio.core.lab.report import AnswerSource, Conditions, Count, Report, TaskReport, finished_runs
 from alisio.core.stats.exact import PValueMethod, bh_adjust, difference_p, holm_adjust, newcombe_interval
 from alisio.core.stats.paired import PairedDifference, paired_difference
 from alisio.core.stats.power import min_detectable_difference
@@ -345,7 +345,7 @@ def _counts(t: TaskReport) -> str:
 
 
 def _task(b: TaskReport, c: TaskReport, bc: Conditions, cc: Conditions) -> TaskComparison:
-    replay = bc.mode is Mode.REPLAY and cc.mode is Mode.REPLAY
+    replay = bc.mode is AnswerSource.REPLAY and cc.mode is AnswerSource.REPLAY
     if replay:
         same = (b.passes, b.fails, b.budget_exceeded, b.errored) == (
             c.passes,
@@ -361,7 +361,7 @@ def _task(b: TaskReport, c: TaskReport, bc: Conditions, cc: Conditions) -> TaskC
             Side(judged=c.judged, passes=c.passes, errored=c.errored, mode=str(cc.mode)),
         )
         outcome, reason = Outcome(str(verdict.verdict)), verdict.reason
-    live = bc.mode is Mode.LIVE and cc.mode is Mode.LIVE
+    live = bc.mode is AnswerSource.LIVE and cc.mode is AnswerSource.LIVE
     tokens_block = COMPACTION_DIFFERS if bc.compaction != cc.compaction else None
     cost_block = _cost_block(bc, cc)
     b_cost = None if b.estimated is None else b.estimated.cost_per_success_usd
@@ -475,8 +475,10 @@ def _summary(
     bs, cs = baseline.summary, candidate.summary
     counts = Counter(t.outcome for t in tasks)
     shared = _shared(tasks)
-    b_rate, c_rate = _shared_means(shared, replay=bc.mode is Mode.REPLAY and cc.mode is Mode.REPLAY)
-    live = bc.mode is Mode.LIVE and cc.mode is Mode.LIVE
+    b_rate, c_rate = _shared_means(
+        shared, replay=bc.mode is AnswerSource.REPLAY and cc.mode is AnswerSource.REPLAY
+    )
+    live = bc.mode is AnswerSource.LIVE and cc.mode is AnswerSource.LIVE
     cost_block = _cost_block(bc, cc)
     b_cost = None if bs.estimated is None else bs.estimated.cost_usd
     c_cost = None if cs.estimated is None else cs.estimated.cost_usd
@@ -570,7 +572,7 @@ def compare_reports(
     b_tasks = {t.task_id: t for t in baseline.tasks}
     c_tasks = {t.task_id: t for t in candidate.tasks}
     tasks = _paired_tasks(b_tasks, c_tasks, bc, cc)
-    replay = bc.mode is Mode.REPLAY and cc.mode is Mode.REPLAY
+    replay = bc.mode is AnswerSource.REPLAY and cc.mode is AnswerSource.REPLAY
     tasks, tested = _adjusted(tasks, rule, adjustment)
     summary = _summary(baseline, candidate, tasks, tested)
     return Success(

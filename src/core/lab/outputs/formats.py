@@ -16,7 +16,7 @@ from collections.abc import Iterable
 
 from alisio.core.harness.protocol import Usage
 from alisio.core.lab.records import VerifierResult
-from alisio.core.lab.report import Count, Mode
+from alisio.core.lab.report import AnswerSource, Count
 from alisio.core.share.secrets import redact
 from alisio.core.stats.rates import ClusteredMean, Interval, IntervalMethod
 from alisio.core.stats.verdict import format_interval
@@ -180,10 +180,10 @@ RECORDED_NOTE = (
 )
 
 
-def measured_note(mode: Mode) -> str:
+def measured_note(mode: AnswerSource) -> str:
     """The note under a Measured table: what the figures are (a replay's tokens are the recording's)."""
     note = f"{MEASURED_NOTE} {FIRST_EVENT_NOTE}"
-    return f"{RECORDED_NOTE} {note}" if mode is Mode.REPLAY else note
+    return f"{RECORDED_NOTE} {note}" if mode is AnswerSource.REPLAY else note
 
 
 def terminal_text(text: str, known: tuple[tuple[str, str], ...]) -> str:

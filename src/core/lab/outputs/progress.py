@@ -10,7 +10,7 @@ from __future__ import annotations
 from alisio.core.harness.events import IncidentKind
 from alisio.core.lab.outputs.formats import NOT_REPORTED, format_rate, format_seconds, format_usd
 from alisio.core.lab.records import RunRecord, RunStatus, VerifierStatus
-from alisio.core.lab.report import Mode, Report
+from alisio.core.lab.report import AnswerSource, Report
 
 __all__ = ["progress_line", "summary_table", "why_not_passed"]
 
@@ -64,7 +64,7 @@ def summary_table(report: Report) -> str:
     main-loop tokens (a replay's as recorded), the median wall time and, when rates were given, the estimated
     cost (``TaskReport.estimated``: the report's one cost computation)."""
     k = report.conditions.k
-    replay = report.conditions.mode is Mode.REPLAY
+    replay = report.conditions.mode is AnswerSource.REPLAY
     priced = report.conditions.rates is not None
     header: tuple[str, ...] = ("task", "pass/judged", "success rate", f"pass@{k}", f"pass^{k}", "error")
     header += ("tokens (recorded)" if replay else "tokens", "wall median") + (

@@ -41,7 +41,15 @@ from alisio.core.lab.outputs.formats import (
     suite_interval_text,
 )
 from alisio.core.lab.records import RunRecord, RunStatus, VerifierStatus
-from alisio.core.lab.report import Conditions, MeasuredBlock, Mode, Report, TaskReport, Tokens, finished_runs
+from alisio.core.lab.report import (
+    AnswerSource,
+    Conditions,
+    MeasuredBlock,
+    Report,
+    TaskReport,
+    Tokens,
+    finished_runs,
+)
 from alisio.core.share.secrets import redact
 from alisio.core.text import plural
 
@@ -218,13 +226,13 @@ def _served(c: Conditions) -> tuple[Condition, ...]:
 
 
 def _scripted(c: Conditions) -> bool:
-    return c.mode is Mode.LIVE and c.provider == SCRIPTED_PROVIDER
+    return c.mode is AnswerSource.LIVE and c.provider == SCRIPTED_PROVIDER
 
 
 def _notices(report: Report) -> tuple[Notice, ...]:
     c = report.conditions
     out: list[Notice] = []
-    if c.mode is Mode.REPLAY:
+    if c.mode is AnswerSource.REPLAY:
         out.append(Notice(text=f"{REPLAY_NOTICE} A green replay says nothing about model quality."))
     if _scripted(c):
         out.append(Notice(text=SCRIPTED_NOTICE))
@@ -273,7 +281,7 @@ RATE_COLUMN = 6
 
 def _tasks_table(report: Report) -> Table:
     k = report.conditions.k
-    live = report.conditions.mode is Mode.LIVE
+    live = report.conditions.mode is AnswerSource.LIVE
     rate_head = "Success rate (Wilson 95%)" if live else "Success rate (observed)"
     header = (
         "Task",
@@ -332,7 +340,7 @@ def suite_rate_line(report: Report) -> str:
     if s.success_rate is None:
         return "Suite success rate: n/a (no judged runs)."
     se = "n/a (one task)" if s.success_rate.stderr is None else f"{s.success_rate.stderr * 100:.1f} pp"
-    if report.conditions.mode is Mode.REPLAY:
+    if report.conditions.mode is AnswerSource.REPLAY:
         se = "none in replay"
     interval = suite_interval_text(s.success_rate)
     return (
@@ -401,7 +409,7 @@ def _measured_table(report: Report) -> Table:
         )
     header: tuple[str, ...] = ("Task", "turns", "tool calls", "compactions", "incidents", "wall median")
     header += ("first event median", "wall variance", "time/success")
-    if report.conditions.mode is Mode.REPLAY:
+    if report.conditions.mode is AnswerSource.REPLAY:
         header += ("tokens (recorded)", "tokens/success (recorded)", "cached input (recorded)")
     else:
         header += ("tokens", "tokens/success", "cached input")

@@ -32,6 +32,7 @@ from returns.result import Failure, Result, Success, safe
 
 from alisio.core.base import Frozen
 from alisio.core.errors import SuiteError
+from alisio.core.harness.budget import RunBudget
 from alisio.core.lab.records import ID_PATTERN
 from alisio.core.lab.suites.suite_paths import (
     PathFacts,
@@ -67,15 +68,15 @@ __all__ = [
     "FileContainsVerifier",
     "FileEqualsVerifier",
     "MaxCallsRule",
-    "Mode",
     "NeverRule",
     "NoRepeatFailureRule",
     "NormalizeRule",
     "PathFacts",
-    "Policy",
     "Rule",
     "Suite",
     "Task",
+    "TaskPolicy",
+    "TaskPolicyMode",
     "ToolName",
     "ToolSequenceVerifier",
     "TreeDiffWithinVerifier",
@@ -119,7 +120,7 @@ ToolName = Literal[
 TOOL_NAMES: tuple[str, ...] = get_args(ToolName)
 Effect = Literal["write", "process", "external", "analysis"]
 """The effects ``policy.allow`` can add (read is always granted)."""
-Mode = Literal["ask", "auto", "full"]
+TaskPolicyMode = Literal["ask", "auto", "full"]
 
 
 class _SuiteStruct(Frozen, frozen=True, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
@@ -129,8 +130,8 @@ class _SuiteStruct(Frozen, frozen=True, kw_only=True, forbid_unknown_fields=True
 # --- Budget and policy ---------------------------------------------------------------------------------
 
 
-class Budget(_SuiteStruct, frozen=True, kw_only=True):
-    """Per-run limits; exceeding one ends the run ``budget_exceeded`` (not a pass)."""
+class Budget(RunBudget, _SuiteStruct, frozen=True, kw_only=True):
+    """Per-run limits, the harness's ``RunBudget`` within suite.json's bounds; one passed ends ``budget_exceeded``."""
 
     max_turns: PositiveInt
     max_wall_ms: WallMs
@@ -139,10 +140,10 @@ class Budget(_SuiteStruct, frozen=True, kw_only=True):
     max_tool_calls: PositiveInt | None = None
 
 
-class Policy(_SuiteStruct, frozen=True, kw_only=True):
+class TaskPolicy(_SuiteStruct, frozen=True, kw_only=True):
     """What the task asks to be allowed; a suite can only equal or restrict the runner's grants."""
 
-    mode: Mode
+    mode: TaskPolicyMode
     allow: tuple[Effect, ...] = ()
     read_only: bool = False
 
@@ -257,7 +258,7 @@ class Task(_SuiteStruct, frozen=True, kw_only=True):
     fixture: str
     """The fixture directory, relative to the suite directory."""
     budget: Budget
-    policy: Policy
+    policy: TaskPolicy
     verifiers: Annotated[tuple[Verifier, ...], Meta(min_length=1)]
     tags: tuple[NonEmpty, ...] = ()
     agent: AgentName | None = None
@@ -280,7 +281,7 @@ class Suite(_SuiteStruct, frozen=True, kw_only=True):
 
 _NOUNS: Mapping[Any, str] = {
     Effect: "effect",
-    Mode: "mode",
+    TaskPolicyMode: "mode",
     ToolName: "tool",
     SchemaVersion: "schema version",
     Verifier: "verifier kind",
