@@ -73,8 +73,8 @@ def ci_outputs(
     from alisio.core.lab.outputs.junit import BrokenSuite, ReportSuite, SkippedSuite
     from alisio.core.lab.outputs.step_summary import CiSuiteLine, ci_summary
     from alisio.core.lab.records import RunStatus
+    from alisio.shell.lab.cassettes import credentials_of
     from alisio.shell.lab.ci_outputs import append_step_summary
-    from alisio.shell.replay.cassettes import credentials_of
 
     suites: list[JUnitSuite] = []
     lines: list[CiSuiteLine] = []

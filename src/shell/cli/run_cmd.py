@@ -421,7 +421,7 @@ def _known(key: str | None) -> tuple[tuple[str, str], ...]:
     """The exact credentials to keep out of the stored transcript: the environment's and the API key."""
     import os
 
-    from alisio.shell.replay.cassettes import credentials_of
+    from alisio.shell.lab.cassettes import credentials_of
 
     return credentials_of(os.environ, key)
 

@@ -25,8 +25,8 @@ from alisio.shell.lab.agents import AgentRunner
 from alisio.shell.lab.errors import LabError
 from alisio.shell.lab.plans import ProviderPlan
 from alisio.shell.lab.preflight import Agents
+from alisio.shell.lab.record import Recorded
 from alisio.shell.lab.request import ExecutorKind, LabMode, LabRequest
-from alisio.shell.replay.record import Recorded
 
 __all__ = [
     "AgentPlan",

@@ -23,7 +23,7 @@ from alisio.shell.lab.suite_choice import SuiteChoice
 
 if TYPE_CHECKING:
     from alisio.core.harness.events import Event
-    from alisio.shell.replay.record import Recorded
+    from alisio.shell.lab.record import Recorded
 
 __all__ = ["ArmResult", "LabOutcome", "LabStart", "Resumed", "Ui"]
 

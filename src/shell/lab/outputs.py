@@ -55,9 +55,9 @@ from alisio.shell.lab.suites import LoadedSuite
 
 if TYPE_CHECKING:
     from alisio.shell.lab.model import ArmResult, LabStart
+    from alisio.shell.lab.record import Recorded
     from alisio.shell.lab.run_one import RunContext
     from alisio.shell.lab.runner import LoopResult
-    from alisio.shell.replay.record import Recorded
 
 __all__ = [
     "COMPARISON_HTML",
@@ -225,8 +225,8 @@ def _step_summary(done: Done) -> None:
 def _cassettes(done: Done) -> None:
     from alisio.core.harness.config import config_hash
     from alisio.core.replay.cassette import CassetteHeader
-    from alisio.shell.replay.cassettes import cassette_dir_for, credentials_of
-    from alisio.shell.replay.record import RecordHook, write_recorded
+    from alisio.shell.lab.cassettes import cassette_dir_for, credentials_of
+    from alisio.shell.lab.record import RecordHook, write_recorded
 
     if done.loop.stopped is not None:
         return  # a recording that stopped early writes nothing (the command says so)
@@ -265,7 +265,7 @@ def _check_junit(checked: Checked) -> None:
 
 
 def _check_cassettes(checked: Checked) -> None:
-    from alisio.shell.replay.cassettes import cassette_dir_for
+    from alisio.shell.lab.cassettes import cassette_dir_for
 
     request = checked.request
     target = cassette_dir_for(checked.loaded.directory, request.cassette_dir)

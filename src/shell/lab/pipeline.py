@@ -13,7 +13,7 @@ The steps, in order, and the module that does each:
 5. outputs: every row of the outputs table that applies is checked (``outputs.check_outputs``): ``--out``
    (refused when it holds a report, unless ``--force``), the cassette directory, ``--junit``; nothing is
    removed yet (step 8);
-6. the provider plan: live, ``--script``, or the cassettes of replay (``plans``, ``alisio.shell.replay.record``);
+6. the provider plan: live, ``--script``, or the cassettes of replay (``plans``, ``alisio.shell.lab.record``);
    record wraps it to keep every call;
 7. confirmation of a third-party suite (``suite_choice.confirm_third_party``);
 8. the report directory, claimed and locked for the command's life (``directory``); with ``--force``, the
@@ -146,8 +146,8 @@ def _provider_plan(
     if request.mode is LabMode.REPLAY and uses_external(request, tasks, loaded.external if loaded else ()):
         return replay_placeholder()  # the external agents' proxies serve their cassettes (agent_plan)
     if request.mode is LabMode.REPLAY:
-        from alisio.shell.replay.cassettes import cassette_dir_for
-        from alisio.shell.replay.record import config_hash_warnings, load_cassettes, replay_plan
+        from alisio.shell.lab.cassettes import cassette_dir_for
+        from alisio.shell.lab.record import config_hash_warnings, load_cassettes, replay_plan
 
         cassettes = load_cassettes(
             choice.loaded, tasks, cassette_dir_for(choice.loaded.directory, request.cassette_dir)
@@ -446,7 +446,7 @@ def _context(
 ) -> RunContext:
     """What every run of the command shares: the suite, the provider, the grants, the tools' environment."""
     from alisio.shell.harness.tools.dispatch import tool_env
-    from alisio.shell.replay.cassettes import credentials_of
+    from alisio.shell.lab.cassettes import credentials_of
 
     return RunContext(
         loaded=choice.loaded,
@@ -496,7 +496,7 @@ def _agents(
 ) -> AgentPlan:
     """The external agents' runners of the command (``agent_plan``); refused under a sandbox, which does not
     hold them yet (never silently unsandboxed)."""
-    from alisio.shell.replay.cassettes import cassette_dir_for
+    from alisio.shell.lab.cassettes import cassette_dir_for
 
     source = str(loaded.path) if loaded is not None else "config.toml"
     external = loaded.external if loaded is not None else ()
@@ -528,7 +528,7 @@ def run_request(request: LabRequest, ui: Ui, outputs: Sequence[Output] = OUTPUTS
         LabStopped: the reports or cassettes could not be written after the runs (naming why).
         KeyboardInterrupt: Ctrl-C or a signal before the first run (nothing ran).
     """
-    from alisio.shell.replay.record import recording_plan
+    from alisio.shell.lab.record import recording_plan
 
     remove_stale()  # workspaces of killed commands (only those whose process is gone)
     measured, loaded, choice, variants, tasks = _checked(request, outputs)

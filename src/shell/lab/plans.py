@@ -5,7 +5,7 @@
 - ``scripted_plan``: ``--script FILE`` replays one script from its first turn for every run; ``--script DIR``
   plays ``DIR/<task-id>.json`` for each selected task. Every script is read and parsed once, before the first
   run: a missing or malformed one is a ``LabError`` naming the file, never a failure mid-suite.
-- Replay and record plans are in ``alisio.shell.replay.record``: replay serves cassettes, record wraps any
+- Replay and record plans are in ``alisio.shell.lab.record``: replay serves cassettes, record wraps any
   plan with a ``RunHook``.
 
 A plan records what a report's conditions name (provider id, model, endpoint) and, for the live provider,
@@ -46,7 +46,7 @@ __all__ = [
 
 
 class RunHook(Protocol):
-    """What record and replay add to a run (``alisio.shell.replay.record``)."""
+    """What record and replay add to a run (``alisio.shell.lab.record``)."""
 
     def wrap(self, provider: Provider, task: Task, rules: Rules) -> Provider:
         """The provider the run uses, given the factory's and the run's fingerprint rules."""

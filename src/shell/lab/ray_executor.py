@@ -338,7 +338,7 @@ class RayExecutor:
     def run(
         self, run: Callable[[RunSpec], Finished], specs: Sequence[RunSpec]
     ) -> Iterator[tuple[int, Finished]]:
-        from alisio.shell.replay.record import RecordHook
+        from alisio.shell.lab.record import RecordHook
 
         hook = self.ctx.provider.hook
         recording = hook if isinstance(hook, RecordHook) else None

@@ -160,7 +160,7 @@ def _sandbox(limits: SandboxLimits | None) -> Sandbox | str | None:
 
 def provider_plan(provider: PortableProvider, secrets: RunSecrets, gate: Gate | None) -> ProviderPlan:
     """The run's provider plan on the worker, from its portable form (``gate``: the live endpoint's)."""
-    from alisio.shell.replay.record import replay_plan
+    from alisio.shell.lab.record import replay_plan
 
     match provider:
         case PortableLive():
@@ -209,8 +209,8 @@ def _context(
     say: Callable[[str], None],
 ) -> RunContext:
     from alisio.shell.harness.tools.dispatch import tool_env
-    from alisio.shell.replay.cassettes import credentials_of
-    from alisio.shell.replay.record import recording_plan
+    from alisio.shell.lab.cassettes import credentials_of
+    from alisio.shell.lab.record import recording_plan
 
     key = secrets.api_key
     plan = provider_plan(portable.provider, secrets, gate)
@@ -278,7 +278,7 @@ def run_remote(
     calls = None
     hook = ctx.provider.hook
     if portable.record:
-        from alisio.shell.replay.record import RecordHook
+        from alisio.shell.lab.record import RecordHook
 
         assert isinstance(hook, RecordHook)  # _context wrapped the plan
         calls = hook.recorded[task.id][0] if task.id in hook.recorded else ()

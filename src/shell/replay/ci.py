@@ -19,13 +19,13 @@ from returns.result import Failure, Success
 from alisio.core.harness.sandbox import SandboxKind
 from alisio.core.lab.records import RunRecord, RunStatus
 from alisio.core.lab.suites.suite import violations
+from alisio.shell.lab.cassettes import cassette_dir_for
 from alisio.shell.lab.errors import LabError
 from alisio.shell.lab.model import LabOutcome, Ui
 from alisio.shell.lab.pipeline import run_request
 from alisio.shell.lab.request import ExecutorKind, LabMode, LabRequest, Output, Permissions, Selection
 from alisio.shell.lab.suite_choice import NO_BUNDLED, SuiteChoice, bundled_suites_root, confirm_third_party
 from alisio.shell.lab.suites import LoadedSuite, discover_suites
-from alisio.shell.replay.cassettes import cassette_dir_for
 
 __all__ = [
     "CiOutcome",

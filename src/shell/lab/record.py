@@ -28,17 +28,17 @@ from alisio.core.replay.fingerprint import Rules
 from alisio.shell.harness.providers.base import Provider
 from alisio.shell.harness.providers.recording import RecordingProvider
 from alisio.shell.harness.providers.replay import ReplayProvider
-from alisio.shell.lab.errors import LabError
-from alisio.shell.lab.plans import ProviderPlan
-from alisio.shell.lab.portable import PortableReplay
-from alisio.shell.lab.suites import LoadedSuite
-from alisio.shell.replay.cassettes import (
+from alisio.shell.lab.cassettes import (
     PendingCassette,
     cassette_path,
     read_cassette,
     refusals,
     write_cassettes,
 )
+from alisio.shell.lab.errors import LabError
+from alisio.shell.lab.plans import ProviderPlan
+from alisio.shell.lab.portable import PortableReplay
+from alisio.shell.lab.suites import LoadedSuite
 
 __all__ = [
     "BUNDLED_GRANTS",
