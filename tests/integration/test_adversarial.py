@@ -481,8 +481,8 @@ def test_a_signal_before_the_run_loop_says_so_with_its_exit_code(home: Path, sig
 def test_a_signal_while_the_reports_are_written_waits_for_them(tmp_path: Path) -> None:
     """Item 11: SIGTERM (then Ctrl-C) that arrives while the reports are written is held until they are
     written, and the outcome says interrupted with SIGTERM's code (the pipeline's `held_signals`)."""
+    from alisio.shell.errors import Terminated
     from alisio.shell.lab.deferred import held_signals
-    from alisio.shell.lab.errors import Terminated
     from alisio.shell.lab.store import write_bytes_atomic
 
     with held_signals() as held:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from alisio.shell.lab.errors import LabError
+from alisio.shell.errors import CommandError
 from alisio.shell.lab.model import ArmResult, Ui
 from alisio.shell.lab.outputs import (
     OUTPUTS,
@@ -78,7 +78,7 @@ def _rows(journal: Journal, refuse: bool = False) -> tuple[ArmOutput, CommandOut
     def check(checked: Checked) -> None:
         journal.events.append("check --tally")
         if refuse:
-            raise LabError(f"--tally: refused for {checked.loaded.suite.suite_id}; nothing was run")
+            raise CommandError(f"--tally: refused for {checked.loaded.suite.suite_id}; nothing was run")
 
     def write(done: Done) -> None:
         journal.events.append("write --tally")
@@ -108,10 +108,10 @@ def test_a_row_added_to_the_table_is_checked_before_the_runs_and_written_after(t
 
 
 def test_a_row_whose_check_fails_stops_the_command_before_any_run(tmp_path: Path) -> None:
-    """The row's LabError is the command's: no run starts, no output is written."""
+    """The row's CommandError is the command's: no run starts, no output is written."""
     journal = Journal()
     out = tmp_path / "out"
-    with pytest.raises(LabError) as raised:
+    with pytest.raises(CommandError) as raised:
         run_request(_request(tmp_path, out), journal.ui(), (*OUTPUTS, *_rows(journal, refuse=True)))
     assert raised.value.lines == ("--tally: refused for tool-sequences; nothing was run",)
     assert journal.events == ["check --tally"]
@@ -128,12 +128,12 @@ def test_force_clears_the_file_of_a_new_row_and_refuses_it_without(tmp_path: Pat
     out.mkdir()
     (out / "extra.txt").write_text("stale\n")
     (out / "notes.txt").write_text("mine\n")
-    with pytest.raises(LabError) as raised:
+    with pytest.raises(CommandError) as raised:
         run_request(_request(tmp_path, out), journal.ui(), table)
     assert raised.value.lines[0].startswith(f"--out {out} already holds a report (extra.txt): pass --force")
     assert (out / "extra.txt").read_text() == "stale\n"
     forced = _request(tmp_path, out, output=Output(out=out, force=True))
-    with pytest.raises(LabError) as raised:  # a file no report wrote: --force refuses the directory whole
+    with pytest.raises(CommandError) as raised:  # a file no report wrote: --force refuses the directory whole
         run_request(forced, journal.ui(), table)
     assert "holds files no alisio report wrote (notes.txt)" in raised.value.lines[0]
     assert (out / "extra.txt").read_text() == "stale\n" and (out / "notes.txt").read_text() == "mine\n"

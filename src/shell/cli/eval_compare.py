@@ -108,12 +108,12 @@ ExcludeTasks = Annotated[
 
 
 def _choice(flag: str, value: str, choices: tuple[str, ...]) -> str:
-    """``value`` when it is one of ``choices``; else a ``LabError`` (one line, exit 1; never click's usage)."""
-    from alisio.shell.lab.errors import LabError
+    """``value`` when it is one of ``choices``; else a ``CommandError`` (one line, exit 1; never click's usage)."""
+    from alisio.shell.errors import CommandError
 
     if value in choices:
         return value
-    raise LabError(f"{flag}: expected {' or '.join(choices)}, got {value!r}")
+    raise CommandError(f"{flag}: expected {' or '.join(choices)}, got {value!r}")
 
 
 def _gate_flag(text: str) -> FailOn | float:
@@ -121,7 +121,7 @@ def _gate_flag(text: str) -> FailOn | float:
     from returns.result import Failure, Success
 
     from alisio.core.lab.comparisons.gate import PREFIX, FailOn, parse_margin
-    from alisio.shell.lab.errors import LabError
+    from alisio.shell.errors import CommandError
 
     if not text.startswith(PREFIX):
         return FailOn(_choice("--fail-on", text, (*tuple(FailOn), f"{PREFIX}M")))
@@ -129,7 +129,7 @@ def _gate_flag(text: str) -> FailOn | float:
         case Success(margin):
             return float(margin)
         case Failure(message):
-            raise LabError(str(message))
+            raise CommandError(str(message))
     raise AssertionError("unreachable")  # pragma: no cover
 
 
@@ -295,14 +295,14 @@ def _outputs(
 
 def _excluded(path: Path | None) -> frozenset[str]:
     """The task ids listed in ``path`` (blank lines and ``#`` comments skipped); none without a file."""
-    from alisio.shell.lab.errors import LabError
+    from alisio.shell.errors import CommandError
 
     if path is None:
         return frozenset()
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
-        raise LabError(
+        raise CommandError(
             f"--exclude-tasks {path}: cannot read: {getattr(error, 'strerror', None) or error}"
         ) from None
     return frozenset(line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#"))

@@ -52,17 +52,17 @@ def import_suite(
     """Import a suite (HumanEval, an Exercism track) and self-check it: parity.json records the result."""
     from alisio.core.lab.judges.selfcheck import SelfCheck, render_selfcheck
     from alisio.shell.cli.common import say
-    from alisio.shell.lab.errors import LabError
+    from alisio.shell.errors import CommandError
     from alisio.shell.lab.importers import import_exercism, import_harbor, import_humaneval, write_imported
 
     check_min("--jobs", jobs, 1)
     check_min("--repeat", repeat, 1)
     if kind not in KINDS:
-        raise LabError(f"unknown KIND {kind!r}: expected {' or '.join(KINDS)}")
+        raise CommandError(f"unknown KIND {kind!r}: expected {' or '.join(KINDS)}")
     if out is None:
-        raise LabError("--out DIR is required (the suite directory to create)")
+        raise CommandError("--out DIR is required (the suite directory to create)")
     if kind != "humaneval" and source is None:
-        raise LabError(f"{kind} needs SOURCE: the directory to import from")
+        raise CommandError(f"{kind} needs SOURCE: the directory to import from")
     if kind == "harbor":
         imported, refused = import_harbor(source or Path())
         for line in refused:

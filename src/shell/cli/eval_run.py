@@ -51,14 +51,14 @@ def _request(
     output: OutputFlags,
     execution: ExecutionFlags,
 ) -> LabRequest:
-    from alisio.shell.lab.errors import LabError
+    from alisio.shell.errors import CommandError
     from alisio.shell.lab.request import LabMode, LabRequest, rates_from
 
     replay = provider.mode is ModeFlag.REPLAY
     if provider.cassette_dir is not None and not replay:
-        raise LabError("--cassette-dir is only used with --mode replay")
+        raise CommandError("--cassette-dir is only used with --mode replay")
     if replay and provider.script is not None:
-        raise LabError("--script plays a scripted provider in live mode; replay plays cassettes")
+        raise CommandError("--script plays a scripted provider in live mode; replay plays cassettes")
     s = selection
     return LabRequest(
         selection=common.selection(
@@ -89,7 +89,7 @@ def _resume_request(
     from alisio.core.harness.sandbox import SandboxKind
     from alisio.shell.cli.resume_flags import resume_conflicts
     from alisio.shell.config_home import data_dir
-    from alisio.shell.lab.errors import LabError
+    from alisio.shell.errors import CommandError
     from alisio.shell.lab.resume import read_manifest, resume_request, resume_target
 
     assert resume.resume is not None
@@ -99,7 +99,7 @@ def _resume_request(
         read_manifest(directory), directory, suite, selection, provider, permissions, output
     )
     if conflicts:
-        raise LabError(
+        raise CommandError(
             *conflicts,
             "nothing was run: --resume continues the run as it was started (flags equal to what it stored, "
             "--model, --base-url, --provider, --jobs, --retry-errors, --keep, --quiet and --json may be given)",
@@ -134,16 +134,16 @@ def run(
 
     from alisio.core.lab.outputs.progress import progress_line
     from alisio.shell.cli.outputs import lab_outputs
-    from alisio.shell.lab.errors import LabError
+    from alisio.shell.errors import CommandError
 
     if resume.resume is not None:
         request = _resume_request(suite, resume, selection, provider, permissions, output, execution)
         ci = dataclasses.replace(request.output, junit=output.junit, step_summary=True)
         request = dataclasses.replace(request, output=ci)
     elif resume.retry_errors:
-        raise LabError("--retry-errors goes with --resume DIR|RUN_ID")
+        raise CommandError("--retry-errors goes with --resume DIR|RUN_ID")
     elif suite is None and selection.suite_dir is None:
-        raise LabError("name a SUITE to run, or --resume DIR|RUN_ID to continue a run")
+        raise CommandError("name a SUITE to run, or --resume DIR|RUN_ID to continue a run")
     else:
         request = _request(suite, selection, provider, permissions, output, execution)
     request = common.with_executor(request, execution)

@@ -54,7 +54,7 @@ def load_ref(ref: str) -> LoadedSuite:
     from returns.result import Failure
 
     from alisio.core.lab.suites.suite import violations
-    from alisio.shell.lab.errors import LabError
+    from alisio.shell.errors import CommandError
     from alisio.shell.lab.suite_choice import bundled_suites_root, find_suite
     from alisio.shell.lab.suites import load_suite
 
@@ -64,7 +64,7 @@ def load_ref(ref: str) -> LoadedSuite:
     result = load_suite(path)
     if isinstance(result, Failure):
         error = result.failure()
-        raise LabError(*(f"{error.source}: {line}" for line in violations(error)))
+        raise CommandError(*(f"{error.source}: {line}" for line in violations(error)))
     loaded: LoadedSuite = result.unwrap()
     return loaded
 

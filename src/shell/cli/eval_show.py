@@ -80,7 +80,7 @@ def _show_run(ref: str, json_output: bool) -> ExitCode:
 
     from alisio.core.lab.outputs.run_record import render_run_transcript
     from alisio.core.lab.transcript import decode_transcript
-    from alisio.shell.lab.errors import LabError
+    from alisio.shell.errors import CommandError
 
     path = _run_transcript(ref)
     assert path is not None
@@ -88,9 +88,9 @@ def _show_run(ref: str, json_output: bool) -> ExitCode:
         data = path.read_bytes()
         events = decode_transcript(data)
     except OSError as error:
-        raise LabError(f"{path}: cannot read: {error.strerror or error}") from None
+        raise CommandError(f"{path}: cannot read: {error.strerror or error}") from None
     except msgspec.DecodeError as error:
-        raise LabError(f"{path}: not a transcript: {error}") from None
+        raise CommandError(f"{path}: not a transcript: {error}") from None
     common.out(data if json_output else render_run_transcript(path.parent.name, events))
     return ExitCode.OK
 
@@ -99,13 +99,13 @@ def _picked(runs: tuple[RunRecord, ...], where: object, task: str | None, rep: i
     from returns.result import Failure, Success
 
     from alisio.core.lab.outputs.show import pick_run
-    from alisio.shell.lab.errors import LabError
+    from alisio.shell.errors import CommandError
 
     match pick_run(runs, task, rep):
         case Success(record):
             return record  # type: ignore[no-any-return]
         case Failure(problem):
-            raise LabError(f"{where}: {problem}")
+            raise CommandError(f"{where}: {problem}")
     raise AssertionError("unreachable")  # pragma: no cover
 
 
@@ -114,13 +114,13 @@ def _show_bundle(bundle: Bundle, ref: str, task: str | None, rep: int | None, js
     import msgspec
 
     from alisio.core.lab.outputs.show import render_run
-    from alisio.shell.lab.errors import LabError
+    from alisio.shell.errors import CommandError
 
     record = _picked(bundle.runs, ref, task, rep)
     events = bundle.transcript(record.task_id, record.repetition)
     if json_output:
         if events is None:
-            raise LabError(
+            raise CommandError(
                 f"{ref}: the bundle holds no transcript for {record.task_id} rep {record.repetition}"
             )
         encoder = msgspec.json.Encoder()
@@ -137,8 +137,7 @@ def _show_directory(ref: str, task: str | None, rep: int | None, json_output: bo
     from alisio.core.lab.transcript import transcript_path
     from alisio.shell.cli.safe_text import redacted, shown
     from alisio.shell.config_home import data_dir
-    from alisio.shell.errors import expect
-    from alisio.shell.lab.errors import LabError
+    from alisio.shell.errors import CommandError, expect
     from alisio.shell.lab.store import read_regular, read_runs
     from alisio.shell.lab.stored import report_dir
 
@@ -150,10 +149,10 @@ def _show_directory(ref: str, task: str | None, rep: int | None, json_output: bo
     except FileNotFoundError:
         data = None
     except OSError as error:
-        raise LabError(f"{path}: cannot read: {error.strerror or error}") from None
+        raise CommandError(f"{path}: cannot read: {error.strerror or error}") from None
     if json_output:
         if data is None:
-            raise LabError(f"{path}: no transcript was kept for this run (written by an older alisio)")
+            raise CommandError(f"{path}: no transcript was kept for this run (written by an older alisio)")
         common.out(redacted(data.decode("utf-8", "replace")))
         return ExitCode.OK
     events = None
@@ -163,6 +162,6 @@ def _show_directory(ref: str, task: str | None, rep: int | None, json_output: bo
         try:
             events = decode_transcript(data)
         except msgspec.DecodeError as error:
-            raise LabError(f"{path}: not a transcript: {error}") from None
+            raise CommandError(f"{path}: not a transcript: {error}") from None
     common.out(shown(render_run(record, events)))  # verifier details and model text are untrusted
     return ExitCode.OK

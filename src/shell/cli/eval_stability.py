@@ -45,8 +45,8 @@ def stability(reports: Reports, quarantine: Quarantine = None, json: Json = Fals
     from alisio.core.lab.comparisons.stability import ReportRuns, render_stability
     from alisio.core.lab.comparisons.stability import stability as judge
     from alisio.shell.config_home import data_dir
+    from alisio.shell.errors import CommandError
     from alisio.shell.lab.ci_outputs import check_output_file, write_output_file
-    from alisio.shell.lab.errors import LabError
     from alisio.shell.lab.store import read_report, read_runs
     from alisio.shell.lab.stored import report_dir
 
@@ -59,7 +59,7 @@ def stability(reports: Reports, quarantine: Quarantine = None, json: Json = Fals
         report, runs = read_report(directory), read_runs(directory)
         for read in (report, runs):
             if isinstance(read, Failure):
-                raise LabError(str(read.failure()))
+                raise CommandError(str(read.failure()))
         conditions = report.unwrap().conditions
         inputs.append(
             ReportRuns(
@@ -71,7 +71,7 @@ def stability(reports: Reports, quarantine: Quarantine = None, json: Json = Fals
         )
     result = judge(inputs)
     if isinstance(result, Failure):
-        raise LabError(result.failure())
+        raise CommandError(result.failure())
     found = result.unwrap()
     if quarantine is not None:
         write_output_file(quarantine, "".join(f"{task_id}\n" for task_id in found.unstable), "--quarantine")

@@ -69,11 +69,11 @@ def variants(
     """Run configuration variants interleaved over the same tasks, report each, and compare them."""
     from alisio.core.lab.outputs.render_variants import variant_progress_line
     from alisio.shell.cli.outputs import lab_outputs
-    from alisio.shell.lab.errors import LabError
+    from alisio.shell.errors import CommandError
     from alisio.shell.lab.request import LabRequest, rates_from
 
     if provider.mode is ModeFlag.REPLAY:
-        raise LabError(REFUSE_REPLAY)
+        raise CommandError(REFUSE_REPLAY)
     s = selection
     request = LabRequest(
         selection=common.selection(suite, s.tasks, s.k, s.seed, s.suite_dir, s.yes, DEFAULT_K),

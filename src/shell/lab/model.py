@@ -16,7 +16,7 @@ from alisio.core.lab.records import RunRecord
 from alisio.core.lab.report import AgentCondition, AnswerSource, Report
 from alisio.core.lab.suites.schedule import RunSpec
 from alisio.core.lab.suites.suite import Task
-from alisio.shell.lab.errors import Terminated
+from alisio.shell.errors import Terminated
 from alisio.shell.lab.plans import ProviderPlan
 from alisio.shell.lab.run_one import Arm
 from alisio.shell.lab.suite_choice import SuiteChoice

@@ -18,7 +18,7 @@ the runs stopped, when they did); a CI output (``--junit``, the step summary) is
 already non-zero).
 
 Adding an output: build its text in the core, then add a row here (its check, when it has one, raises
-``LabError`` naming the flag and the file; its write raises ``OSError`` for a report file, ``OutputProblem``
+``CommandError`` naming the flag and the file; its write raises ``OSError`` for a report file, ``OutputProblem``
 for a CI output). Nothing else lists outputs: the checks, ``--force`` and the writes follow the table.
 """
 
@@ -38,6 +38,7 @@ from alisio.core.lab.outputs.render_html import REPORT_HTML
 from alisio.core.lab.records import RunRecord, encode_runs
 from alisio.core.lab.report import Report
 from alisio.core.lab.report_json import encode_report
+from alisio.shell.errors import CommandError
 from alisio.shell.lab.ci_outputs import (
     STEP_SUMMARY,
     OutputProblem,
@@ -46,7 +47,7 @@ from alisio.shell.lab.ci_outputs import (
     write_output_file,
 )
 from alisio.shell.lab.directory import prepare_out
-from alisio.shell.lab.errors import LabError, LabStopped
+from alisio.shell.lab.errors import LabStopped
 from alisio.shell.lab.preflight import unwritable_dir
 from alisio.shell.lab.request import LabMode, LabRequest
 from alisio.shell.lab.resume import PLAN_JSON
@@ -142,7 +143,7 @@ class CommandOutput:
     where: Where
     applies: Callable[[LabRequest], bool]
     check: Callable[[Checked], None] | None
-    """Before the first run: raise ``LabError`` when it cannot be written. ``None``: a ``ROOT`` file is
+    """Before the first run: raise ``CommandError`` when it cannot be written. ``None``: a ``ROOT`` file is
     covered by the report directory's check, an ``ENV`` file is only appended to."""
     write: Callable[[Done], None]
     """After the runs: raises ``OSError`` (a ``ROOT`` file) or ``OutputProblem`` (a CI output)."""
@@ -271,7 +272,7 @@ def _check_cassettes(checked: Checked) -> None:
     target = cassette_dir_for(checked.loaded.directory, request.cassette_dir)
     flag = "--cassette-dir" if request.cassette_dir is not None else "cassettes"
     if (problem := unwritable_dir(target, flag)) is not None:
-        raise LabError(problem)
+        raise CommandError(problem)
 
 
 # --- the table ---------------------------------------------------------------------------------------------
@@ -332,7 +333,7 @@ def check_file_output(output: CommandOutput, path: Path | None) -> None:
     holds every suite's testsuite): nothing without the flag.
 
     Raises:
-        LabError: it is a directory, or its directory cannot be created or written (nothing was run).
+        CommandError: it is a directory, or its directory cannot be created or written (nothing was run).
     """
     if path is not None:
         check_output_file(path, output.name)
@@ -342,7 +343,7 @@ def check_outputs(checked: Checked, outputs: Sequence[Output] = OUTPUTS) -> None
     """Step 5: the report directory (``--out``), then each applying row's own check.
 
     Raises:
-        LabError: an output cannot be written, or ``--out`` holds a report without ``--force`` (nothing ran).
+        CommandError: an output cannot be written, or ``--out`` holds a report without ``--force`` (nothing ran).
     """
     request = checked.request
     out = request.output.out
@@ -371,7 +372,7 @@ def write_outputs(done: Done, outputs: Sequence[Output] = OUTPUTS) -> None:
 
     Raises:
         LabStopped: a report file cannot be written, naming the directory and why.
-        LabError: the cassettes of a recording hold a secret or cannot be written (none is written).
+        CommandError: the cassettes of a recording hold a secret or cannot be written (none is written).
     """
     for arm in done.arms:
         _write_arm(done, arm, outputs)

@@ -25,7 +25,7 @@ The steps, in order, and the module that does each:
     report.html, the comparison of the variants, the cassettes of a recording, ``--junit``, the step summary;
     a signal then waits until they are written (``deferred``), and the command ends interrupted.
 
-Nothing is run until steps 1-8 have passed: every problem they find is a ``LabError`` (exit 1). After the
+Nothing is run until steps 1-8 have passed: every problem they find is a ``CommandError`` (exit 1). After the
 first run, Ctrl-C, a signal, a refused key, an unreachable endpoint or a full disk stop the loop, and the
 report of the finished runs is still written, marked interrupted.
 """
@@ -51,7 +51,7 @@ from alisio.core.lab.report_build import build_report
 from alisio.core.lab.suites.schedule import RunSpec, plan_runs
 from alisio.core.lab.suites.suite import Task
 from alisio.shell.config_home import LoadedConfig, data_dir, load_config
-from alisio.shell.errors import expect
+from alisio.shell.errors import CommandError, expect
 from alisio.shell.harness.providers.transport import GIVE_UP_MARK
 from alisio.shell.lab.agent_plan import (
     AgentPlan,
@@ -64,7 +64,6 @@ from alisio.shell.lab.agent_plan import (
 from alisio.shell.lab.agents import AgentRunner
 from alisio.shell.lab.deferred import held_signals
 from alisio.shell.lab.directory import claim_run_dir, clear_out, created_at_for, lock_directory, run_id_for
-from alisio.shell.lab.errors import LabError
 from alisio.shell.lab.model import ArmResult, LabOutcome, LabStart, Resumed, Ui
 from alisio.shell.lab.outputs import (
     OUTPUTS,
@@ -125,13 +124,13 @@ def _selected(
                 measured=config,
                 agents=agents[variant],
             )
-        except LabError as error:
+        except CommandError as error:
             failing.append((variant, error.lines))
     if not failing:
         return selected
     if len(failing) == len(measured) and all(lines == failing[0][1] for _, lines in failing):
-        raise LabError(*failing[0][1])
-    raise LabError(*(f"variant {variant}: {line}" for variant, lines in failing for line in lines))
+        raise CommandError(*failing[0][1])
+    raise CommandError(*(f"variant {variant}: {line}" for variant, lines in failing for line in lines))
 
 
 def _provider_plan(
@@ -159,7 +158,7 @@ def _provider_plan(
     if options.script is not None:
         return scripted_plan(options.script, tasks, options.model)
     if loaded is None:
-        raise LabError("a live run needs the configuration (pass --script to play scripted turns)")
+        raise CommandError("a live run needs the configuration (pass --script to play scripted turns)")
     return live_plan(
         loaded, options.model, options.base_url, request.env, jobs_for(request, loaded), options.preset
     )
@@ -171,7 +170,7 @@ def sandbox_for(
     """The sandbox a command asked for (``--sandbox``, else ``[lab] sandbox``, else none), checked here.
 
     Raises:
-        LabError: ``bwrap`` asked for and unavailable (one line: the install hint, or why it cannot run).
+        CommandError: ``bwrap`` asked for and unavailable (one line: the install hint, or why it cannot run).
     """
     chosen = kind or lab.sandbox or SandboxKind.NONE
     if chosen is SandboxKind.NONE:
@@ -179,7 +178,7 @@ def sandbox_for(
     try:
         sandbox = require_sandbox(lab.sandbox_limits(), env)
     except SandboxUnavailable as error:
-        raise LabError(str(error)) from None
+        raise CommandError(str(error)) from None
     for warning in sandbox.warnings:
         say(warning)
     return chosen, sandbox
@@ -504,14 +503,14 @@ def _agents(
     cassettes = cassette_dir_for(choice.loaded.directory, request.cassette_dir)
     suite = (choice.loaded.suite.suite_id, choice.loaded.suite.suite_version)
     if request.executor is ExecutorKind.RAY and plan.local_only:
-        raise LabError(
+        raise CommandError(
             f"--executor ray: {', '.join(plan.local_only)} is not passed to Ray workers yet (remove it, or run "
             "on this machine); nothing was run"
         )
     agents = agent_plan(request, external, source, tasks, arm_agents, plan, cassettes, suite)
     if sandbox is not None and agents.runners:
         names = ", ".join(sorted(agents.runners))
-        raise LabError(
+        raise CommandError(
             f"--sandbox bwrap: the external agent(s) {names} cannot run in the sandbox yet (only the built-in "
             "agent's commands and the command verifiers can); use --sandbox none; nothing was run"
         )
@@ -524,7 +523,7 @@ def run_request(request: LabRequest, ui: Ui, outputs: Sequence[Output] = OUTPUTS
     ``outputs`` is the table of what the command writes (``alisio.shell.lab.outputs.OUTPUTS``).
 
     Raises:
-        LabError: a problem found before the first run (nothing ran), one line each.
+        CommandError: a problem found before the first run (nothing ran), one line each.
         LabStopped: the reports or cassettes could not be written after the runs (naming why).
         KeyboardInterrupt: Ctrl-C or a signal before the first run (nothing ran).
     """

@@ -30,8 +30,7 @@ from alisio.core.harness.policy import Policy, PolicyMode, check_task_policy
 from alisio.core.lab.suites.harbor import NEEDS_SANDBOX
 from alisio.core.lab.suites.schedule import select_tasks
 from alisio.core.lab.suites.suite import Task, TaskPolicy
-from alisio.shell.errors import expect
-from alisio.shell.lab.errors import LabError
+from alisio.shell.errors import CommandError, expect
 from alisio.shell.lab.suites import LoadedSuite
 
 __all__ = ["Agents", "preflight", "task_policy", "unwritable_dir"]
@@ -108,7 +107,7 @@ def preflight(
     """The selected tasks, once every one of them may run as asked.
 
     Raises:
-        LabError: an unknown task id (listing the known ones), or one line per problem (an effect that was
+        CommandError: an unknown task id (listing the known ones), or one line per problem (an effect that was
             not granted, with the flag to pass; mode full without ``--allow-suite-full``; an agent the
             configuration does not have), naming every task it concerns.
     """
@@ -123,7 +122,7 @@ def preflight(
     ]
     if problems:
         noun = "task" if len({task_id for task_id, _ in problems}) == 1 else "tasks"
-        raise LabError(*_grouped(problems), f"nothing was run: fix or grant the {noun} above")
+        raise CommandError(*_grouped(problems), f"nothing was run: fix or grant the {noun} above")
     return tasks
 
 

@@ -7,7 +7,7 @@
   call, an extra call, or recorded calls never made) ends error with reason ``replay_divergence`` and its
   record's ``divergence`` filled. The model and provider the report names are the recording's.
 - ``load_cassettes`` reads the selected tasks' cassettes before the first run: a missing or invalid cassette
-  is a ``LabError`` naming the file, so nothing runs.
+  is a ``CommandError`` naming the file, so nothing runs.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from alisio.core.lab.records import RunRecord, RunStatus
 from alisio.core.lab.suites.suite import Task
 from alisio.core.replay.cassette import Cassette, CassetteHeader, RecordedCall, with_divergence
 from alisio.core.replay.fingerprint import Rules
+from alisio.shell.errors import CommandError
 from alisio.shell.harness.providers.base import Provider
 from alisio.shell.harness.providers.recording import RecordingProvider
 from alisio.shell.harness.providers.replay import ReplayProvider
@@ -35,7 +36,6 @@ from alisio.shell.lab.cassettes import (
     refusals,
     write_cassettes,
 )
-from alisio.shell.lab.errors import LabError
 from alisio.shell.lab.plans import ProviderPlan
 from alisio.shell.lab.portable import PortableReplay
 from alisio.shell.lab.suites import LoadedSuite
@@ -94,7 +94,7 @@ def load_cassettes(loaded: LoadedSuite, tasks: tuple[Task, ...], directory: Path
     """The cassette of every task in ``tasks``, read from ``directory``.
 
     Raises:
-        LabError: one line per missing or invalid cassette (the file, and the line for an invalid one), or a
+        CommandError: one line per missing or invalid cassette (the file, and the line for an invalid one), or a
             cassette recorded for another suite, task or suiteVersion (a bumped suiteVersion says a fixture
             or a verifier changed, so the recording no longer pins this suite: record it again).
     """
@@ -121,7 +121,7 @@ def load_cassettes(loaded: LoadedSuite, tasks: tuple[Task, ...], directory: Path
                 cassettes[task.id] = cassette
     if problems:
         hint = "record them with alisio eval record, or select recorded tasks with --tasks"
-        raise LabError(*problems, f"nothing was run: {hint}")
+        raise CommandError(*problems, f"nothing was run: {hint}")
     return cassettes
 
 
@@ -129,12 +129,12 @@ def replay_plan(cassettes: Mapping[str, Cassette]) -> ProviderPlan:
     """Each run gets a fresh replay of its task's cassette; the report names the recording's provider and model.
 
     Raises:
-        LabError: the cassettes were recorded with different models (the model is part of every request, so
+        CommandError: the cassettes were recorded with different models (the model is part of every request, so
             one run would diverge at ``model`` whatever the harness does).
     """
     models = sorted({cassette.header.model for cassette in cassettes.values()})
     if len(models) > 1:
-        raise LabError(
+        raise CommandError(
             f"the selected cassettes were recorded with different models ({', '.join(models)}): "
             "replay them separately with --tasks"
         )
@@ -207,7 +207,7 @@ def write_recorded(
         known: the exact credentials of the environment, which no cassette may hold.
 
     Raises:
-        LabError: a cassette holds a secret or exceeds a size limit (one line each, naming the task and the
+        CommandError: a cassette holds a secret or exceeds a size limit (one line each, naming the task and the
             field, never the value), or a cassette cannot be written. Nothing is written then.
     """
     pending: list[PendingCassette] = []
@@ -232,13 +232,13 @@ def write_recorded(
         )
     problems = refusals(pending, known)
     if problems:
-        raise LabError(
+        raise CommandError(
             *(f"refusing to write a cassette: {line}" for line in problems), "no cassette was written"
         )
     try:
         write_cassettes(pending)
     except OSError as error:
-        raise LabError(f"cannot write the cassettes in {directory}: {error.strerror or error}") from None
+        raise CommandError(f"cannot write the cassettes in {directory}: {error.strerror or error}") from None
     return tuple(
         Recorded(
             task_id=item.task_id,

@@ -21,8 +21,7 @@ from alisio.core.lab.comparisons.variants import (
     parse_variants,
 )
 from alisio.core.lab.report import Report
-from alisio.shell.errors import expect
-from alisio.shell.lab.errors import LabError
+from alisio.shell.errors import CommandError, expect
 from alisio.shell.lab.suites import LoadedSuite
 
 __all__ = ["compare_arms", "read_variants"]
@@ -32,13 +31,13 @@ def read_variants(path: Path, base: MeasuredConfig, loaded: LoadedSuite) -> Vari
     """compare.json at ``path``, validated against ``base`` and the suite being run.
 
     Raises:
-        LabError: the file cannot be read, is invalid (naming the variant, the key and why), or names
+        CommandError: the file cannot be read, is invalid (naming the variant, the key and why), or names
             another suite.
     """
     try:
         data = path.read_bytes()
     except OSError as error:
-        raise LabError(f"--variants {path}: cannot read: {error.strerror or error}") from None
+        raise CommandError(f"--variants {path}: cannot read: {error.strerror or error}") from None
     source = str(path)
     parsed = parse_variants(data, source, base).bind(
         lambda plan: check_suite(plan, loaded.suite.suite_id, loaded.directory.name, source)
@@ -50,6 +49,6 @@ def compare_arms(plan: VariantsPlan, reports: Sequence[Report]) -> VariantsCompa
     """Compare the variants' reports (``plan``'s order, baseline first); the outputs table writes it.
 
     Raises:
-        LabError: the reports cannot be compared (a bug: they share their suite).
+        CommandError: the reports cannot be compared (a bug: they share their suite).
     """
     return expect(compare_variants(plan.variants, reports), "the variants' reports cannot be compared")
