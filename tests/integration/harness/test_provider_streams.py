@@ -32,7 +32,7 @@ from alisio.core.harness.protocol import (
 from alisio.shell.harness.providers.openai_compat import OpenAICompatProvider
 from tests.integration.sse_server import Reply, SseServer
 
-STREAMS = Path(__file__).resolve().parents[1] / "fixtures" / "provider-streams"
+STREAMS = Path(__file__).resolve().parents[2] / "fixtures" / "provider-streams"
 RECORDINGS = sorted(STREAMS.glob("*.sse"))
 REQUEST = ProviderRequest(model="m", instructions="", messages=(UserMessage(content="hi"),))
 

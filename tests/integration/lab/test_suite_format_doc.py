@@ -30,7 +30,7 @@ from tests.integration.helpers import SPEC_EXAMPLE
 from tests.integration.helpers import SPEC_MATH as MATH
 
 ALISIO = Path(sys.executable).with_name("alisio")
-DOC = Path(__file__).resolve().parents[2] / "docs" / "suite-format.md"
+DOC = Path(__file__).resolve().parents[3] / "docs" / "suite-format.md"
 NEEDS_A_PROVIDER = ("alisio eval run my-suite --suite-dir my-suite --k 5 --allow-write --allow-process",)
 """Commands of the doc that spend real tokens: the only ones not run here."""
 

@@ -27,7 +27,7 @@ from alisio.core.lab.comparisons.variants import parse_variants
 from tests.integration.agent_endpoint import AgentEndpoint
 
 ALISIO = Path(sys.executable).with_name("alisio")
-DOC = Path(__file__).resolve().parents[2] / "docs" / "agents.md"
+DOC = Path(__file__).resolve().parents[3] / "docs" / "agents.md"
 _FENCE = re.compile(r"^```(\S*)[ \t]*(\S*)[ \t]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
 
 

@@ -18,7 +18,7 @@ import pytest
 from alisio.shell.cli.main import run_cli
 
 ALISIO = Path(sys.executable).with_name("alisio")
-SUITES = Path(__file__).resolve().parents[2] / "suites"
+SUITES = Path(__file__).resolve().parents[3] / "suites"
 
 CHECK = "import sys\nfrom calc import add\nsys.exit(0 if add(2, 3) == 5 else 1)\n"
 

@@ -24,9 +24,9 @@ from alisio.core.harness.presets import PRESETS
 from alisio.core.harness.protocol import ProviderRequest, UserMessage
 from alisio.core.replay.fingerprint import fingerprint
 from alisio.shell.config_home import LoadedConfig, resolve_provider
+from tests.integration.harness.test_provider_apis import ALISIO, answer, chat_stream
 from tests.integration.helpers import make_suite
 from tests.integration.sse_server import Reply, SseServer
-from tests.integration.test_provider_apis import ALISIO, answer, chat_stream
 from tests.property.test_wire import anthropic_stream, responses_stream
 
 HEADER_VALUE = "team-lab-7f3a9c"

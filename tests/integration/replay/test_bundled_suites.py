@@ -29,7 +29,7 @@ from alisio.shell.cli.main import run_cli
 from alisio.shell.harness.providers.scripted import ScriptedProvider
 
 ALISIO = Path(sys.executable).with_name("alisio")
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 SUITES = REPO / "suites"
 BUNDLED = {
     "smoke-coding": ("1.2.0", 7),

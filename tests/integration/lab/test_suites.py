@@ -18,7 +18,7 @@ from alisio.shell.cli.main import run_cli
 from alisio.shell.lab.suites import discover_suites, load_suite
 
 ALISIO = Path(sys.executable).with_name("alisio")
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 EXAMPLE = REPO / "suites" / "example"
 
 

@@ -21,7 +21,7 @@ from tests.integration.helpers import FIX, NOOP, make_suite, task
 ALISIO = Path(sys.executable).with_name("alisio")
 RECORD = msgspec.json.Decoder(RunRecord)
 REPORT = msgspec.json.Decoder(Report)
-CHECKOUT_SUITES = Path(__file__).resolve().parents[2] / "suites"
+CHECKOUT_SUITES = Path(__file__).resolve().parents[3] / "suites"
 
 STAMP = (
     'python3 -c "import datetime; '

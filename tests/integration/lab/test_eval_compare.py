@@ -16,7 +16,7 @@ from tests.integration.helpers import write
 from tests.property.strategies_report import conditions, task_runs
 
 ALISIO = Path(sys.executable).with_name("alisio")
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def alisio(*args: str | Path) -> subprocess.CompletedProcess[str]:

@@ -26,7 +26,7 @@ from alisio.core.harness.wire_common import SseDecoder
 from alisio.shell.harness.providers.registry import PROVIDERS
 from tests.integration.sse_server import Reply, SseServer
 
-STREAMS = Path(__file__).resolve().parents[1] / "fixtures" / "provider-streams"
+STREAMS = Path(__file__).resolve().parents[2] / "fixtures" / "provider-streams"
 APIS = {"anthropic": "anthropic", "openai-responses": "openai-responses"}
 RECORDINGS = sorted(
     path

@@ -244,7 +244,7 @@ def test_every_attack_of_a_sandboxed_agent_leaves_the_host_untouched(lab: dict[s
     assert '<property name="sandbox" value="bwrap" />' in (root / "junit.xml").read_text()
 
 
-SMOKE = Path(__file__).resolve().parents[2] / "suites" / "smoke-coding"
+SMOKE = Path(__file__).resolve().parents[3] / "suites" / "smoke-coding"
 
 
 @needs_bwrap

@@ -30,7 +30,7 @@ from tests.integration.helpers import make_suite
 from tests.integration.sse_server import Reply, SseServer, sse_body
 from tests.property.test_wire import anthropic_stream, responses_stream
 
-ALISIO = Path(os.environ.get("ALISIO_BIN", Path(__file__).resolve().parents[2] / ".venv" / "bin" / "alisio"))
+ALISIO = Path(os.environ.get("ALISIO_BIN", Path(__file__).resolve().parents[3] / ".venv" / "bin" / "alisio"))
 KEY_VAR = "E2E_PROVIDER_KEY"
 KEY = "k-e2e-not-a-real-key-0123456789"
 RECORD = msgspec.json.Decoder(RunRecord)

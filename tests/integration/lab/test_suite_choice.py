@@ -58,7 +58,7 @@ def test_an_invalid_suite_dir_suite_is_reported_not_replaced_by_the_bundled_one(
 def test_record_refuses_a_cassette_dir_it_cannot_create_before_running_anything(tmp_path: Path) -> None:
     """A --cassette-dir that cannot be created (here under /proc, where even root cannot write) is refused first."""
     env = {**os.environ, "ALISIO_CONFIG_HOME": str(tmp_path / "c"), "ALISIO_DATA_HOME": str(tmp_path / "d")}
-    checkout = Path(__file__).resolve().parents[2]
+    checkout = Path(__file__).resolve().parents[3]
     result = subprocess.run(
         [
             str(ALISIO),

@@ -15,7 +15,7 @@ from tests.integration.helpers import RUN_ID, Lab
 from tests.property.strategies_report import task_runs
 
 ALISIO = Path(sys.executable).with_name("alisio")
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 OPENAI_KEY = "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zQ7"
 
 

@@ -31,7 +31,7 @@ from alisio.shell.lab.outputs import (
 from alisio.shell.lab.pipeline import run_request
 from alisio.shell.lab.request import LabRequest, Output, Permissions, ProviderOptions, Selection
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SUITE = ROOT / "suites" / "tool-sequences"
 TASKS = ("read-edit-config", "move-file")
 

@@ -25,7 +25,7 @@ from alisio.core.lab.outputs.html_page import anchor
 from tests.integration.chromium import INSTALL, Page, browser, chromium_binary
 from tests.integration.helpers import ALISIO, FIX, NOOP, make_suite, task, write_script
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 EXAMPLES = REPO / "examples" / "reports"
 K = 3
 MARKUP = {

@@ -293,7 +293,7 @@ def test_recording_and_replay_on_a_cluster(home: Path, ray_head: RayHead) -> Non
 @needs_ray
 @pytest.mark.parametrize(
     ("sig", "code", "named"), [(signal.SIGINT, 130, "Ctrl-C")]
-)  # SIGTERM takes Ctrl-C's path (tests/integration/test_lab_hardening.py tests it with threads)
+)  # SIGTERM takes Ctrl-C's path (tests/integration/lab/test_lab_hardening.py tests it with threads)
 def test_ctrl_c_cancels_the_ray_tasks_in_flight(
     home: Path, ray_head: RayHead, sig: signal.Signals, code: int, named: str
 ) -> None:

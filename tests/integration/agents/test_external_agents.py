@@ -26,7 +26,7 @@ from alisio.core.lab.records import RunRecord
 from tests.integration.agent_endpoint import AgentEndpoint
 
 ALISIO = Path(sys.executable).with_name("alisio")
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parents[1]
 FAKE = HERE / "fake_agent.py"
 FIXTURE = HERE.parents[1] / "suites" / "smoke-coding" / "fixtures" / "fix-add"
 PROMPT = "The function add in src/calc.py is wrong: add(2, 3) returns -1. Fix it. Change only src/calc.py."

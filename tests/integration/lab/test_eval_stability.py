@@ -25,7 +25,7 @@ from alisio.core.lab.report_build import build_report
 from alisio.shell.lab.outputs import write_report_files
 
 ALISIO = Path(sys.executable).with_name("alisio")
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples/reports/baseline/report.json"
+EXAMPLE = Path(__file__).resolve().parents[3] / "examples/reports/baseline/report.json"
 K = 4
 
 

@@ -26,7 +26,7 @@ import pytest
 from alisio.shell.agents.setup import agents_bin
 
 ALISIO = Path(sys.executable).with_name("alisio")
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parents[1]
 SUITE = HERE.parents[1] / "suites" / "smoke-coding"
 
 pytestmark = [pytest.mark.xdist_group("real-agents"), pytest.mark.slow]

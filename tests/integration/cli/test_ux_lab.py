@@ -261,7 +261,7 @@ def _on_a_terminal(home: Path, *args: str, env_extra: dict[str, str] | None = No
     return process.wait(timeout=60), b"".join(chunks).decode().replace("\r\n", "\n")
 
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "reports"
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "reports"
 
 
 def test_compare_on_a_terminal_prints_a_summary_and_writes_the_markdown(home: Path) -> None:
