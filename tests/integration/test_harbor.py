@@ -224,3 +224,37 @@ def test_a_test_sh_that_writes_no_reward_fails_with_the_reason(tmp_path: Path) -
         "test.sh exited 3 and wrote no reward (neither /logs/verifier/reward.txt nor reward.json)" in detail
     )
     assert "broken" in detail
+
+
+def test_a_suite_the_sandbox_shows_the_agent_is_refused(suite: Path) -> None:
+    """Under /usr (bound read-only in every sandbox) the tests would be readable: refused before any run,
+    and so is an external agent, whose sandbox has the copy at /workspace, not /app."""
+    import dataclasses
+
+    from alisio.core.harness.config import MeasuredConfig
+    from alisio.core.harness.events import Effect
+    from alisio.shell.lab.errors import LabError
+    from alisio.shell.lab.preflight import Agents, preflight
+    from alisio.shell.lab.suites import load_suite
+
+    loaded = load_suite(suite).unwrap()
+    granted = frozenset({Effect.READ, Effect.WRITE, Effect.PROCESS})
+
+    def refusal(where: Any, agents: Agents | None = None) -> list[str]:
+        with pytest.raises(LabError) as raised:
+            preflight(where, ["hello-world"], granted, read_only=False, allow_suite_full=False,
+                      measured=MeasuredConfig(), agents=agents, sandboxed=True)  # fmt: skip
+        return list(raised.value.lines)
+
+    assert preflight(loaded, ["hello-world"], granted, read_only=False, allow_suite_full=False,
+                     measured=MeasuredConfig(), sandboxed=True)[0].id == "hello-world"  # fmt: skip
+    hidden = dataclasses.replace(loaded, directory=Path("/usr/share/harbor-suite"))
+    assert refusal(hidden)[0] == (
+        "task hello-world: the suite directory /usr/share/harbor-suite is under /usr, which the sandbox shows "
+        "the agent: its tests would be readable; move the suite elsewhere"
+    )
+    external = Agents(override="codex", external=frozenset({"codex"}))
+    assert refusal(loaded, external)[0] == (
+        "task hello-world: external agent 'codex': its sandbox has the copy at /workspace, not the task's "
+        "workdir /app; run it with the built-in agent"
+    )
