@@ -115,6 +115,9 @@ def test_selfcheck_needs_the_sandbox_and_filters_tasks(suite: Path, tmp_path: Pa
         ["hello-world", "fails", "passes", "same", "(2x)"],
     ]
     assert "2 tasks, clean" in both.stdout
+    validated = alisio(tmp_path, "eval", "validate", suite, "--selfcheck", "--sandbox", "bwrap")
+    assert validated.returncode == 0, validated.stdout + validated.stderr
+    assert validated.stdout.startswith("ok harbor-tasks") and "2 tasks, clean" in validated.stdout
     one = alisio(
         tmp_path,
         "eval",
