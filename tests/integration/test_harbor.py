@@ -261,3 +261,23 @@ def test_a_suite_the_sandbox_shows_the_agent_is_refused(suite: Path) -> None:
         "task hello-world: external agent 'codex': its sandbox has the copy at /workspace, not the task's "
         "workdir /app; run it with the built-in agent"
     )
+
+
+def test_a_task_imported_before_the_sandbox_section_is_refused(suite: Path, tmp_path: Path) -> None:
+    """Tagged needs-sandbox-bwrap with no sandbox section: its tests were in the copy; import it again."""
+    old = tmp_path / "old"
+    shutil.copytree(suite, old)
+    data = json.loads((old / "suite.json").read_text())
+    for task in data["tasks"]:
+        del task["sandbox"]
+    (old / "suite.json").write_text(json.dumps(data))
+    for command in (["eval", "selfcheck", old, "--sandbox", "bwrap"], ["eval", "selfcheck", old]):
+        result = alisio(tmp_path, *command)
+        assert result.returncode == 1 and result.stdout == ""
+        assert result.stderr.splitlines()[0] == (
+            "alisio eval selfcheck: tasks hello-json, hello-world: tagged needs-sandbox-bwrap but has no sandbox "
+            "section: it was imported by an earlier alisio (its tests are inside the copy, readable by the "
+            "agent); import it again (alisio eval import harbor)"
+        )
+    ran = run(tmp_path, old, {"hello-world": bash("true")}, "--sandbox", "bwrap")
+    assert ran.returncode == 1 and "task hello-world: tagged needs-sandbox-bwrap but" in ran.stderr

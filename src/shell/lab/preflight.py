@@ -37,7 +37,7 @@ from alisio.core.lab.suite import Task
 from alisio.shell.errors import expect
 from alisio.shell.lab.errors import LabError
 from alisio.shell.lab.suites import LoadedSuite
-from alisio.shell.lab.task_sandbox import needs_sandbox, sandbox_refusal, visible_suite
+from alisio.shell.lab.task_sandbox import sandbox_refusal, visible_suite
 
 __all__ = ["Agents", "grouped", "preflight", "task_policy", "unwritable_dir"]
 
@@ -78,8 +78,8 @@ def _task_problems(
         case _:
             pass
     agent = agents.override or task.agent
-    if suite_dir is None and needs_sandbox(task):
-        problems.append(sandbox_refusal(task))
+    if (refusal := sandbox_refusal(task, sandboxed=suite_dir is not None)) is not None:
+        problems.append(refusal)
     elif suite_dir is not None and (visible := visible_suite(task, suite_dir)) is not None:
         problems.append(visible)
     elif task.sandbox is not None and task.sandbox.workdir != WORKSPACE and agent in agents.external:

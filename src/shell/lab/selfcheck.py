@@ -42,7 +42,7 @@ from alisio.core.lab.suite_paths import normalize
 from alisio.shell.lab.errors import LabError
 from alisio.shell.lab.preflight import grouped
 from alisio.shell.lab.suites import LoadedSuite
-from alisio.shell.lab.task_sandbox import needs_sandbox, sandbox_refusal, solution_sandbox, task_sandboxes
+from alisio.shell.lab.task_sandbox import sandbox_refusal, solution_sandbox, task_sandboxes
 from alisio.shell.lab.verifiers import run_argv, run_verifiers
 from alisio.shell.lab.workspace import Workspace, WorkspaceError, prepare_workspace
 from alisio.shell.sandbox.bwrap import Sandbox, SandboxRun
@@ -72,11 +72,13 @@ def run_selfcheck(
     tasks at once), in ``sandbox`` when given.
 
     Raises:
-        LabError: without a sandbox, a task that needs one (one line each); nothing was checked.
+        LabError: without a sandbox, a task that needs one; a Harbor task imported by an earlier alisio
+            (``sandbox_refusal``; one line each); nothing was checked.
     """
     chosen = tuple(loaded.suite.tasks if tasks is None else tasks)
-    refused = [(task.id, sandbox_refusal(task)) for task in chosen if needs_sandbox(task)]
-    if sandbox is None and refused:
+    refusals = [(task.id, sandbox_refusal(task, sandboxed=sandbox is not None)) for task in chosen]
+    refused = [(task_id, refusal) for task_id, refusal in refusals if refusal is not None]
+    if refused:
         raise LabError(*grouped(refused), "nothing was checked")
     checker = Checker(loaded=loaded, repeat=repeat, env=scrubbed_env(os.environ), sandbox=sandbox)
     if jobs <= 1:

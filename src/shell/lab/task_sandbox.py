@@ -18,19 +18,22 @@ from alisio.core.lab.suite import Task
 from alisio.core.lab.suite_sandbox import mount_parts
 from alisio.shell.sandbox.bwrap import Sandbox, SandboxRun
 
-__all__ = ["needs_sandbox", "sandbox_refusal", "solution_sandbox", "task_sandboxes", "visible_suite"]
+__all__ = ["sandbox_refusal", "solution_sandbox", "task_sandboxes", "visible_suite"]
 
 
-def needs_sandbox(task: Task) -> bool:
-    """Whether ``task`` runs only under ``--sandbox bwrap``: it has a ``sandbox`` section (or the tag
-    of a Harbor task imported before it had one)."""
-    return task.sandbox is not None or NEEDS_SANDBOX in task.tags
-
-
-def sandbox_refusal(task: Task) -> str:
-    """The one line that says why ``task`` does not run without ``--sandbox bwrap`` (no task id in it)."""
+def sandbox_refusal(task: Task, *, sandboxed: bool) -> str | None:
+    """Why ``task`` cannot run (``sandboxed``: under ``--sandbox bwrap``), in one line without its id, or
+    ``None``: a task with a ``sandbox`` section needs the sandbox, and a Harbor task imported before tasks had
+    one (tagged ``needs-sandbox-bwrap``, its tests inside the copy) must be imported again."""
     spec = task.sandbox
-    paths = [spec.workdir, *(m.target for m in spec.verifier_mounts)] if spec is not None else ["/app"]
+    if spec is None and NEEDS_SANDBOX in task.tags:
+        return (
+            f"tagged {NEEDS_SANDBOX} but has no sandbox section: it was imported by an earlier alisio (its "
+            "tests are inside the copy, readable by the agent); import it again (alisio eval import harbor)"
+        )
+    if spec is None or sandboxed:
+        return None
+    paths = [spec.workdir, *(mount.target for mount in spec.verifier_mounts)]
     return (
         f"needs --sandbox bwrap: its commands use the fixed paths {', '.join(paths)}, which only the sandbox "
         "provides (outside it they would be this machine's)"
