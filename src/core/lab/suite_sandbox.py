@@ -20,8 +20,8 @@ Some tasks are written for fixed absolute paths (a Harbor task works in ``/app``
 A task with a ``sandbox`` section runs only under ``--sandbox bwrap`` (``eval run`` and ``eval selfcheck``
 refuse it otherwise, before the first run): outside the sandbox these paths would be the host's. The paths
 are checked here (``sandbox_problems``): each target is a normalised absolute path outside what the sandbox
-builds itself (``alisio.core.harness.sandbox.sandbox_path_problem``), no target repeats or overlaps the
-workdir, and each source stays inside the suite directory.
+builds itself (``alisio.core.harness.sandbox.sandbox_path_problem``), no target is, holds or lies in another
+target or the workdir, and each source stays inside the suite directory.
 """
 
 from __future__ import annotations
@@ -88,8 +88,12 @@ def sandbox_problems(
             problems.append(((*where, "target"), why))
         elif _overlaps(target, workdir):
             problems.append(((*where, "target"), f"overlaps the workdir {json_repr(workdir, limit=200)}"))
-        elif any(target == other for other in seen):
-            problems.append(((*where, "target"), f"duplicate target {json_repr(target, limit=200)}"))
+        elif (
+            other := next((j for j, seen_at in enumerate(seen) if _overlaps(target, seen_at)), None)
+        ) is not None:
+            problems.append(
+                ((*where, "target"), f"overlaps verifierMounts[{other}].target {json_repr(seen[other])}")
+            )
         seen.append(target)
         source = mount.get("source")
         if source is not None and (why := _source_problem(source, facts, links)) is not None:
