@@ -23,7 +23,7 @@ import msgspec
 from returns.result import Failure, Result
 
 from alisio.core.lab.judges.selfcheck import SelfCheck
-from alisio.core.lab.suites.harbor import ORACLE, dockerfile_problem, harbor_task, offline_problem
+from alisio.core.lab.suites.harbor import dockerfile_problem, harbor_task, offline_problem
 from alisio.core.lab.suites.importers import (
     ImportedSuite,
     exercism_suite,
@@ -35,6 +35,7 @@ from alisio.core.lab.suites.suite import violations
 from alisio.shell.errors import CommandError
 from alisio.shell.lab.selfcheck import run_selfcheck
 from alisio.shell.lab.suites import load_suite
+from alisio.shell.sandbox.bwrap import Sandbox
 
 __all__ = ["import_exercism", "import_harbor", "import_humaneval", "write_imported"]
 
@@ -159,8 +160,8 @@ def import_harbor(source: Path) -> tuple[ImportedSuite, list[str]]:
         "suiteVersion": source_version("1.0.0", digests),
         "description": (
             f"{len(tasks)} Harbor tasks from {source.name}, imported by alisio eval import harbor (the tasks' own "
-            "licence applies). Their runs need --sandbox bwrap (the paths /app, /tests, /logs/verifier); "
-            "alisio eval selfcheck runs their tests and solutions under bubblewrap."
+            "licence applies). They run only under --sandbox bwrap: the copy at /app, and for the verifier "
+            "the tests at /tests and a fresh /logs/verifier."
         ),
         "tasks": tasks,
     }
@@ -199,22 +200,17 @@ def _harbor_one(
         offline = offline_problem(texts[name])
         if offline is not None:
             return f"{name}: {offline}"
-    digest = hashlib.sha256()
-    for name in sorted(n for n in texts if n.startswith("tests/")):
-        digest.update(name.removeprefix("tests/").encode() + b"\0" + texts[name].encode() + b"\0")
     has_solution = "solution/solve.sh" in texts
-    task = harbor_task(task_id, config, instruction, digest.hexdigest(), has_solution)
+    task = harbor_task(task_id, config, instruction, has_solution)
     if isinstance(task, Failure):
         raise CommandError(f"{directory}/{task.failure()}")
     tasks.append(task.unwrap())
-    files[f"fixtures/{task_id}/.harbor/run.py"] = RUNNER
+    files["harbor/_verify.py"] = VERIFY
     for name, text in texts.items():
         if name.startswith("tests/"):
-            files[f"fixtures/{task_id}/.harbor/{name}"] = text
+            files[f"harbor/{task_id}/{name}"] = text
         else:
-            files[f"solutions/{task_id}/{name}"] = text
-    if has_solution:
-        files[f"solutions/{task_id}/oracle.sh"] = ORACLE
+            files[f"solutions/{task_id}/{name.removeprefix('solution/')}"] = text
     return None
 
 
@@ -232,8 +228,10 @@ def write_imported(
     jobs: int,
     repeat: int,
     parity: Callable[[SelfCheck], dict[str, Any]],
+    sandbox: Sandbox | None = None,
 ) -> SelfCheck:
-    """Write ``imported`` to ``out`` (which must not exist) in one rename, after self-checking it.
+    """Write ``imported`` to ``out`` (which must not exist) in one rename, after self-checking it (in
+    ``sandbox`` when given; each task's fixture directory is made even when it holds no file).
 
     Raises:
         CommandError: ``out`` exists, its parent cannot be written, or the written suite does not validate.
@@ -253,6 +251,8 @@ def write_imported(
             path = temp / relative
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
+        for task in suite["tasks"]:
+            (temp / task["fixture"]).mkdir(parents=True, exist_ok=True)
         (temp / "suite.json").write_text(json.dumps(suite, indent=2) + "\n", encoding="utf-8")
         loaded = load_suite(temp)
         if isinstance(loaded, Failure):
@@ -260,7 +260,7 @@ def write_imported(
             raise CommandError(
                 *(f"the imported suite does not validate: {line}" for line in violations(error))
             )
-        check = run_selfcheck(loaded.unwrap(), repeat=repeat, jobs=jobs)
+        check = run_selfcheck(loaded.unwrap(), repeat=repeat, jobs=jobs, sandbox=sandbox)
         record = {**parity(check), "selfcheck": msgspec.to_builtins(check)}
         (temp / "parity.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
         temp.rename(out)
@@ -270,72 +270,47 @@ def write_imported(
     return check
 
 
-RUNNER: Final = r'''"""Runs a Harbor task's tests or solution with the copy at /app, under bubblewrap (written by alisio)."""
+VERIFY: Final = r'''"""Runs a Harbor task's tests/test.sh; passes when the reward it wrote is at least 1 (written by alisio).
 
-import hashlib
+It runs as the task's command verifier under --sandbox bwrap: the copy at /app (the current directory), the
+task's tests at /tests (read-only), a fresh /logs/verifier where test.sh writes reward.txt (a number) or
+reward.json ({"reward": a number}). Standard library only.
+"""
+
 import json
-import os
 import pathlib
-import shutil
 import subprocess
 import sys
-import tempfile
 
-HERE = pathlib.Path(__file__).resolve().parent
-APP = pathlib.Path.cwd()
+LOGS = pathlib.Path("/logs/verifier")
 
 
-def digest(root):
-    h = hashlib.sha256()
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
-        h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    return h.hexdigest()
-
-
-def sandboxed(binds, command):
-    if shutil.which("bwrap") is None:
-        sys.exit("this Harbor task needs bubblewrap (bwrap) for its absolute paths /app, /tests, /logs/verifier")
-    args = ["bwrap", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-    for top in sorted(pathlib.Path("/").iterdir()):
-        if top.name in ("dev", "proc", "tmp", "app", "tests", "logs", "solution"):
-            continue
-        if top.is_symlink():
-            args += ["--symlink", os.readlink(top), str(top)]
-        elif top.is_dir():
-            args += ["--ro-bind", str(top), str(top)]
-    for source, target, mode in binds:
-        args += ["--bind" if mode == "rw" else "--ro-bind", str(source), target]
-    return subprocess.run([*args, "--chdir", "/app", *command], stdin=subprocess.DEVNULL).returncode
-
-
-def reward(logs):
-    text = logs / "reward.txt"
+def reward():
+    text = LOGS / "reward.txt"
     if text.is_file():
-        return float(text.read_text().strip() or 0)
-    data = logs / "reward.json"
+        raw = text.read_text(encoding="utf-8", errors="replace").strip()
+        try:
+            return float(raw), "reward.txt"
+        except ValueError:
+            sys.exit(f"test.sh wrote /logs/verifier/reward.txt, but not a number: {raw[:80]!r}")
+    data = LOGS / "reward.json"
     if data.is_file():
-        value = json.loads(data.read_text())
-        return float(value.get("reward", 0) if isinstance(value, dict) else value)
-    return None
+        try:
+            value = json.loads(data.read_text(encoding="utf-8", errors="replace"))
+        except ValueError as error:
+            sys.exit(f"test.sh wrote /logs/verifier/reward.json, but not JSON: {error}")
+        number = value.get("reward") if isinstance(value, dict) else value
+        if isinstance(number, bool) or not isinstance(number, (int, float)):
+            sys.exit('test.sh wrote /logs/verifier/reward.json, but no number (nor {"reward": a number})')
+        return float(number), "reward.json"
+    return None, ""
 
 
-def main():
-    what = sys.argv[1]
-    if what == "solve":
-        solution = pathlib.Path(sys.argv[2]).resolve()
-        sys.exit(sandboxed([(APP, "/app", "rw"), (solution, "/solution", "ro")], ["bash", "/solution/solve.sh"]))
-    tests = HERE / "tests"
-    if digest(tests) != sys.argv[2]:
-        sys.exit("the task's tests (.harbor/tests) were changed")
-    with tempfile.TemporaryDirectory() as logs:
-        code = sandboxed(
-            [(APP, "/app", "rw"), (tests, "/tests", "ro"), (logs, "/logs/verifier", "rw")], ["bash", "/tests/test.sh"]
-        )
-        got = reward(pathlib.Path(logs))
-    print(f"test.sh exited {code}; reward {got}")
-    sys.exit(0 if got is not None and got >= 1.0 else 1)
-
-
-main()
+code = subprocess.run(["bash", "/tests/test.sh"], stdin=subprocess.DEVNULL, check=False).returncode
+got, where = reward()
+if got is None:
+    sys.exit(f"test.sh exited {code} and wrote no reward (neither /logs/verifier/reward.txt nor reward.json)")
+print(f"test.sh exited {code}; reward {got:g} ({where})")
+sys.exit(0 if got >= 1 else 1)
 '''
-"""``.harbor/run.py`` in each fixture: standard library only (it runs with the task's python3)."""
+"""``harbor/_verify.py`` of an imported Harbor suite, bound at ``alisio.core.lab.suites.harbor.VERIFY`` for its verifier."""

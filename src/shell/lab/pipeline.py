@@ -105,8 +105,10 @@ def _selected(
     choice: SuiteChoice,
     measured: Sequence[tuple[str | None, MeasuredConfig]],
     agents: Mapping[str | None, Agents],
+    sandboxed: bool,
 ) -> tuple[Task, ...]:
-    """The tasks, once they may run under every arm's configuration (agents may differ between variants).
+    """The tasks, once they may run under every arm's configuration (agents may differ between variants;
+    ``sandboxed``: the command runs under ``--sandbox bwrap``, which some tasks need).
 
     A problem every arm shares is said once; otherwise each line names its variant.
     """
@@ -123,6 +125,7 @@ def _selected(
                 allow_suite_full=permissions.allow_suite_full,
                 measured=config,
                 agents=agents[variant],
+                sandboxed=sandboxed,
             )
         except CommandError as error:
             failing.append((variant, error.lines))
@@ -475,7 +478,9 @@ def _checked(
     configs = [(None, measured)] if variants is None else [(v.id, v.measured) for v in variants.variants]
     external = loaded.external if loaded is not None else ()
     chosen = {v.id: (v.agent, v.model) for v in variants.variants} if variants is not None else {}
-    tasks = _selected(request, choice, configs, agents_of(request, external, chosen))
+    lab_sandbox = loaded.config.lab.sandbox if loaded is not None else None
+    sandboxed = (request.sandbox or lab_sandbox) is SandboxKind.BWRAP
+    tasks = _selected(request, choice, configs, agents_of(request, external, chosen), sandboxed)
     check_outputs(Checked(request, choice.loaded, tuple(variant for variant, _ in configs)), outputs)
     if request.executor is ExecutorKind.RAY and request.ray_address is not None:
         from alisio.shell.lab.ray_executor import check_address

@@ -241,7 +241,8 @@ def harbor_task(root: Path, name: str, dockerfile: str = "FROM ubuntu:24.04\nWOR
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed")
 def test_harbor_tasks_import_refuse_and_self_check(tmp_path: Path) -> None:
     """hello-world imports (no-op reward 0, oracle reward 1); a built image and a networked verifier are
-    refused with the reason; eval run refuses the imported task: it needs the sandbox."""
+    refused with the reason; eval run refuses the imported task without --sandbox bwrap (tests/integration/
+    test_harbor.py runs it under the sandbox)."""
     tasks = tmp_path / "tasks"
     harbor_task(tasks, "hello-world")
     harbor_task(tasks, "built", dockerfile="FROM ubuntu:24.04\nRUN apt-get update\n")
@@ -274,7 +275,7 @@ def test_harbor_tasks_import_refuse_and_self_check(tmp_path: Path) -> None:
     run = alisio("eval", "run", "harbor-tasks", "--suite-dir", str(tmp_path / "hb"), "--yes", "--allow-write",
                  "--allow-process", "--script", str(tmp_path / "none.json"), "--k", "1", "--out", str(tmp_path / "r"))  # fmt: skip
     assert run.returncode == 1
-    assert "task hello-world: tagged needs-sandbox-bwrap" in run.stderr and "--sandbox bwrap" in run.stderr
+    assert "task hello-world: needs --sandbox bwrap: its commands use the fixed paths /app" in run.stderr
 
 
 def test_harbor_bad_input_is_one_line(tmp_path: Path) -> None:

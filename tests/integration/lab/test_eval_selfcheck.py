@@ -8,6 +8,7 @@ table, the flag line, --json and the exit code; the bundled suites self-check cl
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -219,3 +220,56 @@ def test_bundled_suites_self_check_clean(suite: str, repeat: str, capsys: pytest
     assert all(row.split()[1] == "fails" for row in rows if not row.startswith("warning:"))
     if suite != "tool-sequences":
         assert all(row.split()[2] == "passes" for row in rows if not row.startswith("warning:"))
+
+
+def test_tasks_selects_as_eval_run_does(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--tasks checks only the tasks named (suite/id accepted), in that order; an unknown or repeated id is
+    the error eval run gives, and nothing is checked."""
+    root = write_suite(tmp_path / "suite", [task(name, [check_verifier()]) for name in ("a", "b", "c")])
+    assert run_cli(["eval", "selfcheck", str(root), "--tasks", "c,probe/a", "--repeat", "1"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines[1:-1]] == ["c", "a"]
+    assert lines[-1] == "selfcheck probe 1.0.0: 2 tasks, clean, 0 with warnings"
+    errors = []
+    for wanted in ("a,nope,zz", "a,probe/a"):
+        assert run_cli(["eval", "selfcheck", str(root), "--tasks", wanted]) == 1
+        checked = capsys.readouterr()
+        assert checked.out == ""
+        script = tmp_path / "noop.json"
+        script.write_text(json.dumps({"turns": [{"text": "done"}]}), encoding="utf-8")
+        run = ["eval", "run", "probe", "--suite-dir", str(root), "--tasks", wanted, "--script", str(script)]
+        assert run_cli([*run, "--out", str(tmp_path / "r")]) == 1
+        said = capsys.readouterr().err.removeprefix("alisio eval run: ")
+        assert checked.err.removeprefix("alisio eval selfcheck: ") == said
+        errors.append(said)
+    assert errors == [
+        "unknown tasks nope, zz in suite probe (known: a, b, c)\n",
+        "--tasks names a more than once: name each task once (--k sets repetitions)\n",
+    ]
+
+
+@pytest.mark.skipif(
+    shutil.which("bwrap") is None, reason="bubblewrap is not installed (apt-get install bubblewrap)"
+)
+def test_sandboxed_selfcheck_runs_the_solution_script_from_solution(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Under --sandbox bwrap the verifier runs in /workspace and the script solution as /solution/NAME, its
+    directory read-only; an unknown --sandbox value is a usage error."""
+    root = tmp_path / "suite"
+    (root / "fix").mkdir(parents=True)
+    (root / "fix" / "solve.sh").write_text(
+        'test "$0" = /solution/solve.sh && test "$PWD" = /workspace && ! touch /solution/x '
+        "&& sed -i 's/a - b/a + b/' calc.py\n",
+        encoding="utf-8",
+    )
+    inside = {**check_verifier(), "command": ["python3", "check.py"]}
+    write_suite(root, [task("fix", [inside], solution="fix/solve.sh")])
+    assert run_cli(["eval", "selfcheck", str(root), "--repeat", "1"]) == 1
+    plain = capsys.readouterr().out  # outside the sandbox $0 is the script's real path
+    assert plain.splitlines()[1].split()[:3] == ["fix", "fails", "error"], plain
+    assert run_cli(["eval", "selfcheck", str(root), "--repeat", "1", "--sandbox", "bwrap"]) == 0
+    boxed = capsys.readouterr().out
+    assert boxed.splitlines()[1].split()[:3] == ["fix", "fails", "passes"], boxed
+    assert run_cli(["eval", "selfcheck", str(root), "--sandbox", "docker"]) == 1
+    assert "--sandbox" in capsys.readouterr().err

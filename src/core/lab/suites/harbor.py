@@ -9,11 +9,12 @@ A Harbor task directory holds task.toml, instruction.md, environment/Dockerfile,
   ``uv pip install``, ``uvx``, ``apt-get install``...): such a verifier is reported as not runnable offline.
 
 The mapping: instruction.md -> prompt; ``[agent] timeout_sec`` -> ``maxWallMs``; ``[verifier] timeout_sec``
--> the command verifier's ``timeoutMs``; tests/ -> ``.harbor/tests`` in the fixture, run by
-``.harbor/run.py verify`` under bubblewrap with the copy bound at /app, the tests at /tests and a fresh
-directory at /logs/verifier (reward >= 1 passes); solve.sh -> a solution script that runs it the same way.
-The tests' digest is in the verifier's argv, so a run that edits them fails. The agent's own run needs the
-same mounts (``--sandbox bwrap``): the task is tagged ``NEEDS_SANDBOX`` and ``eval run`` refuses it.
+-> the command verifier's ``timeoutMs``; solve.sh -> the solution (``solutions/<id>/solve.sh``, run with its
+directory at /solution). The fixture is empty, as the image's /app is. The container's absolute paths become
+the task's ``sandbox`` section (``alisio.core.lab.suites.suite_sandbox``): the copy at /app; for the verifier only,
+the tests (``harbor/<id>/tests`` in the suite, outside the copy: the agent never sees them) at /tests, a fresh
+/logs/verifier, and ``harbor/_verify.py`` at ``VERIFY``, which runs test.sh and passes when the reward it wrote
+is at least 1. Such a task runs only under ``--sandbox bwrap``; it is also tagged ``NEEDS_SANDBOX``.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from returns.result import Failure, Result, Success
 __all__ = [
     "BASE_IMAGES",
     "NEEDS_SANDBOX",
-    "ORACLE",
+    "VERIFY",
     "dockerfile_problem",
     "harbor_task",
     "offline_problem",
@@ -92,8 +93,12 @@ def _seconds(config: Mapping[str, Any], section: str, default: float) -> float |
     return float(value)
 
 
+VERIFY: Final = "/opt/alisio/harbor_verify.py"
+"""Where the verifier finds ``harbor/_verify.py`` of the suite, inside its sandbox."""
+
+
 def harbor_task(
-    task_id: str, config: Mapping[str, Any], instruction: str, tests_digest: str, has_solution: bool
+    task_id: str, config: Mapping[str, Any], instruction: str, has_solution: bool
 ) -> Result[dict[str, Any], str]:
     """The suite task of one Harbor task (``config`` is task.toml decoded); a one-line reason when refused."""
     agent = _seconds(config, "agent", 600.0)
@@ -116,16 +121,20 @@ def harbor_task(
             {
                 "kind": "command",
                 "id": "tests",
-                "command": ["python3", ".harbor/run.py", "verify", tests_digest],
+                "command": ["python3", VERIFY],
                 "timeoutMs": min(max(round(verifier * 1000), 1), 600_000),
             }
         ],
         "tags": [*dict.fromkeys([*tags, "harbor", NEEDS_SANDBOX])],
+        "sandbox": {
+            "workdir": "/app",
+            "verifierMounts": [
+                {"target": "/tests", "source": f"harbor/{task_id}/tests"},
+                {"target": "/logs/verifier"},
+                {"target": VERIFY, "source": "harbor/_verify.py"},
+            ],
+        },
     }
     if has_solution:
-        task["solution"] = f"solutions/{task_id}/oracle.sh"
+        task["solution"] = f"solutions/{task_id}/solve.sh"
     return Success(task)
-
-
-ORACLE: Final = 'exec python3 .harbor/run.py solve "$(dirname "$0")/solution"\n'
-"""A Harbor task's solution script: solve.sh run with the copy at /app (``bash oracle.sh`` in the copy)."""

@@ -45,6 +45,7 @@ from alisio.core.lab.suites.suite_paths import (
     resolve,
     undecodable_names,
 )
+from alisio.core.lab.suites.suite_sandbox import TaskSandbox, sandbox_problems
 from alisio.core.shape import (
     FieldPath,
     Problem,
@@ -267,6 +268,7 @@ class Task(_SuiteStruct, frozen=True, kw_only=True):
     """Initialise a git repository inside the copy."""
     replay_normalize: tuple[NormalizeRule, ...] = ()
     solution: str | None = None  # a directory laid over the copy, or a script run with bash in it
+    sandbox: TaskSandbox | None = None  # fixed paths under --sandbox bwrap (core.lab.suite_sandbox)
 
 
 class Suite(_SuiteStruct, frozen=True, kw_only=True):
@@ -434,6 +436,7 @@ def _task_problems(
     solution = task.get("solution")
     if isinstance(solution, str) and _well_shaped(misshapen, "solution"):
         problems += [(("solution",), why) for why in [entry_problem(solution, facts, links)] if why]
+    problems += sandbox_problems(task, misshapen, facts, links)
     verifiers = task.get("verifiers")
     if isinstance(verifiers, list):
         problems += _duplicates(verifiers, ("verifiers",), "verifier id")
@@ -579,9 +582,7 @@ def _usable_task_id(raw: Any, index: int) -> str | None:
     tasks = raw.get("tasks") if isinstance(raw, dict) else None
     task = tasks[index] if isinstance(tasks, list) and index < len(tasks) else None
     task_id = task.get("id") if isinstance(task, dict) else None
-    if isinstance(task_id, str) and not shape_problems(task_id, Id):
-        return task_id
-    return None
+    return task_id if isinstance(task_id, str) and not shape_problems(task_id, Id) else None
 
 
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
