@@ -15,9 +15,9 @@ import sys
 import time
 from collections.abc import Callable
 
-from alisio.core.lab.exact import boschloo_p, holm_adjust, newcombe_interval
-from alisio.core.lab.paired import paired_difference
-from alisio.core.lab.power import min_detectable_difference
+from alisio.core.stats.exact import boschloo_p, holm_adjust, newcombe_interval
+from alisio.core.stats.paired import paired_difference
+from alisio.core.stats.power import min_detectable_difference
 
 TARGET_S = 3.0
 REPEATS = 3

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import math
 
-from alisio.core.lab.exact import boschloo_p
-from alisio.core.lab.noninferiority import noninferiority_p
-from alisio.core.lab.stats import wilson_interval
+from alisio.core.stats.exact import boschloo_p
+from alisio.core.stats.noninferiority import noninferiority_p
+from alisio.core.stats.rates import wilson_interval
 
 RATE = 0.8
 

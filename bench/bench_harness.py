@@ -29,7 +29,7 @@ import msgspec
 from alisio.core.harness.budget import RunBudget
 from alisio.core.harness.config import Limits, MeasuredConfig
 from alisio.core.harness.events import Compacted
-from alisio.core.harness.policy import ALL_EFFECTS, Mode, Policy
+from alisio.core.harness.policy import ALL_EFFECTS, Policy, PolicyMode
 from alisio.core.replay.fingerprint import path_rules
 from alisio.shell.harness.agent import AgentSetup, run_agent
 from alisio.shell.harness.providers.scripted import ScriptedProvider
@@ -60,7 +60,7 @@ def _one_run(workspace: Path, script: bytes, measured: MeasuredConfig) -> tuple[
         provider=ScriptedProvider.from_json(script, "bench"),
         model="bench",
         measured=measured,
-        policy=Policy(mode=Mode.AUTO),
+        policy=Policy(mode=PolicyMode.AUTO),
         granted=ALL_EFFECTS,
         budget=RunBudget(max_turns=TURNS + 10, max_wall_ms=3_600_000),
         normalize_rules=path_rules(str(workspace)),

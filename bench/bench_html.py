@@ -26,7 +26,7 @@ from alisio.core.harness.events import (
     ToolResulted,
 )
 from alisio.core.lab.records import Measured, RunRecord, RunStatus
-from alisio.core.lab.report import Compaction, Conditions, Mode
+from alisio.core.lab.report import AnswerSource, CompactionSettings, Conditions
 from alisio.core.lab.report_build import build_report
 from alisio.core.lab.transcript import encode_transcript, transcript_path
 from alisio.shell.lab.store import REPORT_HTML, write_report_html
@@ -88,8 +88,8 @@ def main() -> None:
     runs = records(args.tasks, args.k)
     conditions = Conditions(
         suite_id="bench", suite_version="1.0.0", suite_hash="h", harness_version="0.1.0", config_hash="c",
-        provider="p", model="m", mode=Mode.LIVE, k=args.k, seed=0,
-        compaction=Compaction(threshold=0.8, max_context_chars=200_000), run_id="bench",
+        provider="p", model="m", mode=AnswerSource.LIVE, k=args.k, seed=0,
+        compaction=CompactionSettings(threshold=0.8, max_context_chars=200_000), run_id="bench",
         created_at="2026-01-01T00:00:00Z",
     )  # fmt: skip
     report = build_report(runs, conditions)

@@ -18,8 +18,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from alisio.core.lab.paired import paired_difference, sign_flip_p
-from alisio.core.lab.stats import wilson_interval
+from alisio.core.stats.paired import paired_difference, sign_flip_p
+from alisio.core.stats.rates import wilson_interval
 
 GRID = ((5, 50), (50, 5), (5, 20), (20, 20))
 RATE = 0.05

@@ -12,7 +12,7 @@ import time
 import numpy as np
 
 from alisio.core.lab.records import Incident, Measured, RunRecord, RunStatus, decode_runs, encode_runs
-from alisio.core.lab.report import Compaction, Conditions, Mode, Rates
+from alisio.core.lab.report import AnswerSource, CompactionSettings, Conditions, Rates
 from alisio.core.lab.report_build import build_report
 
 STATUSES = (RunStatus.PASS, RunStatus.FAIL, RunStatus.BUDGET_EXCEEDED, RunStatus.ERROR)
@@ -67,10 +67,10 @@ def main() -> None:
         config_hash="c",
         provider="p",
         model="m",
-        mode=Mode.LIVE,
+        mode=AnswerSource.LIVE,
         k=args.records // args.tasks,
         seed=0,
-        compaction=Compaction(threshold=0.8, max_context_chars=200_000),
+        compaction=CompactionSettings(threshold=0.8, max_context_chars=200_000),
         rates=Rates(input_rate=0.3, output_rate=1.2),
         run_id="bench",
         created_at="2026-01-01T00:00:00Z",

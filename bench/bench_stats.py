@@ -13,8 +13,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from alisio.core.lab.stats import pass_at_k_estimate, pass_hat_k_estimate, wilson_bounds
-from alisio.core.lab.verdict import Side, task_verdict
+from alisio.core.stats.rates import pass_at_k_estimate, pass_hat_k_estimate, wilson_bounds
+from alisio.core.stats.verdict import Side, task_verdict
 
 TARGET_S = 1.0
 TASKS = 10_000

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from alisio.core.lab.records import Incident, Measured, RunRecord, RunStatus, VerifierResult, VerifierStatus
-from alisio.core.lab.report import Compaction, Conditions, Mode, Rates
+from alisio.core.lab.report import AnswerSource, CompactionSettings, Conditions, Rates
 from alisio.core.lab.report_build import build_report
 from alisio.shell.lab.outputs import write_report_files
 
@@ -51,10 +51,10 @@ def _conditions(side: str) -> Conditions:
         config_hash="sha256:9a41e07c" if candidate else "sha256:3be2d1f4",
         provider="synthetic",
         model="synthetic-model",
-        mode=Mode.LIVE,
+        mode=AnswerSource.LIVE,
         k=K,
         seed=20261014,
-        compaction=Compaction(threshold=0.8, max_context_chars=400_000),
+        compaction=CompactionSettings(threshold=0.8, max_context_chars=400_000),
         rates=Rates(input_rate=0.28, output_rate=1.10),
         run_id="2026-10-14T09-00-00-000Z" if not candidate else "2026-10-15T09-00-00-000Z",
         created_at="2026-10-14T09:00:00Z" if not candidate else "2026-10-15T09:00:00Z",

@@ -292,7 +292,7 @@ def _json_documents(body: str) -> list[object]:
 )
 def test_json_examples_parse_and_validate(block: Block) -> None:
     from alisio.core.harness.config import MeasuredConfig
-    from alisio.core.lab.variants import parse_variants
+    from alisio.core.lab.comparisons.variants import parse_variants
     from alisio.shell.harness.providers.scripted import ScriptedProvider
 
     documents = _json_documents(block.body)

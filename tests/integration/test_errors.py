@@ -37,10 +37,11 @@ def test_expect_raises_the_error_class_it_is_given() -> None:
 
 
 def test_the_labs_errors_are_the_command_wide_ones() -> None:
-    """LabError is CommandError (one class), LabStopped is one, Terminated is the same class everywhere."""
-    assert lab_errors.LabError is CommandError
+    """The lab has no error class of its own but ``LabStopped``, a ``CommandError``: no second name for one."""
+    assert lab_errors.__all__ == ["LabStopped"]
+    assert not hasattr(lab_errors, "LabError")
     assert issubclass(lab_errors.LabStopped, CommandError)
-    assert lab_errors.Terminated is Terminated and issubclass(Terminated, KeyboardInterrupt)
+    assert issubclass(Terminated, KeyboardInterrupt)
 
 
 def test_alisio_run_stops_on_a_command_error_with_one_line_and_exit_1(

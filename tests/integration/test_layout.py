@@ -2,8 +2,7 @@
 
 - no import cycle between modules, type-only imports included: a module never imports (directly or through
   others) a module that imports it back. The core's packages are also acyclic among themselves (the
-  import-linter contract); the shell's ``lab`` and ``replay`` packages use each other by design (the pipeline
-  runs replay's plans; ``eval ci`` and ``record-bundled`` call the pipeline), through modules that form no cycle;
+  import-linter contract), and the shell's packages are floors that import only downwards (another one);
 - no module over 600 lines;
 - no private name (``_x``) imported from another module;
 - no function over 60 lines.

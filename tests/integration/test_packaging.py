@@ -110,8 +110,8 @@ def test_the_wheel_installs_alisio_core_and_shell_and_no_top_level_core(tmp_path
     tops = {name.split("/")[0] for name in names if not name.split("/")[0].endswith(".dist-info")}
     assert tops == {"alisio"}
     assert (
-        "alisio/core/lab/stats.py" in names
-        and "alisio/core/stats.py" in names
+        "alisio/core/stats/rates.py" in names
+        and "alisio/core/stats/__init__.py" in names
         and "alisio/shell/cli/main.py" in names
     )
     python = _fresh_venv(tmp_path / "venv")

@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 from alisio.core.harness.budget import RunBudget
 from alisio.core.harness.events import Effect
-from alisio.core.harness.policy import Mode, Policy
+from alisio.core.harness.policy import Policy, PolicyMode
 from alisio.core.harness.protocol import AssistantMessage, Message, ToolCall, ToolMessage, Usage, UserMessage
 from alisio.core.harness.tooldefs import TOOL_NAMES
 
@@ -56,7 +56,7 @@ def conversations(draw: st.DrawFn) -> tuple[Message, ...]:
 effects = st.sampled_from(list(Effect))
 effect_sets = st.frozensets(effects)
 harness_policies = st.builds(
-    Policy, mode=st.sampled_from(list(Mode)), allow=effect_sets, read_only=st.booleans()
+    Policy, mode=st.sampled_from(list(PolicyMode)), allow=effect_sets, read_only=st.booleans()
 )
 tool_names = st.sampled_from([*TOOL_NAMES, "rm_rf", ""])
 offered_tools = st.lists(st.sampled_from(TOOL_NAMES), unique=True).map(tuple)

@@ -19,9 +19,9 @@ from alisio.core.harness.events import (
     ToolResulted,
 )
 from alisio.core.harness.protocol import Usage
-from alisio.core.lab.outcome import SetupError
+from alisio.core.lab.judges.outcome import SetupError
 from alisio.core.lab.records import VerifierResult, VerifierStatus
-from alisio.core.lab.schedule import RunSpec
+from alisio.core.lab.suites.schedule import RunSpec
 
 task_id_lists = st.lists(st.from_regex(r"[a-z][a-z0-9-]{0,8}", fullmatch=True), max_size=6, unique=True)
 ks = st.integers(min_value=1, max_value=6)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import settings
 from hypothesis import strategies as st
 
-from alisio.core.lab.formats import SCRIPTED_PROVIDER
+from alisio.core.lab.outputs.formats import SCRIPTED_PROVIDER
 from alisio.core.lab.records import (
     Divergence,
     Incident,
@@ -15,7 +15,7 @@ from alisio.core.lab.records import (
     VerifierResult,
     VerifierStatus,
 )
-from alisio.core.lab.report import Compaction, Conditions, Mode, Rates, Report
+from alisio.core.lab.report import AnswerSource, CompactionSettings, Conditions, Rates, Report
 
 TASK_IDS = ("alpha", "beta", "gamma", "delta")
 
@@ -118,12 +118,12 @@ def run_records(
 
 
 def conditions(
-    mode: Mode = Mode.LIVE,
+    mode: AnswerSource = AnswerSource.LIVE,
     k: int = 5,
     suite_version: str = "1.0.0",
     suite_hash: str = "hash-1",
     rates: Rates | None = None,
-    compaction: Compaction | None = None,
+    compaction: CompactionSettings | None = None,
     harness_version: str = "0.1.0",
     suite_id: str = "demo",
     provider: str = "openai-compat",
@@ -144,7 +144,7 @@ def conditions(
         mode=mode,
         k=k,
         seed=42,
-        compaction=compaction or Compaction(threshold=0.8, max_context_chars=200_000),
+        compaction=compaction or CompactionSettings(threshold=0.8, max_context_chars=200_000),
         rates=rates,
         run_id="run-1",
         created_at="2026-01-01T00:00:00Z",
@@ -153,7 +153,7 @@ def conditions(
 
 conditions_strategy = st.builds(
     conditions,
-    mode=st.sampled_from(list(Mode)),
+    mode=st.sampled_from(list(AnswerSource)),
     k=st.integers(1, 10),
     rates=st.none() | st.builds(Rates, input_rate=st.floats(0, 20), output_rate=st.floats(0, 60)),
 )
@@ -212,7 +212,7 @@ def reports_of_mode(draw: st.DrawFn, mode: str | None = None) -> Report:
     from alisio.core.lab.report_build import build_report
 
     mode = mode or draw(st.sampled_from(MODES))
-    live = Mode.REPLAY if mode == "replay" else Mode.LIVE
+    live = AnswerSource.REPLAY if mode == "replay" else AnswerSource.LIVE
     provider = {"scripted": SCRIPTED_PROVIDER, "replay": "replay"}.get(mode, "openai-compat")
     endpoint = None if mode in ("replay", "scripted") else "http://127.0.0.1:8080/v1"
     k = draw(st.integers(1, 6))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from alisio.core.lab.verdict import Side
+from alisio.core.stats.verdict import Side
 
 MAX_N = 2000
 """Largest run count drawn for Wilson properties (the notes checked every property up to n = 2000)."""

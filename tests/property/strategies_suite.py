@@ -14,7 +14,7 @@ import msgspec
 from hypothesis import settings
 from hypothesis import strategies as st
 
-from alisio.core.lab.suite import (
+from alisio.core.lab.suites.suite import (
     TOOL_NAMES,
     BeforeRule,
     Budget,
@@ -26,10 +26,10 @@ from alisio.core.lab.suite import (
     NeverRule,
     NoRepeatFailureRule,
     NormalizeRule,
-    Policy,
     Rule,
     Suite,
     Task,
+    TaskPolicy,
     ToolSequenceVerifier,
     TreeDiffWithinVerifier,
     Verifier,
@@ -66,7 +66,7 @@ budgets = st.builds(
     max_tool_calls=st.none() | positive,
 )
 policies = st.builds(
-    Policy,
+    TaskPolicy,
     mode=st.sampled_from(["ask", "auto", "full"]),
     allow=st.lists(st.sampled_from(["write", "process", "external", "analysis"]), unique=True).map(tuple),
     read_only=st.booleans(),

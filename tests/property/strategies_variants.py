@@ -1,4 +1,4 @@
-"""Generators for alisio.core.lab.variants: variant ids, valid override tables, and compare.json documents."""
+"""Generators for alisio.core.lab.comparisons.variants: variant ids, valid override tables, and compare.json documents."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Hypothesis strategies for alisio.core.lab.verify: tool-call logs, tool-sequence rules, tree snapshots.
+"""Hypothesis strategies for alisio.core.lab.judges.verify: tool-call logs, tool-sequence rules, tree snapshots.
 
 A generated call carries the *meaning* of its arguments (``key``: which of a few argument dicts, or which
 invalid JSON text) next to the raw text the model sent (random key order and spacing), so tests can use
@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from hypothesis import strategies as st
 
 from alisio.core.harness.events import Event, RunEnded, RunStarted, ToolCalled, ToolResulted
-from alisio.core.lab.suite import BeforeRule, MaxCallsRule, NeverRule, NoRepeatFailureRule, Rule
-from alisio.core.lab.verify import TreeEntry, TreeSnapshot, tree_snapshot
+from alisio.core.lab.judges.verify import TreeEntry, TreeSnapshot, tree_snapshot
+from alisio.core.lab.suites.suite import BeforeRule, MaxCallsRule, NeverRule, NoRepeatFailureRule, Rule
 
 TOOLS = ("read_file", "edit_file", "bash")
 """A few tool names, so that generated logs repeat them often."""

@@ -1,4 +1,4 @@
-"""Properties of alisio.core.lab.compare: refusals, antisymmetry, verdicts with the right numbers, honest deltas."""
+"""Properties of alisio.core.lab.comparisons.compare: refusals, antisymmetry, verdicts with the right numbers, honest deltas."""
 
 from __future__ import annotations
 
@@ -11,13 +11,19 @@ from hypothesis import strategies as st
 from returns.result import Failure, Success
 
 from alisio.core.errors import IncompatibleReports
-from alisio.core.lab.compare import Comparison, Outcome, TaskComparison, compare_reports, limits_footnote
-from alisio.core.lab.exact import PValueMethod, difference_p, pooled_z_p
+from alisio.core.lab.comparisons.compare import (
+    Comparison,
+    Outcome,
+    TaskComparison,
+    compare_reports,
+    limits_footnote,
+)
 from alisio.core.lab.records import RunRecord
-from alisio.core.lab.report import Compaction, Mode, Rates, Report
+from alisio.core.lab.report import AnswerSource, CompactionSettings, Rates, Report
 from alisio.core.lab.report_build import build_report
-from alisio.core.lab.stats import IntervalMethod
-from alisio.core.lab.verdict import Adjustment, VerdictRule
+from alisio.core.stats.exact import PValueMethod, difference_p, pooled_z_p
+from alisio.core.stats.rates import IntervalMethod
+from alisio.core.stats.verdict import Adjustment, VerdictRule
 from tests.property.strategies_report import conditions, task_runs
 
 RATES = Rates(input_rate=1.0, output_rate=4.0)
@@ -153,15 +159,15 @@ def test_verdicts_with_the_documented_numbers() -> None:
 
 def test_different_modes_make_every_task_not_comparable() -> None:
     """A live report against a replay report: every shared task is not comparable, with a warning."""
-    c = compared(report(task_runs("a", 0, 10)), report(task_runs("a", 10), mode=Mode.REPLAY))
+    c = compared(report(task_runs("a", 0, 10)), report(task_runs("a", 10), mode=AnswerSource.REPLAY))
     assert task(c, "a").outcome is Outcome.NOT_COMPARABLE
     assert any("modes differ" in w for w in c.warnings)
 
 
 def test_replay_reports_compare_as_changed_or_unchanged() -> None:
     """Two replays: a task whose status counts differ is changed, otherwise unchanged; no intervals."""
-    base = report(task_runs("a", 1), task_runs("b", 1), mode=Mode.REPLAY, k=1)
-    cand = report(task_runs("a", 1), task_runs("b", 0, 0, errors=1), mode=Mode.REPLAY, k=1)
+    base = report(task_runs("a", 1), task_runs("b", 1), mode=AnswerSource.REPLAY, k=1)
+    cand = report(task_runs("a", 1), task_runs("b", 0, 0, errors=1), mode=AnswerSource.REPLAY, k=1)
     c = compared(base, cand)
     assert c.replay
     assert task(c, "a").outcome is Outcome.UNCHANGED
@@ -175,7 +181,9 @@ def test_token_and_cost_deltas_need_the_same_compaction_settings() -> None:
     """Different compaction settings: token and cost deltas are not comparable; success rate still is."""
     base = report(task_runs("a", 5), rates=RATES)
     cand = report(
-        task_runs("a", 5), rates=RATES, compaction=Compaction(threshold=0.6, max_context_chars=200_000)
+        task_runs("a", 5),
+        rates=RATES,
+        compaction=CompactionSettings(threshold=0.6, max_context_chars=200_000),
     )
     t = task(compared(base, cand), "a")
     assert t.tokens_per_success is not None and t.tokens_per_success.delta is None
@@ -245,8 +253,8 @@ def test_summary_cost_per_success_is_compared_with_the_same_rates() -> None:
 
 def test_replay_footnote_does_not_claim_not_comparable() -> None:
     """In replay an errored run changes a task; the footnote must not say "not comparable" there."""
-    base = report(task_runs("a", 1), mode=Mode.REPLAY, k=1)
-    cand = report(task_runs("a", 0, errors=1), mode=Mode.REPLAY, k=1)
+    base = report(task_runs("a", 1), mode=AnswerSource.REPLAY, k=1)
+    cand = report(task_runs("a", 0, errors=1), mode=AnswerSource.REPLAY, k=1)
     c = compared(base, cand)
     assert task(c, "a").outcome is Outcome.CHANGED
     assert not any("not comparable" in line for line in c.limits)
@@ -372,8 +380,8 @@ def test_the_suite_difference_is_paired_with_t_intervals_per_side() -> None:
 
 def test_replay_comparisons_have_no_tests() -> None:
     """Two replays: no difference tests, no paired difference, no intervals."""
-    base = report(task_runs("a", 1), mode=Mode.REPLAY, k=1)
-    cand = report(task_runs("a", 0, 1), mode=Mode.REPLAY, k=1)
+    base = report(task_runs("a", 1), mode=AnswerSource.REPLAY, k=1)
+    cand = report(task_runs("a", 0, 1), mode=AnswerSource.REPLAY, k=1)
     c = compared(base, cand)
     assert task(c, "a").difference is None and c.summary.paired is None
     assert c.summary.baseline_rate is not None and c.summary.baseline_rate.interval is None

@@ -1,31 +1,33 @@
-"""Properties of alisio.core.lab.gate (``eval compare --fail-on``) and alisio.core.lab.step_summary."""
+"""Properties of alisio.core.lab.comparisons.gate (``eval compare --fail-on``) and alisio.core.lab.outputs.step_summary."""
 
 from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from alisio.core.lab.compare import Comparison, Outcome, compare_reports
-from alisio.core.lab.gate import FailOn, describe_gate, gate
+from alisio.core.lab.comparisons.compare import Comparison, Outcome, compare_reports
+from alisio.core.lab.comparisons.gate import FailOn, describe_gate, gate
+from alisio.core.lab.outputs.step_summary import CiSuiteLine, ci_summary, comparison_summary, run_summary
 from alisio.core.lab.records import RunRecord
-from alisio.core.lab.report import Mode
+from alisio.core.lab.report import AnswerSource
 from alisio.core.lab.report_build import build_report
-from alisio.core.lab.step_summary import CiSuiteLine, ci_summary, comparison_summary, run_summary
 from tests.property.strategies_report import conditions, record_lists_settings, run_records, task_runs
 
 records_lists = st.lists(run_records(lean=True), max_size=20)
 
 
-def _comparison(base: list[RunRecord], cand: list[RunRecord], mode: Mode = Mode.LIVE) -> Comparison:
+def _comparison(
+    base: list[RunRecord], cand: list[RunRecord], mode: AnswerSource = AnswerSource.LIVE
+) -> Comparison:
     return compare_reports(
         build_report(base, conditions(mode=mode)), build_report(cand, conditions(mode=mode))
     ).unwrap()
 
 
-@given(records_lists, records_lists, st.sampled_from(list(Mode)))
+@given(records_lists, records_lists, st.sampled_from(list(AnswerSource)))
 @record_lists_settings
 def test_the_gate_is_hit_by_the_verdicts_at_or_worse_than_the_flag(
-    base: list[RunRecord], cand: list[RunRecord], mode: Mode
+    base: list[RunRecord], cand: list[RunRecord], mode: AnswerSource
 ) -> None:
     """regressed: hit by exactly the regressed tasks; inconclusive: by the regressed and inconclusive ones
     (so whatever hits the first hits the second); every task is gated or counted as not gated."""
@@ -43,7 +45,7 @@ def test_the_gate_is_hit_by_the_verdicts_at_or_worse_than_the_flag(
         lines = describe_gate(result)
         assert lines[0].endswith(": exit 4") == result.hit
         assert (len(lines) == 2) == bool(result.ungated)
-    if mode is Mode.REPLAY:
+    if mode is AnswerSource.REPLAY:
         assert regressed.gated == 0 and not inconclusive.hit
 
 

@@ -10,9 +10,9 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from alisio.core.lab.html_filter import FILTER_SCRIPT, failure_groups, run_attributes, script_source
+from alisio.core.lab.outputs.html_filter import FILTER_SCRIPT, failure_groups, run_attributes, script_source
+from alisio.core.lab.outputs.render_html import render_report_html
 from alisio.core.lab.records import RunRecord, RunStatus
-from alisio.core.lab.render_html import render_report_html
 from alisio.core.lab.report import Conditions
 from alisio.core.lab.report_build import build_report
 from tests.property.strategies_report import conditions_strategy, run_records

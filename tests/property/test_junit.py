@@ -1,4 +1,4 @@
-"""Properties of alisio.core.lab.junit: well-formed XML whatever the runs wrote, counts that add up, a
+"""Properties of alisio.core.lab.outputs.junit: well-formed XML whatever the runs wrote, counts that add up, a
 testcase per task with a failure or an error exactly when the task did not fully pass."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from alisio.core.lab.junit import BrokenSuite, ReportSuite, SkippedSuite, junit_xml
+from alisio.core.lab.outputs.junit import BrokenSuite, ReportSuite, SkippedSuite, junit_xml
 from alisio.core.lab.records import RunRecord, RunStatus, VerifierResult, VerifierStatus
 from alisio.core.lab.report_build import build_report
 from tests.property.strategies_html import KNOWN, SECRET, arm_records

@@ -13,10 +13,10 @@ from statistics import NormalDist
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from alisio.core.lab.exact import boschloo_p
-from alisio.core.lab.paired import sign_flip_p, stratified_permutation_p
-from alisio.core.lab.power import min_detectable_difference, power_two_proportions
-from alisio.core.lab.verdict import ALPHA, Verdict, exact_verdict
+from alisio.core.stats.exact import boschloo_p
+from alisio.core.stats.paired import sign_flip_p, stratified_permutation_p
+from alisio.core.stats.power import min_detectable_difference, power_two_proportions
+from alisio.core.stats.verdict import ALPHA, Verdict, exact_verdict
 
 _N = NormalDist()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from alisio.core.lab.live_status import fit_line, retry_wait, status_extras
+from alisio.core.lab.outputs.live_status import fit_line, retry_wait, status_extras
 
 
 @given(

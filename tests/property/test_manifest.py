@@ -19,8 +19,8 @@ from alisio.core.lab.manifest import (
     whole_lines,
 )
 from alisio.core.lab.records import RunRecord, RunStatus
-from alisio.core.lab.report import Mode, Rates
-from alisio.core.lab.schedule import RunSpec, plan_runs
+from alisio.core.lab.report import AnswerSource, Rates
+from alisio.core.lab.suites.schedule import RunSpec, plan_runs
 from tests.property.strategies_lab import ks, seeds, task_id_lists
 from tests.property.strategies_report import run_records
 
@@ -39,7 +39,7 @@ manifests = st.builds(
     tasks=st.lists(_task_id, min_size=1, max_size=4, unique=True).map(tuple),
     k=st.integers(min_value=1, max_value=20),
     seed=st.integers(min_value=0, max_value=2**32),
-    mode=st.sampled_from(Mode),
+    mode=st.sampled_from(AnswerSource),
     cassette_dir=st.none() | _text,
     script=st.none() | _text,
     provider=_text,

@@ -8,12 +8,12 @@ from hypothesis import strategies as st
 
 from alisio.core.lab.manifest import RunManifest, decode_manifest, encode_manifest, measurement_differences
 from alisio.core.lab.records import RunRecord
-from alisio.core.lab.report import Mode
+from alisio.core.lab.report import AnswerSource
 from tests.property.strategies_report import run_records
 
 STORED = RunManifest(
     run_id="r", created_at="t", suite_id="s", suite_version="1", suite_hash="h" * 64, tasks=("a",), k=2,
-    seed=0, mode=Mode.LIVE, provider="p", model="m", config_hash="c0ffee", granted=("read",),
+    seed=0, mode=AnswerSource.LIVE, provider="p", model="m", config_hash="c0ffee", granted=("read",),
     harness_version="1.0.0", script_hash="a" * 64,
 )  # fmt: skip
 

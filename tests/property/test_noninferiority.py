@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from returns.result import Failure, Success
 
-from alisio.core.lab.noninferiority import noninferiority_p, parse_margin
+from alisio.core.lab.comparisons.gate import parse_margin
+from alisio.core.stats.noninferiority import noninferiority_p
 
 
 def _binomial(x: int, n: int, p: float) -> float:

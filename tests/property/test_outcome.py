@@ -1,4 +1,4 @@
-"""Properties of alisio.core.lab.outcome: status priority, measured values read off the event log, the exit code."""
+"""Properties of alisio.core.lab.judges.outcome: status priority, measured values read off the event log, the exit code."""
 
 from __future__ import annotations
 
@@ -8,7 +8,13 @@ from returns.result import Success
 
 from alisio.core.harness.events import Event, ProviderRequested, ProviderResponded, RunEnded, RunOutcome
 from alisio.core.harness.protocol import Usage
-from alisio.core.lab.outcome import SetupError, exit_code_for, measured_from, record_from_run, status_of
+from alisio.core.lab.judges.outcome import (
+    SetupError,
+    exit_code_for,
+    measured_from,
+    record_from_run,
+    status_of,
+)
 from alisio.core.lab.records import (
     RunRecord,
     RunStatus,
@@ -17,7 +23,7 @@ from alisio.core.lab.records import (
     decode_runs,
     encode_runs,
 )
-from alisio.core.lab.schedule import RunSpec
+from alisio.core.lab.suites.schedule import RunSpec
 from tests.property.strategies_lab import (
     LogModel,
     event_logs,

@@ -1,4 +1,4 @@
-"""Properties of alisio.core.lab.paired: the suite difference paired by task, its t interval, the permutation
+"""Properties of alisio.core.stats.paired: the suite difference paired by task, its t interval, the permutation
 p-value stratified by task (checked against an exact-fraction enumeration of the label permutations), and the
 sign-flip p-value (against brute force and scipy's reference values)."""
 
@@ -14,14 +14,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from alisio.core.lab.paired import (
+from alisio.core.stats.paired import (
     EXACT_FLIPS_UP_TO,
     PermutationMethod,
     paired_difference,
     sign_flip_p,
     stratified_permutation_p,
 )
-from alisio.core.lab.stats import IntervalMethod, t_quantile
+from alisio.core.stats.rates import IntervalMethod, t_quantile
 
 REFERENCE = json.loads((Path(__file__).parent / "data" / "stats_reference.json").read_text())
 

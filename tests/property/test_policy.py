@@ -23,9 +23,9 @@ from alisio.core.harness.policy import (
     Decision,
     Deny,
     DenyReason,
-    Mode,
     Policy,
     PolicyError,
+    PolicyMode,
     check_task_policy,
     decide,
     denial_message,
@@ -49,13 +49,15 @@ def test_subsets_are_all_of_them() -> None:
     assert len(SUBSETS) == 2 ** len(Effect) == len(set(SUBSETS))
 
 
-@pytest.mark.parametrize(("effect", "mode"), list(product(Effect, Mode)))
-def test_every_combination_obeys_the_rules(effect: Effect, mode: Mode) -> None:
+@pytest.mark.parametrize(("effect", "mode"), list(product(Effect, PolicyMode)))
+def test_every_combination_obeys_the_rules(effect: Effect, mode: PolicyMode) -> None:
     """For every allow x readOnly x granted x session combination, the decision follows the five rules.
 
     ``by_mode`` is written out here, not read from ``MODE_EFFECTS``: it is the issue's definition of the modes
     (ask runs read; auto runs read and write; full runs everything), checked against the implementation."""
-    by_mode = {Mode.ASK: set[Effect](), Mode.AUTO: {Effect.WRITE}, Mode.FULL: set(Effect)}[mode]
+    by_mode = {PolicyMode.ASK: set[Effect](), PolicyMode.AUTO: {Effect.WRITE}, PolicyMode.FULL: set(Effect)}[
+        mode
+    ]
     for allow, read_only in product(SUBSETS, (False, True)):
         policy = Policy(mode=mode, allow=allow, read_only=read_only)
         for granted, session in product(SUBSETS, SUBSETS):
@@ -73,19 +75,19 @@ def test_every_combination_obeys_the_rules(effect: Effect, mode: Mode) -> None:
                 assert decision == Deny(reason=DenyReason.NOT_GRANTED)
             elif effect in by_mode or effect in allow or effect in session:
                 assert isinstance(decision, Allow)
-            elif mode is Mode.ASK:
+            elif mode is PolicyMode.ASK:
                 assert isinstance(decision, Ask)
             else:
                 assert decision == Deny(reason=DenyReason.NOT_ALLOWED)
             if isinstance(decision, Ask):
-                assert mode is Mode.ASK
+                assert mode is PolicyMode.ASK
 
 
 @pytest.mark.parametrize("effect", list(Effect))
 def test_decision_depends_only_on_the_effect_itself(effect: Effect) -> None:
     """Which other effects are allowed, granted or session-granted never changes the decision for this one."""
     only = frozenset({effect})
-    for mode, allow, read_only in product(Mode, SUBSETS, (False, True)):
+    for mode, allow, read_only in product(PolicyMode, SUBSETS, (False, True)):
         policy = Policy(mode=mode, allow=allow, read_only=read_only)
         narrowed = Policy(mode=mode, allow=allow & only, read_only=read_only)
         for granted, session in product(SUBSETS, SUBSETS):
@@ -100,34 +102,34 @@ def test_more_permission_never_decides_less(effect: Effect) -> None:
     never lowers the decision (Deny < Ask < Allow)."""
     flags = (False, True)
 
-    def decided(mode: Mode, in_allow: bool, read_only: bool, in_granted: bool, in_session: bool) -> int:
+    def decided(mode: PolicyMode, in_allow: bool, read_only: bool, in_granted: bool, in_session: bool) -> int:
         def subset(member: bool) -> frozenset[Effect]:
             return frozenset({effect}) if member else frozenset()
 
         policy = Policy(mode=mode, allow=subset(in_allow), read_only=read_only)
         return _rank(decide(effect, policy, subset(in_granted), subset(in_session)))
 
-    for mode, in_allow, read_only, in_granted, in_session in product(Mode, flags, flags, flags, flags):
+    for mode, in_allow, read_only, in_granted, in_session in product(PolicyMode, flags, flags, flags, flags):
         base = decided(mode, in_allow, read_only, in_granted, in_session)
         assert decided(mode, True, read_only, in_granted, in_session) >= base
         assert decided(mode, in_allow, False, in_granted, in_session) >= base
         assert decided(mode, in_allow, read_only, True, in_session) >= base
         assert decided(mode, in_allow, read_only, in_granted, True) >= base
-        assert decided(Mode.FULL, in_allow, read_only, in_granted, in_session) >= base
+        assert decided(PolicyMode.FULL, in_allow, read_only, in_granted, in_session) >= base
 
 
 def test_alisio_run_ceiling_allows_everything_in_full_mode() -> None:
     """With every effect granted (alisio run), mode full allows every effect and mode ask asks for each non-read one."""
     for effect in Effect:
-        assert isinstance(decide(effect, Policy(mode=Mode.FULL), ALL_EFFECTS), Allow)
+        assert isinstance(decide(effect, Policy(mode=PolicyMode.FULL), ALL_EFFECTS), Allow)
         expected = Allow if effect is Effect.READ else Ask
-        assert isinstance(decide(effect, Policy(mode=Mode.ASK), ALL_EFFECTS), expected)
+        assert isinstance(decide(effect, Policy(mode=PolicyMode.ASK), ALL_EFFECTS), expected)
 
 
 def test_the_spec_example_policy_edits_and_runs_its_check_and_refuses_the_rest() -> None:
     """The spec's ``{"mode": "auto", "allow": ["process"]}`` under --allow-write --allow-process: read, write and
     process run; external and analysis are refused (not asked) even when granted."""
-    policy = Policy(mode=Mode.AUTO, allow=frozenset({Effect.PROCESS}))
+    policy = Policy(mode=PolicyMode.AUTO, allow=frozenset({Effect.PROCESS}))
     decisions = {effect: decide(effect, policy, ALL_EFFECTS) for effect in Effect}
     assert decisions == {
         Effect.READ: Allow(),
@@ -146,7 +148,7 @@ def test_auto_never_decides_less_than_ask_and_full_never_less_than_auto(effect: 
     for allow, read_only, granted, session in product(SUBSETS, (False, True), SUBSETS, SUBSETS):
         ranks = [
             _rank(decide(effect, Policy(mode=mode, allow=allow, read_only=read_only), granted, session))
-            for mode in (Mode.ASK, Mode.AUTO, Mode.FULL)
+            for mode in (PolicyMode.ASK, PolicyMode.AUTO, PolicyMode.FULL)
         ]
         if effect is Effect.WRITE or effect is Effect.READ or effect in allow or effect in session:
             assert ranks[0] <= ranks[1] <= ranks[2]
@@ -154,13 +156,13 @@ def test_auto_never_decides_less_than_ask_and_full_never_less_than_auto(effect: 
             assert ranks[1] <= ranks[2]
 
 
-def _needed(mode: Mode, allow: frozenset[Effect], read_only: bool) -> frozenset[Effect]:
+def _needed(mode: PolicyMode, allow: frozenset[Effect], read_only: bool) -> frozenset[Effect]:
     """The issue's rule: allow (but read), plus write for mode auto unless readOnly."""
-    return (allow | ({Effect.WRITE} if mode is Mode.AUTO and not read_only else set())) - {Effect.READ}
+    return (allow | ({Effect.WRITE} if mode is PolicyMode.AUTO and not read_only else set())) - {Effect.READ}
 
 
-@pytest.mark.parametrize("mode", list(Mode))
-def test_check_task_policy_rejects_exactly_what_was_not_granted(mode: Mode) -> None:
+@pytest.mark.parametrize("mode", list(PolicyMode))
+def test_check_task_policy_rejects_exactly_what_was_not_granted(mode: PolicyMode) -> None:
     """A task is accepted iff every effect it needs was granted (its allow but read; write for mode auto unless
     readOnly) and mode full has --allow-suite-full; the error names the first missing effect, what needs it
     and its flag."""
@@ -169,7 +171,7 @@ def test_check_task_policy_rejects_exactly_what_was_not_granted(mode: Mode) -> N
         assert needed_effects(policy) == _needed(mode, allow, read_only)
         result = check_task_policy(policy, granted, suite_full)
         missing = _needed(mode, allow, read_only) - granted
-        if not missing and (mode is not Mode.FULL or suite_full):
+        if not missing and (mode is not PolicyMode.FULL or suite_full):
             assert result == Success(None)
             continue
         assert isinstance(result, Failure)
@@ -193,7 +195,7 @@ def test_check_task_policy_rejects_exactly_what_was_not_granted(mode: Mode) -> N
 
 def test_the_messages_of_a_missing_grant_are_exact() -> None:
     """What a user reads when a task in mode auto, or its allow, needs a grant they did not give."""
-    spec_example = Policy(mode=Mode.AUTO, allow=frozenset({Effect.PROCESS}))
+    spec_example = Policy(mode=PolicyMode.AUTO, allow=frozenset({Effect.PROCESS}))
     error = check_task_policy(spec_example, frozenset({Effect.READ, Effect.PROCESS}), False).failure()
     assert str(error) == (
         'policy.mode "auto" needs the write effect (it edits the workspace without asking), '
@@ -207,7 +209,7 @@ def test_the_messages_of_a_missing_grant_are_exact() -> None:
         str(error) == "policy.allow asks for the process effect, which was not granted (pass --allow-process)"
     )
     assert error.under_read_only() == "policy.allow asks for the process effect, which --read-only denies"
-    read_only_auto = Policy(mode=Mode.AUTO, read_only=True)
+    read_only_auto = Policy(mode=PolicyMode.AUTO, read_only=True)
     assert check_task_policy(read_only_auto, frozenset({Effect.READ}), False) == Success(None)
 
 
@@ -231,7 +233,7 @@ def test_denial_message_names_the_cause(effect: Effect, reason: DenyReason) -> N
 
 policies = st.builds(
     Policy,
-    mode=st.sampled_from(Mode),
+    mode=st.sampled_from(PolicyMode),
     allow=st.frozensets(st.sampled_from(Effect)),
     read_only=st.booleans(),
 )
@@ -248,7 +250,7 @@ def test_policy_round_trips_through_json(policy: Policy) -> None:
 def test_policy_reads_the_spec_shape_and_rejects_typos() -> None:
     """The spec's example decodes; an unknown field or an unknown effect is an error naming it."""
     policy = msgspec.json.decode(b'{"mode": "auto", "allow": ["process"]}', type=Policy)
-    assert policy == Policy(mode=Mode.AUTO, allow=frozenset({Effect.PROCESS}))
+    assert policy == Policy(mode=PolicyMode.AUTO, allow=frozenset({Effect.PROCESS}))
     with pytest.raises(msgspec.ValidationError, match="readonly"):
         msgspec.json.decode(b'{"mode": "auto", "readonly": true}', type=Policy)
     with pytest.raises(msgspec.ValidationError, match=r"\$\.allow\[0\]"):

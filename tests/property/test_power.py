@@ -1,4 +1,4 @@
-"""Properties of alisio.core.lab.power: runs per side and per task, minimum detectable effects, and the
+"""Properties of alisio.core.stats.power: runs per side and per task, minimum detectable effects, and the
 validation of ``alisio eval power``'s flags. Reference sizes come from statsmodels (stats_reference.json)."""
 
 from __future__ import annotations
@@ -13,17 +13,14 @@ from hypothesis import strategies as st
 from returns.result import Failure, Success
 
 from alisio.core.errors import PowerInputError
-from alisio.core.lab.power import (
+from alisio.core.lab.comparisons.power_plan import PowerRequest, parse_power_request, plan_power, render_power
+from alisio.core.stats.power import (
     GATE,
     SUITE_MIN_TASKS,
-    PowerRequest,
     boschloo_power,
     min_detectable_difference,
     paired_min_detectable,
-    parse_power_request,
-    plan_power,
     power_two_proportions,
-    render_power,
     runs_per_side,
     runs_per_task,
 )

@@ -1,4 +1,4 @@
-"""Properties of alisio.core.lab.progress: one stderr line per finished run, and the per-task summary table."""
+"""Properties of alisio.core.lab.outputs.progress: one stderr line per finished run, and the per-task summary table."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import msgspec
 from hypothesis import given
 from hypothesis import strategies as st
 
-from alisio.core.lab.progress import progress_line, summary_table, why_not_passed
+from alisio.core.lab.outputs.progress import progress_line, summary_table, why_not_passed
 from alisio.core.lab.records import RunRecord, RunStatus, VerifierResult, VerifierStatus
 from alisio.core.lab.report import Conditions
 from alisio.core.lab.report_build import build_report

@@ -1,4 +1,4 @@
-"""Properties of alisio.core.lab.render: every condition in the header, Measured and Estimated apart, honest absences."""
+"""Properties of alisio.core.lab.outputs.render: every condition in the header, Measured and Estimated apart, honest absences."""
 
 from __future__ import annotations
 
@@ -8,15 +8,15 @@ import msgspec
 from hypothesis import given
 from hypothesis import strategies as st
 
-from alisio.core.lab.compare import compare_reports
-from alisio.core.lab.formats import REPLAY_NOTICE, SCRIPTED_NOTICE, SUITE_RATE_NOTE, format_rate
+from alisio.core.lab.comparisons.compare import compare_reports
+from alisio.core.lab.outputs.formats import REPLAY_NOTICE, SCRIPTED_NOTICE, SUITE_RATE_NOTE, format_rate
+from alisio.core.lab.outputs.render import render_markdown
+from alisio.core.lab.outputs.render_compare import render_comparison_markdown
 from alisio.core.lab.records import RunRecord
-from alisio.core.lab.render import render_markdown
-from alisio.core.lab.render_compare import render_comparison_markdown
-from alisio.core.lab.report import Conditions, Mode, Rates
+from alisio.core.lab.report import AnswerSource, Conditions, Rates
 from alisio.core.lab.report_build import build_report
 from alisio.core.lab.report_json import encode_report
-from alisio.core.lab.stats import wilson_interval
+from alisio.core.stats.rates import wilson_interval
 from tests.property.strategies_report import conditions, conditions_strategy, run_records, task_runs
 
 
@@ -40,17 +40,19 @@ def test_header_carries_every_condition(records: list[RunRecord], cond: Conditio
         cond.created_at,
     ):
         assert value in text
-    assert (REPLAY_NOTICE in text) == (cond.mode is Mode.REPLAY)
+    assert (REPLAY_NOTICE in text) == (cond.mode is AnswerSource.REPLAY)
     assert SUITE_RATE_NOTE in text
     assert text.index("## Measured") < text.index("## Estimated")
 
 
-@given(st.sampled_from(["scripted", "openai_compat"]), st.sampled_from([Mode.LIVE, Mode.REPLAY]))
-def test_a_scripted_live_run_says_it_measures_no_model(provider: str, mode: Mode) -> None:
+@given(
+    st.sampled_from(["scripted", "openai_compat"]), st.sampled_from([AnswerSource.LIVE, AnswerSource.REPLAY])
+)
+def test_a_scripted_live_run_says_it_measures_no_model(provider: str, mode: AnswerSource) -> None:
     """A live report of the scripted provider says so in its title and a notice; no other report does."""
     cond = msgspec.structs.replace(conditions(), provider=provider, mode=mode)
     text = render_markdown(build_report(task_runs("a", 2), cond))
-    scripted = provider == "scripted" and mode is Mode.LIVE
+    scripted = provider == "scripted" and mode is AnswerSource.LIVE
     assert (SCRIPTED_NOTICE in text) == scripted
     title = text.splitlines()[0]
     assert title.endswith("(live, scripted provider)" if scripted else f"({mode})")
@@ -142,8 +144,8 @@ def test_comparison_markdown_has_verdicts_deltas_and_limits() -> None:
 
 def test_replay_comparison_says_it_measures_the_harness() -> None:
     """Two replays compare as changed/unchanged, under the replay notice."""
-    base = build_report(task_runs("a", 1), conditions(mode=Mode.REPLAY, k=1))
-    cand = build_report(task_runs("a", 0, 1), conditions(mode=Mode.REPLAY, k=1))
+    base = build_report(task_runs("a", 1), conditions(mode=AnswerSource.REPLAY, k=1))
+    cand = build_report(task_runs("a", 0, 1), conditions(mode=AnswerSource.REPLAY, k=1))
     text = render_comparison_markdown(compare_reports(base, cand).unwrap())
     assert REPLAY_NOTICE in text and "| a | **changed** |" in text
 

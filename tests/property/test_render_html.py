@@ -1,4 +1,4 @@
-"""Properties of report.html and comparison.html (alisio.core.lab.render_html, render_html_compare,
+"""Properties of report.html and comparison.html (alisio.core.lab.outputs.render_html, render_html_compare,
 html_transcript, html_page): untrusted text shown as text, links that lead somewhere, pages of bounded size."""
 
 from __future__ import annotations
@@ -11,10 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from alisio.core.harness.events import Event, ProviderRequested, RunEnded, RunStarted, ToolResulted
-from alisio.core.lab.compare import compare_reports
-from alisio.core.lab.html_filter import FILTER_SCRIPT
-from alisio.core.lab.html_page import anchor
-from alisio.core.lab.html_transcript import (
+from alisio.core.lab.comparisons.compare import compare_reports
+from alisio.core.lab.comparisons.variants import VariantComparison, VariantInfo, VariantsComparison
+from alisio.core.lab.outputs.html_filter import FILTER_SCRIPT
+from alisio.core.lab.outputs.html_page import anchor
+from alisio.core.lab.outputs.html_transcript import (
     FIELD_CHARS,
     MIN_RUN_CHARS,
     PAGE_CHARS,
@@ -25,12 +26,11 @@ from alisio.core.lab.html_transcript import (
     transcript_view,
     transcript_view_of,
 )
+from alisio.core.lab.outputs.render_html import render_report_html
+from alisio.core.lab.outputs.render_html_compare import render_comparison_html, render_variants_html
 from alisio.core.lab.records import RunRecord, RunStatus
-from alisio.core.lab.render_html import render_report_html
-from alisio.core.lab.render_html_compare import render_comparison_html, render_variants_html
 from alisio.core.lab.report_build import build_report
 from alisio.core.lab.transcript import decode_transcript, encode_transcript
-from alisio.core.lab.variants import VariantComparison, VariantInfo, VariantsComparison
 from tests.property.strategies_html import KNOWN, SECRET, arm_records, transcripts
 from tests.property.strategies_report import conditions, task_runs
 

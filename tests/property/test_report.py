@@ -12,14 +12,14 @@ from returns.result import Failure, Success
 from alisio.core.lab.records import RunRecord, RunStatus
 from alisio.core.lab.report import (
     REPORT_SCHEMA_VERSION,
-    Mode,
+    AnswerSource,
     Rates,
     Report,
     finished_runs,
 )
 from alisio.core.lab.report_build import build_report
 from alisio.core.lab.report_json import decode_report, encode_report
-from alisio.core.lab.stats import median, sample_variance, wilson_interval
+from alisio.core.stats.rates import median, sample_variance, wilson_interval
 from tests.property.strategies_report import (
     conditions,
     conditions_strategy,
@@ -101,7 +101,7 @@ def test_success_rate_lies_inside_its_wilson_interval(records: list[RunRecord]) 
 @given(records_lists)
 def test_replay_reports_have_no_intervals_and_no_low_power(records: list[RunRecord]) -> None:
     """In replay each task is its observed pass/fail: no intervals, no low power, no suite stderr."""
-    report = build_report(records, conditions(mode=Mode.REPLAY, k=1))
+    report = build_report(records, conditions(mode=AnswerSource.REPLAY, k=1))
     assert all(t.interval is None and not t.low_power for t in report.tasks)
     assert report.summary.success_rate is None or report.summary.success_rate.stderr is None
 
@@ -210,7 +210,7 @@ def test_per_success_figures_are_total_spend_over_successes(records: list[RunRec
 @record_lists_settings
 @given(records_lists)
 def test_wall_time_median_and_variance_match_the_stats_kernel(records: list[RunRecord]) -> None:
-    """Per task the wall median and sample variance equal alisio.core.lab.stats over the judged runs."""
+    """Per task the wall median and sample variance equal alisio.core.stats.rates over the judged runs."""
     for t in build_report(records, conditions()).tasks:
         walls = [float(r.measured.wall_ms) for r in records if r.task_id == t.task_id and r.judged]
         assert t.measured.wall_ms_median == median(walls)

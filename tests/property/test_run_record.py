@@ -1,4 +1,4 @@
-"""Properties of alisio.core.lab.run_record: the usage line sums what was reported, and says over how much."""
+"""Properties of alisio.core.lab.outputs.run_record: the usage line sums what was reported, and says over how much."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from alisio.core.harness.events import ProviderResponded, RunEnded
 from alisio.core.harness.protocol import Usage
-from alisio.core.lab.run_record import usage_line
+from alisio.core.lab.outputs.run_record import usage_line
 
 reported = st.none() | st.tuples(st.integers(0, 10_000), st.integers(0, 10_000))
 

@@ -1,4 +1,4 @@
-"""Properties of alisio.core.lab.schedule: every (task, repetition) exactly once, seeded and deterministic order."""
+"""Properties of alisio.core.lab.suites.schedule: every (task, repetition) exactly once, seeded and deterministic order."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from returns.result import Failure, Success
 
-from alisio.core.lab.schedule import MAX_K, RunSpec, ScheduleError, plan_runs, select_tasks
-from alisio.core.lab.suite import Suite
+from alisio.core.lab.suites.schedule import MAX_K, RunSpec, ScheduleError, plan_runs, select_tasks
+from alisio.core.lab.suites.suite import Suite
 from tests.property.strategies_lab import ks, seeds, task_id_lists
 from tests.property.strategies_suite import suites
 

@@ -9,8 +9,8 @@ import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from alisio.core.lab.comparisons.variants import interleave
 from alisio.core.lab.records import Measured, RunRecord, RunStatus
-from alisio.core.lab.schedule import plan_runs
 from alisio.core.lab.seq_block import BaselineCount, SequentialBlock, SequentialPlan, TaskStop
 from alisio.core.lab.seq_run import (
     both_arms,
@@ -21,7 +21,7 @@ from alisio.core.lab.seq_run import (
     sequential_gate,
     sequential_plan,
 )
-from alisio.core.lab.variants import interleave
+from alisio.core.lab.suites.schedule import plan_runs
 
 TASK_IDS = st.lists(st.sampled_from(("a", "b", "c", "d", "e")), min_size=1, max_size=5, unique=True)
 OUTCOMES = st.lists(st.booleans(), max_size=30).map(tuple)

@@ -10,7 +10,7 @@ import msgspec
 from hypothesis import given
 from hypothesis import strategies as st
 
-from alisio.core.lab.suite import Budget, Policy, Suite, Task, Verifier, encode_suite
+from alisio.core.lab.suites.suite import Budget, Suite, Task, TaskPolicy, Verifier, encode_suite
 from alisio.core.shape import duplicate_keys, parse_msgspec_path, shape_problems
 from tests.property.strategies_suite import dumps_repeating, heavy, json_values, objects_in, suites
 
@@ -23,7 +23,7 @@ def converts(value: Any, typ: Any) -> bool:
     return True
 
 
-@given(json_values, st.sampled_from([Budget, Policy, Verifier, Task, Suite, tuple[Verifier, ...]]))
+@given(json_values, st.sampled_from([Budget, TaskPolicy, Verifier, Task, Suite, tuple[Verifier, ...]]))
 def test_no_problem_exactly_when_msgspec_converts_random_json(value: Any, typ: Any) -> None:
     """shape_problems(v, T) == [] iff msgspec.convert(v, T) succeeds, for any JSON value."""
     assert (shape_problems(value, typ) == []) == converts(value, typ)

@@ -1,4 +1,4 @@
-"""Properties of alisio.core.lab.show: an edit's diff is numbered by the file's lines."""
+"""Properties of alisio.core.lab.outputs.show: an edit's diff is numbered by the file's lines."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 
 from alisio.core.harness.edits import apply_edit
 from alisio.core.harness.events import ToolCalled, ToolResulted
+from alisio.core.lab.outputs.show import edit_lines, render_run
 from alisio.core.lab.records import Measured, RunRecord, RunStatus
-from alisio.core.lab.show import edit_lines, render_run
 
 RECORD = RunRecord(
     task_id="t",

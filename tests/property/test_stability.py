@@ -1,4 +1,4 @@
-"""Properties of ``alisio.core.lab.stability`` (flip rates, pooling, hints) and ``alisio.core.lab.selfcheck``."""
+"""Properties of ``alisio.core.lab.comparisons.stability`` (flip rates, pooling, hints) and ``alisio.core.lab.judges.selfcheck``."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from returns.result import Failure, Success
 
+from alisio.core.lab.comparisons.stability import ReportRuns, Stability, failure_hints, stability
+from alisio.core.lab.judges.selfcheck import TaskObservation, VerifierRepeat, judge_task
 from alisio.core.lab.records import Incident, Measured, RunRecord, RunStatus, VerifierResult, VerifierStatus
-from alisio.core.lab.selfcheck import TaskObservation, VerifierRepeat, judge_task
-from alisio.core.lab.stability import ReportRuns, Stability, failure_hints, stability
 
 MEASURED = Measured(wall_ms=1, turns=1, tool_calls=0, compactions=0, usage_complete=True)
 TASKS = ("a", "b", "c")

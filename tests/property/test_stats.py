@@ -1,4 +1,4 @@
-"""Properties of alisio.core.lab.stats: Wilson intervals, pass@k / pass^k, medians, variances, task-clustered means.
+"""Properties of alisio.core.stats.rates: Wilson intervals, pass@k / pass^k, medians, variances, task-clustered means.
 
 Reference values were checked against statsmodels, scipy and 50-digit mpmath; the oracles here are 50-digit
 ``decimal`` for Wilson and exact ``fractions`` for pass@k.
@@ -19,7 +19,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from alisio.core.lab.stats import (
+from alisio.core.stats.rates import (
     Z95,
     ClusteredMean,
     Interval,

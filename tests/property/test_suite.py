@@ -1,4 +1,4 @@
-"""Properties of alisio.core.lab.suite: the suite.json parser never raises, round-trips, and names every violation."""
+"""Properties of alisio.core.lab.suites.suite: the suite.json parser never raises, round-trips, and names every violation."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from returns.result import Failure, Success
 
 from alisio.core.errors import SuiteError
-from alisio.core.lab.suite import (
+from alisio.core.lab.suites.suite import (
     CommandVerifier,
     FileAbsentVerifier,
     PathFacts,
@@ -23,7 +23,7 @@ from alisio.core.lab.suite import (
     suite_content_hash,
     violations,
 )
-from alisio.core.lab.suite_paths import SymlinkFact, normalize
+from alisio.core.lab.suites.suite_paths import SymlinkFact, normalize
 from tests.property.strategies_suite import (
     dumps_repeating,
     heavy,

@@ -1,11 +1,11 @@
-"""Properties of alisio.core.lab.suite_paths: lexical rules and pure symlink resolution over shell facts."""
+"""Properties of alisio.core.lab.suites.suite_paths: lexical rules and pure symlink resolution over shell facts."""
 
 from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from alisio.core.lab.suite_paths import (
+from alisio.core.lab.suites.suite_paths import (
     PathFacts,
     SymlinkFact,
     escaping_links,

@@ -1,5 +1,5 @@
 """A provider call's tokens read the same in ``eval show`` and report.html, and a figure the provider left out
-is ``?``, never ``None`` or 0 (``alisio.core.lab.formats.format_usage``)."""
+is ``?``, never ``None`` or 0 (``alisio.core.lab.outputs.formats.format_usage``)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from hypothesis import strategies as st
 
 from alisio.core.harness.events import ProviderResponded
 from alisio.core.harness.protocol import Usage
-from alisio.core.lab.formats import format_usage
-from alisio.core.lab.html_transcript import transcript_view
+from alisio.core.lab.outputs.formats import format_usage
+from alisio.core.lab.outputs.html_transcript import transcript_view
+from alisio.core.lab.outputs.show import render_run
 from alisio.core.lab.records import RunRecord
-from alisio.core.lab.show import render_run
 from tests.property.strategies_report import run_records
 
 counts = st.none() | st.integers(0, 10**7)

@@ -1,4 +1,4 @@
-"""Properties of alisio.core.lab.variants: compare.json validation, the interleaved plan, and the arms' comparison."""
+"""Properties of alisio.core.lab.comparisons.variants: compare.json validation, the interleaved plan, and the arms' comparison."""
 
 from __future__ import annotations
 
@@ -13,19 +13,18 @@ from returns.result import Failure, Success
 
 from alisio.core.errors import ConfigError
 from alisio.core.harness.config import MeasuredConfig, apply_overrides, config_hash
-from alisio.core.lab.compare import compare_reports
-from alisio.core.lab.records import RunRecord
-from alisio.core.lab.report_build import build_report
-from alisio.core.lab.schedule import plan_runs
-from alisio.core.lab.variants import (
+from alisio.core.lab.comparisons.compare import compare_reports
+from alisio.core.lab.comparisons.variants import (
     VariantsComparison,
     check_suite,
     compare_variants,
     interleave,
     parse_variants,
-    render_variants_markdown,
-    variant_progress_line,
 )
+from alisio.core.lab.outputs.render_variants import render_variants_markdown, variant_progress_line
+from alisio.core.lab.records import RunRecord
+from alisio.core.lab.report_build import build_report
+from alisio.core.lab.suites.schedule import plan_runs
 from tests.property.strategies_config import junk, measured_configs
 from tests.property.strategies_lab import ks, seeds, task_id_lists
 from tests.property.strategies_report import conditions, task_runs

@@ -1,4 +1,4 @@
-"""Properties of alisio.core.lab.verdict: precedence (not comparable > low power > intervals), symmetry, fixed vectors.
+"""Properties of alisio.core.stats.verdict: precedence (not comparable > low power > intervals), symmetry, fixed vectors.
 
 The vectors and the threshold table are reviewed reference values of the verdict rule, fixed here.
 """
@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from alisio.core.lab.stats import Interval, wilson_interval
-from alisio.core.lab.verdict import (
+from alisio.core.stats.rates import Interval, wilson_interval
+from alisio.core.stats.verdict import (
     ALPHA,
     MIN_JUDGED,
     Adjustment,

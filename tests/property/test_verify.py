@@ -1,4 +1,4 @@
-"""Properties of alisio.core.lab.verify: tool-sequence rules against slow oracles, tree diffs, command and file judges."""
+"""Properties of alisio.core.lab.judges.verify: tool-sequence rules against slow oracles, tree diffs, command and file judges."""
 
 from __future__ import annotations
 
@@ -7,21 +7,7 @@ import hashlib
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from alisio.core.lab.records import VerifierStatus
-from alisio.core.lab.suite import (
-    BeforeRule,
-    CommandVerifier,
-    FileAbsentVerifier,
-    FileContainsVerifier,
-    FileEqualsVerifier,
-    MaxCallsRule,
-    NeverRule,
-    NoRepeatFailureRule,
-    Rule,
-    ToolSequenceVerifier,
-    TreeDiffWithinVerifier,
-)
-from alisio.core.lab.verify import (
+from alisio.core.lab.judges.verify import (
     CommandFacts,
     FileFound,
     FileMissing,
@@ -37,6 +23,20 @@ from alisio.core.lab.verify import (
     judge_tool_sequence,
     judge_tree_diff,
     tree_snapshot,
+)
+from alisio.core.lab.records import VerifierStatus
+from alisio.core.lab.suites.suite import (
+    BeforeRule,
+    CommandVerifier,
+    FileAbsentVerifier,
+    FileContainsVerifier,
+    FileEqualsVerifier,
+    MaxCallsRule,
+    NeverRule,
+    NoRepeatFailureRule,
+    Rule,
+    ToolSequenceVerifier,
+    TreeDiffWithinVerifier,
 )
 from tests.property.strategies_verify import (
     IGNORED_NAMES,

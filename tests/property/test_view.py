@@ -1,4 +1,4 @@
-"""Properties of alisio.core.lab.view and report.md's list of the runs that did not pass."""
+"""Properties of alisio.core.lab.outputs.view and report.md's list of the runs that did not pass."""
 
 from __future__ import annotations
 
@@ -8,10 +8,8 @@ import shlex
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from alisio.core.lab.records import RunRecord, RunStatus, VerifierResult, VerifierStatus
-from alisio.core.lab.render import render_markdown
-from alisio.core.lab.report_build import build_report
-from alisio.core.lab.view import (
+from alisio.core.lab.outputs.render import render_markdown
+from alisio.core.lab.outputs.view import (
     DETAIL_LINES,
     FAILING_SHOWN,
     LINE_CHARS,
@@ -21,6 +19,8 @@ from alisio.core.lab.view import (
     show_command,
     variant_grid,
 )
+from alisio.core.lab.records import RunRecord, RunStatus, VerifierResult, VerifierStatus
+from alisio.core.lab.report_build import build_report
 from tests.property.strategies_html import KNOWN, SECRET, arm_records
 from tests.property.strategies_report import conditions, task_runs
 

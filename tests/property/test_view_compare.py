@@ -1,4 +1,4 @@
-"""Properties of alisio.core.lab.view_compare and the comparison pages: any two reports, whatever wrote them,
+"""Properties of alisio.core.lab.outputs.view_compare and the comparison pages: any two reports, whatever wrote them,
 compare or are refused as incompatible, and every page renders."""
 
 from __future__ import annotations
@@ -7,12 +7,12 @@ import msgspec
 from hypothesis import given
 from returns.result import Failure, Success
 
-from alisio.core.lab.compare import compare_reports
-from alisio.core.lab.render_compare import render_comparison_markdown
-from alisio.core.lab.render_html_compare import render_comparison_html
+from alisio.core.lab.comparisons.compare import compare_reports
+from alisio.core.lab.outputs.render_compare import render_comparison_markdown
+from alisio.core.lab.outputs.render_html_compare import render_comparison_html
+from alisio.core.lab.outputs.step_summary import comparison_summary
+from alisio.core.lab.outputs.view_compare import NOT_RECORDED, comparison_view
 from alisio.core.lab.report import Report
-from alisio.core.lab.step_summary import comparison_summary
-from alisio.core.lab.view_compare import NOT_RECORDED, comparison_view
 from tests.property.strategies_report import record_lists_settings, reports_of_mode
 
 

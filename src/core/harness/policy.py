@@ -54,7 +54,7 @@ GRANT_FLAGS: Final[Mapping[Effect, str]] = MappingProxyType(
 """The lab's command-line flag that grants each effect (``read`` needs none)."""
 
 
-class Mode(StrEnum):
+class PolicyMode(StrEnum):
     """What runs without asking, and how the other effects outside ``allow`` are handled."""
 
     ASK = "ask"
@@ -65,11 +65,11 @@ class Mode(StrEnum):
     """Run every granted effect (the lab also needs ``--allow-suite-full``)."""
 
 
-MODE_EFFECTS: Final[Mapping[Mode, frozenset[Effect]]] = MappingProxyType(
+MODE_EFFECTS: Final[Mapping[PolicyMode, frozenset[Effect]]] = MappingProxyType(
     {
-        Mode.ASK: frozenset({Effect.READ}),
-        Mode.AUTO: frozenset({Effect.READ, Effect.WRITE}),
-        Mode.FULL: ALL_EFFECTS,
+        PolicyMode.ASK: frozenset({Effect.READ}),
+        PolicyMode.AUTO: frozenset({Effect.READ, Effect.WRITE}),
+        PolicyMode.FULL: ALL_EFFECTS,
     }
 )
 """The effects each mode runs by itself, before ``allow`` adds any (still capped by the grants)."""
@@ -78,7 +78,7 @@ MODE_EFFECTS: Final[Mapping[Mode, frozenset[Effect]]] = MappingProxyType(
 class Policy(Frozen, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """A task's (or a run's) policy, as written in suite.json: ``{"mode": "auto", "allow": ["process"]}``."""
 
-    mode: Mode = Mode.AUTO
+    mode: PolicyMode = PolicyMode.AUTO
     allow: frozenset[Effect] = frozenset()
     """Effects that run without asking (``read`` always does)."""
     read_only: bool = False
@@ -143,7 +143,7 @@ def decide(
         return _DENY_NOT_GRANTED
     if effect in MODE_EFFECTS[policy.mode] or effect in policy.allow or effect in session_grants:
         return _ALLOW
-    if policy.mode is Mode.ASK:
+    if policy.mode is PolicyMode.ASK:
         return _ASK
     return _DENY_NOT_ALLOWED
 
@@ -186,7 +186,9 @@ def needed_effects(policy: Policy) -> frozenset[Effect]:
     workspace is what the mode is for). Mode ``full`` needs no effect in particular: it runs whatever was
     granted, and needs ``--allow-suite-full`` instead.
     """
-    mode_needs = frozenset() if policy.read_only or policy.mode is Mode.FULL else MODE_EFFECTS[policy.mode]
+    mode_needs = (
+        frozenset() if policy.read_only or policy.mode is PolicyMode.FULL else MODE_EFFECTS[policy.mode]
+    )
     return (policy.allow | mode_needs) - {Effect.READ}
 
 
@@ -209,7 +211,7 @@ def check_task_policy(
             wanted_by = "policy.allow" if effect in policy.allow else f'policy.mode "{policy.mode}"'
             message = f"{_needs(wanted_by, effect)}, which was not granted (pass {GRANT_FLAGS[effect]})"
             return Failure(PolicyError(message=message, effect=effect, wanted_by=wanted_by))
-    if policy.mode is Mode.FULL and not allow_suite_full:
+    if policy.mode is PolicyMode.FULL and not allow_suite_full:
         return Failure(PolicyError(message='policy.mode "full" needs --allow-suite-full'))
     return Success(None)
 

@@ -8,7 +8,9 @@ Rules this module keeps:
 - the root is a fresh tmpfs, remounted read-only once built: ``/usr``, ``/etc`` and each existing ``/bin``,
   ``/sbin``, ``/lib*`` are bound read-only (a top-level link such as ``/bin -> usr/bin`` stays a link);
 - the workspace is bound read-write at ``WORKSPACE`` (``/workspace``), a fixed path whatever the copy's real
-  path, so what a command prints is the same in every run; the command starts there (or below it);
+  path, so what a command prints is the same in every run; the command starts there (or below it). A task
+  may name another fixed path (``workdir``: ``/app`` for a Harbor task; ``sandbox_path_problem`` says which are
+  refused), and give its verifiers more read-only binds and fresh writable directories (``scratch``);
 - ``/tmp`` and ``HOME`` (``SANDBOX_HOME``) are private tmpfs mounts of at most ``limits.tmp_bytes`` each;
   ``/dev`` is bwrap's minimal one (null, zero, full, random, urandom, tty, pts, shm) and ``/proc`` the new
   PID namespace's own;
@@ -43,6 +45,7 @@ __all__ = [
     "DEFAULT_LIMITS",
     "HOST_PATH_VARIABLES",
     "SANDBOX_HOME",
+    "SOLUTION",
     "WORKSPACE",
     "Bind",
     "RootEntry",
@@ -52,10 +55,13 @@ __all__ = [
     "denial_in",
     "inside_path",
     "limit_args",
+    "sandbox_path_problem",
 ]
 
 WORKSPACE: Final = "/workspace"
 """Where the run's workspace is, inside the sandbox."""
+SOLUTION: Final = "/solution"
+"""Where a task's script ``solution`` has its directory (read-only) when ``eval selfcheck`` runs it sandboxed."""
 SANDBOX_HOME: Final = "/home/sandbox"
 """HOME inside the sandbox: a private, empty tmpfs."""
 BIND_ROOTS: Final = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
@@ -117,10 +123,32 @@ class Bind(Frozen, frozen=True, kw_only=True):
     writable: bool = False
 
 
-def inside_path(relative: str) -> str:
-    """The path inside the sandbox of a workspace-relative path (``.`` is the workspace itself)."""
+def inside_path(relative: str, workdir: str = WORKSPACE) -> str:
+    """The path inside the sandbox of a workspace-relative path (``.`` is the workspace, at ``workdir``)."""
     clean = relative.strip("/")
-    return WORKSPACE if clean in ("", ".") else f"{WORKSPACE}/{clean}"
+    return workdir if clean in ("", ".") else f"{workdir}/{clean}"
+
+
+_RESERVED: Final = (*BIND_ROOTS, "/tmp", "/dev", "/proc", "/home", "/run/alisio", SOLUTION)
+"""Paths the sandbox itself builds: a workdir or a bind may lie neither at nor under one of them."""
+
+
+def sandbox_path_problem(path: str) -> str | None:
+    """Why ``path`` cannot be a workdir or a bind target inside the sandbox, or ``None``.
+
+    It must be absolute and normalised (no ``.``, ``..``, ``//`` or trailing ``/``), not ``/``, and outside
+    what the sandbox builds itself (``/usr``, ``/etc``, ``/bin``..., ``/tmp``, ``/dev``, ``/proc``, ``/home``,
+    ``/run/alisio``, ``/solution``).
+    """
+    parts = path.split("/")
+    if not path.startswith("/") or path == "/":
+        return "must be an absolute path other than / (such as /app)"
+    if any(part in ("", ".", "..") for part in parts[1:]) or "\0" in path:
+        return "must be a normalised absolute path (no ., .., // or trailing /)"
+    for reserved in _RESERVED:
+        if path == reserved or path.startswith(reserved + "/"):
+            return f"lies in {reserved}, which the sandbox builds itself"
+    return None
 
 
 def limit_args(limits: SandboxLimits) -> tuple[str, ...]:
@@ -143,6 +171,8 @@ def bwrap_argv(
     limits: SandboxLimits = DEFAULT_LIMITS,
     binds: Sequence[Bind] = (),
     prlimit: str | None = "/usr/bin/prlimit",
+    workdir: str = WORKSPACE,
+    scratch: Sequence[str] = (),
 ) -> tuple[str, ...]:
     """The argv that runs ``command`` in the sandbox this module describes.
 
@@ -150,11 +180,14 @@ def bwrap_argv(
         command: the command's argv (run as given: ``["bash", "-c", text]`` for the bash tool).
         bwrap: the bwrap executable.
         roots: the entries of ``BIND_ROOTS`` that exist on the host.
-        workspace: the workspace's real host path, bound read-write at ``WORKSPACE``.
+        workspace: the workspace's real host path, bound read-write at ``workdir``.
         cwd: where the command starts, inside the sandbox.
         network: share the host's network (the ``external`` effect is granted).
         binds: more paths to bind (after the workspace, so they may lie inside ``/tmp`` or HOME).
         prlimit: the ``prlimit`` executable inside the sandbox; ``None`` sets no rlimits.
+        workdir: where the workspace is inside the sandbox (``WORKSPACE`` unless a task names another).
+        scratch: directories made fresh, empty and writable for this command (each a tmpfs of at most
+            ``limits.tmp_bytes``), after the binds.
     """
     args: list[str] = [bwrap, "--unshare-all", "--die-with-parent", "--as-pid-1"]
     if network:
@@ -168,9 +201,11 @@ def bwrap_argv(
     for private in ("/tmp", SANDBOX_HOME):
         args += ["--perms", "1777" if private == "/tmp" else "0700", "--size", str(limits.tmp_bytes)]
         args += ["--tmpfs", private]
-    args += ["--bind", workspace, WORKSPACE]
+    args += ["--bind", workspace, workdir]
     for bind in binds:
         args += ["--bind" if bind.writable else "--ro-bind", bind.source, bind.target]
+    for directory in scratch:
+        args += ["--size", str(limits.tmp_bytes), "--tmpfs", directory]
     args += ["--remount-ro", "/", "--hostname", "sandbox", "--chdir", cwd]
     args += ["--setenv", "HOME", SANDBOX_HOME, "--setenv", "TMPDIR", "/tmp", "--setenv", "PWD", cwd]
     for name in HOST_PATH_VARIABLES:

@@ -1,3 +1,4 @@
-"""The Reliability Lab's pure rules: the suite model, the run plan, the judges, run records, reports and their
-checks, the statistics kernel, comparisons and verdicts, variants, power, plan.json, transcripts and the
-text people read (Markdown, progress lines, ``eval show``)."""
+"""The Reliability Lab's pure rules: run records, reports and their checks, transcripts and plan.json here, and
+four rooms: ``suites`` (the suite model and the run plan), ``judges`` (verifiers, a run's outcome),
+``comparisons`` (compare, the gates, variants, stability, eval power) and ``outputs`` (every renderer). The
+statistics kernel is ``alisio.core.stats``."""

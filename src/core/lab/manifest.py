@@ -3,7 +3,7 @@
 ``eval run --resume`` reads it to continue the run in the same directory: the same suite (by content hash),
 tasks, k, seed, mode, provider, model, endpoint and measured configuration, so the runs it adds measure the
 same thing as the runs already there. ``differences`` names what changed since (exit 1 on resume); the plan
-itself is recomputed from tasks, k and seed (``alisio.core.lab.schedule.plan_runs`` is deterministic).
+itself is recomputed from tasks, k and seed (``alisio.core.lab.suites.schedule.plan_runs`` is deterministic).
 
 A torn last line of runs.jsonl (a kill in the middle of a write by an older version) is dropped with a
 warning by ``whole_lines``; every other line must decode.
@@ -21,9 +21,9 @@ from returns.result import Failure, Result, Success
 from alisio.core.base import Frozen
 from alisio.core.errors import ReportError
 from alisio.core.lab.records import RunRecord, RunStatus, TaskId
-from alisio.core.lab.report import Mode, Rates
-from alisio.core.lab.schedule import MAX_K, RunSpec
+from alisio.core.lab.report import AnswerSource, Rates
 from alisio.core.lab.seq_block import SequentialPlan
+from alisio.core.lab.suites.schedule import MAX_K, RunSpec
 
 __all__ = [
     "MANIFEST_SCHEMA_VERSION",
@@ -54,7 +54,7 @@ class RunManifest(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     tasks: Annotated[tuple[TaskId, ...], Meta(min_length=1)]
     k: Annotated[int, Meta(ge=1, le=MAX_K)]
     seed: Annotated[int, Meta(ge=0)]
-    mode: Mode
+    mode: AnswerSource
     cassette_dir: str | None = None
     script: str | None = None
     """The ``--script`` file or directory (absolute), when the provider was scripted."""

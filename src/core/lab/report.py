@@ -26,19 +26,19 @@ from enum import StrEnum
 
 from alisio.core.base import Frozen
 from alisio.core.lab.seq_block import SequentialBlock
-from alisio.core.lab.stats import ClusteredMean, Interval
+from alisio.core.stats.rates import ClusteredMean, Interval
 
 __all__ = [
     "LOW_POWER_BELOW",
     "REPORT_SCHEMA_VERSION",
     "AgentCondition",
+    "AnswerSource",
     "CachedInput",
-    "Compaction",
+    "CompactionSettings",
     "Conditions",
     "Count",
     "Estimated",
     "MeasuredBlock",
-    "Mode",
     "Rates",
     "Report",
     "Summary",
@@ -54,14 +54,14 @@ LOW_POWER_BELOW = 5
 """Fewer judged runs than this prints a low power warning (and compare makes no claim)."""
 
 
-class Mode(StrEnum):
+class AnswerSource(StrEnum):
     """live: the configured provider (harness + model, with variance); replay: a cassette (harness only)."""
 
     LIVE = "live"
     REPLAY = "replay"
 
 
-class Compaction(Frozen, frozen=True, kw_only=True):
+class CompactionSettings(Frozen, frozen=True, kw_only=True):
     """The compaction settings; token figures are only comparable between reports that share them."""
 
     threshold: float
@@ -106,12 +106,12 @@ class Conditions(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     sorted; empty when no response named one (scripted runs, reports written before it was recorded)."""
     system_fingerprints: tuple[str, ...] = ()
     """The distinct ``system_fingerprint`` values the responses gave over every run, sorted."""
-    mode: Mode
+    mode: AnswerSource
     k: int
     """Repetitions per task."""
     seed: int
     """Seed of the run order (the provider never receives it)."""
-    compaction: Compaction
+    compaction: CompactionSettings
     rates: Rates | None = None
     run_id: str
     created_at: str

@@ -19,11 +19,11 @@ import msgspec
 from alisio.core.lab.records import RunRecord, RunStatus
 from alisio.core.lab.report import (
     LOW_POWER_BELOW,
+    AnswerSource,
     CachedInput,
     Conditions,
     Count,
     Estimated,
-    Mode,
     Rates,
     Report,
     Summary,
@@ -32,7 +32,7 @@ from alisio.core.lab.report import (
     TaskReport,
     Tokens,
 )
-from alisio.core.lab.stats import (
+from alisio.core.stats.rates import (
     ClusteredMean,
     pass_at_k_estimate,
     pass_hat_k_estimate,
@@ -267,7 +267,7 @@ def _task_report(t: int, task_id: str, agg: _Aggregates, conditions: Conditions)
     passes, fails, over, errored = (int(v) for v in agg.by_status[t])
     n = passes + fails + over
     exactly_k = n > 0 and n == conditions.k
-    live = conditions.mode is Mode.LIVE
+    live = conditions.mode is AnswerSource.LIVE
     measured = _task_measured(t, agg, n, passes)
     runs_cached = int(agg.cached_runs[t])
     return TaskReport(
@@ -384,7 +384,7 @@ def _summary(
     judged = sum(t.judged for t in tasks)
     rated = [t for t in tasks if t.judged]
     clustered = suite_rate([t.passes for t in rated], [t.judged for t in rated])
-    if clustered is not None and conditions.mode is Mode.REPLAY:
+    if clustered is not None and conditions.mode is AnswerSource.REPLAY:
         clustered = ClusteredMean(mean=clustered.mean, stderr=None, tasks=clustered.tasks)
     measured = _summary_measured(tasks, cols.wall[judged_mask].astype(np.float64), incidents, judged, passes)
     estimates_at = [t.pass_at_k_estimate for t in tasks]

@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Literal
 
 from alisio.core.base import Frozen
-from alisio.core.lab.stats import Interval
+from alisio.core.stats.rates import Interval
 
 __all__ = [
     "DEFAULT_MAX_K",

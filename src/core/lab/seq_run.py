@@ -4,7 +4,7 @@
 rules); this module applies them to a command's records:
 
 - ``sequential_plan``: repetition-major, so every task grows its outcomes in repetition order. Round ``r``
-  runs every task's repetition ``r`` (tasks in the seeded order of ``alisio.core.lab.schedule.plan_runs``);
+  runs every task's repetition ``r`` (tasks in the seeded order of ``alisio.core.lab.suites.schedule.plan_runs``);
   with two variants each (task, repetition) slot runs both back to back, in the listed order on even slots
   and reversed on odd ones (A, B, then B, A), as ``eval variants`` does. The same inputs give the same plan;
   run ``r`` gets ``seed + r``.
@@ -27,7 +27,6 @@ from returns.result import Result
 
 from alisio.core.lab.records import RunRecord, RunStatus
 from alisio.core.lab.report import Report, TaskReport
-from alisio.core.lab.schedule import RunSpec, ScheduleError, plan_runs
 from alisio.core.lab.seq_block import SequentialBlock, SequentialPlan, TaskStop
 from alisio.core.lab.sequential import (
     SequentialDesign,
@@ -37,7 +36,8 @@ from alisio.core.lab.sequential import (
     two_arm,
     until_width,
 )
-from alisio.core.lab.stats import Interval
+from alisio.core.lab.suites.schedule import RunSpec, ScheduleError, plan_runs
+from alisio.core.stats.rates import Interval
 
 __all__ = [
     "TaskOutcomes",

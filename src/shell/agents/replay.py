@@ -6,7 +6,7 @@
 - ``recorded_cassette``: a finished run's calls as a cassette (requests normalised, responses with the
   workspace path as ``<workspace>``);
 - ``read_agent_cassettes`` / ``write_agent_cassettes``: ``<cassettes>/<agent>/<task>.jsonl``, every one read
-  before the first run (a missing or unreadable one is a ``LabError``); written only when none is refused,
+  before the first run (a missing or unreadable one is a ``CommandError``); written only when none is refused,
   each atomically.
 """
 
@@ -30,11 +30,11 @@ from alisio.core.agents.cassette import (
 )
 from alisio.core.agents.run import normalized_body, request_fingerprint
 from alisio.core.lab.records import Divergence
-from alisio.core.lab.suite import Task
+from alisio.core.lab.suites.suite import Task
 from alisio.core.replay.cassette import divergence_message
 from alisio.core.replay.fingerprint import WORKSPACE, Rules
 from alisio.shell.agents.proxy import Call
-from alisio.shell.lab.errors import LabError
+from alisio.shell.errors import CommandError
 
 __all__ = [
     "CassetteReplayer",
@@ -97,7 +97,7 @@ def read_agent_cassettes(directory: Path, agent: str, tasks: Sequence[Task]) -> 
     """Every selected task's cassette for ``agent``.
 
     Raises:
-        LabError: a missing or unreadable cassette (naming the file and how to record it), one line each.
+        CommandError: a missing or unreadable cassette (naming the file and how to record it), one line each.
     """
     found: dict[str, AgentCassette] = {}
     problems: list[str] = []
@@ -115,7 +115,7 @@ def read_agent_cassettes(directory: Path, agent: str, tasks: Sequence[Task]) -> 
             case Failure(problem):
                 problems.append(str(problem))
     if problems:
-        raise LabError(*problems, "nothing was run")
+        raise CommandError(*problems, "nothing was run")
     return found
 
 
@@ -129,7 +129,7 @@ def write_agent_cassettes(
     """Write each cassette (none when one is refused); ``(task, path, calls, size)`` of each written.
 
     Raises:
-        LabError: a cassette holds a credential of the environment, exceeds the size limit, or cannot be
+        CommandError: a cassette holds a credential of the environment, exceeds the size limit, or cannot be
             written (nothing is written then).
     """
     encoded = {task_id: encode_agent_cassette(cassette) for task_id, cassette in sorted(cassettes.items())}
@@ -145,7 +145,7 @@ def write_agent_cassettes(
         if len(data) > MAX_AGENT_CASSETTE_BYTES
     ]
     if problems:
-        raise LabError(
+        raise CommandError(
             *(f"refusing to write a cassette: {line}" for line in problems), "no cassette was written"
         )
     written = []
@@ -158,6 +158,6 @@ def write_agent_cassettes(
             temporary.replace(path)
             written.append((task_id, path, len(cassettes[task_id].calls), len(data)))
     except OSError as error:
-        raise LabError(f"cannot write the cassettes in {directory}: {error.strerror or error}") from None
+        raise CommandError(f"cannot write the cassettes in {directory}: {error.strerror or error}") from None
     say(f"{len(written)} {AGENT_CASSETTE_FORMAT} cassette(s) of agent {agent} in {directory / agent}")
     return written

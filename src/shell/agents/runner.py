@@ -52,14 +52,14 @@ from alisio.core.agents.run import (
 )
 from alisio.core.harness.events import RunEnded
 from alisio.core.harness.toolenv import NO_PROMPTS
-from alisio.core.lab.verify import AgentTools
+from alisio.core.lab.judges.verify import AgentTools
 from alisio.core.replay.cassette import with_divergence
 from alisio.core.replay.fingerprint import Rules, path_rules
 from alisio.shell.agents.proxy import Call, RunProxy
 from alisio.shell.agents.replay import CassetteReplayer, recorded_cassette
 from alisio.shell.harness.tools.bash import read_output, supervise_group
 from alisio.shell.harness.tools.processes import marked, new_mark
-from alisio.shell.lab.agents import AgentJob, AgentRun, budget_of
+from alisio.shell.lab.agents import AgentJob, AgentRun
 from alisio.shell.lab.stale import owned_prefix
 
 __all__ = ["BASIC_ENV", "OUTPUT_CHARS", "ExternalRunner", "Upstream"]
@@ -135,7 +135,7 @@ class ExternalRunner:
             prompt_file=str(run_dir / "prompt.txt"),
             files=_files(job.workspace) if self.agent.kind == "aider" else (),
         )
-        budget = budget_of(job.task)
+        budget = job.task.budget
         holder: list[subprocess.Popen[bytes]] = []
         run_paths = run_dir_rules(str(run_dir), str(run_dir.resolve()))
         rules = (*job.rules, *run_paths, *noise_rules(self.agent))

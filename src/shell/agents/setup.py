@@ -26,10 +26,12 @@ from alisio.core.agents.config import ExternalAgent
 from alisio.core.agents.exchange import unsupported_api
 from alisio.core.agents.presets import BINARIES, INSTALL, version_command
 from alisio.shell.agents.runner import BASIC_ENV, ExternalRunner, Upstream
-from alisio.shell.lab.errors import LabError
+from alisio.shell.errors import CommandError
 from alisio.shell.lab.plans import ProviderPlan
 
 __all__ = ["agent_version", "agents_bin", "external_runners", "find_binary"]
+
+_RAY = "--executor ray: external agents ({names}) run on this machine only; nothing was run"
 
 _VERSION_TIMEOUT_S: Final = 60.0
 
@@ -77,27 +79,27 @@ def _refuse_unforwardable(wanted: Sequence[ExternalAgent], plan: ProviderPlan, s
     a local server) often serves several, and the proxy forwards the agent's requests unchanged."""
     if plan.local_only:
         names = ", ".join(agent.name for agent in wanted)
-        raise LabError(
+        raise CommandError(
             f"{source}: {', '.join(plan.local_only)}: not passed on by an external agent's proxy yet "
             f"(agents {names}); remove it to run them; nothing was run"
         )
 
 
 def _check(agent: ExternalAgent, source: str, env: Mapping[str, str]) -> str:
-    """The agent's executable (its command's first word for a command agent); raises ``LabError``."""
+    """The agent's executable (its command's first word for a command agent); raises ``CommandError``."""
     where = f"{source}: agents.{agent.name}"
     problem = unsupported_api(agent.api)
     if problem is not None:
         field = "api" if agent.kind == "command" else "kind"
         spoken = "" if agent.kind == "command" else f" ({agent.kind} speaks {agent.api})"
-        raise LabError(f"{where}.{field}: {problem}{spoken}; nothing was run")
+        raise CommandError(f"{where}.{field}: {problem}{spoken}; nothing was run")
     if agent.kind == "command":
         return agent.command[0]
     binary = find_binary(agent, env)
     if binary is None:
         name = agent.binary or BINARIES[agent.kind]
         field = "binary" if agent.binary else "kind"
-        raise LabError(
+        raise CommandError(
             f"{where}.{field}: {agent.kind} is not installed ({name} not found); install it with {INSTALL[agent.kind]}; nothing was run"
         )
     return binary
@@ -127,11 +129,11 @@ def external_runners(
     """The runner and the version of each external agent in ``used``, and the client they share.
 
     Args:
-        replay: replay mode: reads an agent's cassettes (by task id), raising ``LabError`` for a missing one.
+        replay: replay mode: reads an agent's cassettes (by task id), raising ``CommandError`` for a missing one.
         record: record mode: each runner keeps its runs' cassettes (``ExternalRunner.recorded``).
 
     Raises:
-        LabError: the first problem (module docstring), naming the file, the agent and the field.
+        CommandError: the first problem (module docstring), naming the file, the agent and the field.
     """
     by_name = {agent.name: agent for agent in external}
     wanted = [by_name[name] for name in dict.fromkeys(used) if name is not None and name in by_name]
@@ -140,12 +142,12 @@ def external_runners(
     binaries = {agent.name: _check(agent, source, env) for agent in wanted}
     names = ", ".join(agent.name for agent in wanted)
     if ray:
-        raise LabError(f"--executor ray: external agents ({names}) run on this machine only; nothing was run")
+        raise CommandError(_RAY.format(names=names))
     if replay is None:
         _refuse_unforwardable(wanted, plan, source)
     cassettes = {agent.name: replay(agent) for agent in wanted} if replay is not None else None
     if plan.base_url is None and cassettes is None:
-        raise LabError(
+        raise CommandError(
             f"{source}: agents.{wanted[0].name}: an external agent needs a live provider to forward to "
             "(config.toml [provider] or --base-url); --script plays turns to the built-in agent only"
         )

@@ -84,7 +84,7 @@ def selection(
     """The request's Selection from its flags (``--k`` and ``--seed`` checked here: one-line errors); with no
     SUITE, the one suite ``--suite-dir`` holds."""
     """The request's Selection from its flags (``--k`` and ``--seed`` checked here: one-line errors)."""
-    from alisio.core.lab.schedule import MAX_K
+    from alisio.core.lab.suites.schedule import MAX_K
     from alisio.shell.lab.request import Selection
     from alisio.shell.lab.suite_choice import only_suite
 
@@ -141,12 +141,12 @@ def output(flags: OutputFlags) -> Output:
 
 def label_of(text: str | None) -> str | None:
     """``--label TEXT``, checked: one line of at most 200 printable characters (a name, shown in tables)."""
-    from alisio.shell.lab.errors import LabError
+    from alisio.shell.errors import CommandError
 
     if text is None:
         return None
     if not text.strip() or len(text) > 200 or not text.isprintable():
-        raise LabError("--label: expected one line of 1 to 200 printable characters")
+        raise CommandError("--label: expected one line of 1 to 200 printable characters")
     return text
 
 
@@ -225,15 +225,15 @@ def executor(flags: ExecutionFlags, env: Mapping[str, str]) -> tuple[ExecutorKin
     """``--executor`` and the Ray address (``--ray-address``, else ``RAY_ADDRESS`` in ``env``).
 
     Raises:
-        LabError: ``--executor ray`` without Ray installed (saying how to install it), or ``--ray-address``
+        CommandError: ``--executor ray`` without Ray installed (saying how to install it), or ``--ray-address``
             without ``--executor ray``.
     """
-    from alisio.shell.lab.errors import LabError
+    from alisio.shell.errors import CommandError
     from alisio.shell.lab.request import ExecutorKind
 
     if flags.executor is not ExecutorChoice.RAY:
         if flags.ray_address is not None:
-            raise LabError("--ray-address is only used with --executor ray")
+            raise CommandError("--ray-address is only used with --executor ray")
         return ExecutorKind.THREAD, None
     from alisio.shell.lab.ray_executor import require_ray
 

@@ -12,7 +12,7 @@ its report.json, or an ``eval export`` bundle (``alisio.shell.lab.sources``).
   run's transcript on each side; both sides' intervals per task on one axis, the verdicts, the suite summary
   and the limits).
 - ``--fail-on worse-than:M`` exits 4 unless every task with a verdict is shown at most M worse
-  (``alisio.core.lab.noninferiority``).
+  (``alisio.core.stats.noninferiority``).
 - ``--fail-on regressed`` exits 4 when a task regressed; ``--fail-on inconclusive`` when a task regressed
   or is inconclusive. Tasks without a verdict (low power, not comparable, one side only, replay) are not
   gated: stderr says how many.
@@ -32,9 +32,9 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
-    from alisio.core.lab.compare import Comparison
-    from alisio.core.lab.gate import FailOn, GateResult
-    from alisio.core.lab.render_html_compare import SideLinks
+    from alisio.core.lab.comparisons.compare import Comparison
+    from alisio.core.lab.comparisons.gate import FailOn, GateResult
+    from alisio.core.lab.outputs.render_html_compare import SideLinks
     from alisio.core.lab.report import Report
 
 from alisio.core.exit_codes import ExitCode
@@ -108,21 +108,20 @@ ExcludeTasks = Annotated[
 
 
 def _choice(flag: str, value: str, choices: tuple[str, ...]) -> str:
-    """``value`` when it is one of ``choices``; else a ``LabError`` (one line, exit 1; never click's usage)."""
-    from alisio.shell.lab.errors import LabError
+    """``value`` when it is one of ``choices``; else a ``CommandError`` (one line, exit 1; never click's usage)."""
+    from alisio.shell.errors import CommandError
 
     if value in choices:
         return value
-    raise LabError(f"{flag}: expected {' or '.join(choices)}, got {value!r}")
+    raise CommandError(f"{flag}: expected {' or '.join(choices)}, got {value!r}")
 
 
 def _gate_flag(text: str) -> FailOn | float:
     """``--fail-on``: a verdict (``FailOn``) or a non-inferiority margin (``worse-than:M``)."""
     from returns.result import Failure, Success
 
-    from alisio.core.lab.gate import FailOn
-    from alisio.core.lab.noninferiority import PREFIX, parse_margin
-    from alisio.shell.lab.errors import LabError
+    from alisio.core.lab.comparisons.gate import PREFIX, FailOn, parse_margin
+    from alisio.shell.errors import CommandError
 
     if not text.startswith(PREFIX):
         return FailOn(_choice("--fail-on", text, (*tuple(FailOn), f"{PREFIX}M")))
@@ -130,13 +129,12 @@ def _gate_flag(text: str) -> FailOn | float:
         case Success(margin):
             return float(margin)
         case Failure(message):
-            raise LabError(str(message))
+            raise CommandError(str(message))
     raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _gate(comparison: Comparison, gate_on: FailOn | float) -> GateResult:
-    from alisio.core.lab.gate import gate
-    from alisio.core.lab.noninferiority import noninferiority_gate
+    from alisio.core.lab.comparisons.gate import gate, noninferiority_gate
 
     if isinstance(gate_on, float):
         return noninferiority_gate(comparison, gate_on)
@@ -159,9 +157,9 @@ def compare(
     import msgspec
     from returns.result import Failure, Success
 
-    from alisio.core.lab.compare import compare_reports
-    from alisio.core.lab.render_compare import render_comparison_markdown
-    from alisio.core.lab.verdict import Adjustment, VerdictRule
+    from alisio.core.lab.comparisons.compare import compare_reports
+    from alisio.core.lab.outputs.render_compare import render_comparison_markdown
+    from alisio.core.stats.verdict import Adjustment, VerdictRule
     from alisio.shell.cli.common import environment
     from alisio.shell.config_home import data_dir
     from alisio.shell.lab.ci_outputs import check_output_file
@@ -214,8 +212,8 @@ def _markdown_path(comparison: Comparison) -> Path:
 
 def _summary(comparison: Comparison, gate_on: FailOn | float | None) -> str:
     """The terminal summary, after writing the full Markdown where it says."""
-    from alisio.core.lab.gate import describe_gate
-    from alisio.core.lab.render_compare import render_comparison_markdown, render_comparison_summary
+    from alisio.core.lab.comparisons.gate import describe_gate
+    from alisio.core.lab.outputs.render_compare import render_comparison_markdown, render_comparison_summary
     from alisio.shell.lab.ci_outputs import OutputProblem, write_output_file
 
     target = _markdown_path(comparison)
@@ -245,8 +243,8 @@ def _side_links(path: Path, page: Path) -> SideLinks | None:
 
     from returns.result import Success
 
-    from alisio.core.lab.render_html import REPORT_HTML
-    from alisio.core.lab.render_html_compare import SideLinks, linked_run
+    from alisio.core.lab.outputs.render_html import REPORT_HTML
+    from alisio.core.lab.outputs.render_html_compare import SideLinks, linked_run
     from alisio.shell.lab.store import read_runs
 
     directory = path if path.is_dir() else path.parent
@@ -272,9 +270,9 @@ def _outputs(
 ) -> ExitCode:
     """The gate (on stderr unless the summary showed it), the ``--html`` page and the step summary; the exit
     code."""
-    from alisio.core.lab.gate import describe_gate
-    from alisio.core.lab.render_html_compare import render_comparison_html
-    from alisio.core.lab.step_summary import comparison_summary
+    from alisio.core.lab.comparisons.gate import describe_gate
+    from alisio.core.lab.outputs.render_html_compare import render_comparison_html
+    from alisio.core.lab.outputs.step_summary import comparison_summary
     from alisio.shell.cli.common import environment, say
     from alisio.shell.cli.outputs import attempt, settle
     from alisio.shell.lab.ci_outputs import append_step_summary, write_output_file
@@ -297,14 +295,14 @@ def _outputs(
 
 def _excluded(path: Path | None) -> frozenset[str]:
     """The task ids listed in ``path`` (blank lines and ``#`` comments skipped); none without a file."""
-    from alisio.shell.lab.errors import LabError
+    from alisio.shell.errors import CommandError
 
     if path is None:
         return frozenset()
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
-        raise LabError(
+        raise CommandError(
             f"--exclude-tasks {path}: cannot read: {getattr(error, 'strerror', None) or error}"
         ) from None
     return frozenset(line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#"))

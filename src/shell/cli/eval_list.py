@@ -31,7 +31,7 @@ SuiteDir = Annotated[
 
 def _sources(suite_dir: Path | None) -> tuple[Path | None, list[tuple[str, SuiteEntry]]]:
     """The bundled root (``None`` outside a checkout) and every suite entry: bundled first, then DIR's."""
-    from alisio.shell.lab.errors import LabError
+    from alisio.shell.errors import CommandError
     from alisio.shell.lab.suite_choice import NO_BUNDLED, bundled_suites_root
     from alisio.shell.lab.suites import discover_suites, shown_name
 
@@ -49,7 +49,7 @@ def _sources(suite_dir: Path | None) -> tuple[Path | None, list[tuple[str, Suite
                 if not suite_dir.exists()
                 else "no suite.json here or in its sub-directories"
             )
-            raise LabError(f"--suite-dir {shown_name(suite_dir)}: {why}")
+            raise CommandError(f"--suite-dir {shown_name(suite_dir)}: {why}")
         sources += [("suite-dir", entry) for entry in found]
     return bundled, sources
 
@@ -57,7 +57,7 @@ def _sources(suite_dir: Path | None) -> tuple[Path | None, list[tuple[str, Suite
 def _row(source: str, entry: SuiteEntry) -> dict[str, object]:
     from returns.result import Failure, Success
 
-    from alisio.core.lab.suite import violations
+    from alisio.core.lab.suites.suite import violations
     from alisio.shell.lab.suites import shown_name
 
     match entry.result:

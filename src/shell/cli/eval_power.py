@@ -60,7 +60,7 @@ def power(
     """How many runs per side (and per task) a comparison needs to detect a change with a given power."""
     import msgspec
 
-    from alisio.core.lab.power import parse_power_request, plan_power, render_power
+    from alisio.core.lab.comparisons.power_plan import parse_power_request, plan_power, render_power
     from alisio.shell.errors import expect
 
     plan = plan_power(expect(parse_power_request(baseline_rate, detect, alpha, power, tasks, task_sd)))

@@ -62,13 +62,13 @@ def record(
     suite: SuiteArg = None,
 ) -> ExitCode:
     """Run each selected task once and write its cassette (<suite>/cassettes/<task-id>.jsonl)."""
-    from alisio.core.lab.progress import progress_line
-    from alisio.shell.lab.request import LabRequest, Output, RunMode
+    from alisio.core.lab.outputs.progress import progress_line
+    from alisio.shell.lab.request import LabMode, LabRequest, Output
 
     s = selection
     request = LabRequest(
         selection=common.selection(suite, s.tasks, None, s.seed, s.suite_dir, s.yes, 1),
-        mode=RunMode.RECORD,
+        mode=LabMode.RECORD,
         provider=common.provider(provider),
         permissions=common.permissions(permissions),
         output=Output(keep=output.keep, json=output.json_output, quiet=output.quiet),

@@ -27,13 +27,13 @@ from alisio.core.exit_codes import ExitCode
 from alisio.shell.cli import common
 from alisio.shell.cli.common import say
 from alisio.shell.cli.options import (
+    EvalRunProviderFlags,
     ExecutionFlags,
-    ModeChoice,
+    ModeFlag,
     OptionalSuiteArg,
     OutputFlags,
     PermissionFlags,
     ResumeFlags,
-    RunProviderFlags,
     SelectionFlags,
     grouped,
 )
@@ -51,7 +51,7 @@ DEFAULT_K = 5
 def _request(
     suite: str | None,
     selection: SelectionFlags,
-    provider: RunProviderFlags,
+    provider: EvalRunProviderFlags,
     permissions: PermissionFlags,
     output: OutputFlags,
     execution: ExecutionFlags,
@@ -59,21 +59,21 @@ def _request(
 ) -> LabRequest:
     from alisio.shell.cli.seq_flags import run_sequential
     from alisio.shell.config_home import data_dir
-    from alisio.shell.lab.errors import LabError
-    from alisio.shell.lab.request import LabRequest, RunMode, rates_from
+    from alisio.shell.errors import CommandError
+    from alisio.shell.lab.request import LabMode, LabRequest, rates_from
 
-    replay = provider.mode is ModeChoice.REPLAY
+    replay = provider.mode is ModeFlag.REPLAY
     if provider.cassette_dir is not None and not replay:
-        raise LabError("--cassette-dir is only used with --mode replay")
+        raise CommandError("--cassette-dir is only used with --mode replay")
     if replay and provider.script is not None:
-        raise LabError("--script plays a scripted provider in live mode; replay plays cassettes")
+        raise CommandError("--script plays a scripted provider in live mode; replay plays cassettes")
     s = selection
     env = common.environment()
     design = run_sequential(seq, s.k, replay, data_dir(env))
     k = s.k if design is None else design.max_k
     return LabRequest(
         selection=common.selection(suite, s.tasks, k, s.seed, s.suite_dir, s.yes, 1 if replay else DEFAULT_K),
-        mode=RunMode.REPLAY if replay else RunMode.LIVE,
+        mode=LabMode.REPLAY if replay else LabMode.LIVE,
         provider=common.provider(provider),
         permissions=common.permissions(permissions),
         output=common.output(output),
@@ -89,7 +89,7 @@ def _resume_request(
     suite: str | None,
     resume: ResumeFlags,
     selection: SelectionFlags,
-    provider: RunProviderFlags,
+    provider: EvalRunProviderFlags,
     permissions: PermissionFlags,
     output: OutputFlags,
     execution: ExecutionFlags,
@@ -101,7 +101,7 @@ def _resume_request(
     from alisio.shell.cli.resume_flags import resume_conflicts
     from alisio.shell.cli.seq_flags import resume_design
     from alisio.shell.config_home import data_dir
-    from alisio.shell.lab.errors import LabError
+    from alisio.shell.errors import CommandError
     from alisio.shell.lab.resume import read_manifest, resume_request, resume_target
 
     assert resume.resume is not None
@@ -111,7 +111,7 @@ def _resume_request(
     conflicts = resume_conflicts(stored, directory, suite, selection, provider, permissions, output)
     conflicts += resume_design(stored.sequential, seq, data_dir(env))
     if conflicts:
-        raise LabError(
+        raise CommandError(
             *conflicts,
             "nothing was run: --resume continues the run as it was started (flags equal to what it stored, "
             "--model, --base-url, --provider, --jobs, --retry-errors, --keep, --quiet and --json may be given)",
@@ -133,7 +133,7 @@ def _resume_request(
 def run(
     resume: ResumeFlags,
     selection: SelectionFlags,
-    provider: RunProviderFlags,
+    provider: EvalRunProviderFlags,
     permissions: PermissionFlags,
     output: OutputFlags,
     execution: ExecutionFlags,
@@ -145,18 +145,18 @@ def run(
 
     import msgspec
 
-    from alisio.core.lab.progress import progress_line
+    from alisio.core.lab.outputs.progress import progress_line
     from alisio.shell.cli.outputs import lab_outputs
-    from alisio.shell.lab.errors import LabError
+    from alisio.shell.errors import CommandError
 
     if resume.resume is not None:
         request = _resume_request(suite, resume, selection, provider, permissions, output, execution, seq)
         ci = dataclasses.replace(request.output, junit=output.junit, step_summary=True)
         request = dataclasses.replace(request, output=ci)
     elif resume.retry_errors:
-        raise LabError("--retry-errors goes with --resume DIR|RUN_ID")
+        raise CommandError("--retry-errors goes with --resume DIR|RUN_ID")
     elif suite is None and selection.suite_dir is None:
-        raise LabError("name a SUITE to run, or --resume DIR|RUN_ID to continue a run")
+        raise CommandError("name a SUITE to run, or --resume DIR|RUN_ID to continue a run")
     else:
         request = _request(suite, selection, provider, permissions, output, execution, seq)
     request = common.with_executor(request, execution)
@@ -237,8 +237,8 @@ def show_outcome(outcome: LabOutcome, json_output: bool, quiet: bool = False) ->
     """The report on stdout (the table, or the JSON report), paths and problems on stderr; the exit code."""
     import msgspec
 
-    from alisio.core.lab.progress import summary_table
-    from alisio.core.lab.render_seq import sequential_lines
+    from alisio.core.lab.outputs.progress import summary_table
+    from alisio.core.lab.outputs.render_seq import sequential_lines
     from alisio.shell.lab.store import REPORT_HTML, REPORT_MD
 
     (arm,) = outcome.arms

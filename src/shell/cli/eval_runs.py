@@ -136,20 +136,20 @@ def _prune(root: Path, prune: bool, older_than: str | None) -> ExitCode:
     import time
 
     from alisio.core.text import age_seconds, plural
-    from alisio.shell.lab.errors import LabError
+    from alisio.shell.errors import CommandError
     from alisio.shell.lab.prune import prune_runs
 
     if not prune or older_than is None:
-        raise LabError("--prune and --older-than AGE go together (as in --prune --older-than 30d)")
+        raise CommandError("--prune and --older-than AGE go together (as in --prune --older-than 30d)")
     age = age_seconds(older_than)
     if age is None:
-        raise LabError(
+        raise CommandError(
             f"--older-than: expected a whole number and a unit (s, m, h, d, w), got {older_than!r}"
         )
     try:
         done = prune_runs(root, age, time.time())
     except OSError as error:
-        raise LabError(f"{error.filename or root}: cannot prune: {error.strerror or error}") from None
+        raise CommandError(f"{error.filename or root}: cannot prune: {error.strerror or error}") from None
     shown = f": {', '.join(done.removed)}" if done.removed else ""
     common.say(
         f"removed {plural(len(done.removed), 'run')} older than {older_than} from {root / 'eval'}{shown}"

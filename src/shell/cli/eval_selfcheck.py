@@ -1,9 +1,12 @@
-"""``alisio eval selfcheck SUITE [--repeat N] [--jobs N] [--json]``: check a suite's verifiers with no model.
+"""``alisio eval selfcheck SUITE [--tasks IDS] [--repeat N] [--jobs N] [--sandbox bwrap|none] [--json]``.
 
-SUITE is a suite directory (or its suite.json) or the id of a bundled suite. Per task: the untouched fixture
-must fail, the task's ``solution`` (when it has one) must pass, each command verifier gives the same outcome
-``--repeat`` times on the same tree, and a verifier slower than half its ``timeoutMs`` is a warning
-(``alisio.core.lab.selfcheck``). Prints a table per task, then every flag and warning.
+Checks a suite's verifiers with no model. SUITE is a suite directory (or its suite.json) or the id of a
+bundled suite; ``--tasks`` checks only those tasks (the same ids, and the same errors, as ``eval run``'s).
+Per task: the untouched fixture must fail, the task's ``solution`` (when it has one) must pass, each command
+verifier gives the same outcome ``--repeat`` times on the same tree, and a verifier slower than half its
+``timeoutMs`` is a warning (``alisio.core.lab.judges.selfcheck``). Prints a table per task, then every flag and
+warning. ``--sandbox bwrap`` (default: ``[lab] sandbox`` in config.toml, else none) runs the verifiers and
+script solutions in bubblewrap; a task with a ``sandbox`` section (an imported Harbor task) needs it.
 
 Exit codes: 0 clean (warnings allowed); 1 a task is flagged, or a usage problem (one line).
 """
@@ -17,10 +20,11 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from alisio.core.exit_codes import ExitCode
-from alisio.shell.cli.options import Json, check_min
+from alisio.shell.cli.options import Json, SandboxFlag, check_min
 
 if TYPE_CHECKING:
     from alisio.shell.lab.suites import LoadedSuite
+    from alisio.shell.sandbox.bwrap import Sandbox
 
 SuiteRef = Annotated[
     str,
@@ -30,6 +34,15 @@ Repeat = Annotated[
     int,
     typer.Option(
         "--repeat", metavar="N", help="Runs of each command verifier on the same final tree (1 to 100)."
+    ),
+]
+SelfcheckTasks = Annotated[
+    str | None,
+    typer.Option(
+        "--tasks",
+        metavar="IDS",
+        help="Only these tasks: id,id (or suite/id), as eval run's.",
+        show_default=False,
     ),
 ]
 SelfcheckJobs = Annotated[
@@ -42,19 +55,29 @@ MAX_REPEAT = 100
 """The most runs of each command verifier ``--repeat`` asks for (a usage error above it)."""
 
 
-def selfcheck(suite: SuiteRef, repeat: Repeat = 3, jobs: SelfcheckJobs = 1, json: Json = False) -> ExitCode:
+def selfcheck(
+    suite: SuiteRef,
+    tasks: SelfcheckTasks = None,
+    repeat: Repeat = 3,
+    jobs: SelfcheckJobs = 1,
+    sandbox: SandboxFlag = None,
+    json: Json = False,
+) -> ExitCode:
     """Check a suite with no model: no-op fails, the reference solution passes, verifiers repeat."""
     check_min("--repeat", repeat, 1, MAX_REPEAT)
     check_min("--jobs", jobs, 1)
-    return selfcheck_loaded(load_ref(suite), repeat=repeat, jobs=jobs, json_output=json)
+    wanted = tuple(tasks.split(",")) if tasks is not None else None
+    return selfcheck_loaded(
+        load_ref(suite), repeat=repeat, jobs=jobs, json_output=json, wanted=wanted, sandbox=sandbox
+    )
 
 
 def load_ref(ref: str) -> LoadedSuite:
     """The suite named by ``ref``: a path when one exists there, else a bundled suite's id."""
     from returns.result import Failure
 
-    from alisio.core.lab.suite import violations
-    from alisio.shell.lab.errors import LabError
+    from alisio.core.lab.suites.suite import violations
+    from alisio.shell.errors import CommandError
     from alisio.shell.lab.suite_choice import bundled_suites_root, find_suite
     from alisio.shell.lab.suites import load_suite
 
@@ -64,21 +87,52 @@ def load_ref(ref: str) -> LoadedSuite:
     result = load_suite(path)
     if isinstance(result, Failure):
         error = result.failure()
-        raise LabError(*(f"{error.source}: {line}" for line in violations(error)))
+        raise CommandError(*(f"{error.source}: {line}" for line in violations(error)))
     loaded: LoadedSuite = result.unwrap()
     return loaded
 
 
-def selfcheck_loaded(loaded: LoadedSuite, *, repeat: int, jobs: int, json_output: bool) -> ExitCode:
-    """Run the self-check of ``loaded`` and print it (table, or JSON with ``json_output``)."""
+def selfcheck_loaded(
+    loaded: LoadedSuite,
+    *,
+    repeat: int,
+    jobs: int,
+    json_output: bool,
+    wanted: tuple[str, ...] | None = None,
+    sandbox: str | None = None,
+) -> ExitCode:
+    """Run the self-check of ``loaded`` (the tasks ``wanted``, default all; ``sandbox``: ``--sandbox``) and
+    print it (table, or JSON with ``json_output``).
+
+    Raises:
+        CommandError: an unknown task id; the sandbox asked for cannot run; a task needs the sandbox and runs
+            without it.
+    """
     import msgspec
 
-    from alisio.core.lab.selfcheck import render_selfcheck
+    from alisio.core.lab.judges.selfcheck import render_selfcheck
+    from alisio.core.lab.suites.schedule import select_tasks
+    from alisio.shell.errors import expect
     from alisio.shell.lab.selfcheck import run_selfcheck
 
-    check = run_selfcheck(loaded, repeat=repeat, jobs=jobs)
+    chosen = expect(select_tasks(loaded.suite, wanted))
+    check = run_selfcheck(loaded, repeat=repeat, jobs=jobs, sandbox=_sandbox(sandbox), tasks=chosen)
     if json_output:
         sys.stdout.write(msgspec.json.encode(check).decode() + "\n")
     else:
         sys.stdout.write(render_selfcheck(check))
     return ExitCode.OK if check.clean else ExitCode.FAILURE
+
+
+def _sandbox(flag: str | None) -> Sandbox | None:
+    """The sandbox ``--sandbox`` asks for (else ``[lab] sandbox`` in config.toml, else none), checked here."""
+    import os
+
+    from alisio.core.harness.sandbox import SandboxKind
+    from alisio.shell.cli.common import say
+    from alisio.shell.config_home import load_config
+    from alisio.shell.errors import expect
+    from alisio.shell.lab.pipeline import sandbox_for
+
+    lab = expect(load_config(os.environ)).config.lab
+    return sandbox_for(SandboxKind(flag) if flag is not None else None, lab, os.environ, say)[1]

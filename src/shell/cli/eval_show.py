@@ -63,7 +63,7 @@ def _run_transcript(ref: str) -> Path | None:
     """The transcript of an ``alisio run`` record directory (``<dataDir>/run/<runId>``), else ``None``."""
     from pathlib import Path
 
-    from alisio.core.lab.run_record import TRANSCRIPT_JSONL
+    from alisio.core.lab.outputs.run_record import TRANSCRIPT_JSONL
     from alisio.shell.lab.store import RUNS_JSONL
 
     directory = Path(ref).expanduser()
@@ -78,9 +78,9 @@ def _show_run(ref: str, json_output: bool) -> ExitCode:
     """An ``alisio run`` record: its header (outcome, usage) and the transcript."""
     import msgspec
 
-    from alisio.core.lab.run_record import render_run_transcript
+    from alisio.core.lab.outputs.run_record import render_run_transcript
     from alisio.core.lab.transcript import decode_transcript
-    from alisio.shell.lab.errors import LabError
+    from alisio.shell.errors import CommandError
 
     path = _run_transcript(ref)
     assert path is not None
@@ -88,9 +88,9 @@ def _show_run(ref: str, json_output: bool) -> ExitCode:
         data = path.read_bytes()
         events = decode_transcript(data)
     except OSError as error:
-        raise LabError(f"{path}: cannot read: {error.strerror or error}") from None
+        raise CommandError(f"{path}: cannot read: {error.strerror or error}") from None
     except msgspec.DecodeError as error:
-        raise LabError(f"{path}: not a transcript: {error}") from None
+        raise CommandError(f"{path}: not a transcript: {error}") from None
     common.out(data if json_output else render_run_transcript(path.parent.name, events))
     return ExitCode.OK
 
@@ -98,14 +98,14 @@ def _show_run(ref: str, json_output: bool) -> ExitCode:
 def _picked(runs: tuple[RunRecord, ...], where: object, task: str | None, rep: int | None) -> RunRecord:
     from returns.result import Failure, Success
 
-    from alisio.core.lab.show import pick_run
-    from alisio.shell.lab.errors import LabError
+    from alisio.core.lab.outputs.show import pick_run
+    from alisio.shell.errors import CommandError
 
     match pick_run(runs, task, rep):
         case Success(record):
             return record  # type: ignore[no-any-return]
         case Failure(problem):
-            raise LabError(f"{where}: {problem}")
+            raise CommandError(f"{where}: {problem}")
     raise AssertionError("unreachable")  # pragma: no cover
 
 
@@ -113,14 +113,14 @@ def _show_bundle(bundle: Bundle, ref: str, task: str | None, rep: int | None, js
     """A run of an ``eval export`` bundle: its record and the transcript the bundle carries."""
     import msgspec
 
-    from alisio.core.lab.show import render_run
-    from alisio.shell.lab.errors import LabError
+    from alisio.core.lab.outputs.show import render_run
+    from alisio.shell.errors import CommandError
 
     record = _picked(bundle.runs, ref, task, rep)
     events = bundle.transcript(record.task_id, record.repetition)
     if json_output:
         if events is None:
-            raise LabError(
+            raise CommandError(
                 f"{ref}: the bundle holds no transcript for {record.task_id} rep {record.repetition}"
             )
         encoder = msgspec.json.Encoder()
@@ -133,12 +133,11 @@ def _show_bundle(bundle: Bundle, ref: str, task: str | None, rep: int | None, js
 def _show_directory(ref: str, task: str | None, rep: int | None, json_output: bool) -> ExitCode:
     import msgspec
 
-    from alisio.core.lab.show import render_run
+    from alisio.core.lab.outputs.show import render_run
     from alisio.core.lab.transcript import transcript_path
     from alisio.shell.cli.safe_text import redacted, shown
     from alisio.shell.config_home import data_dir
-    from alisio.shell.errors import expect
-    from alisio.shell.lab.errors import LabError
+    from alisio.shell.errors import CommandError, expect
     from alisio.shell.lab.store import read_regular, read_runs
     from alisio.shell.lab.stored import report_dir
 
@@ -150,10 +149,10 @@ def _show_directory(ref: str, task: str | None, rep: int | None, json_output: bo
     except FileNotFoundError:
         data = None
     except OSError as error:
-        raise LabError(f"{path}: cannot read: {error.strerror or error}") from None
+        raise CommandError(f"{path}: cannot read: {error.strerror or error}") from None
     if json_output:
         if data is None:
-            raise LabError(f"{path}: no transcript was kept for this run (written by an older alisio)")
+            raise CommandError(f"{path}: no transcript was kept for this run (written by an older alisio)")
         common.out(redacted(data.decode("utf-8", "replace")))
         return ExitCode.OK
     events = None
@@ -163,7 +162,7 @@ def _show_directory(ref: str, task: str | None, rep: int | None, json_output: bo
         try:
             events = decode_transcript(data)
         except msgspec.DecodeError as error:
-            raise LabError(f"{path}: not a transcript: {error}") from None
+            raise CommandError(f"{path}: not a transcript: {error}") from None
     note = _sequential_note(directory, record.task_id)
     common.out(shown(note + render_run(record, events)))  # verifier details and model text are untrusted
     return ExitCode.OK
@@ -173,7 +172,7 @@ def _sequential_note(directory: Path, task_id: str) -> str:
     """How the run's task stopped, when the directory holds a sequential report (else, or unreadable, none)."""
     from returns.result import Success
 
-    from alisio.core.lab.render_seq import task_note
+    from alisio.core.lab.outputs.render_seq import task_note
     from alisio.shell.lab.store import read_report
 
     match read_report(directory):

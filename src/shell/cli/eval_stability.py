@@ -3,7 +3,7 @@
 Each REPORT is a report directory or a run id (under ``<dataDir>/eval``); all must be of one suite id and
 version. Prints each task's pass rate per report and pooled with Wilson intervals, its flip rate, the tasks
 from most to least unstable, and for each unstable task a first hint of the cause
-(``alisio.core.lab.stability``). ``--quarantine FILE`` writes the unstable task ids, one per line, for
+(``alisio.core.lab.comparisons.stability``). ``--quarantine FILE`` writes the unstable task ids, one per line, for
 ``alisio eval compare --exclude-tasks FILE``.
 
 Exit codes: 0 done (whatever the flips); 1 an unreadable report, reports of different suites, fewer than
@@ -42,11 +42,11 @@ def stability(reports: Reports, quarantine: Quarantine = None, json: Json = Fals
     import msgspec
     from returns.result import Failure
 
-    from alisio.core.lab.stability import ReportRuns, render_stability
-    from alisio.core.lab.stability import stability as judge
+    from alisio.core.lab.comparisons.stability import ReportRuns, render_stability
+    from alisio.core.lab.comparisons.stability import stability as judge
     from alisio.shell.config_home import data_dir
+    from alisio.shell.errors import CommandError
     from alisio.shell.lab.ci_outputs import check_output_file, write_output_file
-    from alisio.shell.lab.errors import LabError
     from alisio.shell.lab.store import read_report, read_runs
     from alisio.shell.lab.stored import report_dir
 
@@ -59,7 +59,7 @@ def stability(reports: Reports, quarantine: Quarantine = None, json: Json = Fals
         report, runs = read_report(directory), read_runs(directory)
         for read in (report, runs):
             if isinstance(read, Failure):
-                raise LabError(str(read.failure()))
+                raise CommandError(str(read.failure()))
         conditions = report.unwrap().conditions
         inputs.append(
             ReportRuns(
@@ -71,7 +71,7 @@ def stability(reports: Reports, quarantine: Quarantine = None, json: Json = Fals
         )
     result = judge(inputs)
     if isinstance(result, Failure):
-        raise LabError(result.failure())
+        raise CommandError(result.failure())
     found = result.unwrap()
     if quarantine is not None:
         write_output_file(quarantine, "".join(f"{task_id}\n" for task_id in found.unstable), "--quarantine")

@@ -5,7 +5,8 @@ the id (or directory name) of a bundled suite, as ``eval run`` takes it.
 A valid suite prints ``ok <suiteId> <suiteVersion> (<n> tasks) <path>`` on stdout; an invalid one prints
 one line per violation on stderr (``<file>: task <id>: <field>: <what>``). Exit 0 when every suite is
 valid, 1 when any is invalid or a PATH holds no suite. ``--json`` prints one JSON document on stdout
-instead of the ok lines (the error lines still go to stderr).
+instead of the ok lines (the error lines still go to stderr). ``--selfcheck`` also self-checks each valid
+suite (``alisio eval selfcheck``, with ``--sandbox`` as there).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from alisio.core.exit_codes import ExitCode
-from alisio.shell.cli.options import Json
+from alisio.shell.cli.options import Json, SandboxFlag
 
 if TYPE_CHECKING:
     from alisio.shell.lab.suites import SuiteEntry
@@ -42,16 +43,20 @@ SelfcheckFlag = Annotated[
 ]
 
 
-def validate(paths: Paths, json_output: Json = False, selfcheck: SelfcheckFlag = False) -> ExitCode:
+def validate(
+    paths: Paths, json_output: Json = False, selfcheck: SelfcheckFlag = False, sandbox: SandboxFlag = None
+) -> ExitCode:
     """Validate suites: every violation, with the task and the field, one per line on stderr."""
     import msgspec
     from returns.result import Failure, Success
 
-    from alisio.core.lab.suite import violations
+    from alisio.core.lab.suites.suite import violations
     from alisio.shell.lab.suites import shown_name
 
     if selfcheck and json_output:
         raise typer.BadParameter("use alisio eval selfcheck --json for JSON", param_hint="'--selfcheck'")
+    if sandbox is not None and not selfcheck:
+        raise typer.BadParameter("only with --selfcheck (it runs the verifiers)", param_hint="'--sandbox'")
     entries = _entries(paths)
     report: list[dict[str, object]] = []
     for entry in entries:
@@ -88,14 +93,15 @@ def validate(paths: Paths, json_output: Json = False, selfcheck: SelfcheckFlag =
                 )
     valid = all(item["valid"] for item in report)
     if selfcheck:
-        valid = _selfcheck(entries) and valid
+        valid = _selfcheck(entries, sandbox) and valid
     if json_output:
         sys.stdout.write(msgspec.json.encode({"valid": valid, "suites": report}).decode() + "\n")
     return ExitCode.OK if valid else ExitCode.FAILURE
 
 
-def _selfcheck(entries: list[SuiteEntry]) -> bool:
-    """Self-check each valid suite (its table on stdout); True when none has a flagged task."""
+def _selfcheck(entries: list[SuiteEntry], sandbox: str | None) -> bool:
+    """Self-check each valid suite (its table on stdout; ``sandbox``: ``--sandbox``); True when none has a
+    flagged task."""
     from returns.result import Success
 
     from alisio.shell.cli.eval_selfcheck import selfcheck_loaded
@@ -103,7 +109,9 @@ def _selfcheck(entries: list[SuiteEntry]) -> bool:
     clean = True
     for entry in entries:
         if isinstance(entry.result, Success):
-            code = selfcheck_loaded(entry.result.unwrap(), repeat=3, jobs=1, json_output=False)
+            code = selfcheck_loaded(
+                entry.result.unwrap(), repeat=3, jobs=1, json_output=False, sandbox=sandbox
+            )
             clean = clean and code == ExitCode.OK
     return clean
 

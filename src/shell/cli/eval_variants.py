@@ -34,7 +34,7 @@ from alisio.shell.cli.common import say
 from alisio.shell.cli.options import (
     SELECTION,
     ExecutionFlags,
-    ModeChoice,
+    ModeFlag,
     OutputFlags,
     PermissionFlags,
     SelectionFlags,
@@ -74,14 +74,14 @@ def variants(
     suite: SuiteArg = None,
 ) -> ExitCode:
     """Run configuration variants interleaved over the same tasks, report each, and compare them."""
-    from alisio.core.lab.variants import variant_progress_line
+    from alisio.core.lab.outputs.render_variants import variant_progress_line
     from alisio.shell.cli.outputs import lab_outputs
     from alisio.shell.cli.seq_flags import variants_sequential
-    from alisio.shell.lab.errors import LabError
+    from alisio.shell.errors import CommandError
     from alisio.shell.lab.request import LabRequest, rates_from
 
-    if provider.mode is ModeChoice.REPLAY:
-        raise LabError(REFUSE_REPLAY)
+    if provider.mode is ModeFlag.REPLAY:
+        raise CommandError(REFUSE_REPLAY)
     s = selection
     design = variants_sequential(seq, s.k)
     k = s.k if design is None else design.max_k
@@ -104,7 +104,7 @@ def variants(
 
 
 def _headline(start: LabStart) -> None:
-    from alisio.core.lab.variants import describe_overrides
+    from alisio.core.lab.comparisons.variants import describe_overrides
 
     assert start.variants is not None
     suite = start.choice.loaded.suite
@@ -129,9 +129,9 @@ def _headline(start: LabStart) -> None:
 
 
 def _show(outcome: LabOutcome, json_output: bool) -> ExitCode:
-    from alisio.core.lab.progress import summary_table
-    from alisio.core.lab.render_seq import comparison_lines
-    from alisio.core.lab.variants import render_variants_markdown
+    from alisio.core.lab.outputs.progress import summary_table
+    from alisio.core.lab.outputs.render_seq import comparison_lines
+    from alisio.core.lab.outputs.render_variants import render_variants_markdown
     from alisio.shell.cli.eval_run import gated, stop_lines
     from alisio.shell.lab.outputs import COMPARISON_HTML, COMPARISON_JSON, COMPARISON_MD
     from alisio.shell.lab.store import REPORT_MD

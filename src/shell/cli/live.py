@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from alisio.core.harness.events import Event
     from alisio.core.lab.records import RunRecord
-    from alisio.core.lab.schedule import RunSpec
+    from alisio.core.lab.suites.schedule import RunSpec
 
 _STATUS_STYLE = {"pass": "green", "fail": "red", "budget_exceeded": "yellow", "error": "magenta"}
 
@@ -36,7 +36,7 @@ def _styled(line: str, status: str, width: int) -> Any:
     """``line`` cut to ``width`` as rich text, its status word coloured (the console drops colour when off)."""
     from rich.text import Text
 
-    from alisio.core.lab.live_status import fit_line
+    from alisio.core.lab.outputs.live_status import fit_line
 
     text = Text(fit_line(line, width), no_wrap=True, overflow="ellipsis")
     at = text.plain.find(f": {status}")
@@ -80,7 +80,7 @@ class Progress:
         text += f" · {_clock(elapsed)} elapsed"
         if done and total > done:
             text += f" · ETA {_clock(elapsed / done * (total - done))}"
-        from alisio.core.lab.live_status import status_extras
+        from alisio.core.lab.outputs.live_status import status_extras
 
         now = time.monotonic()
         with self._lock:
@@ -91,7 +91,7 @@ class Progress:
     def on_event(self, spec: RunSpec, event: Event) -> None:
         """Follow a run's events (on its thread): retry waits, the end of a wait, tokens reported."""
         from alisio.core.harness.events import IncidentKind, IncidentRaised, ProviderResponded
-        from alisio.core.lab.live_status import retry_wait
+        from alisio.core.lab.outputs.live_status import retry_wait
 
         key = (spec.variant, spec.task_id, spec.repetition)
         with self._lock:

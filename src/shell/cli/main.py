@@ -3,7 +3,7 @@
 ``run_command_line`` is the only place that turns what a command raised into a message and an exit code
 (``alisio.core.exit_codes.ExitCode``): a command returns its code, or raises a typed error it never prints:
 
-- ``CommandError`` (``alisio.shell.errors``; the lab's ``LabError`` and ``LabStopped`` are ones, and
+- ``CommandError`` (``alisio.shell.errors``; the lab raises it, ``LabStopped`` is one, and
   ``alisio run`` raises it too): each line on stderr prefixed with the command (``alisio eval run: ...``),
   exit 1;
 - a click/typer usage error (which click reports with 2, which would read as a divergence): exit 1; an
@@ -100,7 +100,7 @@ def _help(
     """Show the help of alisio, or of a command: alisio help eval run (as alisio eval run --help)."""
     from typer.core import TyperGroup
 
-    from alisio.shell.lab.errors import LabError
+    from alisio.shell.errors import CommandError
 
     parent = ctx.find_root()
     command: click.Command = parent.command
@@ -108,7 +108,7 @@ def _help(
     for word in words or []:
         found = command.get_command(parent, word) if isinstance(command, TyperGroup) else None
         if found is None:
-            raise LabError(f"no command {' '.join([*path, word])!r}: see alisio --help")
+            raise CommandError(f"no command {' '.join([*path, word])!r}: see alisio --help")
         path.append(word)
         parent = click.Context(found, info_name=word, parent=parent)
         command = found

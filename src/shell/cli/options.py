@@ -33,6 +33,7 @@ __all__ = [
     "BaseUrl",
     "CheckedFlags",
     "Cwd",
+    "EvalRunProviderFlags",
     "ExecutionFlags",
     "ExecutorChoice",
     "ExecutorFlag",
@@ -41,7 +42,7 @@ __all__ = [
     "Jobs",
     "Json",
     "Junit",
-    "ModeChoice",
+    "ModeFlag",
     "Model",
     "OptionalSuiteArg",
     "OutputFlags",
@@ -51,7 +52,6 @@ __all__ = [
     "RayAddress",
     "RecordSelectionFlags",
     "ResumeFlags",
-    "RunProviderFlags",
     "SandboxChoice",
     "SandboxFlag",
     "SelectionFlags",
@@ -371,7 +371,7 @@ def grouped(func: F) -> F:
     return typing.cast(F, wrapper)
 
 
-class ModeChoice(StrEnum):
+class ModeFlag(StrEnum):
     """``--mode``: live (the configured provider) or replay (cassettes)."""
 
     LIVE = "live"
@@ -379,15 +379,15 @@ class ModeChoice(StrEnum):
 
 
 @dataclass(frozen=True)
-class RunProviderFlags(ProviderFlags):
+class EvalRunProviderFlags(ProviderFlags):
     """Provider of ``eval run``: also replay, from cassettes."""
 
     mode: Annotated[
-        ModeChoice,
+        ModeFlag,
         option(
             "--mode", help="live (a provider) or replay (cassettes).", panel=PROVIDER, metavar="live|replay"
         ),
-    ] = ModeChoice.LIVE
+    ] = ModeFlag.LIVE
     cassette_dir: Annotated[
         Path | None,
         option(
@@ -404,9 +404,9 @@ class VariantsProviderFlags(ProviderFlags):
     """Provider of ``eval variants``: live only (``--mode replay`` is refused: replay pins one configuration)."""
 
     mode: Annotated[
-        ModeChoice,
+        ModeFlag,
         option("--mode", help="live only: variants refuses replay.", panel=PROVIDER, metavar="live"),
-    ] = ModeChoice.LIVE
+    ] = ModeFlag.LIVE
 
 
 Jobs = Annotated[

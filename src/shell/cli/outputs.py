@@ -16,7 +16,7 @@ from alisio.core.exit_codes import ExitCode
 from alisio.shell.cli.common import say
 
 if TYPE_CHECKING:
-    from alisio.core.lab.junit import JUnitSuite
+    from alisio.core.lab.outputs.junit import JUnitSuite
     from alisio.shell.lab.model import LabOutcome
     from alisio.shell.lab.request import LabRequest
     from alisio.shell.replay.ci import CiOutcome
@@ -45,7 +45,7 @@ def attempt(problems: list[str], action: Callable[[], None]) -> None:
 def _write_junit(
     path: Path | None, suites: list[JUnitSuite], known: tuple[tuple[str, str], ...], quiet: bool
 ) -> None:
-    from alisio.core.lab.junit import junit_xml
+    from alisio.core.lab.outputs.junit import junit_xml
     from alisio.shell.lab.ci_outputs import write_output_file
     from alisio.shell.lab.outputs import JUNIT
 
@@ -70,11 +70,11 @@ def ci_outputs(
 ) -> ExitCode:
     """The ``--junit`` file (a testsuite per suite: replayed, skipped or broken) and the step summary of
     ``eval ci``; ``verdict`` is the line the command printed last."""
-    from alisio.core.lab.junit import BrokenSuite, ReportSuite, SkippedSuite
+    from alisio.core.lab.outputs.junit import BrokenSuite, ReportSuite, SkippedSuite
+    from alisio.core.lab.outputs.step_summary import CiSuiteLine, ci_summary
     from alisio.core.lab.records import RunStatus
-    from alisio.core.lab.step_summary import CiSuiteLine, ci_summary
+    from alisio.shell.lab.cassettes import credentials_of
     from alisio.shell.lab.ci_outputs import append_step_summary
-    from alisio.shell.replay.cassettes import credentials_of
 
     suites: list[JUnitSuite] = []
     lines: list[CiSuiteLine] = []

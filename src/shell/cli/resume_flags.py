@@ -14,10 +14,10 @@ from pathlib import Path
 from alisio.core.lab.manifest import RunManifest
 from alisio.core.lab.report import Rates
 from alisio.shell.cli.options import (
-    ModeChoice,
+    EvalRunProviderFlags,
+    ModeFlag,
     OutputFlags,
     PermissionFlags,
-    RunProviderFlags,
     SelectionFlags,
 )
 
@@ -53,11 +53,11 @@ def _selection(stored: RunManifest, suite: str | None, selection: SelectionFlags
     return lines
 
 
-def _provider(stored: RunManifest, provider: RunProviderFlags) -> list[str]:
+def _provider(stored: RunManifest, provider: EvalRunProviderFlags) -> list[str]:
     lines = []
     if provider.script is not None and not _same_path(provider.script, stored.script):
         lines.append(f"--script: the run started with {_path(stored.script)}, given {provider.script}")
-    if provider.mode is not ModeChoice.LIVE and str(provider.mode) != str(stored.mode):
+    if provider.mode is not ModeFlag.LIVE and str(provider.mode) != str(stored.mode):
         lines.append(f"--mode: the run started with {stored.mode}, given {provider.mode}")
     if provider.cassette_dir is not None and not _same_path(provider.cassette_dir, stored.cassette_dir):
         lines.append(
@@ -109,7 +109,7 @@ def resume_conflicts(
     directory: Path,
     suite: str | None,
     selection: SelectionFlags,
-    provider: RunProviderFlags,
+    provider: EvalRunProviderFlags,
     permissions: PermissionFlags,
     output: OutputFlags,
 ) -> list[str]:

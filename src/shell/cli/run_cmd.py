@@ -65,7 +65,7 @@ BUDGET = "Budget"
 
 
 class PolicyChoice(StrEnum):
-    """``--policy``: the values of ``alisio.core.harness.policy.Mode`` (not imported here, to keep ``--help`` fast)."""
+    """``--policy``: the values of ``alisio.core.harness.policy.PolicyMode`` (not imported here, to keep ``--help`` fast)."""
 
     ASK = "ask"
     AUTO = "auto"
@@ -243,10 +243,10 @@ def _policy(choice: PolicyChoice, granted_flags: dict[str, bool], read_only: boo
     from returns.result import Failure
 
     from alisio.core.harness.events import Effect
-    from alisio.core.harness.policy import GRANT_FLAGS, Mode, Policy, PolicyError, check_task_policy
+    from alisio.core.harness.policy import GRANT_FLAGS, Policy, PolicyError, PolicyMode, check_task_policy
 
     allow = frozenset(Effect(name) for name, on in granted_flags.items() if on)
-    policy = Policy(mode=Mode(choice.value), allow=allow, read_only=read_only)
+    policy = Policy(mode=PolicyMode(choice.value), allow=allow, read_only=read_only)
     match check_task_policy(policy, allow | {Effect.READ}, allow_suite_full=True):
         case Failure(PolicyError(effect=Effect() as effect)):
             raise CommandError(
@@ -324,7 +324,7 @@ def _setup(
     from alisio.core.harness.budget import RunBudget
     from alisio.core.harness.config import config_hash
     from alisio.core.harness.events import Effect
-    from alisio.core.harness.policy import ALL_EFFECTS, Mode
+    from alisio.core.harness.policy import ALL_EFFECTS, PolicyMode
     from alisio.core.harness.sandbox import WORKSPACE
     from alisio.core.replay.fingerprint import path_rules
     from alisio.shell.harness.agent import AgentSetup
@@ -352,7 +352,7 @@ def _setup(
             max_turns=max_turns, max_wall_ms=max_wall_ms, max_tokens=max_tokens, max_tool_calls=max_tool_calls
         ),
         agent=run.agent,
-        approver=_terminal_approver() if interactive and policy.mode is Mode.ASK else None,
+        approver=_terminal_approver() if interactive and policy.mode is PolicyMode.ASK else None,
         normalize_rules=path_rules(
             str(workspace), str(run.cwd or ""), *((WORKSPACE,) if sandbox is not None else ())
         ),
@@ -421,7 +421,7 @@ def _known(key: str | None) -> tuple[tuple[str, str], ...]:
     """The exact credentials to keep out of the stored transcript: the environment's and the API key."""
     import os
 
-    from alisio.shell.replay.cassettes import credentials_of
+    from alisio.shell.lab.cassettes import credentials_of
 
     return credentials_of(os.environ, key)
 
@@ -430,7 +430,7 @@ def _keep_record(result: RunResult, known: tuple[tuple[str, str], ...]) -> None:
     """Store the transcript (``eval show`` opens it), say where, and end with the usage line (stderr)."""
     import os
 
-    from alisio.core.lab.run_record import usage_line
+    from alisio.core.lab.outputs.run_record import usage_line
     from alisio.shell.lab.run_store import keep_run_record
 
     try:

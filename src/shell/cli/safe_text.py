@@ -25,8 +25,8 @@ def _known() -> tuple[tuple[str, str], ...]:
 def shown(text: str) -> str:
     """``text`` made safe for the terminal: the one redaction every output gets (the environment's
     credentials, key shapes, Basic credentials, URL passwords), control sequences escaped
-    (``alisio.core.lab.formats.terminal_text``)."""
-    from alisio.core.lab.formats import terminal_text
+    (``alisio.core.lab.outputs.formats.terminal_text``)."""
+    from alisio.core.lab.outputs.formats import terminal_text
 
     return terminal_text(text, _known())
 

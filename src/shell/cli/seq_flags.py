@@ -145,20 +145,20 @@ def _limits(max_k: int | None, min_k: int | None, k: int | None, flag: str) -> t
     """``--max-k`` and ``--min-k`` (their defaults when not given), checked."""
     from alisio.core.lab.seq_block import DEFAULT_MAX_K, DEFAULT_MIN_K
     from alisio.core.lab.sequential import MAX_K
-    from alisio.shell.lab.errors import LabError
+    from alisio.shell.errors import CommandError
 
     if k is not None:
-        raise LabError(
+        raise CommandError(
             f"--k sets a fixed number of runs; {flag} stops each task itself: give --max-k N instead"
         )
     top = DEFAULT_MAX_K if max_k is None else max_k
     low = DEFAULT_MIN_K if min_k is None else min_k
     if not 1 <= top <= MAX_K:
-        raise LabError(f"--max-k {top}: runs per task must be between 1 and {MAX_K}")
+        raise CommandError(f"--max-k {top}: runs per task must be between 1 and {MAX_K}")
     if low < 1:
-        raise LabError(f"--min-k {low}: must be at least 1")
+        raise CommandError(f"--min-k {low}: must be at least 1")
     if low > top:
-        raise LabError(f"--min-k {low} is above --max-k {top}: no task could stop before --max-k")
+        raise CommandError(f"--min-k {low} is above --max-k {top}: no task could stop before --max-k")
     return top, low
 
 
@@ -167,17 +167,17 @@ def variants_sequential(flags: VariantsSequentialFlags, k: int | None) -> Sequen
     once the variants file is read.
 
     Raises:
-        LabError: the flags do not make a design (one line).
+        CommandError: the flags do not make a design (one line).
     """
     from alisio.core.lab.seq_block import SequentialPlan
-    from alisio.shell.lab.errors import LabError
+    from alisio.shell.errors import CommandError
 
     if not flags.sequential:
         for given, name in ((flags.max_k, "--max-k"), (flags.min_k, "--min-k")):
             if given is not None:
-                raise LabError(f"{name} goes with --sequential")
+                raise CommandError(f"{name} goes with --sequential")
         if flags.fail_on is not None:
-            raise LabError(
+            raise CommandError(
                 "--fail-on goes with --sequential here (eval compare --fail-on gates fixed-k reports)"
             )
         return None
@@ -195,37 +195,37 @@ def run_sequential(
     """The design ``eval run`` asked for (``None``: fixed k).
 
     Raises:
-        LabError: the flags do not make a design, or the baseline report cannot be read (one line).
+        CommandError: the flags do not make a design, or the baseline report cannot be read (one line).
     """
     from alisio.core.lab.seq_block import SequentialPlan
     from alisio.core.lab.sequential import width_problem
-    from alisio.shell.lab.errors import LabError
+    from alisio.shell.errors import CommandError
 
     if not flags.asked:
         return None
     if flags.sequential and flags.until_width is not None:
-        raise LabError(
+        raise CommandError(
             "--sequential (against --baseline) and --until-width (one arm) are two designs: pick one"
         )
     flag = "--until-width" if flags.until_width is not None else "--sequential"
     if not flags.sequential and flags.until_width is None:
         if flags.baseline is not None or flags.fail_on is not None:
             given = "--baseline" if flags.baseline is not None else "--fail-on"
-            raise LabError(f"{given} goes with --sequential")
-        raise LabError("--max-k and --min-k go with --sequential --baseline REPORT or --until-width W")
+            raise CommandError(f"{given} goes with --sequential")
+        raise CommandError("--max-k and --min-k go with --sequential --baseline REPORT or --until-width W")
     if replay:
-        raise LabError(f"{flag} stops live runs early; replay is deterministic: nothing to stop")
+        raise CommandError(f"{flag} stops live runs early; replay is deterministic: nothing to stop")
     top, low = _limits(flags.max_k, flags.min_k, k, flag)
     if flags.until_width is not None:
         if flags.baseline is not None or flags.fail_on is not None:
             given = "--baseline" if flags.baseline is not None else "--fail-on"
-            raise LabError(f"{given} goes with --sequential, not with --until-width (one arm)")
+            raise CommandError(f"{given} goes with --sequential, not with --until-width (one arm)")
         problem = width_problem(flags.until_width)
         if problem is not None:
-            raise LabError(problem)
+            raise CommandError(problem)
         return SequentialPlan(kind="width", max_k=top, min_k=low, width=flags.until_width)
     if flags.baseline is None:
-        raise LabError(
+        raise CommandError(
             "eval run --sequential tests against a stored report: add --baseline REPORT (or run both arms "
             "with eval variants --sequential)"
         )
@@ -239,29 +239,28 @@ def run_sequential(
 
 def _margin(fail_on: str) -> float:
     """The margin M of ``--fail-on worse-than:M`` (the only sequential gate)."""
-    from alisio.core.lab.noninferiority import PREFIX, parse_margin
-    from alisio.shell.errors import expect
-    from alisio.shell.lab.errors import LabError
+    from alisio.core.lab.comparisons.gate import PREFIX, parse_margin
+    from alisio.shell.errors import CommandError, expect
 
     if not fail_on.startswith(PREFIX):
-        raise LabError(f"--fail-on {fail_on}: under --sequential only worse-than:M is a sequential gate")
-    return expect(parse_margin(fail_on), error=LabError)
+        raise CommandError(f"--fail-on {fail_on}: under --sequential only worse-than:M is a sequential gate")
+    return expect(parse_margin(fail_on), error=CommandError)
 
 
 def _against(ref: str, top: int, low: int, data_root: Path) -> SequentialPlan:
     """The baseline design of the report ``ref`` names: its suite and each task's counts."""
     from alisio.core.lab.seq_block import BaselineCount, SequentialPlan
-    from alisio.shell.lab.errors import LabError
+    from alisio.shell.errors import CommandError
     from alisio.shell.lab.sources import report_of
 
     try:
         report = report_of(ref, data_root)
-    except LabError as error:
-        raise LabError(f"--baseline {ref}: {error.lines[0]}") from None
+    except CommandError as error:
+        raise CommandError(f"--baseline {ref}: {error.lines[0]}") from None
     if report.conditions.mode == "replay":
-        raise LabError(f"--baseline {ref}: a replay report measures the harness only; give a live report")
+        raise CommandError(f"--baseline {ref}: a replay report measures the harness only; give a live report")
     if report.sequential is not None:
-        raise LabError(
+        raise CommandError(
             f"--baseline {ref}: a sequential report (its runs stopped early); give a fixed-k report"
         )
     counts = tuple(

@@ -12,7 +12,7 @@ wraps required arguments in braces in usage lines (``{suite}``). People read ``-
   (``import_help_renderer``): a third of ``alisio --help``'s start-up (``bench/bench_startup.py``).
 
 These hook typer's own help rendering, so typer is pinned to the minor version they were written against
-(pyproject.toml); ``tests/integration/test_cli_conventions.py`` fails if an update brings the placeholders back
+(pyproject.toml); ``tests/integration/cli/test_cli_conventions.py`` fails if an update brings the placeholders back
 or the help loads those modules again.
 """
 

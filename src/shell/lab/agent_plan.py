@@ -18,15 +18,15 @@ from alisio.core.agents.cassette import AgentCassette
 from alisio.core.agents.config import ExternalAgent
 from alisio.core.lab.records import RunRecord
 from alisio.core.lab.report import AgentCondition
-from alisio.core.lab.schedule import RunSpec
-from alisio.core.lab.suite import Task
+from alisio.core.lab.suites.schedule import RunSpec
+from alisio.core.lab.suites.suite import Task
+from alisio.shell.errors import CommandError
 from alisio.shell.harness.providers.base import Provider
 from alisio.shell.lab.agents import AgentRunner
-from alisio.shell.lab.errors import LabError
 from alisio.shell.lab.plans import ProviderPlan
 from alisio.shell.lab.preflight import Agents
-from alisio.shell.lab.request import ExecutorKind, LabRequest, RunMode
-from alisio.shell.replay.record import Recorded
+from alisio.shell.lab.record import Recorded
+from alisio.shell.lab.request import ExecutorKind, LabMode, LabRequest
 
 __all__ = [
     "AgentPlan",
@@ -56,14 +56,14 @@ def agents_of(
     """What preflight needs for each arm (``None``: a plain run): its agent override, the external names.
 
     Raises:
-        LabError: a variant's ``model`` for a built-in agent (the built-in agent's model is ``--model``).
+        CommandError: a variant's ``model`` for a built-in agent (the built-in agent's model is ``--model``).
     """
     names = frozenset(agent.name for agent in external)
     arms: dict[str | None, Agents] = {None: Agents(override=request.provider.agent, external=names)}
     for variant, (agent, model) in variants.items():
         chosen = agent or request.provider.agent
         if model is not None and chosen not in names:
-            raise LabError(
+            raise CommandError(
                 f"--variants: variant {variant}: model: only an external agent's model can differ between "
                 "variants (the built-in agent's is --model); nothing was run"
             )
@@ -84,7 +84,7 @@ def agent_plan(
     """The runners of the external agents the arms and tasks use (none: the plan as it is).
 
     Raises:
-        LabError: an external agent that cannot run here (``alisio.shell.agents.setup``).
+        CommandError: an external agent that cannot run here (``alisio.shell.agents.setup``).
     """
     from alisio.shell.agents.replay import read_agent_cassettes
     from alisio.shell.agents.setup import external_runners
@@ -103,8 +103,8 @@ def agent_plan(
         request.env,
         ray=request.executor is ExecutorKind.RAY,
         harness_version=version("alisio"),
-        replay=cassettes if request.mode is RunMode.REPLAY else None,
-        record=request.mode is RunMode.RECORD,
+        replay=cassettes if request.mode is LabMode.REPLAY else None,
+        record=request.mode is LabMode.RECORD,
         suite=suite,
     )
     if client is None:

@@ -19,19 +19,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from alisio.core.harness.budget import RunBudget
 from alisio.core.harness.config import MeasuredConfig
 from alisio.core.harness.events import Effect, Event, RunOutcome
+from alisio.core.lab.judges.verify import AgentTools
 from alisio.core.lab.records import RunRecord
-from alisio.core.lab.schedule import RunSpec
-from alisio.core.lab.suite import Task
-from alisio.core.lab.verify import AgentTools
+from alisio.core.lab.suites.schedule import RunSpec
+from alisio.core.lab.suites.suite import Task
 from alisio.core.replay.fingerprint import Rules
 from alisio.shell.lab.plans import ProviderPlan
 from alisio.shell.lab.preflight import task_policy
 from alisio.shell.sandbox.bwrap import SandboxRun
 
-__all__ = ["AgentJob", "AgentRun", "AgentRunner", "BuiltinRunner", "budget_of"]
+__all__ = ["AgentJob", "AgentRun", "AgentRunner", "BuiltinRunner"]
 
 
 @dataclass(frozen=True)
@@ -80,17 +79,6 @@ class AgentRunner(Protocol):
         ...
 
 
-def budget_of(task: Task) -> RunBudget:
-    """The task's budget as the harness counts it."""
-    budget = task.budget
-    return RunBudget(
-        max_turns=budget.max_turns,
-        max_wall_ms=budget.max_wall_ms,
-        max_tokens=budget.max_tokens,
-        max_tool_calls=budget.max_tool_calls,
-    )
-
-
 @dataclass(frozen=True)
 class BuiltinRunner:
     """alisio's own agent loop against the command's provider plan (record and replay wrap the provider)."""
@@ -119,7 +107,7 @@ class BuiltinRunner:
             measured=job.measured,
             policy=task_policy(job.task.policy, ctx.read_only),
             granted=ctx.granted,
-            budget=budget_of(job.task),
+            budget=job.task.budget,
             agent=job.agent,
             approver=None,
             normalize_rules=job.rules,

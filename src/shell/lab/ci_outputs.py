@@ -1,6 +1,6 @@
 """The CI outputs of the lab commands: the ``--junit FILE`` and ``--html FILE`` files and the
-``$GITHUB_STEP_SUMMARY`` summary. The core builds their text (``alisio.core.lab.junit``,
-``alisio.core.lab.step_summary``, ``alisio.core.lab.render_html_compare``); this module writes it.
+``$GITHUB_STEP_SUMMARY`` summary. The core builds their text (``alisio.core.lab.outputs.junit``,
+``alisio.core.lab.outputs.step_summary``, ``alisio.core.lab.outputs.render_html_compare``); this module writes it.
 
 - An output file is checked before the first run (``check_output_file``): it must be a regular file or a
   new name (never a directory, a device such as ``/dev/null``, a FIFO or a link, which a rename would
@@ -21,7 +21,7 @@ import stat
 from collections.abc import Mapping
 from pathlib import Path
 
-from alisio.shell.lab.errors import LabError
+from alisio.shell.errors import CommandError
 from alisio.shell.lab.preflight import unwritable_dir
 from alisio.shell.lab.store import NOT_REGULAR, not_regular, write_bytes_atomic
 
@@ -39,15 +39,15 @@ def check_output_file(path: Path, flag: str) -> None:
     """Before the first run: ``path`` can be written as ``flag``'s file.
 
     Raises:
-        LabError: it is a directory, or its directory cannot be created or written (nothing was run).
+        CommandError: it is a directory, or its directory cannot be created or written (nothing was run).
     """
     if path.is_dir():
-        raise LabError(f"{flag} {path}: is a directory, not a file; nothing was run")
+        raise CommandError(f"{flag} {path}: is a directory, not a file; nothing was run")
     if not_regular(path):
-        raise LabError(f"{flag} {path}: {NOT_REGULAR}; nothing was run")
+        raise CommandError(f"{flag} {path}: {NOT_REGULAR}; nothing was run")
     problem = unwritable_dir(path.parent, flag, named=path)
     if problem is not None:
-        raise LabError(problem)
+        raise CommandError(problem)
 
 
 def write_output_file(path: Path, text: str, flag: str) -> None:

@@ -14,7 +14,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from alisio.shell.lab.errors import Terminated
+from alisio.shell.errors import Terminated
 
 __all__ = ["Held", "held_signals"]
 

@@ -22,7 +22,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from alisio.shell.lab.errors import LabError
+from alisio.shell.errors import CommandError
 from alisio.shell.lab.owned import REPORT_DIRS, foreign_entries, remove_report
 from alisio.shell.lab.preflight import unwritable_dir
 
@@ -60,12 +60,12 @@ def claim_run_dir(data_root: Path, run_id: str, env: Mapping[str, str]) -> tuple
     """Create ``data_root/eval/run_id`` (``-2``, ``-3``... appended while it exists): the id and directory.
 
     Raises:
-        LabError: the data directory cannot be created or written, naming it and the variable it came from.
+        CommandError: the data directory cannot be created or written, naming it and the variable it came from.
     """
     root = data_root / "eval"
     problem = unwritable_dir(root, "data directory")
     if problem is not None:
-        raise LabError(f"{problem} (from {_data_dir_source(env)})")
+        raise CommandError(f"{problem} (from {_data_dir_source(env)})")
     candidate, number = run_id, 1
     while True:
         try:
@@ -77,7 +77,7 @@ def claim_run_dir(data_root: Path, run_id: str, env: Mapping[str, str]) -> tuple
             candidate = f"{run_id}-{number}"
         except OSError as error:
             why = error.strerror or str(error)
-            raise LabError(
+            raise CommandError(
                 f"data directory {root}: {why} (from {_data_dir_source(env)}); nothing was run"
             ) from None
 
@@ -103,19 +103,19 @@ def prepare_out(out: Path, flag: str, force: bool, subdirs: Sequence[str], files
         files: the report files (``alisio.shell.lab.outputs.REPORT_FILES``, derived from the outputs table).
 
     Raises:
-        LabError: ``out`` cannot be created or written, holds a report and ``force`` is off, or holds a
+        CommandError: ``out`` cannot be created or written, holds a report and ``force`` is off, or holds a
             report beside content alisio did not write (nothing is touched).
     """
     problem = unwritable_dir(out, flag)
     if problem is not None:
-        raise LabError(problem)
+        raise CommandError(problem)
     held = _held_report(out, subdirs, files)
     if not held:
         return
     if not force:
         names = ", ".join(str(path.relative_to(out)) for path in held[:4])
         more = f" and {len(held) - 4} more" if len(held) > 4 else ""
-        raise LabError(
+        raise CommandError(
             f"{flag} {out} already holds a report ({names}{more}): pass --force to replace it, "
             "or choose another directory; nothing was run"
         )
@@ -127,11 +127,13 @@ def _refuse_foreign(out: Path, flag: str, subdirs: Sequence[str], files: Sequenc
     try:
         foreign = foreign_entries(out, files, subdirs)
     except OSError as error:
-        raise LabError(f"{flag} {out}: cannot list it: {error.strerror or error}; nothing was run") from None
+        raise CommandError(
+            f"{flag} {out}: cannot list it: {error.strerror or error}; nothing was run"
+        ) from None
     if foreign:
         names = ", ".join(str(path.relative_to(out)) for path in foreign[:4])
         more = f" and {len(foreign) - 4} more" if len(foreign) > 4 else ""
-        raise LabError(
+        raise CommandError(
             f"{flag} {out} holds files no alisio report wrote ({names}{more}): --force replaces only a "
             "report directory; choose another directory; nothing was run"
         )
@@ -141,7 +143,7 @@ def clear_out(out: Path, flag: str, subdirs: Sequence[str], files: Sequence[str]
     """Remove the report ``out`` holds, once the command holds its lock (``--force``), checked again.
 
     Raises:
-        LabError: ``out`` now holds content alisio did not write (nothing is removed).
+        CommandError: ``out`` now holds content alisio did not write (nothing is removed).
     """
     if not _held_report(out, subdirs, files):
         return
@@ -157,7 +159,7 @@ def lock_directory(directory: Path) -> Iterator[None]:
     SIGKILL) and leaves nothing to clean up.
 
     Raises:
-        LabError: another process holds it.
+        CommandError: another process holds it.
     """
     directory.mkdir(parents=True, exist_ok=True)
     fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
@@ -165,7 +167,7 @@ def lock_directory(directory: Path) -> Iterator[None]:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise LabError(
+            raise CommandError(
                 f"{directory} is being written by another alisio command: wait for it to finish, "
                 "or choose another directory; nothing was run"
             ) from None

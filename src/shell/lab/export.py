@@ -31,14 +31,14 @@ import msgspec
 from returns.result import Failure, Result, Success
 
 from alisio.core.harness.config import DEFAULT_API_KEY_ENV
+from alisio.core.lab.outputs.render import render_markdown
 from alisio.core.lab.records import RunRecord
-from alisio.core.lab.render import render_markdown
 from alisio.core.lab.report import Report
 from alisio.core.lab.transcript import decode_transcript, transcript_path
 from alisio.core.share.scrub import ScrubFacts, scrub_bundle
 from alisio.core.share.secrets import SecretHit, known_credentials, scan
 from alisio.shell.config_home import data_dir, key_variable, load_config
-from alisio.shell.lab.errors import LabError
+from alisio.shell.errors import CommandError
 from alisio.shell.lab.store import (
     NOT_REGULAR,
     REPORT_MD,
@@ -214,7 +214,7 @@ def export_run(ref: str, out: Path, force: bool, env: Mapping[str, str]) -> Expo
     ``out``, or say why not (nothing written)."""
     try:
         run_dir = report_dir(ref, data_dir(env), "export")
-    except LabError as error:
+    except CommandError as error:
         return ExportRefused(error.lines)
     problem = _out_problem(out, force, run_dir)
     if problem is not None:

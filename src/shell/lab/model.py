@@ -9,22 +9,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from alisio.core.exit_codes import ExitCode
+from alisio.core.lab.comparisons.variants import VariantsComparison, VariantsPlan
+from alisio.core.lab.judges.outcome import exit_code_for
 from alisio.core.lab.manifest import RunManifest
-from alisio.core.lab.outcome import exit_code_for
 from alisio.core.lab.records import RunRecord
-from alisio.core.lab.report import AgentCondition, Mode, Report
-from alisio.core.lab.schedule import RunSpec
+from alisio.core.lab.report import AgentCondition, AnswerSource, Report
 from alisio.core.lab.seq_block import SequentialPlan
-from alisio.core.lab.suite import Task
-from alisio.core.lab.variants import VariantsComparison, VariantsPlan
-from alisio.shell.lab.errors import Terminated
+from alisio.core.lab.suites.schedule import RunSpec
+from alisio.core.lab.suites.suite import Task
+from alisio.shell.errors import Terminated
 from alisio.shell.lab.plans import ProviderPlan
 from alisio.shell.lab.run_one import Arm
 from alisio.shell.lab.suite_choice import SuiteChoice
 
 if TYPE_CHECKING:
     from alisio.core.harness.events import Event
-    from alisio.shell.replay.record import Recorded
+    from alisio.shell.lab.record import Recorded
 
 __all__ = ["ArmResult", "LabOutcome", "LabStart", "Resumed", "Ui"]
 
@@ -70,7 +70,7 @@ class LabStart:
     tasks: tuple[Task, ...]
     k: int
     seed: int
-    mode: Mode
+    mode: AnswerSource
     provider: ProviderPlan
     arms: tuple[Arm, ...]
     variants: VariantsPlan | None

@@ -10,7 +10,7 @@
 - how it is checked before the runs: a report directory's files by one check of the directory
   (``--out`` writable and holding no report unless ``--force``); a ``CommandOutput`` by its ``check``;
 - how it is written after: ``write``, from the finished runs (``Done``). The text is built in the core
-  (``alisio.core.lab.render``, ``render_html``, ``junit``, ``step_summary``...); a row only writes it.
+  (``alisio.core.lab.outputs.render``, ``render_html``, ``junit``, ``step_summary``...); a row only writes it.
 
 A report file that cannot be written stops the command (``LabStopped``, exit 1, after the line saying why
 the runs stopped, when they did); a CI output (``--junit``, the step summary) is one line in
@@ -18,7 +18,7 @@ the runs stopped, when they did); a CI output (``--junit``, the step summary) is
 already non-zero).
 
 Adding an output: build its text in the core, then add a row here (its check, when it has one, raises
-``LabError`` naming the flag and the file; its write raises ``OSError`` for a report file, ``OutputProblem``
+``CommandError`` naming the flag and the file; its write raises ``OSError`` for a report file, ``OutputProblem``
 for a CI output). Nothing else lists outputs: the checks, ``--force`` and the writes follow the table.
 """
 
@@ -32,12 +32,13 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
+from alisio.core.lab.comparisons.variants import VariantsComparison
+from alisio.core.lab.outputs.render import render_markdown
+from alisio.core.lab.outputs.render_html import REPORT_HTML
 from alisio.core.lab.records import RunRecord, encode_runs
-from alisio.core.lab.render import render_markdown
-from alisio.core.lab.render_html import REPORT_HTML
 from alisio.core.lab.report import Report
 from alisio.core.lab.report_json import encode_report
-from alisio.core.lab.variants import VariantsComparison
+from alisio.shell.errors import CommandError
 from alisio.shell.lab.ci_outputs import (
     STEP_SUMMARY,
     OutputProblem,
@@ -46,18 +47,18 @@ from alisio.shell.lab.ci_outputs import (
     write_output_file,
 )
 from alisio.shell.lab.directory import prepare_out
-from alisio.shell.lab.errors import LabError, LabStopped
+from alisio.shell.lab.errors import LabStopped
 from alisio.shell.lab.preflight import unwritable_dir
-from alisio.shell.lab.request import LabRequest, RunMode
+from alisio.shell.lab.request import LabMode, LabRequest
 from alisio.shell.lab.resume import PLAN_JSON
 from alisio.shell.lab.store import REPORT_JSON, REPORT_MD, RUNS_JSONL, write_bytes_atomic, write_report_html
 from alisio.shell.lab.suites import LoadedSuite
 
 if TYPE_CHECKING:
     from alisio.shell.lab.model import ArmResult, LabStart
+    from alisio.shell.lab.record import Recorded
     from alisio.shell.lab.run_one import RunContext
     from alisio.shell.lab.runner import LoopResult
-    from alisio.shell.replay.record import Recorded
 
 __all__ = [
     "COMPARISON_HTML",
@@ -142,7 +143,7 @@ class CommandOutput:
     where: Where
     applies: Callable[[LabRequest], bool]
     check: Callable[[Checked], None] | None
-    """Before the first run: raise ``LabError`` when it cannot be written. ``None``: a ``ROOT`` file is
+    """Before the first run: raise ``CommandError`` when it cannot be written. ``None``: a ``ROOT`` file is
     covered by the report directory's check, an ``ENV`` file is only appended to."""
     write: Callable[[Done], None]
     """After the runs: raises ``OSError`` (a ``ROOT`` file) or ``OutputProblem`` (a CI output)."""
@@ -177,14 +178,14 @@ def _comparison_json(done: Done) -> None:
 
 
 def _comparison_md(done: Done) -> None:
-    from alisio.core.lab.variants import render_variants_markdown
+    from alisio.core.lab.outputs.render_variants import render_variants_markdown
 
     assert done.comparison is not None  # applies to eval variants only
     write_bytes_atomic(done.start.root / COMPARISON_MD, render_variants_markdown(done.comparison).encode())
 
 
 def _comparison_html(done: Done) -> None:
-    from alisio.core.lab.render_html_compare import render_variants_html
+    from alisio.core.lab.outputs.render_html_compare import render_variants_html
 
     assert done.comparison is not None  # applies to eval variants only
     arms = [(arm.arm.variant or "", arm.records) for arm in done.arms]
@@ -194,7 +195,7 @@ def _comparison_html(done: Done) -> None:
 
 
 def _junit(done: Done) -> None:
-    from alisio.core.lab.junit import JUnitSuite, ReportSuite, junit_xml
+    from alisio.core.lab.outputs.junit import JUnitSuite, ReportSuite, junit_xml
 
     path = done.request.output.junit
     assert path is not None  # applies only with --junit
@@ -212,7 +213,7 @@ def _junit(done: Done) -> None:
 
 
 def _step_summary(done: Done) -> None:
-    from alisio.core.lab.step_summary import run_summary, variants_summary
+    from alisio.core.lab.outputs.step_summary import run_summary, variants_summary
 
     if done.comparison is not None:
         reports = [(arm.arm.variant or "", arm.report) for arm in done.arms]
@@ -225,8 +226,8 @@ def _step_summary(done: Done) -> None:
 def _cassettes(done: Done) -> None:
     from alisio.core.harness.config import config_hash
     from alisio.core.replay.cassette import CassetteHeader
-    from alisio.shell.replay.cassettes import cassette_dir_for, credentials_of
-    from alisio.shell.replay.record import RecordHook, write_recorded
+    from alisio.shell.lab.cassettes import cassette_dir_for, credentials_of
+    from alisio.shell.lab.record import RecordHook, write_recorded
 
     if done.loop.stopped is not None:
         return  # a recording that stopped early writes nothing (the command says so)
@@ -265,13 +266,13 @@ def _check_junit(checked: Checked) -> None:
 
 
 def _check_cassettes(checked: Checked) -> None:
-    from alisio.shell.replay.cassettes import cassette_dir_for
+    from alisio.shell.lab.cassettes import cassette_dir_for
 
     request = checked.request
     target = cassette_dir_for(checked.loaded.directory, request.cassette_dir)
     flag = "--cassette-dir" if request.cassette_dir is not None else "cassettes"
     if (problem := unwritable_dir(target, flag)) is not None:
-        raise LabError(problem)
+        raise CommandError(problem)
 
 
 # --- the table ---------------------------------------------------------------------------------------------
@@ -295,7 +296,7 @@ def _has_step_summary(request: LabRequest) -> bool:
 
 
 def _records(request: LabRequest) -> bool:
-    return request.mode is RunMode.RECORD
+    return request.mode is LabMode.RECORD
 
 
 JUNIT_OUTPUT = CommandOutput(JUNIT, Where.FILE, _has_junit, _check_junit, _junit)
@@ -332,7 +333,7 @@ def check_file_output(output: CommandOutput, path: Path | None) -> None:
     holds every suite's testsuite): nothing without the flag.
 
     Raises:
-        LabError: it is a directory, or its directory cannot be created or written (nothing was run).
+        CommandError: it is a directory, or its directory cannot be created or written (nothing was run).
     """
     if path is not None:
         check_output_file(path, output.name)
@@ -342,11 +343,11 @@ def check_outputs(checked: Checked, outputs: Sequence[Output] = OUTPUTS) -> None
     """Step 5: the report directory (``--out``), then each applying row's own check.
 
     Raises:
-        LabError: an output cannot be written, or ``--out`` holds a report without ``--force`` (nothing ran).
+        CommandError: an output cannot be written, or ``--out`` holds a report without ``--force`` (nothing ran).
     """
     request = checked.request
     out = request.output.out
-    if request.resume is None and request.mode is not RunMode.RECORD and out is not None:
+    if request.resume is None and request.mode is not LabMode.RECORD and out is not None:
         subdirs = [arm for arm in checked.arms if arm is not None]
         prepare_out(out, "--out", request.output.force, subdirs, report_files(outputs))
     for output in outputs:
@@ -371,7 +372,7 @@ def write_outputs(done: Done, outputs: Sequence[Output] = OUTPUTS) -> None:
 
     Raises:
         LabStopped: a report file cannot be written, naming the directory and why.
-        LabError: the cassettes of a recording hold a secret or cannot be written (none is written).
+        CommandError: the cassettes of a recording hold a secret or cannot be written (none is written).
     """
     for arm in done.arms:
         _write_arm(done, arm, outputs)

@@ -13,7 +13,7 @@ The steps, in order, and the module that does each:
 5. outputs: every row of the outputs table that applies is checked (``outputs.check_outputs``): ``--out``
    (refused when it holds a report, unless ``--force``), the cassette directory, ``--junit``; nothing is
    removed yet (step 8);
-6. the provider plan: live, ``--script``, or the cassettes of replay (``plans``, ``alisio.shell.replay.record``);
+6. the provider plan: live, ``--script``, or the cassettes of replay (``plans``, ``alisio.shell.lab.record``);
    record wraps it to keep every call;
 7. confirmation of a third-party suite (``suite_choice.confirm_third_party``);
 8. the report directory, claimed and locked for the command's life (``directory``); with ``--force``, the
@@ -26,7 +26,7 @@ The steps, in order, and the module that does each:
     report.html, the comparison of the variants, the cassettes of a recording, ``--junit``, the step summary;
     a signal then waits until they are written (``deferred``), and the command ends interrupted.
 
-Nothing is run until steps 1-8 have passed: every problem they find is a ``LabError`` (exit 1). After the
+Nothing is run until steps 1-8 have passed: every problem they find is a ``CommandError`` (exit 1). After the
 first run, Ctrl-C, a signal, a refused key, an unreachable endpoint or a full disk stop the loop, and the
 report of the finished runs is still written, marked interrupted.
 """
@@ -45,15 +45,15 @@ from pathlib import Path
 
 from alisio.core.harness.config import LabSettings, MeasuredConfig, config_hash
 from alisio.core.harness.sandbox import SandboxKind
+from alisio.core.lab.comparisons.variants import VariantsPlan, interleave
 from alisio.core.lab.records import RunRecord
-from alisio.core.lab.report import Compaction, Conditions, Mode, Rates
+from alisio.core.lab.report import AnswerSource, CompactionSettings, Conditions, Rates
 from alisio.core.lab.report_build import build_report
-from alisio.core.lab.schedule import RunSpec, plan_runs
 from alisio.core.lab.seq_run import sequential_plan
-from alisio.core.lab.suite import Task
-from alisio.core.lab.variants import VariantsPlan, interleave
+from alisio.core.lab.suites.schedule import RunSpec, plan_runs
+from alisio.core.lab.suites.suite import Task
 from alisio.shell.config_home import LoadedConfig, data_dir, load_config
-from alisio.shell.errors import expect
+from alisio.shell.errors import CommandError, expect
 from alisio.shell.harness.providers.transport import GIVE_UP_MARK
 from alisio.shell.lab.agent_plan import (
     AgentPlan,
@@ -66,7 +66,6 @@ from alisio.shell.lab.agent_plan import (
 from alisio.shell.lab.agents import AgentRunner
 from alisio.shell.lab.deferred import held_signals
 from alisio.shell.lab.directory import claim_run_dir, clear_out, created_at_for, lock_directory, run_id_for
-from alisio.shell.lab.errors import LabError
 from alisio.shell.lab.model import ArmResult, LabOutcome, LabStart, Resumed, Ui
 from alisio.shell.lab.outputs import (
     OUTPUTS,
@@ -80,7 +79,7 @@ from alisio.shell.lab.outputs import (
 from alisio.shell.lab.plans import ProviderPlan, check_sampling, live_plan, scripted_plan
 from alisio.shell.lab.preflight import Agents, preflight
 from alisio.shell.lab.registry import register_directory
-from alisio.shell.lab.request import ExecutorKind, LabRequest, RunMode
+from alisio.shell.lab.request import ExecutorKind, LabMode, LabRequest
 from alisio.shell.lab.resume import plan_file, read_manifest
 from alisio.shell.lab.run_one import Arm, Finished, RunContext, run_one
 from alisio.shell.lab.runner import Executor, RunsLog, SerialExecutor, ThreadExecutor, run_loop
@@ -109,8 +108,10 @@ def _selected(
     choice: SuiteChoice,
     measured: Sequence[tuple[str | None, MeasuredConfig]],
     agents: Mapping[str | None, Agents],
+    sandboxed: bool,
 ) -> tuple[Task, ...]:
-    """The tasks, once they may run under every arm's configuration (agents may differ between variants).
+    """The tasks, once they may run under every arm's configuration (agents may differ between variants;
+    ``sandboxed``: the command runs under ``--sandbox bwrap``, which some tasks need).
 
     A problem every arm shares is said once; otherwise each line names its variant.
     """
@@ -127,14 +128,15 @@ def _selected(
                 allow_suite_full=permissions.allow_suite_full,
                 measured=config,
                 agents=agents[variant],
+                sandboxed=sandboxed,
             )
-        except LabError as error:
+        except CommandError as error:
             failing.append((variant, error.lines))
     if not failing:
         return selected
     if len(failing) == len(measured) and all(lines == failing[0][1] for _, lines in failing):
-        raise LabError(*failing[0][1])
-    raise LabError(*(f"variant {variant}: {line}" for variant, lines in failing for line in lines))
+        raise CommandError(*failing[0][1])
+    raise CommandError(*(f"variant {variant}: {line}" for variant, lines in failing for line in lines))
 
 
 def _provider_plan(
@@ -146,11 +148,11 @@ def _provider_plan(
     say: Callable[[str], None],
 ) -> ProviderPlan:
     """The provider of every run: the cassettes (replay), the script, or the configured provider."""
-    if request.mode is RunMode.REPLAY and uses_external(request, tasks, loaded.external if loaded else ()):
+    if request.mode is LabMode.REPLAY and uses_external(request, tasks, loaded.external if loaded else ()):
         return replay_placeholder()  # the external agents' proxies serve their cassettes (agent_plan)
-    if request.mode is RunMode.REPLAY:
-        from alisio.shell.replay.cassettes import cassette_dir_for
-        from alisio.shell.replay.record import config_hash_warnings, load_cassettes, replay_plan
+    if request.mode is LabMode.REPLAY:
+        from alisio.shell.lab.cassettes import cassette_dir_for
+        from alisio.shell.lab.record import config_hash_warnings, load_cassettes, replay_plan
 
         cassettes = load_cassettes(
             choice.loaded, tasks, cassette_dir_for(choice.loaded.directory, request.cassette_dir)
@@ -162,7 +164,7 @@ def _provider_plan(
     if options.script is not None:
         return scripted_plan(options.script, tasks, options.model)
     if loaded is None:
-        raise LabError("a live run needs the configuration (pass --script to play scripted turns)")
+        raise CommandError("a live run needs the configuration (pass --script to play scripted turns)")
     return live_plan(
         loaded, options.model, options.base_url, request.env, jobs_for(request, loaded), options.preset
     )
@@ -174,7 +176,7 @@ def sandbox_for(
     """The sandbox a command asked for (``--sandbox``, else ``[lab] sandbox``, else none), checked here.
 
     Raises:
-        LabError: ``bwrap`` asked for and unavailable (one line: the install hint, or why it cannot run).
+        CommandError: ``bwrap`` asked for and unavailable (one line: the install hint, or why it cannot run).
     """
     chosen = kind or lab.sandbox or SandboxKind.NONE
     if chosen is SandboxKind.NONE:
@@ -182,7 +184,7 @@ def sandbox_for(
     try:
         sandbox = require_sandbox(lab.sandbox_limits(), env)
     except SandboxUnavailable as error:
-        raise LabError(str(error)) from None
+        raise CommandError(str(error)) from None
     for warning in sandbox.warnings:
         say(warning)
     return chosen, sandbox
@@ -201,7 +203,7 @@ def _report_directory(
     there refuses this one, and keeps every record it wrote.
     """
     run_id = run_id_for(now)
-    if request.mode is RunMode.RECORD:
+    if request.mode is LabMode.RECORD:
         directory = Path(tempfile.mkdtemp(prefix=owned_prefix("record")))
         try:
             yield run_id, directory
@@ -261,7 +263,7 @@ def _conditions(start: LabStart, arm: Arm, rates: Rates | None, created_at: str)
         mode=start.mode,
         k=start.k,
         seed=start.seed,
-        compaction=Compaction(
+        compaction=CompactionSettings(
             threshold=measured.compaction.threshold, max_context_chars=measured.limits.max_context_chars
         ),
         rates=rates,
@@ -342,7 +344,7 @@ def jobs_for(request: LabRequest, loaded: LoadedConfig | None) -> int:
         return request.jobs
     if loaded is not None and loaded.config.lab.jobs is not None:
         return loaded.config.lab.jobs
-    if request.mode is RunMode.REPLAY or request.provider.script is not None:
+    if request.mode is LabMode.REPLAY or request.provider.script is not None:
         return os.cpu_count() or 1
     return LIVE_JOBS
 
@@ -453,7 +455,7 @@ def _context(
 ) -> RunContext:
     """What every run of the command shares: the suite, the provider, the grants, the tools' environment."""
     from alisio.shell.harness.tools.dispatch import tool_env
-    from alisio.shell.replay.cassettes import credentials_of
+    from alisio.shell.lab.cassettes import credentials_of
 
     return RunContext(
         loaded=choice.loaded,
@@ -483,7 +485,9 @@ def _checked(
     configs = [(None, measured)] if variants is None else [(v.id, v.measured) for v in variants.variants]
     external = loaded.external if loaded is not None else ()
     chosen = {v.id: (v.agent, v.model) for v in variants.variants} if variants is not None else {}
-    tasks = _selected(request, choice, configs, agents_of(request, external, chosen))
+    lab_sandbox = loaded.config.lab.sandbox if loaded is not None else None
+    sandboxed = (request.sandbox or lab_sandbox) is SandboxKind.BWRAP
+    tasks = _selected(request, choice, configs, agents_of(request, external, chosen), sandboxed)
     check_outputs(Checked(request, choice.loaded, tuple(variant for variant, _ in configs)), outputs)
     if request.executor is ExecutorKind.RAY and request.ray_address is not None:
         from alisio.shell.lab.ray_executor import check_address
@@ -503,7 +507,7 @@ def _agents(
 ) -> AgentPlan:
     """The external agents' runners of the command (``agent_plan``); refused under a sandbox, which does not
     hold them yet (never silently unsandboxed)."""
-    from alisio.shell.replay.cassettes import cassette_dir_for
+    from alisio.shell.lab.cassettes import cassette_dir_for
 
     source = str(loaded.path) if loaded is not None else "config.toml"
     external = loaded.external if loaded is not None else ()
@@ -511,14 +515,14 @@ def _agents(
     cassettes = cassette_dir_for(choice.loaded.directory, request.cassette_dir)
     suite = (choice.loaded.suite.suite_id, choice.loaded.suite.suite_version)
     if request.executor is ExecutorKind.RAY and plan.local_only:
-        raise LabError(
+        raise CommandError(
             f"--executor ray: {', '.join(plan.local_only)} is not passed to Ray workers yet (remove it, or run "
             "on this machine); nothing was run"
         )
     agents = agent_plan(request, external, source, tasks, arm_agents, plan, cassettes, suite)
     if sandbox is not None and agents.runners:
         names = ", ".join(sorted(agents.runners))
-        raise LabError(
+        raise CommandError(
             f"--sandbox bwrap: the external agent(s) {names} cannot run in the sandbox yet (only the built-in "
             "agent's commands and the command verifiers can); use --sandbox none; nothing was run"
         )
@@ -531,11 +535,11 @@ def run_request(request: LabRequest, ui: Ui, outputs: Sequence[Output] = OUTPUTS
     ``outputs`` is the table of what the command writes (``alisio.shell.lab.outputs.OUTPUTS``).
 
     Raises:
-        LabError: a problem found before the first run (nothing ran), one line each.
+        CommandError: a problem found before the first run (nothing ran), one line each.
         LabStopped: the reports or cassettes could not be written after the runs (naming why).
         KeyboardInterrupt: Ctrl-C or a signal before the first run (nothing ran).
     """
-    from alisio.shell.replay.record import recording_plan
+    from alisio.shell.lab.record import recording_plan
 
     remove_stale()  # workspaces of killed commands (only those whose process is gone)
     measured, loaded, choice, variants, tasks = _checked(request, outputs)
@@ -545,7 +549,7 @@ def run_request(request: LabRequest, ui: Ui, outputs: Sequence[Output] = OUTPUTS
     plan = _provider_plan(request, choice, tasks, measured, loaded, ui.say)
     if variants is not None:
         check_sampling(plan, [(v.id, v.measured) for v in variants.variants], str(request.variants_file))
-    if request.mode is RunMode.RECORD:
+    if request.mode is LabMode.RECORD:
         plan, _ = recording_plan(plan)
     try:
         agents = _agents(request, loaded, choice, variants, tasks, plan, sandbox)
@@ -565,9 +569,9 @@ def run_request(request: LabRequest, ui: Ui, outputs: Sequence[Output] = OUTPUTS
             start = LabStart(
                 choice=choice,
                 tasks=tasks,
-                k=1 if request.mode is RunMode.RECORD else request.selection.k,
+                k=1 if request.mode is LabMode.RECORD else request.selection.k,
                 seed=request.selection.seed,
-                mode=Mode.REPLAY if request.mode is RunMode.REPLAY else Mode.LIVE,
+                mode=AnswerSource.REPLAY if request.mode is LabMode.REPLAY else AnswerSource.LIVE,
                 provider=plan,
                 arms=_arms(request, measured, variants, run_id, root),
                 variants=variants,

@@ -4,8 +4,8 @@
   built once and shared by every run of the command.
 - ``scripted_plan``: ``--script FILE`` replays one script from its first turn for every run; ``--script DIR``
   plays ``DIR/<task-id>.json`` for each selected task. Every script is read and parsed once, before the first
-  run: a missing or malformed one is a ``LabError`` naming the file, never a failure mid-suite.
-- Replay and record plans are in ``alisio.shell.replay.record``: replay serves cassettes, record wraps any
+  run: a missing or malformed one is a ``CommandError`` naming the file, never a failure mid-suite.
+- Replay and record plans are in ``alisio.shell.lab.record``: replay serves cassettes, record wraps any
   plan with a ``RunHook``.
 
 A plan records what a report's conditions name (provider id, model, endpoint) and, for the live provider,
@@ -21,15 +21,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from alisio.core.harness.endpoint import endpoint_of
-from alisio.core.lab.formats import SCRIPTED_PROVIDER
+from alisio.core.lab.outputs.formats import SCRIPTED_PROVIDER
 from alisio.core.lab.records import RunRecord
-from alisio.core.lab.schedule import RunSpec
-from alisio.core.lab.suite import Task
+from alisio.core.lab.suites.schedule import RunSpec
+from alisio.core.lab.suites.suite import Task
 from alisio.core.replay.fingerprint import Rules
-from alisio.shell.errors import expect
+from alisio.shell.errors import CommandError, expect
 from alisio.shell.harness.providers.base import Provider, ProviderFailure
 from alisio.shell.harness.providers.scripted import ScriptedProvider
-from alisio.shell.lab.errors import LabError
 from alisio.shell.lab.portable import PortableLive, PortableProvider, scripted
 
 if TYPE_CHECKING:
@@ -46,7 +45,7 @@ __all__ = [
 
 
 class RunHook(Protocol):
-    """What record and replay add to a run (``alisio.shell.replay.record``)."""
+    """What record and replay add to a run (``alisio.shell.lab.record``)."""
 
     def wrap(self, provider: Provider, task: Task, rules: Rules) -> Provider:
         """The provider the run uses, given the factory's and the run's fingerprint rules."""
@@ -112,7 +111,7 @@ def live_plan(
     concurrent run, and a ``Retry-After`` pauses them all (``alisio.shell.harness.providers.gate``).
 
     Raises:
-        LabError: no base URL or model, or a named key variable that is not set (naming the file and key).
+        CommandError: no base URL or model, or a named key variable that is not set (naming the file and key).
     """
     from alisio.shell.config_home import resolve_provider
     from alisio.shell.harness.providers.gate import EndpointGate
@@ -160,7 +159,7 @@ def check_sampling(plan: ProviderPlan, configs: Sequence[tuple[str, MeasuredConf
     """Refuse, before the first run, a variant whose sampling settings the live api cannot take.
 
     Raises:
-        LabError: naming the file, the variant and the key (``sampling.seed`` for ``anthropic``, ...).
+        CommandError: naming the file, the variant and the key (``sampling.seed`` for ``anthropic``, ...).
     """
     from alisio.core.harness.config_provider import unsupported_sampling
 
@@ -169,7 +168,7 @@ def check_sampling(plan: ProviderPlan, configs: Sequence[tuple[str, MeasuredConf
     for variant, measured in configs:
         found = unsupported_sampling(plan.portable.api, measured.sampling)
         if found is not None:
-            raise LabError(f"{source}: variant {variant}: {found[0]}: {found[1]}")
+            raise CommandError(f"{source}: variant {variant}: {found[0]}: {found[1]}")
 
 
 def _read_script(path: Path) -> bytes:
@@ -177,9 +176,9 @@ def _read_script(path: Path) -> bytes:
         data = path.read_bytes()
         ScriptedProvider.from_json(data, str(path))
     except OSError as error:
-        raise LabError(f"--script {path}: cannot read: {error.strerror or error}") from None
+        raise CommandError(f"--script {path}: cannot read: {error.strerror or error}") from None
     except ProviderFailure as failure:
-        raise LabError(f"--script {failure}") from None
+        raise CommandError(f"--script {failure}") from None
     return data
 
 
@@ -187,14 +186,14 @@ def scripted_plan(script: Path, tasks: tuple[Task, ...], model: str | None) -> P
     """A fresh scripted provider per run: from one file, or from ``<dir>/<task-id>.json``.
 
     Raises:
-        LabError: a selected task without its script in a directory, or a script that cannot be read or
+        CommandError: a selected task without its script in a directory, or a script that cannot be read or
             parsed (naming the file).
     """
     files = {task.id: script / f"{task.id}.json" for task in tasks} if script.is_dir() else None
     missing = [task_id for task_id, path in (files or {}).items() if not path.exists()]
     if missing:
         names = ", ".join(f"{task_id}.json" for task_id in missing)
-        raise LabError(
+        raise CommandError(
             f"--script {script}: no {names} for the selected tasks (select scripted ones with --tasks)"
         )
     scripts = {task_id: (_read_script(path), str(path)) for task_id, path in (files or {"": script}).items()}

@@ -33,8 +33,8 @@ from alisio.core.harness.config import MeasuredConfig
 from alisio.core.harness.events import Effect
 from alisio.core.harness.sandbox import SandboxLimits
 from alisio.core.harness.wire import DEFAULT_API, Api
-from alisio.core.lab.formats import SCRIPTED_PROVIDER
-from alisio.core.lab.suite_paths import normalize
+from alisio.core.lab.outputs.formats import SCRIPTED_PROVIDER
+from alisio.core.lab.suites.suite_paths import normalize
 from alisio.core.replay.cassette import Cassette
 
 __all__ = [

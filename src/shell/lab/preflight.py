@@ -4,11 +4,13 @@ Every check here happens before anything runs, so a command either starts with a
 end or stops with every problem at once (one line each; the same problem shared by several tasks is one
 line listing them):
 
-- the tasks named by ``--tasks`` exist (``alisio.core.lab.schedule.select_tasks``);
+- the tasks named by ``--tasks`` exist (``alisio.core.lab.suites.schedule.select_tasks``);
 - each task's policy asks for no effect the ``--allow-*`` flags did not grant, and ``mode: "full"`` has
   ``--allow-suite-full`` (``alisio.core.harness.policy.check_task_policy``); never silently trimmed;
 - each task's ``agent`` is a main agent of the configuration;
-- no task is tagged ``needs-sandbox-bwrap`` (an imported Harbor task: it needs a sandbox this alisio lacks);
+- a task with a ``sandbox`` section (an imported Harbor task: its fixed paths /app, /tests, /logs/verifier)
+  runs only under ``--sandbox bwrap``, from a suite directory the sandbox does not show the agent, and with
+  the built-in agent (an external agent's sandbox has the copy at /workspace);
 - an output directory can be created and written (``unwritable_dir``), probed by making and removing a
   directory in it (``os.access`` says yes to root even in /proc).
 """
@@ -26,17 +28,15 @@ from returns.result import Failure
 from alisio.core.harness.agent_step import select_agent
 from alisio.core.harness.config import MeasuredConfig
 from alisio.core.harness.events import Effect
-from alisio.core.harness.policy import Mode as PolicyMode
-from alisio.core.harness.policy import Policy, check_task_policy
-from alisio.core.lab.harbor import NEEDS_SANDBOX
-from alisio.core.lab.schedule import select_tasks
-from alisio.core.lab.suite import Policy as TaskPolicy
-from alisio.core.lab.suite import Task
-from alisio.shell.errors import expect
-from alisio.shell.lab.errors import LabError
+from alisio.core.harness.policy import Policy, PolicyMode, check_task_policy
+from alisio.core.harness.sandbox import WORKSPACE
+from alisio.core.lab.suites.schedule import select_tasks
+from alisio.core.lab.suites.suite import Task, TaskPolicy
+from alisio.shell.errors import CommandError, expect
 from alisio.shell.lab.suites import LoadedSuite
+from alisio.shell.lab.task_sandbox import sandbox_refusal, visible_suite
 
-__all__ = ["Agents", "preflight", "task_policy", "unwritable_dir"]
+__all__ = ["Agents", "grouped", "preflight", "task_policy", "unwritable_dir"]
 
 
 @dataclass(frozen=True)
@@ -63,21 +63,27 @@ def _task_problems(
     allow_suite_full: bool,
     measured: MeasuredConfig,
     agents: Agents,
+    suite_dir: Path | None,
 ) -> list[str]:
-    """What keeps ``task`` from running as asked (no task id in the lines: the caller groups them)."""
+    """What keeps ``task`` from running as asked (no task id in the lines: the caller groups them).
+
+    ``suite_dir`` is the suite's directory under ``--sandbox bwrap``, ``None`` without a sandbox."""
     problems: list[str] = []
     match check_task_policy(task_policy(task.policy, False), ceiling, allow_suite_full):
         case Failure(error):
             problems.append(error.under_read_only() if read_only else error.message)
         case _:
             pass
-    if NEEDS_SANDBOX in task.tags:
-        problems.append(
-            f"tagged {NEEDS_SANDBOX}: its instruction and tests use the absolute paths /app, /tests and "
-            "/logs/verifier, which need --sandbox bwrap; this alisio has no sandbox yet (alisio eval selfcheck "
-            "checks the task without a model)"
-        )
     agent = agents.override or task.agent
+    if (refusal := sandbox_refusal(task, sandboxed=suite_dir is not None)) is not None:
+        problems.append(refusal)
+    elif suite_dir is not None and (visible := visible_suite(task, suite_dir)) is not None:
+        problems.append(visible)
+    elif task.sandbox is not None and task.sandbox.workdir != WORKSPACE and agent in agents.external:
+        problems.append(
+            f"external agent {agent!r}: its sandbox has the copy at {WORKSPACE}, not the task's workdir "
+            f"{task.sandbox.workdir}; run it with the built-in agent"
+        )
     if agent not in agents.external and isinstance(select_agent(measured, agent), Failure):
         problems.append(
             f"agent {agent!r} is not a main agent of the configuration (define [agents.{agent}] in config.toml)"
@@ -85,7 +91,7 @@ def _task_problems(
     return problems
 
 
-def _grouped(problems: Sequence[tuple[str, str]]) -> list[str]:
+def grouped(problems: Sequence[tuple[str, str]]) -> list[str]:
     """``task a: X`` lines, one per problem, the tasks that share a problem listed together in one line."""
     tasks_of: dict[str, list[str]] = {}
     for task_id, problem in problems:
@@ -106,11 +112,12 @@ def preflight(
     allow_suite_full: bool,
     measured: MeasuredConfig,
     agents: Agents | None = None,
+    sandboxed: bool = False,
 ) -> tuple[Task, ...]:
-    """The selected tasks, once every one of them may run as asked.
+    """The selected tasks, once every one of them may run as asked (``sandboxed``: under ``--sandbox bwrap``).
 
     Raises:
-        LabError: an unknown task id (listing the known ones), or one line per problem (an effect that was
+        CommandError: an unknown task id (listing the known ones), or one line per problem (an effect that was
             not granted, with the flag to pass; mode full without ``--allow-suite-full``; an agent the
             configuration does not have), naming every task it concerns.
     """
@@ -120,12 +127,18 @@ def preflight(
         (task.id, problem)
         for task in tasks
         for problem in _task_problems(
-            task, ceiling, read_only, allow_suite_full, measured, agents or Agents()
+            task,
+            ceiling,
+            read_only,
+            allow_suite_full,
+            measured,
+            agents or Agents(),
+            loaded.directory if sandboxed else None,
         )
     ]
     if problems:
         noun = "task" if len({task_id for task_id, _ in problems}) == 1 else "tasks"
-        raise LabError(*_grouped(problems), f"nothing was run: fix or grant the {noun} above")
+        raise CommandError(*grouped(problems), f"nothing was run: fix or grant the {noun} above")
     return tasks
 
 

@@ -38,10 +38,11 @@ import msgspec
 
 from alisio.core.harness.config import config_hash
 from alisio.core.harness.endpoint import redact_credentials
-from alisio.core.lab.outcome import SetupError, record_from_run
-from alisio.core.lab.schedule import RunSpec
+from alisio.core.lab.judges.outcome import SetupError, record_from_run
+from alisio.core.lab.suites.schedule import RunSpec
+from alisio.shell.errors import CommandError, Terminated
 from alisio.shell.lab.deferred import Held, held_signals
-from alisio.shell.lab.errors import LabError, LabStopped, Terminated
+from alisio.shell.lab.errors import LabStopped
 from alisio.shell.lab.portable import (
     PortableArm,
     PortableLive,
@@ -73,14 +74,14 @@ def require_ray(*, local: bool) -> None:
     """Ray imports; for a ``local`` instance, set first to listen on the loopback address only.
 
     Raises:
-        LabError: Ray is not installed (one line saying how to install it).
+        CommandError: Ray is not installed (one line saying how to install it).
     """
     if local:
         _local_defaults()
     try:
         import ray  # noqa: F401 (only whether it imports)
     except ImportError:
-        raise LabError(f"--executor ray needs Ray, an optional extra: {RAY_INSTALL}") from None
+        raise CommandError(f"--executor ray needs Ray, an optional extra: {RAY_INSTALL}") from None
 
 
 def _local_defaults() -> None:
@@ -96,14 +97,14 @@ def check_address(address: str) -> None:
     when not: at an HTTP server such as the dashboard's port, 824 s and 60 warnings were seen).
 
     Raises:
-        LabError: ``address`` is not ``HOST:PORT`` (``ray://HOST:PORT``, ``auto`` and ``local`` pass),
+        CommandError: ``address`` is not ``HOST:PORT`` (``ray://HOST:PORT``, ``auto`` and ``local`` pass),
             nothing answers there, or what answers does not speak gRPC (within about 10 s in all).
     """
     if address in ("auto", "local"):
         return
     host, sep, port = address.removeprefix("ray://").rpartition(":")
     if not sep or not host or not port.isdigit():
-        raise LabError(
+        raise CommandError(
             f"Ray address {address!r} (--ray-address or RAY_ADDRESS): expected HOST:PORT, the address "
             "'ray start --head' prints"
         )
@@ -111,12 +112,12 @@ def check_address(address: str) -> None:
         answer = _grpc_probe(host.strip("[]"), int(port))
     except OSError as error:
         why = error.strerror or str(error) or type(error).__name__
-        raise LabError(
+        raise CommandError(
             f"Ray address {address} (--ray-address or RAY_ADDRESS): cannot connect ({why}): "
             "start the head with 'ray start --head', or leave the address out for a local instance"
         ) from None
     if answer is not None:
-        raise LabError(
+        raise CommandError(
             f"Ray address {address} (--ray-address or RAY_ADDRESS): something listens there but it is not "
             f"a Ray head ({answer}); give the address 'ray start --head' prints (port 6379 by default), "
             "not the dashboard's"
@@ -337,7 +338,7 @@ class RayExecutor:
         self.grace_s = grace_s
 
     def run(self, run: Callable[[RunSpec], Finished], specs: SpecFeed) -> Iterator[tuple[int, Finished]]:
-        from alisio.shell.replay.record import RecordHook
+        from alisio.shell.lab.record import RecordHook
 
         hook = self.ctx.provider.hook
         recording = hook if isinstance(hook, RecordHook) else None

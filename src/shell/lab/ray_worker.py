@@ -31,10 +31,10 @@ from returns.result import Failure
 from alisio.core.harness.config import config_hash
 from alisio.core.harness.endpoint import endpoint_of
 from alisio.core.harness.sandbox import SandboxLimits
-from alisio.core.lab.outcome import SetupError, record_from_run
+from alisio.core.lab.judges.outcome import SetupError, record_from_run
 from alisio.core.lab.records import RunRecord
-from alisio.core.lab.schedule import RunSpec
-from alisio.core.lab.suite import Task
+from alisio.core.lab.suites.schedule import RunSpec
+from alisio.core.lab.suites.suite import Task
 from alisio.core.replay.cassette import RecordedCall
 from alisio.shell.harness.providers.gate import Gate
 from alisio.shell.lab.plans import ProviderPlan
@@ -160,7 +160,7 @@ def _sandbox(limits: SandboxLimits | None) -> Sandbox | str | None:
 
 def provider_plan(provider: PortableProvider, secrets: RunSecrets, gate: Gate | None) -> ProviderPlan:
     """The run's provider plan on the worker, from its portable form (``gate``: the live endpoint's)."""
-    from alisio.shell.replay.record import replay_plan
+    from alisio.shell.lab.record import replay_plan
 
     match provider:
         case PortableLive():
@@ -191,7 +191,7 @@ def provider_plan(provider: PortableProvider, secrets: RunSecrets, gate: Gate | 
 
 
 def _scripted_plan(provider: PortableScripted) -> ProviderPlan:
-    from alisio.core.lab.formats import SCRIPTED_PROVIDER
+    from alisio.core.lab.outputs.formats import SCRIPTED_PROVIDER
     from alisio.shell.harness.providers.scripted import ScriptedProvider
 
     def factory(task: Task, _spec: RunSpec) -> ScriptedProvider:
@@ -209,8 +209,8 @@ def _context(
     say: Callable[[str], None],
 ) -> RunContext:
     from alisio.shell.harness.tools.dispatch import tool_env
-    from alisio.shell.replay.cassettes import credentials_of
-    from alisio.shell.replay.record import recording_plan
+    from alisio.shell.lab.cassettes import credentials_of
+    from alisio.shell.lab.record import recording_plan
 
     key = secrets.api_key
     plan = provider_plan(portable.provider, secrets, gate)
@@ -278,7 +278,7 @@ def run_remote(
     calls = None
     hook = ctx.provider.hook
     if portable.record:
-        from alisio.shell.replay.record import RecordHook
+        from alisio.shell.lab.record import RecordHook
 
         assert isinstance(hook, RecordHook)  # _context wrapped the plan
         calls = hook.recorded[task.id][0] if task.id in hook.recorded else ()

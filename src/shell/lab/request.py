@@ -17,21 +17,21 @@ from alisio.core.harness.events import Effect
 from alisio.core.harness.sandbox import SandboxKind
 from alisio.core.lab.report import Rates
 from alisio.core.lab.seq_block import SequentialPlan
-from alisio.shell.lab.errors import LabError
+from alisio.shell.errors import CommandError
 
 __all__ = [
     "ExecutorKind",
+    "LabMode",
     "LabRequest",
     "Output",
     "Permissions",
     "ProviderOptions",
-    "RunMode",
     "Selection",
     "rates_from",
 ]
 
 
-class RunMode(StrEnum):
+class LabMode(StrEnum):
     """Where a command's answers come from, and what it leaves behind."""
 
     LIVE = "live"
@@ -134,7 +134,7 @@ class LabRequest:
     """One lab command, fully described: the pipeline needs nothing else."""
 
     selection: Selection
-    mode: RunMode = RunMode.LIVE
+    mode: LabMode = LabMode.LIVE
     provider: ProviderOptions = field(default_factory=ProviderOptions)
     permissions: Permissions = field(default_factory=Permissions)
     output: Output = field(default_factory=Output)
@@ -168,12 +168,12 @@ def rates_from(input_rate: float | None, output_rate: float | None) -> Rates | N
     """``--input-rate`` and ``--output-rate`` as Rates (``None`` when neither).
 
     Raises:
-        LabError: one without the other, or a negative rate.
+        CommandError: one without the other, or a negative rate.
     """
     if (input_rate is None) != (output_rate is None):
-        raise LabError("--input-rate and --output-rate go together: pass both or neither")
+        raise CommandError("--input-rate and --output-rate go together: pass both or neither")
     if input_rate is None or output_rate is None:
         return None
     if input_rate < 0 or output_rate < 0:
-        raise LabError("--input-rate and --output-rate are USD per million tokens: 0 or more")
+        raise CommandError("--input-rate and --output-rate are USD per million tokens: 0 or more")
     return Rates(input_rate=input_rate, output_rate=output_rate)

@@ -37,13 +37,12 @@ from alisio.core.lab.manifest import (
     whole_lines,
 )
 from alisio.core.lab.records import RunRecord, RunStatus, decode_runs, encode_runs
-from alisio.core.lab.schedule import RunSpec
+from alisio.core.lab.suites.schedule import RunSpec
 from alisio.core.lab.transcript import transcript_path
 from alisio.shell.config_home import load_config
-from alisio.shell.errors import expect
-from alisio.shell.lab.errors import LabError
+from alisio.shell.errors import CommandError, expect
 from alisio.shell.lab.model import LabStart, Resumed
-from alisio.shell.lab.request import LabRequest, Output, Permissions, ProviderOptions, RunMode, Selection
+from alisio.shell.lab.request import LabMode, LabRequest, Output, Permissions, ProviderOptions, Selection
 from alisio.shell.lab.store import RUNS_JSONL, read_regular, write_bytes_atomic
 from alisio.shell.lab.stored import report_dir
 
@@ -67,11 +66,11 @@ def resume_target(ref: str, data_root: Path) -> Path:
     """The report directory ``ref`` names (a path, or a run id under ``<dataDir>/eval``) that holds plan.json.
 
     Raises:
-        LabError: no such directory or run, or it holds no plan.json.
+        CommandError: no such directory or run, or it holds no plan.json.
     """
     directory = report_dir(ref, data_root, "resume")
     if not (directory / PLAN_JSON).is_file():
-        raise LabError(
+        raise CommandError(
             f"--resume {ref}: {directory} holds no {PLAN_JSON}, so it cannot be resumed "
             "(eval run writes it before the first run; variants runs and older reports have none)"
         )
@@ -79,12 +78,12 @@ def resume_target(ref: str, data_root: Path) -> Path:
 
 
 def read_manifest(directory: Path) -> RunManifest:
-    """plan.json of ``directory``; an unreadable or invalid one is a ``LabError`` naming it."""
+    """plan.json of ``directory``; an unreadable or invalid one is a ``CommandError`` naming it."""
     path = directory / PLAN_JSON
     try:
         data = read_regular(path)
     except OSError as error:
-        raise LabError(f"{path}: cannot read: {error.strerror or error}") from None
+        raise CommandError(f"{path}: cannot read: {error.strerror or error}") from None
     manifest = expect(decode_manifest(data, str(path)))
     return manifest
 
@@ -132,7 +131,7 @@ def resume_request(
             suite_dir=Path(stored.suite_dir) if stored.suite_dir else None,
             yes=True,  # confirmed when the run started
         ),
-        mode=RunMode.REPLAY if stored.mode == "replay" else RunMode.LIVE,
+        mode=LabMode.REPLAY if stored.mode == "replay" else LabMode.LIVE,
         provider=ProviderOptions(
             model=model or (stored.model if stored.script is None else None),
             base_url=resumed_base_url(stored, base_url, env),
@@ -168,7 +167,7 @@ def _records(path: Path, say: Callable[[str], None]) -> tuple[RunRecord, ...]:
     except FileNotFoundError:
         return ()
     except OSError as error:
-        raise LabError(f"{path}: cannot read: {error.strerror or error}") from None
+        raise CommandError(f"{path}: cannot read: {error.strerror or error}") from None
     whole, torn = whole_lines(data)
     if torn:
         say(
@@ -203,7 +202,7 @@ def prepare_resume(
     """Read runs.jsonl, set apart the errored runs to retry, and say what is left to run.
 
     Raises:
-        LabError: runs.jsonl or retried/runs.jsonl cannot be read or written.
+        CommandError: runs.jsonl or retried/runs.jsonl cannot be read or written.
     """
     todo, kept, apart = remaining(plan, _records(directory / RUNS_JSONL, say), retry_errors)
     retried_path = directory / RETRIED / RUNS_JSONL
@@ -219,7 +218,7 @@ def prepare_resume(
                     target.parent.mkdir(parents=True, exist_ok=True)
                     os.replace(directory / name, target)
         except OSError as error:
-            raise LabError(
+            raise CommandError(
                 f"{directory}: cannot set the errored runs apart: {error.strerror or error}"
             ) from None
     return Resumed(stored=stored, todo=todo, kept=kept, retried=len(earlier) + len(apart))
@@ -291,12 +290,12 @@ def _refuse_mixed(
     version and script, which the new records measure. Returns plan.json as it now stands.
 
     Raises:
-        LabError: what differs (nothing was run).
+        CommandError: what differs (nothing was run).
     """
     kept = [r for r in records if not (retry_errors and r.status is RunStatus.ERROR)]
     problems = measurement_differences(stored, current, kept)
     if problems:
-        raise LabError(
+        raise CommandError(
             *problems, "nothing was run: a resumed run must measure what the run started measuring"
         )
     now = (current.harness_version, current.script_hash)
@@ -317,9 +316,9 @@ def plan_file(
     """Write plan.json for a new plain run; on resume, check it still holds and say what is left to run.
 
     Raises:
-        LabError: on resume, what differs from plan.json (nothing was run).
+        CommandError: on resume, what differs from plan.json (nothing was run).
     """
-    if request.mode is RunMode.RECORD or start.variants is not None:
+    if request.mode is LabMode.RECORD or start.variants is not None:
         return None  # resume continues plain eval runs only
     current = _manifest(start, request, run_id, created_at)
     if request.resume is None:
@@ -328,7 +327,7 @@ def plan_file(
     stored = read_manifest(request.resume)
     problems = differences(stored, current)
     if problems:
-        raise LabError(
+        raise CommandError(
             *problems, "nothing was run: a resumed run must measure what the run started measuring"
         )
     records = _records(request.resume / RUNS_JSONL, say)

@@ -19,17 +19,17 @@ from alisio.core.harness.config import MeasuredConfig, config_hash
 from alisio.core.harness.endpoint import redact_credentials
 from alisio.core.harness.events import Effect, Event
 from alisio.core.harness.policy import Allow, Policy, decide
-from alisio.core.harness.sandbox import WORKSPACE
-from alisio.core.lab.outcome import SetupError, record_from_run
+from alisio.core.lab.judges.outcome import SetupError, record_from_run
 from alisio.core.lab.records import Incident, RunRecord
-from alisio.core.lab.schedule import RunSpec
-from alisio.core.lab.suite import Task
+from alisio.core.lab.suites.schedule import RunSpec
+from alisio.core.lab.suites.suite import Task
 from alisio.core.lab.transcript import encode_transcript
 from alisio.core.replay.fingerprint import Rules, path_rules
 from alisio.shell.lab.plans import ProviderPlan
 from alisio.shell.lab.preflight import task_policy
 from alisio.shell.lab.stale import owned_prefix
 from alisio.shell.lab.suites import LoadedSuite
+from alisio.shell.lab.task_sandbox import task_sandboxes
 from alisio.shell.sandbox.bwrap import Sandbox, SandboxRun
 
 if TYPE_CHECKING:
@@ -89,20 +89,22 @@ class Finished:
     transcript: bytes
 
 
-def _rules(task: Task, workspace: Path, sandboxed: bool) -> Rules:
-    """The fingerprint rules of a run: its workspace path (and ``/workspace``, where sandboxed commands see
-    it, so a run fingerprints the same with and without the sandbox), then the task's replayNormalize."""
-    paths = (str(workspace), str(workspace.resolve()), *((WORKSPACE,) if sandboxed else ()))
+def _rules(task: Task, workspace: Path, sandbox: SandboxRun | None) -> Rules:
+    """The fingerprint rules of a run: its workspace path (and ``/workspace``, or the task's workdir, where
+    sandboxed commands see it, so a run fingerprints the same with and without the sandbox), then the task's
+    replayNormalize."""
+    paths = (str(workspace), str(workspace.resolve()), *((sandbox.workdir,) if sandbox is not None else ()))
     rules = path_rules(*paths)
     return rules + tuple((rule.pattern, rule.replace) for rule in task.replay_normalize)
 
 
-def _sandbox_run(ctx: RunContext, policy: Policy, workspace: Path) -> SandboxRun | None:
-    """The run's sandbox: the host network only when the ``external`` effect runs without asking."""
-    if ctx.sandbox is None:
-        return None
+def _sandbox_runs(
+    ctx: RunContext, task: Task, policy: Policy, workspace: Path
+) -> tuple[SandboxRun | None, SandboxRun | None]:
+    """The run's sandboxes, the agent's and the verifiers' (``task_sandboxes``): the host network only when
+    the ``external`` effect runs without asking."""
     network = isinstance(decide(Effect.EXTERNAL, policy, ctx.granted), Allow)
-    return SandboxRun(sandbox=ctx.sandbox, workspace=str(workspace.resolve()), network=network)
+    return task_sandboxes(ctx.sandbox, task, ctx.loaded.directory, workspace, network=network)
 
 
 def runner_for(ctx: RunContext, job: AgentJob) -> AgentRunner:
@@ -135,12 +137,12 @@ def _judged_run(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> Finishe
     with prepare_workspace(fixture, fixture_git=task.fixture_git, keep=ctx.keep, prefix=prefix) as ws:
         if ws.kept:
             ctx.say(f"  kept {task.id} rep {spec.repetition}: {ws.path}")
-        sandbox = _sandbox_run(ctx, task_policy(task.policy, ctx.read_only), ws.path)
+        sandbox, verifier_sandbox = _sandbox_runs(ctx, task, task_policy(task.policy, ctx.read_only), ws.path)
         job = AgentJob(
             task=task,
             spec=spec,
             workspace=ws.path,
-            rules=_rules(task, ws.path, sandbox is not None),
+            rules=_rules(task, ws.path, sandbox),
             measured=arm.measured,
             config_hash=measured_hash,
             agent=arm.agent or task.agent,
@@ -155,7 +157,7 @@ def _judged_run(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> Finishe
             result.events,
             env=ctx.tool_env,
             agent=result.tools,
-            sandbox=sandbox,
+            sandbox=verifier_sandbox,
             on_denied=lambda verifier, what: denied.append(_denied(verifier, what)),
         )
     record = record_from_run(

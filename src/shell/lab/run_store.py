@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from alisio.core.harness.events import Event
-from alisio.core.lab.run_record import TRANSCRIPT_JSONL
+from alisio.core.lab.outputs.run_record import TRANSCRIPT_JSONL
 from alisio.core.lab.transcript import encode_transcript
 from alisio.shell.config_home import data_dir
 from alisio.shell.lab.directory import run_id_for

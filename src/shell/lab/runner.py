@@ -32,9 +32,10 @@ from typing import IO, Protocol
 import msgspec
 
 from alisio.core.lab.records import RunRecord
-from alisio.core.lab.schedule import RunSpec
+from alisio.core.lab.suites.schedule import RunSpec
 from alisio.core.lab.transcript import transcript_path
-from alisio.shell.lab.errors import LabError, LabStopped, Terminated
+from alisio.shell.errors import CommandError, Terminated
+from alisio.shell.lab.errors import LabStopped
 from alisio.shell.lab.run_one import Finished
 from alisio.shell.lab.store import RUNS_JSONL, write_bytes_atomic
 
@@ -159,7 +160,7 @@ class RunsLog:
         except OSError as error:
             self.close()
             why = error.strerror or str(error)
-            raise LabError(
+            raise CommandError(
                 f"{error.filename or directories}: cannot write the report there ({why}); nothing was run"
             ) from None
 

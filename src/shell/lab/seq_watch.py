@@ -18,14 +18,14 @@ from collections.abc import Sequence
 
 import msgspec
 
+from alisio.core.lab.comparisons.variants import VariantsPlan
 from alisio.core.lab.records import RunRecord
 from alisio.core.lab.report import Report
-from alisio.core.lab.schedule import RunSpec
 from alisio.core.lab.seq_block import SequentialPlan
 from alisio.core.lab.seq_run import look, outcomes, sequential_block
-from alisio.core.lab.suite import Suite, Task
-from alisio.core.lab.variants import VariantsPlan
-from alisio.shell.lab.errors import LabError
+from alisio.core.lab.suites.schedule import RunSpec
+from alisio.core.lab.suites.suite import Suite, Task
+from alisio.shell.errors import CommandError
 from alisio.shell.lab.runner import SpecFeed
 
 __all__ = ["SeqWatch", "checked_sequential", "sequential_feed", "with_sequential"]
@@ -95,14 +95,14 @@ def checked_sequential(
     those tasks only).
 
     Raises:
-        LabError: one line naming what does not fit (nothing was run).
+        CommandError: one line naming what does not fit (nothing was run).
     """
     if plan is None:
         return None
     if plan.kind == "two-arm":
         found = () if variants is None else variants.variants
         if len(found) != 2:
-            raise LabError(
+            raise CommandError(
                 f"--sequential compares two variants (the baseline and one candidate); the variants file "
                 f"has {len(found)}: nothing was run"
             )
@@ -111,14 +111,14 @@ def checked_sequential(
         return plan
     here = f"{suite.suite_id} {suite.suite_version}"
     if plan.baseline_suite != here:
-        raise LabError(
+        raise CommandError(
             f"--baseline {plan.baseline}: a report of suite {plan.baseline_suite}, not of {here}: compare "
             "like with like (nothing was run)"
         )
     counts = {count.task_id: count for count in plan.baseline_counts}
     missing = [task.id for task in tasks if task.id not in counts]
     if missing:
-        raise LabError(
+        raise CommandError(
             f"--baseline {plan.baseline}: no judged run of task {', '.join(missing)} in that report "
             "(select the tasks it has with --tasks; nothing was run)"
         )

@@ -2,7 +2,7 @@
 (``alisio.shell.lab.stored``), or an ``eval export`` bundle (``alisio.core.lab.bundle``).
 
 A file is told apart by its content: a JSON object with ``report`` and ``runs`` is a bundle, anything else
-is read as a report.json. Every problem is a ``LabError``: one line naming the file and what is wrong.
+is read as a report.json. Every problem is a ``CommandError``: one line naming the file and what is wrong.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from returns.result import Failure, Success
 from alisio.core.lab.bundle import Bundle, decode_bundle, is_bundle
 from alisio.core.lab.report import Report
 from alisio.core.lab.report_json import decode_report
-from alisio.shell.lab.errors import LabError
+from alisio.shell.errors import CommandError
 from alisio.shell.lab.store import read_report
 from alisio.shell.lab.stored import name_problem, report_dir
 
@@ -27,12 +27,12 @@ MAX_FILE_BYTES = 512 * 1024 * 1024
 def _file_bytes(path: Path) -> bytes:
     try:
         if not path.is_file():
-            raise LabError(f"{path}: not a regular file")
+            raise CommandError(f"{path}: not a regular file")
         if path.stat().st_size > MAX_FILE_BYTES:
-            raise LabError(f"{path}: larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB; not read")
+            raise CommandError(f"{path}: larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB; not read")
         return path.read_bytes()
     except OSError as error:
-        raise LabError(f"{path}: cannot read: {error.strerror or error}") from None
+        raise CommandError(f"{path}: cannot read: {error.strerror or error}") from None
 
 
 def _is_file(ref: str) -> Path | None:
@@ -55,7 +55,7 @@ def read_bundle(ref: str) -> Bundle | None:
         case Success(Bundle() as bundle):
             return bundle
         case Failure(error):
-            raise LabError(str(error))
+            raise CommandError(str(error))
     raise AssertionError("unreachable")  # pragma: no cover
 
 
@@ -63,14 +63,14 @@ def report_of(ref: str, data_root: Path) -> Report:
     """The report ``ref`` names: a report.json or bundle file, a report directory, or a run id.
 
     Raises:
-        LabError: what ``report_dir`` refuses, or the file that cannot be read or decoded.
+        CommandError: what ``report_dir`` refuses, or the file that cannot be read or decoded.
     """
     problem = name_problem(ref)  # a component over 255 bytes: one line, not OSError
     if problem is not None:
-        raise LabError(problem)
+        raise CommandError(problem)
     path = _is_file(ref)
     if path is None and ref.endswith(".json") and not Path(ref).expanduser().is_dir():
-        raise LabError(f"{ref}: no such file or directory")
+        raise CommandError(f"{ref}: no such file or directory")
     if path is not None:
         data = _file_bytes(path)
         decoded = decode_bundle(data, str(path)).map(lambda b: b.report) if is_bundle(data) else None
@@ -81,7 +81,7 @@ def report_of(ref: str, data_root: Path) -> Report:
         case Success(Report() as report):
             return report
         case Failure(error):
-            raise LabError(str(error))
+            raise CommandError(str(error))
     raise AssertionError("unreachable")  # pragma: no cover
 
 

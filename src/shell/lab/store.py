@@ -18,15 +18,15 @@ from pathlib import Path
 from returns.result import Failure, Result
 
 from alisio.core.errors import ReportError
-from alisio.core.lab.html_transcript import (
+from alisio.core.lab.outputs.html_transcript import (
     TranscriptView,
     transcript_budgets,
     transcript_view,
     transcript_view_of,
     unavailable,
 )
+from alisio.core.lab.outputs.render_html import REPORT_HTML, render_report_html
 from alisio.core.lab.records import RunRecord, decode_runs
-from alisio.core.lab.render_html import REPORT_HTML, render_report_html
 from alisio.core.lab.report import Report
 from alisio.core.lab.report_json import decode_report
 from alisio.core.lab.transcript import transcript_path

@@ -25,7 +25,7 @@ from typing import Final
 from returns.result import Success
 
 from alisio.core.lab.report import Report
-from alisio.shell.lab.errors import LabError
+from alisio.shell.errors import CommandError
 from alisio.shell.lab.registry import registered_directories
 from alisio.shell.lab.store import REPORT_JSON, RUNS_JSONL, read_report
 
@@ -146,7 +146,7 @@ def _with_variant(run_dir: Path, variant: str, ref: str, root: Path) -> Path:
     if not (run_dir / variant).is_dir():
         variants = variants_of(run_dir)
         has = f"; its variants: {', '.join(variants)}" if variants else "; it is not a variants run"
-        raise LabError(f"no run {ref} in {root}{has}")
+        raise CommandError(f"no run {ref} in {root}{has}")
     return run_dir / variant
 
 
@@ -158,7 +158,7 @@ def _by_id(ref: str, data_root: Path) -> Path:
     if head == LATEST and LATEST not in named:
         runs = stored_runs(data_root)
         if not runs:
-            raise LabError(
+            raise CommandError(
                 f"{LATEST}: no stored runs in {root} (eval run writes one there unless --out is given)"
             )
         return _with_variant(runs[0].directory, variant, ref, root)
@@ -167,14 +167,14 @@ def _by_id(ref: str, data_root: Path) -> Path:
         return _with_variant(named[matches[0]], variant, ref, root)
     if len(matches) > 1:
         shown = ", ".join(matches[:RECENT_SHOWN]) + (", ..." if len(matches) > RECENT_SHOWN else "")
-        raise LabError(f"run id {ref} is ambiguous: {len(matches)} runs start with it ({shown})")
+        raise CommandError(f"run id {ref} is ambiguous: {len(matches)} runs start with it ({shown})")
     recent = recent_run_ids(root)
     where = f"no run {ref} in {root}"
     if "/" in ref:
         where = f"{ref}: no such directory, and {where}"
     if recent:
-        raise LabError(f"{where}; most recent: {', '.join(recent)}")
-    raise LabError(
+        raise CommandError(f"{where}; most recent: {', '.join(recent)}")
+    raise CommandError(
         f"{where}; it holds no runs" if root.is_dir() else f"{where}; the directory does not exist"
     )
 
@@ -186,35 +186,35 @@ def report_dir(ref: str, data_root: Path, verb: str) -> Path:
         verb: what the command does with it, for the variants message (``export one of ...``).
 
     Raises:
-        LabError: no such directory, a directory with no report here, an invalid run id, no such run (listing
+        CommandError: no such directory, a directory with no report here, an invalid run id, no such run (listing
             the most recent ones), an ambiguous prefix (listing the matches), or a variants root (naming
             ``<runId>/<variant>`` for each variant).
     """
     problem = name_problem(ref)
     if problem is not None:
-        raise LabError(problem)
+        raise CommandError(problem)
     given = Path(ref).expanduser()
     if _exists(given):
         if given.name in (REPORT_JSON, RUNS_JSONL) and given.is_file():
             given = given.parent  # a report's own file names its directory
         if not given.is_dir():
-            raise LabError(f"{ref}: is a file, not a report directory")
+            raise CommandError(f"{ref}: is a file, not a report directory")
         directory = given
     elif _looks_like_path(ref):
-        raise LabError(f"{ref}: no such directory")
+        raise CommandError(f"{ref}: no such directory")
     else:
         problem = run_id_problem(ref)
         if problem is not None:
-            raise LabError(f"{ref[:80]}: no such directory, and not a run id either ({problem})")
+            raise CommandError(f"{ref[:80]}: no such directory, and not a run id either ({problem})")
         directory = _by_id(ref, data_root)
     if not _holds_report(directory):
         variants = variants_of(directory)
         if variants:
             shown = ", ".join(f"{ref.rstrip('/')}/{name}" for name in variants)
-            raise LabError(f"{ref} is a variants run with one report per variant: {verb} one of {shown}")
+            raise CommandError(f"{ref} is a variants run with one report per variant: {verb} one of {shown}")
         if not directory.is_dir():
-            raise LabError(f"{ref}: no such run directory {directory}")
-        raise LabError(f"{directory}: no report here (no report.json or runs.jsonl)")
+            raise CommandError(f"{ref}: no such run directory {directory}")
+        raise CommandError(f"{directory}: no report here (no report.json or runs.jsonl)")
     return directory
 
 

@@ -19,8 +19,8 @@ from pathlib import Path
 
 from returns.result import Failure, Success
 
-from alisio.core.lab.suite import violations as suite_violations
-from alisio.shell.lab.errors import LabError
+from alisio.core.lab.suites.suite import violations as suite_violations
+from alisio.shell.errors import CommandError
 from alisio.shell.lab.suites import LoadedSuite, SuiteEntry, discover_suites
 
 __all__ = [
@@ -96,13 +96,13 @@ def find_suite(ref: str, suite_dir: Path | None, bundled: Path | None) -> SuiteC
     """The suite whose id or directory name is ``ref``: in ``suite_dir`` first, then among the bundled ones.
 
     Raises:
-        LabError: no such suite (listing the known ones), a ``suite_dir`` that does not exist, or a matching
+        CommandError: no such suite (listing the known ones), a ``suite_dir`` that does not exist, or a matching
             suite that is invalid (every violation, with its file).
     """
     entries: list[tuple[SuiteEntry, bool]] = []
     if suite_dir is not None:
         if not suite_dir.exists():
-            raise LabError(f"--suite-dir {suite_dir}: no such directory")
+            raise CommandError(f"--suite-dir {suite_dir}: no such directory")
         entries += [(entry, True) for entry in discover_suites(suite_dir)]
     if bundled is not None:
         entries += [(entry, False) for entry in discover_suites(bundled)]
@@ -113,7 +113,7 @@ def find_suite(ref: str, suite_dir: Path | None, bundled: Path | None) -> SuiteC
             case Success(loaded):
                 return SuiteChoice(loaded=loaded, third_party=third_party)
             case Failure(error):
-                raise LabError(*(f"{error.source}: {line}" for line in suite_violations(error)))
+                raise CommandError(*(f"{error.source}: {line}" for line in suite_violations(error)))
     known = sorted({e.result.unwrap().suite.suite_id for e, _ in entries if isinstance(e.result, Success)})
     message = f"no suite {ref!r}"
     if known:
@@ -124,7 +124,7 @@ def find_suite(ref: str, suite_dir: Path | None, bundled: Path | None) -> SuiteC
         )
     elif suite_dir is None:
         message += "; pass --suite-dir DIR for a suite outside the bundled ones"
-    raise LabError(message)
+    raise CommandError(message)
 
 
 def bundled_by_name(name: str) -> tuple[SuiteEntry, ...]:
@@ -139,19 +139,21 @@ def only_suite(suite_dir: Path | None) -> str:
     """The one suite ``--suite-dir`` holds, by its directory name, when no SUITE was named.
 
     Raises:
-        LabError: no ``--suite-dir``, or one that holds no suite or several (naming them).
+        CommandError: no ``--suite-dir``, or one that holds no suite or several (naming them).
     """
     if suite_dir is None:
-        raise LabError("name a SUITE to run (or pass --suite-dir DIR holding one suite)")
+        raise CommandError("name a SUITE to run (or pass --suite-dir DIR holding one suite)")
     if not suite_dir.exists():
-        raise LabError(f"--suite-dir {suite_dir}: no such directory")
+        raise CommandError(f"--suite-dir {suite_dir}: no such directory")
     entries = discover_suites(suite_dir)
     if len(entries) == 1:
         return entries[0].directory.name
     if not entries:
-        raise LabError(f"--suite-dir {suite_dir}: no suite.json here or in its immediate sub-directories")
+        raise CommandError(f"--suite-dir {suite_dir}: no suite.json here or in its immediate sub-directories")
     names = ", ".join(sorted(entry.directory.name for entry in entries))
-    raise LabError(f"--suite-dir {suite_dir} holds {len(entries)} suites ({names}): name the SUITE to run")
+    raise CommandError(
+        f"--suite-dir {suite_dir} holds {len(entries)} suites ({names}): name the SUITE to run"
+    )
 
 
 def confirm_third_party(
@@ -168,7 +170,7 @@ def confirm_third_party(
     ``sandboxed``: its commands run in the bwrap sandbox (the warning says what that still allows).
 
     Raises:
-        LabError: not confirmed, or no terminal to ask and no ``--yes``.
+        CommandError: not confirmed, or no terminal to ask and no ``--yes``.
     """
     if not choice.third_party:
         return
@@ -185,11 +187,11 @@ def confirm_third_party(
     if yes:
         return
     if not interactive:
-        raise LabError(
+        raise CommandError(
             "refusing to run a --suite-dir suite without a terminal to confirm it; pass --yes to accept it"
         )
     if ask().strip().lower() not in ("y", "yes"):
-        raise LabError("not confirmed; nothing was run")
+        raise CommandError("not confirmed; nothing was run")
 
 
 def interactive_terminal() -> bool:

@@ -1,6 +1,6 @@
 """Reading suite directories: the bytes of suite.json, facts about paths and symlinks, fixture digests.
 
-The shell half of ``alisio.core.lab.suite``: every decision (what is valid, what a path resolves to, the content hash)
+The shell half of ``alisio.core.lab.suites.suite``: every decision (what is valid, what a path resolves to, the content hash)
 is the core's; this module only reads the disk and hands over data.
 
 - ``load_suite(path)``: ``path`` is a suite directory or its suite.json. Reads the file, walks the suite
@@ -26,8 +26,8 @@ from pathlib import Path
 from returns.result import Failure, Result, Success
 
 from alisio.core.errors import SuiteError
-from alisio.core.lab.suite import Suite, Task, parse_suite, suite_content_hash
-from alisio.core.lab.suite_paths import PathFacts, SymlinkFact, is_within, join, normalize, resolve
+from alisio.core.lab.suites.suite import Suite, Task, parse_suite, suite_content_hash
+from alisio.core.lab.suites.suite_paths import PathFacts, SymlinkFact, is_within, join, normalize, resolve
 
 __all__ = [
     "MAX_SUITE_BYTES",
@@ -54,7 +54,7 @@ class LoadedSuite:
     """The suite directory, as the caller named it (the parent of ``suite_json``)."""
     suite_json: Path
     content_hash: str
-    """``alisio.core.lab.suite.suite_content_hash`` over the tasks and every fixture file."""
+    """``alisio.core.lab.suites.suite.suite_content_hash`` over the tasks and every fixture file."""
 
     def fixture_dir(self, task: Task) -> Path:
         """The task's fixture directory (copy it; never run in it)."""

@@ -4,7 +4,7 @@ last (``alisio.shell.lab.outputs`` writes comparison.json, comparison.md and com
 The runs themselves go through the lab's one pipeline (``alisio.shell.lab.pipeline``): each variant is an
 arm with its own measured configuration, report directory ``<root>/<variant-id>/`` and run id
 ``<runId>/<variant-id>``, interleaved over the same tasks, repetitions and seeds
-(``alisio.core.lab.variants.interleave``).
+(``alisio.core.lab.comparisons.variants.interleave``).
 """
 
 from __future__ import annotations
@@ -15,17 +15,16 @@ from pathlib import Path
 import msgspec
 
 from alisio.core.harness.config import MeasuredConfig
-from alisio.core.lab.report import Report
-from alisio.core.lab.seq_run import both_arms
-from alisio.core.lab.variants import (
+from alisio.core.lab.comparisons.variants import (
     VariantsComparison,
     VariantsPlan,
     check_suite,
     compare_variants,
     parse_variants,
 )
-from alisio.shell.errors import expect
-from alisio.shell.lab.errors import LabError
+from alisio.core.lab.report import Report
+from alisio.core.lab.seq_run import both_arms
+from alisio.shell.errors import CommandError, expect
 from alisio.shell.lab.suites import LoadedSuite
 
 __all__ = ["compare_arms", "read_variants"]
@@ -35,13 +34,13 @@ def read_variants(path: Path, base: MeasuredConfig, loaded: LoadedSuite) -> Vari
     """compare.json at ``path``, validated against ``base`` and the suite being run.
 
     Raises:
-        LabError: the file cannot be read, is invalid (naming the variant, the key and why), or names
+        CommandError: the file cannot be read, is invalid (naming the variant, the key and why), or names
             another suite.
     """
     try:
         data = path.read_bytes()
     except OSError as error:
-        raise LabError(f"--variants {path}: cannot read: {error.strerror or error}") from None
+        raise CommandError(f"--variants {path}: cannot read: {error.strerror or error}") from None
     source = str(path)
     parsed = parse_variants(data, source, base).bind(
         lambda plan: check_suite(plan, loaded.suite.suite_id, loaded.directory.name, source)
@@ -53,7 +52,7 @@ def compare_arms(plan: VariantsPlan, reports: Sequence[Report]) -> VariantsCompa
     """Compare the variants' reports (``plan``'s order, baseline first); the outputs table writes it.
 
     Raises:
-        LabError: the reports cannot be compared (a bug: they share their suite).
+        CommandError: the reports cannot be compared (a bug: they share their suite).
     """
     compared = expect(compare_variants(plan.variants, reports), "the variants' reports cannot be compared")
     blocks = [report.sequential for report in reports if report.sequential is not None]

@@ -1,4 +1,4 @@
-"""Gather the facts each verifier of a task needs, and let ``alisio.core.lab.verify`` judge them.
+"""Gather the facts each verifier of a task needs, and let ``alisio.core.lab.judges.verify`` judge them.
 
 ``run_verifiers(task, workspace, events)`` returns one ``VerifierResult`` per verifier, in suite order. It
 never raises for anything a run can cause: a command that does not start, a path outside the workspace, an
@@ -22,8 +22,9 @@ How facts are gathered:
 
 Without a sandbox a command verifier runs with the user's privileges (the spec, "Limits"). With
 ``--sandbox bwrap`` it runs inside bubblewrap like a bash command (``alisio.shell.sandbox``), in
-``/workspace`` (or its ``cwd`` below it); what its output shows the sandbox refused is passed to
-``on_denied`` (the lab records a ``sandbox_denied`` incident).
+``/workspace`` (or the task's ``sandbox.workdir``; or its ``cwd`` below it), with the task's
+``sandbox.verifierMounts``; what its output shows the sandbox refused is passed to ``on_denied`` (the lab
+records a ``sandbox_denied`` incident).
 """
 
 from __future__ import annotations
@@ -41,17 +42,7 @@ from typing import IO, TYPE_CHECKING, Final, assert_never
 from alisio.core.harness.events import Event
 from alisio.core.harness.sandbox import denial_in, inside_path
 from alisio.core.harness.toolenv import scrubbed_env
-from alisio.core.lab.records import VerifierResult, VerifierStatus
-from alisio.core.lab.suite import (
-    CommandVerifier,
-    FileAbsentVerifier,
-    FileContainsVerifier,
-    FileEqualsVerifier,
-    Task,
-    ToolSequenceVerifier,
-    TreeDiffWithinVerifier,
-)
-from alisio.core.lab.verify import (
+from alisio.core.lab.judges.verify import (
     AgentTools,
     CommandFacts,
     FileFacts,
@@ -64,6 +55,16 @@ from alisio.core.lab.verify import (
     judge_file,
     judge_tool_sequence,
     judge_tree_diff,
+)
+from alisio.core.lab.records import VerifierResult, VerifierStatus
+from alisio.core.lab.suites.suite import (
+    CommandVerifier,
+    FileAbsentVerifier,
+    FileContainsVerifier,
+    FileEqualsVerifier,
+    Task,
+    ToolSequenceVerifier,
+    TreeDiffWithinVerifier,
 )
 from alisio.shell.harness.tools.bash import supervise_group
 from alisio.shell.harness.tools.paths import WorkspacePathError, real_root, resolve_in_workspace
@@ -178,7 +179,7 @@ def _command_facts(
         timeout_s=verifier.timeout_ms / 1000,
         grace_s=grace_s,
         sandbox=sandbox,
-        sandbox_cwd=inside_path(relative),
+        sandbox_cwd=inside_path(relative, sandbox.workdir) if sandbox is not None else None,
     )
 
 
@@ -191,14 +192,14 @@ def run_argv(
     grace_s: float = 0.5,
     max_output_bytes: int = MAX_OUTPUT_BYTES,
     sandbox: SandboxRun | None = None,
-    sandbox_cwd: str = "/workspace",
+    sandbox_cwd: str | None = None,
 ) -> CommandFacts:
     """Run ``argv`` (no shell) in ``cwd`` and return what happened as ``CommandFacts``; never raises OSError.
 
     The process gets its own process group, which is killed (with its children) at ``timeout_s`` or when
     its output passes ``max_output_bytes``, and SIGKILLed after it exits (leftover background children);
     processes that left the group but still carry the command's mark are SIGKILLed as well. With a
-    ``sandbox`` it runs inside it, in ``sandbox_cwd``.
+    ``sandbox`` it runs inside it, in ``sandbox_cwd`` (default: the sandbox's workdir).
     """
     started = time.monotonic()
     mark = new_mark()

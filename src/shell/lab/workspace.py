@@ -9,7 +9,7 @@ Rules:
   same fixture gives the same commit id on every machine, and no ``user.name`` is needed;
 - the ``before`` snapshot is taken once the copy (and its commit) is ready; ``snapshot_tree`` hashes file
   bytes, records a symlink by its target text without following it, never opens a special file (a fifo
-  would block), writes the bytes of a name (or link target) that is not UTF-8 as ``\\xNN``, and skips ``.git``, ``node_modules`` and ``__pycache__`` (``alisio.core.lab.verify.IGNORED_DIRS``);
+  would block), writes the bytes of a name (or link target) that is not UTF-8 as ``\\xNN``, and skips ``.git``, ``node_modules`` and ``__pycache__`` (``alisio.core.lab.judges.verify.IGNORED_DIRS``);
 - anything that goes wrong while preparing raises ``WorkspaceError`` naming the fixture and the cause; the
   lab records the run as error with ``reason`` (``fixture_copy``).
 """
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from alisio.core.lab.verify import IGNORED_DIRS, TreeEntry, TreeSnapshot, tree_snapshot
+from alisio.core.lab.judges.verify import IGNORED_DIRS, TreeEntry, TreeSnapshot, tree_snapshot
 from alisio.shell.harness.tools.dispatch import scrubbed_env
 
 __all__ = ["FIXTURE_GIT_DATE", "Workspace", "WorkspaceError", "prepare_workspace", "snapshot_tree"]

@@ -1,2 +1,3 @@
-"""Record and replay: cassette files, the record and replay hooks of the lab pipeline, ``eval ci`` and the
-re-recording of the bundled cassettes (``make record-bundled``)."""
+"""The commands over the bundled cassettes, a floor above the lab pipeline they call: ``eval ci`` (every suite's
+cassettes replayed) and the re-recording of the bundled cassettes (``make record-bundled``). Cassette files and
+the record and replay plans are the pipeline's (``alisio.shell.lab.cassettes``, ``alisio.shell.lab.record``)."""

@@ -18,10 +18,10 @@ from pathlib import Path
 from returns.result import Success
 
 from alisio.core.text import plural
-from alisio.shell.lab.errors import LabError
+from alisio.shell.errors import CommandError
 from alisio.shell.lab.model import Ui
 from alisio.shell.lab.pipeline import run_request
-from alisio.shell.lab.request import LabRequest, Permissions, ProviderOptions, RunMode, Selection
+from alisio.shell.lab.request import LabMode, LabRequest, Permissions, ProviderOptions, Selection
 from alisio.shell.lab.suite_choice import bundled_suites_root
 from alisio.shell.lab.suites import LoadedSuite, discover_suites
 
@@ -38,7 +38,7 @@ def _wanted(tasks: str | None) -> dict[str, set[str]] | None:
     for item in tasks.split(","):
         suite, slash, task = item.strip().partition("/")
         if not slash or not suite or not task:
-            raise LabError(f"--tasks {item!r}: expected suite/task")
+            raise CommandError(f"--tasks {item!r}: expected suite/task")
         wanted.setdefault(suite, set()).add(task)
     return wanted
 
@@ -56,7 +56,7 @@ def _task_ids(loaded: LoadedSuite, wanted: set[str] | None) -> tuple[str, ...]:
     unknown = sorted((wanted or set()) - scripted)
     if unknown:
         names = ", ".join(f"{loaded.suite.suite_id}/{task}" for task in unknown)
-        raise LabError(f"--tasks: no script for {names} (scripted: {', '.join(sorted(scripted))})")
+        raise CommandError(f"--tasks: no script for {names} (scripted: {', '.join(sorted(scripted))})")
     chosen = wanted if wanted is not None else scripted
     return tuple(task.id for task in loaded.suite.tasks if task.id in chosen)
 
@@ -68,17 +68,19 @@ def record_bundled(tasks: str | None, out: Path | None, say: Callable[[str], Non
         How many recorded runs did not pass.
 
     Raises:
-        LabError: no bundled suites, an unknown suite or task in ``tasks``, or a task its policy refuses.
+        CommandError: no bundled suites, an unknown suite or task in ``tasks``, or a task its policy refuses.
     """
     root = bundled_suites_root()
     if root is None:
-        raise LabError("no bundled suites: run this from the source checkout")
+        raise CommandError("no bundled suites: run this from the source checkout")
     wanted = _wanted(tasks)
     suites = _scripted_suites(root)
     known = {loaded.suite.suite_id for loaded in suites}
     if wanted is not None and set(wanted) - known:
         missing = ", ".join(sorted(set(wanted) - known))
-        raise LabError(f"--tasks: no scripted bundled suite {missing} (known: {', '.join(sorted(known))})")
+        raise CommandError(
+            f"--tasks: no scripted bundled suite {missing} (known: {', '.join(sorted(known))})"
+        )
     ui = Ui(say=say, ask=lambda question: "", interactive=False)
     failed = 0
     for loaded in suites:
@@ -89,7 +91,7 @@ def record_bundled(tasks: str | None, out: Path | None, say: Callable[[str], Non
             selection=Selection(
                 suite=suite_id, tasks=_task_ids(loaded, wanted.get(suite_id) if wanted else None), k=1
             ),
-            mode=RunMode.RECORD,
+            mode=LabMode.RECORD,
             provider=ProviderOptions(script=loaded.directory / SCRIPTS),
             permissions=Permissions(write=True, process=True),
             cassette_dir=out / suite_id if out is not None else None,

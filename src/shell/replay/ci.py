@@ -18,14 +18,14 @@ from returns.result import Failure, Success
 
 from alisio.core.harness.sandbox import SandboxKind
 from alisio.core.lab.records import RunRecord, RunStatus
-from alisio.core.lab.suite import violations
-from alisio.shell.lab.errors import LabError
+from alisio.core.lab.suites.suite import violations
+from alisio.shell.errors import CommandError
+from alisio.shell.lab.cassettes import cassette_dir_for
 from alisio.shell.lab.model import LabOutcome, Ui
 from alisio.shell.lab.pipeline import run_request
-from alisio.shell.lab.request import ExecutorKind, LabRequest, Output, Permissions, RunMode, Selection
+from alisio.shell.lab.request import ExecutorKind, LabMode, LabRequest, Output, Permissions, Selection
 from alisio.shell.lab.suite_choice import NO_BUNDLED, SuiteChoice, bundled_suites_root, confirm_third_party
 from alisio.shell.lab.suites import LoadedSuite, discover_suites
-from alisio.shell.replay.cassettes import cassette_dir_for
 
 __all__ = [
     "CiOutcome",
@@ -82,14 +82,14 @@ def ci_suites(suite_dir: Path | None, cassette_dir: Path | None, yes: bool, ui: 
     """The suites to replay, every third-party one confirmed.
 
     Raises:
-        LabError: no bundled suites outside a checkout, a missing ``suite_dir``, an invalid suite (every
+        CommandError: no bundled suites outside a checkout, a missing ``suite_dir``, an invalid suite (every
             violation), no suite at all, ``cassette_dir`` with more than one suite, or a refused confirmation.
     """
     root = suite_dir if suite_dir is not None else bundled_suites_root()
     if root is None:
-        raise LabError(NO_BUNDLED)
+        raise CommandError(NO_BUNDLED)
     if not root.exists():
-        raise LabError(f"--suite-dir {root}: no such directory")
+        raise CommandError(f"--suite-dir {root}: no such directory")
     loaded: list[LoadedSuite] = []
     problems: list[str] = []
     for entry in discover_suites(root):
@@ -99,12 +99,12 @@ def ci_suites(suite_dir: Path | None, cassette_dir: Path | None, yes: bool, ui: 
             case Failure(error):
                 problems += [f"{error.source}: {line}" for line in violations(error)]
     if problems:
-        raise LabError(*problems)
+        raise CommandError(*problems)
     if not loaded:
-        raise LabError(f"{root}: no suite found: nothing to replay")
+        raise CommandError(f"{root}: no suite found: nothing to replay")
     if cassette_dir is not None and len(loaded) != 1:
         names = ", ".join(s.suite.suite_id for s in loaded)
-        raise LabError(f"--cassette-dir needs a single suite (pass --suite-dir SUITE); found {names}")
+        raise CommandError(f"--cassette-dir needs a single suite (pass --suite-dir SUITE); found {names}")
     if suite_dir is not None:
         for suite in loaded:
             choice = SuiteChoice(loaded=suite, third_party=True)
@@ -149,7 +149,7 @@ def replay_suite(
         selection=Selection(
             suite=str(loaded.directory.name), tasks=tuple(ids), k=1, suite_dir=suite_dir, yes=True
         ),
-        mode=RunMode.REPLAY,
+        mode=LabMode.REPLAY,
         permissions=CI_PERMISSIONS,
         output=Output(out=root / suite.suite_id, register=False),
         cassette_dir=cassette_dir,
@@ -162,7 +162,7 @@ def replay_suite(
     )
     try:
         outcome = run_request(request, ui)
-    except LabError as error:
+    except CommandError as error:
         return SuiteReplay(loaded=loaded, cassettes=directory, problems=error.lines)
     return SuiteReplay(loaded=loaded, cassettes=directory, outcome=outcome)
 

@@ -72,14 +72,17 @@ class Sandbox:
         cwd: str = WORKSPACE,
         network: bool = False,
         binds: Sequence[Bind] = (),
+        workdir: str = WORKSPACE,
+        scratch: Sequence[str] = (),
     ) -> Iterator[list[str]]:
         """The argv running ``argv`` in the sandbox, for the block (its cgroup is removed after it).
 
         Args:
-            workspace: the real host path bound at ``/workspace``.
+            workspace: the real host path bound at ``workdir`` (``/workspace``).
             cwd: where the command starts, inside the sandbox.
             network: share the host's network.
             binds: more host paths to bind.
+            scratch: fresh, empty, writable directories inside (``alisio.core.harness.sandbox.bwrap_argv``).
         """
         inner = bwrap_argv(
             argv,
@@ -91,6 +94,8 @@ class Sandbox:
             limits=self.limits,
             binds=binds,
             prlimit=self.prlimit,
+            workdir=workdir,
+            scratch=scratch,
         )
         if self.pids_cgroup is None:
             yield list(inner)
@@ -104,18 +109,35 @@ class Sandbox:
 
 @dataclass(frozen=True)
 class SandboxRun:
-    """The sandbox of one run: its workspace, and whether the ``external`` effect gives it the network."""
+    """The sandbox of one run: its workspace, and whether the ``external`` effect gives it the network.
+
+    A task's ``sandbox`` section can put the workspace elsewhere (``workdir``) and give its command
+    verifiers more (``binds``, ``scratch``): the lab builds one ``SandboxRun`` for the agent, without them,
+    and one for the verifiers (``alisio.shell.lab.task_sandbox``).
+    """
 
     sandbox: Sandbox
     workspace: str
-    """The workspace's real host path (bound at ``/workspace``)."""
+    """The workspace's real host path (bound at ``workdir``)."""
     network: bool = False
+    workdir: str = WORKSPACE
+    """Where the workspace is inside the sandbox; commands start there."""
+    binds: tuple[Bind, ...] = ()
+    scratch: tuple[str, ...] = ()
 
     def command(
-        self, argv: Sequence[str], cwd: str = WORKSPACE
+        self, argv: Sequence[str], cwd: str | None = None
     ) -> contextlib.AbstractContextManager[list[str]]:
-        """``Sandbox.command`` for this run (``cwd`` inside the sandbox)."""
-        return self.sandbox.command(argv, workspace=self.workspace, cwd=cwd, network=self.network)
+        """``Sandbox.command`` for this run (``cwd`` inside the sandbox; default ``workdir``)."""
+        return self.sandbox.command(
+            argv,
+            workspace=self.workspace,
+            cwd=cwd or self.workdir,
+            network=self.network,
+            binds=self.binds,
+            workdir=self.workdir,
+            scratch=self.scratch,
+        )
 
 
 def require_sandbox(limits: SandboxLimits, env: Mapping[str, str]) -> Sandbox:

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from alisio.core.harness.sandbox import WORKSPACE
 from alisio.core.harness.toolenv import scrubbed_env
 from alisio.shell.harness.tools.paths import real_root
 from alisio.shell.harness.tools.processes import new_mark
@@ -88,10 +87,11 @@ class ToolContext:
 
     def in_workspace(self, given: str) -> str:
         """``given`` as the file tools resolve it: with a sandbox, ``/workspace/...`` (the path its commands
-        print) names the same file in the copy; anything else is left as it is."""
-        if self.sandbox is None or not given.startswith(WORKSPACE):
+        print; the task's ``sandbox.workdir`` when it names one) names the same file in the copy; anything
+        else is left as it is."""
+        if self.sandbox is None or not given.startswith(self.sandbox.workdir):
             return given
-        rest = given[len(WORKSPACE) :]
+        rest = given[len(self.sandbox.workdir) :]
         if rest and not rest.startswith("/"):
             return given  # /workspaces/x is another path
         return rest.lstrip("/") or "."

@@ -1,0 +1,98 @@
+"""The human lines ``alisio eval run`` prints on stderr: one per finished run, and the per-task summary.
+
+Pure text from records and reports; the shell prints it. A repetition is named as runs.jsonl and the reports
+name it (``rep 0`` is the first; its seed is the command's seed + 0), rates as in report.md
+(``100.0% [56.6%, 100.0%]``).
+"""
+
+from __future__ import annotations
+
+from alisio.core.harness.events import IncidentKind
+from alisio.core.lab.outputs.formats import NOT_REPORTED, format_rate, format_seconds, format_usd
+from alisio.core.lab.records import RunRecord, RunStatus, VerifierStatus
+from alisio.core.lab.report import AnswerSource, Report
+
+__all__ = ["progress_line", "summary_table", "why_not_passed"]
+
+_TEXT_TOOL_CALL = str(IncidentKind.TEXT_TOOL_CALL)
+
+
+def _first_line(text: str, limit: int = 160) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def why_not_passed(record: RunRecord) -> str:
+    """What kept a run from passing, one line: the first failing verifier and its detail, or the error.
+
+    ``check: exit 1, expected 0``; for ``error`` the first error; ``""`` for a pass or a budget stop.
+    """
+    if record.status is RunStatus.ERROR and record.errors:
+        return _first_line(record.errors[0])
+    if record.status is RunStatus.FAIL:
+        for verifier in record.verifiers:
+            if verifier.status is not VerifierStatus.PASS:
+                detail = _first_line(verifier.detail)
+                return f"{verifier.id}: {detail}" if detail else f"{verifier.id}: {verifier.status}"
+    return ""
+
+
+def progress_line(index: int, total: int, record: RunRecord) -> str:
+    """``[3/35] fix-add rep 2: fail (4 turns, 12.3 s): check: exit 1, expected 0``.
+
+    The reason follows budget_exceeded and error; a failing run names its first failing verifier and the
+    first line of its detail, an errored run its first error; a run that did not pass and has a
+    ``text_tool_call`` incident names it first.
+    """
+    m = record.measured
+    status = str(record.status)
+    if record.status in (RunStatus.BUDGET_EXCEEDED, RunStatus.ERROR) and record.reason:
+        status += f" {record.reason}"
+    turns = "turn" if m.turns == 1 else "turns"
+    line = f"[{index}/{total}] {record.task_id} rep {record.repetition}: {status} "
+    line += f"({m.turns} {turns}, {m.wall_ms / 1000:.1f} s)"
+    why = why_not_passed(record)
+    if record.status is not RunStatus.PASS and any(i.kind == _TEXT_TOOL_CALL for i in record.incidents):
+        # The run "completed" in one turn because the server did not parse the call: say so before the
+        # verifier's detail makes it look like a wrong fix.
+        why = f"{_TEXT_TOOL_CALL} (a tool call written as text); {why}" if why else _TEXT_TOOL_CALL
+    return f"{line}: {why}" if why else line
+
+
+def summary_table(report: Report) -> str:
+    """A plain-text table: per task the passes over judged runs, the rate, pass@k, pass^k, errors, then the
+    main-loop tokens (a replay's as recorded), the median wall time and, when rates were given, the estimated
+    cost (``TaskReport.estimated``: the report's one cost computation)."""
+    k = report.conditions.k
+    replay = report.conditions.mode is AnswerSource.REPLAY
+    priced = report.conditions.rates is not None
+    header: tuple[str, ...] = ("task", "pass/judged", "success rate", f"pass@{k}", f"pass^{k}", "error")
+    header += ("tokens (recorded)" if replay else "tokens", "wall median") + (
+        ("cost (USD)",) if priced else ()
+    )
+    rows = [header]
+    for t in report.tasks:
+        tokens = t.measured.tokens
+        row: tuple[str, ...] = (
+            t.task_id,
+            f"{t.passes}/{t.judged}",
+            format_rate(t.success_rate, t.interval),
+            _yes_no(t.pass_at_k, t.pass_at_k_estimate),
+            _yes_no(t.pass_hat_k, t.pass_hat_k_estimate),
+            str(t.errored),
+            NOT_REPORTED if tokens is None else f"{tokens.total:,}",
+            format_seconds(t.measured.wall_ms_median),
+        )
+        rows.append(
+            row + ((format_usd(None if t.estimated is None else t.estimated.cost_usd),) if priced else ())
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    return "\n".join(
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows
+    )
+
+
+def _yes_no(observed: bool | None, estimate: float | None) -> str:
+    if observed is not None:
+        return "yes" if observed else "no"
+    return f"{estimate:.2f}" if estimate is not None else "n/a"

@@ -1,0 +1,69 @@
+"""What ``alisio eval variants`` writes of its arms: the progress line of a run with its variant, and
+comparison.md (the variants with their overrides and hashes, then the baseline against each variant).
+
+The variants' model, plan and comparison are ``alisio.core.lab.comparisons.variants``'.
+"""
+
+from __future__ import annotations
+
+from alisio.core.lab.comparisons.variants import VariantsComparison, describe_overrides
+from alisio.core.lab.outputs.progress import progress_line
+from alisio.core.lab.outputs.render import markdown_table
+from alisio.core.lab.outputs.render_compare import render_comparison_markdown
+from alisio.core.lab.outputs.render_seq import decision_table, sequential_totals
+from alisio.core.lab.records import RunRecord
+from alisio.core.lab.seq_block import SequentialBlock
+
+__all__ = ["render_variants_markdown", "variant_progress_line"]
+
+
+def variant_progress_line(index: int, total: int, record: RunRecord) -> str:
+    """``[3/20] early-compaction fix-add #2: pass (4 turns, 12.3 s)``: ``progress_line`` with the variant."""
+    line = progress_line(index, total, record)
+    if record.variant is None:
+        return line
+    head, _, rest = line.partition("] ")
+    return f"{head}] {record.variant} {rest}"
+
+
+def _demoted(markdown: str) -> list[str]:
+    """Headings one level deeper, so each comparison nests under the document title."""
+    return [f"#{line}" if line.startswith("#") else line for line in markdown.splitlines()]
+
+
+def _sequential_section(block: SequentialBlock) -> list[str]:
+    """The sequential decisions of a two-variant ``--sequential`` run, before the (peeking) fixed-k verdicts."""
+    table = decision_table(block)
+    return [
+        "",
+        "## Sequential decisions",
+        "",
+        *markdown_table(table.header, table.rows),
+        "",
+        sequential_totals(block, arms=2) + ".",
+        "",
+        f"Method: {block.method}. These decisions are the valid ones: the fixed-k verdicts below re-read the "
+        "same runs as if their number had been fixed in advance, which it was not.",
+    ]
+
+
+def render_variants_markdown(result: VariantsComparison) -> str:
+    """comparison.md: the variants with their overrides and hashes, then the baseline against each variant."""
+    lines = [f"# Variants: {result.suite_id}", ""]
+    lines += ["| Variant | Role | Configuration hash | Overrides |", "|---|---|---|---|"]
+    for info in result.variants:
+        role = "baseline" if info.id == result.baseline else "candidate"
+        lines.append(
+            f"| {info.id} | {role} | {info.config_hash[:16]} | {describe_overrides(info.overrides)} |"
+        )
+    lines += [
+        "",
+        "The variants ran interleaved over the same tasks, repetitions and seeds (A, B, then B, A...): this "
+        "spreads provider drift over the arms, it does not remove it.",
+    ]
+    if result.sequential is not None:
+        lines += _sequential_section(result.sequential)
+    for entry in result.comparisons:
+        title, *body = _demoted(render_comparison_markdown(entry.comparison))
+        lines += ["", f"## {entry.baseline} → {entry.candidate}: {title.lstrip('# ')}", *body]
+    return "\n".join(lines) + "\n"

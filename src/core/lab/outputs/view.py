@@ -1,0 +1,598 @@
+"""What a report shows, decided once: the view model that report.md, report.html and the CI outputs render.
+
+``report_view`` turns a Report (and, when the caller has them, its run records) into plain values: the
+title, the notices, the conditions, the task, measured and estimated tables as text cells, the summary
+lines, the runs that did not pass and the task x repetition grid. Each renderer only lays them out, so
+Markdown and HTML can never disagree on a number or on what is left out.
+
+Rules this module keeps:
+
+- Every condition is shown: a number without its conditions is an anecdote. A replay report says replay
+  measures the harness, not the model; a scripted live run says it measures no model.
+- Measured and Estimated are separate tables, never summed; absent figures are "not reported" or "n/a".
+- The runs that did not pass (fail, budget_exceeded, error) are listed in task and repetition order, each
+  with its failing verifiers and the first lines of their details, its errors, and the ``alisio eval show``
+  command that opens its transcript; at most ``FAILING_SHOWN`` of them (the count of the others is kept).
+- Text that comes from a run (verifier details, errors) is untrusted: it passes through the secret
+  scanner's ``redact`` before it is cut, and is never interpreted (the renderers escape it).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from alisio.core.base import Frozen
+from alisio.core.lab.outputs.formats import (
+    NOT_REPORTED,
+    REPLAY_NOTICE,
+    SCRIPTED_NOTICE,
+    SCRIPTED_PROVIDER,
+    SUITE_INTERVAL_NOTE,
+    SUITE_RATE_NOTE,
+    format_counts,
+    format_num,
+    format_rate,
+    format_seconds,
+    format_seconds2,
+    format_usd,
+    measured_note,
+    pct,
+    suite_interval_text,
+)
+from alisio.core.lab.records import RunRecord, RunStatus, VerifierStatus
+from alisio.core.lab.report import (
+    AnswerSource,
+    Conditions,
+    MeasuredBlock,
+    Report,
+    TaskReport,
+    Tokens,
+    finished_runs,
+)
+from alisio.core.share.secrets import redact
+from alisio.core.text import plural
+
+__all__ = [
+    "DETAIL_LINES",
+    "FAILING_SHOWN",
+    "LINE_CHARS",
+    "RATE_COLUMN",
+    "Condition",
+    "FailingRun",
+    "GridCell",
+    "GridRow",
+    "Notice",
+    "ReportView",
+    "Table",
+    "VerifierProblem",
+    "condition_items",
+    "failing_runs",
+    "report_view",
+    "run_grid",
+    "shell_word",
+    "show_command",
+    "suite_rate_line",
+    "variant_grid",
+]
+
+FAILING_SHOWN = 100
+"""The runs that did not pass listed by report.md and report.html; the others are counted."""
+DETAIL_LINES = 5
+"""Lines of a verifier's detail (or an error) shown per run."""
+LINE_CHARS = 300
+"""Characters of one such line shown."""
+
+
+class Condition(Frozen, frozen=True, kw_only=True):
+    """One measurement condition; ``code`` marks a value shown as code (a hash)."""
+
+    name: str
+    value: str
+    code: bool = False
+
+
+class Notice(Frozen, frozen=True, kw_only=True):
+    """A sentence the reader must see before the numbers; ``strong`` ones are warnings (interrupted)."""
+
+    text: str
+    strong: bool = False
+
+
+class Table(Frozen, frozen=True, kw_only=True):
+    """A table as text cells; with ``total`` its last row is the suite's total."""
+
+    header: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    total: bool = False
+
+
+class VerifierProblem(Frozen, frozen=True, kw_only=True):
+    """A verifier that did not pass, with the first lines of its detail (redacted, cut)."""
+
+    id: str
+    kind: str
+    status: VerifierStatus
+    detail: tuple[str, ...]
+    more_lines: int = 0
+    """Lines of the detail not shown."""
+
+
+class FailingRun(Frozen, frozen=True, kw_only=True):
+    """A run that did not pass: what stopped it, and how to open it."""
+
+    task_id: str
+    repetition: int
+    status: RunStatus
+    reason: str | None = None
+    """The budget (``maxWallMs``) or what broke (``provider_network``)."""
+    verifiers: tuple[VerifierProblem, ...] = ()
+    errors: tuple[str, ...] = ()
+    """The first line of each error (at most three)."""
+    divergence: str | None = None
+    """Where a replay diverged: the call and the field."""
+    show: str
+    """The ``alisio eval show`` command that prints its transcript."""
+
+    @property
+    def label(self) -> str:
+        """``fail``, ``budget_exceeded maxWallMs``, ``error provider_network``."""
+        return (
+            f"{self.status} {self.reason}"
+            if self.reason and self.status is not RunStatus.FAIL
+            else str(self.status)
+        )
+
+
+class GridCell(Frozen, frozen=True, kw_only=True):
+    """One planned run: its status, ``None`` when it has no record (the command stopped first)."""
+
+    repetition: int
+    status: RunStatus | None
+    variant: str | None = None
+
+
+class GridRow(Frozen, frozen=True, kw_only=True):
+    """A task's runs in repetition order (for variants: each repetition's runs, one per variant)."""
+
+    task_id: str
+    cells: tuple[GridCell, ...]
+
+
+class ReportView(Frozen, frozen=True, kw_only=True):
+    """Everything a report page shows, as text; the renderers only lay it out."""
+
+    title: str
+    notices: tuple[Notice, ...]
+    conditions: tuple[Condition, ...]
+    tasks: Table
+    reasons: tuple[str, ...]
+    """``fix-add: budget_exceeded by maxWallMs 2``, one line per task and kind."""
+    tasks_note: str
+    summary: tuple[str, ...]
+    """Lines; an empty line separates paragraphs."""
+    measured: Table
+    measured_note: str
+    estimated: Table | None
+    """``None`` without rates (``estimated_note`` says so)."""
+    estimated_note: str
+    failing: tuple[FailingRun, ...]
+    """The first ``FAILING_SHOWN`` runs that did not pass, in task and repetition order."""
+    failing_total: int
+    """All the runs that did not pass (more than ``failing`` when the list was cut)."""
+    runs_known: bool
+    """Whether the records were given: without them nothing is said about single runs."""
+    grid: tuple[GridRow, ...]
+
+
+# --- conditions, notices, tables -----------------------------------------------------------------------------
+
+
+def condition_items(c: Conditions) -> tuple[Condition, ...]:
+    """The conditions in the order every report shows them."""
+    rates = "none (no cost estimate)"
+    if c.rates is not None:
+        rates = f"input {c.rates.input_rate:g} USD/M tokens, output {c.rates.output_rate:g} USD/M tokens"
+    endpoint = (Condition(name="Endpoint", value=c.endpoint),) if c.endpoint is not None else ()
+    compaction = f"threshold {c.compaction.threshold:g}, maxContextChars {c.compaction.max_context_chars:,}"
+    return (
+        Condition(name="Suite", value=f"{c.suite_id} {c.suite_version}"),
+        Condition(name="Suite content hash", value=c.suite_hash, code=True),
+        Condition(name="Harness version", value=c.harness_version),
+        Condition(name="Configuration hash", value=c.config_hash, code=True),
+        Condition(name="Provider", value=c.provider),
+        Condition(name="Model", value=c.model),
+        *_served(c),
+        *endpoint,
+        Condition(name="Mode", value=str(c.mode)),
+        Condition(name="k (repetitions per task)", value=str(c.k)),
+        Condition(name="Seed (run order only)", value=str(c.seed)),
+        Condition(name="Compaction", value=compaction),
+        Condition(name="Rates", value=rates),
+        Condition(name="Sandbox", value=c.sandbox),
+        Condition(name="Run", value=f"{c.run_id} ({c.created_at})"),
+        *((Condition(name="Label", value=c.label),) if c.label is not None else ()),
+    )
+
+
+def _served(c: Conditions) -> tuple[Condition, ...]:
+    """What the responses said served them (model names, system_fingerprint), when any said."""
+    if not c.served_models and not c.system_fingerprints:
+        return ()
+    value = ", ".join(c.served_models) or "not named"
+    if c.system_fingerprints:
+        value += f" (system_fingerprint {', '.join(c.system_fingerprints)})"
+    return (Condition(name="Served by", value=value),)
+
+
+def _scripted(c: Conditions) -> bool:
+    return c.mode is AnswerSource.LIVE and c.provider == SCRIPTED_PROVIDER
+
+
+def _notices(report: Report) -> tuple[Notice, ...]:
+    c = report.conditions
+    out: list[Notice] = []
+    if c.mode is AnswerSource.REPLAY:
+        out.append(Notice(text=f"{REPLAY_NOTICE} A green replay says nothing about model quality."))
+    if _scripted(c):
+        out.append(Notice(text=SCRIPTED_NOTICE))
+    if report.interrupted:
+        why = f" ({report.stopped})" if report.stopped else ""
+        text = f"Interrupted after {finished_runs(report)}{why}: tasks that never ran are missing."
+        out.append(Notice(text=text, strong=True))
+    if report.retried:
+        runs = "run was" if report.retried == 1 else "runs were"
+        out.append(
+            Notice(
+                text=f"{report.retried} errored {runs} run again (--retry-errors): the earlier records are "
+                "kept in retried/runs.jsonl and counted nowhere."
+            )
+        )
+    return tuple(out)
+
+
+def _pass_k(observed: bool | None, estimate: float | None, judged: int) -> str:
+    """yes/no over exactly k judged runs; the unbiased estimate over more; n/a over fewer."""
+    if observed is not None:
+        return "yes" if observed else "no"
+    if estimate is not None:
+        return f"{estimate:.2f} (est.)"
+    return f"n/a ({judged} judged)"
+
+
+def _task_row(t: TaskReport) -> tuple[str, ...]:
+    return (
+        t.task_id,
+        str(t.judged),
+        str(t.passes),
+        str(t.fails),
+        str(t.budget_exceeded),
+        str(t.errored),
+        format_rate(t.success_rate, t.interval),
+        _pass_k(t.pass_at_k, t.pass_at_k_estimate, t.judged),
+        _pass_k(t.pass_hat_k, t.pass_hat_k_estimate, t.judged),
+        "low power" if t.low_power else "",
+    )
+
+
+RATE_COLUMN = 6
+"""The column of the tasks table that holds the success rate (``80.0% [37.6%, 96.4%]``)."""
+
+
+def _tasks_table(report: Report) -> Table:
+    k = report.conditions.k
+    live = report.conditions.mode is AnswerSource.LIVE
+    rate_head = "Success rate (Wilson 95%)" if live else "Success rate (observed)"
+    header = (
+        "Task",
+        "judged",
+        "pass",
+        "fail",
+        "budget_exceeded",
+        "error",
+        rate_head,
+        f"pass@{k}",
+        f"pass^{k}",
+    )
+    return Table(header=(*header, "note"), rows=tuple(_task_row(t) for t in report.tasks))
+
+
+def _reasons(tasks: Sequence[TaskReport]) -> tuple[str, ...]:
+    lines = []
+    for t in tasks:
+        if t.budget_reasons:
+            lines.append(f"{t.task_id}: budget_exceeded by {format_counts(t.budget_reasons)}")
+        if t.error_reasons:
+            lines.append(f"{t.task_id}: error ({format_counts(t.error_reasons)})")
+    return tuple(lines)
+
+
+def _tasks_note(k: int) -> str:
+    return (
+        "judged = pass + fail + budget_exceeded; errored runs are infrastructure failures, excluded from every "
+        f"rate and counted apart. pass@{k}: at least one of the {k} judged runs passed; pass^{k}: all "
+        f"{k} did. Over more than {k} judged runs the column shows the unbiased estimate (est.); over fewer "
+        "it is n/a."
+    )
+
+
+def _pass_k_line(report: Report) -> str:
+    """How many tasks pass@k / pass^k held on, out of the tasks where it was observed (exactly k judged)."""
+    k, s = report.conditions.k, report.summary
+    observed = sum(t.pass_at_k is not None for t in report.tasks)
+    line = (
+        f"pass@{k}: {s.tasks_pass_at_k} of {observed} tasks; pass^{k}: {s.tasks_pass_hat_k} of {observed} "
+        f"tasks (tasks with exactly {k} judged runs"
+    )
+    others = s.tasks - observed
+    line += f"; {others} other task{'' if others == 1 else 's'} n/a or estimated)." if others else ")."
+    if s.pass_at_k_mean is not None and s.pass_hat_k_mean is not None:
+        line += (
+            f" Mean unbiased estimate over tasks: pass@{k} {s.pass_at_k_mean:.2f}, "
+            f"pass^{k} {s.pass_hat_k_mean:.2f}."
+        )
+    return line
+
+
+def suite_rate_line(report: Report) -> str:
+    """``Suite success rate: 60.0% [..] (95% t interval, ...), task-clustered standard error ..., over 3 tasks.``"""
+    s = report.summary
+    if s.success_rate is None:
+        return "Suite success rate: n/a (no judged runs)."
+    se = "n/a (one task)" if s.success_rate.stderr is None else f"{s.success_rate.stderr * 100:.1f} pp"
+    if report.conditions.mode is AnswerSource.REPLAY:
+        se = "none in replay"
+    interval = suite_interval_text(s.success_rate)
+    return (
+        f"Suite success rate: {pct(s.success_rate.mean)}{' ' + interval if interval else ''}, "
+        f"task-clustered standard error {se}, over {plural(s.success_rate.tasks, 'task')}."
+    )
+
+
+def _summary_lines(report: Report) -> tuple[str, ...]:
+    s = report.summary
+    lines = [suite_rate_line(report), "", SUITE_RATE_NOTE]
+    if s.success_rate is not None and s.success_rate.interval is not None:
+        lines.append(SUITE_INTERVAL_NOTE)
+    lines += [
+        "",
+        f"Runs: {s.runs} ({s.judged} judged: {s.passes} pass, {s.fails} fail, {s.budget_exceeded} "
+        f"budget_exceeded; {s.errored} error, excluded from every rate).",
+        _pass_k_line(report),
+    ]
+    if s.low_power_tasks:
+        lines.append(
+            f"Low power: {s.low_power_tasks} task(s) with fewer than 5 judged runs; no claim about them."
+        )
+    return tuple(lines)
+
+
+def _tokens(tokens: Tokens | None, runs: int | None = None, judged: int = 0) -> str:
+    if tokens is None:
+        return NOT_REPORTED
+    over = f"; {runs}/{judged} runs" if runs is not None else ""
+    return f"{tokens.total:,} ({tokens.input:,} in, {tokens.output:,} out{over})"
+
+
+def _measured_row(name: str, m: MeasuredBlock, cached: str, judged: int = 0) -> tuple[str, ...]:
+    return (
+        name,
+        str(m.turns),
+        str(m.tool_calls),
+        str(m.compactions),
+        format_counts(m.incidents),
+        format_seconds(m.wall_ms_median),
+        "n/a" if m.first_event_ms_median is None else f"{m.first_event_ms_median / 1000:,.2f} s",
+        format_seconds2(m.wall_ms_variance),
+        format_seconds(m.ms_per_success),
+        _tokens(m.tokens, m.tokens_runs, judged),
+        format_num(m.tokens_per_success, absent=NOT_REPORTED if m.tokens is None else "n/a"),
+        cached,
+    )
+
+
+def _task_cached(t: TaskReport) -> str:
+    if t.cached_input_runs == 0:
+        return NOT_REPORTED
+    return f"{format_rate(t.cached_input_ratio, None)} ({t.cached_input_runs}/{t.judged} runs)"
+
+
+def _measured_table(report: Report) -> Table:
+    s = report.summary
+    if s.cached_input is None:
+        suite_cached = NOT_REPORTED
+    else:
+        ci = s.cached_input
+        suite_cached = (
+            f"{format_rate(ci.ratio, None)} ({ci.tokens:,} of {ci.input_tokens:,} input tokens; "
+            f"{ci.runs_reporting}/{ci.runs_judged} runs)"
+        )
+    header: tuple[str, ...] = ("Task", "turns", "tool calls", "compactions", "incidents", "wall median")
+    header += ("first event median", "wall variance", "time/success")
+    if report.conditions.mode is AnswerSource.REPLAY:
+        header += ("tokens (recorded)", "tokens/success (recorded)", "cached input (recorded)")
+    else:
+        header += ("tokens", "tokens/success", "cached input")
+    rows = [_measured_row(t.task_id, t.measured, _task_cached(t), t.judged) for t in report.tasks]
+    suite = _measured_row("suite", s.measured, suite_cached, s.judged)
+    return Table(header=header, rows=(*rows, suite), total=True)
+
+
+def _estimated(report: Report) -> tuple[Table | None, str]:
+    if report.conditions.rates is None:
+        return None, "No rates given (--input-rate and --output-rate): no cost is estimated."
+    rows = [
+        (
+            t.task_id,
+            format_usd(None if t.estimated is None else t.estimated.cost_usd),
+            format_usd(None if t.estimated is None else t.estimated.cost_per_success_usd),
+        )
+        for t in report.tasks
+    ]
+    est = report.summary.estimated
+    total = (
+        "suite",
+        format_usd(None if est is None else est.cost_usd),
+        format_usd(None if est is None else est.cost_per_success_usd),
+    )
+    table = Table(header=("Task", "cost (USD)", "cost/success (USD)"), rows=(*rows, total), total=True)
+    note = (
+        "Estimated from the rates above; ignores cached and reasoning token prices. n/a where tokens "
+        "were not reported."
+    )
+    return table, note
+
+
+# --- single runs ---------------------------------------------------------------------------------------------
+
+_SHELL_SAFE = re.compile(r"[A-Za-z0-9._/:@%+=,-]+")
+
+
+def shell_word(text: str) -> str:
+    """``text`` as one POSIX shell word: as is when it holds only safe characters, else single-quoted."""
+    if _SHELL_SAFE.fullmatch(text):
+        return text
+    return "'" + text.replace("'", "'\"'\"'") + "'"
+
+
+def show_command(run_id: str, task_id: str, repetition: int) -> str:
+    """``alisio eval show <runId> --task <task> --rep <n>``: the command that prints one run's transcript
+    (``run_id`` may be a report directory's path instead: ``eval show`` takes either)."""
+    return f"alisio eval show {shell_word(run_id)} --task {shell_word(task_id)} --rep {repetition}"
+
+
+def _cut_lines(text: str, known: tuple[tuple[str, str], ...]) -> tuple[tuple[str, ...], int]:
+    """The first ``DETAIL_LINES`` non-blank lines of ``text`` (redacted), each cut at ``LINE_CHARS``, and
+    how many lines were left out."""
+    lines = [line.rstrip() for line in redact(text, known).splitlines() if line.strip()]
+    shown = tuple(line if len(line) <= LINE_CHARS else line[: LINE_CHARS - 1] + "…" for line in lines)
+    return shown[:DETAIL_LINES], max(0, len(lines) - DETAIL_LINES)
+
+
+def _failing_run(record: RunRecord, run_id: str, known: tuple[tuple[str, str], ...]) -> FailingRun:
+    verifiers = []
+    for v in record.verifiers:
+        if v.status is VerifierStatus.PASS:
+            continue
+        detail, more = _cut_lines(v.detail, known)
+        verifiers.append(
+            VerifierProblem(id=v.id, kind=v.kind, status=v.status, detail=detail, more_lines=more)
+        )
+    errors = tuple(lines[0] for lines, _ in (_cut_lines(e, known) for e in record.errors[:3]) if lines)
+    divergence = None
+    if record.divergence is not None:
+        d = record.divergence
+        divergence = redact(f"call {d.call_index}, field {d.field}", known)
+    return FailingRun(
+        task_id=record.task_id,
+        repetition=record.repetition,
+        status=record.status,
+        reason=record.reason,
+        verifiers=tuple(verifiers),
+        errors=errors,
+        divergence=divergence,
+        show=show_command(run_id, record.task_id, record.repetition),
+    )
+
+
+def failing_runs(
+    records: Iterable[RunRecord],
+    run_id: str,
+    known: tuple[tuple[str, str], ...] = (),
+    limit: int | None = None,
+) -> tuple[tuple[FailingRun, ...], int]:
+    """The runs that did not pass, in task and repetition order, and how many there are.
+
+    Args:
+        records: the arm's records, in any order.
+        run_id: the report's run id, or its directory's path (what the ``eval show`` command is given).
+        known: exact credentials to redact from details and errors (``alisio.core.share.secrets``).
+        limit: list at most this many (``None``: all); the count is of all of them.
+    """
+    failing = sorted(
+        (r for r in records if r.status is not RunStatus.PASS), key=lambda r: (r.task_id, r.repetition)
+    )
+    shown = failing if limit is None else failing[:limit]
+    return tuple(_failing_run(r, run_id, known) for r in shown), len(failing)
+
+
+def run_grid(task_ids: Sequence[str], records: Iterable[RunRecord], k: int) -> tuple[GridRow, ...]:
+    """Each task's runs by repetition, ``0 .. max(k, highest repetition + 1) - 1``; a run without a record is
+    a cell without a status. The first record of a (task, repetition) counts."""
+    status: dict[tuple[str, int], RunStatus] = {}
+    for r in records:
+        status.setdefault((r.task_id, r.repetition), r.status)
+    ids = list(task_ids) + sorted({task for task, _ in status} - set(task_ids))
+    width = max([k, *(rep + 1 for _, rep in status)])
+    return tuple(
+        GridRow(
+            task_id=task,
+            cells=tuple(GridCell(repetition=rep, status=status.get((task, rep))) for rep in range(width)),
+        )
+        for task in ids
+    )
+
+
+def variant_grid(
+    task_ids: Sequence[str], records: Sequence[tuple[str, Sequence[RunRecord]]], k: int
+) -> tuple[GridRow, ...]:
+    """The interleaved grid of ``eval variants``: per task, each repetition's runs side by side, one per
+    variant in the variants' order (``records``: each variant's id and records)."""
+    grids = [(variant, run_grid(task_ids, mine, k)) for variant, mine in records]
+    ids = list(dict.fromkeys(row.task_id for _, grid in grids for row in grid))
+    rows_of = [(variant, {row.task_id: row for row in grid}) for variant, grid in grids]
+    width = max((len(row.cells) for _, grid in grids for row in grid), default=k)
+    out = []
+    for task in ids:
+        cells = []
+        for rep in range(width):
+            for variant, rows in rows_of:
+                row = rows.get(task)
+                status = row.cells[rep].status if row is not None and rep < len(row.cells) else None
+                cells.append(GridCell(repetition=rep, status=status, variant=variant))
+        out.append(GridRow(task_id=task, cells=tuple(cells)))
+    return tuple(out)
+
+
+def report_view(
+    report: Report,
+    records: Sequence[RunRecord] | None = None,
+    known: tuple[tuple[str, str], ...] = (),
+    *,
+    show_as: str | None = None,
+) -> ReportView:
+    """What report.md and report.html show of ``report``.
+
+    Args:
+        report: the report.
+        records: its run records, when the caller has them (``None``: no run is listed, the grid is empty).
+        known: exact credentials to redact from the runs' text.
+        show_as: what ``alisio eval show`` is given to open the runs: the run id (the default, for a report
+            stored in the data directory) or the report directory's path (a report written with ``--out``).
+    """
+    c = report.conditions
+    mode = f"{c.mode}, scripted provider" if _scripted(c) else str(c.mode)
+    failing: tuple[FailingRun, ...] = ()
+    total = 0
+    grid: tuple[GridRow, ...] = ()
+    if records is not None:
+        failing, total = failing_runs(records, show_as or c.run_id, known, FAILING_SHOWN)
+        grid = run_grid([t.task_id for t in report.tasks], records, c.k)
+    estimated, estimated_note = _estimated(report)
+    return ReportView(
+        title=f"Eval report: {c.suite_id} {c.suite_version} ({mode})",
+        notices=_notices(report),
+        conditions=condition_items(c),
+        tasks=_tasks_table(report),
+        reasons=_reasons(report.tasks),
+        tasks_note=_tasks_note(c.k),
+        summary=_summary_lines(report),
+        measured=_measured_table(report),
+        measured_note=measured_note(c.mode),
+        estimated=estimated,
+        estimated_note=estimated_note,
+        failing=failing,
+        failing_total=total,
+        runs_known=records is not None,
+        grid=grid,
+    )

@@ -1,0 +1,140 @@
+"""The statistics kernel, pure, for use as a library: ``from alisio.core.stats import wilson_interval``.
+
+The lab's numbers come from here; the package imports nothing of the lab (import-linter keeps it so), so any
+reporting can reuse it:
+
+- ``rates``: Wilson intervals, pass@k and pass^k (observed and unbiased), medians, variances, the t quantile
+  and the task-clustered suite mean;
+- ``exact``: Newcombe's interval of a difference, Boschloo's exact test, Holm and Benjamini-Hochberg;
+- ``paired``: the paired suite difference and its stratified permutation p-value;
+- ``power``: runs a comparison needs and the smallest change it can detect;
+- ``verdict``: the per-task verdict;
+- ``noninferiority``: the p-value of the non-inferiority gate.
+
+Examples:
+
+>>> wilson_interval(3, 5)
+Interval(low=0.2307242812760129, high=0.8823792257673522)
+>>> wilson_interval(10, 10).high
+1.0
+>>> wilson_interval(0, 0) is None
+True
+>>> pass_at_k_estimate(10, 5, 5)
+0.996031746031746
+>>> pass_hat_k_estimate(10, 5, 5)
+0.003968253968253968
+>>> newcombe_interval(10, 10, 6, 10)
+Interval(low=-0.6873262302663417, high=-0.03838582088800241)
+>>> round(boschloo_p(10, 10, 6, 10), 4)
+0.0422
+>>> holm_adjust([0.0331, 0.0331, 1])
+(0.0993, 0.0993, 1.0)
+>>> round(runs_per_side(0.5, 0.1), 2)
+387.34
+"""
+
+from __future__ import annotations
+
+from alisio.core.stats.exact import (
+    PValueMethod,
+    bh_adjust,
+    boschloo_p,
+    difference_p,
+    holm_adjust,
+    newcombe_interval,
+    pooled_z_p,
+)
+from alisio.core.stats.noninferiority import noninferiority_p
+from alisio.core.stats.paired import (
+    PairedDifference,
+    PermutationMethod,
+    paired_difference,
+    sign_flip_p,
+    stratified_permutation_p,
+)
+from alisio.core.stats.power import (
+    boschloo_power,
+    candidate_rate,
+    min_detectable_difference,
+    paired_min_detectable,
+    power_two_proportions,
+    runs_per_side,
+    runs_per_task,
+)
+from alisio.core.stats.rates import (
+    Z95,
+    ClusteredMean,
+    Interval,
+    IntervalMethod,
+    median,
+    pass_at_k,
+    pass_at_k_estimate,
+    pass_hat_k,
+    pass_hat_k_estimate,
+    sample_variance,
+    suite_rate,
+    t_quantile,
+    task_clustered_mean,
+    wilson_bounds,
+    wilson_interval,
+)
+from alisio.core.stats.verdict import (
+    ALPHA,
+    MIN_JUDGED,
+    Adjustment,
+    Side,
+    TaskVerdict,
+    Verdict,
+    VerdictRule,
+    compare_intervals,
+    exact_verdict,
+    task_verdict,
+)
+
+__all__ = [
+    "ALPHA",
+    "MIN_JUDGED",
+    "Z95",
+    "Adjustment",
+    "ClusteredMean",
+    "Interval",
+    "IntervalMethod",
+    "PValueMethod",
+    "PairedDifference",
+    "PermutationMethod",
+    "Side",
+    "TaskVerdict",
+    "Verdict",
+    "VerdictRule",
+    "bh_adjust",
+    "boschloo_p",
+    "boschloo_power",
+    "candidate_rate",
+    "compare_intervals",
+    "difference_p",
+    "exact_verdict",
+    "holm_adjust",
+    "median",
+    "min_detectable_difference",
+    "newcombe_interval",
+    "noninferiority_p",
+    "paired_difference",
+    "paired_min_detectable",
+    "pass_at_k",
+    "pass_at_k_estimate",
+    "pass_hat_k",
+    "pass_hat_k_estimate",
+    "pooled_z_p",
+    "power_two_proportions",
+    "runs_per_side",
+    "runs_per_task",
+    "sample_variance",
+    "sign_flip_p",
+    "stratified_permutation_p",
+    "suite_rate",
+    "t_quantile",
+    "task_clustered_mean",
+    "task_verdict",
+    "wilson_bounds",
+    "wilson_interval",
+]

@@ -1,0 +1,159 @@
+"""``alisio eval stability`` over scripted reports with known flip patterns, and ``compare --exclude-tasks``.
+
+Five reports of one suite version are written as the lab writes them (runs.jsonl, report.json through the
+lab's report builder and store), each with k = 4 runs of four tasks:
+
+- ``steady``: passes every run of every report (never flips);
+- ``broken``: fails every run, by its check (never flips: it is stably broken);
+- ``timeout``: passes in three reports, fails the other two with its check timed out (or by maxWallMs);
+- ``compacted``: mixed runs in every report, failing exactly the runs that had a compaction.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import msgspec
+
+from alisio.core.lab.records import Incident, Measured, RunRecord, RunStatus, VerifierResult, VerifierStatus
+from alisio.core.lab.report import Conditions
+from alisio.core.lab.report_build import build_report
+from alisio.shell.lab.outputs import write_report_files
+
+ALISIO = Path(sys.executable).with_name("alisio")
+EXAMPLE = Path(__file__).resolve().parents[3] / "examples/reports/baseline/report.json"
+K = 4
+
+
+def alisio(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "ALISIO_CONFIG_HOME": str(cwd / "config"), "ALISIO_DATA_HOME": str(cwd / "data")}
+    return subprocess.run(
+        [str(ALISIO), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60, check=False
+    )
+
+
+def record(task_id: str, rep: int, passed: bool, **extra: object) -> RunRecord:
+    measured = Measured(wall_ms=1000, turns=3, tool_calls=2, compactions=0, usage_complete=False)
+    status = extra.pop("status", RunStatus.PASS if passed else RunStatus.FAIL)
+    check = VerifierResult(
+        id="check",
+        kind="command",
+        status=VerifierStatus.PASS if passed else VerifierStatus.FAIL,
+        detail=str(extra.pop("detail", "exit 0" if passed else "exit 1")),
+    )
+    return RunRecord(
+        task_id=task_id,
+        repetition=rep,
+        seed=rep,
+        status=status,
+        verifiers=(check,),
+        measured=measured,
+        **extra,  # type: ignore[arg-type]
+    )
+
+
+def runs_of(index: int) -> list[RunRecord]:
+    runs = [record("steady", rep, True) for rep in range(K)]
+    runs += [record("broken", rep, False) for rep in range(K)]
+    for rep in range(K):
+        if index < 3:
+            runs.append(record("timeout", rep, True))
+        elif rep == 0 and index == 4:
+            runs.append(record("timeout", rep, False, status=RunStatus.BUDGET_EXCEEDED, reason="maxWallMs"))
+        else:
+            runs.append(record("timeout", rep, False, detail="timed out after 30000 ms and was killed"))
+        compacted = rep < 2
+        incidents = (Incident(kind="compaction", message="compacted"),) if compacted else ()
+        runs.append(record("compacted", rep, not compacted, incidents=incidents))
+    return runs
+
+
+def write_reports(tmp_path: Path, count: int = 5, version: str = "1.0.0") -> list[str]:
+    base = msgspec.json.decode(EXAMPLE.read_bytes(), type=dict)["conditions"]
+    base.update({"suiteId": "flappy", "suiteVersion": version, "k": K})
+    conditions = msgspec.convert(base, Conditions)
+    names = []
+    for index in range(count):
+        records = runs_of(index)
+        directory = tmp_path / f"report-{index}"
+        write_report_files(directory, build_report(records, conditions), records)
+        names.append(directory.name)
+    return names
+
+
+def test_tasks_sorted_by_flip_rate_with_rates_and_hints(tmp_path: Path) -> None:
+    names = write_reports(tmp_path)
+    result = alisio(tmp_path, "eval", "stability", *names, "--json")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    order = [task["taskId"] for task in data["tasks"]]
+    assert order == ["compacted", "timeout", "broken", "steady"]
+    assert data["unstable"] == ["compacted", "timeout"]
+    compacted, timeout, broken, steady = data["tasks"]
+    assert (compacted["flips"], compacted["flipRate"], compacted["passes"], compacted["judged"]) == (
+        5,
+        1.0,
+        10,
+        20,
+    )
+    assert [r["why"] for r in compacted["reports"]] == ["mixed"] * 5
+    assert compacted["hints"] == ["check in 10 of 10 failures", "fails only after compaction"]
+    # timeout: 12 of 20 pooled, Wilson [0.387, 0.781]; the two failing reports (rate 0) moved out of it.
+    assert (timeout["passes"], timeout["judged"]) == (12, 20)
+    assert round(timeout["interval"]["low"], 3) == 0.387 and round(timeout["interval"]["high"], 3) == 0.781
+    assert [r.get("why", "") for r in timeout["reports"]] == ["moved"] * 5
+    assert timeout["flipRate"] == 1.0
+    assert timeout["hints"] == ["check timeout in 7 of 8 failures", "maxWallMs in 1 of 8 failures"]
+    assert broken["flipRate"] == 0.0 and steady["flipRate"] == 0.0 and "hints" not in broken
+    text = alisio(tmp_path, "eval", "stability", *names)
+    assert "| compacted | 5/5 | 10/20 [0.30, 0.70] | 2/4 (mixed) |" in text.stdout
+    assert "- timeout: check timeout in 7 of 8 failures; maxWallMs in 1 of 8 failures" in text.stdout
+
+
+def test_quarantine_then_compare_excluding_them(tmp_path: Path) -> None:
+    names = write_reports(tmp_path)
+    result = alisio(tmp_path, "eval", "stability", *names, "--quarantine", "flaky.txt")
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "flaky.txt").read_text() == "compacted\ntimeout\n"
+    assert "quarantine: 2 unstable task ids in flaky.txt" in result.stderr
+    compared = alisio(
+        tmp_path, "eval", "compare", names[0], names[4], "--exclude-tasks", "flaky.txt", "--json"
+    )
+    assert compared.returncode == 0, compared.stderr
+    data = json.loads(compared.stdout)
+    assert sorted(task["taskId"] for task in data["tasks"]) == ["broken", "steady"]
+    assert any(
+        w.startswith("2 tasks left out by --exclude-tasks flaky.txt: compacted, timeout")
+        for w in data["warnings"]
+    )
+    markdown = alisio(tmp_path, "eval", "compare", names[0], names[4], "--exclude-tasks", "flaky.txt")
+    assert "- 2 tasks left out by --exclude-tasks flaky.txt: compacted, timeout" in markdown.stdout
+
+
+def test_refusals_are_one_line(tmp_path: Path) -> None:
+    names = write_reports(tmp_path, count=2)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other_name,) = write_reports(other, count=1, version="2.0.0")
+    cases = [
+        ((names[0],), "alisio eval stability: needs at least two reports of the same suite version"),
+        (
+            (names[0], f"other/{other_name}"),
+            f"alisio eval stability: other/{other_name} is flappy 2.0.0, but {names[0]} is flappy 1.0.0: "
+            "stability pools reports of one suite version",
+        ),
+    ]
+    for args, message in cases:
+        result = alisio(tmp_path, "eval", "stability", *args)
+        assert result.returncode == 1 and result.stdout == ""
+        assert result.stderr.strip() == message
+    missing = alisio(tmp_path, "eval", "compare", names[0], names[1], "--exclude-tasks", "nope.txt")
+    assert missing.returncode == 1
+    assert (
+        missing.stderr.strip()
+        == "alisio eval compare: --exclude-tasks nope.txt: cannot read: No such file or directory"
+    )

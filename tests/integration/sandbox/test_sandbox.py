@@ -1,0 +1,426 @@
+"""``--sandbox bwrap`` through the real CLI and real bubblewrap: each attack of a scripted agent leaves the host
+untouched, checked from outside (docs/sandbox.md).
+
+One scripted run tries everything at once (a bash call each): ``rm -rf ~``, a write to the real HOME,
+``touch /etc/x`` and ``touch ../../outside``, connections to a port this test listens on (loopback and an
+outside address), ``setsid``/``nohup`` daemons that clear their environment (which the mark sweep cannot
+find), a fork bomb, a 10 GB write. Its command verifier tries a write outside too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shlex
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from alisio.core.harness.sandbox import SandboxLimits
+from alisio.core.lab.records import RunRecord, RunStatus
+
+ALISIO = Path(sys.executable).with_name("alisio")
+RECORD = msgspec.json.Decoder(RunRecord)
+BWRAP = shutil.which("bwrap")
+needs_bwrap = pytest.mark.skipif(
+    BWRAP is None, reason="bubblewrap is not installed (apt-get install bubblewrap; .ci/run installs it)"
+)
+FILE_LIMIT = 16 << 20
+PROCESS_LIMIT = 64
+
+CHECK = """import os, sys
+try:
+    open("/etc/alisio-verifier-%s", "w")
+    print("wrote /etc")
+except OSError as error:
+    print("refused:", error)
+print("cwd", os.getcwd())
+sys.exit(0 if os.getcwd() == "/workspace" else 1)
+"""
+
+
+class Listener:
+    """A TCP server on ``host`` that counts the connections that reach it."""
+
+    def __init__(self, host: str) -> None:
+        self.socket = socket.create_server((host, 0))
+        self.port = self.socket.getsockname()[1]
+        self.connections = 0
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.socket.accept()
+            except OSError:
+                return
+            self.connections += 1
+            conn.close()
+
+
+def _outside_address() -> str:
+    """This machine's address on its default route (not loopback): what "outside" is from a sandbox."""
+    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        probe.connect(("192.0.2.1", 9))  # no packet is sent: it only picks the route
+        return str(probe.getsockname()[0])
+    except OSError:
+        return "192.0.2.1"
+    finally:
+        probe.close()
+
+
+@pytest.fixture
+def lab(tmp_path: Path) -> Iterator[dict[str, object]]:
+    """A suite with one task whose scripted agent attacks the host, and the things it attacks."""
+    marker = secrets.token_hex(6)
+    real_home = tmp_path / "real-home"
+    real_home.mkdir()
+    (real_home / "keep.txt").write_text("mine")
+    loopback, outside = Listener("127.0.0.1"), Listener("0.0.0.0")
+    address = _outside_address()
+    connect = (
+        "import socket\n"
+        f"for host, port in (('127.0.0.1', {loopback.port}), ('{address}', {outside.port})):\n"
+        "    try:\n"
+        "        socket.create_connection((host, port), timeout=3); print(host, 'connected')\n"
+        "    except OSError as error: print(host, error)\n"
+    )
+    commands = [
+        "rm -rf ~; ls -A ~; echo home=$HOME",
+        f"echo owned > {real_home}/owned.txt; rm -rf {real_home}",
+        f"touch /etc/alisio-{marker}; touch ../../outside-{marker}",
+        f"python3 -c {shlex.quote(connect)}",
+        f"setsid env -i bash -c 'exec -a alisio-daemon-{marker} sleep 600' >/dev/null 2>&1 &"
+        f" nohup env -i bash -c 'exec -a alisio-nohup-{marker} sleep 600' >/dev/null 2>&1 & echo started",
+        f"bomb() {{ bomb | bomb; }}; bomb # forkbomb-{marker}",
+        "dd if=/dev/zero of=big bs=1M count=10240; ls -l big",
+        "pwd; hostname; ls /",
+    ]
+    calls = [{"name": "bash", "arguments": {"command": c, "timeout_ms": 1000}} for c in commands]
+    calls.append({"name": "read_file", "arguments": {"path": "/workspace/check.py"}})
+    script = {"turns": [{"toolCalls": [call]} for call in calls] + [{"text": "done"}]}
+    suite = tmp_path / "attacks"
+    fixture = suite / "fixtures" / "attack"
+    fixture.mkdir(parents=True)
+    (fixture / "check.py").write_text(CHECK % marker)
+    task = {
+        "id": "attack",
+        "prompt": "Try to escape.",
+        "fixture": "fixtures/attack",
+        "budget": {"maxTurns": 20, "maxWallMs": 60000},
+        "policy": {"mode": "auto", "allow": ["process"]},
+        "verifiers": [
+            {"kind": "command", "id": "check", "command": ["python3", "check.py"], "timeoutMs": 20000}
+        ],
+    }
+    suite_json = {
+        "schemaVersion": 1,
+        "suiteId": "attacks",
+        "suiteVersion": "1.0.0",
+        "description": "Escapes.",
+        "tasks": [task],
+    }
+    (suite / "suite.json").write_text(json.dumps(suite_json))
+    (tmp_path / "script.json").write_text(json.dumps(script))
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "config.toml").write_text(
+        f"[lab]\nsandboxProcesses = {PROCESS_LIMIT}\nsandboxFileBytes = {FILE_LIMIT}\n"
+    )
+    yield {
+        "root": tmp_path,
+        "marker": marker,
+        "real_home": real_home,
+        "loopback": loopback,
+        "outside": outside,
+    }
+    for listener in (loopback, outside):
+        listener.socket.close()
+    for kept in Path("/tmp").glob("alisio-kept-attack-*"):
+        shutil.rmtree(kept, ignore_errors=True)
+
+
+def alisio(root: Path, *args: str, path: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
+    env.update(ALISIO_CONFIG_HOME=str(root / "config"), ALISIO_DATA_HOME=str(root / "data"))
+    env["HOME"] = str(root / "real-home")
+    if path is not None:
+        env["PATH"] = path
+    return subprocess.run(
+        [str(ALISIO), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env=env,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def _host_processes(needle: str) -> list[int]:
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                cmdline = Path(f"/proc/{name}/cmdline").read_bytes()
+            except OSError:
+                continue
+            if needle.encode() in cmdline:
+                found.append(int(name))
+    return found
+
+
+def _tool_outputs(transcript: Path) -> list[str]:
+    events = [json.loads(line) for line in transcript.read_text().splitlines()]
+    return [e.get("output") or e.get("outputExcerpt", "") for e in events if e["type"] == "tool_result"]
+
+
+@needs_bwrap
+def test_every_attack_of_a_sandboxed_agent_leaves_the_host_untouched(lab: dict[str, object]) -> None:
+    """Under --sandbox bwrap each attack fails as documented, and the host shows no trace of it."""
+    root, marker = lab["root"], lab["marker"]
+    assert isinstance(root, Path) and isinstance(marker, str)
+    done = alisio(
+        root, "eval", "run", "attacks", "--suite-dir", str(root / "attacks"), "--yes", "--k", "1",
+        "--out", str(root / "out"), "--script", str(root / "script.json"), "--allow-write", "--allow-process",
+        "--sandbox", "bwrap", "--keep", "--junit", str(root / "junit.xml"),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "commands and the tools it enables run in the bwrap sandbox" in done.stderr.splitlines()[0]
+    assert "sandbox bwrap)" in done.stderr.splitlines()[1]
+    (line,) = (root / "out" / "runs.jsonl").read_bytes().splitlines()
+    record = RECORD.decode(line)
+    assert record.status is RunStatus.PASS  # the verifier ran in /workspace, its write refused
+    outputs = _tool_outputs(root / "out" / "runs" / "attack" / "0.jsonl")
+    rm_home, real_home, touch, connect, daemons, bomb, big, where, read = outputs
+    # rm -rf ~ emptied the private HOME only; the real HOME is untouched, nothing written into it
+    assert "home=/home/sandbox" in rm_home
+    home = lab["real_home"]
+    assert isinstance(home, Path)
+    assert (home / "keep.txt").read_text() == "mine" and not (home / "owned.txt").exists()
+    assert "No such file or directory" in real_home
+    # touch /etc/x and ../../outside: a read-only file system, nothing on the host
+    assert touch.count("Read-only file system") == 2
+    assert not Path(f"/etc/alisio-{marker}").exists() and not Path(f"/outside-{marker}").exists()
+    # no connection arrives, loopback or outside
+    assert "Connection refused" in connect and "Network is unreachable" in connect
+    assert lab["loopback"].connections == 0 and lab["outside"].connections == 0  # type: ignore[attr-defined]
+    # daemons that cleared their environment (the mark sweep cannot find them) died with the sandbox
+    assert "started" in daemons
+    assert (
+        _host_processes(f"alisio-daemon-{marker}") == [] and _host_processes(f"alisio-nohup-{marker}") == []
+    )
+    # the fork bomb hit the process limit, was killed at its timeout, and left nothing behind
+    assert "killed after" in bomb and "timeout of 1000 ms" in bomb
+    assert "Resource temporarily unavailable" in bomb
+    assert _host_processes(f"forkbomb-{marker}") == []
+    # the 10 GB write stopped at the file size limit, exactly
+    assert "File size limit exceeded" in big  # SIGXFSZ (a Python write gets EFBIG, "File too large")
+    (kept,) = Path("/tmp").glob("alisio-kept-attack-*")
+    assert (kept / "big").stat().st_size == FILE_LIMIT
+    assert where.splitlines()[1:3] == ["/workspace", "sandbox"]
+    assert "import os, sys" in read  # the file tools take the path the commands print, in the copy
+    # what the sandbox refused is counted, the verifier's write included
+    denied = [i.message for i in record.incidents if i.kind == "sandbox_denied"]
+    assert any("read-only" in m and m.startswith("bash") for m in denied)
+    assert any("network" in m for m in denied)
+    assert any("file size" in m for m in denied)
+    assert any("process limit" in m for m in denied)
+    assert any(m.startswith("verifier check:") and "read-only" in m for m in denied)
+    assert not Path(f"/etc/alisio-verifier-{marker}").exists()
+    report = json.loads((root / "out" / "report.json").read_text())
+    assert report["conditions"]["sandbox"] == "bwrap"
+    assert "| Sandbox | bwrap |" in (root / "out" / "report.md").read_text()
+    assert '<property name="sandbox" value="bwrap" />' in (root / "junit.xml").read_text()
+
+
+SMOKE = Path(__file__).resolve().parents[3] / "suites" / "smoke-coding"
+
+
+@needs_bwrap
+def test_the_smoke_coding_scripted_run_has_the_same_verdicts_with_and_without_the_sandbox(
+    tmp_path: Path,
+) -> None:
+    """The scripted smoke-coding tasks pass alike in the sandbox and outside it; only the condition differs,
+    and compare names it."""
+    (tmp_path / "config").mkdir()
+    (tmp_path / "real-home").mkdir()
+    tasks = "fix-add,rename-symbol"  # two of the scripted tasks: both pass, with a command verifier each
+    verdicts = {}  # the same PATH for both, the system's python3 first (as the sandbox finds it)
+    for kind in ("none", "bwrap"):
+        done = alisio(
+            tmp_path, "eval", "run", "smoke-coding", "--tasks", tasks, "--k", "1", "--script",
+            str(SMOKE / "scripts"), "--allow-write", "--allow-process", "--sandbox", kind,
+            "--out", str(tmp_path / kind), path=f"/usr/bin:/bin:{os.environ['PATH']}",
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        records = [RECORD.decode(line) for line in (tmp_path / kind / "runs.jsonl").read_bytes().splitlines()]
+        verdicts[kind] = sorted(
+            (r.task_id, r.status, tuple((v.id, v.status) for v in r.verifiers)) for r in records
+        )
+    assert verdicts["none"] == verdicts["bwrap"]
+    assert {status for _, status, _ in verdicts["bwrap"]} == {RunStatus.PASS}
+    compared = alisio(tmp_path, "eval", "compare", str(tmp_path / "none"), str(tmp_path / "bwrap"))
+    assert "sandbox differs: none -> bwrap" in compared.stdout + compared.stderr
+    resumed = alisio(tmp_path, "eval", "run", "--resume", str(tmp_path / "none"), "--sandbox", "bwrap")
+    assert resumed.returncode == 1
+    assert "the sandbox differs: none when the run started, bwrap now" in resumed.stderr
+
+
+@needs_bwrap
+def test_a_command_verifier_runs_in_its_cwd_below_the_workspace_and_a_missing_program_is_an_error(
+    tmp_path: Path,
+) -> None:
+    """run_argv in the sandbox: ``cwd`` maps below /workspace; a program missing inside is a start error (as
+    outside), not a failing check."""
+    from alisio.core.harness.sandbox import inside_path
+    from alisio.shell.lab.verifiers import run_argv
+    from alisio.shell.sandbox.bwrap import SandboxRun, require_sandbox
+
+    (tmp_path / "sub").mkdir()
+    sandbox = SandboxRun(sandbox=require_sandbox(SandboxLimits(), os.environ), workspace=str(tmp_path))
+    env = dict(os.environ)
+    facts = run_argv(["pwd"], cwd=str(tmp_path / "sub"), env=env, timeout_s=20, sandbox=sandbox,
+                     sandbox_cwd=inside_path("sub"))  # fmt: skip
+    assert (facts.exit_code, facts.stdout) == (0, "/workspace/sub\n")
+    missing = run_argv(["no-such-program-here"], cwd=str(tmp_path), env=env, timeout_s=20, sandbox=sandbox)
+    assert not missing.started
+    assert missing.start_error.startswith("executable 'no-such-program-here' not found in the sandbox")
+
+
+def test_without_bwrap_on_path_every_command_refuses_with_the_install_hint(tmp_path: Path) -> None:
+    """No bwrap on PATH: eval run, alisio run and eval ci refuse before running anything, one line, exit 1."""
+    (tmp_path / "config").mkdir()
+    (tmp_path / "real-home").mkdir()
+    empty = tmp_path / "empty-path"
+    empty.mkdir()
+    commands = [
+        ["eval", "run", "smoke-coding", "--tasks", "fix-add", "--k", "1", "--script", str(SMOKE / "scripts"),
+         "--allow-write", "--allow-process", "--sandbox", "bwrap", "--out", str(tmp_path / "out")],
+        ["run", "--cwd", str(tmp_path), "--script", str(SMOKE / "scripts" / "fix-add.json"), "--sandbox", "bwrap",
+         "hi"],
+        ["eval", "ci", "--sandbox", "bwrap", "--out", str(tmp_path / "ci")],
+    ]  # fmt: skip
+    for args in commands:
+        done = alisio(tmp_path, *args, path=str(empty))
+        assert done.returncode == 1, (args, done.stderr)
+        (line,) = done.stderr.strip().splitlines()
+        assert "bubblewrap is not installed" in line and "apt-get install bubblewrap" in line, line
+    assert not (tmp_path / "out").exists() and not (tmp_path / "ci").exists()
+
+
+@needs_bwrap
+def test_an_external_agent_reaches_its_proxy_through_the_relay_and_nothing_else(tmp_path: Path) -> None:
+    """agent_command: a Python client inside reaches an HTTP server outside only through the relay's loopback
+    address; the server's own port is not reachable, and HOME is the run's directory."""
+    import http.server
+
+    from alisio.shell.sandbox.agents import ProxyRoute, agent_command, unix_socket_for
+    from alisio.shell.sandbox.bwrap import require_sandbox
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = (
+                b"proxy saw "
+                + self.path.encode()
+                + b" "
+                + self.rfile.read(int(self.headers["Content-Length"]))
+            )
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    port = server.server_address[1]
+    client = (
+        "import os, socket, urllib.request\n"
+        "answer = urllib.request.urlopen('http://127.0.0.1:8931/v1/responses', data=b'{}', timeout=5)\n"
+        "print(answer.read().decode())\n"
+        "try:\n"
+        f"    socket.create_connection(('127.0.0.1', {port}), timeout=3); print('direct connected')\n"
+        "except OSError as error: print('direct', error)\n"
+        "open(os.path.expanduser('~/state'), 'w').write('kept')\n"
+    )
+    home = tmp_path / "agent-home"
+    home.mkdir()
+    sandbox = require_sandbox(SandboxLimits(), os.environ)
+    try:
+        with (
+            unix_socket_for("127.0.0.1", port) as sock,
+            agent_command(
+                ["python3", "-c", client],
+                sandbox=sandbox,
+                workspace=tmp_path,
+                home=home,
+                proxy=ProxyRoute(socket=sock, port=8931),
+            ) as argv,
+        ):
+            started = time.monotonic()
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+    finally:
+        server.shutdown()
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "proxy saw /v1/responses {}"
+    assert lines[1] == "direct [Errno 111] Connection refused"
+    assert (home / "state").read_text() == "kept"
+    assert time.monotonic() - started < 30
+
+
+@needs_bwrap
+def test_the_bundled_cassettes_replay_cleanly_in_the_sandbox(tmp_path: Path) -> None:
+    """Cassettes recorded without the sandbox replay in it: /workspace is normalised like the copy's path."""
+    (tmp_path / "config").mkdir()
+    (tmp_path / "real-home").mkdir()
+    suite = str(SMOKE.parent / "tool-sequences")
+    done = alisio(
+        tmp_path,
+        "eval",
+        "ci",
+        "--suite-dir",
+        suite,
+        "--yes",
+        "--sandbox",
+        "bwrap",
+        "--out",
+        str(tmp_path / "ci"),
+    )
+    assert done.returncode == 0, done.stderr
+    assert "alisio eval ci: commands run in the bwrap sandbox" in done.stderr
+    assert "replayed cleanly and passed" in done.stderr
+    report = json.loads((tmp_path / "ci" / "tool-sequences" / "report.json").read_text())
+    assert (report["summary"]["runs"], report["summary"]["passes"]) == (6, 6)
+    assert report["conditions"]["sandbox"] == "bwrap"
+
+
+@needs_bwrap
+def test_a_recording_is_byte_identical_with_and_without_the_sandbox(tmp_path: Path) -> None:
+    """What the harness sends the provider does not depend on the sandbox: the cassettes are the same bytes."""
+    (tmp_path / "config").mkdir()
+    (tmp_path / "real-home").mkdir()
+    shutil.copytree(SMOKE, tmp_path / "smoke-coding", ignore=shutil.ignore_patterns("cassettes"))
+    for kind in ("none", "bwrap"):
+        done = alisio(
+            tmp_path, "eval", "record", "smoke-coding", "--suite-dir", str(tmp_path / "smoke-coding"), "--yes",
+            "--tasks", "fix-add", "--script", str(SMOKE / "scripts"), "--allow-write", "--allow-process",
+            "--sandbox", kind, "--cassette-dir", str(tmp_path / kind),
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+    assert (tmp_path / "none" / "fix-add.jsonl").read_bytes() == (
+        tmp_path / "bwrap" / "fix-add.jsonl"
+    ).read_bytes()
