@@ -22,6 +22,7 @@ Run by hand: a shared machine is noisy; the CPU times are far less so.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import shutil
@@ -161,9 +162,7 @@ def main() -> int:
                     cpu[name].setdefault(command, []).append(CPU[-1])
     load = f"{start_load:.1f} at the start, {os.getloadavg()[0]:.1f} at the end"
     bytecode = "compiled bytecode" if compiled else "no bytecode"
-    print(
-        f"median of {options.rounds} interleaved rounds, {bytecode} (load average at the end: {load:.1f}), s"
-    )
+    print(f"median of {options.rounds} interleaved rounds, {bytecode} (load average {load}), seconds")
     print(f"{'':16}" + "".join(f"{name + ' wall':>12}{name + ' cpu':>12}" for name in sides) + "   target")
     for command in ("help", "run-1-replayed", "eval-ci", "floor", "jobs-1", "jobs-2"):
         row = [(statistics.median(figures[n][command]), statistics.median(cpu[n][command])) for n in sides]
@@ -174,6 +173,7 @@ def main() -> int:
         floor = statistics.median(figures[name]["floor"])
         one, two = (statistics.median(figures[name][f"jobs-{j}"]) / floor for j in (1, 2))
         print(f"{name}: --jobs 1 {one:.2f}x the floor (target <= 1.5x), --jobs 2 {two:.2f}x (target < 1.0x)")
+    print("every figure (wall, cpu):", json.dumps({n: {"wall": figures[n], "cpu": cpu[n]} for n in sides}))
     return 0
 
 
