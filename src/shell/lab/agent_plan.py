@@ -93,7 +93,6 @@ def agent_plan(
     from alisio.shell.agents.replay import read_agent_cassettes
     from alisio.shell.agents.setup import external_runners
 
-
     def cassettes(agent: ExternalAgent) -> dict[str, AgentCassette]:
         mine = [task for task in tasks if (request.provider.agent or task.agent) == agent.name]
         return read_agent_cassettes(cassette_dir, agent.name, mine)
