@@ -16,7 +16,7 @@ a fifth of a command's start-up (``bench/bench_commands.py``). ``install`` makes
 
 Anything else (another type, a parser, a range, a file, a value that is not plainly one of those, any
 error) goes through typer unchanged: the same coercion and the same error messages.
-``tests/integration/test_cli_coercion.py`` checks every parameter of every command against typer's own
+``tests/integration/cli/test_command_cost.py`` checks every parameter of every command against typer's own
 coercion, so an update of typer that answers differently fails there.
 """
 

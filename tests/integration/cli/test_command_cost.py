@@ -26,7 +26,7 @@ from typer.core import TyperGroup, _TyperParameter
 
 from alisio.shell.cli.coercion import DECLINED, coerced
 from alisio.shell.cli.main import app
-from alisio.shell.lab.errors import LabError
+from alisio.shell.errors import CommandError
 from alisio.shell.lab.suite_choice import find_suite
 from alisio.shell.lab.suites import discover_suites
 from tests.integration.helpers import command_env
@@ -177,7 +177,7 @@ def test_a_replay_imports_neither_pydantic_nor_an_http_client(tmp_path: Path) ->
 def test_naming_a_suite_loads_that_suite_alone(tmp_path: Path) -> None:
     """``discover_suites(root, named=...)`` (what ``eval run SUITE`` uses) loads only the suites that may answer
     to the name, by directory or declared suiteId, valid or not; ``find_suite`` picks as before."""
-    from tests.integration.test_suites import write_suite
+    from tests.integration.lab.test_suites import write_suite
 
     write_suite(tmp_path / "alpha")
     write_suite(tmp_path / "beta", suiteId="gamma")
@@ -198,7 +198,7 @@ def test_naming_a_suite_loads_that_suite_alone(tmp_path: Path) -> None:
     assert named("fifo") == [("fifo", False)]
     assert named("nope") == []
     assert find_suite("gamma", tmp_path, None).loaded.directory == tmp_path / "beta"
-    with pytest.raises(LabError, match="not semver"):
+    with pytest.raises(CommandError, match="not semver"):
         find_suite("delta", tmp_path, None)
-    with pytest.raises(LabError, match=r"no suite 'nope' \(known: alpha, gamma\)"):
+    with pytest.raises(CommandError, match=r"no suite 'nope' \(known: alpha, gamma\)"):
         find_suite("nope", tmp_path, None)
