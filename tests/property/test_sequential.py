@@ -1,0 +1,226 @@
+"""Properties of the anytime-valid sequential tests (``alisio.core.lab.sequential``): the e-values against an
+independent exact implementation, the stopping rules, the confidence sequences, the alpha boundary and the
+symmetry between arms. Each test states the property it checks."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from alisio.core.lab.betting import BETS, pair_bounds
+from alisio.core.lab.sequential import (
+    SequentialDesign,
+    against_baseline,
+    crosses,
+    design_problem,
+    threshold,
+    two_arm,
+    until_width,
+)
+
+runs = st.lists(st.booleans(), min_size=0, max_size=60)
+pairs = st.integers(0, 60).flatmap(
+    lambda n: st.tuples(
+        st.lists(st.booleans(), min_size=n, max_size=n), st.lists(st.booleans(), min_size=n, max_size=n)
+    )
+)
+sides = st.sampled_from(["two-sided", "improved", "not-worse"])
+
+
+def _design(
+    side: str = "two-sided", tasks: int = 1, max_k: int = 60, min_k: int = 5, margin: float = 0.1
+) -> SequentialDesign:
+    return SequentialDesign(
+        tasks=tasks,
+        max_k=max_k,
+        min_k=min_k,
+        side=side,
+        margin=margin if side == "not-worse" else 0.0,  # type: ignore[arg-type]
+    )
+
+
+EXACT_BETS = tuple(Fraction(g, 21) for g in range(1, 21))
+"""The bet fractions of the mixture as exact rationals (the module's ``BETS`` are their floats)."""
+
+
+def _exact_running_max(baseline: list[bool], candidate: list[bool], m: Fraction, two_sided: bool) -> Fraction:
+    """Independently, in exact rationals: the running maximum over looks t >= 1 of the mixture wealth
+    mean_u prod_{j <= t} (1 + lam_u (D_j - m)), lam_u = u/(1 + m) long and -u/(1 - m) short (1 with no pairs)."""
+    lams = [u / (1 + m) for u in EXACT_BETS] + ([-u / (1 - m) for u in EXACT_BETS] if two_sided else [])
+    wealth = [Fraction(1)] * len(lams)
+    best: Fraction | None = None
+    for b, c in zip(baseline, candidate, strict=False):
+        wealth = [w * (1 + lam * (int(c) - int(b) - m)) for w, lam in zip(wealth, lams, strict=True)]
+        sides = (
+            [sum(wealth[: len(EXACT_BETS)]), sum(wealth[len(EXACT_BETS) :])] if two_sided else [sum(wealth)]
+        )
+        look = Fraction(max(sides)) / len(EXACT_BETS)
+        best = look if best is None else max(best, look)
+    return Fraction(1) if best is None else best
+
+
+def test_the_bets_are_the_exact_fractions() -> None:
+    """The float grid of bets is the rational grid g/21 the exact reference uses."""
+    assert tuple(float(u) for u in EXACT_BETS) == BETS
+
+
+@settings(max_examples=40, deadline=None)
+@given(pairs, sides)
+def test_the_e_value_matches_an_exact_pair_by_pair_product(
+    data: tuple[list[bool], list[bool]], side: str
+) -> None:
+    """The statistic is the running maximum over looks of the mixture wealth, which an independent pair-by-pair
+    product in fractions reproduces to 1e-9 (relative), for every side (two-sided: the larger of long and
+    short); with no pairs it is the starting wealth 1."""
+    baseline, candidate = data
+    m = Fraction(-1, 10) if side == "not-worse" else Fraction(0)
+    expected = _exact_running_max(baseline, candidate, m, side == "two-sided")
+    got = two_arm(_design(side, max_k=60, min_k=1), baseline, candidate)
+    assert math.isclose(got.statistic, float(expected), rel_tol=1e-9)
+
+
+@settings(max_examples=80, deadline=None)
+@given(pairs, st.integers(0, 30), sides)
+def test_a_stopped_task_stays_stopped_for_every_longer_prefix(
+    data: tuple[list[bool], list[bool]], cut: int, side: str
+) -> None:
+    """Monotone stopping: if a prefix has stopped, every longer prefix with the same start is stopped too, and
+    "decided" stays decided with the same direction."""
+    baseline, candidate = data
+    design = _design(side, max_k=40, min_k=3)
+    n = min(cut, len(baseline))
+    short = two_arm(design, baseline[:n], candidate[:n])
+    full = two_arm(design, baseline, candidate)
+    if short.stopped:
+        assert full.stopped
+        if short.reason == "decided":
+            assert full.reason == "decided" and full.direction == short.direction
+    assert full.statistic >= short.statistic * (1 - 1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(pairs)
+def test_two_sided_is_symmetric_between_arms(data: tuple[list[bool], list[bool]]) -> None:
+    """Swapping the arms mirrors the two-sided test: same stop, same statistic, improved <-> regressed, and
+    the interval reflected about 0."""
+    baseline, candidate = data
+    design = _design("two-sided", max_k=40)
+    a, b = two_arm(design, baseline, candidate), two_arm(design, candidate, baseline)
+    assert (a.stopped, a.reason, a.runs) == (b.stopped, b.reason, b.runs)
+    assert math.isclose(a.statistic, b.statistic, rel_tol=1e-9)
+    swap = {"improved": "regressed", "regressed": "improved", None: None}
+    assert b.direction == swap[a.direction]
+    if a.interval is not None and b.interval is not None:
+        assert math.isclose(a.interval[0], -b.interval[1], abs_tol=1e-9)
+        assert math.isclose(a.interval[1], -b.interval[0], abs_tol=1e-9)
+
+
+@settings(max_examples=60, deadline=None)
+@given(pairs, sides)
+def test_each_looks_sequence_holds_the_empirical_mean(data: tuple[list[bool], list[bool]], side: str) -> None:
+    """At every look the confidence set contains the observed mean difference (a fixed bet's wealth at the
+    sample mean is prod(1 + lam (D_j - mean)) <= exp(lam sum(D_j - mean)) = 1, below any threshold), lies in
+    [-1, 1], and the reported interval is the running intersection of those sets."""
+    baseline, candidate = data
+    design = _design(side, max_k=60)
+    plus, zero, minus = _counts(baseline, candidate)
+    lows, highs = pair_bounds(plus, zero, minus, math.log(threshold(design)), upper=side == "two-sided")
+    for t in range(len(baseline)):
+        mean = (plus[t] - minus[t]) / (t + 1)
+        assert -1.0 <= lows[t] <= mean + 1e-12 and mean - 1e-12 <= highs[t] <= 1.0
+    got = two_arm(design, baseline, candidate)
+    if not baseline:
+        assert got.interval is None
+        return
+    assert got.interval == (max(lows), min(highs)) or max(lows) > min(highs)
+
+
+def _counts(baseline: list[bool], candidate: list[bool]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    d = np.asarray(candidate, dtype=int) - np.asarray(baseline, dtype=int)
+    return (
+        np.cumsum(d == 1).astype(float),
+        np.cumsum(d == 0).astype(float),
+        np.cumsum(d == -1).astype(float),
+    )
+
+
+def test_ten_wins_in_a_row_decide_improved_and_ten_losses_regressed() -> None:
+    """Ten pairs where only the candidate passes give e-value >= 40 (two-sided, one task): improved; the mirror
+    image is regressed; equal outcomes never decide."""
+    design = _design("two-sided", max_k=50)
+    up = two_arm(design, [False] * 10, [True] * 10)
+    assert (up.stopped, up.reason, up.direction) == (True, "decided", "improved")
+    assert up.threshold == 40.0 and up.statistic >= 40.0
+    down = two_arm(design, [True] * 10, [False] * 10)
+    assert (down.reason, down.direction) == ("decided", "regressed")
+    same = two_arm(design, [True, False] * 10, [True, False] * 10)
+    assert same.reason != "decided" and same.statistic == 1.0
+
+
+def test_nothing_stops_before_min_k_and_everything_stops_at_max_k() -> None:
+    """min_k: no stop before it even with overwhelming evidence; max_k: a task still open stops there."""
+    design = _design("two-sided", max_k=12, min_k=8, tasks=1)
+    early = two_arm(design, [False] * 7, [True] * 7)
+    assert not early.stopped and early.reason is None
+    assert two_arm(design, [False] * 8, [True] * 8).reason == "decided"
+    lazy = SequentialDesign(tasks=1, max_k=12, min_k=8, futility=0.0)
+    mixed = [True, False, False, True] * 3
+    assert two_arm(lazy, mixed, [not x for x in mixed]).reason in ("max-k", "futility")
+
+
+def test_futility_stops_when_deciding_has_become_impossible() -> None:
+    """With 2 pairs left and e-value 1, no continuation reaches 40: futility even at level 0."""
+    design = SequentialDesign(tasks=1, max_k=12, min_k=5, futility=0.0)
+    same = [True] * 10
+    got = two_arm(design, same, same)
+    assert got.reason == "futility" and got.runs == 10
+
+
+@pytest.mark.parametrize("side", ["two-sided", "improved", "not-worse"])
+def test_the_alpha_boundary_decides_at_equality(side: str) -> None:
+    """An e-value exactly at 1/alpha decides (Ville's bound includes equality: P(sup K >= 1/a) <= a), one ulp
+    below it does not; the predicate is used with the design's own threshold."""
+    assert crosses(40.0, 40.0) and not crosses(math.nextafter(40.0, 0.0), 40.0)
+    baseline, candidate = [False] * 9, [True] * 9
+    stat = two_arm(_design(side, max_k=50, min_k=1), baseline, candidate).statistic
+    factor = 2.0 if side == "two-sided" else 1.0
+    alpha = factor / stat
+    if factor / alpha != stat:  # the float round trip must land exactly on the statistic
+        pytest.skip("alpha does not round-trip")
+    at = SequentialDesign(
+        alpha=alpha, tasks=1, max_k=50, min_k=9, side=side, margin=0.1 if side == "not-worse" else 0.0
+    )  # type: ignore[arg-type]
+    assert threshold(at) == stat
+    assert two_arm(at, baseline, candidate).reason == "decided"
+    above = SequentialDesign(
+        alpha=math.nextafter(alpha, 0.0), tasks=1, max_k=50, min_k=9, side=side, margin=at.margin
+    )  # type: ignore[arg-type]
+    assert threshold(above) > stat
+    assert two_arm(above, baseline, candidate).reason != "decided"
+
+
+def test_against_a_baseline_and_until_width_work_on_clear_cases() -> None:
+    """A candidate passing 20 of 20 against a baseline of 25/50 is improved; failing 20 of 20 is regressed;
+    one arm stops for width once its sequence is narrower than W."""
+    design = _design("two-sided", max_k=50)
+    assert against_baseline(design, 25, 50, [True] * 20).direction == "improved"
+    assert against_baseline(design, 25, 50, [False] * 20).direction == "regressed"
+    got = until_width(0.05, 1, 0.5, 200, 5, [True, False] * 50)
+    assert got.reason == "width" and got.statistic < 0.5
+    assert got.interval is not None and got.interval[0] < 0.5 < got.interval[1]
+
+
+def test_design_problems_are_one_line_messages() -> None:
+    """Invalid designs are named (the CLI prints these); valid ones give None."""
+    assert design_problem(SequentialDesign(tasks=1)) is None
+    assert "--max-k (3) must be at least --min-k (5)" in (
+        design_problem(SequentialDesign(tasks=1, max_k=3)) or ""
+    )
+    assert "alpha" in (design_problem(SequentialDesign(tasks=1, alpha=1.5)) or "")
+    with pytest.raises(ValueError, match="max-k"):
+        two_arm(SequentialDesign(tasks=1, max_k=2000), [], [])
