@@ -18,10 +18,12 @@ from alisio.core.lab.sequential import (
     against_baseline,
     crosses,
     design_problem,
+    scan_pairs,
     threshold,
     two_arm,
     until_width,
 )
+from alisio.core.lab.sequential_kernel import REASONS
 
 runs = st.lists(st.booleans(), min_size=0, max_size=60)
 pairs = st.integers(0, 60).flatmap(
@@ -224,3 +226,28 @@ def test_design_problems_are_one_line_messages() -> None:
     assert "alpha" in (design_problem(SequentialDesign(tasks=1, alpha=1.5)) or "")
     with pytest.raises(ValueError, match="max-k"):
         two_arm(SequentialDesign(tasks=1, max_k=2000), [], [])
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.lists(pairs, min_size=1, max_size=5), sides)
+def test_the_vectorised_scan_is_the_cli_looking_after_every_pair(
+    rows: list[tuple[list[bool], list[bool]]], side: str
+) -> None:
+    """``scan_pairs`` over many tasks at once (what the simulation runs) stops each task at the first prefix at
+    which ``two_arm`` (what the CLI calls after every pair) says stopped, for the same reason and direction."""
+    design = _design(side, max_k=40, min_k=3)
+    rows = [(b[:40], c[:40]) for b, c in rows]
+    width = max(len(b) for b, _ in rows)
+    diffs = np.zeros((len(rows), width), dtype=np.int64)
+    for i, (b, c) in enumerate(rows):
+        diffs[i, : len(b)] = np.asarray(c, dtype=int) - np.asarray(b, dtype=int)
+    stop, code, direction = scan_pairs(design, diffs)
+    for i, (b, c) in enumerate(rows):
+        first = next((t for t in range(len(b) + 1) if two_arm(design, b[:t], c[:t]).stopped), None)
+        if first is None:
+            assert code[i] == 0 or stop[i] > len(b)  # padding past the row's end may stop it later
+            continue
+        at = two_arm(design, b[:first], c[:first])
+        assert stop[i] == first and REASONS[code[i] - 1] == at.reason
+        names = ("improved", "regressed") if side == "two-sided" else (side,)
+        assert (names[direction[i]] if direction[i] >= 0 else None) == at.direction

@@ -43,19 +43,31 @@ that way, never the reverse).
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from alisio.core.base import Frozen
-from alisio.core.lab.betting import (
-    clopper_pearson,
-    log_factorials,
-    one_arm_bounds,
-    one_arm_log_wealth,
-    pair_bounds,
-    pair_log_wealth,
+from alisio.core.lab.betting import one_arm_bounds, pair_bounds, pair_log_wealth
+from alisio.core.lab.sequential_kernel import (
+    FUTILITY,
+    MAX_K,
+    MAX_STATISTIC,
+    REASONS,
+    Direction,
+    Kind,
+    Reason,
+    SequentialDesign,
+    SequentialSide,
+    baseline_futility_probability,
+    baseline_nulls,
+    check_design,
+    crosses,
+    design_problem,
+    futility_probability,
+    one_arm_logs,
+    scan_pairs,
+    threshold,
 )
 
 if TYPE_CHECKING:
@@ -77,40 +89,11 @@ __all__ = [
     "design_problem",
     "futility_probability",
     "method_note",
+    "scan_pairs",
     "threshold",
     "two_arm",
     "until_width",
 ]
-
-SequentialSide = Literal["two-sided", "improved", "not-worse"]
-Reason = Literal["decided", "futility", "max-k", "width"]
-Direction = Literal["improved", "regressed", "not-worse"]
-Kind = Literal["two-arm", "baseline", "width"]
-
-MAX_K = 1000
-"""Largest ``max_k``: the futility tables are (max_k + 1)² cells."""
-FUTILITY = 0.05
-"""Default futility level: stop when the chance of deciding by ``max_k`` at the current estimate is below it."""
-_MAX_STATISTIC = 1e300
-"""E-values are reported capped here (a baseline bound at or below the margin makes the test certain)."""
-
-
-class SequentialDesign(Frozen, frozen=True, kw_only=True):
-    """The plan of a sequential comparison (module docstring)."""
-
-    alpha: float = 0.05
-    """Family-wise error across all ``tasks`` of the command."""
-    tasks: int
-    """m, the number of tasks tested together (Bonferroni on their e-values)."""
-    max_k: int = 50
-    """Runs per task and arm, at most."""
-    min_k: int = 5
-    """No stop before this many judged runs (pairs) per arm."""
-    side: SequentialSide = "two-sided"
-    margin: float = 0.0
-    """For "not-worse" (``--fail-on worse-than:M``): H0 is p_cand <= p_base − margin."""
-    futility: float = FUTILITY
-    """Stop (inconclusive) when the chance of deciding by ``max_k`` is below this; 0 stops only when impossible."""
 
 
 class SequentialStop(Frozen, frozen=True, kw_only=True):
@@ -132,37 +115,6 @@ class SequentialStop(Frozen, frozen=True, kw_only=True):
     interval: tuple[float, float] | None
     """The anytime-valid confidence sequence at this look: for the difference (two arms), for the candidate's
     rate (against a baseline) or the rate (until_width); None before the first outcome."""
-
-
-def design_problem(design: SequentialDesign) -> str | None:
-    """The first thing wrong with ``design`` as a one-line message, or None when it is valid."""
-    problems = (
-        (not 0.0 < design.alpha < 1.0, f"alpha must be in (0, 1), got {design.alpha}"),
-        (design.tasks < 1, f"tasks must be at least 1, got {design.tasks}"),
-        (design.min_k < 1, f"--min-k must be at least 1, got {design.min_k}"),
-        (design.max_k > MAX_K, f"--max-k must be at most {MAX_K}, got {design.max_k}"),
-        (design.max_k < design.min_k, f"--max-k ({design.max_k}) must be at least --min-k ({design.min_k})"),
-        (not 0.0 <= design.margin < 1.0, f"the margin must be in [0, 1), got {design.margin}"),
-        (not 0.0 <= design.futility < 1.0, f"the futility level must be in [0, 1), got {design.futility}"),
-    )
-    return next((text for bad, text in problems if bad), None)
-
-
-def _check(design: SequentialDesign) -> None:
-    if (problem := design_problem(design)) is not None:
-        raise ValueError(f"SequentialDesign: {problem}")
-
-
-def threshold(design: SequentialDesign, kind: Kind = "two-arm") -> float:
-    """What one e-process of a task must reach: m/α, doubled when two-sided (α/2 per direction), doubled again
-    against a baseline (α/2 of it is spent on the baseline's exact bound)."""
-    factor = (2.0 if design.side == "two-sided" else 1.0) * (2.0 if kind == "baseline" else 1.0)
-    return factor * design.tasks / design.alpha
-
-
-def crosses(statistic: float, level: float) -> bool:
-    """True when an e-value decides: ``statistic >= level`` (Ville's bound holds with equality included)."""
-    return statistic >= level
 
 
 def _stop_look(
@@ -220,9 +172,9 @@ def _crossing(
     far (1 before the first look)."""
     import numpy as np
 
-    cap = math.log(_MAX_STATISTIC)
+    cap = math.log(MAX_STATISTIC)
     running = [np.exp(np.minimum(np.maximum.accumulate(x), cap)) for x in logs]
-    reached = np.logical_or.reduce([crosses(r, level) for r in running])  # type: ignore[arg-type]
+    reached = np.logical_or.reduce([crosses(r, level) for r in running])
     first: Direction | None = None
     if reached.any():
         look = int(np.argmax(reached))
@@ -245,79 +197,29 @@ def _pair_counts(
     )
 
 
-@functools.lru_cache(maxsize=64)
-def _pair_region(design: SequentialDesign) -> tuple[NDArray[np.bool_], ...]:
-    """Per side, whether the e-value at ``max_k`` pairs with (plus, minus) counts [a, b] (zero = max_k − a − b)
-    is past the threshold (False where a + b > max_k)."""
-    import numpy as np
-
-    k = design.max_k
-    a, b = np.meshgrid(np.arange(k + 1.0), np.arange(k + 1.0), indexing="ij")
-    valid = a + b <= k
-    log_level = math.log(threshold(design))
-    m0 = -design.margin if design.side == "not-worse" else 0.0
-    out = []
-    for long in (True, False) if design.side == "two-sided" else (True,):
-        table = (pair_log_wealth(a, np.where(valid, k - a - b, 0.0), b, m0, long) >= log_level) & valid
-        table.setflags(write=False)
-        out.append(table)
-    return tuple(out)
-
-
-@functools.lru_cache(maxsize=65536)
-def futility_probability(design: SequentialDesign, looks: int, plus: int, zero: int, minus: int) -> float:
-    """After ``looks`` pairs with these counts of D = +1, 0, −1: the chance that the e-value is past its
-    threshold at ``max_k`` if the remaining pairs are trinomial at the smoothed estimate (count + 1/2)/(looks
-    + 3/2); exactly 0 when no continuation reaches it (all remaining pairs +1 for the long side, −1 for the
-    short)."""
-    import numpy as np
-
-    regions = _pair_region(design)
-    rest = design.max_k - looks
-    if not (regions[0][plus + rest, minus] or (len(regions) > 1 and regions[1][plus, minus + rest])):
-        return 0.0
-    lf = log_factorials(rest)
-    up, down = np.meshgrid(np.arange(rest + 1), np.arange(rest + 1), indexing="ij")
-    flat = rest - up - down
-    valid = flat >= 0
-    p_up, p_flat, p_down = ((x + 0.5) / (looks + 1.5) for x in (plus, zero, minus))
-    log_pmf = (
-        lf[rest]
-        - lf[up]
-        - lf[down]
-        - lf[np.where(valid, flat, 0)]
-        + up * math.log(p_up)
-        + down * math.log(p_down)
-        + np.where(valid, flat, 0) * math.log(p_flat)
-    )
-    hit = np.logical_or.reduce([r[plus + up, minus + down] for r in regions]) & valid
-    return float(np.exp(log_pmf)[hit].sum())
-
-
 def two_arm(design: SequentialDesign, baseline: Sequence[bool], candidate: Sequence[bool]) -> SequentialStop:
     """One task of ``eval variants --sequential``: its state after the pairs (baseline[j], candidate[j]) for
-    j < min(len(baseline), len(candidate)) (module docstring for the method and its guarantee)."""
+    j < min(len(baseline), len(candidate)) (module docstring for the method and its guarantee). The stop is
+    ``scan_pairs``' (a look after every pair); the statistic, the decision and the interval use every pair."""
+    import numpy as np
 
-    _check(design)
+    check_design(design)
     plus, zero, minus = _pair_counts(baseline, candidate)
     looks = len(plus)
     level = threshold(design)
     m0 = -design.margin if design.side == "not-worse" else 0.0
     two_sided = design.side == "two-sided"
-    sides = (True, False) if two_sided else (True,)
     names: tuple[Direction, ...] = ("improved", "regressed") if two_sided else (design.side,)  # type: ignore[assignment]
-    logs = [pair_log_wealth(plus, zero, minus, m0, long) for long in sides]
+    logs = [
+        pair_log_wealth(plus, zero, minus, m0, long) for long in ((True, False) if two_sided else (True,))
+    ]
     reached, direction, top = _crossing(logs, level, names)
-
-    def futile(t: int) -> bool:
-        p = futility_probability(design, t, int(plus[t - 1]), int(zero[t - 1]), int(minus[t - 1]))
-        return p == 0.0 or p < design.futility
-
-    stop = _stop_look(looks, design, reached, futile, "decided")
+    diffs = np.asarray(candidate[:looks], dtype=np.int64) - np.asarray(baseline[:looks], dtype=np.int64)
+    stop_look, code, _ = scan_pairs(design, diffs.reshape(1, looks))
+    stop = (int(stop_look[0]), REASONS[int(code[0]) - 1]) if code[0] else None
     lows, highs = pair_bounds(plus, zero, minus, math.log(level), upper=two_sided)
-    interval = _intersection(lows, highs)
     decided = bool(looks and reached[-1])
-    return _finish(stop, (decided, direction), looks, (top, level), interval)
+    return _finish(stop, (decided, direction), looks, (top, level), _intersection(lows, highs))
 
 
 def _one_arm_counts(outcomes: Sequence[bool]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -328,69 +230,6 @@ def _one_arm_counts(outcomes: Sequence[bool]) -> tuple[NDArray[np.float64], NDAr
     return passes, np.arange(1.0, len(x) + 1.0) - passes
 
 
-def _baseline_nulls(design: SequentialDesign, base_passed: int, base_runs: int) -> tuple[float, ...]:
-    """The candidate's null rates: (upper bound of p_base [− margin],) one-sided, (upper, lower) two-sided; the
-    bounds are Clopper-Pearson's at α/(2m) (split between its two ends when two-sided)."""
-    spend = design.alpha / (2.0 * design.tasks)
-    if design.side == "two-sided":
-        low, high = clopper_pearson(base_passed, base_runs, spend / 2.0)
-        return high, low
-    high = clopper_pearson(base_passed, base_runs, spend)[1]
-    return (high - design.margin,) if design.side == "not-worse" else (high,)
-
-
-def _one_arm_logs(
-    passes: NDArray[np.float64], fails: NDArray[np.float64], m: float, long: bool
-) -> NDArray[np.float64]:
-    """log wealth against the null rate m; +inf for a long bet at m <= 0 and a short one at m >= 1 (a null
-    outside [0, 1] is false for sure), 0 (no evidence) for a long bet at m >= 1 or a short one at m <= 0."""
-    import numpy as np
-
-    if (long and m <= 0.0) or (not long and m >= 1.0):
-        return np.full(len(passes), math.inf)
-    if (long and m >= 1.0) or (not long and m <= 0.0):
-        return np.zeros(len(passes))
-    return one_arm_log_wealth(passes, fails, m, long)
-
-
-@functools.lru_cache(maxsize=256)
-def _baseline_region(
-    design: SequentialDesign, base_passed: int, base_runs: int
-) -> tuple[NDArray[np.bool_], ...]:
-    """Per side, whether the e-value after ``max_k`` candidate runs with s passes is past the threshold."""
-    import numpy as np
-
-    k = design.max_k
-    passes = np.arange(k + 1.0)
-    log_level = math.log(threshold(design, "baseline"))
-    out = []
-    for m, long in zip(_baseline_nulls(design, base_passed, base_runs), (True, False), strict=False):
-        table = _one_arm_logs(passes, k - passes, m, long) >= log_level
-        table.setflags(write=False)
-        out.append(table)
-    return tuple(out)
-
-
-@functools.lru_cache(maxsize=65536)
-def baseline_futility_probability(
-    design: SequentialDesign, base_passed: int, base_runs: int, looks: int, passes: int
-) -> float:
-    """After ``looks`` candidate runs with ``passes``: the chance that the e-value is past its threshold at
-    ``max_k`` if the remaining runs pass at (passes + 1/2)/(looks + 1); 0 when no continuation reaches it."""
-    import numpy as np
-
-    regions = _baseline_region(design, base_passed, base_runs)
-    rest = design.max_k - looks
-    if not (regions[0][passes + rest] or (len(regions) > 1 and regions[1][passes])):
-        return 0.0
-    lf = log_factorials(rest)
-    j = np.arange(rest + 1)
-    p = (passes + 0.5) / (looks + 1.0)
-    pmf = np.exp(lf[rest] - lf[j] - lf[rest - j] + j * math.log(p) + (rest - j) * math.log1p(-p))
-    hit = np.logical_or.reduce([r[passes + j] for r in regions])
-    return float(pmf[hit].sum())
-
-
 def against_baseline(
     design: SequentialDesign, base_passed: int, base_runs: int, candidate: Sequence[bool]
 ) -> SequentialStop:
@@ -398,16 +237,16 @@ def against_baseline(
     stored baseline's counts (module docstring for the method, its assumptions and its guarantee)."""
     import numpy as np
 
-    _check(design)
+    check_design(design)
     if not 0 <= base_passed <= base_runs or base_runs < 1:
         raise ValueError(f"against_baseline: invalid baseline counts {base_passed}/{base_runs}")
     passes, fails = _one_arm_counts(candidate)
     looks = len(passes)
     level = threshold(design, "baseline")
-    nulls = _baseline_nulls(design, base_passed, base_runs)
+    nulls = baseline_nulls(design, base_passed, base_runs)
     two_sided = design.side == "two-sided"
     names: tuple[Direction, ...] = ("improved", "regressed") if two_sided else (design.side,)  # type: ignore[assignment]
-    logs = [_one_arm_logs(passes, fails, m, long) for m, long in zip(nulls, (True, False), strict=False)]
+    logs = [one_arm_logs(passes, fails, m, long) for m, long in zip(nulls, (True, False), strict=False)]
     reached, direction, top = _crossing(logs, level, names)
 
     def futile(t: int) -> bool:
@@ -430,7 +269,7 @@ def until_width(
     import numpy as np
 
     design = SequentialDesign(alpha=alpha, tasks=tasks, max_k=max_k, min_k=min_k, futility=0.0)
-    _check(design)
+    check_design(design)
     if not 0.0 < width <= 1.0:
         raise ValueError(f"until_width: the width must be in (0, 1], got {width}")
     passes, fails = _one_arm_counts(outcomes)

@@ -1,0 +1,293 @@
+"""The decisions under ``alisio.core.lab.sequential``: the design, its thresholds, the futility chances and the
+vectorised scan over looks that both the CLI's per-task calls and ``bench/bench_sequential.py`` run.
+
+The methods and their guarantees are in ``alisio.core.lab.sequential``'s docstring; this module holds the parts
+that are shared between a single task's prefix and many simulated tasks at once, so the simulation runs the
+very code the CLI does.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import TYPE_CHECKING, Literal, overload
+
+from alisio.core.base import Frozen
+from alisio.core.lab.betting import clopper_pearson, log_factorials, one_arm_log_wealth, pair_log_wealth
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+__all__ = [
+    "FUTILITY",
+    "MAX_K",
+    "MAX_STATISTIC",
+    "REASONS",
+    "Direction",
+    "Kind",
+    "Reason",
+    "SequentialDesign",
+    "SequentialSide",
+    "baseline_futility_probability",
+    "baseline_nulls",
+    "check_design",
+    "crosses",
+    "design_problem",
+    "futility_probability",
+    "one_arm_logs",
+    "scan_pairs",
+    "threshold",
+]
+
+SequentialSide = Literal["two-sided", "improved", "not-worse"]
+Reason = Literal["decided", "futility", "max-k", "width"]
+Direction = Literal["improved", "regressed", "not-worse"]
+Kind = Literal["two-arm", "baseline", "width"]
+
+MAX_K = 500
+"""Largest ``max_k``: the futility tables are (max_k + 1)² cells, and a look costs O((max_k − t)²)."""
+FUTILITY = 0.05
+"""Default futility level: stop when the chance of deciding by ``max_k`` at the current estimate is below it."""
+MAX_STATISTIC = 1e300
+"""E-values are reported capped here (a baseline bound at or below the margin makes the test certain)."""
+
+
+class SequentialDesign(Frozen, frozen=True, kw_only=True):
+    """The plan of a sequential comparison (module docstring)."""
+
+    alpha: float = 0.05
+    """Family-wise error across all ``tasks`` of the command."""
+    tasks: int
+    """m, the number of tasks tested together (Bonferroni on their e-values)."""
+    max_k: int = 50
+    """Runs per task and arm, at most."""
+    min_k: int = 5
+    """No stop before this many judged runs (pairs) per arm."""
+    side: SequentialSide = "two-sided"
+    margin: float = 0.0
+    """For "not-worse" (``--fail-on worse-than:M``): H0 is p_cand <= p_base − margin."""
+    futility: float = FUTILITY
+    """Stop (inconclusive) when the chance of deciding by ``max_k`` is below this; 0 stops only when impossible."""
+
+
+def design_problem(design: SequentialDesign) -> str | None:
+    """The first thing wrong with ``design`` as a one-line message, or None when it is valid."""
+    problems = (
+        (not 0.0 < design.alpha < 1.0, f"alpha must be in (0, 1), got {design.alpha}"),
+        (design.tasks < 1, f"tasks must be at least 1, got {design.tasks}"),
+        (design.min_k < 1, f"--min-k must be at least 1, got {design.min_k}"),
+        (design.max_k > MAX_K, f"--max-k must be at most {MAX_K}, got {design.max_k}"),
+        (design.max_k < design.min_k, f"--max-k ({design.max_k}) must be at least --min-k ({design.min_k})"),
+        (not 0.0 <= design.margin < 1.0, f"the margin must be in [0, 1), got {design.margin}"),
+        (not 0.0 <= design.futility < 1.0, f"the futility level must be in [0, 1), got {design.futility}"),
+    )
+    return next((text for bad, text in problems if bad), None)
+
+
+def check_design(design: SequentialDesign) -> None:
+    if (problem := design_problem(design)) is not None:
+        raise ValueError(f"SequentialDesign: {problem}")
+
+
+def threshold(design: SequentialDesign, kind: Kind = "two-arm") -> float:
+    """What one e-process of a task must reach: m/α, doubled when two-sided (α/2 per direction), doubled again
+    against a baseline (α/2 of it is spent on the baseline's exact bound)."""
+    factor = (2.0 if design.side == "two-sided" else 1.0) * (2.0 if kind == "baseline" else 1.0)
+    return factor * design.tasks / design.alpha
+
+
+@overload
+def crosses(statistic: float, level: float) -> bool: ...
+@overload
+def crosses(statistic: NDArray[np.float64], level: float) -> NDArray[np.bool_]: ...
+def crosses(statistic: float | NDArray[np.float64], level: float) -> bool | NDArray[np.bool_]:
+    """True when an e-value decides: ``statistic >= level`` (Ville's bound holds with equality included);
+    elementwise for an array of e-values."""
+    return statistic >= level
+
+
+@functools.lru_cache(maxsize=64)
+def _pair_region(design: SequentialDesign) -> tuple[NDArray[np.bool_], ...]:
+    """Per side, whether the e-value at ``max_k`` pairs with (plus, minus) counts [a, b] (zero = max_k − a − b)
+    is past the threshold (False where a + b > max_k)."""
+    import numpy as np
+
+    k = design.max_k
+    a, b = np.meshgrid(np.arange(k + 1.0), np.arange(k + 1.0), indexing="ij")
+    valid = a + b <= k
+    log_level = math.log(threshold(design))
+    m0 = -design.margin if design.side == "not-worse" else 0.0
+    out = []
+    for long in (True, False) if design.side == "two-sided" else (True,):
+        table = (pair_log_wealth(a, np.where(valid, k - a - b, 0.0), b, m0, long) >= log_level) & valid
+        table.setflags(write=False)
+        out.append(table)
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=65536)
+def futility_probability(design: SequentialDesign, looks: int, plus: int, zero: int, minus: int) -> float:
+    """After ``looks`` pairs with these counts of D = +1, 0, −1: the chance that the e-value is past its
+    threshold at ``max_k`` if the remaining pairs are trinomial at the smoothed estimate (count + 1/2)/(looks
+    + 3/2); exactly 0 when no continuation reaches it (all remaining pairs +1 for the long side, −1 for the
+    short)."""
+    import numpy as np
+
+    regions = _pair_region(design)
+    rest = design.max_k - looks
+    if not (regions[0][plus + rest, minus] or (len(regions) > 1 and regions[1][plus, minus + rest])):
+        return 0.0
+    lf = log_factorials(rest)
+    up, down = np.meshgrid(np.arange(rest + 1), np.arange(rest + 1), indexing="ij")
+    flat = rest - up - down
+    valid = flat >= 0
+    p_up, p_flat, p_down = ((x + 0.5) / (looks + 1.5) for x in (plus, zero, minus))
+    log_pmf = (
+        lf[rest]
+        - lf[up]
+        - lf[down]
+        - lf[np.where(valid, flat, 0)]
+        + up * math.log(p_up)
+        + down * math.log(p_down)
+        + np.where(valid, flat, 0) * math.log(p_flat)
+    )
+    hit = np.logical_or.reduce([r[plus + up, minus + down] for r in regions]) & valid
+    return float(np.exp(log_pmf)[hit].sum())
+
+
+def baseline_nulls(design: SequentialDesign, base_passed: int, base_runs: int) -> tuple[float, ...]:
+    """The candidate's null rates: (upper bound of p_base [− margin],) one-sided, (upper, lower) two-sided; the
+    bounds are Clopper-Pearson's at α/(2m) (split between its two ends when two-sided)."""
+    spend = design.alpha / (2.0 * design.tasks)
+    if design.side == "two-sided":
+        low, high = clopper_pearson(base_passed, base_runs, spend / 2.0)
+        return high, low
+    high = clopper_pearson(base_passed, base_runs, spend)[1]
+    return (high - design.margin,) if design.side == "not-worse" else (high,)
+
+
+def one_arm_logs(
+    passes: NDArray[np.float64], fails: NDArray[np.float64], m: float, long: bool
+) -> NDArray[np.float64]:
+    """log wealth against the null rate m; +inf for a long bet at m <= 0 and a short one at m >= 1 (a null
+    outside [0, 1] is false for sure), 0 (no evidence) for a long bet at m >= 1 or a short one at m <= 0."""
+    import numpy as np
+
+    if (long and m <= 0.0) or (not long and m >= 1.0):
+        return np.full(len(passes), math.inf)
+    if (long and m >= 1.0) or (not long and m <= 0.0):
+        return np.zeros(len(passes))
+    return one_arm_log_wealth(passes, fails, m, long)
+
+
+@functools.lru_cache(maxsize=256)
+def _baseline_region(
+    design: SequentialDesign, base_passed: int, base_runs: int
+) -> tuple[NDArray[np.bool_], ...]:
+    """Per side, whether the e-value after ``max_k`` candidate runs with s passes is past the threshold."""
+    import numpy as np
+
+    k = design.max_k
+    passes = np.arange(k + 1.0)
+    log_level = math.log(threshold(design, "baseline"))
+    out = []
+    for m, long in zip(baseline_nulls(design, base_passed, base_runs), (True, False), strict=False):
+        table = one_arm_logs(passes, k - passes, m, long) >= log_level
+        table.setflags(write=False)
+        out.append(table)
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=65536)
+def baseline_futility_probability(
+    design: SequentialDesign, base_passed: int, base_runs: int, looks: int, passes: int
+) -> float:
+    """After ``looks`` candidate runs with ``passes``: the chance that the e-value is past its threshold at
+    ``max_k`` if the remaining runs pass at (passes + 1/2)/(looks + 1); 0 when no continuation reaches it."""
+    import numpy as np
+
+    regions = _baseline_region(design, base_passed, base_runs)
+    rest = design.max_k - looks
+    if not (regions[0][passes + rest] or (len(regions) > 1 and regions[1][passes])):
+        return 0.0
+    lf = log_factorials(rest)
+    j = np.arange(rest + 1)
+    p = (passes + 0.5) / (looks + 1.0)
+    pmf = np.exp(lf[rest] - lf[j] - lf[rest - j] + j * math.log(p) + (rest - j) * math.log1p(-p))
+    hit = np.logical_or.reduce([r[passes + j] for r in regions])
+    return float(pmf[hit].sum())
+
+
+REASONS: tuple[Reason, ...] = ("decided", "futility", "max-k", "width")
+"""The reason codes of a scan: code i + 1 is ``REASONS[i]``; 0 is still running."""
+
+
+def _futile(design: SequentialDesign, looks: int, counts: NDArray[np.float64]) -> NDArray[np.bool_]:
+    """Per column of ``counts`` (plus, zero, minus after ``looks`` pairs): whether the task stops for futility
+    (each distinct state's chance computed once)."""
+    import numpy as np
+
+    states, inverse = np.unique(counts.T.astype(np.int64), axis=0, return_inverse=True)
+    chances = np.array([futility_probability(design, looks, int(a), int(z), int(b)) for a, z, b in states])
+    futile: NDArray[np.bool_] = (chances == 0.0) | (chances < design.futility)
+    return futile[inverse.ravel()]
+
+
+def _look_codes(
+    design: SequentialDesign, look: int, decided: NDArray[np.bool_], counts: NDArray[np.float64]
+) -> NDArray[np.int64]:
+    """The reason code at ``look`` of each task still running (0 goes on): decided, else max-k at ``max_k``,
+    else futility."""
+    import numpy as np
+
+    if look >= design.max_k:
+        return np.where(decided, 1, 3)
+    codes = np.where(decided, 1, 0)
+    if (~decided).any():
+        futile = np.zeros_like(decided)
+        futile[~decided] = _futile(design, look, counts[:, ~decided])
+        codes = np.where(futile, 2, codes)
+    return codes
+
+
+def scan_pairs(
+    design: SequentialDesign, diffs: NDArray[np.int64]
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+    """Looking after every pair, as the CLI does, for each row of ``diffs`` (one task's paired differences
+    candidate − baseline in {−1, 0, +1}, in repetition order): the look at which it stops (0 while running),
+    its reason code (``REASONS[code − 1]``; 0 while running) and its decided side (0 the long e-process:
+    improved or not-worse; 1 the short one: regressed; −1 when not decided)."""
+    import numpy as np
+
+    check_design(design)
+    paths, looks = diffs.shape
+    level, cap = threshold(design), math.log(MAX_STATISTIC)
+    m0 = -design.margin if design.side == "not-worse" else 0.0
+    sides = (True, False) if design.side == "two-sided" else (True,)
+    counts = np.zeros((3, paths))
+    best = np.full((len(sides), paths), -np.inf)
+    stop, reason = np.zeros(paths, dtype=np.int64), np.zeros(paths, dtype=np.int64)
+    direction = np.full(paths, -1, dtype=np.int64)
+    active = np.arange(paths)
+    for look in range(1, looks + 1):
+        if active.size == 0:
+            break
+        step = diffs[active, look - 1]
+        counts[:, active] += np.stack((step == 1, step == 0, step == -1))
+        here = counts[:, active]
+        for i, long in enumerate(sides):
+            best[i, active] = np.maximum(
+                best[i, active], pair_log_wealth(here[0], here[1], here[2], m0, long)
+            )
+        if look < design.min_k:
+            continue
+        values = np.exp(np.minimum(best[:, active], cap))
+        hit = crosses(values, level)
+        decided = hit.any(axis=0)
+        codes = _look_codes(design, look, decided, here)
+        ends = codes > 0
+        stop[active[ends]], reason[active[ends]] = look, codes[ends]
+        direction[active[decided]] = np.argmax(np.where(hit, values, -1.0), axis=0)[decided]
+        active = active[~ends]
+    return stop, reason, direction
