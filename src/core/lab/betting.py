@@ -43,6 +43,11 @@ _BISECT = 50
 the range's end (where a bet size divides by zero)."""
 
 
+_OUTWARD = 1e-12
+"""How far Clopper-Pearson's bounds are moved outward after the bisection: far more than the rounding of the
+float tail sums (about 1e-15 relative), far less than any reported digit."""
+
+
 def _log_mean_exp(logs: Floats) -> Floats:
     """log of the mean of exp over the last axis, without overflow."""
     import numpy as np
@@ -159,7 +164,8 @@ def _binomial_cdf(x: int, n: int, p: float) -> float:
 def clopper_pearson(passes: int, n: int, tail: float) -> tuple[float, float]:
     """Clopper and Pearson's exact bounds for a binomial rate, each with error at most ``tail``:
     low with P(Bin(n, low) >= passes) = tail (0 when passes = 0), high with P(Bin(n, high) <= passes) = tail
-    (1 when passes = n). Found by bisection, rounded outward."""
+    (1 when passes = n). Found by bisection on the float tail, then moved ``_OUTWARD`` outward, so the exact tail
+    at the returned bound is at most ``tail`` despite the float sums' rounding."""
     if not (0 <= passes <= n and n >= 1 and 0.0 < tail < 1.0):
         raise ValueError(f"clopper_pearson: invalid passes={passes}, n={n}, tail={tail}")
     high = 1.0
@@ -168,12 +174,12 @@ def clopper_pearson(passes: int, n: int, tail: float) -> tuple[float, float]:
         for _ in range(_BISECT):
             mid = (lo + hi) / 2.0
             lo, hi = (mid, hi) if _binomial_cdf(passes, n, mid) > tail else (lo, mid)
-        high = hi
+        high = min(1.0, hi + _OUTWARD)
     low = 0.0
     if passes > 0:
         lo, hi = 0.0, passes / n  # P(X >= passes) = 1 - P(X <= passes - 1) rises in p
         for _ in range(_BISECT):
             mid = (lo + hi) / 2.0
             lo, hi = (lo, mid) if 1.0 - _binomial_cdf(passes - 1, n, mid) > tail else (mid, hi)
-        low = lo
+        low = max(0.0, lo - _OUTWARD)
     return low, high

@@ -29,9 +29,12 @@ The methods (the wealth processes are in ``alisio.core.lab.betting``):
   any dependence between tasks and any stopping of each. (A closed e-Holm procedure would need every task's
   wealth on a common clock; the per-task prefixes here have none, so it is not used.)
 - **Futility**: a task also stops (inconclusive) once reaching the decision by ``max_k`` is impossible, or its
-  probability is below ``design.futility`` if the remaining runs follow the current estimate (counts + 1/2
-  each), measured as the chance that the e-value is past its threshold at ``max_k`` (a lower bound of the
-  chance of deciding by then). Futility only ever stops a test, never rejects, so it cannot raise an error rate.
+  predictive probability is below ``design.futility`` (default 0.05): the chance that the e-value is past its
+  threshold at ``max_k``, the remaining outcomes drawn from the posterior predictive of the counts so far
+  (Jeffreys' prior: Dirichlet-multinomial for the pairs' D, beta-binomial for one arm). Being past it at
+  ``max_k`` is a lower bound of deciding by then. Futility only ever stops a test, never rejects, so it cannot
+  raise an error rate; the predictive chance (not the chance at the point estimate, which stopped a real +30
+  point change at 0.5 for futility a third of the time at max-k 200) keeps the power.
 
 Rules both callers rely on: every function is a pure function of the outcomes so far (repetition order, judged
 runs only; a run in flight ends the prefix), so resume recomputes the same answer. A task that stopped at some
@@ -66,7 +69,9 @@ from alisio.core.lab.sequential_kernel import (
     design_problem,
     futility_probability,
     one_arm_logs,
+    rate_bounds,
     scan_pairs,
+    scan_width,
     threshold,
 )
 
@@ -90,6 +95,7 @@ __all__ = [
     "futility_probability",
     "method_note",
     "scan_pairs",
+    "scan_width",
     "threshold",
     "two_arm",
     "until_width",
@@ -265,20 +271,25 @@ def until_width(
     alpha: float, tasks: int, width: float, max_k: int, min_k: int, outcomes: Sequence[bool]
 ) -> SequentialStop:
     """One task of ``eval run --until-width W``: stop once the rate's confidence sequence (level 1 − α/m,
-    running intersection) is narrower than ``width``, or at ``max_k`` runs."""
+    running intersection) is narrower than ``width``, or at ``max_k`` runs (``scan_width``, a look after every
+    run). The statistic is the width at the last look, the threshold ``width``."""
     import numpy as np
 
     design = SequentialDesign(alpha=alpha, tasks=tasks, max_k=max_k, min_k=min_k, futility=0.0)
-    check_design(design)
-    if not 0.0 < width <= 1.0:
-        raise ValueError(f"until_width: the width must be in (0, 1], got {width}")
-    passes, fails = _one_arm_counts(outcomes)
-    lows, highs = one_arm_bounds(passes, fails, math.log(threshold(design)))
-    widths = np.minimum.accumulate(highs) - np.maximum.accumulate(lows)
-    stop = _stop_look(len(passes), design, widths < width, lambda _: False, "width")
-    interval = _intersection(lows, highs)
-    current = 1.0 if interval is None else interval[1] - interval[0]
-    return _finish(stop, (False, None), len(passes), (current, width), interval)
+    looks = len(outcomes)
+    stop, lows, highs = scan_width(design, width, np.asarray(outcomes, dtype=np.bool_).reshape(1, looks))
+    if looks == 0:
+        return _finish(None, (False, None), 0, (1.0, width), None)
+    low, high = float(lows[0, -1]), float(highs[0, -1])
+    if low > high:  # the intersection is empty (probability at most alpha): the last look's own interval
+        passes = sum(outcomes)
+        table = rate_bounds(alpha, tasks, max(max_k, looks))
+        low, high = float(table[0][looks, passes]), float(table[1][looks, passes])
+    found: tuple[int, Reason] | None = None
+    if stop[0]:
+        at = int(stop[0]) - 1
+        found = (at + 1, "width" if highs[0, at] - lows[0, at] < width else "max-k")
+    return _finish(found, (False, None), looks, (high - low, width), (low, high))
 
 
 def method_note(kind: Kind, design: SequentialDesign, width: float | None = None) -> str:

@@ -13,7 +13,13 @@ import math
 from typing import TYPE_CHECKING, Literal, overload
 
 from alisio.core.base import Frozen
-from alisio.core.lab.betting import clopper_pearson, log_factorials, one_arm_log_wealth, pair_log_wealth
+from alisio.core.lab.betting import (
+    clopper_pearson,
+    log_factorials,
+    one_arm_bounds,
+    one_arm_log_wealth,
+    pair_log_wealth,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -36,7 +42,9 @@ __all__ = [
     "design_problem",
     "futility_probability",
     "one_arm_logs",
+    "rate_bounds",
     "scan_pairs",
+    "scan_width",
     "threshold",
 ]
 
@@ -126,12 +134,12 @@ def _pair_region(design: SequentialDesign) -> tuple[NDArray[np.bool_], ...]:
     return tuple(out)
 
 
-@functools.lru_cache(maxsize=65536)
+@functools.lru_cache(maxsize=1 << 20)
 def futility_probability(design: SequentialDesign, looks: int, plus: int, zero: int, minus: int) -> float:
-    """After ``looks`` pairs with these counts of D = +1, 0, −1: the chance that the e-value is past its
-    threshold at ``max_k`` if the remaining pairs are trinomial at the smoothed estimate (count + 1/2)/(looks
-    + 3/2); exactly 0 when no continuation reaches it (all remaining pairs +1 for the long side, −1 for the
-    short)."""
+    """After ``looks`` pairs with these counts of D = +1, 0, −1: the predictive chance that the e-value is past
+    its threshold at ``max_k``: the remaining pairs' counts are Dirichlet-multinomial, from a Dirichlet(count +
+    1/2) posterior on the chances of D = +1, 0, −1 (Jeffreys' prior). Exactly 0 when no continuation reaches
+    the threshold (all remaining pairs +1 for the long side, −1 for the short)."""
     import numpy as np
 
     regions = _pair_region(design)
@@ -139,21 +147,46 @@ def futility_probability(design: SequentialDesign, looks: int, plus: int, zero: 
     if not (regions[0][plus + rest, minus] or (len(regions) > 1 and regions[1][plus, minus + rest])):
         return 0.0
     lf = log_factorials(rest)
-    up, down = np.meshgrid(np.arange(rest + 1), np.arange(rest + 1), indexing="ij")
-    flat = rest - up - down
-    valid = flat >= 0
-    p_up, p_flat, p_down = ((x + 0.5) / (looks + 1.5) for x in (plus, zero, minus))
-    log_pmf = (
-        lf[rest]
-        - lf[up]
-        - lf[down]
-        - lf[np.where(valid, flat, 0)]
-        + up * math.log(p_up)
-        + down * math.log(p_down)
-        + np.where(valid, flat, 0) * math.log(p_flat)
-    )
-    hit = np.logical_or.reduce([r[plus + up, minus + down] for r in regions]) & valid
-    return float(np.exp(log_pmf)[hit].sum())
+    # Dirichlet-multinomial: log pmf of (up, down, flat = rest − up − down) after a Dirichlet(counts + 1/2)
+    # posterior is lf[rest] − g(S, rest) + h_up[up] + h_down[down] + h_flat[flat], h_x[n] = g(x, n) − lf[n],
+    # g(x, n) = log Γ(x + n) − log Γ(x) = Σ_{i < n} log(x + i).
+    h_up, h_down, h_flat = (_rising(x + 0.5, rest) - lf for x in (plus, minus, zero))
+    total = float(_rising(looks + 1.5, rest)[-1])
+    log_pmf = lf[rest] - total + h_up[:, None] + h_down[None, :] + h_flat[_flat_index(rest)]
+    window = (slice(plus, plus + rest + 1), slice(minus, minus + rest + 1))
+    hit = regions[0][window] if len(regions) == 1 else regions[0][window] | regions[1][window]
+    hit = hit & _flat_valid(rest)
+    return float(np.exp(log_pmf[hit]).sum())
+
+
+def _rising(x: float, n: int) -> NDArray[np.float64]:
+    """log Γ(x + j) − log Γ(x) for j = 0..n."""
+    import numpy as np
+
+    out: NDArray[np.float64] = np.concatenate(([0.0], np.cumsum(np.log(x + np.arange(n, dtype=np.float64)))))
+    return out
+
+
+@functools.lru_cache(maxsize=8)
+def _flat_index(rest: int) -> NDArray[np.int64]:
+    """rest − up − down over the (rest + 1)² grid of (up, down), clipped at 0 (see ``_flat_valid``)."""
+    import numpy as np
+
+    j = np.arange(rest + 1)
+    out: NDArray[np.int64] = np.maximum(rest - j[:, None] - j[None, :], 0)
+    out.setflags(write=False)
+    return out
+
+
+@functools.lru_cache(maxsize=8)
+def _flat_valid(rest: int) -> NDArray[np.bool_]:
+    """up + down <= rest over the (rest + 1)² grid."""
+    import numpy as np
+
+    j = np.arange(rest + 1)
+    out = j[:, None] + j[None, :] <= rest
+    out.setflags(write=False)
+    return out
 
 
 def baseline_nulls(design: SequentialDesign, base_passed: int, base_runs: int) -> tuple[float, ...]:
@@ -199,12 +232,13 @@ def _baseline_region(
     return tuple(out)
 
 
-@functools.lru_cache(maxsize=65536)
+@functools.lru_cache(maxsize=1 << 16)
 def baseline_futility_probability(
     design: SequentialDesign, base_passed: int, base_runs: int, looks: int, passes: int
 ) -> float:
-    """After ``looks`` candidate runs with ``passes``: the chance that the e-value is past its threshold at
-    ``max_k`` if the remaining runs pass at (passes + 1/2)/(looks + 1); 0 when no continuation reaches it."""
+    """After ``looks`` candidate runs with ``passes``: the predictive chance that the e-value is past its
+    threshold at ``max_k`` (the remaining passes beta-binomial, from a Beta(passes + 1/2, fails + 1/2)
+    posterior); exactly 0 when no continuation reaches it (all pass for the long side, all fail for the short)."""
     import numpy as np
 
     regions = _baseline_region(design, base_passed, base_runs)
@@ -212,11 +246,13 @@ def baseline_futility_probability(
     if not (regions[0][passes + rest] or (len(regions) > 1 and regions[1][passes])):
         return 0.0
     lf = log_factorials(rest)
-    j = np.arange(rest + 1)
-    p = (passes + 0.5) / (looks + 1.0)
-    pmf = np.exp(lf[rest] - lf[j] - lf[rest - j] + j * math.log(p) + (rest - j) * math.log1p(-p))
-    hit = np.logical_or.reduce([r[passes + j] for r in regions])
-    return float(pmf[hit].sum())
+    # beta-binomial: C(rest, j)·B(a + j, b + rest − j)/B(a, b), a = passes + 1/2, b = fails + 1/2
+    ups, downs = _rising(passes + 0.5, rest), _rising(looks - passes + 0.5, rest)
+    log_pmf = lf[rest] - lf - lf[::-1] + ups + downs[::-1] - _rising(looks + 1.0, rest)[-1]
+    hit = regions[0][passes : passes + rest + 1]
+    if len(regions) > 1:
+        hit = hit | regions[1][passes : passes + rest + 1]
+    return float(np.exp(log_pmf[hit]).sum())
 
 
 REASONS: tuple[Reason, ...] = ("decided", "futility", "max-k", "width")
@@ -291,3 +327,40 @@ def scan_pairs(
         direction[active[decided]] = np.argmax(np.where(hit, values, -1.0), axis=0)[decided]
         active = active[~ends]
     return stop, reason, direction
+
+
+@functools.lru_cache(maxsize=16)
+def rate_bounds(alpha: float, tasks: int, looks: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The one-arm confidence set for a rate at level 1 − α/m (both e-processes against 2·m/α) after t runs
+    with s passes, for every t <= ``looks``: (lower ends, upper ends), each indexed [t, s] (s > t unused)."""
+    import numpy as np
+
+    t, s = np.meshgrid(np.arange(looks + 1.0), np.arange(looks + 1.0), indexing="ij")
+    valid = s <= t
+    lows, highs = np.zeros(t.shape), np.ones(t.shape)
+    lows[valid], highs[valid] = one_arm_bounds(s[valid], (t - s)[valid], math.log(2.0 * tasks / alpha))
+    lows.setflags(write=False)
+    highs.setflags(write=False)
+    return lows, highs
+
+
+def scan_width(
+    design: SequentialDesign, width: float, outcomes: NDArray[np.bool_]
+) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.float64]]:
+    """Looking after every run, for each row of ``outcomes`` (one task's judged runs in repetition order): the
+    look at which ``--until-width`` stops it (0 while running: narrower than ``width`` from ``min_k`` on, or
+    ``max_k`` reached), and the running intersection of its confidence sequence at every look (low, high)."""
+    import numpy as np
+
+    check_design(design)
+    if not 0.0 < width <= 1.0:
+        raise ValueError(f"until_width: the width must be in (0, 1], got {width}")
+    looks = outcomes.shape[1]
+    table_low, table_high = rate_bounds(design.alpha, design.tasks, max(design.max_k, looks))
+    t = np.arange(1, looks + 1)
+    passes = np.cumsum(outcomes, axis=1)
+    low = np.maximum.accumulate(table_low[t, passes], axis=1)
+    high = np.minimum.accumulate(table_high[t, passes], axis=1)
+    ends = ((high - low < width) | (t >= design.max_k)) & (t >= design.min_k)
+    stop = np.where(ends.any(axis=1), np.argmax(ends, axis=1) + 1, 0)
+    return stop, low, high
