@@ -51,7 +51,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from alisio.core.base import Frozen
-from alisio.core.lab.betting import one_arm_bounds, pair_bounds, pair_log_wealth
+from alisio.core.lab.betting import one_arm_bounds, pair_bounds
 from alisio.core.lab.sequential_kernel import (
     FUTILITY,
     MAX_K,
@@ -69,6 +69,7 @@ from alisio.core.lab.sequential_kernel import (
     design_problem,
     futility_probability,
     one_arm_logs,
+    pair_logs,
     rate_bounds,
     scan_pairs,
     scan_width,
@@ -213,12 +214,9 @@ def two_arm(design: SequentialDesign, baseline: Sequence[bool], candidate: Seque
     plus, zero, minus = _pair_counts(baseline, candidate)
     looks = len(plus)
     level = threshold(design)
-    m0 = -design.margin if design.side == "not-worse" else 0.0
     two_sided = design.side == "two-sided"
     names: tuple[Direction, ...] = ("improved", "regressed") if two_sided else (design.side,)  # type: ignore[assignment]
-    logs = [
-        pair_log_wealth(plus, zero, minus, m0, long) for long in ((True, False) if two_sided else (True,))
-    ]
+    logs = pair_logs(design, plus, zero, minus)
     reached, direction, top = _crossing(logs, level, names)
     diffs = np.asarray(candidate[:looks], dtype=np.int64) - np.asarray(baseline[:looks], dtype=np.int64)
     stop_look, code, _ = scan_pairs(design, diffs.reshape(1, looks))

@@ -42,6 +42,7 @@ __all__ = [
     "design_problem",
     "futility_probability",
     "one_arm_logs",
+    "pair_logs",
     "rate_bounds",
     "scan_pairs",
     "scan_width",
@@ -255,6 +256,43 @@ def baseline_futility_probability(
     return float(np.exp(log_pmf[hit]).sum())
 
 
+def _null(design: SequentialDesign) -> float:
+    """The two-arm null mean of D: −margin for "not-worse", else 0."""
+    return -design.margin if design.side == "not-worse" else 0.0
+
+
+def _sides(design: SequentialDesign) -> tuple[bool, ...]:
+    """The e-processes of a test: long and short when two-sided, else long only."""
+    return (True, False) if design.side == "two-sided" else (True,)
+
+
+@functools.lru_cache(maxsize=64)
+def _wealth_table(design: SequentialDesign) -> tuple[NDArray[np.float64], ...]:
+    """Per side, the log e-value at the null 0 after a pairs with D = +1 and b with D = −1, a, b <= max_k
+    (a pair with D = 0 multiplies every bet by exactly 1 there, so the wealth is a function of (a, b))."""
+    import numpy as np
+
+    a, b = np.meshgrid(np.arange(design.max_k + 1.0), np.arange(design.max_k + 1.0), indexing="ij")
+    out = tuple(pair_log_wealth(a, np.zeros_like(a), b, 0.0, long) for long in _sides(design))
+    for table in out:
+        table.setflags(write=False)
+    return out
+
+
+def pair_logs(
+    design: SequentialDesign, plus: NDArray[np.float64], zero: NDArray[np.float64], minus: NDArray[np.float64]
+) -> list[NDArray[np.float64]]:
+    """Per side of the design's test, its log e-value at the counts given (any shape): read from a table at
+    the null 0 while the counts are within ``max_k``, computed otherwise. ``two_arm`` and ``scan_pairs`` both
+    read them here, so the CLI and the simulation see the very same floats."""
+    import numpy as np
+
+    if _null(design) == 0.0 and (plus.size == 0 or max(plus.max(), minus.max()) <= design.max_k):
+        a, b = plus.astype(np.int64), minus.astype(np.int64)
+        return [table[a, b] for table in _wealth_table(design)]
+    return [pair_log_wealth(plus, zero, minus, _null(design), long) for long in _sides(design)]
+
+
 REASONS: tuple[Reason, ...] = ("decided", "futility", "max-k", "width")
 """The reason codes of a scan: code i + 1 is ``REASONS[i]``; 0 is still running."""
 
@@ -299,10 +337,8 @@ def scan_pairs(
     check_design(design)
     paths, looks = diffs.shape
     level, cap = threshold(design), math.log(MAX_STATISTIC)
-    m0 = -design.margin if design.side == "not-worse" else 0.0
-    sides = (True, False) if design.side == "two-sided" else (True,)
     counts = np.zeros((3, paths))
-    best = np.full((len(sides), paths), -np.inf)
+    best = np.full((len(_sides(design)), paths), -np.inf)
     stop, reason = np.zeros(paths, dtype=np.int64), np.zeros(paths, dtype=np.int64)
     direction = np.full(paths, -1, dtype=np.int64)
     active = np.arange(paths)
@@ -312,10 +348,8 @@ def scan_pairs(
         step = diffs[active, look - 1]
         counts[:, active] += np.stack((step == 1, step == 0, step == -1))
         here = counts[:, active]
-        for i, long in enumerate(sides):
-            best[i, active] = np.maximum(
-                best[i, active], pair_log_wealth(here[0], here[1], here[2], m0, long)
-            )
+        for i, logs in enumerate(pair_logs(design, here[0], here[1], here[2])):
+            best[i, active] = np.maximum(best[i, active], logs)
         if look < design.min_k:
             continue
         values = np.exp(np.minimum(best[:, active], cap))
