@@ -23,7 +23,7 @@ from alisio.core.lab.sequential import (
     two_arm,
     until_width,
 )
-from alisio.core.lab.sequential_kernel import REASONS
+from alisio.core.lab.sequential_kernel import REASONS, baseline_nulls, rate_bounds
 
 runs = st.lists(st.booleans(), min_size=0, max_size=60)
 pairs = st.integers(0, 60).flatmap(
@@ -86,7 +86,7 @@ def test_the_e_value_matches_an_exact_pair_by_pair_product(
     assert math.isclose(got.statistic, float(expected), rel_tol=1e-9)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(pairs, st.integers(0, 30), sides)
 def test_a_stopped_task_stays_stopped_for_every_longer_prefix(
     data: tuple[list[bool], list[bool]], cut: int, side: str
@@ -228,8 +228,8 @@ def test_design_problems_are_one_line_messages() -> None:
         two_arm(SequentialDesign(tasks=1, max_k=2000), [], [])
 
 
-@settings(max_examples=10, deadline=None)
-@given(st.lists(pairs, min_size=1, max_size=5), sides)
+@settings(max_examples=6, deadline=None)
+@given(st.lists(pairs, min_size=1, max_size=4), sides)
 def test_the_vectorised_scan_is_the_cli_looking_after_every_pair(
     rows: list[tuple[list[bool], list[bool]]], side: str
 ) -> None:
@@ -251,3 +251,72 @@ def test_the_vectorised_scan_is_the_cli_looking_after_every_pair(
         assert stop[i] == first and REASONS[code[i] - 1] == at.reason
         names = ("improved", "regressed") if side == "two-sided" else (side,)
         assert (names[direction[i]] if direction[i] >= 0 else None) == at.direction
+
+
+baselines = st.integers(1, 60).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n)))
+
+
+@settings(max_examples=30, deadline=None)
+@given(runs, baselines, st.integers(0, 40), sides)
+def test_against_a_baseline_stops_monotonically_and_decides_beyond_the_baselines_bound(
+    candidate: list[bool], base: tuple[int, int], cut: int, side: str
+) -> None:
+    """Against a stored baseline: a stopped prefix stays stopped (decided stays decided, same direction), and
+    a decision means the candidate's confidence sequence has cleared the baseline's exact bound: its lower end
+    above the upper bound (minus the margin for not-worse) when improved or not-worse, its upper end below the
+    lower bound when regressed."""
+    design = _design(side, max_k=60)
+    short = against_baseline(design, *base, candidate[:cut])
+    full = against_baseline(design, *base, candidate)
+    if short.stopped:
+        assert full.stopped
+        if short.reason == "decided":
+            assert (full.reason, full.direction) == ("decided", short.direction)
+    nulls = baseline_nulls(design, *base)
+    if full.reason == "decided" and full.interval is not None:
+        if full.direction == "regressed":
+            assert full.interval[1] <= nulls[1] + 1e-9
+        elif nulls[0] > 0.0:
+            assert full.interval[0] >= nulls[0] - 1e-9
+
+
+@settings(max_examples=40, deadline=None)
+@given(runs, baselines)
+def test_against_a_baseline_is_symmetric_under_swapping_passes_and_fails(
+    candidate: list[bool], base: tuple[int, int]
+) -> None:
+    """Two-sided, swapping passes and fails on both sides mirrors the test: improved <-> regressed, the same
+    stop and e-value, the candidate's interval reflected about 1/2."""
+    design = _design("two-sided", max_k=60)
+    a = against_baseline(design, *base, candidate)
+    b = against_baseline(design, base[1] - base[0], base[1], [not x for x in candidate])
+    swap = {"improved": "regressed", "regressed": "improved", None: None}
+    assert (a.stopped, a.reason, a.runs, swap[a.direction]) == (b.stopped, b.reason, b.runs, b.direction)
+    assert math.isclose(a.statistic, b.statistic, rel_tol=1e-7)
+    if a.interval is not None and b.interval is not None:
+        assert math.isclose(a.interval[0], 1 - b.interval[1], abs_tol=1e-9)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.booleans(), min_size=0, max_size=120), st.sampled_from([0.2, 0.3, 0.5]), st.integers(0, 120)
+)
+def test_until_width_stops_monotonically_and_its_sequence_holds_each_looks_mean(
+    outcomes: list[bool], width: float, cut: int
+) -> None:
+    """One arm: every look's confidence set holds that look's observed rate (the wealth at the sample mean is at
+    most 1) and lies in [0, 1]; the reported interval is their running intersection, narrower than W when the
+    task stopped for width; a stopped prefix stays stopped; swapping passes and fails mirrors the interval."""
+    table_low, table_high = rate_bounds(0.05, 1, 120)
+    for t in range(1, len(outcomes) + 1):
+        s = sum(outcomes[:t])
+        assert 0.0 <= table_low[t, s] <= s / t <= table_high[t, s] <= 1.0
+    got = until_width(0.05, 1, width, 120, 5, outcomes)
+    if got.reason == "width":
+        assert got.statistic < width and got.interval is not None
+    if until_width(0.05, 1, width, 120, 5, outcomes[:cut]).stopped:
+        assert got.stopped
+    mirror = until_width(0.05, 1, width, 120, 5, [not x for x in outcomes])
+    assert (mirror.stopped, mirror.reason, mirror.runs) == (got.stopped, got.reason, got.runs)
+    if got.interval is not None and mirror.interval is not None:
+        assert math.isclose(got.interval[0], 1 - mirror.interval[1], abs_tol=1e-9)

@@ -389,7 +389,9 @@ def scan_width(
     check_design(design)
     if not 0.0 < width <= 1.0:
         raise ValueError(f"until_width: the width must be in (0, 1], got {width}")
-    looks = outcomes.shape[1]
+    paths, looks = outcomes.shape
+    if looks == 0:
+        return np.zeros(paths, dtype=np.int64), np.zeros((paths, 0)), np.zeros((paths, 0))
     table_low, table_high = rate_bounds(design.alpha, design.tasks, max(design.max_k, looks))
     t = np.arange(1, looks + 1)
     passes = np.cumsum(outcomes, axis=1)
