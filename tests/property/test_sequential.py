@@ -22,6 +22,7 @@ from alisio.core.lab.sequential import (
     threshold,
     two_arm,
     until_width,
+    width_problem,
 )
 from alisio.core.lab.sequential_kernel import REASONS, baseline_nulls, rate_bounds
 
@@ -226,6 +227,10 @@ def test_design_problems_are_one_line_messages() -> None:
     assert "alpha" in (design_problem(SequentialDesign(tasks=1, alpha=1.5)) or "")
     with pytest.raises(ValueError, match="max-k"):
         two_arm(SequentialDesign(tasks=1, max_k=2000), [], [])
+    assert width_problem(0.2) is None and width_problem(1.0) is None
+    assert width_problem(0.0) == "--until-width must be in (0, 1] (0.2 is ±10 points), got 0"
+    with pytest.raises(ValueError, match="until-width"):
+        until_width(0.05, 1, 1.5, 50, 5, [True])
 
 
 @settings(max_examples=6, deadline=None)

@@ -74,6 +74,7 @@ from alisio.core.lab.sequential_kernel import (
     scan_pairs,
     scan_width,
     threshold,
+    width_problem,
 )
 
 if TYPE_CHECKING:
@@ -100,6 +101,7 @@ __all__ = [
     "threshold",
     "two_arm",
     "until_width",
+    "width_problem",
 ]
 
 

@@ -47,6 +47,7 @@ __all__ = [
     "scan_pairs",
     "scan_width",
     "threshold",
+    "width_problem",
 ]
 
 SequentialSide = Literal["two-sided", "improved", "not-worse"]
@@ -92,6 +93,13 @@ def design_problem(design: SequentialDesign) -> str | None:
         (not 0.0 <= design.futility < 1.0, f"the futility level must be in [0, 1), got {design.futility}"),
     )
     return next((text for bad, text in problems if bad), None)
+
+
+def width_problem(width: float) -> str | None:
+    """What is wrong with an ``--until-width`` value as a one-line message, or None when it is valid."""
+    return (
+        None if 0.0 < width <= 1.0 else f"--until-width must be in (0, 1] (0.2 is ±10 points), got {width:g}"
+    )
 
 
 def check_design(design: SequentialDesign) -> None:
@@ -387,8 +395,8 @@ def scan_width(
     import numpy as np
 
     check_design(design)
-    if not 0.0 < width <= 1.0:
-        raise ValueError(f"until_width: the width must be in (0, 1], got {width}")
+    if (problem := width_problem(width)) is not None:
+        raise ValueError(f"until_width: {problem}")
     paths, looks = outcomes.shape
     if looks == 0:
         return np.zeros(paths, dtype=np.int64), np.zeros((paths, 0)), np.zeros((paths, 0))
