@@ -48,7 +48,8 @@ RATES = (0.1, 0.3, 0.5, 0.7, 0.9, 0.95)
 TASKS = (1, 5, 30)
 MAX_KS = (20, 50, 200)
 CHUNK = 60_000
-"""Simulated tasks per batch (memory: CHUNK x max-k bytes of differences)."""
+"""Simulated tasks per batch (memory: about 80 x CHUNK x max-k bytes for the counts and e-values; the batches
+set how the random draws are cut, so changing it changes the figures by simulation noise)."""
 
 
 def _pct(hits: int, n: int) -> str:

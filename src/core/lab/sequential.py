@@ -283,7 +283,7 @@ def until_width(
     low, high = float(lows[0, -1]), float(highs[0, -1])
     if low > high:  # the intersection is empty (probability at most alpha): the last look's own interval
         passes = sum(outcomes)
-        table = rate_bounds(alpha, tasks, max(max_k, looks))
+        table = rate_bounds(alpha, tasks, looks)
         low, high = float(table[0][looks, passes]), float(table[1][looks, passes])
     found: tuple[int, Reason] | None = None
     if stop[0]:

@@ -310,27 +310,39 @@ def _futile(design: SequentialDesign, looks: int, counts: NDArray[np.float64]) -
     (each distinct state's chance computed once)."""
     import numpy as np
 
-    states, inverse = np.unique(counts.T.astype(np.int64), axis=0, return_inverse=True)
+    if counts.shape[1] == 1:
+        states, inverse = counts.T.astype(np.int64), np.zeros(1, dtype=np.int64)
+    else:
+        states, inverse = np.unique(counts.T.astype(np.int64), axis=0, return_inverse=True)
     chances = np.array([futility_probability(design, looks, int(a), int(z), int(b)) for a, z, b in states])
     futile: NDArray[np.bool_] = (chances == 0.0) | (chances < design.futility)
     return futile[inverse.ravel()]
 
 
-def _look_codes(
-    design: SequentialDesign, look: int, decided: NDArray[np.bool_], counts: NDArray[np.float64]
-) -> NDArray[np.int64]:
-    """The reason code at ``look`` of each task still running (0 goes on): decided, else max-k at ``max_k``,
-    else futility."""
+def _first_decided(
+    design: SequentialDesign, diffs: NDArray[np.int64]
+) -> tuple[NDArray[np.float64], NDArray[np.int64], NDArray[np.int64]]:
+    """The counts of D = +1, 0, −1 after each look (3, rows, looks), and per row the first look >= ``min_k`` at
+    which the running maximum of an e-value has reached the threshold (looks + 1 when none has) and the side
+    that had (0 long, 1 short; −1 none)."""
     import numpy as np
 
-    if look >= design.max_k:
-        return np.where(decided, 1, 3)
-    codes = np.where(decided, 1, 0)
-    if (~decided).any():
-        futile = np.zeros_like(decided)
-        futile[~decided] = _futile(design, look, counts[:, ~decided])
-        codes = np.where(futile, 2, codes)
-    return codes
+    paths, looks = diffs.shape
+    counts = np.stack([np.cumsum(diffs == v, axis=1, dtype=np.float64) for v in (1, 0, -1)])
+    cap = math.log(MAX_STATISTIC)
+    values = np.stack(
+        [np.exp(np.minimum(np.maximum.accumulate(x, axis=1), cap)) for x in pair_logs(design, *counts)]
+    )
+    hit = crosses(values, threshold(design))
+    eligible: NDArray[np.bool_] = np.logical_or.reduce(hit, axis=0)
+    eligible[:, : design.min_k - 1] = False
+    first = np.where(eligible.any(axis=1), np.argmax(eligible, axis=1) + 1, looks + 1)
+    side = np.full(paths, -1, dtype=np.int64)
+    rows = np.flatnonzero(first <= looks)
+    if rows.size:
+        at = values[:, rows, first[rows] - 1]
+        side[rows] = np.argmax(np.where(hit[:, rows, first[rows] - 1], at, -1.0), axis=0)
+    return counts, first, side
 
 
 def scan_pairs(
@@ -339,50 +351,54 @@ def scan_pairs(
     """Looking after every pair, as the CLI does, for each row of ``diffs`` (one task's paired differences
     candidate − baseline in {−1, 0, +1}, in repetition order): the look at which it stops (0 while running),
     its reason code (``REASONS[code − 1]``; 0 while running) and its decided side (0 the long e-process:
-    improved or not-worse; 1 the short one: regressed; −1 when not decided)."""
+    improved or not-worse; 1 the short one: regressed; −1 when not decided). At each look from ``min_k`` on, in
+    this order: decided, max-k at ``max_k``, futility."""
     import numpy as np
 
     check_design(design)
     paths, looks = diffs.shape
-    level, cap = threshold(design), math.log(MAX_STATISTIC)
-    counts = np.zeros((3, paths))
-    best = np.full((len(_sides(design)), paths), -np.inf)
+    if looks == 0:
+        nothing = np.zeros(paths, dtype=np.int64)
+        return nothing, nothing.copy(), np.full(paths, -1, dtype=np.int64)
+    counts, first, side = _first_decided(design, diffs)
     stop, reason = np.zeros(paths, dtype=np.int64), np.zeros(paths, dtype=np.int64)
-    direction = np.full(paths, -1, dtype=np.int64)
     active = np.arange(paths)
-    for look in range(1, looks + 1):
+    for look in range(design.min_k, min(looks, design.max_k - 1) + 1):
+        active = active[first[active] > look]
         if active.size == 0:
             break
-        step = diffs[active, look - 1]
-        counts[:, active] += np.stack((step == 1, step == 0, step == -1))
-        here = counts[:, active]
-        for i, logs in enumerate(pair_logs(design, here[0], here[1], here[2])):
-            best[i, active] = np.maximum(best[i, active], logs)
-        if look < design.min_k:
-            continue
-        values = np.exp(np.minimum(best[:, active], cap))
-        hit = crosses(values, level)
-        decided = hit.any(axis=0)
-        codes = _look_codes(design, look, decided, here)
-        ends = codes > 0
-        stop[active[ends]], reason[active[ends]] = look, codes[ends]
-        direction[active[decided]] = np.argmax(np.where(hit, values, -1.0), axis=0)[decided]
-        active = active[~ends]
-    return stop, reason, direction
+        futile = _futile(design, look, counts[:, active, look - 1])
+        stop[active[futile]], reason[active[futile]] = look, 2
+        active = active[~futile]
+    decided = (reason == 0) & (first <= min(looks, design.max_k))
+    stop[decided], reason[decided] = first[decided], 1
+    if looks >= design.max_k:
+        capped = reason == 0
+        stop[capped], reason[capped] = design.max_k, 3
+    return stop, reason, np.where(reason == 1, side, -1)
 
 
-@functools.lru_cache(maxsize=16)
+@functools.lru_cache(maxsize=1 << 12)
+def _rate_row(alpha: float, tasks: int, looks: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The one-arm confidence set after ``looks`` runs with s = 0..looks passes: (lower ends, upper ends).
+    Computed one look at a time, so a table of any size holds the very same floats."""
+    import numpy as np
+
+    passes = np.arange(looks + 1.0)
+    lows, highs = one_arm_bounds(passes, looks - passes, math.log(2.0 * tasks / alpha))
+    lows.setflags(write=False)
+    highs.setflags(write=False)
+    return lows, highs
+
+
 def rate_bounds(alpha: float, tasks: int, looks: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """The one-arm confidence set for a rate at level 1 − α/m (both e-processes against 2·m/α) after t runs
     with s passes, for every t <= ``looks``: (lower ends, upper ends), each indexed [t, s] (s > t unused)."""
     import numpy as np
 
-    t, s = np.meshgrid(np.arange(looks + 1.0), np.arange(looks + 1.0), indexing="ij")
-    valid = s <= t
-    lows, highs = np.zeros(t.shape), np.ones(t.shape)
-    lows[valid], highs[valid] = one_arm_bounds(s[valid], (t - s)[valid], math.log(2.0 * tasks / alpha))
-    lows.setflags(write=False)
-    highs.setflags(write=False)
+    lows, highs = np.zeros((looks + 1, looks + 1)), np.ones((looks + 1, looks + 1))
+    for t in range(looks + 1):
+        lows[t, : t + 1], highs[t, : t + 1] = _rate_row(alpha, tasks, t)
     return lows, highs
 
 
@@ -400,7 +416,7 @@ def scan_width(
     paths, looks = outcomes.shape
     if looks == 0:
         return np.zeros(paths, dtype=np.int64), np.zeros((paths, 0)), np.zeros((paths, 0))
-    table_low, table_high = rate_bounds(design.alpha, design.tasks, max(design.max_k, looks))
+    table_low, table_high = rate_bounds(design.alpha, design.tasks, looks)
     t = np.arange(1, looks + 1)
     passes = np.cumsum(outcomes, axis=1)
     low = np.maximum.accumulate(table_low[t, passes], axis=1)
