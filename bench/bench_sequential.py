@@ -13,7 +13,7 @@ Parts (``--part``; all by default):
 - ``power``: one task, base rates 0.5 and 0.8, true differences +10, +20, +30 points (0.8 + 0.3 is not a rate),
   ``--max-k`` 50, 200 and twice what ``eval power`` plans for 80% (at most 500): the power (decided
   "improved" by ``--max-k``) and the mean pairs per task, against the runs per side that ``eval power`` plans
-  for Boschloo at the same power (``plan_power``), and the saving.
+  for Boschloo at the same power (``alisio.core.lab.comparisons.power_plan.plan_power``), and the saving.
 - ``coverage``: one arm, ``--until-width`` 0.2 and 0.3, ``--max-k`` 500: the share of tasks whose confidence
   sequence at the stop holds the true rate (at least 95% by Ville's inequality), and the mean runs.
 - ``methods``: why the mixture of bets: its power and mean pairs against a predictable plug-in bet (aGRAPA,
@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from alisio.core.lab.power import PowerRequest, plan_power
+from alisio.core.lab.comparisons.power_plan import PowerRequest, plan_power
 from alisio.core.lab.sequential_kernel import (
     MAX_K,
     SequentialDesign,
@@ -39,7 +39,7 @@ from alisio.core.lab.sequential_kernel import (
     scan_width,
     threshold,
 )
-from alisio.core.lab.stats import wilson_interval
+from alisio.core.stats.rates import wilson_interval
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray

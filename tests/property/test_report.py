@@ -210,8 +210,12 @@ def test_per_success_figures_are_total_spend_over_successes(records: list[RunRec
 @record_lists_settings
 @given(records_lists)
 def test_wall_time_median_and_variance_match_the_stats_kernel(records: list[RunRecord]) -> None:
-    """Per task the wall median and sample variance equal alisio.core.stats.rates over the judged runs."""
-    for t in build_report(records, conditions()).tasks:
+    """Per task and over the suite, the wall median and sample variance equal alisio.core.stats.rates over
+    the judged runs."""
+    report = build_report(records, conditions())
+    every = [float(r.measured.wall_ms) for r in records if r.judged]
+    assert report.summary.measured.wall_ms_median == median(every)
+    for t in report.tasks:
         walls = [float(r.measured.wall_ms) for r in records if r.task_id == t.task_id and r.judged]
         assert t.measured.wall_ms_median == median(walls)
         expected = sample_variance(walls)

@@ -198,6 +198,8 @@ class _Run:
     hashed: ConversationHash | None = None
     """The fingerprint state of the first ``hashed.count`` normalised messages (reset when compaction rewrites)."""
     context: ToolContext | None = None
+    started_processes: bool = False
+    """A process tool (bash) ran: only then can a process carry the run's mark, for ``end`` to look for."""
 
     # --- recording ------------------------------------------------------------------------------------
 
@@ -232,7 +234,7 @@ class _Run:
     def end(
         self, outcome: RunOutcome, reason: str | None = None, final_text: str = "", message: str | None = None
     ) -> RunResult:
-        if self.context is not None:
+        if self.context is not None and self.started_processes:
             stop_marked(self.context.process_mark)  # what a command left running (each call already swept)
         self.emit(RunEnded, outcome=outcome, reason=reason, final_text=final_text, turns=self.turns)
         return RunResult(
@@ -480,6 +482,7 @@ class _Run:
                     return self.refuse(call, refusal)
             case RunTool():
                 pass
+        self.started_processes |= effect_of(call.name) is Effect.PROCESS
         started = setup.clock()
         try:
             outcome = execute_tool(call, self.tool_context())

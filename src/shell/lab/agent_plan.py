@@ -86,10 +86,12 @@ def agent_plan(
     Raises:
         CommandError: an external agent that cannot run here (``alisio.shell.agents.setup``).
     """
+    used = [*arm_agents, *(task.agent for task in tasks)]
+    names = {agent.name for agent in external}
+    if not any(name in names for name in used):  # the built-in agent alone: nothing to set up, nor import
+        return AgentPlan(plan=plan)
     from alisio.shell.agents.replay import read_agent_cassettes
     from alisio.shell.agents.setup import external_runners
-
-    used = [*arm_agents, *(task.agent for task in tasks)]
 
     def cassettes(agent: ExternalAgent) -> dict[str, AgentCassette]:
         mine = [task for task in tasks if (request.provider.agent or task.agent) == agent.name]

@@ -54,7 +54,7 @@ from alisio.core.lab.suites.schedule import RunSpec, plan_runs
 from alisio.core.lab.suites.suite import Task
 from alisio.shell.config_home import LoadedConfig, data_dir, load_config
 from alisio.shell.errors import CommandError, expect
-from alisio.shell.harness.providers.transport import GIVE_UP_MARK
+from alisio.shell.harness.providers.base import GIVE_UP_MARK
 from alisio.shell.lab.agent_plan import (
     AgentPlan,
     agent_plan,

@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,7 +20,7 @@ from returns.result import Failure, Success
 
 from alisio.core.lab.suites.suite import violations as suite_violations
 from alisio.shell.errors import CommandError
-from alisio.shell.lab.suites import LoadedSuite, SuiteEntry, discover_suites
+from alisio.shell.lab.suites import LoadedSuite, SuiteEntry, declared_suite_id, discover_suites
 
 __all__ = [
     "NO_BUNDLED",
@@ -78,18 +77,8 @@ def _entry_names(entry: SuiteEntry) -> set[str]:
         case Success(loaded):
             names.add(loaded.suite.suite_id)
         case Failure(_):
-            names |= _declared_suite_id(entry.directory / "suite.json")
+            names |= declared_suite_id(entry.directory)
     return names
-
-
-def _declared_suite_id(suite_json: Path) -> set[str]:
-    """The ``suiteId`` a (possibly invalid) suite.json declares, if it can be read at all."""
-    try:
-        data = json.loads(suite_json.read_bytes())
-    except (OSError, ValueError):
-        return set()
-    declared = data.get("suiteId") if isinstance(data, dict) else None
-    return {declared} if isinstance(declared, str) else set()
 
 
 def find_suite(ref: str, suite_dir: Path | None, bundled: Path | None) -> SuiteChoice:
@@ -99,22 +88,20 @@ def find_suite(ref: str, suite_dir: Path | None, bundled: Path | None) -> SuiteC
         CommandError: no such suite (listing the known ones), a ``suite_dir`` that does not exist, or a matching
             suite that is invalid (every violation, with its file).
     """
-    entries: list[tuple[SuiteEntry, bool]] = []
-    if suite_dir is not None:
-        if not suite_dir.exists():
-            raise CommandError(f"--suite-dir {suite_dir}: no such directory")
-        entries += [(entry, True) for entry in discover_suites(suite_dir)]
-    if bundled is not None:
-        entries += [(entry, False) for entry in discover_suites(bundled)]
-    for entry, third_party in entries:
-        if ref not in _entry_names(entry):
-            continue
-        match entry.result:
-            case Success(loaded):
-                return SuiteChoice(loaded=loaded, third_party=third_party)
-            case Failure(error):
-                raise CommandError(*(f"{error.source}: {line}" for line in suite_violations(error)))
-    known = sorted({e.result.unwrap().suite.suite_id for e, _ in entries if isinstance(e.result, Success)})
+    if suite_dir is not None and not suite_dir.exists():
+        raise CommandError(f"--suite-dir {suite_dir}: no such directory")
+    roots = [(root, third_party) for root, third_party in ((suite_dir, True), (bundled, False)) if root]
+    for root, third_party in roots:
+        for entry in discover_suites(root, named=ref):
+            if ref not in _entry_names(entry):
+                continue
+            match entry.result:
+                case Success(loaded):
+                    return SuiteChoice(loaded=loaded, third_party=third_party)
+                case Failure(error):
+                    raise CommandError(*(f"{error.source}: {line}" for line in suite_violations(error)))
+    entries = [entry for root, _ in roots for entry in discover_suites(root)]
+    known = sorted({e.result.unwrap().suite.suite_id for e in entries if isinstance(e.result, Success)})
     message = f"no suite {ref!r}"
     if known:
         message += f" (known: {', '.join(known)})"

@@ -34,6 +34,7 @@ __all__ = [
     "SUITE_FILE",
     "LoadedSuite",
     "SuiteEntry",
+    "declared_suite_id",
     "discover_suites",
     "gather_path_facts",
     "load_suite",
@@ -112,22 +113,53 @@ def _read_suite_json(path: Path) -> bytes:
     return data
 
 
-def discover_suites(root: Path) -> tuple[SuiteEntry, ...]:
+def discover_suites(root: Path, named: str | None = None) -> tuple[SuiteEntry, ...]:
     """The suite at ``root`` if it has a suite.json (or is one), else one entry per immediate sub-directory
     that has a suite.json, sorted by name. Empty when there is none; an unreadable ``root`` is one entry
-    holding the error."""
+    holding the error.
+
+    ``named``: only the suites whose directory name or declared ``suiteId`` (``declared_suite_id``) is
+    ``named`` are loaded and returned: the others are read no further than their suiteId (``eval run SUITE``
+    pays for one suite's validation and hashing, not every bundled one's).
+    """
     if root.is_file() or os.path.lexists(root / SUITE_FILE):
-        return (SuiteEntry(directory=root.parent if root.is_file() else root, result=load_suite(root)),)
+        found = [(root.parent if root.is_file() else root, root)]
+    else:
+        try:
+            found = [(c, c) for c in sorted(c for c in root.iterdir() if os.path.lexists(c / SUITE_FILE))]
+        except OSError as error:
+            return (
+                SuiteEntry(
+                    directory=root,
+                    result=Failure(SuiteError(source=shown_name(root), message=_cannot_read(error, root))),
+                ),
+            )
+    return tuple(
+        SuiteEntry(directory=directory, result=load_suite(path))
+        for directory, path in found
+        if named is None or _may_answer(directory, path, named)
+    )
+
+
+def _may_answer(directory: Path, path: Path, name: str) -> bool:
+    """Whether the suite at ``path`` (in ``directory``) may answer to ``name``: its directory name, or the
+    suiteId its file or its directory's suite.json declares (what ``suite_choice`` matches, loaded or not)."""
+    if name == directory.name or name in declared_suite_id(path):
+        return True
+    return path != directory and name in declared_suite_id(directory)
+
+
+def declared_suite_id(path: Path) -> set[str]:
+    """The ``suiteId`` the suite.json at ``path`` (a suite directory or the file) declares, read as raw JSON
+    whether or not the suite is valid; empty when there is none or the file cannot be read."""
+    import json
+
     try:
-        children = sorted(child for child in root.iterdir() if os.path.lexists(child / SUITE_FILE))
-    except OSError as error:
-        return (
-            SuiteEntry(
-                directory=root,
-                result=Failure(SuiteError(source=shown_name(root), message=_cannot_read(error, root))),
-            ),
-        )
-    return tuple(SuiteEntry(directory=child, result=load_suite(child)) for child in children)
+        data = json.loads(_read_suite_json(path / SUITE_FILE if path.is_dir() else path))
+    except (OSError, ValueError, _NotASuiteFile, RecursionError):
+        return set()
+    declared = data.get("suiteId") if isinstance(data, dict) else None
+    return {declared} if isinstance(declared, str) else set()
 
 
 def gather_path_facts(directory: Path) -> PathFacts:

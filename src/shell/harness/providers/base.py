@@ -29,6 +29,10 @@ FailureKind = Literal[
     # is replay_divergence)
 ]
 
+GIVE_UP_MARK = "provider.rateLimitGiveUpMs"
+"""In the message of the 429 that gave up: what tells the lab to stop the command (here, not in
+``transport``, so that the lab reads it without importing httpx)."""
+
 
 class ProviderFailure(Exception):
     """A provider call that produced no usable stream. ``str()`` is one line for the user; no secrets."""

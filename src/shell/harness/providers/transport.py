@@ -59,15 +59,19 @@ from alisio.core.harness.protocol import StreamEvent, served_changes
 from alisio.core.harness.sse import error_message
 from alisio.core.harness.wire import StreamDecoder
 from alisio.shell import cancel
-from alisio.shell.harness.providers.base import FailureKind, FirstEvent, ProviderFailure, RetryNotice
+from alisio.shell.harness.providers.base import (
+    GIVE_UP_MARK,
+    FailureKind,
+    FirstEvent,
+    ProviderFailure,
+    RetryNotice,
+)
 from alisio.shell.harness.providers.gate import Gate, GateTimeout
 
 __all__ = ["DEFAULT_RATE_LIMIT_GIVE_UP_S", "GIVE_UP_MARK", "Transport"]
 
 EXCERPT_CHARS = 200
 DEFAULT_RATE_LIMIT_GIVE_UP_S = 120.0
-GIVE_UP_MARK = "provider.rateLimitGiveUpMs"
-"""In the message of the 429 that gave up: what tells the lab to stop the command."""
 _KEY_SHAPE = re.compile(r"\b(sk|gsk|xai)-[A-Za-z0-9_\-*]{6,}")
 
 Decode = Callable[[], StreamDecoder]
