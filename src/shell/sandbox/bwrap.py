@@ -74,6 +74,7 @@ class Sandbox:
         binds: Sequence[Bind] = (),
         workdir: str = WORKSPACE,
         scratch: Sequence[str] = (),
+        env: Sequence[tuple[str, str]] = (),
     ) -> Iterator[list[str]]:
         """The argv running ``argv`` in the sandbox, for the block (its cgroup is removed after it).
 
@@ -83,6 +84,7 @@ class Sandbox:
             network: share the host's network.
             binds: more host paths to bind.
             scratch: fresh, empty, writable directories inside (``alisio.core.harness.sandbox.bwrap_argv``).
+            env: variables set inside after the sandbox's own HOME, TMPDIR and PWD.
         """
         inner = bwrap_argv(
             argv,
@@ -96,6 +98,7 @@ class Sandbox:
             prlimit=self.prlimit,
             workdir=workdir,
             scratch=scratch,
+            env=env,
         )
         if self.pids_cgroup is None:
             yield list(inner)
