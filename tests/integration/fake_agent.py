@@ -15,6 +15,7 @@ in the api's own shape, and stops at the first answer without a tool call and pr
 - ``escape``: tries to connect to each port of ``$ESCAPE_PORTS`` on 127.0.0.1 and to write each file of
   ``$ESCAPE_PATHS`` (comma-separated), prints what happened, where it is and what it is, as JSON, then runs
   the loop.
+``--sleep S`` sleeps S seconds before anything else (a run that is in flight when its command is killed).
 ``--exit N`` exits N after the loop (a non-zero agent exit); a model error exits 3, printing it.
 ``--version`` prints ``fake-agent 1.2.3``.
 """
@@ -247,6 +248,8 @@ def main(argv: list[str]) -> int:
             API[0] = next(args)
         elif arg == "--exit":
             code = int(next(args))
+        elif arg == "--sleep":
+            time.sleep(float(next(args)))
         elif arg == "--prompt-file":
             with open(next(args), encoding="utf-8") as file:
                 prompt = file.read()

@@ -572,6 +572,7 @@ def run_request(request: LabRequest, ui: Ui, outputs: Sequence[Output] = OUTPUTS
                 root=root,
                 jobs=jobs_for(request, loaded),
                 agent_conditions=agents.conditions,
+                agent_configs=agents.configs,
                 sandbox=str(kind),
                 label=request.output.label,
             )

@@ -81,7 +81,9 @@ def relay_problem() -> str | None:
     """Why the proxy's relay cannot run in the sandbox here (no ``/usr/bin/python3``), or ``None``."""
     if os.access(RELAY_PYTHON, os.X_OK):
         return None
-    return f"--sandbox bwrap: the proxy relay needs {RELAY_PYTHON} inside the sandbox: apt-get install python3"
+    return (
+        f"--sandbox bwrap: the proxy relay needs {RELAY_PYTHON} inside the sandbox: apt-get install python3"
+    )
 
 
 @contextlib.contextmanager
