@@ -155,10 +155,14 @@ def _agent_differences(stored: Sequence[ManifestAgent], current: Sequence[Manife
             was, is_ = ("not used", "used") if old is None else ("used", "not used")
             lines.append(f"agent {name} differs: {was} when the run started, {is_} now")
             continue
-        for field, what in (("kind", "kind"), ("version", "version"), ("config", "settings")):
+        for field, what in (
+            ("kind", "kind differs"),
+            ("version", "version differs"),
+            ("config", "settings differ"),
+        ):
             if getattr(old, field) != getattr(new, field):
                 was, is_ = _shown(getattr(old, field)), _shown(getattr(new, field))
-                lines.append(f"agent {name}'s {what} differs: {was} when the run started, {is_} now")
+                lines.append(f"agent {name}'s {what}: {was} when the run started, {is_} now")
     return lines
 
 
