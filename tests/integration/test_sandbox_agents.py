@@ -156,3 +156,36 @@ def test_a_sandboxed_agent_run_records_then_replays_from_another_path_without_di
     assert (record.status.value, record.divergence) == ("pass", None)
     assert record.measured.turns == len(log) == 2
     assert SECRET not in (moved / "cassettes" / "fake" / "fix.jsonl").read_text()
+
+
+def test_agent_files_binds_the_install_tree_and_the_paths_of_its_command(tmp_path: Path) -> None:
+    """An executable outside /usr runs by its real path with its venv (and that venv's base Python) or its
+    topmost node_modules bound; one the sandbox has runs as it is; existing absolute arguments are bound,
+    never the sandbox's own mount points."""
+    from alisio.shell.sandbox.agents import agent_files
+
+    python = tmp_path / "python" / "bin"
+    python.mkdir(parents=True)
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text(f"home = {python}\n")
+    script = venv / "bin" / "agent"
+    script.write_text(f"#!{venv}/bin/python\n")
+    script.chmod(0o755)
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "agent").symlink_to(script)
+    argv, binds = agent_files(
+        ["agent", "--config", str(tmp_path / "agent.toml"), "/tmp"], f"{tmp_path / 'bin'}:/usr/bin"
+    )
+    assert argv == [str(script), "--config", str(tmp_path / "agent.toml"), "/tmp"]
+    assert binds == (str(tmp_path / "python"), str(venv))  # the config file does not exist: nothing to bind
+    cli = tmp_path / "npm" / "node_modules" / "pkg" / "node_modules" / "dep" / "cli.js"
+    cli.parent.mkdir(parents=True)
+    cli.write_text("#!/usr/bin/env node\n")
+    assert agent_files([str(cli)], "/usr/bin") == ([str(cli)], (str(tmp_path / "npm" / "node_modules"),))
+    mine = tmp_path / "my-agent.py"
+    mine.write_text("print()\n")
+    assert agent_files(["python3", str(mine), "/workspace"], f"{tmp_path / 'bin'}:/usr/bin") == (
+        ["python3", str(mine), "/workspace"],
+        (str(mine),),
+    )
