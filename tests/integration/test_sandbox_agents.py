@@ -112,6 +112,12 @@ def test_a_sandboxed_agent_reaches_the_model_through_its_proxy_and_nothing_else(
         f"../../escape-{token}": "Read-only file system",
         f"/etc/escape-{token}": "Read-only file system",
     }
+    denied = [i.message for i in records["esc"].incidents if i.kind == "sandbox_denied"]
+    assert denied == [
+        "agent esc: the sandbox refused a write outside the workspace (read-only file system); "
+        "a network connection (no network in the sandbox)"
+    ]
+    assert not [i for i in records["r"].incidents if i.kind == "sandbox_denied"]
     assert not outside.exists() and not home_file.exists() and not Path(f"/etc/escape-{token}").exists()
     assert not list(Path("/tmp").glob(f"escape-{token}")) and not list(tmp_path.rglob(f"escape-{token}"))
     assert (seen["cwd"], seen["hostname"], seen["pid"]) == ("/workspace", "sandbox", 3)

@@ -59,7 +59,7 @@ from alisio.core.agents.run import (
     run_started,
 )
 from alisio.core.harness.events import RunEnded
-from alisio.core.harness.sandbox import HOST_PATH_VARIABLES, SANDBOX_HOME, WORKSPACE
+from alisio.core.harness.sandbox import HOST_PATH_VARIABLES, SANDBOX_HOME, WORKSPACE, denial_in
 from alisio.core.harness.toolenv import NO_PROMPTS
 from alisio.core.lab.judges.verify import AgentTools
 from alisio.core.replay.cassette import with_divergence
@@ -217,7 +217,11 @@ class ExternalRunner:
         calls = tuple(_proxied(call, rules) for call in proxy.calls)
         hit = proxy.stop
         budget = (hit.budget, hit.limit, hit.value) if hit is not None else None
-        verdict = run_events(self._facts(job), calls, end, tool_map(self.agent), budget, wall_ms)
+        denied = None  # what the sandbox refused, as the agent's log shows (its tools' output is in it)
+        if job.sandbox is not None:
+            denied = denial_in(f"{end.stdout}\n{end.stderr}", network=job.sandbox.network)
+        facts = self._facts(job)
+        verdict = run_events(facts, calls, end, tool_map(self.agent), budget, wall_ms, denied)
         return AgentRun(
             events=verdict.events,
             outcome=verdict.outcome,
