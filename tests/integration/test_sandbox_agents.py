@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.agent_endpoint import AgentEndpoint
+from tests.integration.agent_endpoint import FIX_COMMAND, AgentEndpoint
 from tests.integration.helpers import alisio
 from tests.integration.test_external_agents import (
     SECRET,
@@ -139,29 +139,34 @@ def test_a_sandboxed_agent_run_records_then_replays_from_another_path_without_di
     tmp_path: Path,
 ) -> None:
     """A recording made in the sandbox replays in it, from another copy of the suite, with no divergence and
-    no endpoint; its counts are the recording's endpoint log."""
+    no endpoint, and replays outside it too: the agent's tool output names its workspace and HOME, which
+    fingerprint as ``<workspace>`` and ``<run>`` in and out of the sandbox (``/workspace`` only as a path:
+    ``</workspace_roots>`` stays). Its counts are the recording's endpoint log."""
     _config(tmp_path, _agent("fake", "--api", "openai-responses", api='"openai-responses"'))
     suite = _suite(tmp_path / "a", [_task("fix", "fake")])
-    common = ["--yes", "--agent", "fake", "--allow-write", "--allow-process", "--sandbox", "bwrap"]
-    with AgentEndpoint() as endpoint:
+    common = ["--yes", "--agent", "fake", "--allow-write", "--allow-process"]
+    shown = f'{FIX_COMMAND}; echo "$PWD </workspace_roots> $HOME"'
+    with AgentEndpoint(command=shown) as endpoint:
         recorded = alisio(
-            tmp_path, "eval", "record", "agents-suite", "--suite-dir", str(suite), *common,
+            tmp_path, "eval", "record", "agents-suite", "--suite-dir", str(suite), *common, "--sandbox", "bwrap",
             "--base-url", endpoint.base_url, env={"OPENAI_API_KEY": SECRET},
         )  # fmt: skip
         log = endpoint.model_calls
     assert recorded.returncode == 0, recorded.stderr
+    cassette = (suite / "cassettes" / "fake" / "fix.jsonl").read_text()
+    assert "<workspace> </workspace_roots> <run>/home" in cassette and SECRET not in cassette
     moved = tmp_path / "b" / "agents-suite"
     shutil.copytree(suite, moved)
-    out = tmp_path / "out"
-    replayed = alisio(
-        tmp_path, "eval", "run", "agents-suite", "--suite-dir", str(moved), *common, "--mode", "replay",
-        "--out", str(out),
-    )  # fmt: skip
-    assert replayed.returncode == 0, replayed.stderr
-    record = _records(out)["fix"]
-    assert (record.status.value, record.divergence) == ("pass", None)
-    assert record.measured.turns == len(log) == 2
-    assert SECRET not in (moved / "cassettes" / "fake" / "fix.jsonl").read_text()
+    for sandbox in ("bwrap", "none"):
+        out = tmp_path / f"out-{sandbox}"
+        replayed = alisio(
+            tmp_path, "eval", "run", "agents-suite", "--suite-dir", str(moved), *common, "--sandbox", sandbox,
+            "--mode", "replay", "--out", str(out),
+        )  # fmt: skip
+        assert replayed.returncode == 0, (sandbox, replayed.stderr)
+        record = _records(out)["fix"]
+        assert (record.status.value, record.divergence) == ("pass", None), sandbox
+        assert record.measured.turns == len(log) == 2
 
 
 def test_agent_files_binds_the_install_tree_and_the_paths_of_its_command(tmp_path: Path) -> None:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -42,6 +43,7 @@ import msgspec
 from alisio.core.agents.cassette import AgentCassette, AgentCassetteHeader, unplayed_divergence
 from alisio.core.agents.config import ExternalAgent
 from alisio.core.agents.presets import (
+    RUN_DIR,
     Invocation,
     RunDirs,
     invocation,
@@ -334,9 +336,8 @@ def _place(job: AgentJob, run_dir: Path, sock_dir: Path | None, kind: str) -> _P
     )
     host_run = run_dir / "agent"
     host_run.mkdir()
-    return _Place(
-        dirs=inside, host_run=host_run, rules=run_dir_rules(SANDBOX_HOME), socket=sock_dir / "p.sock"
-    )
+    rules = ((re.escape(SANDBOX_HOME) + r"\b", RUN_DIR),)  # as a path only
+    return _Place(dirs=inside, host_run=host_run, rules=rules, socket=sock_dir / "p.sock")
 
 
 _INSIDE_ENV: Final = frozenset({"HOME", "TMPDIR", "PWD", *HOST_PATH_VARIABLES})
