@@ -61,7 +61,7 @@ from alisio.core.agents.run import (
     run_started,
 )
 from alisio.core.harness.events import RunEnded
-from alisio.core.harness.sandbox import HOST_PATH_VARIABLES, SANDBOX_HOME, WORKSPACE, denial_in
+from alisio.core.harness.sandbox import HOST_PATH_VARIABLES, SANDBOX_HOME, denial_in
 from alisio.core.harness.toolenv import NO_PROMPTS
 from alisio.core.lab.judges.verify import AgentTools
 from alisio.core.replay.cassette import with_divergence
@@ -332,7 +332,7 @@ def _place(job: AgentJob, run_dir: Path, sock_dir: Path | None, kind: str) -> _P
         )
         return _Place(dirs=dirs, host_run=run_dir, rules=run_dir_rules(str(run_dir), str(run_dir.resolve())))
     inside = RunDirs(
-        run=SANDBOX_HOME, workspace=WORKSPACE, prompt_file=f"{SANDBOX_HOME}/prompt.txt", files=files
+        run=SANDBOX_HOME, workspace=job.sandbox.workdir, prompt_file=f"{SANDBOX_HOME}/prompt.txt", files=files
     )
     host_run = run_dir / "agent"
     host_run.mkdir()
@@ -360,6 +360,7 @@ def _started(
         network=job.sandbox.network,
         env=[(name, value) for name, value in inv.env if name in _INSIDE_ENV],
         read_only=read_only,
+        workdir=job.sandbox.workdir,
     )
 
 

@@ -95,9 +95,10 @@ def agent_command(
     home: Path | None = None,
     proxy: ProxyRoute | None = None,
     network: bool = False,
-    cwd: str = WORKSPACE,
+    cwd: str | None = None,
     env: Sequence[tuple[str, str]] = (),
     read_only: Sequence[str] = (),
+    workdir: str = WORKSPACE,
 ) -> Iterator[list[str]]:
     """The argv that runs the external agent ``argv`` inside ``sandbox`` (its cgroup lives for the block).
 
@@ -113,10 +114,11 @@ def agent_command(
             state; ``None``: an empty private tmpfs.
         proxy: the recording proxy's route; ``None``: no way out at all (unless ``network``).
         network: share the host's network (only when the ``external`` effect is granted).
-        cwd: where the agent starts, inside the sandbox.
+        cwd: where the agent starts, inside the sandbox (default: ``workdir``).
         env: variables set inside after the sandbox's own HOME, TMPDIR and PWD (the agent's HOME and XDG
             directories below ``/home/sandbox``).
         read_only: host paths bound read-only at the same path (``agent_files``).
+        workdir: where the workspace is inside (``/workspace``, or a task's own, such as ``/app``).
 
     Raises:
         SandboxUnavailable: a proxy was given and the sandbox has no ``/usr/bin/python3`` for the relay.
@@ -134,7 +136,13 @@ def agent_command(
         relay = [RELAY_PYTHON, "-I", RELAY_PATH, PROXY_SOCKET, proxy.host, str(proxy.port), "--"]
         command = relay + command
     with sandbox.command(
-        command, workspace=os.path.realpath(workspace), cwd=cwd, network=network, binds=binds, env=env
+        command,
+        workspace=os.path.realpath(workspace),
+        cwd=cwd or workdir,
+        network=network,
+        binds=binds,
+        env=env,
+        workdir=workdir,
     ) as wrapped:
         yield wrapped
 

@@ -15,8 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.agent_endpoint import FIX_COMMAND, AgentEndpoint
-from tests.integration.helpers import alisio
-from tests.integration.test_external_agents import (
+from tests.integration.agents.test_external_agents import (
     SECRET,
     _agent,
     _agent_exit,
@@ -25,7 +24,8 @@ from tests.integration.test_external_agents import (
     _suite,
     _task,
 )
-from tests.integration.test_sandbox import Listener
+from tests.integration.helpers import alisio
+from tests.integration.sandbox.test_sandbox import Listener
 
 pytestmark = [
     pytest.mark.xdist_group("external-agents"),

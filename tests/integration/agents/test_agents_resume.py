@@ -14,8 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.agent_endpoint import AgentEndpoint
-from tests.integration.helpers import alisio
-from tests.integration.test_external_agents import (
+from tests.integration.agents.test_external_agents import (
     ALISIO,
     FAKE,
     SECRET,
@@ -24,6 +23,7 @@ from tests.integration.test_external_agents import (
     _suite,
     _task,
 )
+from tests.integration.helpers import alisio
 
 pytestmark = pytest.mark.xdist_group("external-agents")
 
