@@ -11,7 +11,11 @@ in the api's own shape, and stops at the first answer without a tool call and pr
 - ``no-model``: prints the prompt's length and exits, never calling the model;
 - ``hang``: starts a detached grandchild (``setsid sleep``), then sleeps for ever;
 - ``huge``: prints 3 MB to stdout and 1 MB to stderr, then runs the loop;
-- ``env``: prints its environment as JSON (what the lab let through), then runs the loop.
+- ``env``: prints its environment as JSON (what the lab let through), then runs the loop;
+- ``escape``: tries to connect to each port of ``$ESCAPE_PORTS`` on 127.0.0.1 and to write each file of
+  ``$ESCAPE_PATHS`` (comma-separated), prints what happened, where it is and what it is, as JSON, then runs
+  the loop.
+``--sleep S`` sleeps S seconds before anything else (a run that is in flight when its command is killed).
 ``--exit N`` exits N after the loop (a non-zero agent exit); a model error exits 3, printing it.
 ``--version`` prints ``fake-agent 1.2.3``.
 """
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -207,6 +212,27 @@ def _loop(prompt: str) -> str:
         turn(history, calls, outputs)
 
 
+def _escape() -> dict[str, Any]:
+    """Each attempt's outcome (``connected``, ``written``, or the error), and where the agent runs."""
+    outcome: dict[str, Any] = {"connect": {}, "write": {}}
+    for port in filter(None, os.environ.get("ESCAPE_PORTS", "").split(",")):
+        try:
+            socket.create_connection(("127.0.0.1", int(port)), timeout=2).close()
+            outcome["connect"][port] = "connected"
+        except OSError as error:
+            outcome["connect"][port] = error.strerror or str(error)
+    for path in filter(None, os.environ.get("ESCAPE_PATHS", "").split(",")):
+        try:
+            with open(path, "w", encoding="utf-8") as file:
+                file.write("escaped")
+            outcome["write"][path] = "written"
+        except OSError as error:
+            outcome["write"][path] = error.strerror or str(error)
+    outcome |= {"cwd": os.getcwd(), "hostname": socket.gethostname(), "pid": os.getpid()}
+    outcome["env"] = {k: v for k, v in os.environ.items() if k.startswith(("HOME", "XDG_", "OPENAI_BASE"))}
+    return outcome
+
+
 def main(argv: list[str]) -> int:
     if argv == ["--version"]:
         print("fake-agent 1.2.3")
@@ -222,6 +248,8 @@ def main(argv: list[str]) -> int:
             API[0] = next(args)
         elif arg == "--exit":
             code = int(next(args))
+        elif arg == "--sleep":
+            time.sleep(float(next(args)))
         elif arg == "--prompt-file":
             with open(next(args), encoding="utf-8") as file:
                 prompt = file.read()
@@ -240,6 +268,8 @@ def main(argv: list[str]) -> int:
         sys.stderr.write("y" * (1 << 20) + "\n")
     if mode == "env":
         print(json.dumps(dict(os.environ)))
+    if mode == "escape":
+        print(json.dumps(_escape()))
     try:
         final = _loop(prompt)
     except urllib.error.HTTPError as error:

@@ -11,6 +11,7 @@ from returns.result import Failure, Success
 from alisio.core.errors import ReportError
 from alisio.core.lab.manifest import (
     MANIFEST_SCHEMA_VERSION,
+    ManifestAgent,
     RunManifest,
     decode_manifest,
     differences,
@@ -186,3 +187,37 @@ def test_a_resume_runs_what_is_missing_keeps_the_rest_and_sets_errors_apart(
     assert all(record.status is RunStatus.ERROR for record in apart)
     assert retry_errors or apart == ()
     assert stranger not in kept and stranger not in apart
+
+
+_agents = st.lists(
+    st.builds(
+        ManifestAgent,
+        name=st.sampled_from(["a", "b", "c"]),
+        kind=st.sampled_from(["codex", "command"]),
+        version=st.sampled_from(["1", "2"]),
+        config=st.sampled_from(["x" * 64, "y" * 64]),
+    ),
+    max_size=3,
+    unique_by=lambda agent: agent.name,
+).map(tuple)
+
+
+@given(manifests, _agents, _agents)
+def test_a_resume_names_each_external_agent_that_changed(
+    manifest: RunManifest, before: tuple[ManifestAgent, ...], after: tuple[ManifestAgent, ...]
+) -> None:
+    """With the agents kept in plan.json, each one used then or now whose kind, version or settings differ
+    (or that is used only then or only now) is one line naming it; none kept (older plan.json): none."""
+    stored = msgspec.structs.replace(manifest, agents=before)
+    lines = differences(stored, msgspec.structs.replace(manifest, agents=after))
+    old, new = {a.name: a for a in before}, {a.name: a for a in after}
+    expected = 0
+    for name in old.keys() | new.keys():
+        if name not in old or name not in new:
+            expected += 1
+        else:
+            expected += sum(
+                getattr(old[name], f) != getattr(new[name], f) for f in ("kind", "version", "config")
+            )
+    assert len(lines) == (expected if before else 0)
+    assert all(line.startswith("agent ") and line.endswith(" now") for line in lines)

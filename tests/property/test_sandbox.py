@@ -95,3 +95,31 @@ def test_denial_in_names_each_refusal_and_only_those(noise: str, network: bool) 
     assert too_big is not None and "file size" in too_big
     forks = denial_in("bash: fork: retry: Resource temporarily unavailable", network=network)
     assert forks is not None and "process limit" in forks
+
+
+_ARITY = {"--bind": 2, "--ro-bind": 2, "--symlink": 2, "--dev": 1, "--proc": 1, "--perms": 1, "--size": 1}
+_ARITY |= {"--tmpfs": 1, "--remount-ro": 1, "--hostname": 1, "--chdir": 1}
+
+
+@given(
+    commands,
+    st.lists(st.tuples(st.sampled_from(["HOME", "XDG_DATA_HOME", "TMPDIR", "X"]), st.text(max_size=20))),
+)
+def test_the_callers_variables_are_set_last_so_they_win(
+    command: list[str], env: list[tuple[str, str]]
+) -> None:
+    """An external agent's HOME and XDG directories (``env``) come after the sandbox's own HOME, TMPDIR and PWD
+    and after the host's XDG variables are unset (bwrap applies them in order), and before the command."""
+    argv = bwrap_argv(command, bwrap="/usr/bin/bwrap", roots=(), workspace="/tmp/ws", env=env)
+    settings: list[tuple[str, ...]] = []
+    i = 1
+    while argv[i] != "--":  # every option's arity is known: walk them, never mistaking a value for one
+        arity = {"--setenv": 2, "--unsetenv": 1}.get(argv[i])
+        if arity is not None:
+            settings.append(argv[i : i + 1 + arity])
+            i += 1 + arity
+        else:
+            i += _ARITY.get(argv[i], 0) + 1
+    tail = settings[len(settings) - len(env) :] if env else []
+    assert tail == [("--setenv", name, value) for name, value in env]
+    assert ("--setenv", "HOME", SANDBOX_HOME) in settings[: len(settings) - len(env)]

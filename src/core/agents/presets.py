@@ -29,6 +29,7 @@ __all__ = [
     "BINARIES",
     "DUMMY_KEY",
     "INSTALL",
+    "RUN_DIR",
     "Invocation",
     "RunDirs",
     "invocation",

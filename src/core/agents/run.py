@@ -26,6 +26,8 @@ from alisio.core.harness.events import (
     AgentExited,
     BudgetStopped,
     Event,
+    IncidentKind,
+    IncidentRaised,
     ProviderRequested,
     ProviderResponded,
     RunEnded,
@@ -204,6 +206,11 @@ def run_started(facts: RunFacts) -> RunStarted:
     )
 
 
+def _denied(agent: str, what: str, seq: int, elapsed_ms: int) -> IncidentRaised:
+    message = f"agent {agent}: the sandbox refused {what}"
+    return IncidentRaised(seq=seq, elapsed_ms=elapsed_ms, kind=IncidentKind.SANDBOX_DENIED, message=message)
+
+
 def run_events(
     facts: RunFacts,
     calls: Sequence[ProxiedCall],
@@ -211,12 +218,14 @@ def run_events(
     tool_map: Mapping[str, str],
     budget: tuple[str, int, int] | None,
     wall_ms: int | None,
+    denied: str | None = None,
 ) -> RunVerdict:
     """The run's event log and outcome (rules in the module docstring).
 
     Args:
         budget: ``(name, limit, value)`` of the budget the proxy refused a call for, if any.
         wall_ms: the task's ``maxWallMs`` (named in the budget stop when the agent was killed at it).
+        denied: what the sandbox refused, as the agent's output shows it (a ``sandbox_denied`` incident).
     """
     events: list[Event] = [run_started(facts)]
     for call in calls:
@@ -236,6 +245,8 @@ def run_events(
             stopped=end.stopped,
         )
     )
+    if denied is not None:
+        events.append(_denied(facts.agent, denied, len(events), elapsed))
     if outcome == "budget_exceeded" and reason is not None:
         limit, value = (budget[1], budget[2]) if budget else (wall_ms or 0, elapsed)
         named: list[BudgetName] = [known for known in _BUDGETS if known == reason]

@@ -23,7 +23,8 @@ Rules this module keeps:
   counts the sandbox's own user namespace), the size of one file (``RLIMIT_FSIZE``) and the address space
   of one process (``RLIMIT_AS``); the shell adds a pids cgroup where the kernel ignores ``RLIMIT_NPROC``
   (running as root);
-- HOME, TMPDIR and PWD are the sandbox's; the ``XDG_*`` directories of the host are unset;
+- HOME, TMPDIR and PWD are the sandbox's; the ``XDG_*`` directories of the host are unset; ``env`` (paths
+  inside the sandbox, given by the caller) is set after them;
 - the command itself comes last, after ``--``, verbatim: nothing of it is parsed by bwrap or prlimit.
 
 ``denial_in`` says when a command's output shows the sandbox refused something (a write to the read-only
@@ -173,6 +174,7 @@ def bwrap_argv(
     prlimit: str | None = "/usr/bin/prlimit",
     workdir: str = WORKSPACE,
     scratch: Sequence[str] = (),
+    env: Sequence[tuple[str, str]] = (),
 ) -> tuple[str, ...]:
     """The argv that runs ``command`` in the sandbox this module describes.
 
@@ -188,6 +190,8 @@ def bwrap_argv(
         workdir: where the workspace is inside the sandbox (``WORKSPACE`` unless a task names another).
         scratch: directories made fresh, empty and writable for this command (each a tmpfs of at most
             ``limits.tmp_bytes``), after the binds.
+        env: variables set inside after the sandbox's own, so they win (an external agent's HOME and
+            ``XDG_*`` directories, which name paths inside the sandbox).
     """
     args: list[str] = [bwrap, "--unshare-all", "--die-with-parent", "--as-pid-1"]
     if network:
@@ -210,6 +214,8 @@ def bwrap_argv(
     args += ["--setenv", "HOME", SANDBOX_HOME, "--setenv", "TMPDIR", "/tmp", "--setenv", "PWD", cwd]
     for name in HOST_PATH_VARIABLES:
         args += ["--unsetenv", name]
+    for name, value in env:
+        args += ["--setenv", name, value]
     args.append("--")
     if prlimit is not None:
         args += [prlimit, *limit_args(limits), "--"]

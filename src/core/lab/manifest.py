@@ -27,6 +27,7 @@ from alisio.core.lab.suites.schedule import MAX_K, RunSpec
 
 __all__ = [
     "MANIFEST_SCHEMA_VERSION",
+    "ManifestAgent",
     "RunManifest",
     "decode_manifest",
     "differences",
@@ -37,6 +38,17 @@ __all__ = [
 ]
 
 MANIFEST_SCHEMA_VERSION = 1
+
+
+class ManifestAgent(Frozen, frozen=True, kw_only=True):
+    """An external agent a run used, as plan.json keeps it: a resume runs the rest with the same one."""
+
+    name: str
+    kind: str
+    version: str
+    """What its version command printed."""
+    config: str
+    """The sha256 of its ``[agents.NAME]`` settings as parsed (command, api, env, binary...)."""
 
 
 class RunManifest(Frozen, frozen=True, kw_only=True, omit_defaults=True):
@@ -78,6 +90,8 @@ class RunManifest(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     """Where commands ran (``none`` or ``bwrap``): a resume runs them the same way."""
     label: str | None = None
     """``--label TEXT``, kept by a resume."""
+    agents: tuple[ManifestAgent, ...] = ()
+    """The external agents the run used, by name (empty: none, or plan.json written before it was kept)."""
     sequential: SequentialPlan | None = None
     """The sequential design (``--sequential --baseline``, ``--until-width``; ``k`` is its ``maxK``): a resume
     continues it, recomputing each task's stop from runs.jsonl; ``None``: a fixed k."""
@@ -130,7 +144,30 @@ def differences(stored: RunManifest, current: RunManifest) -> tuple[str, ...]:
         before, now = getattr(stored, field), getattr(current, field)
         if before != now:
             lines.append(f"{what} differs: {_shown(before)} when the run started, {_shown(now)} now")
+    if stored.agents:  # plan.json written before agents were kept says nothing to compare
+        lines += _agent_differences(stored.agents, current.agents)
     return tuple(lines)
+
+
+def _agent_differences(stored: Sequence[ManifestAgent], current: Sequence[ManifestAgent]) -> list[str]:
+    """One line per external agent whose kind, version or settings changed, or that is used or gone now."""
+    before, now = {a.name: a for a in stored}, {a.name: a for a in current}
+    lines = []
+    for name in sorted(before.keys() | now.keys()):
+        old, new = before.get(name), now.get(name)
+        if old is None or new is None:
+            was, is_ = ("not used", "used") if old is None else ("used", "not used")
+            lines.append(f"agent {name} differs: {was} when the run started, {is_} now")
+            continue
+        for field, what in (
+            ("kind", "kind differs"),
+            ("version", "version differs"),
+            ("config", "settings differ"),
+        ):
+            if getattr(old, field) != getattr(new, field):
+                was, is_ = _shown(getattr(old, field)), _shown(getattr(new, field))
+                lines.append(f"agent {name}'s {what}: {was} when the run started, {is_} now")
+    return lines
 
 
 def measurement_differences(

@@ -1,6 +1,7 @@
 """The per-run pass-through proxy an external agent talks to: ``RunProxy``.
 
-It listens on 127.0.0.1 at a random port, forwards each request's body unchanged (the exact bytes) to the
+It listens on 127.0.0.1 at a random port (or on a unix socket: the one bound into a sandboxed agent's
+bubblewrap, ``alisio.shell.sandbox.agents``), forwards each request's body unchanged (the exact bytes) to the
 lab's configured provider, adding the real key (the agent has only a dummy one), and streams the answer back
 as it arrives while keeping a bounded copy. Each model call (a POST to ``.../chat/completions``,
 ``.../responses`` or ``.../messages``) is read with ``alisio.core.agents.exchange`` and kept as a ``Call``.
@@ -19,6 +20,9 @@ Rules it keeps:
 from __future__ import annotations
 
 import contextlib
+import os
+import socket
+import socketserver
 import threading
 import time
 from collections.abc import Callable
@@ -110,10 +114,13 @@ class RunProxy:
         host: str = "127.0.0.1",
         port: int = 0,
         replay: Replayer | None = None,
+        unix: str | None = None,
     ) -> None:
+        """``unix``: listen on this unix socket path instead of ``host:port``."""
         self.api, self.base_url, self._key, self.budget = api, base_url.rstrip("/"), key, budget
         self.client, self.on_stop = client, on_stop
         self._address = (host, port)
+        self._unix = unix
         self.replay = replay
         self.diverged = False
         self.state = _State()
@@ -142,8 +149,9 @@ class RunProxy:
 
         class Handler(_Handler):
             owner = proxy
+            disable_nagle_algorithm = self._unix is None  # TCP_NODELAY is a TCP option
 
-        server = _Server(self._address, Handler)
+        server = _Server(self._address, Handler) if self._unix is None else _UnixServer(self._unix, Handler)  # type: ignore[arg-type]
         server.daemon_threads = True
         self._server = server
         threading.Thread(target=server.serve_forever, name="alisio-proxy", daemon=True).start()
@@ -234,6 +242,15 @@ class _Server(ThreadingHTTPServer):
 
     def handle_error(self, request: object, client_address: object) -> None:
         return None  # an agent that drops its connection (killed at a budget) is not our error to print
+
+
+class _UnixServer(_Server):
+    address_family = socket.AF_UNIX
+
+    def server_bind(self) -> None:
+        socketserver.TCPServer.server_bind(self)  # HTTPServer's would look the path up as a host name
+        os.chmod(str(self.server_address), 0o600)
+        self.server_name, self.server_port = "localhost", 0
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -9,6 +9,13 @@ files), starts a ``RunProxy`` on 127.0.0.1 at a random port, and starts the agen
   value holds the real key reaches it;
 - carrying the run's process mark, so whatever it leaves behind is stopped when it ends, as ``bash``'s are.
 
+Under ``--sandbox bwrap`` (``job.sandbox``) the agent runs in bubblewrap (``alisio.shell.sandbox.agents``): the
+copy at ``/workspace``, the run directory bound as ``/home/sandbox`` (its HOME, XDG directories, config files
+and prompt file below it), its install tree read-only, no network; the proxy listens on a unix socket bound
+in, which the relay inside serves on ``127.0.0.1:RELAY_PORT``, the base URL the agent is given. Those paths
+and that port are the same in every run, and ``/home/sandbox`` fingerprints as ``<run>`` as the run
+directory does outside.
+
 ``maxWallMs`` kills the whole group; a budget the proxy refuses ends it too. Its stdout and stderr are kept
 head and tail (``OUTPUT_CHARS`` each) in the run's ``agent_exit`` event. An agent that cannot start, or a proxy
 that cannot bind, is an ``error`` run with the reason, never an exception.
@@ -19,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -30,10 +38,12 @@ from pathlib import Path
 from typing import IO, Final
 
 import httpx
+import msgspec
 
 from alisio.core.agents.cassette import AgentCassette, AgentCassetteHeader, unplayed_divergence
 from alisio.core.agents.config import ExternalAgent
 from alisio.core.agents.presets import (
+    RUN_DIR,
     Invocation,
     RunDirs,
     invocation,
@@ -51,6 +61,7 @@ from alisio.core.agents.run import (
     run_started,
 )
 from alisio.core.harness.events import RunEnded
+from alisio.core.harness.sandbox import HOST_PATH_VARIABLES, SANDBOX_HOME, denial_in
 from alisio.core.harness.toolenv import NO_PROMPTS
 from alisio.core.lab.judges.verify import AgentTools
 from alisio.core.replay.cassette import with_divergence
@@ -61,6 +72,9 @@ from alisio.shell.harness.tools.bash import read_output, supervise_group
 from alisio.shell.harness.tools.processes import marked, new_mark
 from alisio.shell.lab.agents import AgentJob, AgentRun
 from alisio.shell.lab.stale import owned_prefix
+from alisio.shell.sandbox.agents import RELAY_PORT, ProxyRoute, agent_command, agent_files
+from alisio.shell.sandbox.bwrap import SandboxUnavailable
+from alisio.shell.sandbox.relay import START_FAILED
 
 __all__ = ["BASIC_ENV", "OUTPUT_CHARS", "ExternalRunner", "Upstream"]
 
@@ -105,10 +119,14 @@ class ExternalRunner:
 
     def run(self, job: AgentJob) -> AgentRun:
         run_dir = Path(tempfile.mkdtemp(prefix=owned_prefix(f"agent-{job.task.id}")))
+        # a unix socket's path is short (108 bytes): the sandboxed proxy's gets a directory of its own
+        sock_dir = Path(tempfile.mkdtemp(prefix=owned_prefix("sock"))) if job.sandbox is not None else None
         try:
-            return self._run_in(job, run_dir)
+            return self._run_in(job, _place(job, run_dir, sock_dir, self.agent.kind))
         finally:
             shutil.rmtree(run_dir, ignore_errors=True)
+            if sock_dir is not None:
+                shutil.rmtree(sock_dir, ignore_errors=True)
 
     def _facts(self, job: AgentJob) -> RunFacts:
         return RunFacts(
@@ -128,20 +146,13 @@ class ExternalRunner:
             events=(start, end), outcome="error", reason=reason, message=message, tools=self.tools()
         )
 
-    def _run_in(self, job: AgentJob, run_dir: Path) -> AgentRun:
-        dirs = RunDirs(
-            run=str(run_dir),
-            workspace=str(job.workspace),
-            prompt_file=str(run_dir / "prompt.txt"),
-            files=_files(job.workspace) if self.agent.kind == "aider" else (),
-        )
+    def _run_in(self, job: AgentJob, place: _Place) -> AgentRun:
         budget = job.task.budget
         holder: list[subprocess.Popen[bytes]] = []
-        run_paths = run_dir_rules(str(run_dir), str(run_dir.resolve()))
-        rules = (*job.rules, *run_paths, *noise_rules(self.agent))
+        rules = (*job.rules, *place.rules, *noise_rules(self.agent))
         replayer = None
         if self.cassettes is not None:
-            replayer = CassetteReplayer(self.cassettes[job.task.id], rules, str(job.workspace))
+            replayer = CassetteReplayer(self.cassettes[job.task.id], rules, place.workspace)
         proxy = RunProxy(
             self.agent.api,
             self.upstream.base_url,
@@ -151,31 +162,34 @@ class ExternalRunner:
             on_stop=lambda: _terminate(holder),
             replay=replayer,
             port=self.proxy_port,
+            unix=None if place.socket is None else str(place.socket),
         )
         try:
             proxy.start()
         except OSError as error:
-            return self._failed(job, "proxy_bind", f"the run's proxy cannot listen on 127.0.0.1: {error}")
+            where = "127.0.0.1" if place.socket is None else f"its unix socket {place.socket}"
+            return self._failed(job, "proxy_bind", f"the run's proxy cannot listen on {where}: {error}")
         try:
-            inv = invocation(
-                self.agent, self.binary, job.task.prompt, job.model or self.model, proxy.url, dirs
-            )
-            _prepare(run_dir, dirs, job.task.prompt, inv)
+            base_url = proxy.url if place.socket is None else f"http://127.0.0.1:{RELAY_PORT}"
+            model = job.model or self.model
+            inv = invocation(self.agent, self.binary, job.task.prompt, model, base_url, place.dirs)
+            _prepare(place, job.task.prompt, inv)
             started = time.monotonic()
             try:
-                end = self._supervise(job, inv, holder, budget.max_wall_ms, run_dir)
-            except OSError as error:
-                why = error.strerror or str(error)
+                end = self._supervise(job, inv, holder, budget.max_wall_ms, place)
+            except (OSError, SandboxUnavailable) as error:
+                why = (error.strerror or str(error)) if isinstance(error, OSError) else str(error)
                 return self._failed(
                     job, "agent_start", f"agent {self.agent.name}: cannot start {inv.argv[0]}: {why}"
                 )
-            end = AgentEnd(
-                exit_code=end.exit_code,
+            if place.socket is not None and end.exit_code == 127 and START_FAILED in end.stderr:
+                said = end.stderr[end.stderr.index(START_FAILED) + len(START_FAILED) :].splitlines()[0]
+                why = f"agent {self.agent.name}: cannot start {said} (in the sandbox)"
+                return self._failed(job, "agent_start", why)
+            end = msgspec.structs.replace(
+                end,
                 killed="budget" if proxy.stop is not None and end.killed is None else end.killed,
                 elapsed_ms=round((time.monotonic() - started) * 1000),
-                stdout=end.stdout,
-                stderr=end.stderr,
-                stopped=end.stopped,
             )
         finally:
             proxy.close()
@@ -205,7 +219,11 @@ class ExternalRunner:
         calls = tuple(_proxied(call, rules) for call in proxy.calls)
         hit = proxy.stop
         budget = (hit.budget, hit.limit, hit.value) if hit is not None else None
-        verdict = run_events(self._facts(job), calls, end, tool_map(self.agent), budget, wall_ms)
+        denied = None  # what the sandbox refused, as the agent's log shows (its tools' output is in it)
+        if job.sandbox is not None:
+            denied = denial_in(f"{end.stdout}\n{end.stderr}", network=job.sandbox.network)
+        facts = self._facts(job)
+        verdict = run_events(facts, calls, end, tool_map(self.agent), budget, wall_ms, denied)
         return AgentRun(
             events=verdict.events,
             outcome=verdict.outcome,
@@ -233,15 +251,22 @@ class ExternalRunner:
         inv: Invocation,
         holder: list[subprocess.Popen[bytes]],
         wall_ms: int | None,
-        run_dir: Path,
+        place: _Place,
     ) -> AgentEnd:
-        """Start the agent and wait for it; raises ``OSError`` when it cannot start."""
+        """Start the agent (in its sandbox, if any) and wait for it; raises ``OSError`` or
+        ``SandboxUnavailable`` when it cannot start."""
         mark = new_mark()
-        with (run_dir / "stdout").open("w+b") as out, (run_dir / "stderr").open("w+b") as err:
+        env = marked(self._env(inv, self.upstream.key), mark)
+        run_dir = place.host_run if place.socket is None else place.host_run.parent
+        with (
+            _started(inv, env, job, place) as argv,
+            (run_dir / "stdout").open("w+b") as out,
+            (run_dir / "stderr").open("w+b") as err,
+        ):
             process = subprocess.Popen(
-                list(inv.argv),
+                argv,
                 cwd=job.workspace,
-                env=marked(self._env(inv, self.upstream.key), mark),
+                env=env,
                 stdin=subprocess.PIPE if inv.stdin is not None else subprocess.DEVNULL,
                 stdout=out,
                 stderr=err,
@@ -254,14 +279,14 @@ class ExternalRunner:
                     process.stdin.write(inv.stdin.encode())
                 with contextlib.suppress(OSError):
                     process.stdin.close()
-            timeout = wall_ms / 1000 if wall_ms is not None else _NO_LIMIT_S
             group = supervise_group(
                 process,
                 (out, err),
-                timeout_s=timeout,
+                timeout_s=wall_ms / 1000 if wall_ms is not None else _NO_LIMIT_S,
                 max_output_bytes=MAX_OUTPUT_BYTES,
                 grace_s=2.0,
                 mark=mark,
+                sandboxed=place.socket is not None,
             )
             killed = {"timeout": "maxWallMs", "output": "output"}.get(group.killed or "")
             return AgentEnd(
@@ -272,6 +297,71 @@ class ExternalRunner:
                 stderr=_read(err),
                 stopped=tuple(str(stopped) for stopped in group.stopped_marked),
             )
+
+
+@dataclass(frozen=True)
+class _Place:
+    """Where one run's agent lives: its directories as it sees them, and where they are on the host."""
+
+    dirs: RunDirs
+    """As the agent sees them (in the sandbox: ``/home/sandbox/...`` and ``/workspace``)."""
+    host_run: Path
+    """The run directory on the host (``dirs.run`` itself, or the directory bound there)."""
+    rules: Rules
+    """The run directory's paths, as ``<run>`` (so a run fingerprints the same in or out of the sandbox)."""
+    socket: Path | None = None
+    """Sandboxed: the proxy's unix socket, bound into the sandbox; ``None``: the proxy listens on TCP."""
+
+    @property
+    def workspace(self) -> str:
+        return self.dirs.workspace
+
+    def host(self, path: str) -> Path:
+        """The host path of a path under ``dirs.run``."""
+        return self.host_run / Path(path).relative_to(self.dirs.run)
+
+
+def _place(job: AgentJob, run_dir: Path, sock_dir: Path | None, kind: str) -> _Place:
+    files = _files(job.workspace) if kind == "aider" else ()
+    if job.sandbox is None or sock_dir is None:
+        dirs = RunDirs(
+            run=str(run_dir),
+            workspace=str(job.workspace),
+            prompt_file=str(run_dir / "prompt.txt"),
+            files=files,
+        )
+        return _Place(dirs=dirs, host_run=run_dir, rules=run_dir_rules(str(run_dir), str(run_dir.resolve())))
+    inside = RunDirs(
+        run=SANDBOX_HOME, workspace=job.sandbox.workdir, prompt_file=f"{SANDBOX_HOME}/prompt.txt", files=files
+    )
+    host_run = run_dir / "agent"
+    host_run.mkdir()
+    rules = ((re.escape(SANDBOX_HOME) + r"\b", RUN_DIR),)  # as a path only
+    return _Place(dirs=inside, host_run=host_run, rules=rules, socket=sock_dir / "p.sock")
+
+
+_INSIDE_ENV: Final = frozenset({"HOME", "TMPDIR", "PWD", *HOST_PATH_VARIABLES})
+"""The variables the sandbox sets or unsets itself: an agent's own values of them are set after."""
+
+
+def _started(
+    inv: Invocation, env: Mapping[str, str], job: AgentJob, place: _Place
+) -> contextlib.AbstractContextManager[list[str]]:
+    """The argv to start: the agent's own, or the agent in its sandbox with the relay to its proxy."""
+    if job.sandbox is None or place.socket is None:
+        return contextlib.nullcontext(list(inv.argv))
+    argv, read_only = agent_files(inv.argv, env.get("PATH", os.defpath))
+    return agent_command(
+        argv,
+        sandbox=job.sandbox.sandbox,
+        workspace=job.workspace,
+        home=place.host_run,
+        proxy=ProxyRoute(socket=place.socket, port=RELAY_PORT),
+        network=job.sandbox.network,
+        env=[(name, value) for name, value in inv.env if name in _INSIDE_ENV],
+        read_only=read_only,
+        workdir=job.sandbox.workdir,
+    )
 
 
 _MAX_FILES: Final = 200
@@ -291,13 +381,14 @@ def _read(file: IO[bytes]) -> str:
     return read_output(file, OUTPUT_CHARS, 8 * OUTPUT_CHARS + 8)
 
 
-def _prepare(run_dir: Path, dirs: RunDirs, prompt: str, inv: Invocation) -> None:
+def _prepare(place: _Place, prompt: str, inv: Invocation) -> None:
     for name in ("home", "xdg-config", "xdg-data", "xdg-state", "xdg-cache"):
-        (run_dir / name).mkdir()
-    Path(dirs.prompt_file).write_text(prompt, encoding="utf-8")
+        (place.host_run / name).mkdir()
+    place.host(place.dirs.prompt_file).write_text(prompt, encoding="utf-8")
     for path, text in inv.files:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        Path(path).write_text(text, encoding="utf-8")
+        host = place.host(path)
+        host.parent.mkdir(parents=True, exist_ok=True)
+        host.write_text(text, encoding="utf-8")
 
 
 def _with_divergence(run: AgentRun, replayer: CassetteReplayer) -> AgentRun:

@@ -9,10 +9,13 @@ its version.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import version
 from pathlib import Path
+
+import msgspec
 
 from alisio.core.agents.cassette import AgentCassette
 from alisio.core.agents.config import ExternalAgent
@@ -46,6 +49,8 @@ class AgentPlan:
     runners: dict[str, AgentRunner] = field(default_factory=dict)
     conditions: dict[str, AgentCondition] = field(default_factory=dict)
     plan: ProviderPlan | None = None
+    configs: dict[str, str] = field(default_factory=dict)
+    """The sha256 of each agent's settings (plan.json keeps it: a resume checks it)."""
 
 
 def agents_of(
@@ -125,7 +130,12 @@ def agent_plan(
     replaced = dataclasses.replace(
         plan, close=close_both, id=first.upstream.provider_id, model=first.model, hook=None
     )
-    return AgentPlan(runners=dict(runners), conditions=conditions, plan=replaced)
+    configs = {
+        agent.name: hashlib.sha256(msgspec.json.encode(agent)).hexdigest()
+        for agent in external
+        if agent.name in runners
+    }
+    return AgentPlan(runners=dict(runners), conditions=conditions, plan=replaced, configs=configs)
 
 
 def uses_external(request: LabRequest, tasks: Sequence[Task], external: Sequence[ExternalAgent]) -> bool:

@@ -80,6 +80,8 @@ class LabStart:
     """Runs at once."""
     agent_conditions: Mapping[str, AgentCondition] = field(default_factory=dict)
     """The external agents the command uses: name, kind and version (``alisio.shell.lab.agent_plan``)."""
+    agent_configs: Mapping[str, str] = field(default_factory=dict)
+    """The sha256 of each external agent's settings, by name (kept in plan.json for a resume)."""
     sandbox: str = "none"
     """Where commands run: ``none`` or ``bwrap``."""
     label: str | None = None

@@ -505,8 +505,9 @@ def _agents(
     plan: ProviderPlan,
     sandbox: Sandbox | None,
 ) -> AgentPlan:
-    """The external agents' runners of the command (``agent_plan``); refused under a sandbox, which does not
-    hold them yet (never silently unsandboxed)."""
+    """The external agents' runners of the command (``agent_plan``). Under a sandbox each agent runs in it with
+    the proxy's relay, which needs the sandbox's ``/usr/bin/python3``: without it the command refuses (never
+    an agent run unsandboxed)."""
     from alisio.shell.lab.cassettes import cassette_dir_for
 
     source = str(loaded.path) if loaded is not None else "config.toml"
@@ -521,11 +522,12 @@ def _agents(
         )
     agents = agent_plan(request, external, source, tasks, arm_agents, plan, cassettes, suite)
     if sandbox is not None and agents.runners:
-        names = ", ".join(sorted(agents.runners))
-        raise CommandError(
-            f"--sandbox bwrap: the external agent(s) {names} cannot run in the sandbox yet (only the built-in "
-            "agent's commands and the command verifiers can); use --sandbox none; nothing was run"
-        )
+        from alisio.shell.sandbox.agents import relay_problem
+
+        problem = relay_problem()
+        if problem is not None:
+            names = ", ".join(sorted(agents.runners))
+            raise CommandError(f"{problem} (external agents {names}); nothing was run")
     return agents
 
 
@@ -578,6 +580,7 @@ def run_request(request: LabRequest, ui: Ui, outputs: Sequence[Output] = OUTPUTS
                 root=root,
                 jobs=jobs_for(request, loaded),
                 agent_conditions=agents.conditions,
+                agent_configs=agents.configs,
                 sandbox=str(kind),
                 label=request.output.label,
                 sequential=sequential,

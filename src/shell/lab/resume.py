@@ -28,6 +28,7 @@ from alisio.core.harness.endpoint import endpoint_of
 from alisio.core.harness.events import Effect
 from alisio.core.harness.sandbox import SandboxKind
 from alisio.core.lab.manifest import (
+    ManifestAgent,
     RunManifest,
     decode_manifest,
     differences,
@@ -256,6 +257,10 @@ def _manifest(start: LabStart, request: LabRequest, run_id: str, created_at: str
         script_hash=script_hash(script, tuple(task.id for task in start.tasks)),
         sandbox=start.sandbox,
         label=request.output.label,
+        agents=tuple(
+            ManifestAgent(name=name, kind=c.kind, version=c.version, config=start.agent_configs.get(name, ""))
+            for name, c in sorted(start.agent_conditions.items())
+        ),
         sequential=start.sequential,
     )
 

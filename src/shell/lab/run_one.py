@@ -8,6 +8,7 @@ its type and message in ``errors``), so one broken run never costs a lab its oth
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +25,7 @@ from alisio.core.lab.records import Incident, RunRecord
 from alisio.core.lab.suites.schedule import RunSpec
 from alisio.core.lab.suites.suite import Task
 from alisio.core.lab.transcript import encode_transcript
+from alisio.core.replay.fingerprint import WORKSPACE as WORKSPACE_TOKEN
 from alisio.core.replay.fingerprint import Rules, path_rules
 from alisio.shell.lab.plans import ProviderPlan
 from alisio.shell.lab.preflight import task_policy
@@ -93,8 +95,9 @@ def _rules(task: Task, workspace: Path, sandbox: SandboxRun | None) -> Rules:
     """The fingerprint rules of a run: its workspace path (and ``/workspace``, or the task's workdir, where
     sandboxed commands see it, so a run fingerprints the same with and without the sandbox), then the task's
     replayNormalize."""
-    paths = (str(workspace), str(workspace.resolve()), *((sandbox.workdir,) if sandbox is not None else ()))
-    rules = path_rules(*paths)
+    rules = path_rules(str(workspace), str(workspace.resolve()))
+    if sandbox is not None:  # as a path only: Codex's </workspace_roots> tag is not the workspace
+        rules += ((re.escape(sandbox.workdir) + r"\b", WORKSPACE_TOKEN),)
     return rules + tuple((rule.pattern, rule.replace) for rule in task.replay_normalize)
 
 

@@ -11,6 +11,10 @@ Rules:
   (``pids.max`` = the process limit), joined before bwrap starts by a one-line ``sh`` wrapper (no
   ``preexec_fn``: commands start from worker threads). Where no pids cgroup can be made, the probe says the
   process limit is not enforced (``Sandbox.warnings``); the other limits still are;
+- running as root, where a memory cgroup can be made (cgroup v1's memory hierarchy, or v2 with the memory
+  controller enabled for this process's children), each command also gets one whose limit is the memory
+  limit: the memory of all its processes together (the kernel's OOM killer ends one past it), besides each
+  process's address space (``RLIMIT_AS``). Elsewhere only the address space is bounded;
 - a command's cgroup is removed when it ends (the PID namespace is gone by then: bwrap's init kills every
   process inside before it exits).
 """
@@ -44,6 +48,8 @@ _PROBE_TIMEOUT_S: Final = 20.0
 _CGROUP_PREFIX: Final = "alisio-"
 _JOIN: Final = 'echo $$ > "$0/cgroup.procs" && exec "$@"'
 """The ``sh -c`` wrapper that moves itself into the cgroup ``$0``, then becomes bwrap."""
+_JOIN_TWO: Final = 'echo $$ > "$0/cgroup.procs" && echo $$ > "$1/cgroup.procs" && shift && exec "$@"'
+"""The same for two cgroups, ``$0`` and ``$1`` (cgroup v1: pids and memory are separate hierarchies)."""
 
 
 class SandboxUnavailable(Exception):
@@ -60,6 +66,8 @@ class Sandbox:
     prlimit: str
     pids_cgroup: str | None = None
     """The directory under which each command gets its pids cgroup (running as root), else ``None``."""
+    memory_cgroup: str | None = None
+    """The directory under which each command gets its memory cgroup (running as root), else ``None``."""
     warnings: tuple[str, ...] = ()
     """Limits that cannot be enforced here, one line each."""
 
@@ -74,6 +82,7 @@ class Sandbox:
         binds: Sequence[Bind] = (),
         workdir: str = WORKSPACE,
         scratch: Sequence[str] = (),
+        env: Sequence[tuple[str, str]] = (),
     ) -> Iterator[list[str]]:
         """The argv running ``argv`` in the sandbox, for the block (its cgroup is removed after it).
 
@@ -83,6 +92,7 @@ class Sandbox:
             network: share the host's network.
             binds: more host paths to bind.
             scratch: fresh, empty, writable directories inside (``alisio.core.harness.sandbox.bwrap_argv``).
+            env: variables set inside after the sandbox's own HOME, TMPDIR and PWD.
         """
         inner = bwrap_argv(
             argv,
@@ -96,15 +106,38 @@ class Sandbox:
             prlimit=self.prlimit,
             workdir=workdir,
             scratch=scratch,
+            env=env,
         )
-        if self.pids_cgroup is None:
-            yield list(inner)
-            return
-        group = _new_cgroup(self.pids_cgroup, self.limits.max_processes)
+        groups = self._cgroups()
         try:
-            yield ["/bin/sh", "-c", _JOIN, group, *inner]
+            if not groups:
+                yield list(inner)
+            else:
+                yield ["/bin/sh", "-c", _JOIN if len(groups) == 1 else _JOIN_TWO, *groups, *inner]
         finally:
-            _remove_cgroup(group)
+            for group in groups:
+                _remove_cgroup(group)
+
+    def _cgroups(self) -> list[str]:
+        """The command's new cgroups: pids (``pids.max``) and memory (``memory.max`` or v1's
+        ``memory.limit_in_bytes``), one group for both where they share a hierarchy (cgroup v2)."""
+        limits = self.limits
+        wanted: dict[str, dict[str, int]] = {}
+        if self.pids_cgroup is not None:
+            wanted[self.pids_cgroup] = {"pids.max": limits.max_processes}
+        if self.memory_cgroup is not None:
+            v2 = Path(self.memory_cgroup, "cgroup.controllers").exists()
+            file = "memory.max" if v2 else "memory.limit_in_bytes"
+            wanted.setdefault(self.memory_cgroup, {})[file] = limits.max_memory_bytes
+        groups: list[str] = []
+        try:
+            for base, settings in wanted.items():
+                groups.append(_new_cgroup(base, settings))
+        except OSError:
+            for group in groups:
+                _remove_cgroup(group)
+            raise
+        return groups
 
 
 @dataclass(frozen=True)
@@ -163,8 +196,15 @@ def probe_sandbox(limits: SandboxLimits, env: Mapping[str, str]) -> Sandbox | st
     if problem is not None:
         return problem
     cgroup, warnings = _pids_cgroup()
+    memory = _writable_base("memory") if os.geteuid() == 0 else None
     return Sandbox(
-        bwrap=bwrap, roots=roots, limits=limits, prlimit=prlimit, pids_cgroup=cgroup, warnings=warnings
+        bwrap=bwrap,
+        roots=roots,
+        limits=limits,
+        prlimit=prlimit,
+        pids_cgroup=cgroup,
+        memory_cgroup=memory,
+        warnings=warnings,
     )
 
 
@@ -214,21 +254,15 @@ def _temporary_dir() -> Iterator[str]:
         yield os.path.realpath(path)
 
 
-# --- the pids cgroup (root only) ------------------------------------------------------------------------------
+# --- the pids and memory cgroups (root only) --------------------------------------------------------------
 
 
 def _pids_cgroup() -> tuple[str | None, tuple[str, ...]]:
     """Where per-command pids cgroups can be made, and a warning when the process limit goes unenforced."""
     if os.geteuid() != 0:
         return None, ()  # RLIMIT_NPROC binds every other user
-    for base in _pids_bases():
-        probe = os.path.join(base, f"{_CGROUP_PREFIX}probe-{secrets.token_hex(6)}")
-        try:
-            os.mkdir(probe)
-            os.rmdir(probe)
-        except OSError:
-            continue
-        _remove_stale(base)
+    base = _writable_base("pids")
+    if base is not None:
         return base, ()
     return None, (
         "sandbox: running as root with no writable pids cgroup, the process limit is not enforced (a fork "
@@ -236,9 +270,23 @@ def _pids_cgroup() -> tuple[str | None, tuple[str, ...]]:
     )
 
 
-def _pids_bases() -> Iterator[str]:
-    """Candidate directories: this process's cgroup in a cgroup-v1 pids hierarchy, or in cgroup v2 where the
-    pids controller is enabled for its children."""
+def _writable_base(controller: str) -> str | None:
+    """The first directory of ``_bases(controller)`` where a cgroup can be made (stale ones removed)."""
+    for base in _bases(controller):
+        probe = os.path.join(base, f"{_CGROUP_PREFIX}probe-{secrets.token_hex(6)}")
+        try:
+            os.mkdir(probe)
+            os.rmdir(probe)
+        except OSError:
+            continue
+        _remove_stale(base)
+        return base
+    return None
+
+
+def _bases(controller: str) -> Iterator[str]:
+    """Candidate directories: this process's cgroup in a cgroup-v1 hierarchy of ``controller``, or in
+    cgroup v2 where ``controller`` is enabled for its children."""
     try:
         mounts = Path("/proc/self/mounts").read_text(encoding="utf-8").splitlines()
         own = Path("/proc/self/cgroup").read_text(encoding="utf-8").splitlines()
@@ -254,20 +302,21 @@ def _pids_bases() -> Iterator[str]:
         if len(fields) < 4:
             continue
         where, kind, options = fields[1], fields[2], fields[3].split(",")
-        if kind == "cgroup" and "pids" in options and "pids" in paths:
-            yield where + paths["pids"].rstrip("/")
+        if kind == "cgroup" and controller in options and controller in paths:
+            yield where + paths[controller].rstrip("/")
         elif kind == "cgroup2" and "" in paths:
             base = where + paths[""].rstrip("/")
             with contextlib.suppress(OSError):
-                if "pids" in Path(base, "cgroup.subtree_control").read_text(encoding="utf-8").split():
+                if controller in Path(base, "cgroup.subtree_control").read_text(encoding="utf-8").split():
                     yield base
 
 
-def _new_cgroup(base: str, max_processes: int) -> str:
+def _new_cgroup(base: str, settings: dict[str, int]) -> str:
     group = os.path.join(base, f"{_CGROUP_PREFIX}{os.getpid()}-{secrets.token_hex(8)}")
     os.mkdir(group)
     try:
-        Path(group, "pids.max").write_text(str(max_processes), encoding="ascii")
+        for file, value in settings.items():
+            Path(group, file).write_text(str(value), encoding="ascii")
     except OSError:
         os.rmdir(group)
         raise

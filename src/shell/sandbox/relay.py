@@ -10,7 +10,8 @@ It listens on ``HOST:PORT`` (a loopback address of the sandbox's own network nam
 connection to the unix socket ``SOCKET`` (bound in from the host, where the recording proxy listens), bytes
 unchanged in both directions, each direction closed on its own (a half-close is passed on). When the agent
 exits, the relay exits with its exit code (128 + N for a signal N); SIGTERM, SIGINT and SIGHUP are passed to
-the agent. A connection the unix socket refuses is closed at once.
+the agent. A connection the unix socket refuses is closed at once. An agent that cannot be started (its
+executable is not in the sandbox) is one stderr line starting ``START_FAILED`` and exit code 127.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ import sys
 import threading
 
 _CHUNK = 1 << 16
+START_FAILED = "alisio relay: cannot start "
+"""The start of the one stderr line (exit 127) when the agent's executable cannot be started inside."""
 
 
 class Pair:
@@ -77,7 +80,11 @@ def main(argv: list[str]) -> int:
     listener.bind((host, port))
     listener.listen(64)
     threading.Thread(target=_serve, args=(listener, path), daemon=True).start()
-    child = subprocess.Popen(command)
+    try:
+        child = subprocess.Popen(command)
+    except OSError as error:  # the agent's executable is not in the sandbox: say so, as a shell would
+        sys.stderr.write(f"{START_FAILED}{command[0]}: {error.strerror or error}\n")
+        return 127
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, lambda number, frame: child.send_signal(number))
     code = child.wait()

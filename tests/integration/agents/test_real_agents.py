@@ -75,13 +75,14 @@ def _in_netns(tmp: Path, name: str, *args: str) -> dict[str, Any]:
     return result
 
 
-def _setup(tmp_path: Path, kind: str) -> list[str]:
-    """config.toml with ``[agents.a]`` of ``kind``, a copy of smoke-coding without cassettes; the flags."""
+def _setup(tmp_path: Path, kind: str, sandbox: str = "none") -> list[str]:
+    """config.toml with ``[agents.a]`` of ``kind``, a copy of smoke-coding without cassettes; the flags
+    (``sandbox``: ``--sandbox``)."""
     (tmp_path / "config").mkdir()
     config = f'[provider]\nmodel = "m"\n\n[agents.a]\nkind = "{kind}"\n'
     (tmp_path / "config" / "config.toml").write_text(config)
     suite = tmp_path / "suite"
-    shutil.copytree(SUITE, suite, ignore=shutil.ignore_patterns("cassettes"))
+    shutil.copytree(SUITE, suite, ignore=shutil.ignore_patterns("cassettes"))  # replayed from suite-2
     return [
         "--suite-dir",
         str(suite),
@@ -92,6 +93,8 @@ def _setup(tmp_path: Path, kind: str) -> list[str]:
         "a",
         "--allow-write",
         "--allow-process",
+        "--sandbox",
+        sandbox,
     ]
 
 
@@ -106,20 +109,25 @@ def _check(report: dict[str, Any], calls: list[dict[str, Any]], kind: str) -> No
     assert report["conditions"]["agent"]["kind"] == kind
 
 
-def _record_then_replay(tmp_path: Path, kind: str) -> list[dict[str, Any]]:
+def _record_then_replay(tmp_path: Path, kind: str, sandbox: str = "none") -> list[dict[str, Any]]:
     """Record fix-add with the agent of ``kind``, replay it from another path; the recording's calls."""
-    common = _setup(tmp_path, kind)
+    common = _setup(tmp_path, kind, sandbox)
     recorded = _in_netns(
         tmp_path, "record", "eval", "record", "smoke-coding", *common, "--base-url", "{base_url}"
     )
     assert recorded["rc"] == 0, recorded["stderr"]
     assert (tmp_path / "suite" / "cassettes" / "a" / "fix-add.jsonl").is_file()
     out = tmp_path / "replayed"
+    moved = tmp_path / "suite-2"
+    shutil.copytree(tmp_path / "suite", moved)  # another path: another workspace path, too
+    common[common.index(str(tmp_path / "suite"))] = str(moved)
     args = ("eval", "run", "smoke-coding", *common, "--mode", "replay", "--out", str(out))
     replayed = _in_netns(tmp_path, "replay", *args)
     assert replayed["rc"] == 0, replayed["stderr"]
     assert replayed["calls"] == []  # the replay reached no endpoint
-    _check(json.loads((out / "report.json").read_text()), recorded["calls"], kind)
+    report = json.loads((out / "report.json").read_text())
+    _check(report, recorded["calls"], kind)
+    assert report["conditions"]["sandbox"] == sandbox
     calls: list[dict[str, Any]] = recorded["calls"]
     return calls
 
@@ -173,3 +181,36 @@ def test_claude_code_fixes_fix_add_and_replays_clean(tmp_path: Path) -> None:
     no divergence and counts every call the endpoint saw while recording."""
     calls = _record_then_replay(tmp_path, "claude-code")
     assert {call["path"].split("?")[0] for call in calls} == {"/v1/messages"}
+
+
+NEEDS_BWRAP = pytest.mark.skipif(
+    shutil.which("bwrap") is None, reason="bubblewrap is not installed (apt-get install bubblewrap)"
+)
+NEEDS_NETNS = pytest.mark.skipif(
+    not _netns_works(), reason="needs unshare -n (root, or user namespaces) to cut the network"
+)
+
+
+@NEEDS_BWRAP
+@NEEDS_NETNS
+@pytest.mark.parametrize(
+    ("kind", "binary", "calls"),
+    [
+        ("opencode", "opencode", 3),
+        ("codex", "codex", 2),
+        ("claude-code", "claude", None),
+        ("aider", "aider", 1),
+    ],
+)
+def test_a_real_agent_in_the_sandbox_fixes_fix_add_and_replays_clean(
+    tmp_path: Path, kind: str, binary: str, calls: int | None
+) -> None:
+    """Under --sandbox bwrap (no network: the proxy's unix socket and the relay inside are its only way out)
+    each agent fixes fix-add through the proxy, its report counts the endpoint's log, and the recording
+    replays from another path without divergence. aider included: inside, the workspace is always
+    /workspace, so the order of its chat's files (a set of absolute paths) is the same in every run."""
+    if _binary(binary) is None:
+        pytest.skip(f"{kind} is not installed (make agents)")
+    recorded = _record_then_replay(tmp_path, kind, "bwrap")
+    if calls is not None:
+        assert len(recorded) == calls

@@ -424,3 +424,43 @@ def test_a_recording_is_byte_identical_with_and_without_the_sandbox(tmp_path: Pa
     assert (tmp_path / "none" / "fix-add.jsonl").read_bytes() == (
         tmp_path / "bwrap" / "fix-add.jsonl"
     ).read_bytes()
+
+
+def _memory_cgroup() -> str | None:
+    from alisio.shell.sandbox.bwrap import probe_sandbox
+
+    found = probe_sandbox(SandboxLimits(), os.environ) if BWRAP is not None else None
+    return None if found is None or isinstance(found, str) else found.memory_cgroup
+
+
+@needs_bwrap
+@pytest.mark.skipif(
+    _memory_cgroup() is None,
+    reason="needs root and a writable memory cgroup (v1, or v2 with memory delegated)",
+)
+def test_the_memory_limit_bounds_the_whole_sandbox_where_a_memory_cgroup_can_be_made(tmp_path: Path) -> None:
+    """Three processes of 100 MB each at once, every one under the 192 MiB address-space limit, are 300 MB
+    together: past the sandbox's memory cgroup, so the kernel kills two; one alone runs."""
+    from alisio.shell.harness.tools.bash import run_command
+    from alisio.shell.sandbox.bwrap import SandboxRun, require_sandbox
+
+    sandbox = SandboxRun(
+        sandbox=require_sandbox(SandboxLimits(max_memory_bytes=192 << 20), os.environ),
+        workspace=str(tmp_path),
+    )
+    (tmp_path / "hold.py").write_text(
+        "import os, sys, time\n"
+        "kids = []\n"
+        "for _ in range(int(sys.argv[1])):\n"
+        "    pid = os.fork()\n"
+        "    if pid == 0:\n"
+        "        b = bytearray(100 << 20); b[::4096] = bytes(len(b[::4096])); time.sleep(1); os._exit(0)\n"
+        "    kids.append(pid)\n"
+        "codes = [os.waitpid(pid, 0)[1] for pid in kids]\n"
+        "print('killed', sum(os.WIFSIGNALED(c) and os.WTERMSIG(c) == 9 for c in codes))\n"
+    )
+    env = {"PATH": "/usr/bin:/bin"}
+    three = run_command("python3 hold.py 3", cwd=str(tmp_path), env=env, timeout_s=30, sandbox=sandbox)
+    assert three.output.strip() == "killed 2", three.output
+    one = run_command("python3 hold.py 1", cwd=str(tmp_path), env=env, timeout_s=30, sandbox=sandbox)
+    assert (one.exit_code, one.output.strip()) == (0, "killed 0")

@@ -38,7 +38,7 @@ def _env(tmp_path: Path) -> dict[str, str]:
 def test_every_sh_example_runs(tmp_path: Path) -> None:
     """Each ``sh`` block, run with ``bash -e -o pipefail`` from the checkout, exits 0."""
     blocks = _blocks("sh")
-    assert len(blocks) == 2
+    assert len(blocks) == 3
     for block in blocks:
         done = subprocess.run(
             ["bash", "-e", "-o", "pipefail", "-c", block],
