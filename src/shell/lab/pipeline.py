@@ -556,13 +556,12 @@ def run_request(request: LabRequest, ui: Ui, outputs: Sequence[Output] = OUTPUTS
     try:
         agents = _agents(request, loaded, choice, variants, tasks, plan, sandbox)
         plan = agents.plan or plan
-        ask = functools.partial(ui.ask, "Run it? [y/N] ")
         confirm_third_party(
             choice,
             yes=request.selection.yes,
             interactive=ui.interactive,
             say=ui.say,
-            ask=ask,
+            ask=functools.partial(ui.ask, "Run it? [y/N] "),
             sandboxed=sandbox is not None,
         )
         now = datetime.now(UTC)
