@@ -22,6 +22,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -118,6 +119,20 @@ def read_runs(directory: Path) -> list[RunRecord]:
 
 def read_report(directory: Path) -> Report:
     return REPORT.decode((directory / "report.json").read_bytes())
+
+
+def wait_until_sleeping(pid_file: Path, process: subprocess.Popen[str], timeout_s: float = 60) -> int:
+    """Wait until the pid a run's command wrote to ``pid_file`` (``echo $$ > FILE; exec sleep N``) runs
+    ``sleep``, while ``process`` (the alisio command) is still running; that pid. A test that signals a run
+    "inside its sleep" waits for this, not for a fixed time, which a loaded machine can outlast."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        with contextlib.suppress(OSError, ValueError):
+            pid = int(pid_file.read_text())
+            if Path(f"/proc/{pid}/comm").read_text().strip() == "sleep":
+                return pid
+        assert time.monotonic() < deadline and process.poll() is None, f"no sleeping command in {pid_file}"
+        time.sleep(0.02)
 
 
 # --- the CLI -------------------------------------------------------------------------------------------------
