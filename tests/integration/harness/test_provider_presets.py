@@ -358,8 +358,37 @@ def test_a_provider_echoing_a_header_in_its_error_gets_it_nowhere(tmp_path: Path
 def test_a_header_value_with_a_line_break_is_refused_without_echoing_it(tmp_path: Path) -> None:
     config(tmp_path, '[provider]\nheaders = { "X-A" = "secret-value\\nInjected: 1" }\n')
     result = run_hi(tmp_path, {}, "--base-url", "http://127.0.0.1:9/v1")
-    assert result.returncode == 1 and result.stderr.count("\n") == 1
-    assert "provider.headers" in result.stderr and "secret-value" not in result.stderr
+    path = tmp_path / "config" / "config.toml"
+    assert result.returncode == 1 and result.stderr == (
+        f"alisio run: {path}: provider.headers: a header value is one line (no line break or NUL) of at most"
+        " 8192 characters\n"
+    )  # was msgspec's "Expected `str` matching regex '^[^\\r\\n\\x00]{0,8192}$'" at provider.headers[...]
+    config(tmp_path, '[provider]\nheaders = { "X Team" = "v" }\n')
+    result = run_hi(tmp_path, {}, "--base-url", "http://127.0.0.1:9/v1")
+    assert result.returncode == 1 and result.stderr.startswith(
+        f"alisio run: {path}: provider.headers: a header name is one HTTP token"
+    )  # was "every key must be a string"
+
+
+@pytest.mark.parametrize(("api", "name", "key_env"), [("openai-chat", "authorization", "OPENAI_API_KEY"),
+                                                      ("anthropic", "X-API-KEY", "ANTHROPIC_API_KEY")])  # fmt: skip
+def test_a_header_named_in_another_case_never_goes_out_beside_the_key(
+    tmp_path: Path, api: str, name: str, key_env: str
+) -> None:
+    """A provider.headers entry spelling the key's header in another case went out as a second header
+    (``authorization: Bearer zzz`` and ``Authorization: Bearer <key>``): the key's header wins, once, and a
+    format header spelt another way (``Anthropic-Version``) replaces it instead of doubling it."""
+    with SseServer(hi(api)) as server:
+        config(tmp_path, f'[provider]\napi = "{api}"\nbaseUrl = "{server.base_url}"\n'
+               f'headers = {{ "{name}" = "Bearer zzz", "Anthropic-Version" = "2099-01-01" }}\n')  # fmt: skip
+        result = run_hi(tmp_path, {key_env: "sk-real-key-123456"}, "--policy", "full")
+        assert result.returncode == 0, result.stderr
+        (request,) = server.requests
+    lines = [(n.lower(), v) for n, v in request.header_lines]
+    key_header = "authorization" if api == "openai-chat" else "x-api-key"
+    key_value = "Bearer sk-real-key-123456" if api == "openai-chat" else "sk-real-key-123456"
+    assert [v for n, v in lines if n == key_header] == [key_value]
+    assert [v for n, v in lines if n == "anthropic-version"] == ["2099-01-01"]
 
 
 def test_timeout_ms_bounds_each_wait(tmp_path: Path) -> None:
