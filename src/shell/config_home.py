@@ -254,15 +254,16 @@ def _missing(source: str, key: str, flag: str, what: str) -> ConfigError:
 
 
 def _api_key(
-    settings: ProviderSettings, source: str, base_url: str, env: Mapping[str, str]
+    settings: ProviderSettings, source: str, base_url: str, env: Mapping[str, str], flagged: bool = False
 ) -> Result[ApiKey | None, ConfigError]:
     named = settings.api_key_env
     variable = key_variable(settings)
     value = env.get(variable, "") if variable is not None else ""
     if value:
         refusal = key_host_refusal(settings.preset, base_url) if settings.preset and not named else None
-        if refusal is not None:
-            return Failure(ConfigError(source=source, key="provider.preset", message=refusal))
+        if refusal is not None:  # named where the preset was given: --provider, or the file's provider.preset
+            where = ("--provider", "") if flagged else (source, "provider.preset")
+            return Failure(ConfigError(source=where[0], key=where[1], message=refusal))
         return Success(ApiKey(value))
     if named is None:
         return Success(None)
@@ -336,7 +337,8 @@ def _resolved(
     if not model:
         return Failure(_missing(loaded.source, "provider.model", "--model NAME", "model"))
     checked = _checked_sampling(loaded, settings.resolved_api)
-    return checked.bind(lambda _: _api_key(settings, loaded.source, base_url, env)).map(
+    flagged = settings.preset != loaded.config.provider.preset  # --provider set it, not the file
+    return checked.bind(lambda _: _api_key(settings, loaded.source, base_url, env, flagged)).map(
         lambda key: ResolvedProvider(
             id=settings.resolved_id,
             base_url=base_url,

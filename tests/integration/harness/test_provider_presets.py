@@ -96,9 +96,10 @@ def test_a_presets_key_goes_to_no_other_host(tmp_path: Path) -> None:
         assert server.requests == []
     assert result.returncode == 1
     assert result.stderr.count("\n") == 1, result.stderr
-    assert "the key from OPENROUTER_API_KEY (preset openrouter) is sent only to openrouter.ai, not to " in (
-        result.stderr
-    )
+    assert result.stderr.startswith(  # the flag, not a config.toml holding no preset (there is none here)
+        "alisio run: --provider: the key from OPENROUTER_API_KEY (preset openrouter) is sent only to openrouter.ai"
+        ", not to "
+    ), result.stderr
     assert "provider.apiKeyEnv" in result.stderr and "or-secret-998877" not in result.stderr
 
 
