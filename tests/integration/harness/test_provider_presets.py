@@ -405,3 +405,31 @@ def test_timeout_ms_bounds_each_wait(tmp_path: Path) -> None:
         config(tmp_path, f'[provider]\nbaseUrl = "{server.base_url}"\n')
         result = run_hi(tmp_path, {})
         assert (result.returncode, result.stdout, len(server.requests)) == (0, "late\n", 1)
+
+
+@pytest.mark.parametrize(("url", "why"), [("http://[::1", "Invalid port: ':1'"), ("http:///v1", "no host")])
+def test_a_base_url_that_cannot_be_parsed_is_one_line_naming_where_it_was_written(
+    tmp_path: Path, url: str, why: str
+) -> None:
+    """``--base-url http://[::1`` was a 60-line httpx.InvalidURL traceback: one line now, exit 1, naming the
+    flag, or config.toml's provider.baseUrl when the file gave it."""
+    from tests.integration.helpers import alisio as alisio_in_process
+
+    home = {"ALISIO_CONFIG_HOME": str(tmp_path / "config"), "ALISIO_DATA_HOME": str(tmp_path / "data")}
+    flag = alisio_in_process(
+        tmp_path, "run", "hi", "--cwd", tmp_path, "--model", "m", "--base-url", url, env=home
+    )
+    assert (flag.returncode, flag.stderr) == (
+        1,
+        f"alisio run: --base-url: not a valid URL: {url!r} ({why})\n",
+    )
+    config(tmp_path, f'[provider]\nbaseUrl = "{url}"\nmodel = "m"\n')
+    path = tmp_path / "config" / "config.toml"
+    for command in (
+        ("run", "hi", "--cwd", str(tmp_path)),
+        ("eval", "run", "smoke-coding", "--allow-write", "--allow-process"),
+    ):
+        done = alisio_in_process(tmp_path, *command, env=home)
+        name = " ".join(command[: 2 if command[0] == "eval" else 1])
+        expected = f"alisio {name}: {path}: provider.baseUrl: not a valid URL: {url!r} ({why})\n"
+        assert (done.returncode, done.stderr) == (1, expected)
