@@ -80,6 +80,8 @@ class RecordedRequest:
     headers: dict[str, str]
     """Header names in lower case."""
     body: bytes
+    header_lines: tuple[tuple[str, str], ...] = ()
+    """Every header as received, in order, duplicates included."""
 
     def json(self) -> Any:
         return json.loads(self.body)
@@ -136,6 +138,7 @@ class _Handler(BaseHTTPRequestHandler):
                     path=self.path,
                     headers={k.lower(): v for k, v in self.headers.items()},
                     body=body,
+                    header_lines=tuple(self.headers.items()),
                 )
             )
             reply = state.replies.popleft() if state.replies else None

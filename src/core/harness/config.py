@@ -89,6 +89,7 @@ from alisio.core.harness.config_provider import TomlInput as _Input
 from alisio.core.harness.lab_settings import LabSettings
 from alisio.core.harness.presets import PRESET_NAMES
 from alisio.core.harness.wire import APIS, DEFAULT_API, DEFAULT_API_KEY_ENVS, FORMAT_IDS
+from alisio.core.shape import expected_got
 
 __all__ = [
     "DEFAULT_API_KEY_ENV",
@@ -291,6 +292,9 @@ _PATTERN_HINTS: Final[Mapping[str, str]] = {
     "digits, '_'); the key itself never goes in this file",
 }
 _SECRET_WORDS: Final = ("key", "token", "secret", "password")
+_HEADER_NAME: Final = (
+    "a header name is one HTTP token (letters, digits and !#$%&'*+.^_`|~-, at most 128 characters)"
+)
 
 
 def _suggestion(key: str, known: Iterable[str]) -> str:
@@ -352,6 +356,11 @@ def _explain(message: str, key: str, value: tuple[bool, object]) -> tuple[str, s
         close = difflib.get_close_matches(enum["value"].strip("'\""), choice[1], n=1, cutoff=0.5)
         near = f"; did you mean {close[0]!r}?" if close else ""
         return key, f"{enum['value']} is not {choice[0]} (one of {', '.join(choice[1])}){near}"
+    if key.startswith("provider.headers["):  # msgspec's "[...]" names no header; never echo a value
+        key = "provider.headers"
+        if "matching regex" in message:
+            return key, "a header value is one line (no line break or NUL) of at most 8192 characters"
+    message = (expected_got(message) or message).replace(" or null,", ",")  # TOML has no null
     name = key.rpartition(".")[2]
     if name == "apiKeyEnv":  # a user may have pasted the key itself here: never echo the value
         return key, _PATTERN_HINTS[name] if "matching regex" in message else message
@@ -368,7 +377,10 @@ def _error_from_validation(text: str, data: object, prefix: str, source: str) ->
     message, path = (match["message"], match["path"] or "$") if match else (text, "$")
     key = _dotted(prefix, path.removeprefix("$").removeprefix("."))
     if match and match["in_key"]:
-        return ConfigError(source=source, key=key, message="every key must be a string")
+        token = key == "provider.headers" and "matching regex" in message
+        return ConfigError(
+            source=source, key=key, message=_HEADER_NAME if token else "every key must be a string"
+        )
     key, message = _explain(message, key, _lookup(data, path))
     return ConfigError(source=source, key=key, message=message)
 

@@ -302,7 +302,23 @@ def test_agent_flag_names_the_agent_in_the_conditions(tmp_path: Path) -> None:
         ),
         (
             '[agents.x]\nkind = "command"\napi = "gemini"\ncommand = ["a", "{prompt}"]\n',
-            "agents.x.api: Invalid enum value 'gemini'",
+            'agents.x.api: unknown api "gemini" (expected openai-chat, openai-responses or anthropic)',
+        ),
+        (
+            '[agents.x]\nkind = "command"\napi = "antropic"\ncommand = ["a", "{prompt}"]\n',
+            'agents.x.api: unknown api "antropic" (did you mean anthropic?',
+        ),
+        (
+            '[agents.x]\nkind = "command"\ncommand = "my-agent {prompt}"\n',
+            'agents.x.command: expected an argument array such as ["python3", "agent.py", "{prompt}"], got a string',
+        ),
+        (
+            '[agents.x]\nkind = "command"\ncommand = ["my-agent", ""]\n',
+            "agents.x.command[1]: must not be empty",
+        ),
+        (
+            '[agents.x]\nkind = "command"\ncommand = ["a", "{prompt}"]\nenv = ["HOME", "MY-VAR"]\n',
+            'agents.x.env[1]: "MY-VAR" is not a variable name',
         ),
         (
             '[agents.x]\nkind = "opencode"\nbinary = "/nonexistent/opencode"\n',
