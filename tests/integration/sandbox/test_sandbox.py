@@ -466,3 +466,22 @@ def test_the_memory_limit_bounds_the_whole_sandbox_where_a_memory_cgroup_can_be_
     assert three.output.strip() == "killed 2", three.output
     one = run_command("python3 hold.py 1", cwd=str(tmp_path), env=env, timeout_s=30, sandbox=sandbox)
     assert (one.exit_code, one.output.strip()) == (0, "killed 0")
+
+
+def test_host_secrets_under_the_read_only_etc_are_hidden_even_as_root(tmp_path: Path) -> None:
+    """/etc is bound read-only, so a sandboxed command run as root could read /etc/shadow and the SSH host
+    keys; they are hidden (``/dev/null`` over them), while the rest of /etc stays readable."""
+    from alisio.core.harness.sandbox import SandboxLimits
+    from alisio.shell.sandbox.bwrap import MASKED, require_sandbox
+
+    shown = [path for path in MASKED if os.path.isfile(path) and os.access(path, os.R_OK)]
+    if not shown:
+        pytest.skip("no readable /etc/shadow-like file on this machine (not root): nothing to hide")
+    sandbox = require_sandbox(SandboxLimits(), os.environ)
+    script = "; ".join(f"cat {path} 2>/dev/null | wc -c" for path in shown) + "; wc -l < /etc/passwd"
+    with sandbox.command(["bash", "-c", script], workspace=str(tmp_path)) as argv:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
+    sizes = done.stdout.split()
+    assert done.returncode == 0, done.stderr
+    assert sizes[: len(shown)] == ["0"] * len(shown)
+    assert int(sizes[-1]) > 0
