@@ -387,6 +387,7 @@ class _Run:
             max_output_tokens=measured.limits.max_output_tokens,
             reasoning_effort=measured.reasoning.effort,
             cache=measured.cache,
+            sampling=measured.sampling,
         )
         response, _ = self.call_provider(request)
         if not response.text.strip():
