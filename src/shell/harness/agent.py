@@ -403,12 +403,9 @@ class _Run:
         self.chars = len(self.profile.instructions)
         for message in apply_checkpoint(messages, plan, response.text):
             self.append(message)
+        replaced, usage = plan.replaced, response.usage
         self.emit(
-            Compacted,
-            chars_before=before,
-            chars_after=self.chars,
-            messages_replaced=plan.replaced,
-            usage=response.usage,
+            Compacted, chars_before=before, chars_after=self.chars, messages_replaced=replaced, usage=usage
         )
         what = f"replaced {plan.replaced} older messages by a checkpoint"
         self.incident(IncidentKind.COMPACTION, f"{what} ({before} -> {self.chars} characters)")

@@ -565,7 +565,6 @@ def run_request(request: LabRequest, ui: Ui, outputs: Sequence[Output] = OUTPUTS
         now = datetime.now(UTC)
         subdirs = [] if variants is None else [v.id for v in variants.variants]
         with _report_directory(request, now, subdirs, report_files(outputs)) as (run_id, root):
-            arms = priced_arms(_arms(request, measured, variants, run_id, root), request, loaded, plan.model)
             start = LabStart(
                 choice=choice,
                 tasks=tasks,
@@ -573,7 +572,7 @@ def run_request(request: LabRequest, ui: Ui, outputs: Sequence[Output] = OUTPUTS
                 seed=request.selection.seed,
                 mode=AnswerSource.REPLAY if request.mode is LabMode.REPLAY else AnswerSource.LIVE,
                 provider=plan,
-                arms=arms,
+                arms=priced_arms(_arms(request, measured, variants, run_id, root), request, loaded, plan),
                 variants=variants,
                 root=root,
                 jobs=jobs_for(request, loaded),

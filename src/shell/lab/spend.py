@@ -59,12 +59,12 @@ def _prices(loaded: LoadedConfig | None) -> tuple[ModelPrices, ...]:
 
 
 def priced_arms(
-    arms: tuple[Arm, ...], request: LabRequest, loaded: LoadedConfig | None, model: str
+    arms: tuple[Arm, ...], request: LabRequest, loaded: LoadedConfig | None, plan: ProviderPlan
 ) -> tuple[Arm, ...]:
-    """Each arm with its rates and where they came from (the arm's model, else the command's ``model``)."""
+    """Each arm with its rates and where they came from (the arm's model, else the plan's)."""
     out = []
     for arm in arms:
-        rates, source = arm_rates(request.rates, _prices(loaded), arm.model or model, _source(loaded))
+        rates, source = arm_rates(request.rates, _prices(loaded), arm.model or plan.model, _source(loaded))
         out.append(dataclasses.replace(arm, rates=rates, rates_from=source))
     return tuple(out)
 
