@@ -88,6 +88,7 @@ from alisio.core.harness.config_provider import (
 from alisio.core.harness.config_provider import TomlInput as _Input
 from alisio.core.harness.lab_settings import LabSettings
 from alisio.core.harness.presets import PRESET_NAMES
+from alisio.core.harness.prices import ModelPrices, parse_prices, prices_data
 from alisio.core.harness.wire import APIS, DEFAULT_API, DEFAULT_API_KEY_ENVS, FORMAT_IDS
 from alisio.core.shape import expected_got
 
@@ -242,6 +243,8 @@ class Config(Frozen, frozen=True, kw_only=True):
     provider: ProviderSettings = msgspec.field(default_factory=ProviderSettings)
     measured: MeasuredConfig = msgspec.field(default_factory=MeasuredConfig)
     lab: LabSettings = msgspec.field(default_factory=LabSettings)
+    prices: tuple[ModelPrices, ...] = ()
+    """``[prices."MODEL"]`` tables, sorted by model (not measured: they price what was measured)."""
 
 
 # --- keys ----------------------------------------------------------------------------------------------------
@@ -270,7 +273,7 @@ def measured_keys() -> tuple[str, ...]:
 def _known_keys() -> tuple[str, ...]:
     provider = tuple(_keys_of(ProviderSettings, "provider."))
     lab = tuple(_keys_of(LabSettings, "lab."))
-    sections = ("provider", "lab", "limits", "compaction", "reasoning", "sampling", "tools")
+    sections = ("provider", "lab", "prices", "limits", "compaction", "reasoning", "sampling", "tools")
     return (*sections, *provider, *lab, *measured_keys(), "agents.NAME.instructions", "agents.NAME.tools")
 
 
@@ -433,7 +436,7 @@ def _canonical(measured: MeasuredConfig) -> MeasuredConfig:
 
 
 def _parse_measured(data: Mapping[str, object], source: str) -> Result[MeasuredConfig, ConfigError]:
-    rest = {key: value for key, value in data.items() if key not in ("provider", "lab", "agents")}
+    rest = {key: value for key, value in data.items() if key not in ("provider", "lab", "prices", "agents")}
     agents = _parse_agents(data["agents"], source) if "agents" in data else Success(())
     return agents.bind(
         lambda parsed: _convert(rest, MeasuredConfig, "", source).map(
@@ -471,10 +474,15 @@ def parse_config(data: Mapping[str, object], source: str) -> Result[Config, Conf
         lambda settings: _check_provider(settings, source)
     )
     lab = _convert(data.get("lab", {}), LabSettings, "lab", source)
+    prices = parse_prices(data.get("prices", {}), source)
     return provider.bind(
         lambda settings: lab.bind(
-            lambda lab_settings: _parse_measured(data, source).map(
-                lambda measured: Config(provider=settings, measured=measured, lab=lab_settings)
+            lambda lab_settings: prices.bind(
+                lambda priced: _parse_measured(data, source).map(
+                    lambda measured: Config(
+                        provider=settings, measured=measured, lab=lab_settings, prices=priced
+                    )
+                )
             )
         )
     )
@@ -524,6 +532,7 @@ def config_to_data(config: Config) -> dict[str, object]:
     return {
         "provider": _without_none(msgspec.to_builtins(config.provider)),
         "lab": _without_none(msgspec.to_builtins(config.lab)),
+        **({"prices": prices_data(config.prices)} if config.prices else {}),
         **_measured_data(config.measured),
     }
 
