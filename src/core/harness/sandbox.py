@@ -200,12 +200,10 @@ def bwrap_argv(
     if network:
         args.append("--share-net")
     for entry in sorted(roots, key=lambda entry: entry.masked):
-        if entry.masked:
-            args += ["--ro-bind", "/dev/null", entry.path]
-        elif entry.link is not None:
+        if entry.link is not None:
             args += ["--symlink", entry.link, entry.path]
         else:
-            args += ["--ro-bind", entry.path, entry.path]
+            args += ["--ro-bind", "/dev/null" if entry.masked else entry.path, entry.path]
     args += ["--dev", "/dev", "--proc", "/proc"]
     for private in ("/tmp", SANDBOX_HOME):
         args += ["--perms", "1777" if private == "/tmp" else "0700", "--size", str(limits.tmp_bytes)]

@@ -42,7 +42,15 @@ from alisio.core.harness.sandbox import (
     bwrap_argv,
 )
 
-__all__ = ["INSTALL_HINT", "Sandbox", "SandboxRun", "SandboxUnavailable", "probe_sandbox", "require_sandbox"]
+__all__ = [
+    "INSTALL_HINT",
+    "MASKED",
+    "Sandbox",
+    "SandboxRun",
+    "SandboxUnavailable",
+    "probe_sandbox",
+    "require_sandbox",
+]
 
 INSTALL_HINT: Final = "apt-get install bubblewrap"
 _PROBE_TIMEOUT_S: Final = 20.0
