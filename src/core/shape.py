@@ -38,6 +38,7 @@ __all__ = [
     "Problem",
     "did_you_mean",
     "duplicate_keys",
+    "expected_got",
     "json_repr",
     "parse_msgspec_path",
     "shape_problems",
@@ -118,7 +119,8 @@ _REWRITES: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 
 
-def _expected_got(message: str) -> str | None:
+def expected_got(message: str) -> str | None:
+    """msgspec's ``Expected `str`, got `int``` in words (``expected a string, got an integer``), else None."""
     found = re.fullmatch(r"Expected `(?P<want>[^`]+)`, got `(?P<got>[^`]+)`", message)
     if found is None:
         return None
@@ -142,7 +144,7 @@ def _leaf_message(value: object, typ: Any, message: str, nouns: Mapping[Any, str
         return f"unknown {noun} {json_repr(value)} ({did_you_mean(value, shown)}expected {words(shown)})"
     if message.startswith("Expected `str` matching regex") and typ in nouns:
         return f"{json_repr(value)} is not {nouns[typ]}"
-    rewritten = _expected_got(message)
+    rewritten = expected_got(message)
     if rewritten is not None:
         return rewritten
     for pattern, replacement in _REWRITES:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
+import httpx
 import msgspec
 from returns.result import Failure, Result, Success
 
@@ -248,21 +249,34 @@ def key_variable(settings: ProviderSettings) -> str | None:
     return DEFAULT_API_KEY_ENVS[settings.resolved_api]
 
 
+def _url_problem(base_url: str) -> str | None:
+    """Why ``base_url`` cannot be called (not http(s), or no valid host and port: ``http://[::1``), else None."""
+    shown = repr(redact_credentials(base_url))
+    if not base_url.startswith(("http://", "https://")):
+        return f"expected an http:// or https:// URL, got {shown}"
+    try:
+        host = httpx.URL(base_url).host
+    except httpx.InvalidURL as error:  # httpx's words name the part: "Invalid port: ':1'"
+        return f"not a valid URL: {shown} ({error})"
+    return None if host else f"not a valid URL: {shown} (no host)"
+
+
 def _missing(source: str, key: str, flag: str, what: str) -> ConfigError:
     message = f"no {what}: pass {flag} or set {key.partition('.')[2]} under [provider] in this file"
     return ConfigError(source=source, key=key, message=message)
 
 
 def _api_key(
-    settings: ProviderSettings, source: str, base_url: str, env: Mapping[str, str]
+    settings: ProviderSettings, source: str, base_url: str, env: Mapping[str, str], flagged: bool = False
 ) -> Result[ApiKey | None, ConfigError]:
     named = settings.api_key_env
     variable = key_variable(settings)
     value = env.get(variable, "") if variable is not None else ""
     if value:
         refusal = key_host_refusal(settings.preset, base_url) if settings.preset and not named else None
-        if refusal is not None:
-            return Failure(ConfigError(source=source, key="provider.preset", message=refusal))
+        if refusal is not None:  # named where the preset was given: --provider, or the file's provider.preset
+            where = ("--provider", "") if flagged else (source, "provider.preset")
+            return Failure(ConfigError(source=where[0], key=where[1], message=refusal))
         return Success(ApiKey(value))
     if named is None:
         return Success(None)
@@ -330,13 +344,15 @@ def _resolved(
     model = model_flag or settings.model
     if not base_url:
         return Failure(_missing(loaded.source, "provider.baseUrl", "--base-url URL", "base URL"))
-    if not base_url.startswith(("http://", "https://")):
-        message = f"expected an http:// or https:// URL, got {redact_credentials(base_url)!r}"
-        return Failure(ConfigError(source="--base-url", key="", message=message))
+    problem = _url_problem(base_url)
+    if problem is not None:  # named where the URL was written (a preset's is always valid)
+        where = ("--base-url", "") if base_url_flag else (loaded.source, "provider.baseUrl")
+        return Failure(ConfigError(source=where[0], key=where[1], message=problem))
     if not model:
         return Failure(_missing(loaded.source, "provider.model", "--model NAME", "model"))
     checked = _checked_sampling(loaded, settings.resolved_api)
-    return checked.bind(lambda _: _api_key(settings, loaded.source, base_url, env)).map(
+    flagged = settings.preset != loaded.config.provider.preset  # --provider set it, not the file
+    return checked.bind(lambda _: _api_key(settings, loaded.source, base_url, env, flagged)).map(
         lambda key: ResolvedProvider(
             id=settings.resolved_id,
             base_url=base_url,

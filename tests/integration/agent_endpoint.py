@@ -22,9 +22,11 @@ from __future__ import annotations
 import json
 import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from types import TracebackType
 from typing import Any, Self
+
+from tests.integration.servers import QuietServer
 
 FIX_COMMAND = "sed -i 's/return a - b/return a + b/' src/calc.py"
 AIDER_EDIT = "src/calc.py\n```python\n<<<<<<< SEARCH\n    return a - b\n=======\n    return a + b\n>>>>>>> REPLACE\n```\n"
@@ -300,10 +302,8 @@ class AgentEndpoint:
     ) -> None:
         self.state = _State(command=command, always_tool=always_tool, fail_status=fail_status)
         handler = type("Handler", (_Handler,), {"state": self.state})
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,), daemon=True)
-        self._thread.start()
+        self._server = QuietServer(handler)
+        self._server.start()
 
     @property
     def base_url(self) -> str:
@@ -320,8 +320,7 @@ class AgentEndpoint:
         return [r for r in self.requests if r.path.split("?")[0].endswith(MODEL_PATHS)]
 
     def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        self._server.close()
 
     def __enter__(self) -> Self:
         return self

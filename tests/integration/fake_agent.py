@@ -9,7 +9,7 @@ proxy: ``openai-chat`` (the default; ``$OPENAI_BASE_URL/chat/completions``), ``o
 in the api's own shape, and stops at the first answer without a tool call and prints it. Modes:
 - ``normal`` (default): the loop above;
 - ``no-model``: prints the prompt's length and exits, never calling the model;
-- ``hang``: starts a detached grandchild (``setsid sleep``), then sleeps for ever;
+- ``hang``: sleeps for ever (``HANG_WRAPPER`` starts its detached grandchild first, see there);
 - ``huge``: prints 3 MB to stdout and 1 MB to stderr, then runs the loop;
 - ``env``: prints its environment as JSON (what the lab let through), then runs the loop;
 - ``escape``: tries to connect to each port of ``$ESCAPE_PORTS`` on 127.0.0.1 and to write each file of
@@ -32,6 +32,17 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable
 from typing import Any
+
+HANG_WRAPPER = (
+    "trap '' TERM; setsid sleep 300 </dev/null >/dev/null 2>&1 & "
+    'until [ "$(cat /proc/$!/comm 2>/dev/null)" = sleep ]; do :; done; trap - TERM; exec "$@"'
+)
+"""``sh -c HANG_WRAPPER sh python3 fake_agent.py --mode hang ...``: the hung agent with a detached grandchild
+that exists before the agent can be stopped. The grandchild (``setsid sleep``, a session of its own, so only
+the run's process mark finds it) is started by ``sh`` and waited for until it runs ``sleep`` (``setsid`` execs
+it in the same pid), with SIGTERM ignored meanwhile: a slow Python start-up on a loaded machine can no longer
+make the lab stop the agent before its grandchild exists. A SIGTERM that came meanwhile is lost, and the
+agent is SIGKILLed after the lab's grace period instead."""
 
 TOOLS = [
     {
@@ -261,7 +272,6 @@ def main(argv: list[str]) -> int:
         print(f"prompt of {len(prompt)} characters; not calling the model")
         return code
     if mode == "hang":
-        subprocess.Popen(["setsid", "sleep", "300"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(300)
     if mode == "huge":
         sys.stdout.write("x" * (3 << 20) + "\n")

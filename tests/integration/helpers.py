@@ -22,6 +22,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -120,13 +121,29 @@ def read_report(directory: Path) -> Report:
     return REPORT.decode((directory / "report.json").read_bytes())
 
 
+def wait_until_sleeping(pid_file: Path, process: subprocess.Popen[str], timeout_s: float = 60) -> int:
+    """Wait until the pid a run's command wrote to ``pid_file`` (``echo $$ > FILE; exec sleep N``) runs
+    ``sleep``, while ``process`` (the alisio command) is still running; that pid. A test that signals a run
+    "inside its sleep" waits for this, not for a fixed time, which a loaded machine can outlast."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        with contextlib.suppress(OSError, ValueError):
+            pid = int(pid_file.read_text())
+            if Path(f"/proc/{pid}/comm").read_text().strip() == "sleep":
+                return pid
+        assert time.monotonic() < deadline and process.poll() is None, f"no sleeping command in {pid_file}"
+        time.sleep(0.02)
+
+
 # --- the CLI -------------------------------------------------------------------------------------------------
 
 
-def command_env(home: Path | None, env: Mapping[str, str] | None = None) -> dict[str, str]:
-    """This environment without an API key; with ``home``, an empty configuration (``home/config``) and a
-    data directory (``home/data``); ``env`` is applied last."""
-    environ = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
+def command_env(
+    home: Path | None, env: Mapping[str, str] | None = None, without: tuple[str, ...] = ()
+) -> dict[str, str]:
+    """This environment without an API key (nor the variables named in ``without``); with ``home``, an empty
+    configuration (``home/config``) and a data directory (``home/data``); ``env`` is applied last."""
+    environ = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY" and k not in without}
     if home is not None:
         environ["ALISIO_CONFIG_HOME"] = str(home / "config")
         environ["ALISIO_DATA_HOME"] = str(home / "data")
@@ -141,6 +158,7 @@ def alisio_process(
     cwd: Path | None = None,
     timeout: float = 120,
     input: str | None = None,
+    without: tuple[str, ...] = (),
 ) -> subprocess.CompletedProcess[str]:
     """The installed ``alisio`` command in a new process (see the module docstring)."""
     return subprocess.run(
@@ -149,7 +167,7 @@ def alisio_process(
         text=True,
         timeout=timeout,
         check=False,
-        env=command_env(home, env),
+        env=command_env(home, env, without),
         cwd=cwd,
         input=input,
         stdin=subprocess.DEVNULL if input is None else None,
@@ -194,15 +212,16 @@ def alisio(
     timeout: float = 120,
     input: str | None = None,
     process: bool = False,
+    without: tuple[str, ...] = (),
 ) -> subprocess.CompletedProcess[str]:
     """``alisio *args`` as the installed command answers it, run in this process (``process=True``: in a new
-    one); ``timeout`` only bounds a new process."""
+    one); ``timeout`` only bounds a new process; ``without`` names variables taken out of the environment."""
     if process:
-        return alisio_process(home, *args, env=env, cwd=cwd, timeout=timeout, input=input)
+        return alisio_process(home, *args, env=env, cwd=cwd, timeout=timeout, input=input, without=without)
     from alisio.shell.cli.main import app, run_command_line
 
     argv = [str(arg) for arg in args]
-    with _swapped(command_env(home, env), cwd, input or "") as written:
+    with _swapped(command_env(home, env, without), cwd, input or "") as written:
         try:
             code = run_command_line(app, argv)
         except SystemExit as exit_:

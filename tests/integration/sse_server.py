@@ -21,15 +21,15 @@ from __future__ import annotations
 import json
 import random
 import socket
-import sys
 import threading
-import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from types import TracebackType
 from typing import Any, Self
+
+from tests.integration.servers import QuietServer
 
 
 @dataclass(frozen=True)
@@ -81,6 +81,8 @@ class RecordedRequest:
     headers: dict[str, str]
     """Header names in lower case."""
     body: bytes
+    header_lines: tuple[tuple[str, str], ...] = ()
+    """Every header as received, in order, duplicates included."""
 
     def json(self) -> Any:
         return json.loads(self.body)
@@ -137,6 +139,7 @@ class _Handler(BaseHTTPRequestHandler):
                 path=self.path,
                 headers={k.lower(): v for k, v in self.headers.items()},
                 body=body,
+                header_lines=tuple(self.headers.items()),
             )
             state.requests.append(request)
             reply: Reply | None
@@ -159,7 +162,7 @@ class _Handler(BaseHTTPRequestHandler):
         sent = 0
         for piece in reply.pieces if reply.pieces is not None else (reply.body,):
             if reply.pause_s:
-                time.sleep(reply.pause_s)
+                self.server.closing.wait(reply.pause_s)
             if reply.drop_after is not None and sent + len(piece) >= reply.drop_after:
                 self._write_chunk(piece[: reply.drop_after - sent])
                 self.connection.shutdown(socket.SHUT_RDWR)
@@ -175,19 +178,13 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
+class _Server(QuietServer):
+    """Quiet (``servers.QuietServer``): a client that hangs up mid-answer (a run stopped, a request cancelled)
+    is what several tests do on purpose, and a traceback would land in the stderr of a CLI run in this process."""
 
     def __init__(self, state: _State) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
+        super().__init__(_Handler)
         self.state = state
-
-    def handle_error(self, request: object, client_address: object) -> None:
-        """A client that hangs up mid-answer (a run stopped, a request cancelled) is what several tests do on
-        purpose: say nothing. Printing its traceback would land in the stderr of a CLI run in this process."""
-        if isinstance(sys.exc_info()[1], ConnectionError):
-            return
-        super().handle_error(request, client_address)  # type: ignore[arg-type]
 
 
 class SseServer:
@@ -197,8 +194,7 @@ class SseServer:
         """``respond``, when given, answers every request instead of the queue (from what it asks)."""
         self._state = _State(replies=deque(replies), respond=respond)
         self._server = _Server(self._state)
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,), daemon=True)
-        self._thread.start()
+        self._server.start()
 
     @property
     def url(self) -> str:
@@ -228,9 +224,7 @@ class SseServer:
             self._state.replies.extend(replies)
 
     def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
+        self._server.close()
 
     def __enter__(self) -> Self:
         return self

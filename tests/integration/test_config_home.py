@@ -151,7 +151,7 @@ def test_a_wrong_type_names_the_key_and_the_expected_type(tmp_path: Path) -> Non
     """A value of the wrong type fails with the dotted key, the expected type and what was found."""
     path = _write(tmp_path, '[compaction]\nthreshold = "high"\n')
     error = _error(load_config({"ALISIO_CONFIG_HOME": str(tmp_path)}))
-    assert str(error) == f"{path}: compaction.threshold: Expected `float`, got `str`"
+    assert str(error) == f"{path}: compaction.threshold: expected a number, got a string"
 
 
 def test_an_unreadable_config_is_an_error_naming_the_file(tmp_path: Path) -> None:

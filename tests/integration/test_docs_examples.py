@@ -255,7 +255,10 @@ def config_keys() -> set[str]:
     }
     found = {key for prefix, struct in tables.items() for key in keys(prefix, struct)}
     agent = {f"agents.NAME.{field.encode_name}" for field in msgspec.structs.fields(config.AgentConfig)}
-    return found | (agent - {"agents.NAME.name"}) | {"instructions", "cache"}
+    from alisio.core.harness.prices import PRICE_KEYS
+
+    prices = {f"prices.MODEL.{key}" for key in PRICE_KEYS}
+    return found | (agent - {"agents.NAME.name"}) | prices | {"instructions", "cache"}
 
 
 def test_the_configuration_page_documents_every_key() -> None:
@@ -274,8 +277,10 @@ def test_the_configuration_page_documents_every_key() -> None:
         plain = {f"{prefix}{k}" for k in table if k not in nested}
         return plain.union(*(flat(f"{prefix}{k}.", v) for k, v in nested.items()))
 
+    named = {"agents": "NAME", "prices": "MODEL"}  # tables of free names: the name stands for any
     written = {
-        re.sub(r"^agents\.\w+\.", "agents.NAME.", key) for key in flat("", tomllib.loads(example.body))
+        re.sub(r"^(agents|prices)\.[\w-]+\.", lambda m: f"{m[1]}.{named[m[1]]}.", key)
+        for key in flat("", tomllib.loads(example.body))
     }
     assert written == config_keys()
 

@@ -202,7 +202,7 @@ def test_a_wheel_user_can_write_and_run_a_first_suite(tmp_path: Path) -> None:
     ran = alisio(*words[1:], "--yes")
     assert ran.returncode == 0, ran.stderr
     rows = {line.split()[0]: line.split()[1] for line in ran.stdout.splitlines()[1:]}
-    assert rows == {"fix-add": "3/3", "fix-mul": "0/3"}
+    assert rows == {"fix-add": "3/3", "fix-mul": "0/3", "total": "3/6"}
     assert "mul(2, 3) = 4, expected 6" in ran.stderr
     assert alisio("eval", "validate", "my-suite").returncode == 0
     again = alisio("eval", "init", "my-suite")

@@ -48,6 +48,7 @@ def measured(draw: st.DrawFn, reported: bool | None = None) -> Measured:
         output_tokens=draw(tokens) if complete else draw(st.none() | tokens),
         reasoning_tokens=draw(st.none() | tokens),
         cached_input_tokens=cached,
+        cache_write_input_tokens=draw(st.none() | st.integers(min_value=0, max_value=inp or 0)),
         cached_partial=cached is not None and draw(st.booleans()),
     )
 

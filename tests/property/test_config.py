@@ -208,8 +208,8 @@ def test_a_provider_override_says_it_is_not_measured_and_points_to_model(key: st
     [
         ({"compaction.threshold": 1.5}, "compaction.threshold", "<= 1.0"),
         ({"compaction.threshold": 0}, "compaction.threshold", "> 0.0"),
-        ({"compaction.threshold": "0.6"}, "compaction.threshold", "Expected `float`, got `str`"),
-        ({"limits.maxContextChars": True}, "limits.maxContextChars", "got `bool`"),
+        ({"compaction.threshold": "0.6"}, "compaction.threshold", "expected a number, got a string"),
+        ({"limits.maxContextChars": True}, "limits.maxContextChars", "got a boolean"),
         ({"reasoning.effort": "max"}, "reasoning.effort", "one of low, medium, high"),
         (
             {"agents": {"r": {"instructions": "x", "tools": ["rm"]}}},
@@ -251,8 +251,12 @@ def test_overrides_apply_the_values_given() -> None:
         ({"limits": {"maxContextChar": 1}}, "limits.maxContextChar", "did you mean limits.maxContextChars?"),
         ({"plugins": {}}, "plugins", "unknown key"),
         ({"limits": {"maxContextChars": 0}}, "limits.maxContextChars", ">= 1, got 0"),
-        ({"limits": {"maxOutputTokens": "8k"}}, "limits.maxOutputTokens", "Expected `int`, got `str`"),
-        ({"limits": 5}, "limits", "Expected `object`, got `int`"),
+        (
+            {"limits": {"maxOutputTokens": "8k"}},
+            "limits.maxOutputTokens",
+            "expected an integer, got a string",
+        ),
+        ({"limits": 5}, "limits", "expected an object, got an integer"),
         ({"compaction": {"threshold": 0.0}}, "compaction.threshold", "> 0.0"),
         ({"tools": {"maxCallsPerTurn": 0}}, "tools.maxCallsPerTurn", ">= 1"),
         (

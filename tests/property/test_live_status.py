@@ -38,6 +38,13 @@ def test_the_extras_name_the_soonest_wait_the_retries_and_the_tokens(
         assert text.endswith(f" · {tokens:,} tokens")
 
 
+@given(st.integers(0, 10**9), st.floats(0, 1e6, allow_nan=False))
+def test_the_cost_follows_the_tokens_when_priced(tokens: int, cost: float) -> None:
+    """With rates the running cost comes last, in USD to 4 decimals; without them there is none."""
+    assert status_extras([], 0, tokens, cost) == f" · {tokens:,} tokens · {cost:,.4f} USD"
+    assert "USD" not in status_extras([], 0, tokens, None)
+
+
 def test_plurals() -> None:
     """One retry, several retries; several runs waiting are counted."""
     assert status_extras([], 1, None) == " · 1 retry so far"

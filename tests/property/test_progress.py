@@ -8,6 +8,7 @@ import msgspec
 from hypothesis import given
 from hypothesis import strategies as st
 
+from alisio.core.harness.prices import rate_items
 from alisio.core.lab.outputs.progress import progress_line, summary_table, why_not_passed
 from alisio.core.lab.records import RunRecord, RunStatus, VerifierResult, VerifierStatus
 from alisio.core.lab.report import Conditions
@@ -73,8 +74,24 @@ def test_the_summary_has_a_header_and_one_row_per_task(records: list[RunRecord],
         "wall median",
         *(["cost (USD)"] if cond.rates is not None else []),
     ]
-    assert len(lines) == 1 + len(report.tasks)
-    for line, task in zip(lines[1:], report.tasks, strict=True):
+    total = len(report.tasks) > 1
+    priced = cond.rates is not None
+    assert len(lines) == 1 + len(report.tasks) + total + priced
+    if priced:  # the cost column's rates, each named
+        assert (
+            lines.pop()
+            == f"cost at USD per million tokens: input {cond.rates.input_rate:g}, "
+            + ", ".join(rate_items(cond.rates)[1:])
+        )
+    if total:  # a last row with the summary's figures: tokens and cost over every task
+        cells = re.split(r"  +", lines[-1])
+        s = report.summary
+        assert cells[:2] == ["total", f"{s.passes}/{s.judged}"] and cells[5] == str(s.errored)
+        tokens = s.measured.tokens
+        assert cells[6] == ("not reported" if tokens is None else f"{tokens.total:,}")
+        if cond.rates is not None:
+            assert cells[8] == ("n/a" if s.estimated is None else f"{s.estimated.cost_usd:,.4f}")
+    for line, task in zip(lines[1 : 1 + len(report.tasks)], report.tasks, strict=True):
         cells = re.split(r"  +", line)
         assert cells[0] == task.task_id
         assert cells[1] == f"{task.passes}/{task.judged}"

@@ -105,7 +105,10 @@ def test_estimated_table_only_with_rates() -> None:
     )
     estimated = text[text.index("## Estimated") :]
     assert "| a | 0.0480 | 0.0240 |" in estimated
-    assert "ignores cached and reasoning token prices" in estimated
+    assert (
+        "input 1, cached input 1 (input's: not given), cache writes 1 (input's: not given), output 2"
+        in estimated
+    )
 
 
 def test_cached_input_is_shown_when_reported() -> None:

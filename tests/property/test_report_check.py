@@ -95,6 +95,10 @@ IMPOSSIBLE: list[tuple[Edit, str]] = [
         "summary.successRate.mean: must be a number in [0, 1]",
     ),
     (_set("conditions", "k", value=0), "conditions.k: at least 1, got 0"),
+    (
+        _set("conditions", "rates", "cacheWriteRate", value=-1.0),
+        "conditions.rates.cacheWriteRate: at least 0, got -1.0",
+    ),
     (_set("plannedRuns", value=-1), "plannedRuns: at least 0, got -1"),
 ]
 

@@ -31,6 +31,7 @@ from returns.result import Failure, Result, Success
 from alisio.core.agents.exchange import Api
 from alisio.core.base import Frozen
 from alisio.core.errors import ConfigError
+from alisio.core.shape import shape_problems
 
 __all__ = [
     "EXTERNAL_KINDS",
@@ -103,6 +104,9 @@ class _Body(Frozen, frozen=True, kw_only=True, forbid_unknown_fields=True):
     tools: dict[str, str] = msgspec.field(default_factory=dict)
 
 
+_NOUNS: Final[Mapping[object, str]] = {Api: "api", Kind: "kind", EnvName: "a variable name"}
+
+
 def default_api(kind: str) -> Api:
     """The wire API a kind speaks unless ``api`` says otherwise."""
     return _DEFAULT_API.get(kind, "openai-chat")
@@ -163,16 +167,30 @@ def parse_external(name: str, body: Mapping[str, object], source: str) -> Result
     except msgspec.ValidationError as error:
         text = str(error)
         field = text.rpartition("`$.")[2].rstrip("`").split(".")[0].split("[")[0] if "`$." in text else "kind"
-        message = (
-            text.rpartition(" - at ")[0] or text
-        )  # msgspec's own path suffix off (the value may hold one)
         if "Invalid enum value" in text and field == "kind":
-            message = f"unknown kind {body.get('kind')!r} (one of {', '.join(KINDS)})"
-        elif "unknown field" in text:
+            return _error(
+                source, name, field, f"unknown kind {body.get('kind')!r} (one of {', '.join(KINDS)})"
+            )
+        if "unknown field" in text:
             field = text.rpartition("`")[0].rpartition("`")[2]
-            message = "unknown key for an external agent"
-        return _error(source, name, field, message)
+            return _error(source, name, field, "unknown key for an external agent")
+        return _shape_error(name, body, source, field, text)
     return _checked(name, parsed, source)
+
+
+def _shape_error(
+    name: str, body: Mapping[str, object], source: str, field: str, text: str
+) -> Failure[ConfigError]:
+    """msgspec's refusal in the user's words: the nearest api, an argument array written as one string."""
+    problems = shape_problems(dict(body), _Body, (), _NOUNS)
+    if not problems:  # shape_problems missed it: still report it, without msgspec's path suffix
+        return _error(source, name, field, text.rpartition(" - at ")[0] or text)
+    path, message = problems[0]
+    if path and isinstance(path[0], str):
+        field = path[0] + "".join(f"[{part}]" for part in path[1:])
+    if field in ("command", "version") and isinstance(body.get(field), str):
+        message = 'expected an argument array such as ["python3", "agent.py", "{prompt}"], got a string'
+    return _error(source, name, field, message)
 
 
 def split_agents(

@@ -50,8 +50,8 @@ __all__ = [
     "run_started",
 ]
 
-BudgetName = Literal["maxTurns", "maxWallMs", "maxTokens", "maxToolCalls"]
-_BUDGETS: Final[tuple[BudgetName, ...]] = ("maxTurns", "maxWallMs", "maxTokens", "maxToolCalls")
+BudgetName = Literal["maxTurns", "maxWallMs", "maxTokens", "maxToolCalls", "maxCostUsd"]
+_BUDGETS: Final[tuple[BudgetName, ...]] = ("maxTurns", "maxWallMs", "maxTokens", "maxToolCalls", "maxCostUsd")
 
 
 class ProxiedCall(Frozen, frozen=True, kw_only=True):
@@ -177,7 +177,10 @@ def _provider_failure(calls: Sequence[ProxiedCall]) -> tuple[str, str] | None:
 
 
 def _outcome(
-    calls: Sequence[ProxiedCall], end: AgentEnd, budget: tuple[str, int, int] | None, wall_ms: int | None
+    calls: Sequence[ProxiedCall],
+    end: AgentEnd,
+    budget: tuple[str, int | float, int | float] | None,
+    wall_ms: int | None,
 ) -> tuple[RunOutcome, str | None, str | None]:
     if budget is not None:
         return "budget_exceeded", budget[0], None
@@ -216,7 +219,7 @@ def run_events(
     calls: Sequence[ProxiedCall],
     end: AgentEnd,
     tool_map: Mapping[str, str],
-    budget: tuple[str, int, int] | None,
+    budget: tuple[str, int | float, int | float] | None,
     wall_ms: int | None,
     denied: str | None = None,
 ) -> RunVerdict:

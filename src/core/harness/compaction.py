@@ -21,6 +21,7 @@ from __future__ import annotations
 import msgspec
 
 from alisio.core.base import Frozen
+from alisio.core.harness.config_provider import Sampling
 from alisio.core.harness.protocol import (
     Message,
     ProviderRequest,
@@ -160,8 +161,12 @@ def checkpoint_request(
     max_output_tokens: int | None = None,
     reasoning_effort: str | None = None,
     cache: bool = True,
+    sampling: Sampling | None = None,
 ) -> ProviderRequest:
     """The separate provider call that writes a checkpoint of ``older_messages`` (``cache``: the measured key).
+
+    It carries the same settings as a main-loop call (output limit, reasoning effort, ``[sampling]``), so the
+    model that writes the checkpoint samples as the one that runs the task.
 
     The conversation is sent as it is (the task prompt, then the older messages, whole tool exchanges only,
     so it is well formed), followed by one user message asking for the checkpoint; no tools are offered.
@@ -180,6 +185,9 @@ def checkpoint_request(
         reasoning_effort=reasoning_effort,
         purpose="compaction",
         cache=cache,
+        temperature=None if sampling is None else sampling.temperature,
+        top_p=None if sampling is None else sampling.top_p,
+        seed=None if sampling is None else sampling.seed,
     )
 
 

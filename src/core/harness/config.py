@@ -88,7 +88,9 @@ from alisio.core.harness.config_provider import (
 from alisio.core.harness.config_provider import TomlInput as _Input
 from alisio.core.harness.lab_settings import LabSettings
 from alisio.core.harness.presets import PRESET_NAMES
+from alisio.core.harness.prices import ModelPrices, parse_prices, prices_data
 from alisio.core.harness.wire import APIS, DEFAULT_API, DEFAULT_API_KEY_ENVS, FORMAT_IDS
+from alisio.core.shape import expected_got
 
 __all__ = [
     "DEFAULT_API_KEY_ENV",
@@ -241,6 +243,8 @@ class Config(Frozen, frozen=True, kw_only=True):
     provider: ProviderSettings = msgspec.field(default_factory=ProviderSettings)
     measured: MeasuredConfig = msgspec.field(default_factory=MeasuredConfig)
     lab: LabSettings = msgspec.field(default_factory=LabSettings)
+    prices: tuple[ModelPrices, ...] = ()
+    """``[prices."MODEL"]`` tables, sorted by model (not measured: they price what was measured)."""
 
 
 # --- keys ----------------------------------------------------------------------------------------------------
@@ -269,7 +273,7 @@ def measured_keys() -> tuple[str, ...]:
 def _known_keys() -> tuple[str, ...]:
     provider = tuple(_keys_of(ProviderSettings, "provider."))
     lab = tuple(_keys_of(LabSettings, "lab."))
-    sections = ("provider", "lab", "limits", "compaction", "reasoning", "sampling", "tools")
+    sections = ("provider", "lab", "prices", "limits", "compaction", "reasoning", "sampling", "tools")
     return (*sections, *provider, *lab, *measured_keys(), "agents.NAME.instructions", "agents.NAME.tools")
 
 
@@ -291,6 +295,9 @@ _PATTERN_HINTS: Final[Mapping[str, str]] = {
     "digits, '_'); the key itself never goes in this file",
 }
 _SECRET_WORDS: Final = ("key", "token", "secret", "password")
+_HEADER_NAME: Final = (
+    "a header name is one HTTP token (letters, digits and !#$%&'*+.^_`|~-, at most 128 characters)"
+)
 
 
 def _suggestion(key: str, known: Iterable[str]) -> str:
@@ -352,6 +359,11 @@ def _explain(message: str, key: str, value: tuple[bool, object]) -> tuple[str, s
         close = difflib.get_close_matches(enum["value"].strip("'\""), choice[1], n=1, cutoff=0.5)
         near = f"; did you mean {close[0]!r}?" if close else ""
         return key, f"{enum['value']} is not {choice[0]} (one of {', '.join(choice[1])}){near}"
+    if key.startswith("provider.headers["):  # msgspec's "[...]" names no header; never echo a value
+        key = "provider.headers"
+        if "matching regex" in message:
+            return key, "a header value is one line (no line break or NUL) of at most 8192 characters"
+    message = (expected_got(message) or message).replace(" or null,", ",")  # TOML has no null
     name = key.rpartition(".")[2]
     if name == "apiKeyEnv":  # a user may have pasted the key itself here: never echo the value
         return key, _PATTERN_HINTS[name] if "matching regex" in message else message
@@ -368,7 +380,10 @@ def _error_from_validation(text: str, data: object, prefix: str, source: str) ->
     message, path = (match["message"], match["path"] or "$") if match else (text, "$")
     key = _dotted(prefix, path.removeprefix("$").removeprefix("."))
     if match and match["in_key"]:
-        return ConfigError(source=source, key=key, message="every key must be a string")
+        token = key == "provider.headers" and "matching regex" in message
+        return ConfigError(
+            source=source, key=key, message=_HEADER_NAME if token else "every key must be a string"
+        )
     key, message = _explain(message, key, _lookup(data, path))
     return ConfigError(source=source, key=key, message=message)
 
@@ -421,7 +436,7 @@ def _canonical(measured: MeasuredConfig) -> MeasuredConfig:
 
 
 def _parse_measured(data: Mapping[str, object], source: str) -> Result[MeasuredConfig, ConfigError]:
-    rest = {key: value for key, value in data.items() if key not in ("provider", "lab", "agents")}
+    rest = {key: value for key, value in data.items() if key not in ("provider", "lab", "prices", "agents")}
     agents = _parse_agents(data["agents"], source) if "agents" in data else Success(())
     return agents.bind(
         lambda parsed: _convert(rest, MeasuredConfig, "", source).map(
@@ -459,10 +474,15 @@ def parse_config(data: Mapping[str, object], source: str) -> Result[Config, Conf
         lambda settings: _check_provider(settings, source)
     )
     lab = _convert(data.get("lab", {}), LabSettings, "lab", source)
+    prices = parse_prices(data.get("prices", {}), source)
     return provider.bind(
         lambda settings: lab.bind(
-            lambda lab_settings: _parse_measured(data, source).map(
-                lambda measured: Config(provider=settings, measured=measured, lab=lab_settings)
+            lambda lab_settings: prices.bind(
+                lambda priced: _parse_measured(data, source).map(
+                    lambda measured: Config(
+                        provider=settings, measured=measured, lab=lab_settings, prices=priced
+                    )
+                )
             )
         )
     )
@@ -512,6 +532,7 @@ def config_to_data(config: Config) -> dict[str, object]:
     return {
         "provider": _without_none(msgspec.to_builtins(config.provider)),
         "lab": _without_none(msgspec.to_builtins(config.lab)),
+        **({"prices": prices_data(config.prices)} if config.prices else {}),
         **_measured_data(config.measured),
     }
 

@@ -168,9 +168,10 @@ class Compacted(Frozen, frozen=True, kw_only=True, tag="compaction", tag_field="
 class BudgetStopped(Frozen, frozen=True, kw_only=True, tag="budget_stop", tag_field="type"):
     seq: int
     elapsed_ms: int
-    budget: Literal["maxTurns", "maxWallMs", "maxTokens", "maxToolCalls"]
-    limit: int
-    value: int
+    budget: Literal["maxTurns", "maxWallMs", "maxTokens", "maxToolCalls", "maxCostUsd"]
+    limit: int | float
+    """The limit passed (``maxCostUsd`` in USD, the others counts or milliseconds)."""
+    value: int | float
 
 
 class AgentExited(Frozen, frozen=True, kw_only=True, tag="agent_exit", tag_field="type"):

@@ -114,6 +114,9 @@ class RootEntry(Frozen, frozen=True, kw_only=True):
     path: str
     link: str | None = None
     """Its target when it is a symbolic link (``usr/bin`` for ``/bin`` on a merged-/usr system)."""
+    masked: bool = False
+    """A host file below a bound root that is hidden (``/dev/null`` bound over it): a secret that the
+    read-only ``/etc`` would show to a command running as root (``/etc/shadow``, SSH host keys)."""
 
 
 class Bind(Frozen, frozen=True, kw_only=True):
@@ -196,11 +199,11 @@ def bwrap_argv(
     args: list[str] = [bwrap, "--unshare-all", "--die-with-parent", "--as-pid-1"]
     if network:
         args.append("--share-net")
-    for entry in roots:
+    for entry in sorted(roots, key=lambda entry: entry.masked):
         if entry.link is not None:
             args += ["--symlink", entry.link, entry.path]
         else:
-            args += ["--ro-bind", entry.path, entry.path]
+            args += ["--ro-bind", "/dev/null" if entry.masked else entry.path, entry.path]
     args += ["--dev", "/dev", "--proc", "/proc"]
     for private in ("/tmp", SANDBOX_HOME):
         args += ["--perms", "1777" if private == "/tmp" else "0700", "--size", str(limits.tmp_bytes)]

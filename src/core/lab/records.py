@@ -124,6 +124,9 @@ class Measured(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     reasoning_tokens: int | None = None
     cached_input_tokens: int | None = None
     """Input tokens the provider served from its prompt cache, summed over turns; absent when not reported."""
+    cache_write_input_tokens: int | None = None
+    """Input tokens written to the prompt cache (Anthropic's ``cache_creation_input_tokens``), summed over the
+    turns that reported them; part of ``input_tokens``; absent when no turn reported any."""
     cached_partial: bool = False
     """True when only some turns reported cached input: the run is left out of the cached-input ratio."""
     first_event_ms: tuple[int, ...] = ()

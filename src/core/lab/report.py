@@ -25,6 +25,7 @@ from __future__ import annotations
 from enum import StrEnum
 
 from alisio.core.base import Frozen
+from alisio.core.harness.prices import Rates
 from alisio.core.lab.seq_block import SequentialBlock
 from alisio.core.stats.rates import ClusteredMean, Interval
 
@@ -68,13 +69,6 @@ class CompactionSettings(Frozen, frozen=True, kw_only=True):
     max_context_chars: int
 
 
-class Rates(Frozen, frozen=True, kw_only=True):
-    """USD per million tokens (both or neither: a report has ``Rates`` or no rates at all)."""
-
-    input_rate: float
-    output_rate: float
-
-
 class AgentCondition(Frozen, frozen=True, kw_only=True):
     """The agent a report's runs used, when it is not the built-in default: its name, kind and version."""
 
@@ -113,6 +107,10 @@ class Conditions(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     """Seed of the run order (the provider never receives it)."""
     compaction: CompactionSettings
     rates: Rates | None = None
+    """The prices the estimated cost is computed at (``alisio.core.harness.prices``); ``None``: none given."""
+    rates_from: str | None = None
+    """Where ``rates`` came from, for people: ``--input-rate/--output-rate``, or ``config.toml
+    [prices."MODEL"]``; ``None`` without rates, and in reports written before it was recorded."""
     run_id: str
     created_at: str
     """ISO 8601 UTC timestamp, passed in by the shell."""
@@ -147,7 +145,8 @@ class Tokens(Frozen, frozen=True, kw_only=True, omit_defaults=True):
 
 
 class Estimated(Frozen, frozen=True, kw_only=True, omit_defaults=True):
-    """Estimated cost from the rates passed in; ignores cached and reasoning token prices."""
+    """Estimated cost at the report's rates: uncached input, cache reads, cache writes, reasoning and the rest of
+    the output each at its own rate (``alisio.core.harness.prices.cost_usd``), summed over the judged runs."""
 
     cost_usd: float
     cost_per_success_usd: float | None = None
@@ -282,6 +281,9 @@ class Report(Frozen, frozen=True, kw_only=True):
     endpoint, a full disk): only the finished runs are reported, tasks that never ran are missing."""
     stopped: str | None = None
     """Why it stopped, one line for people (``Ctrl-C``, ``the provider refused the API key...``)."""
+    capped: str | None = None
+    """The command-wide cap that stopped it (``--max-cost-usd``, ``--max-total-tokens``): no new run started
+    once it was reached, the runs in flight finished; the runs not started are not run, never failures."""
     retried: int = 0
     """Errored runs run again by ``eval run --resume --retry-errors``: their earlier records are kept apart in
     retried/runs.jsonl and counted nowhere else."""

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from alisio.core.harness.prices import Rates, cost_usd
 from alisio.core.lab.records import RunRecord, RunStatus
 from alisio.core.lab.report import (
     LOW_POWER_BELOW,
@@ -24,7 +25,6 @@ from alisio.core.lab.report import (
     Conditions,
     Count,
     Estimated,
-    Rates,
     Report,
     Summary,
     SummaryMeasured,
@@ -57,7 +57,7 @@ class _Columns:
         import numpy as np
 
         index: dict[str, int] = {}
-        rows: list[tuple[int, int, int, int, int, int, int, int, int, int, bool, bool]] = []
+        rows: list[tuple[int, int, int, int, int, int, int, int, int, int, int, bool, bool]] = []
         reasons: Counter[tuple[int, int, str]] = Counter()
         incidents: Counter[tuple[int, str]] = Counter()
         code = _STATUS_CODE
@@ -77,6 +77,7 @@ class _Columns:
                     -1 if m.output_tokens is None else m.output_tokens,
                     -1 if m.reasoning_tokens is None else m.reasoning_tokens,
                     -1 if m.cached_input_tokens is None else m.cached_input_tokens,
+                    -1 if m.cache_write_input_tokens is None else m.cache_write_input_tokens,
                     m.usage_complete,
                     m.cached_partial,
                 )
@@ -90,12 +91,13 @@ class _Columns:
         remap = np.zeros(len(index), dtype=np.int64)
         for new, task_id in enumerate(self.task_ids):
             remap[index[task_id]] = new
-        ints = np.array([row[:10] for row in rows], dtype=np.int64).reshape(len(rows), 10)
-        flags = np.array([row[10:] for row in rows], dtype=bool).reshape(len(rows), 2)
+        ints = np.array([row[:11] for row in rows], dtype=np.int64).reshape(len(rows), 11)
+        flags = np.array([row[11:] for row in rows], dtype=bool).reshape(len(rows), 2)
         self.task = remap[ints[:, 0]] if len(rows) else ints[:, 0]
         self.status = ints[:, 1]
         self.wall, self.turns, self.tools, self.compactions = ints[:, 2], ints[:, 3], ints[:, 4], ints[:, 5]
         self.input, self.output, self.reasoning, self.cached = ints[:, 6], ints[:, 7], ints[:, 8], ints[:, 9]
+        self.written = ints[:, 10]
         self.complete, self.partial = flags[:, 0], flags[:, 1]
         self.reasons = Counter({(int(remap[t]), s, why): n for (t, s, why), n in reasons.items()})
         self.incidents = Counter({(int(remap[t]), kind): n for (t, kind), n in incidents.items()})
@@ -108,6 +110,24 @@ def _sum_by(task: NDArray[np.int64], values: NDArray[Any], tasks: int) -> NDArra
     out = np.zeros(tasks, dtype=np.int64)
     np.add.at(out, task, values.astype(np.int64))
     return out
+
+
+def _parts_by(cols: _Columns, mask: NDArray[np.bool_], tasks: int) -> NDArray[np.int64]:
+    """Per task: cached input, cache writes and reasoning tokens summed over the ``mask`` runs, each run's
+    capped at its whole as ``cost_usd`` caps them (a count not reported adds nothing: those tokens are then
+    priced as the input or output they are part of)."""
+    import numpy as np
+
+    inputs, outputs = np.maximum(cols.input, 0), np.maximum(cols.output, 0)
+    cached = np.minimum(np.maximum(cols.cached, 0), inputs)
+    written = np.minimum(np.maximum(cols.written, 0), inputs - cached)
+    reasoning = np.minimum(np.maximum(cols.reasoning, 0), outputs)
+    columns = [c[mask] for c in (cached, written, reasoning)]
+    return np.stack([_sum_by(cols.task[mask], c, tasks) for c in columns], axis=1).reshape(tasks, 3)
+
+
+def _parts(row: NDArray[np.int64]) -> tuple[int, int, int]:
+    return int(row[0]), int(row[1]), int(row[2])
 
 
 def _medians(
@@ -148,10 +168,20 @@ def _per_success(total: float | None, passes: int) -> float | None:
     return None if total is None or passes == 0 else total / passes
 
 
-def _estimated(tokens: Tokens | None, rates: Rates | None, passes: int) -> Estimated | None:
+def _estimated(
+    tokens: Tokens | None, parts: tuple[int, int, int], rates: Rates | None, passes: int
+) -> Estimated | None:
+    """The estimated block over runs whose tokens are all counted (``tokens`` not partial), else none.
+
+    ``parts``: the cached input, cache writes and reasoning tokens of the same runs, each priced at its rate.
+    """
     if tokens is None or rates is None:
         return None
-    cost = tokens.input * rates.input_rate / 1e6 + tokens.output * rates.output_rate / 1e6
+    cached, written, reasoning = parts
+    cost = cost_usd(
+        rates, tokens.input, tokens.output, cached_input=cached, cache_write=written, reasoning=reasoning
+    )
+    assert cost is not None  # both counts are given
     return Estimated(cost_usd=cost, cost_per_success_usd=_per_success(cost, passes))
 
 
@@ -185,6 +215,8 @@ class _Aggregates:
     cached_runs: NDArray[np.int64]
     cached_tokens: NDArray[np.int64]
     cached_input: NDArray[np.int64]
+    priced: NDArray[np.int64]
+    """(tasks, 3): cached input, cache writes and reasoning tokens of the judged runs that reported usage."""
     column: dict[str, NDArray[np.int64]]
     medians: list[float | None]
     variances: list[float | None]
@@ -217,6 +249,7 @@ def _aggregate(cols: _Columns) -> _Aggregates:
         cached_runs=_sum_by(cols.task[caching], np.ones(int(caching.sum()), dtype=np.int64), n_tasks),
         cached_tokens=_sum_by(cols.task[caching], cols.cached[caching], n_tasks),
         cached_input=_sum_by(cols.task[caching], cols.input[caching], n_tasks),
+        priced=_parts_by(cols, judged_mask & reported, n_tasks),
         column={
             "turns": sums(cols.turns),
             "tools": sums(cols.tools),
@@ -291,7 +324,9 @@ def _task_report(t: int, task_id: str, agg: _Aggregates, conditions: Conditions)
         cached_input_ratio=_ratio(int(agg.cached_tokens[t]), int(agg.cached_input[t])),
         cached_input_runs=runs_cached,
         cached_input_tokens=int(agg.cached_tokens[t]) if runs_cached else None,
-        estimated=_estimated(None if measured.tokens_runs else measured.tokens, conditions.rates, passes),
+        estimated=_estimated(
+            None if measured.tokens_runs else measured.tokens, _parts(agg.priced[t]), conditions.rates, passes
+        ),
     )
 
 
@@ -302,6 +337,7 @@ def build_report(
     planned_runs: int | None = None,
     interrupted: bool = False,
     stopped: str | None = None,
+    capped: str | None = None,
     retried: int = 0,
 ) -> Report:
     """Build the report of ``records`` measured under ``conditions``.
@@ -312,6 +348,7 @@ def build_report(
         planned_runs: how many runs the command planned for this arm (tasks x k).
         interrupted: the command stopped before every planned run finished.
         stopped: why it stopped, one line (``None`` when it did not, or did not say).
+        capped: the cap flag that stopped it (``--max-cost-usd``), when one did.
         retried: errored runs that were run again (``--retry-errors``); their old records are not in ``records``.
 
     Returns:
@@ -326,7 +363,7 @@ def build_report(
     agg = _aggregate(cols)
     tasks = [_task_report(t, task_id, agg, conditions) for t, task_id in enumerate(cols.task_ids)]
     cached_totals = (int(agg.cached_tokens.sum()), int(agg.cached_input.sum()))
-    summary = _summary(tasks, cols, agg.judged_mask, agg.all_incidents, cached_totals, conditions)
+    summary = _summary(tasks, cols, agg, cached_totals, conditions)
     tasks, summary = _with_first_event_medians(records, tasks, summary)
     return Report(
         conditions=conditions,
@@ -335,6 +372,7 @@ def build_report(
         planned_runs=planned_runs,
         interrupted=interrupted,
         stopped=stopped if interrupted else None,
+        capped=capped if interrupted else None,
         retried=retried,
     )
 
@@ -372,14 +410,14 @@ def _ratio(part: int, whole: int) -> float | None:
 def _summary(
     tasks: list[TaskReport],
     cols: _Columns,
-    judged_mask: NDArray[np.bool_],
-    incidents: tuple[Count, ...],
+    agg: _Aggregates,
     cached_totals: tuple[int, int],
     conditions: Conditions,
 ) -> Summary:
     """Totals over tasks; success rate as the task-clustered mean; wall median/variance over judged runs."""
     import numpy as np
 
+    judged_mask, incidents = agg.judged_mask, agg.all_incidents
     passes = sum(t.passes for t in tasks)
     judged = sum(t.judged for t in tasks)
     rated = [t for t in tasks if t.judged]
@@ -407,7 +445,12 @@ def _summary(
         cached_input=_cached_summary(
             int(cached_totals[0]), int(cached_totals[1]), sum(t.cached_input_runs for t in tasks), judged
         ),
-        estimated=_estimated(None if measured.tokens_runs else measured.tokens, conditions.rates, passes),
+        estimated=_estimated(
+            None if measured.tokens_runs else measured.tokens,
+            _parts(agg.priced.sum(axis=0)),
+            conditions.rates,
+            passes,
+        ),
     )
 
 

@@ -114,9 +114,9 @@ def _conditions(report: Report) -> list[Problem]:
     problems += _unit((*where, "compaction"), [("threshold", conditions.compaction.threshold)])
     if conditions.rates is not None:
         rates = conditions.rates
-        problems += _at_least(
-            (*where, "rates"), [("inputRate", rates.input_rate), ("outputRate", rates.output_rate)]
-        )
+        named: list[tuple[str, Number]] = [("inputRate", rates.input_rate), ("outputRate", rates.output_rate)]
+        named += [("cachedInputRate", rates.cached_input_rate), ("cacheWriteRate", rates.cache_write_rate)]
+        problems += _at_least((*where, "rates"), [*named, ("reasoningRate", rates.reasoning_rate)])
     return problems + _at_least((), [("plannedRuns", report.planned_runs)])
 
 

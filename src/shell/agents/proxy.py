@@ -34,7 +34,8 @@ import httpx
 from returns.result import Failure, Success
 
 from alisio.core.agents.exchange import Api, Exchange, read_exchange
-from alisio.core.harness.budget import RunBudget
+from alisio.core.harness.budget import RunBudget, cost_after
+from alisio.core.harness.prices import Rates
 
 __all__ = ["BudgetHit", "Call", "RunProxy"]
 
@@ -83,14 +84,16 @@ class BudgetHit:
     """The budget a call went past."""
 
     budget: str
-    limit: int
-    value: int
+    limit: int | float
+    value: int | float
 
 
 @dataclass
 class _State:
     calls: list[Call] = field(default_factory=list)
     tokens: int = 0
+    cost: float | None = None
+    """Main-loop cost so far at the proxy's ``rates`` (``None`` until a call's usage could be priced)."""
     tool_calls: int = 0
     started: int = 0
     """Model calls let through so far, answered or still in flight (what ``maxTurns`` counts: calls made at
@@ -115,9 +118,12 @@ class RunProxy:
         port: int = 0,
         replay: Replayer | None = None,
         unix: str | None = None,
+        rates: Rates | None = None,
     ) -> None:
         """``unix``: listen on this unix socket path instead of ``host:port``."""
         self.api, self.base_url, self._key, self.budget = api, base_url.rstrip("/"), key, budget
+        self.rates = rates
+        """The model's prices: ``budget.max_cost_usd`` is counted at them (``None``: no cost is counted)."""
         self.client, self.on_stop = client, on_stop
         self._address = (host, port)
         self._unix = unix
@@ -185,6 +191,12 @@ class RunProxy:
                 hit = BudgetHit("maxTurns", budget.max_turns, state.started)
             elif budget.max_tokens is not None and state.tokens >= budget.max_tokens:
                 hit = BudgetHit("maxTokens", budget.max_tokens, state.tokens)
+            elif (
+                budget.max_cost_usd is not None
+                and state.cost is not None
+                and state.cost >= budget.max_cost_usd
+            ):
+                hit = BudgetHit("maxCostUsd", budget.max_cost_usd, round(state.cost, 6))
             elif budget.max_tool_calls is not None and state.tool_calls > budget.max_tool_calls:
                 hit = BudgetHit("maxToolCalls", budget.max_tool_calls, state.tool_calls)
             state.stop = hit
@@ -234,6 +246,7 @@ class RunProxy:
             if read is not None:
                 usage = read.usage
                 state.tokens += (usage.input_tokens or 0) + (usage.output_tokens or 0) if usage else 0
+                state.cost = cost_after(state.cost, self.rates, usage)
                 state.tool_calls += len(read.tool_calls)
 
 

@@ -163,6 +163,7 @@ class ExternalRunner:
             replay=replayer,
             port=self.proxy_port,
             unix=None if place.socket is None else str(place.socket),
+            rates=job.rates,
         )
         try:
             proxy.start()

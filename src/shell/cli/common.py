@@ -185,7 +185,7 @@ def run_lab(
         def on_start(start: LabStart) -> None:
             if not quiet:
                 headline(start)
-            progress.planned(start.planned)
+            progress.planned(start.planned, {arm.variant: arm.rates for arm in start.arms})
             stack.enter_context(progress.shown())
 
         def on_record(record: RunRecord, done: int, total: int) -> None:
@@ -211,14 +211,26 @@ def sandbox_note(start: LabStart) -> str:
 
 
 def with_executor(request: LabRequest, flags: ExecutionFlags) -> LabRequest:
-    """``request`` with ``--executor`` and the Ray address of ``flags`` (see ``executor``)."""
+    """``request`` with ``--executor``, the Ray address (see ``executor``), the sandbox and the caps of ``flags``.
+
+    Raises:
+        CommandError: ``--max-total-tokens`` below 1, or ``--max-cost-usd`` not a positive number.
+    """
     import dataclasses
+    import math
 
     from alisio.core.harness.sandbox import SandboxKind
+    from alisio.shell.errors import CommandError
+    from alisio.shell.lab.request import Caps
 
     kind, address = executor(flags, request.env)
     sandbox = SandboxKind(flags.sandbox) if flags.sandbox is not None else request.sandbox
-    return dataclasses.replace(request, executor=kind, ray_address=address, sandbox=sandbox)
+    check_min("--max-total-tokens", flags.max_total_tokens, 1)
+    cost = flags.max_cost_usd
+    if cost is not None and not (math.isfinite(cost) and cost > 0):
+        raise CommandError(f"--max-cost-usd is USD, more than 0, got {cost:g}")
+    caps = Caps(max_total_tokens=flags.max_total_tokens, max_cost_usd=cost)
+    return dataclasses.replace(request, executor=kind, ray_address=address, sandbox=sandbox, caps=caps)
 
 
 def executor(flags: ExecutionFlags, env: Mapping[str, str]) -> tuple[ExecutorKind, str | None]:

@@ -113,7 +113,11 @@ def _show(outcome: LabOutcome, json_output: bool) -> ExitCode:
                 "reason": item.reason,
             }
             common.out(encoder.encode(line) + b"\n")
-    if outcome.stopped is not None:
+    capped = next((arm.report.capped for arm in outcome.arms if arm.report.capped), None)
+    if capped is not None:  # a recording is whole or nothing: a cap only bounds what it spends
+        runs = f"{len(outcome.records)} of {outcome.start.planned} runs"
+        say(f"stopped by {capped} after {runs} ({outcome.stopped}): no cassette was written")
+    elif outcome.stopped is not None:
         what = "interrupted" if outcome.interrupted is not None else "stopped"
         say(f"{what} ({outcome.stopped}): no cassette was written")
     return outcome.exit_code

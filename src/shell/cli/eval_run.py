@@ -196,7 +196,14 @@ def stop_lines(outcome: LabOutcome) -> list[str]:
     from alisio.core.replay.cassette import divergence_message
 
     lines = []
-    if outcome.stopped is not None:
+    capped = next((arm.report.capped for arm in outcome.arms if arm.report.capped), None)
+    if capped is not None:
+        done, planned = len(outcome.records), outcome.start.planned
+        lines.append(
+            f"stopped by {capped} after {done} of {planned} runs ({outcome.stopped}): the runs not started are "
+            "listed as not run; the report of the finished runs is written"
+        )
+    elif outcome.stopped is not None:
         done = len(outcome.records)
         what = "interrupted" if outcome.interrupted is not None else "stopped"
         lines.append(f"{what} ({outcome.stopped}): the report of the {done} finished runs is written")

@@ -60,6 +60,7 @@ def _row(run: StoredRun) -> dict[str, object]:
         "judged": s.judged,
         "errored": s.errored,
         "interrupted": report.interrupted,
+        "capped": report.capped,
     }
 
 
@@ -68,7 +69,10 @@ def _cells(row: dict[str, object]) -> tuple[str, ...]:
         return (str(row["runId"]), "(unreadable report)", "", "", "", "")
     rate = f"{row['passes']}/{row['judged']} pass" if row["judged"] else "no judged run"
     rate += f", {row['errored']} error" if row["errored"] else ""
-    rate += ", interrupted" if row["interrupted"] else ""
+    if row["capped"]:
+        rate += f", stopped by {row['capped']}"
+    elif row["interrupted"]:
+        rate += ", interrupted"
     return (
         str(row["runId"]),
         f"{row['suiteId']} {row['suiteVersion']}",

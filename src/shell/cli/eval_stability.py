@@ -40,12 +40,11 @@ Quarantine = Annotated[
 def stability(reports: Reports, quarantine: Quarantine = None, json: Json = False) -> ExitCode:
     """Which tasks flap across stored reports of one suite version, and a first hint of why."""
     import msgspec
-    from returns.result import Failure
 
     from alisio.core.lab.comparisons.stability import ReportRuns, render_stability
     from alisio.core.lab.comparisons.stability import stability as judge
     from alisio.shell.config_home import data_dir
-    from alisio.shell.errors import CommandError
+    from alisio.shell.errors import expect
     from alisio.shell.lab.ci_outputs import check_output_file, write_output_file
     from alisio.shell.lab.store import read_report, read_runs
     from alisio.shell.lab.stored import report_dir
@@ -57,22 +56,16 @@ def stability(reports: Reports, quarantine: Quarantine = None, json: Json = Fals
     for ref in reports:
         directory = report_dir(ref, root, "stability")
         report, runs = read_report(directory), read_runs(directory)
-        for read in (report, runs):
-            if isinstance(read, Failure):
-                raise CommandError(str(read.failure()))
-        conditions = report.unwrap().conditions
+        conditions = expect(report).conditions
         inputs.append(
             ReportRuns(
                 label=ref,
                 suite_id=conditions.suite_id,
                 suite_version=conditions.suite_version,
-                runs=runs.unwrap(),
+                runs=expect(runs),
             )
         )
-    result = judge(inputs)
-    if isinstance(result, Failure):
-        raise CommandError(result.failure())
-    found = result.unwrap()
+    found = expect(judge(inputs))
     if quarantine is not None:
         write_output_file(quarantine, "".join(f"{task_id}\n" for task_id in found.unstable), "--quarantine")
         common.say(f"quarantine: {len(found.unstable)} unstable task ids in {quarantine}")

@@ -2,7 +2,8 @@
 
 - On a terminal: a status line that updates in place (rich): done/total, the pass, fail, budget_exceeded and
   error counts, the runs in flight, elapsed time and an ETA (elapsed / done x left), then what the runs wait
-  on (``rate-limited, retrying in 2 s``), the retries so far and the tokens reported so far; each finished
+  on (``rate-limited, retrying in 2 s``), the retries so far, the tokens reported so far and, where the
+  command has rates, their cost (``12,345 tokens · 0.0421 USD``, main and compaction calls); each finished
   run's line is printed above it, cut to the terminal's width (the report keeps the whole text), its status
   coloured (pass green, fail red, budget_exceeded yellow, error magenta) unless ``NO_COLOR`` or
   ``--no-color``.
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from alisio.core.harness.events import Event
+    from alisio.core.harness.prices import Rates
     from alisio.core.lab.records import RunRecord
     from alisio.core.lab.suites.schedule import RunSpec
 
@@ -69,6 +71,9 @@ class Progress:
         """Per waiting run: what it waits on and the monotonic time the wait ends."""
         self._retries = 0
         self._tokens: int | None = None
+        self._rates: dict[str | None, Rates | None] = {}
+        """Each arm's rates (variant id, ``None`` for a plain run): the cost is counted at them."""
+        self._cost: float | None = None
 
     def status(self) -> str:
         """``12/35 done (10 pass, 2 fail) · 4 running · 1:02 elapsed · ETA 2:58``."""
@@ -85,12 +90,13 @@ class Progress:
         now = time.monotonic()
         with self._lock:
             waits = [(what, until - now) for what, until in self._waiting.values()]
-            retries, tokens = self._retries, self._tokens
-        return text + status_extras(waits, retries, tokens)
+            retries, tokens, cost = self._retries, self._tokens, self._cost
+        return text + status_extras(waits, retries, tokens, cost)
 
     def on_event(self, spec: RunSpec, event: Event) -> None:
         """Follow a run's events (on its thread): retry waits, the end of a wait, tokens reported."""
         from alisio.core.harness.events import IncidentKind, IncidentRaised, ProviderResponded
+        from alisio.core.harness.prices import cost_of_usage
         from alisio.core.lab.outputs.live_status import retry_wait
 
         key = (spec.variant, spec.task_id, spec.repetition)
@@ -105,6 +111,9 @@ class Progress:
             usage = event.usage if isinstance(event, ProviderResponded) else None
             if usage is not None:
                 self._tokens = (self._tokens or 0) + (usage.input_tokens or 0) + (usage.output_tokens or 0)
+                rates = self._rates.get(spec.variant)
+                cost = None if rates is None else cost_of_usage(rates, usage)
+                self._cost = self._cost if cost is None else (self._cost or 0.0) + cost
 
     def run_started(self, spec: RunSpec) -> None:
         with self._lock:
@@ -130,9 +139,11 @@ class Progress:
             sys.stderr.write(line + "\n")
             sys.stderr.flush()
 
-    def planned(self, total: int) -> None:
+    def planned(self, total: int, rates: dict[str | None, Rates | None] | None = None) -> None:
+        """How many runs the command plans, and each arm's rates (the status line's cost)."""
         with self._lock:
             self._total = total
+            self._rates = dict(rates or {})
 
     @contextmanager
     def shown(self) -> Iterator[Progress]:

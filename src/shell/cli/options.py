@@ -409,6 +409,28 @@ class VariantsProviderFlags(ProviderFlags):
     ] = ModeFlag.LIVE
 
 
+MaxTotalTokens = Annotated[
+    int | None,
+    option(
+        "--max-total-tokens",
+        help="Start no new run once the finished runs reported this many main-loop tokens (input + output); "
+        "the runs in flight finish.",
+        panel=EXECUTION,
+        metavar="N",
+        show_default=False,
+    ),
+]
+MaxCostUsd = Annotated[
+    float | None,
+    option(
+        "--max-cost-usd",
+        help="Start no new run once the finished runs cost this much at the model's rates (--input-rate and "
+        '--output-rate, or \\[prices."MODEL"] in config.toml); the runs in flight finish.',
+        panel=EXECUTION,
+        metavar="USD",
+        show_default=False,
+    ),
+]
 Jobs = Annotated[
     int | None,
     option(
@@ -482,6 +504,8 @@ class ExecutionFlags:
     executor: ExecutorFlag = ExecutorChoice.THREAD
     ray_address: RayAddress = None
     sandbox: SandboxFlag = None
+    max_total_tokens: MaxTotalTokens = None
+    max_cost_usd: MaxCostUsd = None
 
 
 OptionalSuiteArg = Annotated[

@@ -49,7 +49,8 @@ from alisio.shell.errors import CommandError, expect
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from alisio.core.harness.config import LabSettings, MeasuredConfig
+    from alisio.core.harness.budget import RunBudget
+    from alisio.core.harness.config import Config, LabSettings
     from alisio.core.harness.events import Effect, Event
     from alisio.core.harness.policy import Policy
     from alisio.core.harness.protocol import ToolCall
@@ -145,9 +146,19 @@ class BudgetFlags:
             metavar="N",
         ),
     ] = None
+    max_cost_usd: Annotated[
+        float | None,
+        option(
+            "--max-cost-usd",
+            help='Stop past this main-loop cost, at the model\'s \\[prices."MODEL"] in config.toml (reported '
+            "usage only).",
+            panel=BUDGET,
+            metavar="USD",
+        ),
+    ] = None
 
     def checked(self) -> tuple[int, int, int | None, int | None]:
-        """The four budgets, each at least 1 (a one-line usage error otherwise)."""
+        """The four counted budgets, each at least 1 (a one-line usage error otherwise)."""
         from alisio.shell.cli.options import check_min
 
         for flag, value in (
@@ -257,31 +268,57 @@ def _policy(choice: PolicyChoice, granted_flags: dict[str, bool], read_only: boo
             return policy
 
 
+def _run_budget(budget: BudgetFlags, config: Config, model: str) -> RunBudget:
+    """The run's budget from the flags; ``--max-cost-usd`` at the model's ``[prices."MODEL"]`` of ``config``.
+
+    Raises:
+        CommandError: ``--max-cost-usd`` not a positive number, or no price table for the model.
+    """
+    import math
+
+    from alisio.core.harness.budget import RunBudget
+    from alisio.core.harness.prices import prices_for, table_name
+
+    max_turns, max_wall_ms, max_tokens, max_tool_calls = budget.checked()
+    limit = budget.max_cost_usd
+    if limit is not None and not (math.isfinite(limit) and limit > 0):
+        raise CommandError(f"--max-cost-usd is USD, more than 0, got {limit:g}")
+    if limit is not None and prices_for(config.prices, model) is None:
+        raise CommandError(
+            f"--max-cost-usd needs prices for the model {model}: a [{table_name(model)}] table"
+        )
+    return RunBudget(
+        max_turns=max_turns,
+        max_wall_ms=max_wall_ms,
+        max_tokens=max_tokens,
+        max_tool_calls=max_tool_calls,
+        max_cost_usd=limit,
+    )
+
+
 def _provider(
     script: Path | None, model: str | None, base_url: str | None, preset: str | None
-) -> tuple[Provider, str, MeasuredConfig, str | None, LabSettings]:
-    """The provider, the model name, the measured configuration (config.toml, or every default), the key and
-    the ``[lab]`` settings (its sandbox)."""
+) -> tuple[Provider, str, Config, str | None]:
+    """The provider, the model name, the configuration (config.toml, or every default) and the key."""
     import os
 
     from alisio.shell.config_home import load_config
 
     env = dict(os.environ)
     loaded = expect(load_config(env))
-    measured, lab = loaded.config.measured, loaded.config.lab
     if script is not None:
         from alisio.shell.harness.providers.base import ProviderFailure
         from alisio.shell.harness.providers.scripted import ScriptedProvider
 
         try:
-            return ScriptedProvider.from_file(script), model or "scripted", measured, None, lab
+            return ScriptedProvider.from_file(script), model or "scripted", loaded.config, None
         except ProviderFailure as failure:
             raise CommandError(f"--script {failure}") from None
     from alisio.shell.lab.plans import live_plan
 
     plan = live_plan(loaded, model, base_url, env, preset=preset)  # one run: its gate has one slot
     assert plan.shared is not None  # the live plan's one provider
-    return plan.shared, plan.model, measured, plan.key, lab
+    return plan.shared, plan.model, loaded.config, plan.key
 
 
 def _sandbox(
@@ -321,10 +358,10 @@ def _setup(
     from importlib.metadata import version
 
     from alisio.core.harness.agent_step import select_agent
-    from alisio.core.harness.budget import RunBudget
     from alisio.core.harness.config import config_hash
     from alisio.core.harness.events import Effect
     from alisio.core.harness.policy import ALL_EFFECTS, PolicyMode
+    from alisio.core.harness.prices import prices_for
     from alisio.core.harness.sandbox import WORKSPACE
     from alisio.core.replay.fingerprint import path_rules
     from alisio.shell.harness.agent import AgentSetup
@@ -333,12 +370,12 @@ def _setup(
     workspace = _workspace(run.cwd)
     read_only = permissions.read_only
     policy = _policy(run.policy, permissions.granted(), read_only)
-    provider, model_name, measured, key, lab = _provider(
+    provider, model_name, config, key = _provider(
         provider_flags.script, provider_flags.model, provider_flags.base_url, provider_flags.preset
     )
+    measured, lab = config.measured, config.lab
     sandbox = _sandbox(run.sandbox, lab, workspace, policy)
     expect(select_agent(measured, run.agent), "--agent")
-    max_turns, max_wall_ms, max_tokens, max_tool_calls = budget.checked()
     interactive = sys.stdin.isatty() and sys.stderr.isatty()
     setup = AgentSetup(
         prompt=prompt,
@@ -348,9 +385,8 @@ def _setup(
         measured=measured,
         policy=policy,
         granted=frozenset({Effect.READ}) if read_only else ALL_EFFECTS,
-        budget=RunBudget(
-            max_turns=max_turns, max_wall_ms=max_wall_ms, max_tokens=max_tokens, max_tool_calls=max_tool_calls
-        ),
+        budget=_run_budget(budget, config, model_name),
+        rates=prices_for(config.prices, model_name),
         agent=run.agent,
         approver=_terminal_approver() if interactive and policy.mode is PolicyMode.ASK else None,
         normalize_rules=path_rules(

@@ -1,15 +1,15 @@
 """The agent loop: drives a provider and the tools for one task, and yields the run's event log.
 
-Every decision is a call into the core: ``alisio.core.harness.budget.check`` before each turn and each tool call,
-``alisio.core.harness.compaction`` for when and what to compact, ``alisio.core.harness.agent_step`` for what a response means and whether a
-tool call runs (``alisio.core.harness.policy`` inside it). This module only performs the effects (provider calls, tools, the
-approver, the clock) and records each as an event.
+Every decision is a call into the core: ``alisio.core.harness.budget.check`` before each turn and each tool
+call, ``alisio.core.harness.compaction`` for when and what to compact, ``alisio.core.harness.agent_step`` for what
+a response means and whether a tool call runs (``policy`` inside it). This module only performs the effects
+(provider calls, tools, the approver, the clock) and records each as an event.
 
 Rules this module keeps:
 - events are numbered in the order they happen and timed with the injected clock, which must be a monotonic
   clock in seconds on the same scale as ``time.monotonic`` (the tools kill a command at ``deadline``);
-- main-loop tokens are the input + output tokens of main-loop responses that reported usage; a checkpoint
-  call's usage goes into its ``Compacted`` event only;
+- main-loop tokens (and cost, at ``setup.rates``) are of main-loop responses that reported usage; a
+  checkpoint call's usage goes into its ``Compacted`` event only;
 - one ``usage_unreported`` incident per main turn without usage (the spec allows the run to overshoot
   maxTokens by that response);
 - a turn asking for more than ``tools.maxCallsPerTurn`` calls raises one ``too_many_tool_calls`` incident
@@ -53,7 +53,7 @@ from alisio.core.harness.agent_step import (
     response_incidents,
     select_agent,
 )
-from alisio.core.harness.budget import BudgetStop, RunBudget, check, output_limit, tokens_of
+from alisio.core.harness.budget import BudgetStop, RunBudget, check, cost_after, output_limit, tokens_of
 from alisio.core.harness.compaction import (
     apply_checkpoint,
     checkpoint_request,
@@ -103,6 +103,7 @@ from alisio.shell.harness.tools.dispatch import ToolContext, ToolOutcome, execut
 from alisio.shell.harness.tools.processes import stop_marked
 
 if TYPE_CHECKING:
+    from alisio.core.harness.prices import Rates
     from alisio.shell.sandbox.bwrap import SandboxRun
 
 __all__ = ["KEEP_RECENT_MESSAGES", "AgentSetup", "ApprovalAnswer", "Approver", "RunResult", "run_agent"]
@@ -111,10 +112,9 @@ _MESSAGE_CHARS = 2000
 """An unexpected exception's message is cut to this many characters in a tool result or a run's error."""
 
 KEEP_RECENT_MESSAGES = 6
+"""The latest messages kept as they are on compaction (about 3 tool exchanges; at most half the threshold)."""
 DEADLINE_EXCERPT_CHARS = 2000
 """How much of a call cut at maxWallMs is kept in its provider_response (the count is of all of it)."""
-"""At most this many latest messages are kept as they are when the older conversation is compacted (about
-three tool exchanges), and only as many as fit in half the compaction threshold."""
 
 ApprovalAnswer = Literal["yes", "no", "always"]
 """``always`` grants the effect for the rest of the run (a session grant)."""
@@ -149,6 +149,7 @@ class AgentSetup:
     """The environment of ``bash`` commands (``None``: the tools' default)."""
     sandbox: SandboxRun | None = None
     """Where ``bash`` commands run (``--sandbox bwrap``); ``None``: as plain subprocesses."""
+    rates: Rates | None = None  # the model's prices: budget.max_cost_usd is counted at them (None: no cost)
 
 
 @dataclass(frozen=True)
@@ -190,6 +191,7 @@ class _Run:
     tool_calls: int = 0
     provider_calls: int = 0
     main_tokens: int | None = None
+    main_cost: float | None = None
     usage_complete: bool = True
     session_grants: frozenset[Effect] = frozenset()
     normalized: list[Message] = field(default_factory=list)
@@ -255,7 +257,8 @@ class _Run:
 
     def check_budget(self, turns: int, tool_calls: int) -> None:
         cancel.check()  # before each turn and each tool call: a cancelled run stops as on Ctrl-C
-        stop = check(self.setup.budget, turns, tool_calls, self.elapsed_ms(), self.main_tokens)
+        run = self
+        stop = check(run.setup.budget, turns, tool_calls, run.elapsed_ms(), run.main_tokens, run.main_cost)
         if stop is not None:
             raise _Stop(self.budget_stop(stop))
 
@@ -387,6 +390,7 @@ class _Run:
             max_output_tokens=measured.limits.max_output_tokens,
             reasoning_effort=measured.reasoning.effort,
             cache=measured.cache,
+            sampling=measured.sampling,
         )
         response, _ = self.call_provider(request)
         if not response.text.strip():
@@ -399,17 +403,12 @@ class _Run:
         self.chars = len(self.profile.instructions)
         for message in apply_checkpoint(messages, plan, response.text):
             self.append(message)
+        replaced, usage = plan.replaced, response.usage
         self.emit(
-            Compacted,
-            chars_before=before,
-            chars_after=self.chars,
-            messages_replaced=plan.replaced,
-            usage=response.usage,
+            Compacted, chars_before=before, chars_after=self.chars, messages_replaced=replaced, usage=usage
         )
-        self.incident(
-            IncidentKind.COMPACTION,
-            f"replaced {plan.replaced} older messages by a checkpoint ({before} -> {self.chars} characters)",
-        )
+        what = f"replaced {plan.replaced} older messages by a checkpoint"
+        self.incident(IncidentKind.COMPACTION, f"{what} ({before} -> {self.chars} characters)")
 
     # --- tools ----------------------------------------------------------------------------------------
 
@@ -514,6 +513,7 @@ class _Run:
             self.usage_complete = False
         else:
             self.main_tokens = (self.main_tokens or 0) + tokens
+        self.main_cost = cost_after(self.main_cost, self.setup.rates, response.usage)
 
     def turn(self) -> RunResult | None:
         self.check_budget(self.turns + 1, self.tool_calls)

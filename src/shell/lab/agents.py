@@ -21,6 +21,7 @@ from typing import Protocol
 
 from alisio.core.harness.config import MeasuredConfig
 from alisio.core.harness.events import Effect, Event, RunOutcome
+from alisio.core.harness.prices import Rates
 from alisio.core.lab.judges.verify import AgentTools
 from alisio.core.lab.records import RunRecord
 from alisio.core.lab.suites.schedule import RunSpec
@@ -50,6 +51,8 @@ class AgentJob:
     """The model an external agent asks for (a variant's); ``None``: the configured one."""
     sandbox: SandboxRun | None = None
     """Where the run's commands run (``--sandbox bwrap``); ``None``: plain subprocesses."""
+    rates: Rates | None = None
+    """The arm's prices: ``budget.maxCostUsd`` is checked at them (``None``: no cost is counted)."""
 
 
 def _same(record: RunRecord) -> RunRecord:
@@ -116,6 +119,7 @@ class BuiltinRunner:
             env=ctx.tool_env,
             on_event=self.on_event,
             sandbox=job.sandbox,
+            rates=job.rates,
         )
         result = run_agent(setup)
         message = result.message if result.outcome == "error" else None

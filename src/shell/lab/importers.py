@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Final
 
 import msgspec
-from returns.result import Failure, Result
+from returns.result import Failure
 
 from alisio.core.lab.judges.selfcheck import SelfCheck
 from alisio.core.lab.suites.harbor import dockerfile_problem, harbor_task, offline_problem
@@ -32,7 +32,7 @@ from alisio.core.lab.suites.importers import (
     task_id_of,
 )
 from alisio.core.lab.suites.suite import violations
-from alisio.shell.errors import CommandError
+from alisio.shell.errors import CommandError, expect
 from alisio.shell.lab.selfcheck import run_selfcheck
 from alisio.shell.lab.suites import load_suite
 from alisio.shell.sandbox.bwrap import Sandbox
@@ -77,7 +77,7 @@ def import_humaneval(source: Path | None) -> ImportedSuite:
             if not isinstance(problem, dict):
                 raise CommandError(f"{source}: line {number}: not a JSON object")
             problems.append(problem)
-    return _unwrap(humaneval_suite(problems, source.name, version))
+    return expect(humaneval_suite(problems, source.name, version))
 
 
 def import_exercism(track: Path) -> ImportedSuite:
@@ -121,7 +121,7 @@ def import_exercism(track: Path) -> ImportedSuite:
         raise CommandError(
             f"{track}: unknown layout: no */.meta/config.json (nor exercises/practice/*/.meta)"
         )
-    return _unwrap(exercism_suite(exercises, track.name))
+    return expect(exercism_suite(exercises, track.name))
 
 
 def import_harbor(source: Path) -> tuple[ImportedSuite, list[str]]:
@@ -212,13 +212,6 @@ def _harbor_one(
         else:
             files[f"solutions/{task_id}/{name.removeprefix('solution/')}"] = text
     return None
-
-
-def _unwrap(result: Result[ImportedSuite, str]) -> ImportedSuite:
-    if isinstance(result, Failure):
-        raise CommandError(result.failure())
-    imported: ImportedSuite = result.unwrap()
-    return imported
 
 
 def write_imported(

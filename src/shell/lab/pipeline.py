@@ -47,7 +47,7 @@ from alisio.core.harness.config import LabSettings, MeasuredConfig, config_hash
 from alisio.core.harness.sandbox import SandboxKind
 from alisio.core.lab.comparisons.variants import VariantsPlan, interleave
 from alisio.core.lab.records import RunRecord
-from alisio.core.lab.report import AnswerSource, CompactionSettings, Conditions, Rates
+from alisio.core.lab.report import AnswerSource, CompactionSettings, Conditions
 from alisio.core.lab.report_build import build_report
 from alisio.core.lab.seq_run import sequential_plan
 from alisio.core.lab.suites.schedule import RunSpec, plan_runs
@@ -84,6 +84,7 @@ from alisio.shell.lab.resume import plan_file, read_manifest
 from alisio.shell.lab.run_one import Arm, Finished, RunContext, run_one
 from alisio.shell.lab.runner import Executor, RunsLog, SerialExecutor, ThreadExecutor, run_loop
 from alisio.shell.lab.seq_watch import checked_sequential, sequential_feed, with_sequential
+from alisio.shell.lab.spend import CapState, check_spend, priced_arms
 from alisio.shell.lab.stale import owned_prefix, remove_stale
 from alisio.shell.lab.suite_choice import SuiteChoice, bundled_suites_root, confirm_third_party, find_suite
 from alisio.shell.lab.variants import compare_arms, read_variants
@@ -248,7 +249,7 @@ def _stop_reason(plan: ProviderPlan) -> Callable[[RunRecord], str | None]:
     return reason
 
 
-def _conditions(start: LabStart, arm: Arm, rates: Rates | None, created_at: str) -> Conditions:
+def _conditions(start: LabStart, arm: Arm, created_at: str) -> Conditions:
     suite = start.choice.loaded
     measured = arm.measured
     return Conditions(
@@ -266,7 +267,8 @@ def _conditions(start: LabStart, arm: Arm, rates: Rates | None, created_at: str)
         compaction=CompactionSettings(
             threshold=measured.compaction.threshold, max_context_chars=measured.limits.max_context_chars
         ),
-        rates=rates,
+        rates=arm.rates,
+        rates_from=arm.rates_from,
         run_id=arm.run_id,
         created_at=created_at,
         agent=condition_for(arm.agent, start.tasks, start.agent_conditions),
@@ -291,7 +293,7 @@ def _arm_results(
     start: LabStart,
     records: Sequence[RunRecord],
     stopped: str | None,
-    rates: Rates | None,
+    capped: str | None,
     created_at: str,
     retried: int,
     data_root: Path,
@@ -301,13 +303,14 @@ def _arm_results(
     planned = len(start.tasks) * start.k
     for arm in start.arms:
         mine = tuple(record for record in records if record.variant == arm.variant)
-        conditions = _conditions(start, arm, rates, created_at)
+        conditions = _conditions(start, arm, created_at)
         report = build_report(
             mine,
             conditions,
             planned_runs=planned,
             interrupted=stopped is not None,
             stopped=stopped,
+            capped=capped,
             retried=retried,
         )
         report = with_sequential(start.sequential, report, records, arm.variant, [t.id for t in start.tasks])
@@ -390,6 +393,7 @@ def _execute(
             ui.on_run_end(spec)
 
     log = RunsLog({arm.variant: arm.directory for arm in start.arms})
+    spent = CapState(request.caps, {arm.variant: arm.rates for arm in start.arms})
     try:
         kept = () if resumed is None else resumed.kept
         loop = run_loop(
@@ -399,15 +403,15 @@ def _execute(
             log,
             on_record=ui.on_record,
             stop_reason=_stop_reason(ctx.provider),
+            drain=spent.add,
         )
     finally:
         log.close()
     records = _in_plan_order(plan, kept, loop.records)
     retried = 0 if resumed is None else resumed.retried
     with held_signals() as held:  # a signal now waits until the reports are written
-        arms = _arm_results(
-            start, records, loop.stopped, request.rates, created_at, retried, data_dir(request.env)
-        )
+        capped = spent.reached if loop.stopped is not None and loop.stopped == spent.line else None
+        arms = _arm_results(start, records, loop.stopped, capped, created_at, retried, data_dir(request.env))
         comparison = None
         if start.variants is not None:
             comparison = compare_arms(start.variants, [arm.report for arm in arms])
@@ -556,6 +560,7 @@ def run_request(request: LabRequest, ui: Ui, outputs: Sequence[Output] = OUTPUTS
     try:
         agents = _agents(request, loaded, choice, variants, tasks, plan, sandbox)
         plan = agents.plan or plan
+        check_spend(request, plan, loaded, variants, tasks)
         confirm_third_party(
             choice,
             yes=request.selection.yes,
@@ -574,7 +579,7 @@ def run_request(request: LabRequest, ui: Ui, outputs: Sequence[Output] = OUTPUTS
                 seed=request.selection.seed,
                 mode=AnswerSource.REPLAY if request.mode is LabMode.REPLAY else AnswerSource.LIVE,
                 provider=plan,
-                arms=_arms(request, measured, variants, run_id, root),
+                arms=priced_arms(_arms(request, measured, variants, run_id, root), request, loaded, plan),
                 variants=variants,
                 root=root,
                 jobs=jobs_for(request, loaded),

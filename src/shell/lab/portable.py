@@ -31,6 +31,7 @@ import msgspec
 
 from alisio.core.harness.config import MeasuredConfig
 from alisio.core.harness.events import Effect
+from alisio.core.harness.prices import Rates
 from alisio.core.harness.sandbox import SandboxLimits
 from alisio.core.harness.wire import DEFAULT_API, Api
 from alisio.core.lab.outputs.formats import SCRIPTED_PROVIDER
@@ -107,6 +108,8 @@ class PortableArm(msgspec.Struct, frozen=True, kw_only=True):
     variant: str | None
     measured: MeasuredConfig
     run_id: str
+    rates: Rates | None = None
+    """The arm's prices (a task's ``maxCostUsd`` is checked at them on the worker)."""
 
 
 class PortableRun(msgspec.Struct, frozen=True, kw_only=True):

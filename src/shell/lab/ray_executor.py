@@ -289,7 +289,9 @@ def _portable_run(ctx: RunContext, arms: Sequence[Arm], record: bool) -> tuple[P
         harness_version=ctx.harness_version,
         suite_hash=ctx.loaded.content_hash,
         provider=provider,
-        arms=tuple(PortableArm(variant=a.variant, measured=a.measured, run_id=a.run_id) for a in arms),
+        arms=tuple(
+            PortableArm(variant=a.variant, measured=a.measured, run_id=a.run_id, rates=a.rates) for a in arms
+        ),
         granted=tuple(sorted(ctx.granted)),
         read_only=ctx.read_only,
         keep=ctx.keep,
@@ -337,7 +339,9 @@ class RayExecutor:
         """Called (on this thread) as each run's result comes back, or as it is cancelled."""
         self.grace_s = grace_s
 
-    def run(self, run: Callable[[RunSpec], Finished], specs: SpecFeed) -> Iterator[tuple[int, Finished]]:
+    def run(
+        self, run: Callable[[RunSpec], Finished | None], specs: SpecFeed
+    ) -> Iterator[tuple[int, Finished | None]]:
         from alisio.shell.lab.record import RecordHook
 
         hook = self.ctx.provider.hook
@@ -359,7 +363,7 @@ class RayExecutor:
         secrets: RunSecrets,
         archive: bytes,
         recording: Any,
-    ) -> Iterator[tuple[int, Finished]]:
+    ) -> Iterator[tuple[int, Finished | None]]:
         import ray
 
         from alisio.shell.lab.ray_worker import run_remote

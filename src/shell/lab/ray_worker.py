@@ -233,7 +233,9 @@ def _context(
 def _arm(portable: PortableRun, variant: str | None, where: Path) -> Arm:
     arm = next(arm for arm in portable.arms if arm.variant == variant)
     # the report directory is the driver's: a worker never writes a report
-    return Arm(variant=arm.variant, measured=arm.measured, directory=where, run_id=arm.run_id)
+    return Arm(
+        variant=arm.variant, measured=arm.measured, directory=where, run_id=arm.run_id, rates=arm.rates
+    )
 
 
 def run_remote(

@@ -20,6 +20,7 @@ from alisio.core.lab.seq_block import SequentialPlan
 from alisio.shell.errors import CommandError
 
 __all__ = [
+    "Caps",
     "ExecutorKind",
     "LabMode",
     "LabRequest",
@@ -130,6 +131,24 @@ class Output:
 
 
 @dataclass(frozen=True)
+class Caps:
+    """``--max-total-tokens`` and ``--max-cost-usd`` (``None``: not given)."""
+
+    max_total_tokens: int | None = None
+    max_cost_usd: float | None = None
+
+    @property
+    def any(self) -> bool:
+        """Whether a cap was given."""
+        return self.max_total_tokens is not None or self.max_cost_usd is not None
+
+    @property
+    def flag(self) -> str:
+        """The first cap given, as its flag (``--max-total-tokens``), for one-line refusals."""
+        return "--max-total-tokens" if self.max_total_tokens is not None else "--max-cost-usd"
+
+
+@dataclass(frozen=True)
 class LabRequest:
     """One lab command, fully described: the pipeline needs nothing else."""
 
@@ -143,6 +162,9 @@ class LabRequest:
     variants_file: Path | None = None
     """``eval variants``: the compare.json file (``None``: one arm, the configuration as it is)."""
     rates: Rates | None = None
+    """``--input-rate``/``--output-rate`` (they win over config.toml's ``[prices."MODEL"]``)."""
+    caps: Caps = field(default_factory=Caps)
+    """``--max-total-tokens``/``--max-cost-usd``: no new run starts once one is reached."""
     default_config: bool = False
     """Use the default measured configuration and never read config.toml (``eval ci``, record-bundled)."""
     jobs: int | None = None

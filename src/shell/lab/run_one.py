@@ -20,6 +20,7 @@ from alisio.core.harness.config import MeasuredConfig, config_hash
 from alisio.core.harness.endpoint import redact_credentials
 from alisio.core.harness.events import Effect, Event
 from alisio.core.harness.policy import Allow, Policy, decide
+from alisio.core.harness.prices import Rates
 from alisio.core.lab.judges.outcome import SetupError, record_from_run
 from alisio.core.lab.records import Incident, RunRecord
 from alisio.core.lab.suites.schedule import RunSpec
@@ -57,6 +58,10 @@ class Arm:
     """The agent every task of this arm runs with (``--agent`` or the variant's); ``None``: each task's own."""
     model: str | None = None
     """The model this arm's external agent asks for (a variant's ``model``); ``None``: the configured one."""
+    rates: Rates | None = None
+    """The prices of this arm's model (``alisio.shell.lab.spend.arm_rates``); ``None``: no cost estimated."""
+    rates_from: str | None = None
+    """Where ``rates`` came from (the flags, or config.toml's table), as the report says it."""
 
 
 @dataclass(frozen=True)
@@ -151,6 +156,7 @@ def _judged_run(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> Finishe
             agent=arm.agent or task.agent,
             model=arm.model,
             sandbox=sandbox,
+            rates=arm.rates,
         )
         result = runner_for(ctx, job).run(job)
         denied: list[Incident] = []

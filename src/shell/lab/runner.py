@@ -18,12 +18,16 @@ Rules the loop keeps:
   order; a sequential plan (``--sequential``, ``--until-width``) also skips, at the moment a run would start,
   the specs of a task that has stopped, which the feed learns from each finished record
   (``alisio.shell.lab.seq_watch``).
+- a run after which no new run may start (a command-wide cap reached, ``drain``) closes the gate: the runs
+  not started are skipped (never run, never recorded), the runs in flight finish and are kept, and the loop
+  ends with the drain's line as why it stopped.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,8 +45,9 @@ from alisio.shell.lab.store import RUNS_JSONL, write_bytes_atomic
 
 __all__ = ["Executor", "LoopResult", "RunsLog", "SerialExecutor", "SpecFeed", "ThreadExecutor", "run_loop"]
 
-RunFn = Callable[[RunSpec], Finished]
-"""Runs one planned run and returns its record and transcript (never raises but for ``KeyboardInterrupt``)."""
+RunFn = Callable[[RunSpec], Finished | None]
+"""Runs one planned run and returns its record and transcript (never raises but for ``KeyboardInterrupt``);
+``None``: the run was not started (the loop's gate was closed)."""
 
 
 class SpecFeed:
@@ -84,7 +89,7 @@ class SpecFeed:
 class Executor(Protocol):
     """How the planned runs are carried out."""
 
-    def run(self, run: RunFn, specs: SpecFeed) -> Iterator[tuple[int, Finished]]:
+    def run(self, run: RunFn, specs: SpecFeed) -> Iterator[tuple[int, Finished | None]]:
         """Run the specs ``specs`` hands out, yielding ``(index in specs, record)`` as each run finishes.
 
         Pull a spec from ``specs`` only when it can start (after the records yielded before are handled: a
@@ -97,7 +102,7 @@ class Executor(Protocol):
 class SerialExecutor:
     """One run after another, in plan order, on the calling thread."""
 
-    def run(self, run: RunFn, specs: SpecFeed) -> Iterator[tuple[int, Finished]]:
+    def run(self, run: RunFn, specs: SpecFeed) -> Iterator[tuple[int, Finished | None]]:
         for index, spec in specs:
             yield index, run(spec)
 
@@ -116,7 +121,7 @@ class ThreadExecutor:
         self.jobs = jobs
         self.grace_s = grace_s
 
-    def run(self, run: RunFn, specs: SpecFeed) -> Iterator[tuple[int, Finished]]:
+    def run(self, run: RunFn, specs: SpecFeed) -> Iterator[tuple[int, Finished | None]]:
         from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 
         from alisio.shell import cancel
@@ -124,7 +129,7 @@ class ThreadExecutor:
         cancel.reset()
         pool = ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="alisio-run")
         upcoming = iter(specs)
-        pending: dict[Future[Finished], int] = {}
+        pending: dict[Future[Finished | None], int] = {}
 
         def fill() -> None:  # a worker per run in flight: the next spec is pulled when one is free
             while len(pending) < self.jobs and (item := next(upcoming, None)) is not None:
@@ -224,6 +229,29 @@ def _interrupt_line(interrupt: KeyboardInterrupt) -> str:
     return "Ctrl-C"
 
 
+class _Gate:
+    """Runs each spec until ``drain`` names a finished run; then starts none (each is ``None``, not started).
+
+    The drain is asked on the thread that ran the run, before that thread can take the next spec, so no run
+    starts after the one that closed the gate has finished.
+    """
+
+    def __init__(self, run: RunFn, drain: Callable[[RunRecord], str | None]) -> None:
+        self.run, self.drain = run, drain
+        self.closed = threading.Event()
+        self.line: str | None = None
+        """Why the gate closed (the first line the drain gave)."""
+
+    def __call__(self, spec: RunSpec) -> Finished | None:
+        if self.closed.is_set():
+            return None
+        done = self.run(spec)
+        if done is not None and (line := self.drain(done.record)) is not None and not self.closed.is_set():
+            self.line = line
+            self.closed.set()
+        return done
+
+
 def run_loop(
     specs: SpecFeed,
     run: RunFn,
@@ -232,12 +260,14 @@ def run_loop(
     *,
     on_record: Callable[[RunRecord, int, int], None],
     stop_reason: Callable[[RunRecord], str | None],
+    drain: Callable[[RunRecord], str | None] = lambda record: None,
 ) -> LoopResult:
     """Run every spec through ``executor``, appending each record to ``log`` as it finishes.
 
     Args:
         on_record: called with each finished record, how many have finished, and the number planned.
         stop_reason: says, of a finished record, why no further run is worth starting (``None``: go on).
+        drain: says, of a finished record, why no new run may start while the runs in flight finish.
 
     Returns:
         The finished records in plan order, and whether (and why) the loop stopped early. A failed append
@@ -246,9 +276,12 @@ def run_loop(
     finished: dict[int, RunRecord] = {}
     interrupted: KeyboardInterrupt | None = None
     stopped: str | None = None
-    results = executor.run(run, specs)
+    gated = _Gate(run, drain)
+    results = executor.run(gated, specs)
     try:
         for index, done in results:
+            if done is None:
+                continue
             log.append(done)
             record = finished[index] = done.record
             specs.finished(record)
@@ -265,5 +298,7 @@ def run_loop(
         if callable(close):
             close()
     return LoopResult(
-        records=tuple(finished[i] for i in sorted(finished)), interrupted=interrupted, stopped=stopped
+        records=tuple(finished[i] for i in sorted(finished)),
+        interrupted=interrupted,
+        stopped=stopped or gated.line,
     )

@@ -22,6 +22,7 @@ Rules:
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
 import secrets
 import shutil
@@ -41,7 +42,15 @@ from alisio.core.harness.sandbox import (
     bwrap_argv,
 )
 
-__all__ = ["INSTALL_HINT", "Sandbox", "SandboxRun", "SandboxUnavailable", "probe_sandbox", "require_sandbox"]
+__all__ = [
+    "INSTALL_HINT",
+    "MASKED",
+    "Sandbox",
+    "SandboxRun",
+    "SandboxUnavailable",
+    "probe_sandbox",
+    "require_sandbox",
+]
 
 INSTALL_HINT: Final = "apt-get install bubblewrap"
 _PROBE_TIMEOUT_S: Final = 20.0
@@ -217,7 +226,17 @@ def _roots() -> tuple[RootEntry, ...]:
                 entries.append(RootEntry(path=path, link=target))
         elif os.path.isdir(path):
             entries.append(RootEntry(path=path))
+    hidden = [*MASKED, *sorted(glob.glob("/etc/ssh/ssh_host_*_key"))]
+    entries += [RootEntry(path=path, masked=True) for path in hidden if _regular(path)]
     return tuple(entries)
+
+
+MASKED: Final = ("/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers")
+"""Host files under the read-only ``/etc`` that a sandboxed command never reads: as root it could."""
+
+
+def _regular(path: str) -> bool:
+    return os.path.isfile(path) and not os.path.islink(path)
 
 
 def _try_bwrap(bwrap: str, roots: tuple[RootEntry, ...]) -> str | None:

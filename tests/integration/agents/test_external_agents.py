@@ -24,6 +24,7 @@ import pytest
 
 from alisio.core.lab.records import RunRecord
 from tests.integration.agent_endpoint import AgentEndpoint
+from tests.integration.fake_agent import HANG_WRAPPER
 
 ALISIO = Path(sys.executable).with_name("alisio")
 HERE = Path(__file__).resolve().parents[1]
@@ -40,8 +41,8 @@ BUDGET = {"maxTurns": 10, "maxTokens": 100000, "maxWallMs": 30000, "maxToolCalls
 pytestmark = pytest.mark.xdist_group("external-agents")
 
 
-def _agent(name: str, *args: str, **extra: str) -> str:
-    command = json.dumps(["python3", str(FAKE), *args, "--prompt-file", "{prompt_file}"])
+def _agent(name: str, *args: str, wrapper: tuple[str, ...] = (), **extra: str) -> str:
+    command = json.dumps([*wrapper, "python3", str(FAKE), *args, "--prompt-file", "{prompt_file}"])
     lines = [f"[agents.{name}]", 'kind = "command"', f"command = {command}"]
     lines.append(f"version = {json.dumps(['python3', str(FAKE), '--version'])}")
     lines += [f"{key} = {value}" for key, value in extra.items()]
@@ -113,7 +114,7 @@ def _agent_exit(out: Path, task_id: str) -> dict[str, Any]:
 AGENTS = (
     _agent("fake", tools='{ bash = "bash" }')
     + _agent("fake-exit", "--exit", "5")
-    + _agent("fake-hang", "--mode", "hang")
+    + _agent("fake-hang", "--mode", "hang", wrapper=("sh", "-c", HANG_WRAPPER, "sh"))
     + _agent("fake-huge", "--mode", "huge")
     + _agent("fake-nomodel", "--mode", "no-model")
     + _agent("fake-loop", "--model", "loop")
@@ -301,7 +302,23 @@ def test_agent_flag_names_the_agent_in_the_conditions(tmp_path: Path) -> None:
         ),
         (
             '[agents.x]\nkind = "command"\napi = "gemini"\ncommand = ["a", "{prompt}"]\n',
-            "agents.x.api: Invalid enum value 'gemini'",
+            'agents.x.api: unknown api "gemini" (expected openai-chat, openai-responses or anthropic)',
+        ),
+        (
+            '[agents.x]\nkind = "command"\napi = "antropic"\ncommand = ["a", "{prompt}"]\n',
+            'agents.x.api: unknown api "antropic" (did you mean anthropic?',
+        ),
+        (
+            '[agents.x]\nkind = "command"\ncommand = "my-agent {prompt}"\n',
+            'agents.x.command: expected an argument array such as ["python3", "agent.py", "{prompt}"], got a string',
+        ),
+        (
+            '[agents.x]\nkind = "command"\ncommand = ["my-agent", ""]\n',
+            "agents.x.command[1]: must not be empty",
+        ),
+        (
+            '[agents.x]\nkind = "command"\ncommand = ["a", "{prompt}"]\nenv = ["HOME", "MY-VAR"]\n',
+            'agents.x.env[1]: "MY-VAR" is not a variable name',
         ),
         (
             '[agents.x]\nkind = "opencode"\nbinary = "/nonexistent/opencode"\n',

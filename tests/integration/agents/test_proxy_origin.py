@@ -5,15 +5,15 @@ glued to the base URL."""
 from __future__ import annotations
 
 import socket
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import httpx
 import pytest
 
 from alisio.core.harness.budget import RunBudget
 from alisio.shell.agents.proxy import RunProxy
+from tests.integration.servers import QuietServer, serving
 
 KEY = "sk-proxy-origin-not-a-real-key-0123456789"
 
@@ -36,13 +36,8 @@ def upstream() -> Iterator[tuple[str, list[tuple[str, str]]]]:
         def log_message(self, *args: object) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
+    with serving(QuietServer(Handler)) as server:
         yield f"http://127.0.0.1:{server.server_address[1]}", seen
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def _raw_get(url: str, target: str) -> bytes:

@@ -212,7 +212,8 @@ def test_a_replay_labels_its_tokens_recorded(home: Path) -> None:
 
 
 def test_the_closing_table_has_tokens_wall_median_and_cost(home: Path) -> None:
-    """Per task: main-loop tokens, the median wall time and, priced with the rates, the estimated cost."""
+    """Per task: main-loop tokens, the median wall time and, priced with the rates, the estimated cost; then
+    the line naming the rates."""
     from tests.integration.helpers import FIX
 
     suite = make_suite(home)
@@ -220,9 +221,14 @@ def test_the_closing_table_has_tokens_wall_median_and_cost(home: Path) -> None:
     result = eval_run(home, suite, "-k", "2", "--allow-write", "--input-rate", "3", "--output-rate", "15",
                       "--out", str(home / "o"), script=script)  # fmt: skip
     assert result.returncode == 0, result.stderr
-    header, row = (re.split(r"  +", line) for line in result.stdout.splitlines())
+    *table, rates = result.stdout.splitlines()
+    header, row = (re.split(r"  +", line) for line in table)
     assert header[6:] == ["tokens", "wall median", "cost (USD)"]
     assert row[6] == "754" and re.fullmatch(r"\d+\.\d s", row[7]) and row[8] == "0.0029"
+    assert rates == (
+        "cost at USD per million tokens: input 3, cached input 3 (input's: not given), cache writes 3 (input's: "
+        "not given), output 15, reasoning 15 (output's: not given); from --input-rate/--output-rate"
+    )
     unpriced = eval_run(home, suite, "-k", "1", "--allow-write", "--out", str(home / "p"), script=script)
     assert "cost" not in unpriced.stdout
 

@@ -12,7 +12,7 @@ import pytest
 
 from alisio.core.harness.budget import RunBudget
 from alisio.core.harness.compaction import CHECKPOINT_PREFIX
-from alisio.core.harness.config import AgentConfig, Compaction, Limits, MeasuredConfig, ToolSettings
+from alisio.core.harness.config import AgentConfig, Compaction, Limits, MeasuredConfig, Sampling, ToolSettings
 from alisio.core.harness.events import (
     ApprovalDecided,
     BudgetStopped,
@@ -412,6 +412,27 @@ def test_a_rule_in_the_prompt_survives_compaction_verbatim_on_the_wire(workspace
     assert result.main_tokens == 3 * 15
     events = msgspec.json.decode(msgspec.json.encode(list(result.events)), type=list[Event])
     assert tuple(events) == result.events
+
+
+def test_the_checkpoint_call_carries_the_sampling_settings_of_the_main_calls(workspace: Path) -> None:
+    """Over real HTTP: with [sampling] written, the compaction call sends the same temperature, top_p and seed
+    (and output limit) as the main-loop calls, so the checkpoint is written under the measured settings."""
+    (workspace / "big.txt").write_text("y" * 1500)
+    measured = msgspec.structs.replace(COMPACTING, sampling=Sampling(temperature=0.3, top_p=0.8, seed=11))
+    with SseServer() as server:
+        server.enqueue(
+            sse_read("big.txt", "c1"), sse_read("big.txt", "c2"), sse_text("Checkpoint.", (50, 3)),
+            sse_text("done", (10, 5)),
+        )  # fmt: skip
+        with OpenAICompatProvider(server.base_url, "m", max_retries=0) as provider:
+            result = run(workspace, provider, measured=measured)
+        bodies = [request.json() for request in server.requests]
+    assert result.outcome == "completed", result.message
+    assert len(of(result.events, Compacted)) == 1
+    fields = ("temperature", "top_p", "seed", "max_tokens")
+    sent = [{key: body.get(key) for key in fields} for body in bodies]
+    assert sent[2] == sent[0] == {"temperature": 0.3, "top_p": 0.8, "seed": 11, "max_tokens": 8192}
+    assert all(entry == sent[0] for entry in sent)
 
 
 class RecordingProvider:

@@ -334,15 +334,15 @@ def test_connection_dropped_before_any_event_is_retried(server: SseServer, clien
 
 def test_connection_refused_is_a_network_failure_after_retries(client: httpx.Client) -> None:
     """Nothing listening: every attempt fails to connect, then ``network``."""
-    with socket.socket() as probe:
+    with socket.socket() as probe:  # bound (no other test takes the port), not listening: refused
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    sleeps = Sleeps()
-    provider = OpenAICompatProvider(
-        f"http://127.0.0.1:{port}/v1", "m", client=client, sleep=sleeps, max_retries=2
-    )
-    with pytest.raises(ProviderFailure) as caught:
-        provider.stream(REQUEST)
+        sleeps = Sleeps()
+        provider = OpenAICompatProvider(
+            f"http://127.0.0.1:{port}/v1", "m", client=client, sleep=sleeps, max_retries=2
+        )
+        with pytest.raises(ProviderFailure) as caught:
+            provider.stream(REQUEST)
     assert caught.value.kind == "network"
     assert len(sleeps) == 2
 

@@ -26,6 +26,7 @@ from alisio.core.harness.events import Event, IncidentRaised, ProviderResponded
 from alisio.core.lab.records import RunRecord, RunStatus
 from alisio.core.lab.report import Report
 from alisio.core.replay.cassette import decode_cassette
+from tests.integration.helpers import alisio as run_cli
 from tests.integration.helpers import make_suite
 from tests.integration.sse_server import Reply, SseServer, sse_body
 from tests.property.test_wire import anthropic_stream, responses_stream
@@ -122,13 +123,9 @@ def configure(home: Path, server: SseServer, api: str, extra: str = "") -> None:
 
 
 def alisio(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")}
-    env.update(ALISIO_CONFIG_HOME=str(home / "config"), ALISIO_DATA_HOME=str(home / "data"), TMPDIR=str(home))
-    env[KEY_VAR] = KEY
-    return subprocess.run(
-        [str(ALISIO), *args], capture_output=True, text=True, timeout=120, check=False, env=env,
-        stdin=subprocess.DEVNULL,
-    )  # fmt: skip
+    """The command, in this process, with the key in ``KEY_VAR`` only and ``home`` as its TMPDIR."""
+    env = {"TMPDIR": str(home), KEY_VAR: KEY}
+    return run_cli(home, *args, env=env, without=("ANTHROPIC_API_KEY",))
 
 
 def sent_back(api: str, body: dict[str, Any]) -> list[Any]:

@@ -86,19 +86,17 @@ def test_a_response_under_the_cap_is_unaffected(server: SseServer) -> None:
     assert len(events) == 2
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def test_a_password_in_the_base_url_is_in_no_failure_message(server: SseServer) -> None:
     """Connection refused, HTTP errors, the /v1 hint and a malformed chunk all name the URL redacted."""
     messages = []
-    refused = OpenAICompatProvider(
-        with_password(f"http://127.0.0.1:{_free_port()}/v1"), max_retries=0, sleep=lambda _s: None
-    )
-    messages.append(failure_of(refused).message)
+    with socket.socket() as probe:  # bound (no other test takes the port), not listening: refused
+        probe.bind(("127.0.0.1", 0))
+        refused = OpenAICompatProvider(
+            with_password(f"http://127.0.0.1:{probe.getsockname()[1]}/v1"),
+            max_retries=0,
+            sleep=lambda _s: None,
+        )
+        messages.append(failure_of(refused).message)
     server.enqueue(
         Reply.json({"error": {"message": "no such model"}}, status=404),
         Reply.json({"error": {"message": "bad key"}}, status=401),

@@ -96,9 +96,10 @@ def test_a_presets_key_goes_to_no_other_host(tmp_path: Path) -> None:
         assert server.requests == []
     assert result.returncode == 1
     assert result.stderr.count("\n") == 1, result.stderr
-    assert "the key from OPENROUTER_API_KEY (preset openrouter) is sent only to openrouter.ai, not to " in (
-        result.stderr
-    )
+    assert result.stderr.startswith(  # the flag, not a config.toml holding no preset (there is none here)
+        "alisio run: --provider: the key from OPENROUTER_API_KEY (preset openrouter) is sent only to openrouter.ai"
+        ", not to "
+    ), result.stderr
     assert "provider.apiKeyEnv" in result.stderr and "or-secret-998877" not in result.stderr
 
 
@@ -358,8 +359,37 @@ def test_a_provider_echoing_a_header_in_its_error_gets_it_nowhere(tmp_path: Path
 def test_a_header_value_with_a_line_break_is_refused_without_echoing_it(tmp_path: Path) -> None:
     config(tmp_path, '[provider]\nheaders = { "X-A" = "secret-value\\nInjected: 1" }\n')
     result = run_hi(tmp_path, {}, "--base-url", "http://127.0.0.1:9/v1")
-    assert result.returncode == 1 and result.stderr.count("\n") == 1
-    assert "provider.headers" in result.stderr and "secret-value" not in result.stderr
+    path = tmp_path / "config" / "config.toml"
+    assert result.returncode == 1 and result.stderr == (
+        f"alisio run: {path}: provider.headers: a header value is one line (no line break or NUL) of at most"
+        " 8192 characters\n"
+    )  # was msgspec's "Expected `str` matching regex '^[^\\r\\n\\x00]{0,8192}$'" at provider.headers[...]
+    config(tmp_path, '[provider]\nheaders = { "X Team" = "v" }\n')
+    result = run_hi(tmp_path, {}, "--base-url", "http://127.0.0.1:9/v1")
+    assert result.returncode == 1 and result.stderr.startswith(
+        f"alisio run: {path}: provider.headers: a header name is one HTTP token"
+    )  # was "every key must be a string"
+
+
+@pytest.mark.parametrize(("api", "name", "key_env"), [("openai-chat", "authorization", "OPENAI_API_KEY"),
+                                                      ("anthropic", "X-API-KEY", "ANTHROPIC_API_KEY")])  # fmt: skip
+def test_a_header_named_in_another_case_never_goes_out_beside_the_key(
+    tmp_path: Path, api: str, name: str, key_env: str
+) -> None:
+    """A provider.headers entry spelling the key's header in another case went out as a second header
+    (``authorization: Bearer zzz`` and ``Authorization: Bearer <key>``): the key's header wins, once, and a
+    format header spelt another way (``Anthropic-Version``) replaces it instead of doubling it."""
+    with SseServer(hi(api)) as server:
+        config(tmp_path, f'[provider]\napi = "{api}"\nbaseUrl = "{server.base_url}"\n'
+               f'headers = {{ "{name}" = "Bearer zzz", "Anthropic-Version" = "2099-01-01" }}\n')  # fmt: skip
+        result = run_hi(tmp_path, {key_env: "sk-real-key-123456"}, "--policy", "full")
+        assert result.returncode == 0, result.stderr
+        (request,) = server.requests
+    lines = [(n.lower(), v) for n, v in request.header_lines]
+    key_header = "authorization" if api == "openai-chat" else "x-api-key"
+    key_value = "Bearer sk-real-key-123456" if api == "openai-chat" else "sk-real-key-123456"
+    assert [v for n, v in lines if n == key_header] == [key_value]
+    assert [v for n, v in lines if n == "anthropic-version"] == ["2099-01-01"]
 
 
 def test_timeout_ms_bounds_each_wait(tmp_path: Path) -> None:
@@ -375,3 +405,31 @@ def test_timeout_ms_bounds_each_wait(tmp_path: Path) -> None:
         config(tmp_path, f'[provider]\nbaseUrl = "{server.base_url}"\n')
         result = run_hi(tmp_path, {})
         assert (result.returncode, result.stdout, len(server.requests)) == (0, "late\n", 1)
+
+
+@pytest.mark.parametrize(("url", "why"), [("http://[::1", "Invalid port: ':1'"), ("http:///v1", "no host")])
+def test_a_base_url_that_cannot_be_parsed_is_one_line_naming_where_it_was_written(
+    tmp_path: Path, url: str, why: str
+) -> None:
+    """``--base-url http://[::1`` was a 60-line httpx.InvalidURL traceback: one line now, exit 1, naming the
+    flag, or config.toml's provider.baseUrl when the file gave it."""
+    from tests.integration.helpers import alisio as alisio_in_process
+
+    home = {"ALISIO_CONFIG_HOME": str(tmp_path / "config"), "ALISIO_DATA_HOME": str(tmp_path / "data")}
+    flag = alisio_in_process(
+        tmp_path, "run", "hi", "--cwd", tmp_path, "--model", "m", "--base-url", url, env=home
+    )
+    assert (flag.returncode, flag.stderr) == (
+        1,
+        f"alisio run: --base-url: not a valid URL: {url!r} ({why})\n",
+    )
+    config(tmp_path, f'[provider]\nbaseUrl = "{url}"\nmodel = "m"\n')
+    path = tmp_path / "config" / "config.toml"
+    for command in (
+        ("run", "hi", "--cwd", str(tmp_path)),
+        ("eval", "run", "smoke-coding", "--allow-write", "--allow-process"),
+    ):
+        done = alisio_in_process(tmp_path, *command, env=home)
+        name = " ".join(command[: 2 if command[0] == "eval" else 1])
+        expected = f"alisio {name}: {path}: provider.baseUrl: not a valid URL: {url!r} ({why})\n"
+        assert (done.returncode, done.stderr) == (1, expected)

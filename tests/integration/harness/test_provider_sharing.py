@@ -7,11 +7,12 @@ import json
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 from tests.integration.helpers import alisio_process as alisio  # requests in flight across real processes
 from tests.integration.helpers import make_suite, read_report, task
+from tests.integration.servers import QuietServer, serving
 
 
 def _sse(*chunks: dict[str, object]) -> bytes:
@@ -38,9 +39,15 @@ def _reply(turn: int) -> bytes:
 class Endpoint:
     """Answers after ``delay_s``; the first request gets ``first_status`` with Retry-After when set."""
 
-    def __init__(self, delay_s: float, first_status: int | None = None, retry_after: str = "1") -> None:
+    def __init__(
+        self, delay_s: float, first_status: int | None = None, retry_after: str = "1", pair: bool = False
+    ) -> None:
         self.delay_s, self.first_status, self.retry_after = delay_s, first_status, retry_after
+        self.pair = pair
+        """Hold the first request until a second one is in flight (at most 30 s): two overlap however slowly
+        the runs start on a loaded machine, instead of by the luck of ``delay_s``."""
         self.lock = threading.Lock()
+        self.overlapped = threading.Condition(self.lock)
         self.in_flight = self.max_in_flight = self.count = 0
         self.starts: list[float] = []
         self.limited_at: float | None = None
@@ -57,6 +64,9 @@ class Endpoint:
                     endpoint.starts.append(time.monotonic())
                     endpoint.in_flight += 1
                     endpoint.max_in_flight = max(endpoint.max_in_flight, endpoint.in_flight)
+                    endpoint.overlapped.notify_all()
+                    if endpoint.pair:
+                        endpoint.overlapped.wait_for(lambda: endpoint.max_in_flight >= 2, timeout=30)
                 try:
                     if first and endpoint.first_status is not None:
                         endpoint.limited_at = time.monotonic()
@@ -84,17 +94,13 @@ class Endpoint:
 
 
 def _serve(endpoint: Endpoint) -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), endpoint.handler())
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
+    with serving(QuietServer(endpoint.handler())) as server:
         yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
 
 
 def test_max_concurrency_caps_the_requests_in_flight(home: Path) -> None:
     """provider.maxConcurrency = 2 with --jobs 6: never more than 2 requests in flight; every run passes."""
-    endpoint = Endpoint(delay_s=0.3)
+    endpoint = Endpoint(delay_s=0.3, pair=True)
     suite = make_suite(
         home,
         *(

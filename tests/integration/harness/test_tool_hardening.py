@@ -365,10 +365,9 @@ def test_fetch_url_is_bounded_in_total_time_against_a_trickling_server(
 
 def test_fetch_url_never_echoes_a_password_in_a_url(ctx: ToolContext) -> None:
     """A URL with user:password is shown redacted in every result (refusal, failure, success)."""
-    with socket.socket() as probe:
+    with socket.socket() as probe:  # bound (no other test takes the port), not listening: refused
         probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    failed = call(ctx, "fetch_url", url=f"http://alice:hunter2@127.0.0.1:{port}/x")
+        failed = call(ctx, "fetch_url", url=f"http://alice:hunter2@127.0.0.1:{probe.getsockname()[1]}/x")
     assert "hunter2" not in failed.output and "http://<redacted>@127.0.0.1" in failed.output
     ctx.fetch_transport = httpx.MockTransport(
         lambda request: httpx.Response(200, text="the page", headers={"content-type": "text/plain"})

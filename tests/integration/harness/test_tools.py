@@ -9,7 +9,6 @@ import os
 import re
 import socket
 import tempfile
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +19,11 @@ import pytest
 from alisio.core.harness.protocol import ToolCall
 from alisio.shell.harness.tools.bash import read_output
 from alisio.shell.harness.tools.dispatch import ToolContext, ToolOutcome, execute_tool
+from tests.integration.servers import QuietServer, serving
+
+SLACK_S = 10.0
+"""How long a call that must be cut short may take on a loaded machine: far below the 30-60 s it would take
+if it were not cut (a wall-clock bound as tight as the cut itself fails under load, not on a bug)."""
 
 
 def call(ctx: ToolContext, name: str, **arguments: object) -> ToolOutcome:
@@ -409,7 +413,7 @@ def test_bash_timeout_kills_child_and_grandchild(ctx: ToolContext, layout: tuple
     elapsed = time.monotonic() - started
     assert result.timed_out and not result.ok
     assert re.match(r"killed after \d+ ms: the command passed its timeout of 300 ms\n", result.output)
-    assert 0.3 <= elapsed < 2.0
+    assert 0.3 <= elapsed < SLACK_S  # killed at its timeout, not after the 60 s sleep
     pgid = int((layout[0] / "pgid").read_text())
     background = int((layout[0] / "bg").read_text())
     deadline = time.monotonic() + 2
@@ -423,8 +427,8 @@ def test_bash_timeout_kills_child_and_grandchild(ctx: ToolContext, layout: tuple
 def test_background_job_cannot_hang_the_call(ctx: ToolContext, layout: tuple[Path, Path]) -> None:
     """A command that leaves a background process holding its output returns at once; the process is killed."""
     started = time.monotonic()
-    result = call(ctx, "bash", command="sleep 60 & echo $! > bg; echo started", timeout_ms=10_000)
-    assert time.monotonic() - started < 2.0
+    result = call(ctx, "bash", command="sleep 60 & echo $! > bg; echo started", timeout_ms=30_000)
+    assert time.monotonic() - started < SLACK_S  # neither the 30 s timeout nor the 60 s sleep
     assert result.ok and result.output.startswith("exit code: 0\nstarted\n")
     assert "left running in the background were stopped" in result.output  # the model is told
     background = int((layout[0] / "bg").read_text())
@@ -445,7 +449,7 @@ def test_deadline_kills_a_running_command(ctx: ToolContext) -> None:
     ctx.deadline = time.monotonic() + 0.3
     started = time.monotonic()
     result = call(ctx, "bash", command="sleep 60")
-    assert time.monotonic() - started < 2.0
+    assert time.monotonic() - started < SLACK_S  # killed at the deadline, not after the 60 s sleep
     assert result.timed_out and "maxWallMs" in result.output
     late = call(ctx, "bash", command="echo should-not-run")
     assert late.timed_out and late.output.startswith("not run:") and "should-not-run" not in late.output
@@ -500,10 +504,10 @@ def test_read_file_turn_is_cheap(ctx: ToolContext, layout: tuple[Path, Path]) ->
     """A read_file call of a small file costs well under the 2 ms per-turn harness budget."""
     (layout[0] / "f.py").write_text("x = 1\n" * 200)
     calls = [ToolCall(id=str(i), name="read_file", arguments='{"path": "f.py"}') for i in range(300)]
-    started = time.perf_counter()
+    started = time.process_time()  # CPU time: what a call costs, not how busy the machine is
     for tool_call in calls:
         execute_tool(tool_call, ctx)
-    per_call_ms = (time.perf_counter() - started) * 1000 / len(calls)
+    per_call_ms = (time.process_time() - started) * 1000 / len(calls)
     assert per_call_ms < 2.0
 
 
@@ -521,7 +525,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         if self.path == "/slow":
-            time.sleep(2)
+            self.server.closing.wait(60)  # type: ignore[attr-defined]  # a QuietServer: ends at its close
         if self.path == "/redirect":
             self.send_response(302)
             self.send_header("Location", "/text")
@@ -541,13 +545,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-    httpd.server_close()
+    with serving(QuietServer(_Handler)) as httpd:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
 
 
 def test_fetch_text_and_json(ctx: ToolContext, server: str) -> None:
@@ -587,15 +586,14 @@ def test_fetch_refusals_and_failures(ctx: ToolContext, server: str) -> None:
     missing = call(ctx, "fetch_url", url=f"{server}/missing")
     assert not missing.ok and missing.output.startswith("status: 404") and "no such page" in missing.output
     assert "not an http:// or https:// URL" in call(ctx, "fetch_url", url="file:///etc/passwd").output
-    with socket.socket() as probe:  # a port nobody listens on
+    with socket.socket() as probe:  # a port bound (so no other test takes it) that nobody listens on
         probe.bind(("127.0.0.1", 0))
-        free_port = probe.getsockname()[1]
-    closed = call(ctx, "fetch_url", url=f"http://127.0.0.1:{free_port}/")
+        closed = call(ctx, "fetch_url", url=f"http://127.0.0.1:{probe.getsockname()[1]}/")
     assert not closed.ok and "failed" in closed.output
     ctx.fetch_timeout_s = 0.3
     started = time.monotonic()
     slow = call(ctx, "fetch_url", url=f"{server}/slow")
-    assert time.monotonic() - started < 1.5
+    assert time.monotonic() - started < SLACK_S  # the server would answer after 60 s
     assert not slow.ok and "timed out after 0.3 s" in slow.output
 
 

@@ -12,21 +12,20 @@ import gzip
 import json
 import shutil
 import subprocess
-import sys
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-ALISIO = Path(sys.executable).with_name("alisio")
+from tests.integration.helpers import alisio as run_cli
+
 SAMPLE = range(0, 164, 20)
 
 
 def alisio(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(ALISIO), *args], capture_output=True, text=True, timeout=600, check=False, cwd=cwd
-    )
+    """The command, in this process (an import's answer does not depend on a process of its own)."""
+    return run_cli(None, *args, cwd=cwd)
 
 
 def humaneval_problems() -> list[dict[str, Any]]:

@@ -32,6 +32,7 @@ from tests.integration.helpers import (
     read_runs,
     run_dirs,
     task,
+    wait_until_sleeping,
     write_script,
 )
 from tests.integration.sse_server import Reply, SseServer
@@ -391,7 +392,7 @@ def test_ctrl_c_writes_the_report_of_the_finished_runs(
     while not any(p.is_file() and p.stat().st_size > 0 for p in home.glob("data/eval/*/runs.jsonl")):
         assert time.monotonic() < deadline and process.poll() is None
         time.sleep(0.05)
-    time.sleep(0.5)  # the second run is inside its sleep
+    wait_until_sleeping(temp / "sleeper", process)  # the second run is inside its sleep
     process.send_signal(sig)
     _, stderr = process.communicate(timeout=30)
     assert process.returncode == code, stderr  # 128 + the signal, as alisio run

@@ -19,7 +19,16 @@ from alisio.core.harness.config import MeasuredConfig, apply_overrides, config_h
 from alisio.core.lab.comparisons.variants import VariantsComparison, interleave
 from alisio.core.lab.records import RunRecord, RunStatus
 from alisio.core.lab.report import Report
-from tests.integration.helpers import ALISIO, FIX, make_suite, refused, task, variants, write_script
+from tests.integration.helpers import (
+    ALISIO,
+    FIX,
+    make_suite,
+    refused,
+    task,
+    variants,
+    wait_until_sleeping,
+    write_script,
+)
 
 RECORD = msgspec.json.Decoder(RunRecord)
 REPORT = msgspec.json.Decoder(Report)
@@ -265,7 +274,7 @@ def test_an_ungranted_effect_is_said_once(home: Path) -> None:
 
 # --- Ctrl-C ------------------------------------------------------------------------------------------------
 
-FIRST_QUICK_THEN_SLOW = "test -e ../go || { touch ../go; exit 0; }; sleep 30"
+FIRST_QUICK_THEN_SLOW = "test -e ../go || { touch ../go; exit 0; }; echo $$ > ../sleeper; exec sleep 30"
 """The first run returns at once (and leaves a marker next to its workspace); later runs sleep."""
 
 
@@ -289,7 +298,7 @@ def test_ctrl_c_reports_and_compares_the_finished_runs(home: Path, tmp_path: Pat
     while not any(p.stat().st_size > 0 for p in out.glob("*/runs.jsonl")):
         assert time.monotonic() < deadline and process.poll() is None
         time.sleep(0.05)
-    time.sleep(0.5)  # the second run is inside its sleep
+    wait_until_sleeping(temp / "sleeper", process)  # the second run is inside its sleep
     process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=30)
     assert process.returncode == 130, stderr  # 128 + SIGINT

@@ -29,7 +29,7 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +47,7 @@ from tests.integration.helpers import (
     task,
     write_script,
 )
+from tests.integration.servers import QuietServer
 
 RAY_INSTALL = "pip install 'alisio[ray]'"
 needs_ray = pytest.mark.skipif(
@@ -360,13 +361,11 @@ def test_a_worker_that_dies_mid_run_is_an_error_run(home: Path, ray_head: RayHea
         assert records[("fix", rep)].status == "pass"
 
 
-class _SlowEndpoint(ThreadingHTTPServer):
+class _SlowEndpoint(QuietServer):
     """An OpenAI-compatible endpoint on 127.0.0.1 that answers after ``delay_s`` and counts requests in flight."""
 
-    daemon_threads = True
-
     def __init__(self, delay_s: float) -> None:
-        super().__init__(("127.0.0.1", 0), _SlowHandler)
+        super().__init__(_SlowHandler)
         self.delay_s = delay_s
         self.lock = threading.Lock()
         self.in_flight = self.most = 0
@@ -409,7 +408,7 @@ def test_max_concurrency_holds_across_the_workers_and_the_key_travels_unwritten(
     """provider.maxConcurrency = 1 with -j 4 on the cluster: one request in flight at a time over every worker;
     each request carries the key, which is in no output and no report file."""
     endpoint = _SlowEndpoint(delay_s=0.4)
-    threading.Thread(target=endpoint.serve_forever, args=(0.05,), daemon=True).start()
+    endpoint.start(0.05)
     try:
         host, port = endpoint.server_address[:2]
         (home / "config" / "config.toml").write_text(
@@ -423,8 +422,7 @@ def test_max_concurrency_holds_across_the_workers_and_the_key_travels_unwritten(
                         "-j", "4", "--allow-write", "--out", str(out), "--executor", "ray",
                         "--ray-address", ray_head.address)  # fmt: skip
     finally:
-        endpoint.shutdown()
-        endpoint.server_close()
+        endpoint.close()
     assert result.returncode == 0, result.stderr
     assert [r.status for r in read_runs(out)] == ["fail"] * 4  # the model fixed nothing: judged, not error
     assert endpoint.authorizations == [f"Bearer {key}"] * 4

@@ -23,7 +23,7 @@ import pytest
 
 from alisio.core.lab.outputs.html_page import anchor
 from tests.integration.chromium import INSTALL, Page, browser, chromium_binary
-from tests.integration.helpers import ALISIO, FIX, NOOP, make_suite, task, write_script
+from tests.integration.helpers import FIX, NOOP, alisio, make_suite, task, write_script
 
 REPO = Path(__file__).resolve().parents[3]
 EXAMPLES = REPO / "examples" / "reports"
@@ -55,14 +55,10 @@ TASKS = {
 
 
 def run_alisio(home: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """The installed command with an empty configuration, no key, no terminal, and ``env`` added."""
-    full = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "GITHUB_STEP_SUMMARY")}
-    full.update(ALISIO_CONFIG_HOME=str(home / "config"), ALISIO_DATA_HOME=str(home / "data"), **(env or {}))
+    """The command (in this process) with an empty configuration, no key, no terminal, no step summary of
+    the CI running the tests, and ``env`` added."""
     (home / "config").mkdir(parents=True, exist_ok=True)
-    return subprocess.run(
-        [str(ALISIO), *args], capture_output=True, text=True, timeout=180, check=False, env=full,
-        stdin=subprocess.DEVNULL,
-    )  # fmt: skip
+    return alisio(home, *args, env=env, without=("GITHUB_STEP_SUMMARY",))
 
 
 def _suite(root: Path) -> tuple[Path, Path]:

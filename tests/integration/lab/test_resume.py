@@ -18,6 +18,7 @@ from tests.integration.helpers import (
     read_report,
     read_runs,
     task,
+    wait_until_sleeping,
     write_script,
 )
 
@@ -43,7 +44,7 @@ def test_a_killed_run_resumes_where_it_stopped(home: Path, tmp_path: Path) -> No
     suite = make_suite(home, task("fix-add", policy=POLICY))
     flag = home / "slow"
     flag.touch()
-    fix_then_wait = {"turns": [*FIX["turns"][:2], {"toolCalls": [{"name": "bash", "arguments": {"command": f"test -e ../first || {{ touch ../first; exit 0; }}; test -e {flag} && exec sleep 60; true"}}]}, {"text": "Fixed."}]}  # fmt: skip
+    fix_then_wait = {"turns": [*FIX["turns"][:2], {"toolCalls": [{"name": "bash", "arguments": {"command": f"test -e ../first || {{ touch ../first; exit 0; }}; test -e {flag} && {{ echo $$ > ../sleeper; exec sleep 60; }}; true"}}]}, {"text": "Fixed."}]}  # fmt: skip
     script = write_script(home / "fix.json", fix_then_wait)
     temp = tmp_path / "tmp"
     temp.mkdir()
@@ -56,7 +57,7 @@ def test_a_killed_run_resumes_where_it_stopped(home: Path, tmp_path: Path) -> No
     while not any(p.is_file() and p.stat().st_size > 0 for p in home.glob("data/eval/*/runs.jsonl")):
         assert time.monotonic() < deadline and process.poll() is None
         time.sleep(0.05)
-    time.sleep(0.5)  # the second run sleeps in its command
+    wait_until_sleeping(temp / "sleeper", process)  # the second run sleeps in its command
     process.send_signal(signal.SIGKILL)
     process.communicate(timeout=30)
     (directory,) = (home / "data" / "eval").iterdir()

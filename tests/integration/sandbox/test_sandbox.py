@@ -27,6 +27,7 @@ import pytest
 
 from alisio.core.harness.sandbox import SandboxLimits
 from alisio.core.lab.records import RunRecord, RunStatus
+from tests.integration.servers import QuietServer
 
 ALISIO = Path(sys.executable).with_name("alisio")
 RECORD = msgspec.json.Decoder(RunRecord)
@@ -146,14 +147,15 @@ def lab(tmp_path: Path) -> Iterator[dict[str, object]]:
     }
     for listener in (loopback, outside):
         listener.socket.close()
-    for kept in Path("/tmp").glob("alisio-kept-attack-*"):
-        shutil.rmtree(kept, ignore_errors=True)
 
 
 def alisio(root: Path, *args: str, path: str | None = None) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
     env.update(ALISIO_CONFIG_HOME=str(root / "config"), ALISIO_DATA_HOME=str(root / "data"))
     env["HOME"] = str(root / "real-home")
+    # a temporary directory of its own: the kept workspace is counted, and other sessions share /tmp
+    env["TMPDIR"] = str(root / "tmp")
+    (root / "tmp").mkdir(exist_ok=True)
     if path is not None:
         env["PATH"] = path
     return subprocess.run(
@@ -226,7 +228,7 @@ def test_every_attack_of_a_sandboxed_agent_leaves_the_host_untouched(lab: dict[s
     assert _host_processes(f"forkbomb-{marker}") == []
     # the 10 GB write stopped at the file size limit, exactly
     assert "File size limit exceeded" in big  # SIGXFSZ (a Python write gets EFBIG, "File too large")
-    (kept,) = Path("/tmp").glob("alisio-kept-attack-*")
+    (kept,) = (root / "tmp").glob("alisio-kept-attack-*")
     assert (kept / "big").stat().st_size == FILE_LIMIT
     assert where.splitlines()[1:3] == ["/workspace", "sandbox"]
     assert "import os, sys" in read  # the file tools take the path the commands print, in the copy
@@ -344,8 +346,8 @@ def test_an_external_agent_reaches_its_proxy_through_the_relay_and_nothing_else(
         def log_message(self, *args: object) -> None:
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    server = QuietServer(Handler)
+    server.start()
     port = server.server_address[1]
     client = (
         "import os, socket, urllib.request\n"
@@ -373,7 +375,7 @@ def test_an_external_agent_reaches_its_proxy_through_the_relay_and_nothing_else(
             started = time.monotonic()
             done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
     finally:
-        server.shutdown()
+        server.close()
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0] == "proxy saw /v1/responses {}"
@@ -464,3 +466,22 @@ def test_the_memory_limit_bounds_the_whole_sandbox_where_a_memory_cgroup_can_be_
     assert three.output.strip() == "killed 2", three.output
     one = run_command("python3 hold.py 1", cwd=str(tmp_path), env=env, timeout_s=30, sandbox=sandbox)
     assert (one.exit_code, one.output.strip()) == (0, "killed 0")
+
+
+def test_host_secrets_under_the_read_only_etc_are_hidden_even_as_root(tmp_path: Path) -> None:
+    """/etc is bound read-only, so a sandboxed command run as root could read /etc/shadow and the SSH host
+    keys; they are hidden (``/dev/null`` over them), while the rest of /etc stays readable."""
+    from alisio.core.harness.sandbox import SandboxLimits
+    from alisio.shell.sandbox.bwrap import MASKED, require_sandbox
+
+    shown = [path for path in MASKED if os.path.isfile(path) and os.access(path, os.R_OK)]
+    if not shown:
+        pytest.skip("no readable /etc/shadow-like file on this machine (not root): nothing to hide")
+    sandbox = require_sandbox(SandboxLimits(), os.environ)
+    script = "; ".join(f"cat {path} 2>/dev/null | wc -c" for path in shown) + "; wc -l < /etc/passwd"
+    with sandbox.command(["bash", "-c", script], workspace=str(tmp_path)) as argv:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
+    sizes = done.stdout.split()
+    assert done.returncode == 0, done.stderr
+    assert sizes[: len(shown)] == ["0"] * len(shown)
+    assert int(sizes[-1]) > 0

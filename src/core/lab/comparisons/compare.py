@@ -285,7 +285,12 @@ def _interrupted_warnings(baseline: Report, candidate: Report) -> list[str]:
     """A warning per side that Ctrl-C stopped: its tasks and rates cover only the runs that finished."""
     out: list[str] = []
     for side, report in (("baseline", baseline), ("candidate", candidate)):
-        if report.interrupted:
+        if report.capped is not None:
+            out.append(
+                f"the {side} is partial: stopped by {report.capped} after {finished_runs(report)}; the runs "
+                "not started are missing and its rates cover the finished runs only"
+            )
+        elif report.interrupted:
             out.append(
                 f"the {side} was interrupted after {finished_runs(report)}: tasks that never ran are missing "
                 "and its rates cover the finished runs only"

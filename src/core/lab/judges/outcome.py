@@ -124,6 +124,7 @@ def measured_from(events: Sequence[Event]) -> Measured:
     outputs = [u.output_tokens if u is not None else None for u in usages]
     reasoning = [u.reasoning_tokens if u is not None else None for u in usages]
     cached = [u.cached_input_tokens if u is not None else None for u in usages]
+    written = [u.cache_write_input_tokens if u is not None else None for u in usages]
     answered = len(responses) == requests
     complete = answered and all(i is not None and o is not None for i, o in zip(inputs, outputs, strict=True))
     cached_count = sum(value is not None for value in cached)
@@ -144,6 +145,7 @@ def measured_from(events: Sequence[Event]) -> Measured:
         output_tokens=output_tokens,
         reasoning_tokens=_sum_reported(reasoning) if all_reasoning else None,
         cached_input_tokens=_sum_reported(cached),
+        cache_write_input_tokens=_sum_reported(written),
         cached_partial=0 < cached_count < requests,
         first_event_ms=tuple(r.first_event_ms for r in responded if r.first_event_ms is not None),
         served_models=_distinct(r.served_model for r in responded),

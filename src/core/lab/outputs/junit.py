@@ -10,7 +10,8 @@ Rules this module keeps:
   the error lists the failing runs too), else a ``<failure>`` when its success rate is below 100%, with each
   run that did not pass, its failing verifiers and the first lines of their details
   (``alisio.core.lab.outputs.view.failing_runs``, as report.md lists them). ``<system-out>`` holds its rate.
-- An interrupted report adds an ``(interrupted)`` testcase in error: tasks that never ran are missing. A
+- An interrupted report adds an ``(interrupted)`` testcase in error: tasks that never ran are missing; a report
+  a cap stopped (``--max-cost-usd``) adds a skipped one instead: its runs not started are not run, not failed. A
   suite ``eval ci`` skipped (no cassettes) is one skipped testcase; a suite it could not replay, one error.
 - Counts add up: a testsuite's ``tests``, ``failures``, ``errors`` and ``skipped`` count its testcases, the
   root's sum its testsuites'. ``time`` is the runs' wall time in seconds; ``timestamp`` is the run's start
@@ -102,6 +103,17 @@ def _seconds(ms: int) -> str:
     return f"{ms / 1000:.3f}"
 
 
+def _capped_case(report: Report, classname: str, known: tuple[tuple[str, str], ...]) -> ET.Element:
+    """A skipped ``(stopped by --max-cost-usd)`` testcase: the runs the cap left not started are not run."""
+    message = f"stopped by {report.capped} after {finished_runs(report)}: the runs not started are not run"
+    if report.stopped:
+        message += f" ({report.stopped})"
+    name = f"(stopped by {report.capped})"
+    case = ET.Element("testcase", {"name": name, "classname": classname, "time": "0.000"})
+    ET.SubElement(case, "skipped", {"message": _text(message, known)})
+    return case
+
+
 def _task_case(
     suite: ReportSuite, t: TaskReport, mine: Sequence[RunRecord], known: tuple[tuple[str, str], ...]
 ) -> tuple[ET.Element, str | None]:
@@ -177,7 +189,10 @@ def _suite(suite: JUnitSuite, known: tuple[tuple[str, str], ...]) -> tuple[ET.El
                 cases.append(case)
                 if kind is not None:
                     counts["errors" if kind == "error" else "failures"] += 1
-            if suite.report.interrupted:
+            if suite.report.capped is not None:
+                cases.append(_capped_case(suite.report, _text(suite.name, known), known))
+                counts["skipped"] += 1
+            elif suite.report.interrupted:
                 why = f" ({suite.report.stopped})" if suite.report.stopped else ""
                 message = (
                     f"interrupted after {finished_runs(suite.report)}{why}: tasks that never ran are missing"

@@ -38,13 +38,16 @@ def retry_wait(message: str) -> tuple[str, float] | None:
     return what, float(found.group(1))
 
 
-def status_extras(waits: Sequence[tuple[str, float]], retries: int, tokens: int | None) -> str:
-    """`` · rate-limited, retrying in 2 s (3 runs waiting) · 3 retries so far · 12,345 tokens``.
+def status_extras(
+    waits: Sequence[tuple[str, float]], retries: int, tokens: int | None, cost_usd: float | None = None
+) -> str:
+    """`` · rate-limited, retrying in 2 s (3 runs waiting) · 3 retries so far · 12,345 tokens · 0.0421 USD``.
 
     Args:
         waits: each waiting run's reason and the seconds left of its wait (the soonest is shown).
         retries: retries over the whole command so far.
         tokens: main and compaction tokens the provider reported so far (``None``: none reported yet).
+        cost_usd: those tokens at the command's rates (``None``: no rates, or nothing priced yet).
     """
     parts = []
     if waits:
@@ -55,6 +58,8 @@ def status_extras(waits: Sequence[tuple[str, float]], retries: int, tokens: int 
         parts.append(f"{retries} {'retry' if retries == 1 else 'retries'} so far")
     if tokens is not None:
         parts.append(f"{tokens:,} tokens")
+    if cost_usd is not None:
+        parts.append(f"{cost_usd:,.4f} USD")
     return "".join(f" · {part}" for part in parts)
 
 

@@ -8,11 +8,12 @@ name it (``rep 0`` is the first; its seed is the command's seed + 0), rates as i
 from __future__ import annotations
 
 from alisio.core.harness.events import IncidentKind
+from alisio.core.harness.prices import rate_items
 from alisio.core.lab.outputs.formats import NOT_REPORTED, format_rate, format_seconds, format_usd
 from alisio.core.lab.records import RunRecord, RunStatus, VerifierStatus
-from alisio.core.lab.report import AnswerSource, Report
+from alisio.core.lab.report import AnswerSource, Conditions, Estimated, Report
 
-__all__ = ["progress_line", "summary_table", "why_not_passed"]
+__all__ = ["progress_line", "rates_line", "summary_table", "why_not_passed"]
 
 _TEXT_TOOL_CALL = str(IncidentKind.TEXT_TOOL_CALL)
 
@@ -62,7 +63,9 @@ def progress_line(index: int, total: int, record: RunRecord) -> str:
 def summary_table(report: Report) -> str:
     """A plain-text table: per task the passes over judged runs, the rate, pass@k, pass^k, errors, then the
     main-loop tokens (a replay's as recorded), the median wall time and, when rates were given, the estimated
-    cost (``TaskReport.estimated``: the report's one cost computation)."""
+    cost (``TaskReport.estimated``: the report's one cost computation), then a line naming its rates. With more than one task a last row,
+    ``total``, has the summary: passes over judged runs, the suite rate (mean of the task rates), the mean
+    pass@k and pass^k estimates, the errors, the tokens, the median wall time and the cost of every run."""
     k = report.conditions.k
     replay = report.conditions.mode is AnswerSource.REPLAY
     priced = report.conditions.rates is not None
@@ -83,13 +86,41 @@ def summary_table(report: Report) -> str:
             NOT_REPORTED if tokens is None else f"{tokens.total:,}",
             format_seconds(t.measured.wall_ms_median),
         )
-        rows.append(
-            row + ((format_usd(None if t.estimated is None else t.estimated.cost_usd),) if priced else ())
-        )
+        rows.append(row + ((_cost(t.estimated),) if priced else ()))
+    if len(report.tasks) > 1:
+        rows.append(_total_row(report, priced))
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
-    return "\n".join(
-        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
+    return "\n".join(lines + ([rates_line(report.conditions)] if priced else []))
+
+
+def rates_line(conditions: Conditions) -> str:
+    """What the cost column is computed at: ``cost at USD per million tokens: input 2, ...; from ...``."""
+    assert conditions.rates is not None
+    source = f"; from {conditions.rates_from}" if conditions.rates_from else ""
+    return f"cost at USD per million tokens: {', '.join(rate_items(conditions.rates))}{source}"
+
+
+def _cost(estimated: Estimated | None) -> str:
+    return format_usd(None if estimated is None else estimated.cost_usd)
+
+
+def _total_row(report: Report, priced: bool) -> tuple[str, ...]:
+    """The summary's figures in the table's columns (see ``summary_table``)."""
+    s = report.summary
+    rate = s.success_rate
+    tokens = s.measured.tokens
+    row = (
+        "total",
+        f"{s.passes}/{s.judged}",
+        format_rate(None if rate is None else rate.mean, None if rate is None else rate.interval),
+        _yes_no(None, s.pass_at_k_mean),
+        _yes_no(None, s.pass_hat_k_mean),
+        str(s.errored),
+        NOT_REPORTED if tokens is None else f"{tokens.total:,}",
+        format_seconds(s.measured.wall_ms_median),
     )
+    return row + ((_cost(s.estimated),) if priced else ())
 
 
 def _yes_no(observed: bool | None, estimate: float | None) -> str:

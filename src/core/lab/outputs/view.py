@@ -23,6 +23,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from alisio.core.base import Frozen
+from alisio.core.harness.prices import rate_items, rates_text
 from alisio.core.lab.outputs.formats import (
     NOT_REPORTED,
     REPLAY_NOTICE,
@@ -192,7 +193,7 @@ def condition_items(c: Conditions) -> tuple[Condition, ...]:
     """The conditions in the order every report shows them."""
     rates = "none (no cost estimate)"
     if c.rates is not None:
-        rates = f"input {c.rates.input_rate:g} USD/M tokens, output {c.rates.output_rate:g} USD/M tokens"
+        rates = rates_text(c.rates, c.rates_from)
     endpoint = (Condition(name="Endpoint", value=c.endpoint),) if c.endpoint is not None else ()
     compaction = f"threshold {c.compaction.threshold:g}, maxContextChars {c.compaction.max_context_chars:,}"
     return (
@@ -237,8 +238,10 @@ def _notices(report: Report) -> tuple[Notice, ...]:
     if _scripted(c):
         out.append(Notice(text=SCRIPTED_NOTICE))
     if report.interrupted:
-        why = f" ({report.stopped})" if report.stopped else ""
-        text = f"Interrupted after {finished_runs(report)}{why}: tasks that never ran are missing."
+        why, done = (f" ({report.stopped})" if report.stopped else ""), finished_runs(report)
+        text = f"Interrupted after {done}{why}: tasks that never ran are missing."
+        if report.capped is not None:  # a cap stopped it: the runs not started are not run, not failed
+            text = f"Stopped by {report.capped} after {done}{why}: the runs not started are not run."
         out.append(Notice(text=text, strong=True))
     if report.retried:
         runs = "run was" if report.retried == 1 else "runs were"
@@ -420,7 +423,7 @@ def _measured_table(report: Report) -> Table:
 
 def _estimated(report: Report) -> tuple[Table | None, str]:
     if report.conditions.rates is None:
-        return None, "No rates given (--input-rate and --output-rate): no cost is estimated."
+        return None, 'No rates given (--input-rate/--output-rate or [prices."MODEL"]): no cost is estimated.'
     rows = [
         (
             t.task_id,
@@ -436,10 +439,9 @@ def _estimated(report: Report) -> tuple[Table | None, str]:
         format_usd(None if est is None else est.cost_per_success_usd),
     )
     table = Table(header=("Task", "cost (USD)", "cost/success (USD)"), rows=(*rows, total), total=True)
-    note = (
-        "Estimated from the rates above; ignores cached and reasoning token prices. n/a where tokens "
-        "were not reported."
-    )
+    source = f" ({report.conditions.rates_from})" if report.conditions.rates_from else ""
+    note = f"Estimated at USD per million tokens{source}: {', '.join(rate_items(report.conditions.rates))}. "
+    note += "Each kind of token is priced at its own rate. n/a where tokens were not reported."
     return table, note
 
 

@@ -74,9 +74,8 @@ class StreamingProvider(ABC):
         self._model = model
         base = base_url.rstrip("/")
         key = api_key or None
-        headers = self.format_headers()
-        headers.update(extra_headers or {})  # provider.headers: may replace a format header, never the key's
-        headers.update(self.key_headers(key) if key else {})
+        headers = _merged(self.format_headers(), extra_headers or {})  # may replace a format header
+        headers = _merged(headers, self.key_headers(key) if key else {})  # never the key's
         hidden = tuple((extra_headers or {}).values())
         self._transport = Transport(
             base + path_of(self.api), base, headers=headers, secret=key, hidden=hidden, **options
@@ -140,3 +139,10 @@ class StreamingProvider(ABC):
             timeout_s=timeout_s,
             on_first_event=on_first_event,
         )
+
+
+def _merged(headers: Mapping[str, str], over: Mapping[str, str]) -> dict[str, str]:
+    """``headers`` with ``over`` laid on top, names compared without case, as HTTP compares them: a
+    ``provider.headers`` ``authorization`` replaces ``Authorization`` instead of going out beside it."""
+    replaced = {name.lower() for name in over}
+    return {**{name: value for name, value in headers.items() if name.lower() not in replaced}, **over}
