@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import msgspec
 from returns.result import Result
 
+from alisio.core.lab.comparisons.compare import Comparison
 from alisio.core.lab.records import RunRecord, RunStatus
 from alisio.core.lab.report import Report, TaskReport
 from alisio.core.lab.seq_block import SequentialBlock, SequentialPlan, TaskStop
@@ -52,6 +53,7 @@ __all__ = [
     "sequential_gate",
     "sequential_plan",
     "sequential_warnings",
+    "with_sequential_warnings",
 ]
 
 TaskOutcomes = tuple[tuple[bool, ...], tuple[bool, ...]]
@@ -323,3 +325,9 @@ def sequential_gate(block: SequentialBlock) -> tuple[str, bool]:
     )
     more = f" and {len(hits) - 10} more" if len(hits) > 10 else ""
     return f"{flag}: hit by {len(hits)} of {total} {noun} ({shown}{more}): exit 4", True
+
+
+def with_sequential_warnings(comparison: Comparison, baseline: Report, candidate: Report) -> Comparison:
+    """``comparison`` (of ``baseline`` and ``candidate``) with ``sequential_warnings`` after its own."""
+    said = sequential_warnings(baseline, candidate)
+    return msgspec.structs.replace(comparison, warnings=(*comparison.warnings, *said)) if said else comparison

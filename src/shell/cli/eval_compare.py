@@ -159,6 +159,7 @@ def compare(
 
     from alisio.core.lab.comparisons.compare import compare_reports
     from alisio.core.lab.outputs.render_compare import render_comparison_markdown
+    from alisio.core.lab.seq_run import with_sequential_warnings
     from alisio.core.stats.verdict import Adjustment, VerdictRule
     from alisio.shell.cli.common import environment
     from alisio.shell.config_home import data_dir
@@ -178,6 +179,7 @@ def compare(
         case Success(comparison):
             summary = not json and (layout == "summary" or (layout is None and sys.stdout.isatty()))
             comparison = _noted(comparison, reports, excluded, exclude_tasks)
+            comparison = with_sequential_warnings(comparison, *reports)  # stopped sequentially: say so
             if json:
                 sys.stdout.write(msgspec.json.encode(comparison).decode() + "\n")
             elif summary:

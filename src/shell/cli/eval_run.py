@@ -58,7 +58,6 @@ def _request(
     seq: RunSequentialFlags,
 ) -> LabRequest:
     from alisio.shell.cli.seq_flags import run_sequential
-    from alisio.shell.config_home import data_dir
     from alisio.shell.errors import CommandError
     from alisio.shell.lab.request import LabMode, LabRequest, rates_from
 
@@ -69,7 +68,7 @@ def _request(
         raise CommandError("--script plays a scripted provider in live mode; replay plays cassettes")
     s = selection
     env = common.environment()
-    design = run_sequential(seq, s.k, replay, data_dir(env))
+    design = run_sequential(seq, s.k, replay, env)
     k = s.k if design is None else design.max_k
     return LabRequest(
         selection=common.selection(suite, s.tasks, k, s.seed, s.suite_dir, s.yes, 1 if replay else DEFAULT_K),
@@ -109,7 +108,7 @@ def _resume_request(
     directory = resume_target(resume.resume, data_dir(env))
     stored = read_manifest(directory)
     conflicts = resume_conflicts(stored, directory, suite, selection, provider, permissions, output)
-    conflicts += resume_design(stored.sequential, seq, data_dir(env))
+    conflicts += resume_design(stored.sequential, seq, env)
     if conflicts:
         raise CommandError(
             *conflicts,

@@ -11,8 +11,8 @@ Import only typer and the standard library at module level: ``alisio --help`` mu
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 from alisio.shell.cli.options import option
@@ -190,7 +190,7 @@ def variants_sequential(flags: VariantsSequentialFlags, k: int | None) -> Sequen
 
 
 def run_sequential(
-    flags: RunSequentialFlags, k: int | None, replay: bool, data_root: Path
+    flags: RunSequentialFlags, k: int | None, replay: bool, env: Mapping[str, str]
 ) -> SequentialPlan | None:
     """The design ``eval run`` asked for (``None``: fixed k).
 
@@ -229,7 +229,7 @@ def run_sequential(
             "eval run --sequential tests against a stored report: add --baseline REPORT (or run both arms "
             "with eval variants --sequential)"
         )
-    plan = _against(flags.baseline, top, low, data_root)
+    plan = _against(flags.baseline, top, low, env)
     if flags.fail_on is None:
         return plan
     import msgspec
@@ -247,14 +247,15 @@ def _margin(fail_on: str) -> float:
     return expect(parse_margin(fail_on), error=CommandError)
 
 
-def _against(ref: str, top: int, low: int, data_root: Path) -> SequentialPlan:
+def _against(ref: str, top: int, low: int, env: Mapping[str, str]) -> SequentialPlan:
     """The baseline design of the report ``ref`` names: its suite and each task's counts."""
     from alisio.core.lab.seq_block import BaselineCount, SequentialPlan
+    from alisio.shell.config_home import data_dir  # (it imports httpx: only when a baseline is read)
     from alisio.shell.errors import CommandError
     from alisio.shell.lab.sources import report_of
 
     try:
-        report = report_of(ref, data_root)
+        report = report_of(ref, data_dir(env))
     except CommandError as error:
         raise CommandError(f"--baseline {ref}: {error.lines[0]}") from None
     if report.conditions.mode == "replay":
@@ -276,14 +277,16 @@ def _against(ref: str, top: int, low: int, data_root: Path) -> SequentialPlan:
     )
 
 
-def resume_design(stored: SequentialPlan | None, flags: RunSequentialFlags, data_root: Path) -> list[str]:
+def resume_design(
+    stored: SequentialPlan | None, flags: RunSequentialFlags, env: Mapping[str, str]
+) -> list[str]:
     """What the sequential flags given to ``--resume`` change in the stored design (empty: none, or no flag
     given: the stored design continues)."""
     from alisio.core.lab.seq_run import describe_plan
 
     if not flags.asked:
         return []
-    given = run_sequential(flags, None, False, data_root)
+    given = run_sequential(flags, None, False, env)
     before = "a fixed k" if stored is None else describe_plan(stored)
     now = "a fixed k" if given is None else describe_plan(given)
     if before == now:

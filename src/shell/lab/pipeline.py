@@ -536,9 +536,8 @@ def _agents(
 
 
 def run_request(request: LabRequest, ui: Ui, outputs: Sequence[Output] = OUTPUTS) -> LabOutcome:
-    """Carry out one lab command: check everything, run every planned run, write the reports.
-
-    ``outputs`` is the table of what the command writes (``alisio.shell.lab.outputs.OUTPUTS``).
+    """Carry out one lab command: check everything, run every planned run, write the reports (``outputs``: the
+    table of what the command writes, ``alisio.shell.lab.outputs.OUTPUTS``).
 
     Raises:
         CommandError: a problem found before the first run (nothing ran), one line each.

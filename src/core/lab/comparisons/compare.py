@@ -32,7 +32,6 @@ from returns.result import Failure, Result, Success
 from alisio.core.base import Frozen
 from alisio.core.errors import IncompatibleReports
 from alisio.core.lab.report import AnswerSource, Conditions, Count, Report, TaskReport, finished_runs
-from alisio.core.lab.seq_run import sequential_warnings
 from alisio.core.stats.exact import PValueMethod, bh_adjust, difference_p, holm_adjust, newcombe_interval
 from alisio.core.stats.paired import PairedDifference, paired_difference
 from alisio.core.stats.power import min_detectable_difference
@@ -593,7 +592,6 @@ def compare_reports(
                 _warnings(bc, cc)
                 + _task_set_warning(set(b_tasks), set(c_tasks))
                 + _interrupted_warnings(baseline, candidate)
-                + sequential_warnings(baseline, candidate)
             ),
             tasks=tuple(tasks),
             summary=summary,
