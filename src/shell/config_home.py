@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-import httpx
 import msgspec
 from returns.result import Failure, Result, Success
 
@@ -251,6 +250,8 @@ def key_variable(settings: ProviderSettings) -> str | None:
 
 def _url_problem(base_url: str) -> str | None:
     """Why ``base_url`` cannot be called (not http(s), or no valid host and port: ``http://[::1``), else None."""
+    import httpx  # here, not at the top: a replay or a scripted run never loads it (bench_commands.py)
+
     shown = repr(redact_credentials(base_url))
     if not base_url.startswith(("http://", "https://")):
         return f"expected an http:// or https:// URL, got {shown}"
