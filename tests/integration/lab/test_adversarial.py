@@ -568,7 +568,9 @@ def test_sigterm_while_a_resume_writes_the_reports_leaves_them_whole(
     text = stderr.decode()
     assert process.returncode == 143, text
     assert "Traceback" not in text and f"report: {out / 'report.md'}" in text, text
-    assert "interrupted (SIGTERM) while the reports were written: they were written in full first" in text, text
+    assert "interrupted (SIGTERM) while the reports were written: they were written in full first" in text, (
+        text
+    )
     assert len((out / "runs.jsonl").read_text().splitlines()) == 2
     report = json.loads((out / "report.json").read_text())
     assert report["summary"]["judged"] == 2
