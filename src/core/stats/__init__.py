@@ -6,6 +6,7 @@ reporting can reuse it:
 - ``rates``: Wilson intervals, pass@k and pass^k (observed and unbiased), medians, variances, the t quantile
   and the task-clustered suite mean;
 - ``exact``: Newcombe's interval of a difference, Boschloo's exact test, Holm and Benjamini-Hochberg;
+- ``inverted``: the intervals of a difference that invert those tests (Boschloo's, and the pooled z test's);
 - ``paired``: the paired suite difference and its stratified permutation p-value;
 - ``power``: runs a comparison needs and the smallest change it can detect;
 - ``verdict``: the per-task verdict;
@@ -44,6 +45,7 @@ from alisio.core.stats.exact import (
     newcombe_interval,
     pooled_z_p,
 )
+from alisio.core.stats.inverted import boschloo_interval, difference_interval, score_interval
 from alisio.core.stats.noninferiority import noninferiority_p
 from alisio.core.stats.paired import (
     PairedDifference,
@@ -107,10 +109,12 @@ __all__ = [
     "Verdict",
     "VerdictRule",
     "bh_adjust",
+    "boschloo_interval",
     "boschloo_p",
     "boschloo_power",
     "candidate_rate",
     "compare_intervals",
+    "difference_interval",
     "difference_p",
     "exact_verdict",
     "holm_adjust",
@@ -129,6 +133,7 @@ __all__ = [
     "runs_per_side",
     "runs_per_task",
     "sample_variance",
+    "score_interval",
     "sign_flip_p",
     "stratified_permutation_p",
     "suite_rate",

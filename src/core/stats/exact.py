@@ -33,9 +33,13 @@ __all__ = [
     "PValueMethod",
     "bh_adjust",
     "boschloo_p",
+    "check_counts",
     "difference_p",
     "holm_adjust",
+    "log_choose",
     "newcombe_interval",
+    "one_sided_regions",
+    "pooled_z",
     "pooled_z_p",
 ]
 
@@ -93,7 +97,7 @@ def newcombe_interval(
 # --- Boschloo -------------------------------------------------------------------------------------------
 
 
-def _log_choose(n: int) -> NDArray[np.float64]:
+def log_choose(n: int) -> NDArray[np.float64]:
     """log C(n, j) for j = 0..n, from one cumulative sum of logs (relative error about n·1e-16)."""
     import numpy as np
 
@@ -102,18 +106,15 @@ def _log_choose(n: int) -> NDArray[np.float64]:
     return out
 
 
-def _rejection_weights(x1: int, n1: int, x2: int, n2: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """(w_s) for s = 0..n1+n2, once per direction: the hypergeometric mass, among the tables with s passes in
-    all, of those at least as extreme as the observed (x1, x2) by the one-sided Fisher statistic
-    P(X1 <= x1 | s), then by P(X1 >= x1 | s).
-
-    With S ~ Bin(n1 + n2, π), the one-sided p-value at the common success rate π is E[w_S]: given s, the
-    tables are hypergeometric whatever π is, so the whole nuisance dependence is the binomial law of S.
-    """
+def _extreme_cells(
+    x1: int, n1: int, x2: int, n2: int
+) -> tuple[NDArray[np.int64], NDArray[np.float64], tuple[NDArray[np.bool_], NDArray[np.bool_]]]:
+    """The (n1 + 1)×(n2 + 1) tables' totals s = a + c, their hypergeometric masses P(X1 = a | s), and the
+    two masks of the tables at least as extreme as (x1, x2): by P(X1 <= x1 | s), then by P(X1 >= x1 | s)."""
     import numpy as np
 
     total = n1 + n2
-    lc1, lc2, lct = _log_choose(n1), _log_choose(n2), _log_choose(total)
+    lc1, lc2, lct = log_choose(n1), log_choose(n2), log_choose(total)
     s = np.arange(n1 + 1)[:, None] + np.arange(n2 + 1)[None, :]
     pmf = np.exp(lc1[:, None] + lc2[None, :] - lct[s])  # P(X1 = a | S = a + c) in cell (a, c)
     # Fisher's statistic of each cell is a cumulative sum along its anti-diagonal (the tables with the same s):
@@ -123,11 +124,8 @@ def _rejection_weights(x1: int, n1: int, x2: int, n2: int) -> tuple[NDArray[np.f
     by_total[rows, s] = pmf
     lower = np.cumsum(by_total, axis=0)[rows, s]
     upper = np.cumsum(by_total[::-1], axis=0)[::-1][rows, s]
-    out = []
-    for stat in (lower, upper):
-        extreme = stat <= stat[x1, x2] * (1.0 + _TIE)
-        out.append(np.bincount(s[extreme], weights=pmf[extreme], minlength=total + 1).astype(np.float64))
-    return out[0], out[1]
+    masks = tuple(stat <= stat[x1, x2] * (1.0 + _TIE) for stat in (lower, upper))
+    return s, pmf, (masks[0], masks[1])
 
 
 class _Mixture:
@@ -141,7 +139,7 @@ class _Mixture:
         self._w = weights[keep]
         self._j = keep.astype(np.float64)
         self._rest = total - self._j
-        self._lc = _log_choose(total)[keep]
+        self._lc = log_choose(total)[keep]
 
     def __call__(self, rates: NDArray[np.float64]) -> NDArray[np.float64]:
         import numpy as np
@@ -215,12 +213,38 @@ def boschloo_p(
     Raises:
         ValueError: invalid counts.
     """
-    _check_counts("baseline", baseline_passes, baseline_n)
-    _check_counts("candidate", candidate_passes, candidate_n)
+    check_counts("baseline", baseline_passes, baseline_n)
+    check_counts("candidate", candidate_passes, candidate_n)
     if baseline_n == 0 or candidate_n == 0:
         return None
-    lower, upper = _rejection_weights(baseline_passes, baseline_n, candidate_passes, candidate_n)
-    return min(1.0, 2.0 * min(_supremum(lower), _supremum(upper)))
+    (lower, upper), _ = one_sided_regions(baseline_passes, baseline_n, candidate_passes, candidate_n)
+    return min(1.0, 2.0 * min(lower, upper))
+
+
+def one_sided_regions(
+    baseline_passes: int, baseline_n: int, candidate_passes: int, candidate_n: int
+) -> tuple[tuple[float, float], tuple[NDArray[np.int64], NDArray[np.int64]]]:
+    """Boschloo's two one-sided p-values, and the size of each one-sided region per baseline pass count.
+
+    The region toward a better candidate holds the tables at least as extreme as the observed one by the
+    one-sided Fisher statistic P(X1 <= x1 | s), the other by P(X1 >= x1 | s); each p-value is the supremum
+    over the common success rate π of its region's probability. With S ~ Bin(nb + nc, π), that probability
+    is E[w_S], where w_s is the hypergeometric mass of the region's tables with s passes in all: given s, the
+    tables are hypergeometric whatever π is. ``boschloo_p`` doubles the smaller p-value;
+    ``alisio.core.stats.inverted.boschloo_interval`` inverts the same two tests, so it reads them from here.
+
+    Returns:
+        ((p toward a better candidate, p toward a worse one), (how many candidate pass counts each region
+        holds for each baseline pass count 0..nb)).
+    """
+    import numpy as np
+
+    s, pmf, masks = _extreme_cells(baseline_passes, baseline_n, candidate_passes, candidate_n)
+    total = baseline_n + candidate_n
+    better, worse = (
+        _supremum(np.bincount(s[m], weights=pmf[m], minlength=total + 1).astype(np.float64)) for m in masks
+    )
+    return (better, worse), (masks[0].sum(axis=1), masks[1].sum(axis=1))
 
 
 def pooled_z_p(
@@ -238,17 +262,20 @@ def pooled_z_p(
     Raises:
         ValueError: invalid counts.
     """
-    _check_counts("baseline", baseline_passes, baseline_n)
-    _check_counts("candidate", candidate_passes, candidate_n)
+    check_counts("baseline", baseline_passes, baseline_n)
+    check_counts("candidate", candidate_passes, candidate_n)
     if baseline_n == 0 or candidate_n == 0:
         return None
-    pooled = (baseline_passes + candidate_passes) / (baseline_n + candidate_n)
-    variance = pooled * (1.0 - pooled) * (1.0 / baseline_n + 1.0 / candidate_n)
-    if variance <= 0.0:
-        return 1.0
-    z = (candidate_passes / candidate_n - baseline_passes / baseline_n) / math.sqrt(variance)
+    z = pooled_z(baseline_passes, baseline_n, candidate_passes, candidate_n)
     # erfc underflows to 0 beyond |z| ≈ 38: keep the p-value positive, as documented.
     return min(1.0, max(2.0 * NormalDist().cdf(-abs(z)), 1e-300))
+
+
+def pooled_z(xb: int, nb: int, xc: int, nc: int) -> float:
+    """The pooled two-proportion z statistic, 0 when every run passed or every run failed."""
+    pooled = (xb + xc) / (nb + nc)
+    variance = pooled * (1.0 - pooled) * (1.0 / nb + 1.0 / nc)
+    return 0.0 if variance <= 0.0 else (xc / nc - xb / nb) / math.sqrt(variance)
 
 
 def difference_p(
@@ -264,8 +291,8 @@ def difference_p(
     Raises:
         ValueError: invalid counts.
     """
-    _check_counts("baseline", baseline_passes, baseline_n)
-    _check_counts("candidate", candidate_passes, candidate_n)
+    check_counts("baseline", baseline_passes, baseline_n)
+    check_counts("candidate", candidate_passes, candidate_n)
     if (baseline_n + 1) * (candidate_n + 1) > CELL_BUDGET:
         p = pooled_z_p(baseline_passes, baseline_n, candidate_passes, candidate_n)
         return None if p is None else (p, PValueMethod.POOLED_Z)
@@ -273,7 +300,8 @@ def difference_p(
     return None if p is None else (p, PValueMethod.BOSCHLOO)
 
 
-def _check_counts(name: str, passes: object, n: object) -> None:
+def check_counts(name: str, passes: object, n: object) -> None:
+    """Raise ``ValueError`` naming ``name`` unless ``passes`` and ``n`` are integers with 0 <= passes <= n."""
     for what, value in (("passes", passes), ("judged runs", n)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise ValueError(f"{name} {what} must be a non-negative integer, got {value!r}")

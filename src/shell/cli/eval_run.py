@@ -206,6 +206,9 @@ def stop_lines(outcome: LabOutcome) -> list[str]:
         done = len(outcome.records)
         what = "interrupted" if outcome.interrupted is not None else "stopped"
         lines.append(f"{what} ({outcome.stopped}): the report of the {done} finished runs is written")
+    elif outcome.interrupted is not None:  # a signal held while the reports were written
+        lines.append(f"interrupted ({_signal_name(outcome.interrupted)}) while the reports were written: "
+                     "they were written in full first")  # fmt: skip
     diverged = [record for record in outcome.records if record.divergence is not None]
     for record in diverged:
         assert record.divergence is not None
@@ -219,6 +222,15 @@ def stop_lines(outcome: LabOutcome) -> list[str]:
         noun = "run" if len(diverged) == 1 else "runs"
         lines.append(f"{len(diverged)} {noun} diverged from the cassette (replay_divergence): exit 2")
     return lines + _concurrency_hint(outcome)
+
+
+def _signal_name(interrupt: KeyboardInterrupt) -> str:
+    """``Ctrl-C``, ``SIGTERM`` or ``SIGHUP``, as the stopped line names them."""
+    import signal
+
+    from alisio.shell.errors import Terminated
+
+    return signal.Signals(interrupt.signum).name if isinstance(interrupt, Terminated) else "Ctrl-C"
 
 
 def _concurrency_hint(outcome: LabOutcome) -> list[str]:

@@ -477,12 +477,24 @@ def _keep_record(result: RunResult, known: tuple[tuple[str, str], ...]) -> None:
     _say(usage_line(result.events))  # the last line
 
 
+def _final_text_out(text: str, terminal: bool) -> str:
+    """The model's final text as stdout gets it. On a terminal it is untrusted text reaching the screen, so
+    it is made safe as ``eval show`` makes it (``safe_text.shown``: credentials redacted, control sequences
+    such as ``ESC]0;title BEL`` or ``ESC[2J`` escaped). To a pipe or a file only the credentials are redacted
+    (``safe_text.redacted``) and every other byte is the model's: a script that saves or parses the answer (a
+    patch, JSON, a file with tabs or escapes it asked for) needs it unchanged, and escaping would corrupt it."""
+    from alisio.shell.cli.safe_text import redacted, shown
+
+    return shown(text) if terminal else redacted(text)
+
+
 def _show(result: RunResult, json_out: bool) -> ExitCode:
     """The final text on stdout (without --json), a budget stop or an error on stderr; the exit code."""
     match result.outcome:
         case "completed":
             if not json_out:
-                sys.stdout.write(result.final_text + ("" if result.final_text.endswith("\n") else "\n"))
+                text = _final_text_out(result.final_text, sys.stdout.isatty())
+                sys.stdout.write(text + ("" if text.endswith("\n") else "\n"))
             return ExitCode.OK
         case "budget_exceeded":
             if json_out:

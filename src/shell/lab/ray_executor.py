@@ -11,6 +11,8 @@ tasks finish, exactly as with threads. Rules:
   threads;
 - ``provider.maxConcurrency`` (default ``jobs``) holds over the cluster, and a ``Retry-After`` pauses every
   worker of the endpoint: one ``EndpointSlots`` actor per command with a live provider (``ray_gate``);
+- the live status's events (a provider's retry notices, each response's usage) come from the workers while
+  their runs go on, through one ``ProgressRelay`` actor per command (``ray_progress``), drained between waits;
 - a task is never retried (``max_retries=0``): a worker that dies mid-run gives an ``error`` record with
   reason ``worker_lost`` and Ray's message, and the loop goes on;
 - stopping early (Ctrl-C, a signal, the loop closing the iterator) cancels the tasks in flight without force:
@@ -366,6 +368,7 @@ class RayExecutor:
     ) -> Iterator[tuple[int, Finished | None]]:
         import ray
 
+        from alisio.shell.lab.ray_progress import Drain, start_relay
         from alisio.shell.lab.ray_worker import run_remote
 
         remote = ray.remote(run_remote).options(num_cpus=1, max_retries=0, retry_exceptions=False)
@@ -376,6 +379,8 @@ class RayExecutor:
             from alisio.shell.lab.ray_gate import start_slots
 
             slots = start_slots(provider.max_concurrency or self.jobs)
+        relay = start_relay()  # the live status's events (tokens, retry waits) while the runs go on
+        progress = Drain(relay)
         encoder = msgspec.msgpack.Encoder()
         secret = encoder.encode(secrets)  # a few hundred bytes: inlined in each task, never in the store
         upcoming = iter(specs)  # pulled as slots free up: a sequential feed skips stopped tasks
@@ -384,7 +389,7 @@ class RayExecutor:
         def fill() -> None:
             while len(pending) < self.jobs and (item := next(upcoming, None)) is not None:
                 index, spec = item
-                ref = remote.remote(*boxes, secret, encoder.encode(spec), slots, str(index))
+                ref = remote.remote(*boxes, secret, encoder.encode(spec), slots, str(index), relay)
                 pending[ref] = index
                 self.on_start(spec)
 
@@ -392,6 +397,7 @@ class RayExecutor:
             fill()
             while pending:
                 ready, _ = ray.wait(list(pending), num_returns=1, timeout=_POLL_S)
+                self._relayed(progress, specs, set(pending.values()))
                 if ready:  # every task done by now, in plan order
                     ready, _ = ray.wait(list(pending), num_returns=len(pending), timeout=0)
                 for ref in sorted(ready, key=pending.__getitem__):
@@ -405,6 +411,15 @@ class RayExecutor:
                 self._cancel(list(pending))
                 for index in pending.values():
                     self.on_end(specs[index])
+
+    def _relayed(self, progress: Any, specs: Sequence[RunSpec], running: set[int]) -> None:
+        """Hand the workers' forwarded events to ``on_event``: tokens always, a retry wait only while its run
+        is still in flight (one drained after the run's end would show a wait that never ends)."""
+        from alisio.core.harness.events import IncidentRaised
+
+        for owner, event in progress.ready():
+            if int(owner) in running or not isinstance(event, IncidentRaised):
+                self.ctx.on_event(specs[int(owner)], event)
 
     def _finished(self, ref: Any, index: int, spec: RunSpec, slots: Any, recording: Any) -> Finished:
         """The record a task sent back, or the ``error`` record of a task that did not."""

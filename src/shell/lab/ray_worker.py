@@ -14,6 +14,7 @@ A worker that cannot set up (another alisio version, a suite that does not unpac
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 import socket
@@ -238,8 +239,24 @@ def _arm(portable: PortableRun, variant: str | None, where: Path) -> Arm:
     )
 
 
+def _setup_failed(portable: PortableRun, spec: RunSpec, why: str) -> bytes:
+    """The encoded result of a run whose worker could not set up: an ``error`` record (``worker_setup``)."""
+    arm = next(arm for arm in portable.arms if arm.variant == spec.variant)
+    setup = SetupError(reason=WORKER_SETUP, message=why)
+    record = record_from_run(
+        spec, (), None, None, (), config_hash=config_hash(arm.measured), setup_error=setup
+    )
+    return _result_encoder.encode(RemoteResult(record=record))
+
+
 def run_remote(
-    run_box: list[Any], suite_box: list[Any], secret_data: bytes, spec_data: bytes, slots: Any, owner: str
+    run_box: list[Any],
+    suite_box: list[Any],
+    secret_data: bytes,
+    spec_data: bytes,
+    slots: Any,
+    owner: str,
+    relay: Any = None,
 ) -> bytes:
     """Run one planned run on this worker: the encoded ``RemoteResult``.
 
@@ -249,7 +266,9 @@ def run_remote(
         secret_data: the ``RunSecrets`` (the API key...), msgpack-encoded, sent with the task, never stored.
         spec_data: the ``RunSpec``, msgpack-encoded.
         slots: the command's ``EndpointSlots`` actor (``None``: no live provider, so no endpoint to share).
-        owner: the run's name at that actor.
+        owner: the run's name at that actor (and at ``relay``).
+        relay: the command's ``ProgressRelay`` actor, which gets the events the live status reads
+            (``alisio.shell.lab.ray_progress``); ``None``: none are forwarded.
     """
     _interruptible()
     spec = _spec_decoder.decode(spec_data)
@@ -257,12 +276,7 @@ def run_remote(
     problem = _setup_problem(portable)
     loaded = _suite(portable.suite_hash, suite_box) if problem is None else problem
     if isinstance(loaded, str):
-        arm = next(arm for arm in portable.arms if arm.variant == spec.variant)
-        setup = SetupError(reason=WORKER_SETUP, message=loaded)
-        record = record_from_run(
-            spec, (), None, None, (), config_hash=config_hash(arm.measured), setup_error=setup
-        )
-        return _result_encoder.encode(RemoteResult(record=record))
+        return _setup_failed(portable, spec, loaded)
     gate = None
     if slots is not None:
         from alisio.shell.lab.ray_gate import ClusterGate
@@ -272,6 +286,10 @@ def run_remote(
     host = socket.gethostname()
     secrets = _secrets_decoder.decode(secret_data)
     ctx = _context(portable, secrets, loaded, gate, lambda line: lines.append(f"{line} (on {host})"))
+    if relay is not None:
+        from alisio.shell.lab.ray_progress import forwarder
+
+        ctx = dataclasses.replace(ctx, on_event=forwarder(relay, owner, ctx.credentials))
     try:
         task = next(task for task in loaded.suite.tasks if task.id == spec.task_id)
         finished = run_one(ctx, _arm(portable, spec.variant, loaded.directory), task, spec)

@@ -595,3 +595,54 @@ def test_a_config_that_is_a_symlink_to_dev_zero_does_not_hang_alisio_run(
         f"alisio run: {tmp_path / 'config' / 'config.toml'}: cannot read: it is a character device, "
         "not a regular file\n"
     )
+
+
+HOSTILE = "\x1b]0;pwned\x07Done.\x1b[2J Key: " + SECRET + "\ttab"
+
+
+def _run_on_a_terminal(tmp_path: Path, *args: str, key: str) -> tuple[int, str]:
+    """``alisio run *args`` with stdout a pseudo-terminal (stderr and stdin not): (exit code, stdout)."""
+    import pty
+
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "ALISIO_CONFIG_HOME")}
+    env |= {"ALISIO_CONFIG_HOME": str(tmp_path / "config"), "ALISIO_DATA_HOME": str(tmp_path / "data")}
+    env["OPENAI_API_KEY"] = key
+    leader, follower = pty.openpty()
+    process = subprocess.Popen(
+        [str(ALISIO), "run", *args],
+        stdout=follower,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+        env=env,
+    )
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(leader)
+    return process.wait(timeout=60), b"".join(chunks).decode()
+
+
+def test_the_final_text_is_escaped_on_a_terminal_and_kept_for_a_pipe(
+    server: SseServer, workspace: Path, tmp_path: Path
+) -> None:
+    """A final text with a window-title sequence, a clear-screen and the key: on a terminal it prints
+    escaped (no ESC byte reaches the screen) and redacted; to a pipe it keeps the model's bytes (ESC, BEL
+    and tab) with only the key redacted."""
+    args = ("hi", "--cwd", str(workspace), "--base-url", server.base_url, "--model", "m1")
+    server.enqueue(text_reply(HOSTILE))
+    code, screen = _run_on_a_terminal(tmp_path, *args, key=SECRET)
+    assert code == 0
+    assert "\x1b" not in screen and "\x07" not in screen and SECRET not in screen
+    assert "\\x1b]0;pwned\\x07Done.\\x1b[2J Key: " in screen and "\ttab" in screen
+    server.enqueue(text_reply(HOSTILE))
+    piped = run(tmp_path, *args, key=SECRET)
+    assert piped.returncode == 0, piped.stderr
+    assert piped.stdout.startswith("\x1b]0;pwned\x07Done.\x1b[2J Key: ") and piped.stdout.endswith("\ttab\n")
+    assert SECRET not in piped.stdout

@@ -10,6 +10,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -478,6 +479,44 @@ def test_a_signal_before_the_run_loop_says_so_with_its_exit_code(home: Path, sig
     assert "alisio eval run: interrupted; nothing was run" in seen.decode(errors="replace")
 
 
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_during_eval_runs_says_so_with_its_exit_code(home: Path, sig: int, code: int) -> None:
+    """Item 11: SIGINT or SIGTERM while `eval runs` is listing (held in its output: 40 stored runs with 3 kB
+    labels and a stdout pipe the test does not read until the pipe is full) gives `interrupted` on one line
+    and 128 + the signal, no traceback."""
+    import fcntl
+    import termios
+
+    report = json.loads(
+        (Path(__file__).resolve().parents[3] / "examples/reports/baseline/report.json").read_text()
+    )
+    report["conditions"]["label"] = "x" * 3000  # a 3 kB row: 40 of them are more than a pipe holds
+    for i in range(40):
+        copy = home / "data" / "eval" / f"2026-01-01T00-{i // 60:02d}-{i % 60:02d}-000Z"
+        copy.mkdir(parents=True)
+        (copy / "report.json").write_text(json.dumps(report))
+    process = subprocess.Popen(
+        [str(ALISIO), "eval", "runs"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env(home)
+    )
+    assert process.stdout is not None
+    deadline = time.monotonic() + 60
+    pending = bytearray(4)
+    while time.monotonic() < deadline:  # until the pipe is full: eval runs is blocked writing its table
+        fcntl.ioctl(process.stdout.fileno(), termios.FIONREAD, pending)
+        if int.from_bytes(pending, sys.byteorder) >= 65536:
+            break
+        assert process.poll() is None, "eval runs ended before its output filled the pipe"
+        time.sleep(0.01)
+    else:
+        raise AssertionError("eval runs did not fill its stdout pipe within 60 s")
+    process.send_signal(sig)
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == code, stderr
+    text = stderr.decode()
+    assert "Traceback" not in text
+    assert text.strip().splitlines()[-1].startswith("alisio eval runs: interrupted"), text
+
+
 def test_a_signal_while_the_reports_are_written_waits_for_them(tmp_path: Path) -> None:
     """Item 11: SIGTERM (then Ctrl-C) that arrives while the reports are written is held until they are
     written, and the outcome says interrupted with SIGTERM's code (the pipeline's `held_signals`)."""
@@ -496,6 +535,55 @@ def test_a_signal_while_the_reports_are_written_waits_for_them(tmp_path: Path) -
         signal.getsignal(signal.SIGTERM) is not None
         and signal.getsignal(signal.SIGINT) is signal.default_int_handler
     )
+
+
+def test_sigterm_while_a_resume_writes_the_reports_leaves_them_whole(
+    home: Path, cli: Callable[..., Ran]
+) -> None:
+    """Item 11, in a real process: SIGTERM sent the moment a resume of a finished run starts rewriting its
+    files (the first new file in the report directory) is held until every report is written: exit 143,
+    one `interrupted` line and the report path on stderr, no traceback, and runs.jsonl, report.json,
+    report.md and report.html all whole. (Before the fix: exit 130, nothing on stderr, no report files.)"""
+    suite = make_suite(home)
+    out = home / "out"
+    done = cli("eval", "run", "calc-suite", "--suite-dir", str(suite), "--yes", "-k", "2", "--allow-write",
+               "--script", str(write_script(home / "f.json", FIX)), "--out", str(out))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    for _attempt in range(3):  # a signal that comes after the process ended (a missed window) is tried again
+        before = {p.name: p.stat().st_mtime_ns for p in out.iterdir()}
+        process = subprocess.Popen(
+            [str(ALISIO), "eval", "run", "--resume", str(out)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=_env(home),
+        )  # fmt: skip
+        deadline = time.monotonic() + 120
+        while process.poll() is None and time.monotonic() < deadline:
+            changed = [p for p in out.iterdir() if p.name not in before or _mtime(p) != before[p.name]]
+            if changed:
+                process.send_signal(signal.SIGTERM)
+                break
+            time.sleep(0.001)
+        _, stderr = process.communicate(timeout=120)
+        if process.returncode != 0:
+            break
+    text = stderr.decode()
+    assert process.returncode == 143, text
+    assert "Traceback" not in text and f"report: {out / 'report.md'}" in text, text
+    assert "interrupted (SIGTERM) while the reports were written: they were written in full first" in text, (
+        text
+    )
+    assert len((out / "runs.jsonl").read_text().splitlines()) == 2
+    report = json.loads((out / "report.json").read_text())
+    assert report["summary"]["judged"] == 2
+    assert (out / "report.md").read_text().startswith("# ")
+    assert (out / "report.html").read_text().rstrip().endswith("</html>")
+    assert not [p.name for p in out.iterdir() if p.name.endswith(".tmp")]
+
+
+def _mtime(path: Path) -> int | None:
+    try:
+        return path.stat().st_mtime_ns
+    except FileNotFoundError:  # a temporary file already renamed
+        return None
 
 
 # --- 12: resume refuses what would mix measurements ---------------------------------------------------------

@@ -225,9 +225,41 @@ def test_verdict_exact_decides_from_holm_adjusted_boschloo(tmp_path: Path) -> No
     assert data["summary"]["paired"]["pMethod"] == "exact" and data["summary"]["paired"]["resamples"] > 1
     markdown = alisio("eval", "compare", base, cand, "--verdict", "exact")
     assert "Verdicts: Holm-adjusted Boschloo exact test, family-wise 5%." in markdown.stdout
-    assert "| up | +80.0 pp [+37.0, +91.6] |" in markdown.stdout
+    # The row shows the interval that inverts the test (Newcombe's, [+37.0, +91.6], stays in --json).
+    assert "| up | +80.0 pp [+36.6, +96.6] |" in markdown.stdout
+    assert "Δ [exact 95%, inverts the test]: " in markdown.stdout
+    assert round(up["exactInterval"]["low"], 4) == 0.3660 and round(up["interval"]["low"], 4) == 0.3699
     default = alisio("eval", "compare", base, cand)
     assert "Verdicts: disjoint 95% Wilson intervals (the default)." in default.stdout
+
+
+def test_the_exact_interval_agrees_with_the_test_where_newcombe_does_not(tmp_path: Path) -> None:
+    """Issue 19's example, 0/5 against 3/5 (Boschloo p = 0.0618): by default the row shows Newcombe's
+    [+3.0, +88.2], which excludes 0, and says the test decides; under --verdict exact it shows the interval
+    that inverts Boschloo's test, [-3.0, +100.0], which includes 0, next to "inconclusive". Two tasks at
+    10/10 against 6/10 (p = 0.0422 each, Holm 0.1266 over the three): their exact intervals exclude 0 but the adjusted p
+    decides, and the row says so."""
+    base = write(tmp_path / "base", task_runs("edge", 0, 5) + task_runs("a", 10) + task_runs("b", 10), k=10)
+    cand = write(
+        tmp_path / "cand", task_runs("edge", 3, 2) + task_runs("a", 6, 4) + task_runs("b", 6, 4), k=10
+    )
+    default = alisio("eval", "compare", base, cand, "--format", "md")
+    assert default.returncode == 0, default.stderr
+    assert "| edge | +60.0 pp [+3.0, +88.2] (interval and test disagree: the test decides) | 0.0618 |" in (
+        default.stdout
+    )
+    exact = alisio("eval", "compare", base, cand, "--verdict", "exact", "--format", "md")
+    assert exact.returncode == 0, exact.stderr
+    assert "| edge | inconclusive |" in exact.stdout
+    assert "| edge | +60.0 pp [-3.0, +100.0] | 0.0618 |" in exact.stdout
+    mark = "(excludes 0 before the Holm adjustment; the adjusted p decides)"
+    assert "| a | -40.0 pp [-100.0, -1.6] " + mark + " | 0.0422 | 0.1266 |" in exact.stdout
+    data = json.loads(alisio("eval", "compare", base, cand, "--verdict", "exact", "--json").stdout)
+    edge = next(t for t in data["tasks"] if t["taskId"] == "edge")["difference"]
+    assert edge["interval"]["low"] > 0 and not edge["intervalAgrees"]
+    assert round(edge["exactInterval"]["low"], 4) == -0.0298 and edge["exactInterval"]["high"] == 1.0
+    plain = json.loads(alisio("eval", "compare", base, cand, "--json").stdout)
+    assert all("exactInterval" not in t.get("difference", {}) for t in plain["tasks"])
 
 
 def test_an_unknown_verdict_rule_is_one_line_exit_1(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ import contextlib
 import importlib.util
 import json
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -429,6 +430,110 @@ def test_max_concurrency_holds_across_the_workers_and_the_key_travels_unwritten(
     assert endpoint.most == 1
     written = b"".join(path.read_bytes() for path in out.rglob("*") if path.is_file())
     assert key not in result.stdout + result.stderr and key.encode() not in written
+
+
+class _LimitedOnce(_SlowHandler):
+    """Answers the first request 429 with ``Retry-After: 2``, then as ``_SlowHandler`` (40 + 4 tokens each)."""
+
+    def do_POST(self) -> None:
+        with self.server.lock:
+            first = not self.server.authorizations
+            self.server.authorizations.append("seen")
+        if not first:
+            return super().do_POST()
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        body = b'{"error": {"message": "slow down"}}'
+        self.send_response(429)
+        self.send_header("Retry-After", "2")
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+        return None
+
+
+def _stderr_on_a_terminal(env: dict[str, str], args: list[str]) -> tuple[int, str]:
+    """The installed command with stderr on a pseudo-terminal (80 columns): (exit code, what it showed)."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 200, 0, 0))
+    process = subprocess.Popen([str(ALISIO), *args], stdout=subprocess.DEVNULL, stderr=follower,
+                               stdin=subprocess.DEVNULL, env=env)  # fmt: skip
+    os.close(follower)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # EIO: the command closed the terminal
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(leader)
+    return process.wait(timeout=120), shown.decode(errors="replace")
+
+
+@needs_ray
+def test_the_live_status_shows_the_workers_waits_and_tokens(home: Path, ray_head: RayHead) -> None:
+    """-j 1 -k 3 on the cluster against an endpoint that answers its first request 429 (Retry-After 2 s):
+    the live status on the terminal shows the wait and the retry while it lasts, then the tokens the
+    workers' responses reported (44 per run), as it does with threads: the workers forward those events
+    while their runs go on, where they used to report only when a run finished."""
+    endpoint = _SlowEndpoint(delay_s=0.6)
+    endpoint.RequestHandlerClass = _LimitedOnce
+    threading.Thread(target=endpoint.serve_forever, args=(0.05,), daemon=True).start()
+    try:
+        host, port = endpoint.server_address[:2]
+        (home / "config" / "config.toml").write_text(
+            f'[provider]\nbaseUrl = "http://{host!s}:{port}/v1"\nmodel = "m-slow"\n'
+        )
+        suite = make_suite(home, task("look"))
+        env = {
+            **ray_head.env,
+            "ALISIO_CONFIG_HOME": str(home / "config"),
+            "ALISIO_DATA_HOME": str(home / "data"),
+        }
+        code, shown = _stderr_on_a_terminal(env, [
+            "eval", "run", "calc-suite", "--suite-dir", str(suite), "--yes", "-k", "3", "-j", "1",
+            "--allow-write", "--out", str(home / "out"), "--executor", "ray", "--ray-address", ray_head.address,
+        ])  # fmt: skip
+    finally:
+        endpoint.shutdown()
+        endpoint.server_close()
+    assert code == 0, shown
+    assert "rate-limited, retrying in" in shown and "1 retry so far" in shown, shown
+    assert re.search(r"· (44|88|132) tokens", shown), shown
+
+
+@needs_ray
+def test_a_worker_forwards_only_what_the_live_status_reads() -> None:
+    """A retry notice travels with the credentials redacted, a response with usage without its text; a
+    response without usage and any other event do not travel."""
+    from alisio.core.harness.events import Effect, IncidentKind, IncidentRaised, ProviderResponded, ToolCalled
+    from alisio.core.harness.protocol import Usage
+    from alisio.shell.lab.ray_progress import forwarded
+
+    known = (("DEPLOY_TOKEN", "tok-123456789"),)
+    retry = IncidentRaised(seq=3, elapsed_ms=10, kind=IncidentKind.PROVIDER_RETRY,
+                           message="HTTP 429 (tok-123456789); retrying in 2 s")  # fmt: skip
+    sent = forwarded(retry, known)
+    assert (
+        isinstance(sent, IncidentRaised)
+        and "tok-123456789" not in sent.message
+        and "retrying in 2 s" in sent.message
+    )
+    response = ProviderResponded(seq=4, elapsed_ms=20, call=0, purpose="main", finish_reason="stop",
+                                 usage=Usage(input_tokens=40, output_tokens=4), text_chars=9, tool_calls=0,
+                                 duration_ms=5, text="the model's words")  # fmt: skip
+    kept = forwarded(response, known)
+    assert isinstance(kept, ProviderResponded) and kept.text == "" and kept.usage == response.usage
+    assert forwarded(msgspec.structs.replace(response, usage=None), known) is None
+    call = ToolCalled(seq=5, elapsed_ms=30, call_id="c1", name="bash", arguments="{}", effect=Effect.PROCESS)
+    assert forwarded(call, known) is None
 
 
 # --- the endpoint's slots, without a cluster --------------------------------------------------------------

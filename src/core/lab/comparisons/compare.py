@@ -9,10 +9,10 @@ Rules this module keeps (the spec's "inconclusive and low power"):
   intervals (the default, ``alisio.core.stats.verdict.task_verdict``) or the adjusted Boschloo p-value
   (``exact``). Both reports in replay: each task is changed or unchanged (its status counts differ or not),
   no intervals and no tests.
-- Whatever the rule, every live task judged on both sides carries its difference with Newcombe's interval,
-  Boschloo's p-value and its minimum detectable change; the p-values of the tasks that can get a verdict
-  (comparable, at least 5 judged runs per side: the family) are adjusted across that family (Holm or
-  Benjamini-Hochberg).
+- Every live task judged on both sides carries its difference with Newcombe's interval (and under ``exact``
+  the one that inverts the test), Boschloo's p-value and its minimum detectable change; the p-values of the
+  tasks that can get a verdict (comparable, at least 5 judged runs per side: the family) are adjusted across
+  that family (Holm or Benjamini-Hochberg).
 - The suite difference is paired by task (``alisio.core.stats.paired``), over the tasks judged on both sides;
   each side's suite rate has its t interval (``alisio.core.stats.rates.suite_rate``).
 - Token and cost deltas are not comparable when the compaction settings differ; cost is compared only when
@@ -33,6 +33,7 @@ from alisio.core.base import Frozen
 from alisio.core.errors import IncompatibleReports
 from alisio.core.lab.report import AnswerSource, Conditions, Count, Report, TaskReport, finished_runs
 from alisio.core.stats.exact import PValueMethod, bh_adjust, difference_p, holm_adjust, newcombe_interval
+from alisio.core.stats.inverted import difference_interval
 from alisio.core.stats.paired import PairedDifference, paired_difference
 from alisio.core.stats.power import min_detectable_difference
 from alisio.core.stats.rates import ClusteredMean, Interval, suite_rate
@@ -113,6 +114,8 @@ class DifferenceTest(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     interval_agrees: bool = True
     """Whether Newcombe's interval and the test say the same: the interval excludes 0 exactly when
     ``p_value < 0.05``. When they disagree the test decides (under ``--verdict exact``) and the row says so."""
+    exact_interval: Interval | None = None
+    """Under ``--verdict exact``: the 95% interval inverting ``p_method``'s test (excludes 0 iff p < 0.05)."""
     p_adjusted: float | None = None
     """``p_value`` adjusted across the tasks that can get a verdict (the comparison's ``adjustment``);
     absent for a task outside that family (low power, not comparable)."""
@@ -182,7 +185,6 @@ class Comparison(Frozen, frozen=True, kw_only=True):
     """How the per-task p-values are adjusted across tasks (and, with the exact rule, decided)."""
     verdicts: str = rule_description(VerdictRule.DISJOINT)
     """The verdict rule in words."""
-    """Both reports are replays: tasks are changed or unchanged, without intervals."""
     warnings: tuple[str, ...]
     tasks: tuple[TaskComparison, ...]
     summary: SummaryComparison
@@ -349,15 +351,10 @@ def _counts(t: TaskReport) -> str:
     )
 
 
-def _task(b: TaskReport, c: TaskReport, bc: Conditions, cc: Conditions) -> TaskComparison:
+def _task(b: TaskReport, c: TaskReport, bc: Conditions, cc: Conditions, exact: bool) -> TaskComparison:
     replay = bc.mode is AnswerSource.REPLAY and cc.mode is AnswerSource.REPLAY
     if replay:
-        same = (b.passes, b.fails, b.budget_exceeded, b.errored) == (
-            c.passes,
-            c.fails,
-            c.budget_exceeded,
-            c.errored,
-        )
+        same = _counts(b) == _counts(c)  # every status count
         outcome = Outcome.UNCHANGED if same else Outcome.CHANGED
         reason = f"{_counts(b)}" if same else f"{_counts(b)} -> {_counts(c)}"
     else:
@@ -382,15 +379,15 @@ def _task(b: TaskReport, c: TaskReport, bc: Conditions, cc: Conditions) -> TaskC
         wall_ms_median=_delta(b.measured.wall_ms_median, c.measured.wall_ms_median),
         cached_input_ratio=_delta(b.cached_input_ratio, c.cached_input_ratio),
         cost_per_success_usd=(_delta(b_cost, c_cost) if cost_block is None else Delta(note=cost_block)),
-        difference=_difference(b, c) if live else None,
+        difference=_difference(b, c, exact) if live else None,
     )
 
 
-def _difference(b: TaskReport, c: TaskReport) -> DifferenceTest | None:
-    """Newcombe's interval, Boschloo's p-value and the minimum detectable change; ``None`` without judged
-    runs on a side."""
+def _difference(b: TaskReport, c: TaskReport, exact: bool) -> DifferenceTest | None:
+    """Newcombe's interval, the test, the power, with ``exact`` the interval inverting the test (or None)."""
     interval = newcombe_interval(b.passes, b.judged, c.passes, c.judged)
     tested = difference_p(b.passes, b.judged, c.passes, c.judged)
+    inverted = difference_interval(b.passes, b.judged, c.passes, c.judged) if exact else None
     if interval is None or tested is None:
         return None
     p_value, method = tested
@@ -401,6 +398,7 @@ def _difference(b: TaskReport, c: TaskReport) -> DifferenceTest | None:
         p_value=p_value,
         p_method=method,
         interval_agrees=excludes == (p_value < ALPHA),
+        exact_interval=None if inverted is None else inverted[0],
         min_detectable=min_detectable_difference(b.passes / b.judged, b.judged, c.judged),
     )
 
@@ -424,9 +422,8 @@ def _adjusted(
     for i, p_adjusted in zip(family, adjusted, strict=True):
         t = tasks[i]
         assert t.difference is not None
-        changes: dict[str, object] = {
-            "difference": msgspec.structs.replace(t.difference, p_adjusted=p_adjusted)
-        }
+        difference = msgspec.structs.replace(t.difference, p_adjusted=p_adjusted)
+        changes: dict[str, object] = {"difference": difference}
         if rule is VerdictRule.EXACT:
             verdict = exact_verdict(t.difference.estimate, p_adjusted, adjustment)
             changes |= {"outcome": Outcome(str(verdict.verdict)), "reason": verdict.reason}
@@ -435,8 +432,7 @@ def _adjusted(
 
 
 def _one_side(t: TaskReport, outcome: Outcome) -> TaskComparison:
-    where = "baseline" if outcome is Outcome.BASELINE_ONLY else "candidate"
-    side = _side(t)
+    side, where = _side(t), "baseline" if outcome is Outcome.BASELINE_ONLY else "candidate"
     return TaskComparison(
         task_id=t.task_id,
         outcome=outcome,
@@ -537,14 +533,18 @@ def _incompatibility(bc: Conditions, cc: Conditions) -> IncompatibleReports | No
 
 
 def _paired_tasks(
-    b_tasks: dict[str, TaskReport], c_tasks: dict[str, TaskReport], bc: Conditions, cc: Conditions
+    b_tasks: dict[str, TaskReport],
+    c_tasks: dict[str, TaskReport],
+    bc: Conditions,
+    cc: Conditions,
+    exact: bool,
 ) -> list[TaskComparison]:
     """One comparison per task over the union of both reports' tasks, sorted by id."""
     tasks: list[TaskComparison] = []
     for task_id in sorted(b_tasks.keys() | c_tasks.keys()):
         b, c = b_tasks.get(task_id), c_tasks.get(task_id)
         if b is not None and c is not None:
-            tasks.append(_task(b, c, bc, cc))
+            tasks.append(_task(b, c, bc, cc, exact))
         elif b is not None:
             tasks.append(_one_side(b, Outcome.BASELINE_ONLY))
         elif c is not None:
@@ -576,7 +576,7 @@ def compare_reports(
         return Failure(incompatible)
     b_tasks = {t.task_id: t for t in baseline.tasks}
     c_tasks = {t.task_id: t for t in candidate.tasks}
-    tasks = _paired_tasks(b_tasks, c_tasks, bc, cc)
+    tasks = _paired_tasks(b_tasks, c_tasks, bc, cc, rule is VerdictRule.EXACT)
     replay = bc.mode is AnswerSource.REPLAY and cc.mode is AnswerSource.REPLAY
     tasks, tested = _adjusted(tasks, rule, adjustment)
     summary = _summary(baseline, candidate, tasks, tested)

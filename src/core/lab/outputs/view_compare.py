@@ -38,7 +38,7 @@ from alisio.core.lab.outputs.view import Notice, Table, condition_items
 from alisio.core.stats.exact import PValueMethod
 from alisio.core.stats.paired import PairedDifference, PermutationMethod
 from alisio.core.stats.rates import Interval, IntervalMethod
-from alisio.core.stats.verdict import Adjustment, VerdictRule, format_p
+from alisio.core.stats.verdict import ALPHA, Adjustment, VerdictRule, format_p
 
 __all__ = [
     "NOT_RECORDED",
@@ -147,11 +147,18 @@ _LEGEND_EXACT = (
 )
 
 
-def _difference(d: DifferenceTest) -> str:
-    """``-40.0 pp [-68.7, -3.8]``: the difference and Newcombe's interval, in percentage points, with a
-    mark when the interval and the test disagree (the test decides)."""
-    low, high = (format_pp(v).removesuffix(" pp") for v in (d.interval.low, d.interval.high))
-    mark = "" if d.interval_agrees else " (interval and test disagree: the test decides)"
+def _difference(d: DifferenceTest, adjusted: str) -> str:
+    """``-40.0 pp [-68.7, -3.8]``: the difference and its interval in percentage points. Under
+    ``--verdict exact`` the interval inverts the test (it agrees with the raw p by construction), marked when
+    it excludes 0 but the adjusted p does not decide; otherwise Newcombe's, marked when it and the test
+    disagree (the test decides)."""
+    interval = d.interval if d.exact_interval is None else d.exact_interval
+    low, high = (format_pp(v).removesuffix(" pp") for v in (interval.low, interval.high))
+    if d.exact_interval is None:
+        mark = "" if d.interval_agrees else " (interval and test disagree: the test decides)"
+    else:
+        missed = d.p_value < ALPHA and d.p_adjusted is not None and d.p_adjusted >= ALPHA
+        mark = f" (excludes 0 before the {adjusted}; the adjusted p decides)" if missed else ""
     return f"{format_pp(d.estimate)} [{low}, {high}]{mark}"
 
 
@@ -178,7 +185,7 @@ def _tests(comparison: Comparison) -> tuple[Table | None, tuple[str, ...]]:
         rows.append(
             (
                 t.task_id,
-                _difference(d),
+                _difference(d, "Holm adjustment" if holm else "BH adjustment"),
                 _p_cell(d),
                 "—" if d.p_adjusted is None else format_p(d.p_adjusted),
                 "none within 0-100%" if d.min_detectable is None else f"{d.min_detectable * 100:.1f} pp",
@@ -190,10 +197,20 @@ def _tests(comparison: Comparison) -> tuple[Table | None, tuple[str, ...]]:
         if holm
         else "on average at most 5% of the claims among them are false"
     )
-    header = ("Task", "Δ [Newcombe 95%]", "Boschloo p", adjusted_head, "detectable (80% power)")
+    exact = comparison.verdict_rule is VerdictRule.EXACT
+    head = "Δ [exact 95%, inverts the test]" if exact else "Δ [Newcombe 95%]"
+    header = ("Task", head, "Boschloo p", adjusted_head, "detectable (80% power)")
     notes = (
-        "Δ [Newcombe 95%]: the candidate's success rate minus the baseline's, with Newcombe's hybrid score 95% "
-        "interval; an interval that excludes 0 is evidence that the task changed.",
+        (
+            f"{head}: the candidate's success rate minus the baseline's, with the exact unconditional 95% "
+            "interval that inverts Boschloo's test (two one-sided 2.5% tests, Chan and Zhang 1999), so it "
+            "excludes 0 exactly when Boschloo p < 0.05; for a (z) task the score interval that inverts the z "
+            "test (Farrington and Manning 1990). Newcombe's interval is in --json (tasks[].difference.interval)."
+            if exact
+            else f"{head}: the candidate's success rate minus the baseline's, with Newcombe's hybrid score 95% "
+            "interval; an interval that excludes 0 is evidence that the task changed. --verdict exact shows the "
+            "interval that inverts the test instead."
+        ),
         "Boschloo p: the two-sided p-value of Boschloo's exact test that both sides have the same success rate; "
         "a small value means a difference this large is unlikely by chance alone; (z) marks a task with more "
         "than a million possible tables, tested by the pooled two-proportion z test (asymptotic, accurate at "
