@@ -412,7 +412,7 @@ class RayExecutor:
                 for index in pending.values():
                     self.on_end(specs[index])
 
-    def _relayed(self, progress: Any, specs: Sequence[RunSpec], running: set[int]) -> None:
+    def _relayed(self, progress: Any, specs: SpecFeed, running: set[int]) -> None:
         """Hand the workers' forwarded events to ``on_event``: tokens always, a retry wait only while its run
         is still in flight (one drained after the run's end would show a wait that never ends)."""
         from alisio.core.harness.events import IncidentRaised
