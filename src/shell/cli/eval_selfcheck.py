@@ -1,7 +1,11 @@
-"""``alisio eval selfcheck SUITE [--tasks IDS] [--repeat N] [--jobs N] [--sandbox bwrap|none] [--json]``.
+"""``alisio eval selfcheck [SUITE] [--suite-dir DIR [--yes]] [--tasks IDS] [--repeat N] [--jobs N] [--sandbox
+bwrap|none] [--json]``.
 
 Checks a suite's verifiers with no model. SUITE is a suite directory (or its suite.json) or the id of a
-bundled suite; ``--tasks`` checks only those tasks (the same ids, and the same errors, as ``eval run``'s).
+bundled suite; with ``--suite-dir``, SUITE is found as ``eval run`` finds it (an id or directory name in DIR,
+then among the bundled suites; none needed when DIR holds one suite), with the same errors, and a suite from
+DIR is third-party code, so the same warning and confirmation (asked on a terminal; elsewhere ``--yes``).
+``--tasks`` checks only those tasks (the same ids, and the same errors, as ``eval run``'s).
 Per task: the untouched fixture must fail, the task's ``solution`` (when it has one) must pass, each command
 verifier gives the same outcome ``--repeat`` times on the same tree, and a verifier slower than half its
 ``timeoutMs`` is a warning (``alisio.core.lab.judges.selfcheck``). Prints a table per task, then every flag and
@@ -27,8 +31,13 @@ if TYPE_CHECKING:
     from alisio.shell.sandbox.bwrap import Sandbox
 
 SuiteRef = Annotated[
-    str,
-    typer.Argument(help="A suite directory, its suite.json, or a bundled suite's id.", metavar="SUITE"),
+    str | None,
+    typer.Argument(
+        help="A suite directory, its suite.json, or a bundled suite's id; with --suite-dir, as eval run's "
+        "SUITE (not needed when --suite-dir holds one suite).",
+        metavar="[SUITE]",
+        show_default=False,
+    ),
 ]
 Repeat = Annotated[
     int,
@@ -49,6 +58,18 @@ SelfcheckJobs = Annotated[
     int,
     typer.Option("--jobs", "-j", metavar="N", help="Tasks checked at once."),
 ]
+SelfcheckSuiteDir = Annotated[
+    Path | None,
+    typer.Option(
+        "--suite-dir",
+        metavar="DIR",
+        help="A suite, or a directory of suites, outside the bundled ones (as eval run's).",
+        show_default=False,
+    ),
+]
+SelfcheckYes = Annotated[
+    bool, typer.Option("--yes", help="Accept a --suite-dir suite without asking (as eval run's).")
+]
 
 
 MAX_REPEAT = 100
@@ -56,19 +77,40 @@ MAX_REPEAT = 100
 
 
 def selfcheck(
-    suite: SuiteRef,
+    suite: SuiteRef = None,
     tasks: SelfcheckTasks = None,
     repeat: Repeat = 3,
     jobs: SelfcheckJobs = 1,
     sandbox: SandboxFlag = None,
     json: Json = False,
+    suite_dir: SelfcheckSuiteDir = None,
+    yes: SelfcheckYes = False,
 ) -> ExitCode:
     """Check a suite with no model: no-op fails, the reference solution passes, verifiers repeat."""
+    from alisio.shell.errors import CommandError
+    from alisio.shell.lab.suite_choice import bundled_suites_root, find_suite, only_suite
+
     check_min("--repeat", repeat, 1, MAX_REPEAT)
     check_min("--jobs", jobs, 1)
     wanted = tuple(tasks.split(",")) if tasks is not None else None
+    if suite_dir is None:
+        if suite is None:
+            raise CommandError(
+                "name a SUITE to check (a suite directory, its suite.json or a bundled suite's id), or pass "
+                "--suite-dir DIR holding one suite"
+            )
+        loaded, third_party = load_ref(suite), False
+    else:
+        choice = find_suite(suite or only_suite(suite_dir), suite_dir, bundled_suites_root())
+        loaded, third_party = choice.loaded, choice.third_party
     return selfcheck_loaded(
-        load_ref(suite), repeat=repeat, jobs=jobs, json_output=json, wanted=wanted, sandbox=sandbox
+        loaded,
+        repeat=repeat,
+        jobs=jobs,
+        json_output=json,
+        wanted=wanted,
+        sandbox=sandbox,
+        suite_dir_yes=yes if third_party else None,
     )
 
 
@@ -100,13 +142,15 @@ def selfcheck_loaded(
     json_output: bool,
     wanted: tuple[str, ...] | None = None,
     sandbox: str | None = None,
+    suite_dir_yes: bool | None = None,
 ) -> ExitCode:
     """Run the self-check of ``loaded`` (the tasks ``wanted``, default all; ``sandbox``: ``--sandbox``) and
-    print it (table, or JSON with ``json_output``).
+    print it (table, or JSON with ``json_output``). ``suite_dir_yes``: ``--yes`` for a ``--suite-dir`` suite,
+    which is warned about and confirmed as ``eval run`` does (``confirm_third_party``) before anything runs.
 
     Raises:
-        CommandError: an unknown task id; the sandbox asked for cannot run; a task needs the sandbox and runs
-            without it.
+        CommandError: an unknown task id; the sandbox asked for cannot run; a ``--suite-dir`` suite not
+            confirmed; a task needs the sandbox and runs without it.
     """
     import msgspec
 
@@ -116,12 +160,32 @@ def selfcheck_loaded(
     from alisio.shell.lab.selfcheck import run_selfcheck
 
     chosen = expect(select_tasks(loaded.suite, wanted))
-    check = run_selfcheck(loaded, repeat=repeat, jobs=jobs, sandbox=_sandbox(sandbox), tasks=chosen)
+    resolved = _sandbox(sandbox)
+    if suite_dir_yes is not None:
+        _confirm(loaded, yes=suite_dir_yes, sandboxed=resolved is not None)
+    check = run_selfcheck(loaded, repeat=repeat, jobs=jobs, sandbox=resolved, tasks=chosen)
     if json_output:
         sys.stdout.write(msgspec.json.encode(check).decode() + "\n")
     else:
         sys.stdout.write(render_selfcheck(check))
     return ExitCode.OK if check.clean else ExitCode.FAILURE
+
+
+def _confirm(loaded: LoadedSuite, *, yes: bool, sandboxed: bool) -> None:
+    """``eval run``'s warning and confirmation of a ``--suite-dir`` suite (asked on a terminal)."""
+    import functools
+
+    from alisio.shell.cli.common import ask, say
+    from alisio.shell.lab.suite_choice import SuiteChoice, confirm_third_party, interactive_terminal
+
+    confirm_third_party(
+        SuiteChoice(loaded=loaded, third_party=True),
+        yes=yes,
+        interactive=interactive_terminal(),
+        say=say,
+        ask=functools.partial(ask, "Run it? [y/N] "),
+        sandboxed=sandboxed,
+    )
 
 
 def _sandbox(flag: str | None) -> Sandbox | None:

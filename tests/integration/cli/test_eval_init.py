@@ -64,7 +64,9 @@ def on_a_terminal(home: Path, args: list[str], answer: str = "", timeout_s: floa
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
-        raise AssertionError(f"still running after {timeout_s} s: {b''.join(chunks).decode()[-2000:]}") from None
+        raise AssertionError(
+            f"still running after {timeout_s} s: {b''.join(chunks).decode()[-2000:]}"
+        ) from None
     return code, b"".join(chunks).decode().replace("\r\n", "\n")
 
 
@@ -86,7 +88,9 @@ def test_the_printed_commands_carry_yes_and_run_without_a_terminal(home: Path) -
     assert "warning: suite starter comes from --suite-dir (my suite)" in ran.stderr
     without = alisio(home, *[w for w in scripted[1:] if w != "--yes"], cwd=home)
     assert without.returncode == 1
-    assert "refusing to run a --suite-dir suite without a terminal to confirm it; pass --yes" in without.stderr
+    assert (
+        "refusing to run a --suite-dir suite without a terminal to confirm it; pass --yes" in without.stderr
+    )
 
 
 def test_the_printed_command_runs_on_a_terminal_without_asking(home: Path) -> None:

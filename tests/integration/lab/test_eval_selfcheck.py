@@ -273,3 +273,63 @@ def test_sandboxed_selfcheck_runs_the_solution_script_from_solution(
     assert boxed.splitlines()[1].split()[:3] == ["fix", "fails", "passes"], boxed
     assert run_cli(["eval", "selfcheck", str(root), "--sandbox", "docker"]) == 1
     assert "--sandbox" in capsys.readouterr().err
+
+
+def test_suite_dir_finds_the_suite_as_eval_run_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--suite-dir with a suite outside the bundled ones and the working directory: the one suite DIR holds,
+    or SUITE by id in a directory of suites, confirmed as eval run confirms it (the warning; --yes without a
+    terminal); every refusal is eval run's own line, and nothing is checked."""
+    elsewhere = tmp_path / "far" / "away"
+    write_suite(elsewhere / "probe-dir", [task("a", [check_verifier()])])
+    assert (
+        run_cli(["eval", "selfcheck", "--suite-dir", str(elsewhere / "probe-dir"), "--yes", "--repeat", "1"])
+        == 0
+    )
+    checked = capsys.readouterr()
+    assert checked.out.splitlines()[1].split()[:2] == ["a", "fails"]
+    assert checked.out.splitlines()[-1] == "selfcheck probe 1.0.0: 1 task, clean, 0 with warnings"
+    assert checked.err.startswith(
+        f"warning: suite probe comes from --suite-dir ({elsewhere / 'probe-dir'}): its verifier commands and "
+        "the tools it enables run with your privileges, not sandboxed. Only run suites you trust.\n"
+    )
+    assert (
+        run_cli(["eval", "selfcheck", "probe", "--suite-dir", str(elsewhere), "--yes", "--repeat", "1"]) == 0
+    )
+    assert capsys.readouterr().out.splitlines()[-1] == "selfcheck probe 1.0.0: 1 task, clean, 0 with warnings"
+    write_suite(elsewhere / "second", [task("b", [check_verifier()])])
+    script = tmp_path / "noop.json"
+    script.write_text(json.dumps({"turns": [{"text": "done"}]}), encoding="utf-8")
+    errors = []
+    for args in (
+        ["probe", "--suite-dir", str(elsewhere / "probe-dir")],  # no --yes, no terminal
+        ["--suite-dir", str(elsewhere)],  # two suites there
+        ["--suite-dir", str(tmp_path / "missing"), "--yes"],
+        ["nope", "--suite-dir", str(elsewhere), "--yes"],
+    ):
+        assert run_cli(["eval", "selfcheck", *args]) == 1
+        checked = capsys.readouterr()
+        assert checked.out == ""
+        run = ["eval", "run", *args, "--script", str(script), "--allow-write", "--allow-process"]
+        assert run_cli([*run, "--out", str(tmp_path / "r")]) == 1
+        said = capsys.readouterr().err.splitlines()[-1].removeprefix("alisio eval run: ")
+        assert checked.err.splitlines()[-1].removeprefix("alisio eval selfcheck: ") == said
+        errors.append(said)
+    assert errors == [
+        "refusing to run a --suite-dir suite without a terminal to confirm it; pass --yes to accept it",
+        f"--suite-dir {elsewhere} holds 2 suites (probe-dir, second): name the SUITE to run",
+        f"--suite-dir {tmp_path / 'missing'}: no such directory",
+        f"no suite 'nope' (known: {', '.join(sorted({'probe', *bundled_ids()}))})",
+    ]
+    assert not (tmp_path / "r").exists()
+    assert run_cli(["eval", "selfcheck"]) == 1
+    assert capsys.readouterr().err == (
+        "alisio eval selfcheck: name a SUITE to check (a suite directory, its suite.json or a bundled suite's "
+        "id), or pass --suite-dir DIR holding one suite\n"
+    )
+
+
+def bundled_ids() -> set[str]:
+    return {json.loads((path / "suite.json").read_text())["suiteId"] for path in SUITES.iterdir()
+            if (path / "suite.json").is_file()}  # fmt: skip

@@ -99,5 +99,6 @@ def starter_next_steps(directory: str) -> tuple[str, ...]:
         "(--yes: the suite is yours, just written; without it eval run asks before it runs a --suite-dir "
         "suite's commands, and refuses where no terminal can answer, as in CI or a pipe)",
         f"edit {directory}/suite.json to add your own tasks (docs: suite format); check them with "
-        f"alisio eval validate {directory}",
+        f"alisio eval validate {directory}, and with no model (each untouched fixture must fail) with "
+        f"alisio eval selfcheck --suite-dir {directory} --yes",
     )
