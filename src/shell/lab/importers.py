@@ -25,6 +25,7 @@ from returns.result import Failure
 from alisio.core.lab.judges.selfcheck import SelfCheck
 from alisio.core.lab.suites.harbor import dockerfile_problem, harbor_task, offline_problem
 from alisio.core.lab.suites.importers import (
+    EXERCISM_DOCS,
     ImportedSuite,
     exercism_suite,
     humaneval_suite,
@@ -81,11 +82,12 @@ def import_humaneval(source: Path | None) -> ImportedSuite:
 
 
 def import_exercism(track: Path) -> ImportedSuite:
-    """The exercises of an Exercism Python track checkout (``exercises/practice/*`` or ``*`` with ``.meta``).
+    """The exercises of an Exercism Python track checkout (``exercises/practice/*`` or ``*`` with ``.meta``),
+    with the ``.docs`` files each has (``EXERCISM_DOCS``: the prompt is made from them).
 
     Raises:
         CommandError: an unknown layout (no exercise found), an unreadable or malformed ``.meta/config.json``,
-            or a file it names that is missing.
+            a file it names that is missing, an unreadable ``.docs`` file, no ``.docs/instructions.md``.
     """
     root = track / "exercises" / "practice" if (track / "exercises" / "practice").is_dir() else track
     if not track.is_dir():
@@ -116,6 +118,12 @@ def import_exercism(track: Path) -> ImportedSuite:
                     raise CommandError(
                         f"{path}: named in {config_path} (files.{key}) but cannot be read"
                     ) from None
+        for name in EXERCISM_DOCS:
+            if (path := exercise / name).is_file():
+                try:
+                    texts[name] = path.read_text(encoding="utf-8")
+                except (OSError, UnicodeDecodeError) as error:
+                    raise CommandError(f"{path}: cannot read it as UTF-8 text: {error}") from None
         exercises.append((exercise.name, config, texts))
     if not exercises:
         raise CommandError(

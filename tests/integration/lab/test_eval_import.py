@@ -106,6 +106,8 @@ def test_humaneval_bad_input_is_one_line_and_writes_nothing(tmp_path: Path) -> N
 def exercise(track: Path, slug: str, stub: str, example: str, tests: str, config: Any = None) -> None:
     directory = track / "exercises" / "practice" / slug
     (directory / ".meta").mkdir(parents=True)
+    (directory / ".docs").mkdir()
+    (directory / ".docs/instructions.md").write_text(f"# Instructions\n\nSolve {slug}.\n", encoding="utf-8")
     name = slug.replace("-", "_")
     (directory / f"{name}.py").write_text(stub, encoding="utf-8")
     (directory / f"{name}_test.py").write_text(tests, encoding="utf-8")
@@ -167,6 +169,13 @@ def test_exercism_refusals_name_the_file(tmp_path: Path) -> None:
     assert (
         missing.returncode == 1 and "gone.py: named in" in missing.stderr and "(files.test)" in missing.stderr
     )
+    undocumented = tiny_track(tmp_path / "t3")
+    (undocumented / "exercises/practice/hello-world/.docs/instructions.md").unlink()
+    no_docs = alisio("eval", "import", "exercism", str(undocumented), "--out", str(tmp_path / "ex"))
+    assert no_docs.returncode == 1 and no_docs.stderr == (
+        "alisio eval import: hello-world/.docs/instructions.md: missing or empty (an Exercism exercise's "
+        "instructions: the task's prompt is made from them)\n"
+    )
     (tmp_path / "empty").mkdir()
     unknown = alisio("eval", "import", "exercism", str(tmp_path / "empty"), "--out", str(tmp_path / "ex"))
     assert unknown.returncode == 1 and "unknown layout" in unknown.stderr
@@ -180,6 +189,82 @@ def test_exercism_refusals_name_the_file(tmp_path: Path) -> None:
                         str(tmp_path / "afile" / "sub"))  # fmt: skip
     assert under_file.returncode == 1 and "Traceback" not in under_file.stderr
     assert f"--out {tmp_path / 'afile' / 'sub'}: cannot write here" in under_file.stderr
+
+
+def real_shaped_exercise(track: Path) -> Path:
+    """An exercise laid out as the Exercism Python track lays one out (the words are this test's own): .docs
+    with an introduction, the instructions and the track's append; .meta with config.json (authors, blurb,
+    source), tests.toml and the example; the stub and its unittest tests at the top."""
+    directory = track / "exercises" / "practice" / "list-ops"
+    for sub in (".docs", ".meta"):
+        (directory / sub).mkdir(parents=True)
+    docs = {
+        "introduction.md": "# Introduction\n\nLists are everywhere: here you write the basics yourself.\n",
+        "instructions.md": "# Instructions\n\nImplement `append` and `length` without the built-ins.\n\n"
+        "- `append(a, b)`: the items of a, then those of b;\n- `length(items)`: how many items.\n",
+        "instructions.append.md": "# Instructions append\n\nDo not call `len` or use `+` on lists.\n",
+    }
+    for name, text in docs.items():
+        (directory / ".docs" / name).write_text(text, encoding="utf-8")
+    config = {
+        "authors": ["someone"],
+        "contributors": [],
+        "files": {"solution": ["list_ops.py"], "test": ["list_ops_test.py"], "example": [".meta/example.py"]},
+        "blurb": "Implement basic list operations.",
+        "source": "a test of alisio",
+    }
+    (directory / ".meta/config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
+    (directory / ".meta/tests.toml").write_text('[1c2d3e]\ndescription = "append two lists"\n')
+    (directory / ".meta/example.py").write_text(
+        "def append(a, b):\n    out = []\n    for x in a:\n        out.append(x)\n    for x in b:\n"
+        "        out.append(x)\n    return out\n\n\ndef length(items):\n    n = 0\n    for _ in items:\n"
+        "        n += 1\n    return n\n",
+        encoding="utf-8",
+    )
+    (directory / "list_ops.py").write_text("def append(a, b):\n    pass\n\n\ndef length(items):\n    pass\n")
+    (directory / "list_ops_test.py").write_text(
+        "# These tests are auto-generated with test data from:\n# (a canonical-data.json)\n\nimport unittest\n\n"
+        "from list_ops import (\n    append,\n    length,\n)\n\n\nclass ListOpsTest(unittest.TestCase):\n"
+        "    def test_append(self):\n        self.assertEqual(append([1, 2], [3]), [1, 2, 3])\n\n"
+        "    def test_length(self):\n        self.assertEqual(length([1, 2, 3]), 3)\n",
+        encoding="utf-8",
+    )
+    return directory
+
+
+def test_the_prompt_is_the_exercise_own_instructions(tmp_path: Path) -> None:
+    """The prompt holds the introduction, the instructions and the append, in that order (as Exercism and
+    aider's polyglot benchmark put them), then what to change; the suite self-checks both ways, .docs and .meta
+    stay out of the fixture, and a changed instruction gives another suiteVersion."""
+    track = tmp_path / "python"
+    directory = real_shaped_exercise(track)
+    result = alisio("eval", "import", "exercism", str(track), "--out", str(tmp_path / "ex"))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "untouched fails 1 of 1, the reference solution passes 1 of 1" in result.stderr
+    suite = json.loads((tmp_path / "ex/suite.json").read_text())
+    (task,) = suite["tasks"]
+    assert task["prompt"] == (
+        "# Introduction\n\nLists are everywhere: here you write the basics yourself.\n\n"
+        "# Instructions\n\nImplement `append` and `length` without the built-ins.\n\n"
+        "- `append(a, b)`: the items of a, then those of b;\n- `length(items)`: how many items.\n\n"
+        "# Instructions append\n\nDo not call `len` or use `+` on lists.\n\n"
+        "####\n\nUse the instructions above to implement list_ops.py (the Exercism exercise list-ops) so that the "
+        "tests in list_ops_test.py pass. Change only list_ops.py; keep the names of its functions and classes, "
+        "which the tests call, and use only the standard library.\n"
+    )
+    fixture = tmp_path / "ex/fixtures/list-ops"
+    assert sorted(p.name for p in fixture.iterdir()) == ["list_ops.py", "list_ops_test.py"]
+    parity = json.loads((tmp_path / "ex/parity.json").read_text())
+    assert (parity["tasks"], parity["noopFails"], parity["oraclePasses"]) == (1, 1, 1)
+    (directory / ".docs/introduction.md").unlink()
+    (directory / ".docs/instructions.append.md").write_text("Do not call `len`.\n")
+    again = alisio("eval", "import", "exercism", str(track), "--out", str(tmp_path / "ex2"))
+    assert again.returncode == 0, again.stderr
+    changed = json.loads((tmp_path / "ex2/suite.json").read_text())
+    assert changed["tasks"][0]["prompt"].startswith("# Instructions\n\nImplement")
+    assert "without the built-ins.\n\n- `append" in changed["tasks"][0]["prompt"]
+    assert "how many items.\n\nDo not call `len`.\n\n####\n\n" in changed["tasks"][0]["prompt"]
+    assert changed["suiteVersion"] != suite["suiteVersion"]
 
 
 def test_a_broken_example_is_written_and_flagged(tmp_path: Path) -> None:

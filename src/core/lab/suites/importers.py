@@ -16,7 +16,15 @@ from typing import Any, Final
 
 from returns.result import Failure, Result, Success
 
-__all__ = ["ImportedSuite", "exercism_suite", "humaneval_suite", "source_version", "task_id_of"]
+__all__ = [
+    "EXERCISM_DOCS",
+    "ImportedSuite",
+    "exercism_prompt",
+    "exercism_suite",
+    "humaneval_suite",
+    "source_version",
+    "task_id_of",
+]
 
 ImportedSuite = tuple[dict[str, Any], dict[str, str]]
 """suite.json as data, and every other file to write (suite-relative path -> UTF-8 text)."""
@@ -114,6 +122,22 @@ def humaneval_suite(
 
 
 _EXERCISM_FILES: Final = ("solution", "test", "example")
+EXERCISM_DOCS: Final = (".docs/introduction.md", ".docs/instructions.md", ".docs/instructions.append.md")
+"""The exercise's own words, in the order its prompt puts them (Exercism's site and aider's polyglot
+benchmark alike): an optional introduction, the instructions (required), the track's optional append."""
+
+
+def exercism_prompt(slug: str, docs: Mapping[str, str], stub: Sequence[str], tests: Sequence[str]) -> str:
+    """The prompt of an exercise: its ``.docs`` texts (``EXERCISM_DOCS``, those present, trimmed, a blank line
+    apart), then what to change, as aider's polyglot benchmark closes its prompt (in alisio's words)."""
+    parts = [docs[name].strip() for name in EXERCISM_DOCS if docs.get(name, "").strip()]
+    files = ", ".join(stub)
+    closing = (
+        f"####\n\nUse the instructions above to implement {files} (the Exercism exercise {slug}) so that the "
+        f"tests in {', '.join(tests)} pass. Change only {files}; keep the names of its functions and classes, "
+        "which the tests call, and use only the standard library."
+    )
+    return "\n\n".join([*parts, closing]) + "\n"
 
 
 def exercism_suite(
@@ -123,8 +147,12 @@ def exercism_suite(
 
     Args:
         exercises: for each exercise directory, its slug, its decoded ``.meta/config.json``, and the text
-            of every file it names (path relative to the exercise -> text), as the shell read them.
+            of every file it names and of its ``.docs`` files that exist (``EXERCISM_DOCS``; path relative to
+            the exercise -> text), as the shell read them.
         source: the track directory, for the description.
+
+    The prompt is the exercise's own instructions (``exercism_prompt``); an exercise without
+    ``.docs/instructions.md`` is refused, naming it. The prompts are part of ``suiteVersion``'s digest.
 
     Each task's fixture is the stub and the tests (``python3 -m unittest`` or pytest-style tests run by
     unittest discovery do not both work: the tests are run with ``python3 -m pytest`` when they import
@@ -146,6 +174,11 @@ def exercism_suite(
         task_id = task_id_of(slug)
         if any(task["id"] == task_id for task in tasks):
             return Failure(f"{where}: duplicate exercise id {task_id!r}")
+        if not texts.get(".docs/instructions.md", "").strip():
+            return Failure(
+                f"{slug}/.docs/instructions.md: missing or empty (an Exercism exercise's instructions: the "
+                "task's prompt is made from them)"
+            )
         stub, tests, example = lists["solution"], lists["test"], lists["example"]
         for path in stub + tests:
             files[f"fixtures/{task_id}/{path}"] = texts[path]
@@ -155,14 +188,12 @@ def exercism_suite(
         check = (
             ["python3", "-m", runner, *tests] if runner == "pytest" else ["python3", "-m", "unittest", *tests]
         )
-        prompt = (
-            f"Solve the Exercism exercise {slug}: implement {', '.join(stub)} so that the tests in "
-            f"{', '.join(tests)} pass. Change only {', '.join(stub)}."
-        )
+        prompt = exercism_prompt(slug, texts, stub, tests)
         tasks.append(_task(task_id, prompt, [*stub, ".pytest_cache/"], check, 60_000))
     if not tasks:
         return Failure(f"{source}: no exercise (no */.meta/config.json)")
     digests = [hashlib.sha256(f"{path}\n{text}".encode()).hexdigest() for path, text in sorted(files.items())]
+    digests += [hashlib.sha256(f"{task['id']}\n{task['prompt']}".encode()).hexdigest() for task in tasks]
     suite = {
         "schemaVersion": 1,
         "suiteId": "exercism-python",
