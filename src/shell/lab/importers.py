@@ -36,6 +36,7 @@ from alisio.core.lab.suites.suite import violations
 from alisio.shell.errors import CommandError, expect
 from alisio.shell.lab.selfcheck import run_selfcheck
 from alisio.shell.lab.suites import load_suite
+from alisio.shell.lab.workspace import PLACEHOLDER
 from alisio.shell.sandbox.bwrap import Sandbox
 
 __all__ = ["import_exercism", "import_harbor", "import_humaneval", "write_imported"]
@@ -232,7 +233,9 @@ def write_imported(
     sandbox: Sandbox | None = None,
 ) -> SelfCheck:
     """Write ``imported`` to ``out`` (which must not exist) in one rename, after self-checking it (in
-    ``sandbox`` when given; each task's fixture directory is made even when it holds no file).
+    ``sandbox`` when given). A task's fixture directory that would be empty gets an empty ``.gitkeep``
+    (``alisio.shell.lab.workspace.PLACEHOLDER``), so the suite survives ``git add`` and a clone; the
+    workspace copy leaves it out, so the task still starts in an empty directory.
 
     Raises:
         CommandError: ``out`` exists, its parent cannot be written, or the written suite does not validate.
@@ -253,7 +256,10 @@ def write_imported(
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
         for task in suite["tasks"]:
-            (temp / task["fixture"]).mkdir(parents=True, exist_ok=True)
+            fixture = temp / task["fixture"]
+            fixture.mkdir(parents=True, exist_ok=True)
+            if not any(fixture.iterdir()):  # git keeps no empty directory; the workspace copy leaves this out
+                (fixture / PLACEHOLDER).write_bytes(b"")
         (temp / "suite.json").write_text(json.dumps(suite, indent=2) + "\n", encoding="utf-8")
         loaded = load_suite(temp)
         if isinstance(loaded, Failure):

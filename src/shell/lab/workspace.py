@@ -4,6 +4,9 @@ Rules:
 - a run never touches the fixture itself: ``prepare_workspace`` copies it into a new temporary directory
   (symlinks are copied as links and never followed, so a link pointing outside stays a link; permission bits
   and mtimes are kept) and removes the copy on exit unless ``keep``;
+- an empty regular file named ``.gitkeep`` is not copied (``PLACEHOLDER``): git keeps no empty directory, so a
+  fixture that holds an empty directory (an imported Harbor task's empty ``/app``) keeps it in git with one;
+  the copy has the directory, empty, as meant, and the placeholder is in no snapshot or tree diff;
 - ``fixture_git`` makes the copy a git repository with exactly one commit, "fixture", whose author, committer
   and dates are fixed through the environment, with the user's and system git configuration ignored: the
   same fixture gives the same commit id on every machine, and no ``user.name`` is needed;
@@ -31,7 +34,17 @@ from typing import Final
 from alisio.core.lab.judges.verify import IGNORED_DIRS, TreeEntry, TreeSnapshot, tree_snapshot
 from alisio.shell.harness.tools.dispatch import scrubbed_env
 
-__all__ = ["FIXTURE_GIT_DATE", "Workspace", "WorkspaceError", "prepare_workspace", "snapshot_tree"]
+__all__ = [
+    "FIXTURE_GIT_DATE",
+    "PLACEHOLDER",
+    "Workspace",
+    "WorkspaceError",
+    "prepare_workspace",
+    "snapshot_tree",
+]
+
+PLACEHOLDER: Final = ".gitkeep"
+"""The name of the empty file that keeps an empty fixture directory in git; a copy leaves it out."""
 
 FIXTURE_GIT_DATE: Final = "2000-01-01T00:00:00+0000"
 """Author and committer date of the fixture commit (fixed, so the commit id is reproducible)."""
@@ -105,7 +118,7 @@ def _prepared(fixture_dir: Path, root: Path, *, fixture_git: bool, keep: bool) -
     if not fixture_dir.is_dir():
         raise WorkspaceError(f"cannot copy fixture {fixture_dir}: it is not a directory")
     try:
-        shutil.copytree(fixture_dir, root, symlinks=True, dirs_exist_ok=True)
+        shutil.copytree(fixture_dir, root, symlinks=True, dirs_exist_ok=True, ignore=_placeholders)
     except (shutil.Error, OSError) as error:
         raise WorkspaceError(f"cannot copy fixture {fixture_dir}: {_copy_cause(error)}") from error
     if fixture_git:
@@ -115,6 +128,17 @@ def _prepared(fixture_dir: Path, root: Path, *, fixture_git: bool, keep: bool) -
     except OSError as error:
         raise WorkspaceError(f"cannot read the copy of fixture {fixture_dir}: {error}") from error
     return Workspace(path=root, fixture_dir=fixture_dir, before=before, kept=keep)
+
+
+def _placeholders(directory: str, names: list[str]) -> set[str]:
+    """``PLACEHOLDER`` when it is among ``names`` as an empty regular file (not a link): it is not copied."""
+    if PLACEHOLDER not in names:
+        return set()
+    try:
+        info = os.lstat(os.path.join(directory, PLACEHOLDER))
+    except OSError:
+        return set()
+    return {PLACEHOLDER} if stat.S_ISREG(info.st_mode) and info.st_size == 0 else set()
 
 
 def _copy_cause(error: BaseException) -> str:

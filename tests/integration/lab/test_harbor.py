@@ -9,14 +9,16 @@ each test then runs the CLI in this process on it.
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from alisio.core.lab.records import VerifierStatus
-from tests.integration.helpers import alisio, read_runs, write_script
+from tests.integration.helpers import alisio, command_env, read_runs, write_script
 
 pytestmark = pytest.mark.skipif(
     shutil.which("bwrap") is None,
@@ -80,10 +82,13 @@ def tool_outputs(report: Path, task_id: str) -> list[str]:
 
 
 def test_the_import_keeps_tests_and_solution_outside_the_copy(suite: Path) -> None:
-    """The fixture is empty (as the image's /app); the tests are in harbor/<id>/tests, bound for the verifier
-    only, and the solution is solve.sh itself."""
+    """The fixture is empty (as the image's /app) but for an empty .gitkeep, which keeps it in git and which
+    the copy leaves out; the tests are in harbor/<id>/tests, bound for the verifier only, and the solution is
+    solve.sh itself."""
     tasks = {task["id"]: task for task in json.loads((suite / "suite.json").read_text())["tasks"]}
-    assert list((suite / "fixtures/hello-world").iterdir()) == []
+    assert [(p.name, p.read_bytes()) for p in (suite / "fixtures/hello-world").iterdir()] == [
+        (".gitkeep", b"")
+    ]
     assert tasks["hello-world"]["sandbox"] == {
         "workdir": "/app",
         "verifierMounts": [
@@ -177,6 +182,44 @@ def test_runs_pass_when_fixed_and_fail_when_not(suite: Path, tmp_path: Path) -> 
     assert "test.sh exited 0; reward 0 (reward.txt)" in details["hello-world"]
     assert "test.sh exited 0; reward 0 (reward.json)" in details["hello-json"]
     assert tool_outputs(tmp_path / "report", "hello-world") == ["exit code: 0\n(no output)"]  # /app is empty
+
+
+def git(cwd: Path, *args: str | Path) -> str:
+    identity = ["-c", "user.name=t", "-c", "user.email=t@localhost", "-c", "commit.gpgsign=false"]
+    done = subprocess.run(["git", *identity, *map(str, args)], cwd=cwd, capture_output=True, text=True,
+                          timeout=60, check=True, env=command_env(None, {"GIT_CONFIG_GLOBAL": os.devnull}))  # fmt: skip
+    return done.stdout
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_the_imported_suite_survives_git_add_and_a_clone(suite: Path, tmp_path: Path) -> None:
+    """Committed and cloned, the suite validates, self-checks clean and gives the agent an empty /app; the
+    same suite committed without the .gitkeep loses its fixture and no longer validates."""
+    repo = tmp_path / "repo"
+    shutil.copytree(suite, repo / "harbor-suite")
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "the imported suite")
+    assert "harbor-suite/fixtures/hello-world/.gitkeep" in git(repo, "ls-files").splitlines()
+    git(tmp_path, "clone", "-q", repo, "clone")
+    cloned = tmp_path / "clone" / "harbor-suite"
+    validated = alisio(tmp_path, "eval", "validate", cloned)
+    assert validated.returncode == 0, validated.stdout + validated.stderr
+    checked = alisio(
+        tmp_path, "eval", "selfcheck", "--suite-dir", cloned, "--yes", "--sandbox", "bwrap", "--repeat", "1"
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert checked.stdout.splitlines()[-1].endswith(": 2 tasks, clean, 0 with warnings")
+    looked = run(tmp_path, cloned, {"hello-world": bash("ls -A /app")}, "--sandbox", "bwrap")
+    assert looked.returncode == 0, looked.stdout + looked.stderr
+    assert tool_outputs(tmp_path / "report", "hello-world") == ["exit code: 0\n(no output)"]
+    for placeholder in (repo / "harbor-suite" / "fixtures").glob("*/.gitkeep"):
+        git(repo, "rm", "-q", placeholder.relative_to(repo))
+    git(repo, "commit", "-qm", "without the placeholders")
+    git(tmp_path, "clone", "-q", repo, "bare-clone")
+    broken = alisio(tmp_path, "eval", "validate", tmp_path / "bare-clone" / "harbor-suite")
+    assert broken.returncode == 1 and "fixtures/hello-world" in broken.stderr + broken.stdout
+    assert "does not exist" in broken.stderr + broken.stdout
 
 
 def test_the_agent_cannot_read_the_tests_or_the_solution(suite: Path, tmp_path: Path) -> None:

@@ -100,6 +100,27 @@ def test_a_workspace_is_a_fresh_copy_removed_on_exit(fixture_dir: Path) -> None:
     assert (fixture_dir / "src" / "calc.py").read_text() == "def add(a, b):\n    return a - b\n"
 
 
+def test_an_empty_gitkeep_keeps_its_directory_but_is_not_copied(fixture_dir: Path) -> None:
+    """An empty .gitkeep (git's placeholder for an empty directory) is left out of the copy, its directory kept;
+    a .gitkeep with content, or a link named so, is an ordinary file and is copied."""
+    (fixture_dir / "empty").mkdir()
+    (fixture_dir / "empty" / ".gitkeep").write_bytes(b"")
+    (fixture_dir / ".gitkeep").write_bytes(b"")
+    (fixture_dir / "kept").mkdir()
+    (fixture_dir / "kept" / ".gitkeep").write_text("not a placeholder\n")
+    (fixture_dir / "linked").mkdir()
+    (fixture_dir / "linked" / ".gitkeep").symlink_to("../notes.txt")
+    with prepare_workspace(fixture_dir, fixture_git=False, keep=False, prefix="alisio-test-") as workspace:
+        assert (workspace.path / "empty").is_dir() and list((workspace.path / "empty").iterdir()) == []
+        assert not (workspace.path / ".gitkeep").exists()
+        assert (workspace.path / "kept" / ".gitkeep").read_text() == "not a placeholder\n"
+        assert (workspace.path / "linked" / ".gitkeep").is_symlink()
+        assert [entry.path for entry in workspace.before.entries] == [
+            "check.py", "kept/.gitkeep", "linked/.gitkeep", "notes.txt", "src/calc.py"
+        ]  # fmt: skip
+    assert (fixture_dir / "empty" / ".gitkeep").exists() and (fixture_dir / ".gitkeep").exists()
+
+
 def test_keep_leaves_the_directory_in_place(fixture_dir: Path) -> None:
     """With keep=True the workspace survives the with-block and says so."""
     with prepare_workspace(fixture_dir, fixture_git=False, keep=True, prefix="alisio-test-") as workspace:
