@@ -23,7 +23,13 @@ import msgspec
 from returns.result import Failure
 
 from alisio.core.lab.judges.selfcheck import SelfCheck
-from alisio.core.lab.suites.harbor import dockerfile_problem, harbor_task, offline_problem
+from alisio.core.lab.suites.harbor import (
+    dockerfile_workdir,
+    harbor_task,
+    harbor_workdir,
+    offline_problem,
+    used_directories,
+)
 from alisio.core.lab.suites.importers import (
     EXERCISM_DOCS,
     ImportedSuite,
@@ -169,8 +175,8 @@ def import_harbor(source: Path) -> tuple[ImportedSuite, list[str]]:
         "suiteVersion": source_version("1.0.0", digests),
         "description": (
             f"{len(tasks)} Harbor tasks from {source.name}, imported by alisio eval import harbor (the tasks' own "
-            "licence applies). They run only under --sandbox bwrap: the copy at /app, and for the verifier "
-            "the tests at /tests and a fresh /logs/verifier."
+            "licence applies). They run only under --sandbox bwrap: the copy at the task's working directory "
+            "(/app, or the one its tests use), and for the verifier the tests at /tests and a fresh /logs/verifier."
         ),
         "tasks": tasks,
     }
@@ -202,15 +208,20 @@ def _harbor_one(
         instruction = (directory / "instruction.md").read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         return f"environment/Dockerfile or instruction.md: cannot read it as UTF-8 text ({error})"
-    docker = dockerfile_problem(dockerfile)
-    if docker is not None:
-        return f"environment/Dockerfile: {docker}"
-    for name in sorted(n for n in texts if n.startswith("tests/")):
+    docker = dockerfile_workdir(dockerfile)
+    if isinstance(docker, Failure):
+        return f"environment/Dockerfile: {docker.failure()}"
+    tests = sorted(n for n in texts if n.startswith("tests/"))
+    for name in tests:
         offline = offline_problem(texts[name])
         if offline is not None:
             return f"{name}: {offline}"
+    used = [pair for name in tests for pair in used_directories(name, texts[name])]
+    workdir = harbor_workdir(docker.unwrap(), used)
+    if isinstance(workdir, Failure):
+        return str(workdir.failure())
     has_solution = "solution/solve.sh" in texts
-    task = harbor_task(task_id, config, instruction, has_solution)
+    task = harbor_task(task_id, config, instruction, has_solution, workdir.unwrap())
     if isinstance(task, Failure):
         raise CommandError(f"{directory}/{task.failure()}")
     tasks.append(task.unwrap())
@@ -279,7 +290,8 @@ def write_imported(
 
 VERIFY: Final = r'''"""Runs a Harbor task's tests/test.sh; passes when the reward it wrote is at least 1 (written by alisio).
 
-It runs as the task's command verifier under --sandbox bwrap: the copy at /app (the current directory), the
+It runs as the task's command verifier under --sandbox bwrap: the copy at the task's workdir (the current
+directory: /app, or the one its tests use), the
 task's tests at /tests (read-only), a fresh /logs/verifier where test.sh writes reward.txt (a number) or
 reward.json ({"reward": a number}). Standard library only.
 """

@@ -36,7 +36,13 @@ TESTS = {
 SOLVE = f"# {SECRET}\necho 'Hello, world!' > /app/hello.txt\n"
 
 
-def harbor_task(root: Path, name: str, test: str, solve: str = SOLVE) -> Path:
+def harbor_task(
+    root: Path,
+    name: str,
+    test: str,
+    solve: str = SOLVE,
+    dockerfile: str = "FROM ubuntu:24.04\nWORKDIR /app\n",
+) -> Path:
     task = root / name
     for sub in ("environment", "tests", "solution"):
         (task / sub).mkdir(parents=True)
@@ -44,7 +50,7 @@ def harbor_task(root: Path, name: str, test: str, solve: str = SOLVE) -> Path:
         'version = "1.0"\n\n[agent]\ntimeout_sec = 60.0\n\n[verifier]\ntimeout_sec = 30.0\n'
     )
     (task / "instruction.md").write_text(INSTRUCTION)
-    (task / "environment/Dockerfile").write_text("FROM ubuntu:24.04\nWORKDIR /app\n")
+    (task / "environment/Dockerfile").write_text(dockerfile)
     (task / "tests/test.sh").write_text(test)
     (task / "solution/solve.sh").write_text(solve)
     return task
@@ -220,6 +226,47 @@ def test_the_imported_suite_survives_git_add_and_a_clone(suite: Path, tmp_path: 
     broken = alisio(tmp_path, "eval", "validate", tmp_path / "bare-clone" / "harbor-suite")
     assert broken.returncode == 1 and "fixtures/hello-world" in broken.stderr + broken.stdout
     assert "does not exist" in broken.stderr + broken.stdout
+
+
+def test_the_working_directory_is_the_one_the_tests_use(tmp_path: Path) -> None:
+    """A task whose WORKDIR, or whose tests alone, say /workspace gets its copy there and self-checks both
+    ways; tests that use another directory than the WORKDIR, or two, or a WORKDIR the sandbox cannot put the
+    copy at, are refused in one line each."""
+    tasks = tmp_path / "tasks"
+    check = '[ "$(cat /workspace/out.txt 2>/dev/null)" = "done" ] && echo 1 > /logs/verifier/reward.txt || echo 0 > /logs/verifier/reward.txt\n'
+    solve = "echo done > /workspace/out.txt\n"
+    harbor_task(tasks, "workdir", check, solve, dockerfile="FROM python:3.12-slim\nWORKDIR /workspace\n")
+    harbor_task(tasks, "detected", f"cd /workspace\n{check}", solve, dockerfile="FROM ubuntu:24.04\n")
+    harbor_task(tasks, "mismatch", check, solve)  # WORKDIR /app, tests in /workspace
+    harbor_task(tasks, "two", check + TESTS["hello-world"], solve, dockerfile="FROM ubuntu:24.04\n")
+    in_usr = check.replace("/workspace", "/usr/src/app")
+    harbor_task(tasks, "usr", in_usr, solve, dockerfile="FROM ubuntu:24.04\nWORKDIR /usr/src/app\n")
+    imported = alisio(tmp_path, "eval", "import", "harbor", tasks, "--out", tmp_path / "suite")
+    assert imported.returncode == 0, imported.stdout + imported.stderr
+    assert imported.stderr.splitlines()[:3] == [
+        "alisio eval import: refused mismatch: tests/test.sh: uses /workspace, but environment/Dockerfile's "
+        "WORKDIR is /app: the copy can be at one path only, so these tests cannot be honoured",
+        "alisio eval import: refused two: tests use /app and /workspace (tests/test.sh), with no WORKDIR to "
+        "choose: the copy can be at one path only, so these tests cannot be honoured",
+        "alisio eval import: refused usr: environment/Dockerfile's WORKDIR /usr/src/app cannot be honoured: the "
+        "sandbox cannot put the copy there (it lies in /usr, which the sandbox builds itself)",
+    ]
+    assert "untouched fails 2 of 2, the reference solution passes 2 of 2" in imported.stderr
+    tasks_of = {task["id"]: task for task in json.loads((tmp_path / "suite/suite.json").read_text())["tasks"]}
+    assert {task_id: task["sandbox"]["workdir"] for task_id, task in tasks_of.items()} == {
+        "detected": "/workspace",
+        "workdir": "/workspace",
+    }
+    refused = run(tmp_path, tmp_path / "suite", {"workdir": bash("pwd")})
+    assert refused.returncode == 1
+    assert "needs --sandbox bwrap: its commands use the fixed paths /workspace, /tests" in refused.stderr
+    done = {"workdir": bash("pwd; echo done > out.txt"), "detected": bash("pwd")}
+    ran = run(tmp_path, tmp_path / "suite", done, "--sandbox", "bwrap")
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert tool_outputs(tmp_path / "report", "workdir") == ["exit code: 0\n/workspace\n"]
+    assert tool_outputs(tmp_path / "report", "detected") == ["exit code: 0\n/workspace\n"]
+    passed = {record.task_id: record.verifiers[0].status for record in read_runs(tmp_path / "report")}
+    assert passed == {"workdir": VerifierStatus.PASS, "detected": VerifierStatus.FAIL}
 
 
 def test_the_agent_cannot_read_the_tests_or_the_solution(suite: Path, tmp_path: Path) -> None:

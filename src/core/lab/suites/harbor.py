@@ -4,14 +4,19 @@ A Harbor task directory holds task.toml, instruction.md, environment/Dockerfile,
 ``/logs/verifier/reward.txt`` or ``reward.json``) and optionally solution/solve.sh. Accepted only when:
 
 - its Dockerfile is a plain base image the local machine stands in for (``FROM`` one of ``BASE_IMAGES``,
-  optionally ``WORKDIR /app``; anything that builds more, RUN, COPY..., is refused with its line);
+  optionally an absolute ``WORKDIR``; anything that builds more, RUN, COPY..., is refused with its line);
+- its working directory can be honoured (``harbor_workdir``): the Dockerfile's ``WORKDIR``, else the one
+  directory its tests use (``/app`` in Terminal-Bench's tasks, ``/workspace`` in others; ``/app`` when they
+  name none); refused in one line when the tests use another directory than the ``WORKDIR``, or several, or
+  one the sandbox cannot put the copy at;
 - its tests install nothing over the network at verification time (``curl … | sh``, ``pip install``,
   ``uv pip install``, ``uvx``, ``apt-get install``...): such a verifier is reported as not runnable offline.
 
 The mapping: instruction.md -> prompt; ``[agent] timeout_sec`` -> ``maxWallMs``; ``[verifier] timeout_sec``
 -> the command verifier's ``timeoutMs``; solve.sh -> the solution (``solutions/<id>/solve.sh``, run with its
-directory at /solution). The fixture is empty, as the image's /app is. The container's absolute paths become
-the task's ``sandbox`` section (``alisio.core.lab.suites.suite_sandbox``): the copy at /app; for the verifier only,
+directory at /solution). The fixture is empty, as the image's working directory is. The container's absolute
+paths become the task's ``sandbox`` section (``alisio.core.lab.suites.suite_sandbox``): the copy at the working
+directory (``sandbox.workdir``); for the verifier only,
 the tests (``harbor/<id>/tests`` in the suite, outside the copy: the agent never sees them) at /tests, a fresh
 /logs/verifier, and ``harbor/_verify.py`` at ``VERIFY``, which runs test.sh and passes when the reward it wrote
 is at least 1. Such a task runs only under ``--sandbox bwrap``; it is also tagged ``NEEDS_SANDBOX``.
@@ -25,13 +30,18 @@ from typing import Any, Final
 
 from returns.result import Failure, Result, Success
 
+from alisio.core.harness.sandbox import sandbox_path_problem
+
 __all__ = [
     "BASE_IMAGES",
+    "DEFAULT_WORKDIR",
     "NEEDS_SANDBOX",
     "VERIFY",
-    "dockerfile_problem",
+    "dockerfile_workdir",
     "harbor_task",
+    "harbor_workdir",
     "offline_problem",
+    "used_directories",
 ]
 
 NEEDS_SANDBOX: Final = "needs-sandbox-bwrap"
@@ -47,9 +57,11 @@ _NETWORK: Final = (
 )
 
 
-def dockerfile_problem(text: str) -> str | None:
-    """Why the Dockerfile is more than a base image the local machine stands in for, or None."""
+def dockerfile_workdir(text: str) -> Result[str | None, str]:
+    """The Dockerfile's ``WORKDIR`` (the last; ``None`` without one), or why the Dockerfile is more than a
+    base image the local machine stands in for."""
     base: str | None = None
+    workdir: str | None = None
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
         if not line or line.startswith("#"):
@@ -60,15 +72,100 @@ def dockerfile_problem(text: str) -> str | None:
                 base = rest.split()[0] if rest.split() else ""
                 name = base.split("/")[-1].split(":")[0].split("@")[0]
                 if name not in BASE_IMAGES:
-                    return (
+                    return Failure(
                         f"line {number}: base image {base!r} is not one the local machine stands in for "
                         f"({', '.join(BASE_IMAGES)})"
                     )
-            case "WORKDIR" if rest.strip() == "/app":
-                pass
+            case "WORKDIR" if base is not None:
+                workdir = rest.strip().strip("\"'").rstrip("/") or "/"
+                if not workdir.startswith("/"):
+                    return Failure(
+                        f"line {number}: WORKDIR {rest.strip()!r} is relative (only an absolute one)"
+                    )
             case _:
-                return f"line {number}: {word} builds more than a base image (only FROM and WORKDIR /app)"
-    return None if base is not None else "no FROM line"
+                return Failure(f"line {number}: {word} builds more than a base image (only FROM and WORKDIR)")
+    return Success(workdir) if base is not None else Failure("no FROM line")
+
+
+DEFAULT_WORKDIR: Final = "/app"
+"""The working directory of a task whose Dockerfile has no WORKDIR and whose tests name none."""
+_SYSTEM_DIRECTORIES: Final = frozenset(
+    [
+        "bin",
+        "boot",
+        "dev",
+        "etc",
+        "home",
+        "lib",
+        "lib32",
+        "lib64",
+        "libx32",
+        "logs",
+        "media",
+        "mnt",
+        "nix",
+        "opt",
+        "oracle",
+        "proc",
+        "root",
+        "run",
+        "sbin",
+        "solution",
+        "srv",
+        "sys",
+        "tests",
+        "tmp",
+        "usr",
+        "var",
+    ]
+)
+_ABSOLUTE: Final = re.compile(r"(?<![\w.$}~/\\-])/([A-Za-z0-9_-]+)(?![\w.-])")
+_VERIFIER_PATHS: Final = ("/tests", "/logs/verifier", "/opt/alisio/harbor_verify.py")
+"""Where the verifier finds the tests, writes its reward and finds ``VERIFY``: no workdir may overlap them."""
+
+
+def used_directories(name: str, text: str) -> list[tuple[str, str]]:
+    """The top-level directories a test file names by absolute path (``/workspace/x``, ``cd /app``), other
+    than the system's and the verifier's own (``/usr``, ``/tmp``, ``/tests``, ``/logs``...), with ``name``."""
+    found: dict[str, None] = {}
+    for line in text.splitlines():
+        for match in _ABSOLUTE.finditer(line.split("#", 1)[0]):
+            if match[1] not in _SYSTEM_DIRECTORIES:
+                found[f"/{match[1]}"] = None
+    return [(name, directory) for directory in found]
+
+
+def harbor_workdir(dockerfile: str | None, used: list[tuple[str, str]]) -> Result[str, str]:
+    """Where the copy goes: the Dockerfile's ``WORKDIR``, else the one directory the tests use (``used``: test
+    file, directory), else ``DEFAULT_WORKDIR``; a one-line reason when that cannot be honoured."""
+    directories = sorted({directory for _, directory in used})
+    workdir = dockerfile or (directories[0] if len(directories) == 1 else DEFAULT_WORKDIR)
+    top = "/" + workdir.strip("/").split("/", 1)[0]
+    others = [(name, directory) for name, directory in used if directory != top]
+    if others and dockerfile is not None:
+        name, directory = others[0]
+        return Failure(
+            f"{name}: uses {directory}, but environment/Dockerfile's WORKDIR is {dockerfile}: the copy can be at "
+            "one path only, so these tests cannot be honoured"
+        )
+    if others:
+        return Failure(
+            f"tests use {' and '.join(directories)} ({', '.join(sorted({n for n, _ in used}))}), with no WORKDIR "
+            "to choose: the copy can be at one path only, so these tests cannot be honoured"
+        )
+    why = sandbox_path_problem(workdir) or next(
+        (f"overlaps {path}, the verifier's" for path in _VERIFIER_PATHS if _overlap(workdir, path)), None
+    )
+    if why is not None:
+        where = (
+            f"environment/Dockerfile's WORKDIR {workdir}" if dockerfile else f"the tests' directory {workdir}"
+        )
+        return Failure(f"{where} cannot be honoured: the sandbox cannot put the copy there (it {why})")
+    return Success(workdir)
+
+
+def _overlap(a: str, b: str) -> bool:
+    return a == b or a.startswith(b + "/") or b.startswith(a + "/")
 
 
 def offline_problem(script: str) -> str | None:
@@ -93,14 +190,19 @@ def _seconds(config: Mapping[str, Any], section: str, default: float) -> float |
     return float(value)
 
 
-VERIFY: Final = "/opt/alisio/harbor_verify.py"
+VERIFY: Final = _VERIFIER_PATHS[2]
 """Where the verifier finds ``harbor/_verify.py`` of the suite, inside its sandbox."""
 
 
 def harbor_task(
-    task_id: str, config: Mapping[str, Any], instruction: str, has_solution: bool
+    task_id: str,
+    config: Mapping[str, Any],
+    instruction: str,
+    has_solution: bool,
+    workdir: str = DEFAULT_WORKDIR,
 ) -> Result[dict[str, Any], str]:
-    """The suite task of one Harbor task (``config`` is task.toml decoded); a one-line reason when refused."""
+    """The suite task of one Harbor task (``config`` is task.toml decoded; ``workdir``: ``harbor_workdir``'s);
+    a one-line reason when refused."""
     agent = _seconds(config, "agent", 600.0)
     verifier = _seconds(config, "verifier", 120.0)
     for value in (agent, verifier):
@@ -127,7 +229,7 @@ def harbor_task(
         ],
         "tags": [*dict.fromkeys([*tags, "harbor", NEEDS_SANDBOX])],
         "sandbox": {
-            "workdir": "/app",
+            "workdir": workdir,
             "verifierMounts": [
                 {"target": "/tests", "source": f"harbor/{task_id}/tests"},
                 {"target": "/logs/verifier"},

@@ -140,6 +140,20 @@ def exercism_prompt(slug: str, docs: Mapping[str, str], stub: Sequence[str], tes
     return "\n\n".join([*parts, closing]) + "\n"
 
 
+def _exercism_files(config: Mapping[str, Any], where: str) -> dict[str, list[str]] | str:
+    """``files.solution``, ``files.test`` and ``files.example`` of an exercise's config, or what is wrong."""
+    named = config.get("files")
+    if not isinstance(named, dict):
+        return f"{where}: missing field 'files'"
+    lists: dict[str, list[str]] = {}
+    for key in _EXERCISM_FILES:
+        value = named.get(key)
+        if not (isinstance(value, list) and value and all(isinstance(v, str) for v in value)):
+            return f"{where}: missing field 'files.{key}' (a list of file names)"
+        lists[key] = value
+    return lists
+
+
 def exercism_suite(
     exercises: Sequence[tuple[str, Mapping[str, Any], Mapping[str, str]]], source: str
 ) -> Result[ImportedSuite, str]:
@@ -162,15 +176,10 @@ def exercism_suite(
     files: dict[str, str] = {}
     for slug, config, texts in exercises:
         where = f"{slug}/.meta/config.json"
-        named = config.get("files")
-        if not isinstance(named, dict):
-            return Failure(f"{where}: missing field 'files'")
-        lists: dict[str, list[str]] = {}
-        for key in _EXERCISM_FILES:
-            value = named.get(key)
-            if not (isinstance(value, list) and value and all(isinstance(v, str) for v in value)):
-                return Failure(f"{where}: missing field 'files.{key}' (a list of file names)")
-            lists[key] = value
+        named = _exercism_files(config, where)
+        if isinstance(named, str):
+            return Failure(named)
+        lists = named
         task_id = task_id_of(slug)
         if any(task["id"] == task_id for task in tasks):
             return Failure(f"{where}: duplicate exercise id {task_id!r}")
