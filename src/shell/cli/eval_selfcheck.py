@@ -35,7 +35,7 @@ SuiteRef = Annotated[
     typer.Argument(
         help="A suite directory, its suite.json, or a bundled suite's id; with --suite-dir, as eval run's "
         "SUITE (not needed when --suite-dir holds one suite).",
-        metavar="[SUITE]",
+        metavar="SUITE",
         show_default=False,
     ),
 ]
