@@ -27,6 +27,7 @@ import pytest
 
 from alisio.core.harness.sandbox import SandboxLimits
 from alisio.core.lab.records import RunRecord, RunStatus
+from alisio.shell.sandbox.cgroups import Launch
 from tests.integration.servers import QuietServer
 
 ALISIO = Path(sys.executable).with_name("alisio")
@@ -370,10 +371,10 @@ def test_an_external_agent_reaches_its_proxy_through_the_relay_and_nothing_else(
                 workspace=tmp_path,
                 home=home,
                 proxy=ProxyRoute(socket=sock, port=8931),
-            ) as argv,
+            ) as launch,
         ):
             started = time.monotonic()
-            done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+            done = _finished(launch, timeout_s=60)
     finally:
         server.close()
     assert done.returncode == 0, done.stderr
@@ -428,6 +429,13 @@ def test_a_recording_is_byte_identical_with_and_without_the_sandbox(tmp_path: Pa
     ).read_bytes()
 
 
+def _finished(launch: Launch, *, timeout_s: float) -> subprocess.CompletedProcess[str]:
+    """Start a sandboxed command as the product does (``Launch.popen``) and wait for it, with its output."""
+    process = launch.popen(stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err = process.communicate(timeout=timeout_s)
+    return subprocess.CompletedProcess(launch.argv, process.returncode, out.decode(), err.decode())
+
+
 def _memory_cgroup() -> str | None:
     from alisio.shell.sandbox.bwrap import probe_sandbox
 
@@ -479,9 +487,66 @@ def test_host_secrets_under_the_read_only_etc_are_hidden_even_as_root(tmp_path: 
         pytest.skip("no readable /etc/shadow-like file on this machine (not root): nothing to hide")
     sandbox = require_sandbox(SandboxLimits(), os.environ)
     script = "; ".join(f"cat {path} 2>/dev/null | wc -c" for path in shown) + "; wc -l < /etc/passwd"
-    with sandbox.command(["bash", "-c", script], workspace=str(tmp_path)) as argv:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
+    with sandbox.command(["bash", "-c", script], workspace=str(tmp_path)) as launch:
+        done = _finished(launch, timeout_s=30)
     sizes = done.stdout.split()
     assert done.returncode == 0, done.stderr
     assert sizes[: len(shown)] == ["0"] * len(shown)
     assert int(sizes[-1]) > 0
+
+
+_SLOTS_SCRIPT = """
+import os, sys, threading, time
+from pathlib import Path
+from alisio.core.harness.sandbox import SandboxLimits
+from alisio.shell.harness.tools.bash import run_command
+from alisio.shell.sandbox.bwrap import SandboxRun, require_sandbox
+
+sandbox = SandboxRun(sandbox=require_sandbox(SandboxLimits(max_processes=40), os.environ), workspace=sys.argv[1])
+base = Path(sandbox.sandbox.pids_cgroup)
+own = f"alisio-{os.getpid()}-"
+results = []
+
+def one():
+    results.append(run_command("sleep 1; echo done", cwd=sys.argv[1], env={"PATH": "/usr/bin:/bin"},
+                               timeout_s=30, sandbox=sandbox))
+
+threads = [threading.Thread(target=one) for _ in range(2)]
+for thread in threads:
+    thread.start()
+time.sleep(0.6)
+busy = sorted(len((group / "tasks").read_text().split()) > 1 for group in base.glob(own + "*"))
+for thread in threads:
+    thread.join()
+bomb = run_command("for i in $(seq 60); do sleep 2 & done 2>&1 | grep -m1 -o 'Resource temporarily unavailable'", cwd=sys.argv[1],
+                   env={"PATH": "/usr/bin:/bin"}, timeout_s=30, sandbox=sandbox)
+groups = len(list(base.glob(own + "*")))
+print(busy, [r.output.strip() for r in results], groups, bomb.output.strip())
+"""
+
+
+@needs_bwrap
+@pytest.mark.skipif(
+    os.geteuid() != 0 or not os.path.isdir("/sys/fs/cgroup/pids"),
+    reason="needs root and cgroup v1's pids hierarchy (where commands are born in reused cgroups)",
+)
+def test_as_root_commands_at_once_get_cgroups_of_their_own_and_none_is_left_after_alisio(
+    tmp_path: Path,
+) -> None:
+    """Two sandboxed commands at once each run in a pids cgroup of their own (with alisio's starting thread
+    in it); a third, after them, reuses one (still bounded: a fork bomb stops at the process limit); when
+    the process exits, none of its cgroups is left, pids or memory."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", _SLOTS_SCRIPT, str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 0, err.decode()
+    line = out.decode().strip()
+    assert line.startswith("[True, True] ['done', 'done'] 2 "), line
+    assert line.endswith(" Resource temporarily unavailable"), line
+    from alisio.shell.sandbox.bwrap import require_sandbox
+
+    found = require_sandbox(SandboxLimits(), os.environ)
+    for base in (found.pids_cgroup, found.memory_cgroup):
+        if base is not None:
+            assert list(Path(base).glob(f"alisio-{process.pid}-*")) == []
