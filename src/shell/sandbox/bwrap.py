@@ -67,8 +67,18 @@ class Sandbox:
     """The directory under which each command gets its memory cgroup (running as root), else ``None``."""
     warnings: tuple[str, ...] = ()
     """Limits that cannot be enforced here, one line each."""
-    cgroups: CommandCgroups | None = field(default=None, compare=False, repr=False)
-    """Where the commands' cgroups are made (from ``pids_cgroup`` and ``memory_cgroup``)."""
+    cgroups: CommandCgroups | None = field(init=False, compare=False, repr=False)
+    """Where the commands' cgroups are made: from ``pids_cgroup``, ``memory_cgroup`` and ``limits``."""
+
+    def __post_init__(self) -> None:
+        limits = self.limits
+        found = command_cgroups(
+            self.pids_cgroup,
+            self.memory_cgroup,
+            max_processes=limits.max_processes,
+            max_memory_bytes=limits.max_memory_bytes,
+        )
+        object.__setattr__(self, "cgroups", found)
 
     @contextlib.contextmanager
     def command(
@@ -180,9 +190,6 @@ def probe_sandbox(limits: SandboxLimits, env: Mapping[str, str]) -> Sandbox | st
         pids_cgroup=cgroup,
         memory_cgroup=memory,
         warnings=warnings,
-        cgroups=command_cgroups(
-            cgroup, memory, max_processes=limits.max_processes, max_memory_bytes=limits.max_memory_bytes
-        ),
     )
 
 

@@ -17,8 +17,12 @@ Rules:
   leaders, never picks alisio;
 - when a command ends, whatever of it is left in its cgroups is killed (bwrap's init ends every process
   inside first, so this is only the exiting ones); a slot that cannot be emptied is retired;
-- slots end when alisio exits (``atexit``: their threads end, then their cgroups are removed); the empty
-  cgroups of alisio processes gone (``alisio-PID-...``) are removed when a sandbox is probed.
+- a command whose caller is interrupted (Ctrl-C, SIGTERM) while it starts is killed before the interruption
+  goes on: nothing runs unsupervised in a slot;
+- the pools live as long as the process (one per set of limits: probing again gives the same one); when
+  alisio exits (``atexit``) their threads end, then their cgroups are removed. The empty cgroups of alisio
+  processes gone (``alisio-PID-...``, left by a SIGKILL) are removed when a sandbox is probed from the same
+  cgroup.
 """
 
 from __future__ import annotations
@@ -32,7 +36,6 @@ import signal
 import subprocess
 import threading
 import time
-import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -85,7 +88,16 @@ class Launch:
                 close_fds=True,
             )
 
-        return start() if self.slot is None else self.slot.call(start)
+        return start() if self.slot is None else self.slot.call(start, undo=_stop)
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    """Kill and reap a command whose caller was interrupted while it started (nobody supervises it)."""
+    with contextlib.suppress(OSError):
+        os.killpg(process.pid, signal.SIGKILL)
+    with contextlib.suppress(OSError):
+        process.kill()
+    _uninterrupted(process.wait)
 
 
 class _Result(Generic[_T]):
@@ -103,11 +115,29 @@ class _Result(Generic[_T]):
             self._error = error
         self._done.set()
 
-    def wait(self) -> _T:
-        self._done.wait()
+    def wait(self, undo: Callable[[_T], object] | None = None) -> _T:
+        """The call's value (or its exception, raised). Interrupted (Ctrl-C, SIGTERM), it waits on for the
+        call to finish (milliseconds), gives its value to ``undo``, then raises the interruption."""
+        try:
+            self._done.wait()
+        except BaseException:
+            _uninterrupted(self._done.wait)
+            if self._error is None and undo is not None:
+                undo(self._value)  # type: ignore[arg-type]
+            raise
         if self._error is not None:
             raise self._error
         return self._value  # type: ignore[return-value]
+
+
+def _uninterrupted(wait: Callable[[], object]) -> None:
+    """``wait()``, again whenever a signal handler raises in it (a second Ctrl-C)."""
+    while True:
+        try:
+            wait()
+            return
+        except BaseException:  # the wait is short; the first interruption is raised after it
+            continue
 
 
 class _Slot:
@@ -121,7 +151,7 @@ class _Slot:
             target=self._serve, args=(joined,), name="alisio-sandbox-slot", daemon=True
         )
         self._thread.start()
-        self.tid = joined.wait()  # raises the OSError of a cgroup it could not join
+        self.tid = joined.wait(undo=lambda _: self.close())  # raises the OSError of a cgroup not joined
 
     def _serve(self, joined: _Result[int]) -> None:
         joined.run(self._join)
@@ -136,11 +166,11 @@ class _Slot:
             Path(group, "tasks").write_text(str(tid), encoding="ascii")
         return tid
 
-    def call(self, function: Callable[[], _T]) -> _T:
-        """``function()`` run on the slot's thread."""
+    def call(self, function: Callable[[], _T], *, undo: Callable[[_T], object]) -> _T:
+        """``function()`` run on the slot's thread; ``undo`` gets its value if the caller is interrupted."""
         result: _Result[_T] = _Result()
         self._calls.put(lambda: result.run(function))
-        return result.wait()
+        return result.wait(undo)
 
     def empty(self) -> bool:
         """Whether only the slot's thread is left in its cgroups (the others killed, waited for a while)."""
@@ -171,7 +201,6 @@ class CommandCgroups:
         self._threads = threads
         self._free: list[_Slot] = []
         self._lock = threading.Lock()
-        _POOLS.add(self)
 
     @contextlib.contextmanager
     def launch(self, argv: Sequence[str]) -> Iterator[Launch]:
@@ -202,13 +231,18 @@ class CommandCgroups:
         groups = self._new_groups(extra=_SLOT_THREADS)
         try:
             return _Slot(groups)
-        except OSError:
+        except BaseException:
             for group in groups:
                 remove_cgroup(group)
             raise
 
     def _give_back(self, slot: _Slot) -> None:
-        if slot.empty():
+        try:
+            emptied = slot.empty()
+        except BaseException:
+            slot.close()
+            raise
+        if emptied:
             with self._lock:
                 self._free.append(slot)
         else:
@@ -236,12 +270,17 @@ class CommandCgroups:
             slot.close()
 
 
-_POOLS: Final[weakref.WeakSet[CommandCgroups]] = weakref.WeakSet()
+_Key = tuple[tuple[str, tuple[tuple[str, int], ...]], ...]
+_POOLS: Final[dict[tuple[_Key, bool], CommandCgroups]] = {}
+"""Every pool of this process, one per set of cgroup settings (probing twice gives the same pool)."""
+_POOLS_LOCK: Final = threading.Lock()
 
 
 @atexit.register
 def _close_pools() -> None:
-    for pool in list(_POOLS):
+    with _POOLS_LOCK:
+        pools = list(_POOLS.values())
+    for pool in pools:
         pool.close()
 
 
@@ -257,7 +296,15 @@ def command_cgroups(
         wanted.setdefault(memory_base, {})["memory.max" if v2 else "memory.limit_in_bytes"] = max_memory_bytes
     if not wanted:
         return None
-    return CommandCgroups(wanted, threads=not any(_is_v2(base) for base in wanted))
+    threads = not any(_is_v2(base) for base in wanted)
+    key = (
+        tuple((base, tuple(sorted(settings.items()))) for base, settings in sorted(wanted.items())),
+        threads,
+    )
+    with _POOLS_LOCK:
+        if key not in _POOLS:
+            _POOLS[key] = CommandCgroups(wanted, threads=threads)
+        return _POOLS[key]
 
 
 def _is_v2(base: str) -> bool:
