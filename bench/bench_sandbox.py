@@ -78,7 +78,8 @@ def per_call(home: Path) -> bool:
             cpu[side] += _children_cpu() - before
             assert result.exit_code == 0, result.output
     extra = (statistics.median(boxed) - statistics.median(plain)) * 1000
-    cgroup = "a pids cgroup per call" if found.pids_cgroup else "no cgroup"
+    kinds = [name for name, base in (("pids", found.pids_cgroup), ("memory", found.memory_cgroup)) if base]
+    cgroup = f"{' and '.join(kinds)} cgroups" if kinds else "no cgroup"
     print(
         f"one bash call, median of {CALLS}: unsandboxed {statistics.median(plain) * 1000:.1f} ms, sandboxed "
         f"{statistics.median(boxed) * 1000:.1f} ms ({cgroup}): {extra:.1f} ms extra "

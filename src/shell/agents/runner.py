@@ -73,7 +73,7 @@ from alisio.shell.harness.tools.processes import marked, new_mark
 from alisio.shell.lab.agents import AgentJob, AgentRun
 from alisio.shell.lab.stale import owned_prefix
 from alisio.shell.sandbox.agents import RELAY_PORT, ProxyRoute, agent_command, agent_files
-from alisio.shell.sandbox.bwrap import SandboxUnavailable
+from alisio.shell.sandbox.bwrap import Launch, SandboxUnavailable
 from alisio.shell.sandbox.relay import START_FAILED
 
 __all__ = ["BASIC_ENV", "OUTPUT_CHARS", "ExternalRunner", "Upstream"]
@@ -260,19 +260,16 @@ class ExternalRunner:
         env = marked(self._env(inv, self.upstream.key), mark)
         run_dir = place.host_run if place.socket is None else place.host_run.parent
         with (
-            _started(inv, env, job, place) as argv,
+            _started(inv, env, job, place) as launch,
             (run_dir / "stdout").open("w+b") as out,
             (run_dir / "stderr").open("w+b") as err,
         ):
-            process = subprocess.Popen(
-                argv,
+            process = launch.popen(
                 cwd=job.workspace,
                 env=env,
                 stdin=subprocess.PIPE if inv.stdin is not None else subprocess.DEVNULL,
                 stdout=out,
                 stderr=err,
-                start_new_session=True,
-                close_fds=True,
             )
             holder.append(process)
             if inv.stdin is not None and process.stdin is not None:
@@ -347,10 +344,10 @@ _INSIDE_ENV: Final = frozenset({"HOME", "TMPDIR", "PWD", *HOST_PATH_VARIABLES})
 
 def _started(
     inv: Invocation, env: Mapping[str, str], job: AgentJob, place: _Place
-) -> contextlib.AbstractContextManager[list[str]]:
-    """The argv to start: the agent's own, or the agent in its sandbox with the relay to its proxy."""
+) -> contextlib.AbstractContextManager[Launch]:
+    """The command to start: the agent's own, or the agent in its sandbox with the relay to its proxy."""
     if job.sandbox is None or place.socket is None:
-        return contextlib.nullcontext(list(inv.argv))
+        return contextlib.nullcontext(Launch(list(inv.argv)))
     argv, read_only = agent_files(inv.argv, env.get("PATH", os.defpath))
     return agent_command(
         argv,

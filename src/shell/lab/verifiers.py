@@ -32,7 +32,6 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -70,6 +69,7 @@ from alisio.shell.harness.tools.bash import supervise_group
 from alisio.shell.harness.tools.paths import WorkspacePathError, real_root, resolve_in_workspace
 from alisio.shell.harness.tools.processes import marked, new_mark
 from alisio.shell.lab.workspace import Workspace, snapshot_tree
+from alisio.shell.sandbox.cgroups import Launch
 
 if TYPE_CHECKING:
     from alisio.shell.sandbox.bwrap import SandboxRun
@@ -203,19 +203,12 @@ def run_argv(
     """
     started = time.monotonic()
     mark = new_mark()
-    wrapped = contextlib.nullcontext(list(argv)) if sandbox is None else sandbox.command(argv, sandbox_cwd)
-    with wrapped as command, tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    wrapped = (
+        contextlib.nullcontext(Launch(list(argv))) if sandbox is None else sandbox.command(argv, sandbox_cwd)
+    )
+    with wrapped as launch, tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         try:
-            process = subprocess.Popen(
-                command,
-                cwd=cwd,
-                env=marked(env, mark),
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=err,
-                start_new_session=True,
-                close_fds=True,
-            )
+            process = launch.popen(cwd=cwd, env=marked(env, mark), stdout=out, stderr=err)
         except (OSError, ValueError) as error:  # ValueError: a NUL character in an argument
             return CommandFacts(started=False, start_error=_start_cause(error, argv, cwd))
         killed = supervise_group(

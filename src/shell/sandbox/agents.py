@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Final
 
 from alisio.core.harness.sandbox import BIND_ROOTS, SANDBOX_HOME, WORKSPACE, Bind
-from alisio.shell.sandbox.bwrap import Sandbox, SandboxUnavailable
+from alisio.shell.sandbox.bwrap import Launch, Sandbox, SandboxUnavailable
 from alisio.shell.sandbox.relay import Pair
 
 __all__ = [
@@ -99,10 +99,10 @@ def agent_command(
     env: Sequence[tuple[str, str]] = (),
     read_only: Sequence[str] = (),
     workdir: str = WORKSPACE,
-) -> Iterator[list[str]]:
-    """The argv that runs the external agent ``argv`` inside ``sandbox`` (its cgroup lives for the block).
+) -> Iterator[Launch]:
+    """The external agent ``argv`` ready to start inside ``sandbox``, for the block (its cgroups live for it).
 
-    Start it with ``subprocess.Popen(argv, env=..., cwd=workspace, start_new_session=True, ...)``; the
+    Start it with ``launch.popen(env=..., cwd=workspace, ...)`` and wait for it in the block; the
     environment passes through as given, except HOME, TMPDIR and PWD, which are the sandbox's, and the
     host's XDG_* directories, which are unset.
 
@@ -143,8 +143,8 @@ def agent_command(
         binds=binds,
         env=env,
         workdir=workdir,
-    ) as wrapped:
-        yield wrapped
+    ) as launch:
+        yield launch
 
 
 # --- what of the host an agent needs inside ----------------------------------------------------------------

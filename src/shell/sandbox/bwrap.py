@@ -7,16 +7,10 @@ Rules:
   where user namespaces are not allowed its own error is named), and ``prlimit`` must exist under ``/usr``.
   A failure is a ``SandboxUnavailable`` with one line: a command that asked for the sandbox never runs
   without it;
-- ``RLIMIT_NPROC`` does not bind root, so running as root each command gets a pids cgroup of its own
-  (``pids.max`` = the process limit), joined before bwrap starts by a one-line ``sh`` wrapper (no
-  ``preexec_fn``: commands start from worker threads). Where no pids cgroup can be made, the probe says the
-  process limit is not enforced (``Sandbox.warnings``); the other limits still are;
-- running as root, where a memory cgroup can be made (cgroup v1's memory hierarchy, or v2 with the memory
-  controller enabled for this process's children), each command also gets one whose limit is the memory
-  limit: the memory of all its processes together (the kernel's OOM killer ends one past it), besides each
-  process's address space (``RLIMIT_AS``). Elsewhere only the address space is bounded;
-- a command's cgroup is removed when it ends (the PID namespace is gone by then: bwrap's init kills every
-  process inside before it exits).
+- running as root, each command gets a pids cgroup (``pids.max``: the process limit, which ``RLIMIT_NPROC``
+  does not enforce for root) and, where one can be made, a memory cgroup (the memory of all its processes
+  together), born in them rather than moved (``alisio.shell.sandbox.cgroups``). Where no pids cgroup can be
+  made, the probe says the process limit is not enforced (``Sandbox.warnings``); the other limits still are.
 """
 
 from __future__ import annotations
@@ -24,13 +18,10 @@ from __future__ import annotations
 import contextlib
 import glob
 import os
-import secrets
 import shutil
 import subprocess
-import time
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Final
 
 from alisio.core.harness.sandbox import (
@@ -41,10 +32,12 @@ from alisio.core.harness.sandbox import (
     SandboxLimits,
     bwrap_argv,
 )
+from alisio.shell.sandbox.cgroups import CommandCgroups, Launch, command_cgroups, pids_cgroup, writable_base
 
 __all__ = [
     "INSTALL_HINT",
     "MASKED",
+    "Launch",
     "Sandbox",
     "SandboxRun",
     "SandboxUnavailable",
@@ -54,11 +47,6 @@ __all__ = [
 
 INSTALL_HINT: Final = "apt-get install bubblewrap"
 _PROBE_TIMEOUT_S: Final = 20.0
-_CGROUP_PREFIX: Final = "alisio-"
-_JOIN: Final = 'echo $$ > "$0/cgroup.procs" && exec "$@"'
-"""The ``sh -c`` wrapper that moves itself into the cgroup ``$0``, then becomes bwrap."""
-_JOIN_TWO: Final = 'echo $$ > "$0/cgroup.procs" && echo $$ > "$1/cgroup.procs" && shift && exec "$@"'
-"""The same for two cgroups, ``$0`` and ``$1`` (cgroup v1: pids and memory are separate hierarchies)."""
 
 
 class SandboxUnavailable(Exception):
@@ -79,6 +67,18 @@ class Sandbox:
     """The directory under which each command gets its memory cgroup (running as root), else ``None``."""
     warnings: tuple[str, ...] = ()
     """Limits that cannot be enforced here, one line each."""
+    cgroups: CommandCgroups | None = field(init=False, compare=False, repr=False)
+    """Where the commands' cgroups are made: from ``pids_cgroup``, ``memory_cgroup`` and ``limits``."""
+
+    def __post_init__(self) -> None:
+        limits = self.limits
+        found = command_cgroups(
+            self.pids_cgroup,
+            self.memory_cgroup,
+            max_processes=limits.max_processes,
+            max_memory_bytes=limits.max_memory_bytes,
+        )
+        object.__setattr__(self, "cgroups", found)
 
     @contextlib.contextmanager
     def command(
@@ -92,8 +92,9 @@ class Sandbox:
         workdir: str = WORKSPACE,
         scratch: Sequence[str] = (),
         env: Sequence[tuple[str, str]] = (),
-    ) -> Iterator[list[str]]:
-        """The argv running ``argv`` in the sandbox, for the block (its cgroup is removed after it).
+    ) -> Iterator[Launch]:
+        """``argv`` ready to start in the sandbox (``Launch.popen``), for the block (its cgroups, as root,
+        are emptied after it: start it and wait for it inside the block).
 
         Args:
             workspace: the real host path bound at ``workdir`` (``/workspace``).
@@ -117,36 +118,11 @@ class Sandbox:
             scratch=scratch,
             env=env,
         )
-        groups = self._cgroups()
-        try:
-            if not groups:
-                yield list(inner)
-            else:
-                yield ["/bin/sh", "-c", _JOIN if len(groups) == 1 else _JOIN_TWO, *groups, *inner]
-        finally:
-            for group in groups:
-                _remove_cgroup(group)
-
-    def _cgroups(self) -> list[str]:
-        """The command's new cgroups: pids (``pids.max``) and memory (``memory.max`` or v1's
-        ``memory.limit_in_bytes``), one group for both where they share a hierarchy (cgroup v2)."""
-        limits = self.limits
-        wanted: dict[str, dict[str, int]] = {}
-        if self.pids_cgroup is not None:
-            wanted[self.pids_cgroup] = {"pids.max": limits.max_processes}
-        if self.memory_cgroup is not None:
-            v2 = Path(self.memory_cgroup, "cgroup.controllers").exists()
-            file = "memory.max" if v2 else "memory.limit_in_bytes"
-            wanted.setdefault(self.memory_cgroup, {})[file] = limits.max_memory_bytes
-        groups: list[str] = []
-        try:
-            for base, settings in wanted.items():
-                groups.append(_new_cgroup(base, settings))
-        except OSError:
-            for group in groups:
-                _remove_cgroup(group)
-            raise
-        return groups
+        if self.cgroups is None:
+            yield Launch(list(inner))
+        else:
+            with self.cgroups.launch(inner) as launch:
+                yield launch
 
 
 @dataclass(frozen=True)
@@ -169,7 +145,7 @@ class SandboxRun:
 
     def command(
         self, argv: Sequence[str], cwd: str | None = None
-    ) -> contextlib.AbstractContextManager[list[str]]:
+    ) -> contextlib.AbstractContextManager[Launch]:
         """``Sandbox.command`` for this run (``cwd`` inside the sandbox; default ``workdir``)."""
         return self.sandbox.command(
             argv,
@@ -204,8 +180,8 @@ def probe_sandbox(limits: SandboxLimits, env: Mapping[str, str]) -> Sandbox | st
     problem = _try_bwrap(bwrap, roots)
     if problem is not None:
         return problem
-    cgroup, warnings = _pids_cgroup()
-    memory = _writable_base("memory") if os.geteuid() == 0 else None
+    cgroup, warnings = pids_cgroup()
+    memory = writable_base("memory") if os.geteuid() == 0 else None
     return Sandbox(
         bwrap=bwrap,
         roots=roots,
@@ -271,107 +247,3 @@ def _temporary_dir() -> Iterator[str]:
 
     with tempfile.TemporaryDirectory(prefix="alisio-sandbox-probe-") as path:
         yield os.path.realpath(path)
-
-
-# --- the pids and memory cgroups (root only) --------------------------------------------------------------
-
-
-def _pids_cgroup() -> tuple[str | None, tuple[str, ...]]:
-    """Where per-command pids cgroups can be made, and a warning when the process limit goes unenforced."""
-    if os.geteuid() != 0:
-        return None, ()  # RLIMIT_NPROC binds every other user
-    base = _writable_base("pids")
-    if base is not None:
-        return base, ()
-    return None, (
-        "sandbox: running as root with no writable pids cgroup, the process limit is not enforced (a fork "
-        "bomb is stopped only by the command's timeout); the file size and memory limits are",
-    )
-
-
-def _writable_base(controller: str) -> str | None:
-    """The first directory of ``_bases(controller)`` where a cgroup can be made (stale ones removed)."""
-    for base in _bases(controller):
-        probe = os.path.join(base, f"{_CGROUP_PREFIX}probe-{secrets.token_hex(6)}")
-        try:
-            os.mkdir(probe)
-            os.rmdir(probe)
-        except OSError:
-            continue
-        _remove_stale(base)
-        return base
-    return None
-
-
-def _bases(controller: str) -> Iterator[str]:
-    """Candidate directories: this process's cgroup in a cgroup-v1 hierarchy of ``controller``, or in
-    cgroup v2 where ``controller`` is enabled for its children."""
-    try:
-        mounts = Path("/proc/self/mounts").read_text(encoding="utf-8").splitlines()
-        own = Path("/proc/self/cgroup").read_text(encoding="utf-8").splitlines()
-    except OSError:
-        return
-    paths = {}
-    for line in own:
-        _, controllers, path = line.split(":", 2)
-        for name in controllers.split(",") if controllers else [""]:
-            paths[name] = path
-    for line in mounts:
-        fields = line.split()
-        if len(fields) < 4:
-            continue
-        where, kind, options = fields[1], fields[2], fields[3].split(",")
-        if kind == "cgroup" and controller in options and controller in paths:
-            yield where + paths[controller].rstrip("/")
-        elif kind == "cgroup2" and "" in paths:
-            base = where + paths[""].rstrip("/")
-            with contextlib.suppress(OSError):
-                if controller in Path(base, "cgroup.subtree_control").read_text(encoding="utf-8").split():
-                    yield base
-
-
-def _new_cgroup(base: str, settings: dict[str, int]) -> str:
-    group = os.path.join(base, f"{_CGROUP_PREFIX}{os.getpid()}-{secrets.token_hex(8)}")
-    os.mkdir(group)
-    try:
-        for file, value in settings.items():
-            Path(group, file).write_text(str(value), encoding="ascii")
-    except OSError:
-        os.rmdir(group)
-        raise
-    return group
-
-
-def _remove_cgroup(group: str) -> None:
-    """Remove ``group`` once its processes are gone (they are dying, or reaped already)."""
-    for attempt in range(50):
-        try:
-            os.rmdir(group)
-            return
-        except FileNotFoundError:
-            return
-        except OSError:
-            if attempt == 10:
-                _kill_members(group)
-            time.sleep(0.01)
-
-
-def _kill_members(group: str) -> None:
-    import signal
-
-    with contextlib.suppress(OSError):
-        for pid in Path(group, "cgroup.procs").read_text(encoding="ascii").split():
-            with contextlib.suppress(OSError):
-                os.kill(int(pid), signal.SIGKILL)
-
-
-def _remove_stale(base: str) -> None:
-    """Remove the empty cgroups that commands of alisio processes now gone left behind."""
-    with contextlib.suppress(OSError):
-        for name in os.listdir(base):
-            if not name.startswith(_CGROUP_PREFIX):
-                continue
-            owner = name[len(_CGROUP_PREFIX) :].split("-", 1)[0]
-            if owner.isdigit() and not Path(f"/proc/{owner}").exists():
-                with contextlib.suppress(OSError):
-                    os.rmdir(os.path.join(base, name))

@@ -27,6 +27,7 @@ import pytest
 
 from alisio.core.harness.sandbox import SandboxLimits
 from alisio.core.lab.records import RunRecord, RunStatus
+from alisio.shell.sandbox.cgroups import Launch
 from tests.integration.servers import QuietServer
 
 ALISIO = Path(sys.executable).with_name("alisio")
@@ -150,6 +151,13 @@ def lab(tmp_path: Path) -> Iterator[dict[str, object]]:
 
 
 def alisio(root: Path, *args: str, path: str | None = None) -> subprocess.CompletedProcess[str]:
+    return alisio_pid(root, *args, path=path)[0]
+
+
+def alisio_pid(
+    root: Path, *args: str, path: str | None = None
+) -> tuple[subprocess.CompletedProcess[str], int]:
+    """``alisio *args`` in a new process, with that process's pid."""
     env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
     env.update(ALISIO_CONFIG_HOME=str(root / "config"), ALISIO_DATA_HOME=str(root / "data"))
     env["HOME"] = str(root / "real-home")
@@ -158,15 +166,19 @@ def alisio(root: Path, *args: str, path: str | None = None) -> subprocess.Comple
     (root / "tmp").mkdir(exist_ok=True)
     if path is not None:
         env["PATH"] = path
-    return subprocess.run(
+    process = subprocess.Popen(
         [str(ALISIO), *args],
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=120,
-        check=False,
         env=env,
         stdin=subprocess.DEVNULL,
     )
+    try:
+        out, err = process.communicate(timeout=120)
+    finally:
+        process.kill()
+    return subprocess.CompletedProcess(process.args, process.returncode, out, err), process.pid
 
 
 def _host_processes(needle: str) -> list[int]:
@@ -254,18 +266,19 @@ def test_the_smoke_coding_scripted_run_has_the_same_verdicts_with_and_without_th
     tmp_path: Path,
 ) -> None:
     """The scripted smoke-coding tasks pass alike in the sandbox and outside it; only the condition differs,
-    and compare names it."""
+    and compare names it; no cgroup of the sandboxed commands is left after the command."""
     (tmp_path / "config").mkdir()
     (tmp_path / "real-home").mkdir()
     tasks = "fix-add,rename-symbol"  # two of the scripted tasks: both pass, with a command verifier each
     verdicts = {}  # the same PATH for both, the system's python3 first (as the sandbox finds it)
     for kind in ("none", "bwrap"):
-        done = alisio(
+        done, pid = alisio_pid(
             tmp_path, "eval", "run", "smoke-coding", "--tasks", tasks, "--k", "1", "--script",
             str(SMOKE / "scripts"), "--allow-write", "--allow-process", "--sandbox", kind,
             "--out", str(tmp_path / kind), path=f"/usr/bin:/bin:{os.environ['PATH']}",
         )  # fmt: skip
         assert done.returncode == 0, done.stderr
+        assert _left_of(pid) == []  # as root: the commands' cgroups are removed when alisio exits
         records = [RECORD.decode(line) for line in (tmp_path / kind / "runs.jsonl").read_bytes().splitlines()]
         verdicts[kind] = sorted(
             (r.task_id, r.status, tuple((v.id, v.status) for v in r.verifiers)) for r in records
@@ -370,10 +383,10 @@ def test_an_external_agent_reaches_its_proxy_through_the_relay_and_nothing_else(
                 workspace=tmp_path,
                 home=home,
                 proxy=ProxyRoute(socket=sock, port=8931),
-            ) as argv,
+            ) as launch,
         ):
             started = time.monotonic()
-            done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+            done = _finished(launch, timeout_s=60)
     finally:
         server.close()
     assert done.returncode == 0, done.stderr
@@ -428,6 +441,13 @@ def test_a_recording_is_byte_identical_with_and_without_the_sandbox(tmp_path: Pa
     ).read_bytes()
 
 
+def _finished(launch: Launch, *, timeout_s: float) -> subprocess.CompletedProcess[str]:
+    """Start a sandboxed command as the product does (``Launch.popen``) and wait for it, with its output."""
+    process = launch.popen(stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err = process.communicate(timeout=timeout_s)
+    return subprocess.CompletedProcess(launch.argv, process.returncode, out.decode(), err.decode())
+
+
 def _memory_cgroup() -> str | None:
     from alisio.shell.sandbox.bwrap import probe_sandbox
 
@@ -479,9 +499,92 @@ def test_host_secrets_under_the_read_only_etc_are_hidden_even_as_root(tmp_path: 
         pytest.skip("no readable /etc/shadow-like file on this machine (not root): nothing to hide")
     sandbox = require_sandbox(SandboxLimits(), os.environ)
     script = "; ".join(f"cat {path} 2>/dev/null | wc -c" for path in shown) + "; wc -l < /etc/passwd"
-    with sandbox.command(["bash", "-c", script], workspace=str(tmp_path)) as argv:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
+    with sandbox.command(["bash", "-c", script], workspace=str(tmp_path)) as launch:
+        done = _finished(launch, timeout_s=30)
     sizes = done.stdout.split()
     assert done.returncode == 0, done.stderr
     assert sizes[: len(shown)] == ["0"] * len(shown)
     assert int(sizes[-1]) > 0
+
+
+_SLOTS_SCRIPT = """
+import os, sys, threading, time
+from pathlib import Path
+from alisio.core.harness.sandbox import SandboxLimits
+from alisio.shell.harness.tools.bash import run_command
+from alisio.shell.sandbox.bwrap import SandboxRun, require_sandbox
+
+sandbox = SandboxRun(sandbox=require_sandbox(SandboxLimits(max_processes=20), os.environ), workspace=sys.argv[1])
+groups = lambda: list(Path(sandbox.sandbox.pids_cgroup).glob(f"alisio-{os.getpid()}-*"))
+run = lambda text: run_command(text, cwd=sys.argv[1], env={"PATH": "/usr/bin:/bin"}, timeout_s=30, sandbox=sandbox)
+outputs = []
+threads = [threading.Thread(target=lambda: outputs.append(run("sleep 0.5; echo done").output)) for _ in range(2)]
+for thread in threads:
+    thread.start()
+time.sleep(0.3)
+busy = sorted(len((group / "tasks").read_text().split()) > 1 for group in groups())
+for thread in threads:
+    thread.join()
+forks = run("python3 -c 'import os, time\\nn = 0\\ntry:\\n    while True:\\n        if os.fork() == 0:\\n            time.sleep(5); os._exit(0)\\n        n += 1\\nexcept OSError as e:\\n    print(n, e.strerror)'")
+print(busy, sorted(outputs), len(groups()), forks.output.strip(), sep=" | ")
+"""
+
+
+def _pids_base() -> str | None:
+    from alisio.shell.sandbox.bwrap import probe_sandbox
+
+    found = probe_sandbox(SandboxLimits(), os.environ) if BWRAP is not None else None
+    return None if found is None or isinstance(found, str) else found.pids_cgroup
+
+
+def _left_of(pid: int) -> list[Path]:
+    """The cgroups a process left behind, pids and memory."""
+    from alisio.shell.sandbox.bwrap import require_sandbox
+
+    found = require_sandbox(SandboxLimits(), os.environ)
+    bases = [base for base in (found.pids_cgroup, found.memory_cgroup) if base is not None]
+    return [group for base in bases for group in Path(base).glob(f"alisio-{pid}-*")]
+
+
+@needs_bwrap
+@pytest.mark.skipif(
+    _pids_base() is None or Path(_pids_base() or "/", "cgroup.controllers").exists(),
+    reason="needs root and a writable cgroup-v1 pids hierarchy (where commands are born in reused cgroups)",
+)
+def test_as_root_commands_at_once_get_cgroups_of_their_own_and_none_is_left_after_alisio(
+    tmp_path: Path,
+) -> None:
+    """Two sandboxed commands at once each run in a pids cgroup of their own (with alisio's starting thread
+    in it); a third, after them, reuses one, with the same process limit as ever (20: bwrap and the command
+    count, so 18 forks succeed, then EAGAIN); when the process exits, none of its cgroups is left."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", _SLOTS_SCRIPT, str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 0, err.decode()
+    assert (
+        out.decode().strip()
+        == "[True, True] | ['done\\n', 'done\\n'] | 2 | 18 Resource temporarily unavailable"
+    )
+    assert _left_of(process.pid) == []
+
+
+def test_cgroups_of_their_own_per_command_as_on_cgroup_v2_are_removed_after_it(tmp_path: Path) -> None:
+    """The cgroup-v2 way (a new cgroup per command, joined by ``sh`` before bwrap), run on whatever cgroups
+    this machine has: the command runs in it, bounded (5 forks past itself at pids.max 6), and the cgroup is
+    gone after it, with the sleeping children the command left in it."""
+    from alisio.shell.sandbox.cgroups import CommandCgroups
+
+    base = _pids_base()
+    if base is None:
+        pytest.skip("needs root and a writable pids cgroup")
+    pool = CommandCgroups({base: {"pids.max": 6}}, threads=False)
+    forks = "import os, time\nn = 0\ntry:\n    while True:\n        if os.fork() == 0:\n            os.close(1); os.close(2); time.sleep(30)\n"
+    forks += "            os._exit(0)\n        n += 1\nexcept OSError as e:\n    print(n, e.strerror)\n"
+    with pool.launch(["python3", "-c", forks]) as launch:
+        assert launch.argv[:2] == ["/bin/sh", "-c"]
+        group = launch.argv[3]
+        assert Path(group, "pids.max").read_text().strip() == "6"
+        done = _finished(launch, timeout_s=30)
+    assert done.stdout == "5 Resource temporarily unavailable\n", done  # the children it left are killed
+    assert not Path(group).exists()

@@ -39,6 +39,7 @@ from alisio.core.harness.tooldefs import BashArgs
 from alisio.shell import cancel
 from alisio.shell.harness.tools.context import NOT_RUN, ToolContext, ToolOutcome, remaining_s
 from alisio.shell.harness.tools.processes import StoppedProcess, marked, stop_marked
+from alisio.shell.sandbox.cgroups import Launch
 
 if TYPE_CHECKING:
     from alisio.shell.sandbox.bwrap import SandboxRun
@@ -260,8 +261,8 @@ def supervise_group(
     return GroupEnd(killed=killed, stopped_background=stopped_background, stopped_marked=escaped)
 
 
-def _argv(argv: list[str], sandbox: SandboxRun | None) -> contextlib.AbstractContextManager[list[str]]:
-    return contextlib.nullcontext(argv) if sandbox is None else sandbox.command(argv)
+def _launch(argv: list[str], sandbox: SandboxRun | None) -> contextlib.AbstractContextManager[Launch]:
+    return contextlib.nullcontext(Launch(argv)) if sandbox is None else sandbox.command(argv)
 
 
 def run_command(
@@ -293,16 +294,9 @@ def run_command(
         OSError: bash could not be started (missing, or ``cwd`` gone).
     """
     started = time.monotonic()
-    with _argv(["bash", "-c", command], sandbox) as argv, tempfile.TemporaryFile() as out:
-        process = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            env=marked(env, mark) if mark else dict(env),
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            close_fds=True,
+    with _launch(["bash", "-c", command], sandbox) as launch, tempfile.TemporaryFile() as out:
+        process = launch.popen(
+            cwd=cwd, env=marked(env, mark) if mark else dict(env), stdout=out, stderr=subprocess.STDOUT
         )
         end = supervise_group(
             process,
