@@ -28,6 +28,7 @@ from alisio.core.lab.suites.schedule import MAX_K, RunSpec
 __all__ = [
     "MANIFEST_SCHEMA_VERSION",
     "ManifestAgent",
+    "ManifestVariant",
     "RunManifest",
     "decode_manifest",
     "differences",
@@ -49,6 +50,16 @@ class ManifestAgent(Frozen, frozen=True, kw_only=True):
     """What its version command printed."""
     config: str
     """The sha256 of its ``[agents.NAME]`` settings as parsed (command, api, env, binary...)."""
+
+
+class ManifestVariant(Frozen, frozen=True, kw_only=True, omit_defaults=True):
+    """One variant of an ``eval variants`` job, as plan.json keeps it: a resume measures each the same way."""
+
+    id: TaskId
+    """The variant's id (its report directory's name: checked as a task id is)."""
+    config_hash: str
+    model: str | None = None
+    agent: str | None = None
 
 
 class RunManifest(Frozen, frozen=True, kw_only=True, omit_defaults=True):
@@ -95,6 +106,10 @@ class RunManifest(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     sequential: SequentialPlan | None = None
     """The sequential design (``--sequential --baseline``, ``--until-width``; ``k`` is its ``maxK``): a resume
     continues it, recomputing each task's stop from runs.jsonl; ``None``: a fixed k."""
+    variants_file: str | None = None
+    """``eval variants``: the ``--variants`` file (absolute) the job started with; ``None``: a plain run."""
+    variants: tuple[ManifestVariant, ...] = ()
+    """``eval variants``: each variant in the file's order, the baseline first (empty: a plain run)."""
 
 
 _DECODER = msgspec.json.Decoder(RunManifest)
@@ -142,11 +157,36 @@ def differences(stored: RunManifest, current: RunManifest) -> tuple[str, ...]:
     lines = []
     for field, what in _COMPARED:
         before, now = getattr(stored, field), getattr(current, field)
+        if field == "config_hash" and stored.variants:
+            continue  # a variants job says which variant's configuration changed (_variant_differences)
         if before != now:
             lines.append(f"{what} differs: {_shown(before)} when the run started, {_shown(now)} now")
     if stored.agents:  # plan.json written before agents were kept says nothing to compare
         lines += _agent_differences(stored.agents, current.agents)
+    if stored.variants or current.variants:
+        lines += _variant_differences(stored.variants, current.variants)
     return tuple(lines)
+
+
+def _variant_differences(stored: Sequence[ManifestVariant], current: Sequence[ManifestVariant]) -> list[str]:
+    """The variants' ids and order, then each variant's configuration hash, model and agent."""
+    before, now = [v.id for v in stored], [v.id for v in current]
+    if before != now:
+        was, is_ = ", ".join(before) or "none", ", ".join(now) or "none"
+        return [f"the variants differ: {was} when the run started, {is_} now"]
+    lines = []
+    for old, new in zip(stored, current, strict=True):
+        for field, what in (
+            ("config_hash", "configuration hash (its measured configuration changed)"),
+            ("model", "model"),
+            ("agent", "agent"),
+        ):
+            was, is_ = getattr(old, field), getattr(new, field)
+            if was != is_:
+                lines.append(
+                    f"variant {old.id}'s {what} differs: {_shown(was)} when the run started, {_shown(is_)} now"
+                )
+    return lines
 
 
 def _agent_differences(stored: Sequence[ManifestAgent], current: Sequence[ManifestAgent]) -> list[str]:
@@ -176,19 +216,26 @@ def measurement_differences(
     """What else keeps a resume from measuring what the run started measuring: the harness version and the
     ``--script`` content (when plan.json recorded them, and some record is ``kept``: with none kept, nothing
     would be mixed), and each kept record whose configHash is not plan.json's (a record written by another
-    configuration, one line for all of them)."""
+    configuration, one line for all of them; a variants job's record against its variant's hash)."""
     lines = []
     for field, what in (("harness_version", "the harness version"), ("script_hash", "the --script content")):
         before, now = getattr(stored, field), getattr(current, field)
         if kept and before is not None and before != now:
             lines.append(f"{what} differs: {_shown(before)} when the run started, {_shown(now)} now")
-    foreign = [r for r in kept if r.config_hash and r.config_hash != stored.config_hash]
+    expected = {v.id: v.config_hash for v in stored.variants}
+    foreign = [
+        r
+        for r in kept
+        if r.config_hash and r.config_hash != expected.get(r.variant or "", stored.config_hash)
+    ]
     if foreign:
         first = foreign[0]
+        where = f"{first.variant}/" if first.variant else ""
         lines.append(
-            f"{len(foreign)} record{'s' if len(foreign) > 1 else ''} of runs.jsonl "
+            f"{len(foreign)} record{'s' if len(foreign) > 1 else ''} of {where}runs.jsonl "
             f"(first: task {first.task_id} rep {first.repetition}) measured configuration "
-            f"{_shown(first.config_hash)}, not plan.json's {_shown(stored.config_hash)}"
+            f"{_shown(first.config_hash)}, not plan.json's "
+            f"{_shown(expected.get(first.variant or '', stored.config_hash))}"
         )
     return tuple(lines)
 

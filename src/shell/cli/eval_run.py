@@ -42,6 +42,7 @@ from alisio.shell.cli.seq_flags import RunSequentialFlags
 if TYPE_CHECKING:
     from alisio.core.lab.records import RunRecord
     from alisio.core.lab.seq_block import SequentialBlock
+    from alisio.shell.cli.resume_flags import Given
     from alisio.shell.lab.model import LabOutcome, LabStart
     from alisio.shell.lab.request import LabRequest
 
@@ -84,48 +85,14 @@ def _request(
     )
 
 
-def _resume_request(
-    suite: str | None,
-    resume: ResumeFlags,
-    selection: SelectionFlags,
-    provider: EvalRunProviderFlags,
-    permissions: PermissionFlags,
-    output: OutputFlags,
-    execution: ExecutionFlags,
-    seq: RunSequentialFlags,
-) -> LabRequest:
+def _resume_request(given: Given, seq: RunSequentialFlags) -> LabRequest:
     """The request that continues ``--resume``'s run; a flag that differs from what it stored is refused
     (``alisio.shell.cli.resume_flags``), a sequential design too (``seq_flags.resume_design``)."""
-    from alisio.core.harness.sandbox import SandboxKind
-    from alisio.shell.cli.resume_flags import resume_conflicts
+    from alisio.shell.cli.resume_flags import continue_request
     from alisio.shell.cli.seq_flags import resume_design
-    from alisio.shell.config_home import data_dir
-    from alisio.shell.errors import CommandError
-    from alisio.shell.lab.resume import read_manifest, resume_request, resume_target
 
-    assert resume.resume is not None
     env = common.environment()
-    directory = resume_target(resume.resume, data_dir(env))
-    stored = read_manifest(directory)
-    conflicts = resume_conflicts(stored, directory, suite, selection, provider, permissions, output)
-    conflicts += resume_design(stored.sequential, seq, env)
-    if conflicts:
-        raise CommandError(
-            *conflicts,
-            "nothing was run: --resume continues the run as it was started (flags equal to what it stored, "
-            "--model, --base-url, --provider, --jobs, --retry-errors, --keep, --quiet and --json may be given)",
-        )
-    return resume_request(
-        directory,
-        model=provider.model,
-        base_url=provider.base_url,
-        preset=provider.preset,
-        retry_errors=resume.retry_errors,
-        output=common.output(output),
-        jobs=common.jobs(execution.jobs),
-        env=env,
-        sandbox=SandboxKind(execution.sandbox) if execution.sandbox is not None else None,
-    )
+    return continue_request(given, lambda stored: resume_design(stored.sequential, seq, env))
 
 
 @grouped
@@ -146,10 +113,12 @@ def run(
 
     from alisio.core.lab.outputs.progress import progress_line
     from alisio.shell.cli.outputs import lab_outputs
+    from alisio.shell.cli.resume_flags import Given
     from alisio.shell.errors import CommandError
 
     if resume.resume is not None:
-        request = _resume_request(suite, resume, selection, provider, permissions, output, execution, seq)
+        given = Given(suite, resume, selection, provider, permissions, output, execution)
+        request = _resume_request(given, seq)
         ci = dataclasses.replace(request.output, junit=output.junit, step_summary=True)
         request = dataclasses.replace(request, output=ci)
     elif resume.retry_errors:

@@ -18,6 +18,10 @@
   ``alisio.shell.lab.seq_watch``); comparison.json/md/html put the decisions first, the closing lines on stderr
   list them, and ``--json`` adds a ``{"type": "sequential", ...}`` line. ``--fail-on worse-than:M`` makes it
   the sequential non-inferiority gate: exit 4 unless every task is decided not worse by M.
+- ``--resume DIR|RUN_ID [--retry-errors]`` continues a job in its root directory from its plan.json (the
+  suite, tasks, k or sequential design, seed, provider and each variant's configuration hash, model and
+  agent): the runs with a record in a variant's runs.jsonl are kept, the others run, then every report and
+  the comparison are rewritten from all the records (``alisio.shell.cli.resume_flags``).
 - Exit codes as ``eval run``.
 """
 
@@ -37,6 +41,7 @@ from alisio.shell.cli.options import (
     ModeFlag,
     OutputFlags,
     PermissionFlags,
+    ResumeFlags,
     SelectionFlags,
     SuiteArg,
     VariantsProviderFlags,
@@ -45,16 +50,19 @@ from alisio.shell.cli.options import (
 from alisio.shell.cli.seq_flags import VariantsSequentialFlags
 
 if TYPE_CHECKING:
+    from alisio.shell.cli.resume_flags import Given
     from alisio.shell.lab.model import LabOutcome, LabStart
+    from alisio.shell.lab.request import LabRequest
 
 DEFAULT_K = 5
 REFUSE_REPLAY = "variants refuses replay: it compares configurations, replay pins one"
 
 VariantsFile = Annotated[
-    Path,
+    Path | None,
     typer.Option(
         "--variants",
-        help="The compare.json file: the suite and two or more variants.",
+        help="The compare.json file: the suite and two or more variants (with --resume: the job's own, "
+        "unless given where it is now).",
         show_default=False,
         metavar="FILE",
         rich_help_panel=SELECTION,
@@ -64,28 +72,62 @@ VariantsFile = Annotated[
 
 @grouped
 def variants(
-    variants_file: VariantsFile,
+    resume: ResumeFlags,
     selection: SelectionFlags,
     provider: VariantsProviderFlags,
     permissions: PermissionFlags,
     output: OutputFlags,
     execution: ExecutionFlags,
     seq: VariantsSequentialFlags,
+    variants_file: VariantsFile = None,
     suite: SuiteArg = None,
 ) -> ExitCode:
     """Run configuration variants interleaved over the same tasks, report each, and compare them."""
+    import dataclasses
+
     from alisio.core.lab.outputs.render_variants import variant_progress_line
     from alisio.shell.cli.outputs import lab_outputs
-    from alisio.shell.cli.seq_flags import variants_sequential
+    from alisio.shell.cli.resume_flags import Given
     from alisio.shell.errors import CommandError
-    from alisio.shell.lab.request import LabRequest, rates_from
 
     if provider.mode is ModeFlag.REPLAY:
         raise CommandError(REFUSE_REPLAY)
-    s = selection
+    if resume.resume is not None:
+        given = Given(suite, resume, selection, provider, permissions, output, execution)
+        request = _resume_request(given, seq, variants_file)
+        ci = dataclasses.replace(request.output, junit=output.junit, step_summary=True)
+        request = dataclasses.replace(request, output=ci)
+    elif resume.retry_errors:
+        raise CommandError("--retry-errors goes with --resume DIR|RUN_ID")
+    elif variants_file is None:
+        raise CommandError(
+            "--variants FILE names the variants to run (or --resume DIR|RUN_ID continues a variants job)"
+        )
+    else:
+        request = _request(suite, selection, provider, permissions, output, execution, seq, variants_file)
+    request = common.with_executor(request, execution)
+    outcome = common.run_lab(
+        request, line=variant_progress_line, headline=_headline, quiet=request.output.quiet
+    )
+    return lab_outputs(outcome, request, _show(outcome, request.output.json), "alisio eval variants")
+
+
+def _request(
+    suite: str | None,
+    s: SelectionFlags,
+    provider: VariantsProviderFlags,
+    permissions: PermissionFlags,
+    output: OutputFlags,
+    execution: ExecutionFlags,
+    seq: VariantsSequentialFlags,
+    variants_file: Path,
+) -> LabRequest:
+    from alisio.shell.cli.seq_flags import variants_sequential
+    from alisio.shell.lab.request import LabRequest, rates_from
+
     design = variants_sequential(seq, s.k)
     k = s.k if design is None else design.max_k
-    request = LabRequest(
+    return LabRequest(
         selection=common.selection(suite, s.tasks, k, s.seed, s.suite_dir, s.yes, DEFAULT_K),
         provider=common.provider(provider),
         permissions=common.permissions(permissions),
@@ -96,11 +138,17 @@ def variants(
         jobs=common.jobs(execution.jobs),
         sequential=design,
     )
-    request = common.with_executor(request, execution)
-    outcome = common.run_lab(
-        request, line=variant_progress_line, headline=_headline, quiet=request.output.quiet
+
+
+def _resume_request(given: Given, seq: VariantsSequentialFlags, variants_file: Path | None) -> LabRequest:
+    """The request that continues ``--resume``'s variants job; a flag that differs from what it stored is
+    refused (``alisio.shell.cli.resume_flags``), a sequential design too (``seq_flags.variants_design``)."""
+    from alisio.shell.cli.resume_flags import continue_request
+    from alisio.shell.cli.seq_flags import variants_design
+
+    return continue_request(
+        given, lambda stored: variants_design(stored.sequential, seq), variants_file=variants_file
     )
-    return lab_outputs(outcome, request, _show(outcome, request.output.json), "alisio eval variants")
 
 
 def _headline(start: LabStart) -> None:

@@ -1,27 +1,38 @@
-"""``eval run ... --resume DIR|RUN_ID``: the flags of the original command line, checked against plan.json.
+"""``eval run|variants ... --resume DIR|RUN_ID``: the flags of the original command line, checked against
+plan.json, and the request that continues the run (``continue_request``).
 
 A user naturally re-types the command that started the run and appends ``--resume``. Each flag that
 plan.json recorded is accepted when it says what was stored, and refused when it differs, naming the stored
 value and the given one (``-k: the run started with 5, given 9``). A flag left at its default says nothing
 and is accepted. ``--force`` is refused: it replaces a report, which a resume continues. ``--model`` and
-``--base-url`` are checked by the pipeline against the stored model and endpoint (``differences``).
+``--base-url`` are checked by the pipeline against the stored model and endpoint (``differences``), and
+``eval variants``' ``--variants FILE`` (the file where it is now) by what each variant measures.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from alisio.core.lab.manifest import RunManifest
 from alisio.core.lab.report import Rates
 from alisio.shell.cli.options import (
     EvalRunProviderFlags,
+    ExecutionFlags,
     ModeFlag,
     OutputFlags,
     PermissionFlags,
+    ResumeFlags,
     SelectionFlags,
+    VariantsProviderFlags,
 )
 
-__all__ = ["resume_conflicts"]
+if TYPE_CHECKING:
+    from alisio.shell.lab.request import LabRequest
+
+__all__ = ["Given", "continue_request", "resume_conflicts"]
 
 
 def _path(value: str | None) -> str:
@@ -53,15 +64,16 @@ def _selection(stored: RunManifest, suite: str | None, selection: SelectionFlags
     return lines
 
 
-def _provider(stored: RunManifest, provider: EvalRunProviderFlags) -> list[str]:
+def _provider(stored: RunManifest, provider: EvalRunProviderFlags | VariantsProviderFlags) -> list[str]:
     lines = []
+    cassette_dir = provider.cassette_dir if isinstance(provider, EvalRunProviderFlags) else None
     if provider.script is not None and not _same_path(provider.script, stored.script):
         lines.append(f"--script: the run started with {_path(stored.script)}, given {provider.script}")
     if provider.mode is not ModeFlag.LIVE and str(provider.mode) != str(stored.mode):
         lines.append(f"--mode: the run started with {stored.mode}, given {provider.mode}")
-    if provider.cassette_dir is not None and not _same_path(provider.cassette_dir, stored.cassette_dir):
+    if cassette_dir is not None and not _same_path(cassette_dir, stored.cassette_dir):
         lines.append(
-            f"--cassette-dir: the run started with {_path(stored.cassette_dir)}, given {provider.cassette_dir}"
+            f"--cassette-dir: the run started with {_path(stored.cassette_dir)}, given {cassette_dir}"
         )
     return lines
 
@@ -109,7 +121,7 @@ def resume_conflicts(
     directory: Path,
     suite: str | None,
     selection: SelectionFlags,
-    provider: EvalRunProviderFlags,
+    provider: EvalRunProviderFlags | VariantsProviderFlags,
     permissions: PermissionFlags,
     output: OutputFlags,
 ) -> list[str]:
@@ -120,3 +132,68 @@ def resume_conflicts(
         *_permissions(stored, permissions),
         *_output(stored, directory, output),
     ]
+
+
+@dataclass(frozen=True)
+class Given:
+    """The command line given with ``--resume``: its flag groups and SUITE."""
+
+    suite: str | None
+    resume: ResumeFlags
+    selection: SelectionFlags
+    provider: EvalRunProviderFlags | VariantsProviderFlags
+    permissions: PermissionFlags
+    output: OutputFlags
+    execution: ExecutionFlags
+
+
+def continue_request(
+    given: Given,
+    design: Callable[[RunManifest], list[str]],
+    *,
+    variants_file: Path | None = None,
+) -> LabRequest:
+    """The request that continues ``--resume``'s run (``eval variants``: a variants job); each flag that
+    differs from what it stored is refused, and so is a sequential design ``design`` finds changed.
+
+    Raises:
+        CommandError: no such run, the other command's run, or the flags that differ (nothing was run).
+    """
+    from alisio.core.harness.sandbox import SandboxKind
+    from alisio.shell.cli import common
+    from alisio.shell.config_home import data_dir
+    from alisio.shell.errors import CommandError
+    from alisio.shell.lab.resume import check_kind, read_manifest, resume_request, resume_target
+
+    assert given.resume.resume is not None
+    env = common.environment()
+    directory = resume_target(given.resume.resume, data_dir(env))
+    stored = read_manifest(directory)
+    check_kind(
+        stored, given.resume.resume, directory, variants=isinstance(given.provider, VariantsProviderFlags)
+    )
+    conflicts = resume_conflicts(
+        stored, directory, given.suite, given.selection, given.provider, given.permissions, given.output
+    )
+    conflicts += design(stored)
+    if conflicts:
+        also = "--variants FILE (where the file is now), " if stored.variants else ""
+        raise CommandError(
+            *conflicts,
+            "nothing was run: --resume continues the run as it was started (flags equal to what it stored, "
+            f"{also}--model, --base-url, --provider, --jobs, --retry-errors, --keep, --quiet and --json may be "
+            "given)",
+        )
+    execution, provider = given.execution, given.provider
+    return resume_request(
+        directory,
+        model=provider.model,
+        base_url=provider.base_url,
+        preset=provider.preset,
+        retry_errors=given.resume.retry_errors,
+        output=common.output(given.output),
+        jobs=common.jobs(execution.jobs),
+        env=env,
+        sandbox=SandboxKind(execution.sandbox) if execution.sandbox is not None else None,
+        variants_file=variants_file,
+    )

@@ -26,6 +26,7 @@ __all__ = [
     "VariantsSequentialFlags",
     "resume_design",
     "run_sequential",
+    "variants_design",
     "variants_sequential",
 ]
 
@@ -287,6 +288,26 @@ def resume_design(
     if not flags.asked:
         return []
     given = run_sequential(flags, None, False, env)
+    before = "a fixed k" if stored is None else describe_plan(stored)
+    now = "a fixed k" if given is None else describe_plan(given)
+    if before == now:
+        return []
+    return [f"the sequential design differs: {before} when the run started, {now} now"]
+
+
+def variants_design(stored: SequentialPlan | None, flags: VariantsSequentialFlags) -> list[str]:
+    """What the sequential flags given to ``eval variants --resume`` change in the stored design (empty: none,
+    or no flag given: the stored design continues).
+
+    Raises:
+        CommandError: the flags do not make a design (one line).
+    """
+    from alisio.core.lab.seq_run import describe_plan
+
+    asked = (flags.max_k, flags.min_k, flags.fail_on) != (None, None, None)
+    if not (flags.sequential or asked):
+        return []
+    given = variants_sequential(flags, None)
     before = "a fixed k" if stored is None else describe_plan(stored)
     now = "a fixed k" if given is None else describe_plan(given)
     if before == now:

@@ -58,8 +58,8 @@ class Resumed:
     stored: RunManifest
     todo: tuple[RunSpec, ...]
     kept: tuple[RunRecord, ...]
-    retried: int
-    """How many records retried/runs.jsonl holds (this resume's and earlier ones')."""
+    retried: Mapping[str | None, int]
+    """How many records each arm's retried/runs.jsonl holds (this resume's and earlier ones'), by variant."""
 
 
 @dataclass(frozen=True)

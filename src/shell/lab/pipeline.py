@@ -295,7 +295,7 @@ def _arm_results(
     stopped: str | None,
     capped: str | None,
     created_at: str,
-    retried: int,
+    retried: Mapping[str | None, int],
     data_root: Path,
 ) -> tuple[ArmResult, ...]:
     """Each arm's report, from its finished records (plan order)."""
@@ -311,7 +311,7 @@ def _arm_results(
             interrupted=stopped is not None,
             stopped=stopped,
             capped=capped,
-            retried=retried,
+            retried=retried.get(arm.variant, 0),
         )
         report = with_sequential(start.sequential, report, records, arm.variant, [t.id for t in start.tasks])
         show_as = _show_as(arm.directory, conditions.run_id, data_root)
@@ -408,7 +408,7 @@ def _execute(
     finally:
         log.close()
     records = _in_plan_order(plan, kept, loop.records)
-    retried = 0 if resumed is None else resumed.retried
+    retried = {} if resumed is None else resumed.retried
     with held_signals() as held:  # a signal now waits until the reports are written
         capped = spent.reached if loop.stopped is not None and loop.stopped == spent.line else None
         arms = _arm_results(start, records, loop.stopped, capped, created_at, retried, data_dir(request.env))

@@ -1,4 +1,4 @@
-"""``eval run --resume DIR|RUN_ID [--retry-errors]``: continue a run in its own report directory.
+"""``eval run|variants --resume DIR|RUN_ID [--retry-errors]``: continue a run in its own report directory.
 
 - The directory's plan.json (``alisio.core.lab.manifest``, written before the first run of every ``eval
   run``) says what the run was asked: suite, tasks, k, seed, mode, provider, model, endpoint, grants. The
@@ -10,6 +10,9 @@
   line (a kill in the middle of a write) is dropped with a warning. With ``--retry-errors`` the runs that ended
   ``error`` run again: their old records move to ``retried/runs.jsonl`` (kept, counted nowhere), their
   transcripts to ``retried/runs/<task>/<rep>.jsonl`` (``<rep>.2.jsonl``... when the run is retried again).
+- An ``eval variants`` job keeps plan.json at its root, with the variants file and each variant's id,
+  configuration hash, model and agent (``ManifestVariant``); its records are in each variant's directory
+  (``<root>/<variant>/runs.jsonl``), read, kept and set apart per variant.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from alisio.core.harness.events import Effect
 from alisio.core.harness.sandbox import SandboxKind
 from alisio.core.lab.manifest import (
     ManifestAgent,
+    ManifestVariant,
     RunManifest,
     decode_manifest,
     differences,
@@ -45,11 +49,12 @@ from alisio.shell.errors import CommandError, expect
 from alisio.shell.lab.model import LabStart, Resumed
 from alisio.shell.lab.request import LabMode, LabRequest, Output, Permissions, ProviderOptions, Selection
 from alisio.shell.lab.store import RUNS_JSONL, read_regular, write_bytes_atomic
-from alisio.shell.lab.stored import report_dir
+from alisio.shell.lab.stored import report_dir, run_directory, variants_of
 
 __all__ = [
     "PLAN_JSON",
     "RETRIED",
+    "check_kind",
     "plan_file",
     "prepare_resume",
     "read_manifest",
@@ -64,18 +69,45 @@ RETRIED = "retried"
 
 
 def resume_target(ref: str, data_root: Path) -> Path:
-    """The report directory ``ref`` names (a path, or a run id under ``<dataDir>/eval``) that holds plan.json.
+    """The directory ``ref`` names (a path, or a run id under ``<dataDir>/eval``) that holds plan.json: a
+    plain run's report directory, or the root of a variants job (which holds no report of its own).
 
     Raises:
         CommandError: no such directory or run, or it holds no plan.json.
     """
-    directory = report_dir(ref, data_root, "resume")
-    if not (directory / PLAN_JSON).is_file():
+    directory = run_directory(ref, data_root)
+    if (directory / PLAN_JSON).is_file():
+        return directory
+    if (directory.parent / PLAN_JSON).is_file() and (directory / RUNS_JSONL).is_file():
         raise CommandError(
-            f"--resume {ref}: {directory} holds no {PLAN_JSON}, so it cannot be resumed "
-            "(eval run writes it before the first run; variants runs and older reports have none)"
+            f"--resume {ref}: {directory} is one variant of the eval variants job in {directory.parent}: "
+            f"continue the job with alisio eval variants --resume {directory.parent}"
         )
-    return directory
+    if not variants_of(directory):
+        directory = report_dir(ref, data_root, "resume")  # no report here, or no such run directory
+    raise CommandError(
+        f"--resume {ref}: {directory} holds no {PLAN_JSON}, so it cannot be resumed "
+        "(eval run and eval variants write it before the first run; older reports have none)"
+    )
+
+
+def check_kind(stored: RunManifest, ref: str, directory: Path, *, variants: bool) -> None:
+    """Refuse ``eval run --resume`` of a variants job, and ``eval variants --resume`` of a plain run, naming
+    the command that continues it.
+
+    Raises:
+        CommandError: the other command's plan.json (nothing was run).
+    """
+    if variants and not stored.variants:
+        raise CommandError(
+            f"--resume {ref}: {directory} is a plain eval run, not a variants job: continue it with "
+            f"alisio eval run --resume {ref}"
+        )
+    if not variants and stored.variants:
+        raise CommandError(
+            f"--resume {ref}: {directory} is an eval variants job: continue it with "
+            f"alisio eval variants --resume {ref}"
+        )
 
 
 def read_manifest(directory: Path) -> RunManifest:
@@ -118,11 +150,16 @@ def resume_request(
     jobs: int | None,
     env: Mapping[str, str],
     sandbox: SandboxKind | None = None,
+    variants_file: Path | None = None,
 ) -> LabRequest:
     """The request that continues the run of ``directory`` (its suite, tasks, k, seed, mode, grants and
-    sandbox; a ``sandbox`` given that differs from the stored one is refused by the manifest check)."""
+    sandbox; a ``sandbox`` given that differs from the stored one is refused by the manifest check). A
+    variants job reads ``variants_file`` when given (the file moved), else the one plan.json names; the
+    pipeline refuses variants that measure something else now."""
     stored = read_manifest(directory)
     granted = set(stored.granted)
+    if variants_file is None and stored.variants_file is not None:
+        variants_file = Path(stored.variants_file)
     return LabRequest(
         selection=Selection(
             suite=stored.suite_id,
@@ -151,6 +188,7 @@ def resume_request(
         output=Output(
             out=directory, keep=output.keep, json=output.json, quiet=output.quiet, label=stored.label
         ),
+        variants_file=variants_file,
         cassette_dir=Path(stored.cassette_dir) if stored.cassette_dir else None,
         rates=stored.rates,
         env=env,
@@ -193,36 +231,72 @@ def retried_transcript(retried: Path, name: str) -> Path:
     return target
 
 
+def _arm_records(directories: Mapping[str | None, Path], say: Callable[[str], None]) -> tuple[RunRecord, ...]:
+    """The records of every arm's runs.jsonl (a plain run's one, or each variant's).
+
+    Raises:
+        CommandError: a runs.jsonl cannot be read, or holds a record of another variant (nothing was run).
+    """
+    found: list[RunRecord] = []
+    for variant, directory in directories.items():
+        records = _records(directory / RUNS_JSONL, say)
+        stray = next((r for r in records if r.variant != variant), None)
+        if stray is not None:
+            raise CommandError(
+                f"{directory / RUNS_JSONL}: a record of variant {stray.variant or 'none'} (task {stray.task_id} "
+                f"rep {stray.repetition}) among the runs of {variant or 'a plain run'}",
+                "nothing was run: the runs of this directory cannot be read",
+            )
+        found += records
+    return tuple(found)
+
+
+def _set_apart(
+    directory: Path, kept: Sequence[RunRecord], apart: Sequence[RunRecord], earlier: Sequence[RunRecord]
+) -> None:
+    """Move one arm's errored records (and their transcripts) to retried/, keeping the others in runs.jsonl.
+
+    Raises:
+        CommandError: a file cannot be written or moved.
+    """
+    try:
+        write_bytes_atomic(directory / RETRIED / RUNS_JSONL, encode_runs((*earlier, *apart)))
+        write_bytes_atomic(directory / RUNS_JSONL, encode_runs(kept))
+        for record in apart:  # its transcript goes with its record
+            name = transcript_path(record.task_id, record.repetition)
+            if (directory / name).is_file():
+                target = retried_transcript(directory / RETRIED, name)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(directory / name, target)
+    except OSError as error:
+        raise CommandError(
+            f"{directory}: cannot set the errored runs apart: {error.strerror or error}"
+        ) from None
+
+
 def prepare_resume(
-    directory: Path,
+    directories: Mapping[str | None, Path],
     stored: RunManifest,
     plan: Sequence[RunSpec],
+    records: Sequence[RunRecord],
     retry_errors: bool,
     say: Callable[[str], None],
 ) -> Resumed:
-    """Read runs.jsonl, set apart the errored runs to retry, and say what is left to run.
+    """From the arms' ``records``, set apart the errored runs to retry (per arm directory), and say what is
+    left to run.
 
     Raises:
-        CommandError: runs.jsonl or retried/runs.jsonl cannot be read or written.
+        CommandError: a runs.jsonl or retried/runs.jsonl cannot be read or written.
     """
-    todo, kept, apart = remaining(plan, _records(directory / RUNS_JSONL, say), retry_errors)
-    retried_path = directory / RETRIED / RUNS_JSONL
-    earlier = _records(retried_path, say)
-    if apart:
-        try:
-            write_bytes_atomic(retried_path, encode_runs((*earlier, *apart)))
-            write_bytes_atomic(directory / RUNS_JSONL, encode_runs(kept))
-            for record in apart:  # its transcript goes with its record
-                name = transcript_path(record.task_id, record.repetition)
-                if (directory / name).is_file():
-                    target = retried_transcript(directory / RETRIED, name)
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    os.replace(directory / name, target)
-        except OSError as error:
-            raise CommandError(
-                f"{directory}: cannot set the errored runs apart: {error.strerror or error}"
-            ) from None
-    return Resumed(stored=stored, todo=todo, kept=kept, retried=len(earlier) + len(apart))
+    todo, kept, apart = remaining(plan, records, retry_errors)
+    retried: dict[str | None, int] = {}
+    for variant, directory in directories.items():
+        earlier = _records(directory / RETRIED / RUNS_JSONL, say)
+        mine = [r for r in apart if r.variant == variant]
+        if mine:
+            _set_apart(directory, [r for r in kept if r.variant == variant], mine, earlier)
+        retried[variant] = len(earlier) + len(mine)
+    return Resumed(stored=stored, todo=todo, kept=kept, retried=retried)
 
 
 def _manifest(start: LabStart, request: LabRequest, run_id: str, created_at: str) -> RunManifest:
@@ -262,6 +336,13 @@ def _manifest(start: LabStart, request: LabRequest, run_id: str, created_at: str
             for name, c in sorted(start.agent_conditions.items())
         ),
         sequential=start.sequential,
+        variants_file=str(request.variants_file.resolve())
+        if start.variants and request.variants_file
+        else None,
+        variants=tuple(
+            ManifestVariant(id=v.id, config_hash=v.config_hash, model=v.model, agent=v.agent)
+            for v in (start.variants.variants if start.variants is not None else ())
+        ),
     )
 
 
@@ -318,13 +399,14 @@ def plan_file(
     created_at: str,
     say: Callable[[str], None],
 ) -> Resumed | None:
-    """Write plan.json for a new plain run; on resume, check it still holds and say what is left to run.
+    """Write plan.json for a new run or variants job (at its root); on resume, check it still holds and say
+    what is left to run.
 
     Raises:
         CommandError: on resume, what differs from plan.json (nothing was run).
     """
-    if request.mode is LabMode.RECORD or start.variants is not None:
-        return None  # resume continues plain eval runs only
+    if request.mode is LabMode.RECORD:
+        return None  # a recording is not a measurement: nothing to resume
     current = _manifest(start, request, run_id, created_at)
     if request.resume is None:
         write_manifest(start.root, current)
@@ -335,8 +417,9 @@ def plan_file(
         raise CommandError(
             *problems, "nothing was run: a resumed run must measure what the run started measuring"
         )
-    records = _records(request.resume / RUNS_JSONL, say)
+    directories = {arm.variant: arm.directory for arm in start.arms}
+    records = _arm_records(directories, say)
     stored = _refuse_mixed(
         stored, current, records, request.retry_errors, request.resume
     )  # before anything moves
-    return prepare_resume(request.resume, stored, plan, request.retry_errors, say)
+    return prepare_resume(directories, stored, plan, records, request.retry_errors, say)

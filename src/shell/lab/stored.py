@@ -35,6 +35,7 @@ __all__ = [
     "name_problem",
     "recent_run_ids",
     "report_dir",
+    "run_directory",
     "run_id_problem",
     "stored_runs",
     "variants_of",
@@ -179,6 +180,30 @@ def _by_id(ref: str, data_root: Path) -> Path:
     )
 
 
+def run_directory(ref: str, data_root: Path) -> Path:
+    """The directory ``ref`` names (a path, or a run id), whether or not it holds a report yet.
+
+    Raises:
+        CommandError: a path that cannot be one, no such directory, a file, an invalid run id, no such run.
+    """
+    problem = name_problem(ref)
+    if problem is not None:
+        raise CommandError(problem)
+    given = Path(ref).expanduser()
+    if _exists(given):
+        if given.name in (REPORT_JSON, RUNS_JSONL) and given.is_file():
+            given = given.parent  # a report's own file names its directory
+        if not given.is_dir():
+            raise CommandError(f"{ref}: is a file, not a report directory")
+        return given
+    if _looks_like_path(ref):
+        raise CommandError(f"{ref}: no such directory")
+    problem = run_id_problem(ref)
+    if problem is not None:
+        raise CommandError(f"{ref[:80]}: no such directory, and not a run id either ({problem})")
+    return _by_id(ref, data_root)
+
+
 def report_dir(ref: str, data_root: Path, verb: str) -> Path:
     """The report directory ``ref`` names: a directory that holds a report, or a run id (module docstring).
 
@@ -190,23 +215,7 @@ def report_dir(ref: str, data_root: Path, verb: str) -> Path:
             the most recent ones), an ambiguous prefix (listing the matches), or a variants root (naming
             ``<runId>/<variant>`` for each variant).
     """
-    problem = name_problem(ref)
-    if problem is not None:
-        raise CommandError(problem)
-    given = Path(ref).expanduser()
-    if _exists(given):
-        if given.name in (REPORT_JSON, RUNS_JSONL) and given.is_file():
-            given = given.parent  # a report's own file names its directory
-        if not given.is_dir():
-            raise CommandError(f"{ref}: is a file, not a report directory")
-        directory = given
-    elif _looks_like_path(ref):
-        raise CommandError(f"{ref}: no such directory")
-    else:
-        problem = run_id_problem(ref)
-        if problem is not None:
-            raise CommandError(f"{ref[:80]}: no such directory, and not a run id either ({problem})")
-        directory = _by_id(ref, data_root)
+    directory = run_directory(ref, data_root)
     if not _holds_report(directory):
         variants = variants_of(directory)
         if variants:

@@ -77,6 +77,7 @@ def test_two_variants_write_two_reports_and_a_comparison(home: Path) -> None:
     assert {p.name for p in out.iterdir()} == {
         "baseline",
         "early-compaction",
+        "plan.json",  # what --resume continues
         "comparison.json",
         "comparison.md",
         "comparison.html",
@@ -173,6 +174,7 @@ def test_json_prints_typed_lines(home: Path) -> None:
         "base",
         "early",
         "small",
+        "plan.json",
         "comparison.json",
         "comparison.md",
         "comparison.html",
