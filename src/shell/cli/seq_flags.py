@@ -11,6 +11,7 @@ Import only typer and the standard library at module level: ``alisio --help`` mu
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated
@@ -307,6 +308,8 @@ def variants_design(stored: SequentialPlan | None, flags: VariantsSequentialFlag
     asked = (flags.max_k, flags.min_k, flags.fail_on) != (None, None, None)
     if not (flags.sequential or asked):
         return []
+    if stored is not None:  # --max-k alone, given to a sequential job, speaks of its design
+        flags = dataclasses.replace(flags, sequential=True)
     given = variants_sequential(flags, None)
     before = "a fixed k" if stored is None else describe_plan(stored)
     now = "a fixed k" if given is None else describe_plan(given)

@@ -18,16 +18,19 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+import pytest
 
 from alisio.core.lab.comparisons.variants import VariantsComparison
 from alisio.core.lab.report import Report
 from tests.integration.helpers import (
     ALISIO,
+    NOOP,
     alisio,
     command_env,
     read_report,
     read_runs,
     variants,
+    write_script,
 )
 from tests.integration.seq_model import StandIn, compare_file, seq_suite
 from tests.integration.sse_server import RecordedRequest, Reply, SseServer
@@ -184,3 +187,147 @@ def test_a_killed_sequential_job_replays_its_decisions_and_stops_where_an_uninte
         assert msgspec.to_builtins(block) == msgspec.to_builtins(uninterrupted)
     assert _comparison(out) == _comparison(whole)
     assert "52 of 80 runs saved over both variants" in resumed.stderr
+
+
+# --- what a resume refuses -----------------------------------------------------------------------------------
+
+
+def _finished_job(home: Path, *variant_ids: str, k: int = 1) -> tuple[Path, Path, Path]:
+    """A variants job run to its end with a script (every run passes): the suite, compare.json and --out."""
+    suite = seq_suite(home, "same")
+    compare = compare_file(home / "compare.json", *variant_ids)
+    script = write_script(home / "noop.json", NOOP)
+    out = home / "out"
+    done = variants(home, suite, compare, "--script", script, "-k", str(k), "--jobs", "1", "--out", out)
+    assert done.returncode == 0, done.stderr
+    return suite, compare, out
+
+
+def _refused(home: Path, *args: str | Path) -> str:
+    result = alisio(home, "eval", *args)
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    assert result.stdout == ""
+    return result.stderr
+
+
+def test_a_finished_job_resumed_runs_nothing_and_rewrites_the_same_reports(tmp_path: Path) -> None:
+    """--resume of a job with every run recorded starts no run; the reports say what they said."""
+    _, _, out = _finished_job(tmp_path, "base", "cand", k=2)
+    before = {arm: _numbers(read_report(out / arm)) for arm in ("base", "cand")}
+    runs = {arm: (out / arm / "runs.jsonl").read_bytes() for arm in ("base", "cand")}
+    again = alisio(tmp_path, "eval", "variants", "--resume", out)
+    assert again.returncode == 0, again.stderr
+    assert " rep " not in again.stderr  # no progress line: nothing ran
+    assert {arm: _numbers(read_report(out / arm)) for arm in ("base", "cand")} == before
+    assert {arm: (out / arm / "runs.jsonl").read_bytes() for arm in ("base", "cand")} == runs
+
+
+def test_a_resume_refuses_what_changed_naming_it_and_runs_nothing(tmp_path: Path) -> None:
+    """A variant's configuration edited in compare.json, another variants file, a fixture edited, -k or
+    --sequential that differ: exit 1, one line naming what differs, runs.jsonl untouched."""
+    suite, compare, out = _finished_job(tmp_path, "base", "cand")
+    runs = {arm: (out / arm / "runs.jsonl").read_bytes() for arm in ("base", "cand")}
+    document = json.loads(compare.read_text())
+    document["variants"][1]["overrides"]["instructions"] = "Variant cand. Be brief."
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(document))
+    stderr = _refused(tmp_path, "variants", "--resume", out, "--variants", edited)
+    assert "variant cand's configuration hash (its measured configuration changed) differs: " in stderr
+    assert "variant base" not in stderr and "the configuration hash" not in stderr
+    assert stderr.rstrip().endswith(
+        "nothing was run: a resumed run must measure what the run started measuring"
+    )
+    other = compare_file(tmp_path / "other.json", "base", "other")
+    stderr = _refused(tmp_path, "variants", "--resume", out, "--variants", other)
+    assert "the variants differ: base, cand when the run started, base, other now" in stderr
+    compare.write_text(json.dumps(document))  # the file the job names, edited where it is
+    stderr = _refused(tmp_path, "variants", "--resume", out)
+    assert "variant cand's configuration hash" in stderr
+    compare_file(compare, "base", "cand")
+    stderr = _refused(tmp_path, "variants", "--resume", out, "-k", "3")
+    assert "-k: the run started with 1, given 3" in stderr
+    stderr = _refused(tmp_path, "variants", "--resume", out, "--sequential")
+    assert "the sequential design differs: a fixed k when the run started, --sequential, --max-k 50" in stderr
+    (suite / "fixtures" / "calc" / "check.py").write_text("print('changed')\n")
+    stderr = _refused(tmp_path, "variants", "--resume", out)
+    assert "the suite's content (a task, fixture or verifier changed) differs" in stderr
+    assert {arm: (out / arm / "runs.jsonl").read_bytes() for arm in ("base", "cand")} == runs
+
+
+def test_each_command_resumes_its_own_kind_of_run(tmp_path: Path) -> None:
+    """eval run --resume of a variants job, or of one of its variants, and eval variants --resume of a plain
+    run, name the command that continues it; --retry-errors and a missing --variants say what they need."""
+    suite, _, out = _finished_job(tmp_path, "base", "cand")
+    stderr = _refused(tmp_path, "run", "--resume", out)
+    assert f"is an eval variants job: continue it with alisio eval variants --resume {out}" in stderr
+    stderr = _refused(tmp_path, "run", "--resume", out / "cand")
+    assert f"is one variant of the eval variants job in {out}" in stderr
+    plain = tmp_path / "plain"
+    script = tmp_path / "noop.json"
+    done = alisio(tmp_path, "eval", "run", "calc-suite", "--suite-dir", suite, "--yes", "-k", "1",
+                  "--script", script, "--out", plain)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    stderr = _refused(tmp_path, "variants", "--resume", plain)
+    assert (
+        f"is a plain eval run, not a variants job: continue it with alisio eval run --resume {plain}"
+        in stderr
+    )
+    stderr = _refused(tmp_path, "variants", "calc-suite", "--suite-dir", suite, "--retry-errors")
+    assert "--retry-errors goes with --resume DIR|RUN_ID" in stderr
+    stderr = _refused(tmp_path, "variants", "calc-suite", "--suite-dir", suite)
+    assert (
+        "--variants FILE names the variants to run (or --resume DIR|RUN_ID continues a variants job)"
+        in stderr
+    )
+
+
+def test_retry_errors_runs_each_variants_errored_runs_again_and_keeps_them_apart(tmp_path: Path) -> None:
+    """Every run errors (the script runs out of turns); the script fixed, --resume --retry-errors runs them
+    again: each variant's old records are in its own retried/runs.jsonl, and each report counts its own."""
+    suite = seq_suite(tmp_path, "same")
+    compare = compare_file(tmp_path / "compare.json", "base", "cand")
+    broken = {"turns": [{"toolCalls": [{"name": "read_file", "arguments": {"path": "src/calc.py"}}]}]}
+    script = write_script(tmp_path / "s.json", broken)
+    out = tmp_path / "out"
+    first = variants(tmp_path, suite, compare, "--script", script, "-k", "2", "--jobs", "1", "--out", out)
+    assert first.returncode == 1
+    assert [str(r.status) for r in read_runs(out / "cand")] == ["error", "error"]
+    write_script(script, NOOP)
+    retried = alisio(tmp_path, "eval", "variants", "--resume", out, "--retry-errors")
+    assert retried.returncode == 0, retried.stderr
+    for arm in ("base", "cand"):
+        assert _runs(out / arm) == [("same", 0, "pass"), ("same", 1, "pass")]
+        apart = (out / arm / "retried" / "runs.jsonl").read_text().splitlines()
+        assert [(json.loads(line)["variant"], json.loads(line)["status"]) for line in apart] == [
+            (arm, "error")
+        ] * 2
+        report = read_report(out / arm)
+        assert (report.retried, report.summary.passes, report.summary.errored) == (2, 2, 0)
+
+
+@pytest.mark.xdist_group("external-agents")
+def test_a_resume_refuses_another_version_of_a_variants_agent(tmp_path: Path) -> None:
+    """A variants job of an external agent, then its version command prints another version: the resume is
+    refused naming the agent and both versions."""
+    from tests.integration.agent_endpoint import AgentEndpoint
+    from tests.integration.agents.test_external_agents import FAKE, _config, _suite, _task
+
+    def agents(version: str) -> str:
+        command = json.dumps(["python3", str(FAKE), "--prompt-file", "{prompt_file}"])
+        return f'[agents.fake]\nkind = "command"\ncommand = {command}\nversion = ["echo", "{version}"]\n'
+
+    _config(tmp_path, agents("fake 1"))
+    suite = _suite(tmp_path, [{**_task("plain", "fake"), "agent": None}])
+    document = {"suite": "agents-suite", "variants": [{"id": "a", "agent": "fake"}, {"id": "b", "agent": "fake", "model": "m2"}]}  # fmt: skip
+    (tmp_path / "compare.json").write_text(json.dumps(document))
+    out = tmp_path / "out"
+    with AgentEndpoint() as endpoint:
+        done = alisio(tmp_path, "eval", "variants", "agents-suite", "--suite-dir", suite, "--yes", "-k", "1",
+                      "--variants", tmp_path / "compare.json", "--base-url", endpoint.base_url, "--allow-write",
+                      "--allow-process", "--out", out)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        calls = len(endpoint.model_calls)
+        _config(tmp_path, agents("fake 2"))
+        stderr = _refused(tmp_path, "variants", "--resume", out)
+        assert len(endpoint.model_calls) == calls  # the refused resume asked nothing
+    assert "agent fake's version differs: fake 1 when the run started, fake 2 now" in stderr
