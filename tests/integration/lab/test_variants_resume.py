@@ -68,16 +68,19 @@ def _killed_job(home: Path, server: SseServer, holding: Holding, jobs: int, *arg
         env=command_env(home), stdin=subprocess.DEVNULL,
     )  # fmt: skip
     deadline = time.monotonic() + 60
-    while holding.held < jobs or _recorded(home / "out") < holding.after:
-        assert time.monotonic() < deadline and process.poll() is None, process.stderr
+    while holding.held < jobs or _recorded(home) < holding.after:
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            raise AssertionError(f"the job ended or hung before the kill: {process.communicate()[1]}")
         time.sleep(0.02)
     process.send_signal(signal.SIGKILL)
     process.communicate(timeout=30)
     holding.holding = False  # the resume's runs are answered at once
 
 
-def _recorded(out: Path) -> int:
-    return sum(len(p.read_bytes().splitlines()) for p in out.glob("*/runs.jsonl"))
+def _recorded(root: Path) -> int:
+    """The records of every runs.jsonl under ``root``."""
+    return sum(len(p.read_bytes().splitlines()) for p in root.rglob("runs.jsonl"))
 
 
 def _runs(directory: Path) -> list[tuple[str, int, str]]:
@@ -113,22 +116,22 @@ def _comparison(out: Path) -> Any:
 
 def test_a_killed_fixed_k_job_at_two_jobs_resumes_and_reports_as_an_uninterrupted_one(tmp_path: Path) -> None:
     """k = 3 over 2 tasks and 2 variants (12 runs), --jobs 2, SIGKILL with 5 runs recorded and 2 in flight:
-    plan.json is at the root and no report is written; --resume DIR runs the 7 others only (the 2 in flight
+    plan.json is at the root and no report is written; --resume RUN_ID runs the 7 others only (the 2 in flight
     again, none of the 5), and the reports and comparison say what an uninterrupted job's say."""
     home = tmp_path
     suite = seq_suite(tmp_path, "differs", "same")
     compare = compare_file(tmp_path / "compare.json", "base", "cand")
-    out = home / "out"
     model = StandIn(RATES)
     holding = Holding(model, after=5)
     with SseServer(respond=holding) as server:
-        args = ("--suite-dir", suite, "--variants", compare, "-k", "3", "--out", out)
-        _killed_job(home, server, holding, 2, *args)
+        _killed_job(home, server, holding, 2, "--suite-dir", suite, "--variants", compare, "-k", "3")
+        (out,) = (home / "data" / "eval").iterdir()
         assert (out / "plan.json").is_file()
         assert not (out / "comparison.json").exists() and not (out / "base" / "report.json").exists()
         assert _recorded(out) == 5 and sum(model.runs.values()) == 5
-        resumed = alisio(home, "eval", "variants", "--resume", out, "--jobs", "2", process=True)
+        resumed = alisio(home, "eval", "variants", "--resume", out.name, "--jobs", "2", process=True)
         assert resumed.returncode == 0, resumed.stderr
+        assert "[7/7]" in resumed.stderr and "[8/" not in resumed.stderr
         assert sum(model.runs.values()) == 12  # the 7 not recorded ran, the 5 recorded did not
         whole = home / "whole"
         again = variants(home, suite, compare, "--base-url", server.base_url, "--model", "m", "-k", "3",
@@ -142,7 +145,7 @@ def test_a_killed_fixed_k_job_at_two_jobs_resumes_and_reports_as_an_uninterrupte
         ]
         report, uninterrupted = read_report(out / arm), read_report(whole / arm)
         assert (report.summary.runs, report.planned_runs, report.interrupted) == (6, 6, False)
-        assert report.conditions.run_id.endswith(f"/{arm}")
+        assert report.conditions.run_id == f"{out.name}/{arm}"
         assert _numbers(report) == _numbers(uninterrupted)
     assert _numbers(read_report(out / "base"))[0][1:4] == (3, 0, 3)
     assert _comparison(out) == _comparison(whole)
