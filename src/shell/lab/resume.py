@@ -242,9 +242,10 @@ def _arm_records(directories: Mapping[str | None, Path], say: Callable[[str], No
         records = _records(directory / RUNS_JSONL, say)
         stray = next((r for r in records if r.variant != variant), None)
         if stray is not None:
+            theirs = f"variant {stray.variant}" if stray.variant else "a plain run"
             raise CommandError(
-                f"{directory / RUNS_JSONL}: a record of variant {stray.variant or 'none'} (task {stray.task_id} "
-                f"rep {stray.repetition}) among the runs of {variant or 'a plain run'}",
+                f"{directory / RUNS_JSONL}: a record of {theirs} (task {stray.task_id} rep {stray.repetition}) "
+                f"among the runs of {f'variant {variant}' if variant else 'a plain run'}",
                 "nothing was run: the runs of this directory cannot be read",
             )
         found += records
