@@ -527,8 +527,8 @@ class ResumeFlags:
         str | None,
         option(
             "--resume",
-            help="Continue this run (its report directory, or its run id): only the planned runs without a "
-            "record run, then the report is rewritten.",
+            help="Continue this run (its report directory, a variants job's root, or its run id): only the "
+            "planned runs without a record run, then the reports are rewritten.",
             panel=SELECTION,
             metavar="DIR|RUN_ID",
         ),
