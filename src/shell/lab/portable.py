@@ -4,9 +4,9 @@ The driver (the process that runs the command) holds a ``RunContext`` made of pa
 suite directory, an open HTTP client, the scripts it read. None of that can travel. A ``PortableRun`` is the
 same context as data, and a worker turns it back into a ``RunContext`` (``worker_context``):
 
-- the suite: ``suite_archive`` packs suite.json and every task's fixture into a tar (the files the suite's
-  content hash covers, nothing else); the worker unpacks it and loads it again, and refuses it unless it hashes
-  to the driver's ``suite_hash``;
+- the suite: ``suite_archive`` packs suite.json and every path its tasks name (``suite_entries``: fixtures,
+  solutions, the sources of verifier mounts) into a tar; the worker unpacks it and loads it again, and
+  refuses it unless it hashes to the driver's ``suite_hash``;
 - each arm's variant, measured configuration and run id (``PortableArm``);
 - the grants, ``--read-only``, ``--keep``, whether the command records, and the harness version (a worker
   with another alisio refuses to run: its records would not be comparable);
@@ -23,6 +23,7 @@ object store that may spill to disk.
 from __future__ import annotations
 
 import io
+import os
 import tarfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -35,7 +36,8 @@ from alisio.core.harness.prices import Rates
 from alisio.core.harness.sandbox import SandboxLimits
 from alisio.core.harness.wire import DEFAULT_API, Api
 from alisio.core.lab.outputs.formats import SCRIPTED_PROVIDER
-from alisio.core.lab.suites.suite_paths import normalize
+from alisio.core.lab.suites.suite import Suite
+from alisio.core.lab.suites.suite_paths import is_within, join, normalize
 from alisio.core.replay.cassette import Cassette
 
 __all__ = [
@@ -50,6 +52,7 @@ __all__ = [
     "encode_run",
     "scripted",
     "suite_archive",
+    "suite_entries",
     "unpack_suite",
 ]
 
@@ -159,8 +162,22 @@ def _member_filter(info: tarfile.TarInfo) -> tarfile.TarInfo:
     return info
 
 
-def suite_archive(directory: Path, suite_json: Path, fixtures: Sequence[str]) -> bytes:
-    """A gzipped tar of suite.json and each fixture directory (relative to ``directory``), links kept as links.
+def suite_entries(suite: Suite) -> tuple[str, ...]:
+    """Every suite path the tasks name, normalised and sorted: each fixture, ``solution`` and
+    ``sandbox.verifierMounts`` source. A worker's ``load_suite`` checks that each one exists (so a suite
+    without them does not load there), and its sandboxed verifiers read the mounts."""
+    paths = {task.fixture for task in suite.tasks}
+    paths.update(task.solution for task in suite.tasks if task.solution is not None)
+    for task in suite.tasks:
+        mounts = task.sandbox.verifier_mounts if task.sandbox is not None else ()
+        paths.update(mount.source for mount in mounts if mount.source is not None)
+    return tuple(sorted({normalize(path) for path in paths}))
+
+
+def suite_archive(directory: Path, suite_json: Path, entries: Sequence[str]) -> bytes:
+    """A gzipped tar of suite.json and each entry (``suite_entries``: suite-relative directories or files),
+    links kept as links, with what the links lead to inside the suite: an entry reached through a link (itself
+    or a parent directory) and the targets of the links under an entry are added too.
 
     Raises:
         OSError: a file cannot be read.
@@ -168,23 +185,68 @@ def suite_archive(directory: Path, suite_json: Path, fixtures: Sequence[str]) ->
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
         tar.add(suite_json, arcname=suite_json.name, filter=_member_filter)
-        for fixture in sorted({normalize(path) for path in fixtures}):
-            _add_fixture(tar, directory, fixture)
+        _add_entries(tar, directory, entries)
     return buffer.getvalue()
 
 
-def _add_fixture(tar: tarfile.TarFile, directory: Path, fixture: str) -> None:
-    """Add ``fixture``; when it is a link to another directory of the suite, add that directory too."""
-    path = directory / fixture
-    if not path.exists() and not path.is_symlink():
-        return  # the worker's copy then fails as the driver's would: fixture_copy, naming it
-    tar.add(path, arcname=fixture, recursive=True, filter=_member_filter)
-    if path.is_symlink() and path.is_dir():
-        target = path.resolve()
-        root = directory.resolve()
-        if target.is_relative_to(root):
-            relative = target.relative_to(root).as_posix()
-            tar.add(target, arcname=relative, recursive=True, filter=_member_filter)
+def _add_entries(tar: tarfile.TarFile, directory: Path, entries: Sequence[str]) -> None:
+    """Add each entry; an entry that does not exist is left out (the worker then fails as the driver would:
+    ``fixture_copy``, naming it)."""
+    root = directory.resolve()
+    pending = [normalize(entry) for entry in entries]
+    trees: set[str] = set()
+    links: set[str] = set()
+    while pending:
+        entry = pending.pop(0)
+        if any(is_within(entry, tree) for tree in trees):
+            continue
+        through = _first_link(directory, entry)
+        if through is not None:
+            if through not in links:
+                links.add(through)
+                tar.add(directory / through, arcname=through, recursive=False, filter=_member_filter)
+            target = _inside(root, directory / through)
+            if target is not None:
+                pending.append(join(target, entry.removeprefix(through).lstrip("/")))
+            continue
+        path = directory / entry
+        if path.exists():
+            trees.add(entry)
+            tar.add(path, arcname=entry, recursive=True, filter=_member_filter)
+            pending += _link_targets(root, path)
+
+
+def _first_link(directory: Path, entry: str) -> str | None:
+    """The shortest prefix of ``entry`` (itself included) that is a symlink, or ``None``."""
+    parts = entry.split("/") if entry else []
+    for end in range(1, len(parts) + 1):
+        prefix = "/".join(parts[:end])
+        if (directory / prefix).is_symlink():
+            return prefix
+    return None
+
+
+def _inside(root: Path, link: Path) -> str | None:
+    """Where ``link`` leads, relative to the suite directory ``root``, or ``None``: outside it, or at it."""
+    target = link.resolve()
+    if target == root or not target.is_relative_to(root):
+        return None
+    return target.relative_to(root).as_posix()
+
+
+def _link_targets(root: Path, tree: Path) -> list[str]:
+    """The suite-relative targets of the links under ``tree`` that lead elsewhere in the suite."""
+    if not tree.is_dir():
+        return []
+    found: list[str] = []
+    real = tree.resolve()
+    for parent, dirs, files in os.walk(tree):
+        for name in [*dirs, *files]:
+            path = Path(parent) / name
+            target = _inside(root, path) if path.is_symlink() else None
+            if target is not None and not (root / target).is_relative_to(real):
+                found.append(target)
+    return found
 
 
 def unpack_suite(archive: bytes, into: Path) -> None:

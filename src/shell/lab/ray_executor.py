@@ -52,6 +52,7 @@ from alisio.shell.lab.portable import (
     RunSecrets,
     encode_run,
     suite_archive,
+    suite_entries,
 )
 from alisio.shell.lab.ray_worker import decode_result
 from alisio.shell.lab.run_one import INTERNAL_ERROR, Arm, Finished, RunContext
@@ -306,9 +307,7 @@ def _portable_run(ctx: RunContext, arms: Sequence[Arm], record: bool) -> tuple[P
 def _archive(ctx: RunContext) -> bytes:
     loaded = ctx.loaded
     try:
-        return suite_archive(
-            loaded.directory, loaded.suite_json, [task.fixture for task in loaded.suite.tasks]
-        )
+        return suite_archive(loaded.directory, loaded.suite_json, suite_entries(loaded.suite))
     except OSError as error:
         raise LabStopped(f"{loaded.directory}: cannot pack the suite for the workers: {error}") from None
 

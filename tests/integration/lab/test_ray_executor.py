@@ -38,8 +38,12 @@ import msgspec
 import pytest
 
 from alisio.core.lab.records import RunRecord
+from alisio.shell.lab.portable import suite_archive, suite_entries, unpack_suite
+from alisio.shell.lab.suites import load_suite
 from tests.integration.helpers import (
     ALISIO,
+    BUGGY,
+    CHECK,
     FIX,
     NOOP,
     make_suite,
@@ -165,6 +169,31 @@ def _timeless_transcripts(out: Path) -> dict[str, list[dict[str, Any]]]:
     }
 
 
+def _suite_with_files_outside_fixtures(home: Path, *, sandboxed: bool) -> tuple[Path, Path]:
+    """Two tasks (a fix, a no-op) whose suite.json names files outside fixtures/: a solution directory (reached
+    through a symlinked directory), a script solution and, ``sandboxed``, a verifier script directory bound
+    at /tests; their scripts' directory."""
+    check = {"kind": "command", "id": "check", "command": ["python3", "check.py"], "timeoutMs": 30000}
+    mounted = {"sandbox": {"verifierMounts": [{"target": "/tests", "source": "verify"}]}}
+    if sandboxed:
+        check = {**check, "id": "tests", "command": ["python3", "/tests/check.py"]}
+    verifiers = [check, {"kind": "tree-diff-within", "id": "scope", "allowed": ["src/calc.py"]}]
+    extra = mounted if sandboxed else {}
+    suite = make_suite(home, task("fix", solution="answers/fix", verifiers=verifiers, **extra),
+                       task("noop", solution="solutions/noop.sh", verifiers=verifiers, **extra))  # fmt: skip
+    (suite / "solutions" / "fix" / "src").mkdir(parents=True)
+    (suite / "solutions" / "fix" / "src" / "calc.py").write_text(BUGGY.replace("a - b", "a + b"))
+    (suite / "solutions" / "noop.sh").write_text("sed -i 's/a - b/a + b/' src/calc.py\n")
+    (suite / "answers").symlink_to("solutions")
+    (suite / "verify").mkdir()
+    (suite / "verify" / "check.py").write_text(CHECK.replace("'src'", "'/workspace/src'"))
+    scripts = home / "scripts"
+    scripts.mkdir()
+    write_script(scripts / "fix.json", FIX)
+    write_script(scripts / "noop.json", NOOP)
+    return suite, scripts
+
+
 def _calc_scripts(home: Path) -> tuple[Path, Path]:
     suite = make_suite(home, task("a"), task("b"), task("c"))
     scripts = home / "scripts"
@@ -227,6 +256,26 @@ def test_an_unreachable_cluster_is_refused_before_anything_runs(home: Path, tmp_
     assert "cannot connect" in result.stderr and env["RAY_ADDRESS"] in result.stderr
     assert "Traceback" not in result.stderr and not out.exists()
     assert time.monotonic() - started < 30
+
+
+def test_the_suite_archive_holds_every_file_the_tasks_name(tmp_path: Path) -> None:
+    """What a worker unpacks loads there and hashes as the driver's suite: the fixtures, a solution directory
+    reached through a symlink (the link kept), a script solution and a verifier mount's directory; nothing
+    else of the suite directory."""
+    suite, _ = _suite_with_files_outside_fixtures(tmp_path, sandboxed=True)
+    (suite / "notes.txt").write_text("not named by any task")
+    driver = load_suite(suite).unwrap()
+    assert suite_entries(driver.suite) == ("answers/fix", "fixtures/calc", "solutions/noop.sh", "verify")
+    worker = tmp_path / "worker"
+    worker.mkdir()
+    unpack_suite(suite_archive(suite, driver.suite_json, suite_entries(driver.suite)), worker)
+    assert load_suite(worker).unwrap().content_hash == driver.content_hash
+    assert os.readlink(worker / "answers") == "solutions"
+    assert (
+        worker / "solutions" / "fix" / "src" / "calc.py"
+    ).read_text() == "def add(a, b):\n    return a + b\n"
+    assert (worker / "verify" / "check.py").read_text() == (suite / "verify" / "check.py").read_text()
+    assert not (worker / "notes.txt").exists()
 
 
 # --- on Ray ---------------------------------------------------------------------------------------------
@@ -699,3 +748,29 @@ def test_a_sequential_run_on_the_cluster_starts_no_run_of_a_stopped_task(
     # so a slot freed meanwhile starts one more run). Far fewer than the 50 of --max-k: the task stopped.
     assert 0 <= stop.after_stop < 8
     assert stop.runs_saved == 50 - stop.runs
+
+
+@needs_ray
+@pytest.mark.skipif(
+    shutil.which("bwrap") is None,
+    reason="bubblewrap is not installed (apt-get install bubblewrap): verifier mounts need --sandbox bwrap",
+)
+def test_a_suite_with_files_outside_its_fixtures_runs_on_the_cluster(home: Path, ray_head: RayHead) -> None:
+    """A suite whose tasks name a solution directory, a script solution or a verifier script directory (outside
+    fixtures/, bound at /tests under --sandbox bwrap) gives on the cluster the thread executor's records: the
+    fix passes, the no-op fails; no run ends ``worker_setup`` because the suite did not load on the worker."""
+    suite, scripts = _suite_with_files_outside_fixtures(home, sandboxed=True)
+    outs = {}
+    for name, extra in (
+        ("thread", ["-j", "1"]),
+        ("ray", ["-j", "2", "--executor", "ray", "--ray-address", ray_head.address]),
+    ):
+        outs[name] = home / name
+        result = alisio(home, ray_head.env, "eval", "run", "calc-suite", "--suite-dir", str(suite), "--yes", "-k", "1",
+                        "--allow-write", "--allow-process", "--script", str(scripts), "--out", str(outs[name]),
+                        "--sandbox", "bwrap", *extra)  # fmt: skip
+        assert result.returncode == 0, result.stderr
+    thread, on_ray = read_runs(outs["thread"]), read_runs(outs["ray"])
+    verdicts = sorted((r.task_id, r.repetition, r.status) for r in thread)
+    assert verdicts == [("fix", 0, "pass"), ("noop", 0, "fail")]
+    assert _in_order_of(thread, on_ray) == [_timeless(r) for r in thread]
