@@ -204,6 +204,8 @@ class RunEnded(Frozen, frozen=True, kw_only=True, tag="run_end", tag_field="type
     """The budget name for ``budget_exceeded``; the cause for ``error`` (e.g. provider_auth)."""
     final_text: str = ""
     turns: int
+    message: str | None = None
+    """For ``error``, what the reason code alone does not say (the provider's message, redacted)."""
 
 
 Event = (

@@ -29,11 +29,8 @@ Rules this module keeps:
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 import msgspec
 from returns.result import Failure, Success
@@ -53,7 +50,7 @@ from alisio.core.harness.agent_step import (
     response_incidents,
     select_agent,
 )
-from alisio.core.harness.budget import BudgetStop, RunBudget, check, cost_after, output_limit, tokens_of
+from alisio.core.harness.budget import BudgetStop, check, cost_after, output_limit, tokens_of
 from alisio.core.harness.compaction import (
     apply_checkpoint,
     checkpoint_request,
@@ -62,7 +59,6 @@ from alisio.core.harness.compaction import (
     recent_to_keep,
     should_compact,
 )
-from alisio.core.harness.config import MeasuredConfig
 from alisio.core.harness.endpoint import redact_credentials
 from alisio.core.harness.events import (
     ApprovalDecided,
@@ -81,7 +77,6 @@ from alisio.core.harness.events import (
     ToolResulted,
     excerpt,
 )
-from alisio.core.harness.policy import Policy
 from alisio.core.harness.protocol import (
     AssistantMessage,
     Message,
@@ -96,15 +91,12 @@ from alisio.core.harness.protocol import (
 from alisio.core.harness.text_calls import text_tool_call
 from alisio.core.harness.tooldefs import effect_of, tool_specs
 from alisio.core.harness.wire import parse_events
-from alisio.core.replay.fingerprint import ConversationHash, Rules, fingerprint, normalize_request
+from alisio.core.replay.fingerprint import ConversationHash, fingerprint, normalize_request
 from alisio.shell import cancel
-from alisio.shell.harness.providers.base import Provider, ProviderFailure
+from alisio.shell.harness.agent_setup import AgentSetup, ApprovalAnswer, Approver, RunResult
+from alisio.shell.harness.providers.base import ProviderFailure
 from alisio.shell.harness.tools.dispatch import ToolContext, ToolOutcome, execute_tool
 from alisio.shell.harness.tools.processes import stop_marked
-
-if TYPE_CHECKING:
-    from alisio.core.harness.prices import Rates
-    from alisio.shell.sandbox.bwrap import SandboxRun
 
 __all__ = ["KEEP_RECENT_MESSAGES", "AgentSetup", "ApprovalAnswer", "Approver", "RunResult", "run_agent"]
 
@@ -115,59 +107,6 @@ KEEP_RECENT_MESSAGES = 6
 """The latest messages kept as they are on compaction (about 3 tool exchanges; at most half the threshold)."""
 DEADLINE_EXCERPT_CHARS = 2000
 """How much of a call cut at maxWallMs is kept in its provider_response (the count is of all of it)."""
-
-ApprovalAnswer = Literal["yes", "no", "always"]
-"""``always`` grants the effect for the rest of the run (a session grant)."""
-
-Approver = Callable[[ToolCall, Effect], ApprovalAnswer]
-
-
-@dataclass(frozen=True)
-class AgentSetup:
-    """Everything one run needs, built once by the caller (the CLI or the lab)."""
-
-    prompt: str
-    workspace: Path
-    provider: Provider
-    model: str
-    measured: MeasuredConfig
-    policy: Policy
-    granted: frozenset[Effect]
-    """The ceiling: every effect for ``alisio run`` (a user is present), the ``--allow-*`` flags in the lab."""
-    budget: RunBudget
-    agent: str | None = None
-    approver: Approver | None = None
-    """Asked on ``Ask`` decisions; ``None`` is headless: every ask is denied (``approval_denied``)."""
-    clock: Callable[[], float] = time.monotonic
-    normalize_rules: Rules = ()
-    """Fingerprint normalisation (the workspace path becomes ``<workspace>``, a task's replayNormalize)."""
-    harness_version: str = "0"
-    config_hash: str = ""
-    on_event: Callable[[Event], None] | None = None
-    """Called with each event as it happens (``--json`` streams the log)."""
-    env: Mapping[str, str] | None = None
-    """The environment of ``bash`` commands (``None``: the tools' default)."""
-    sandbox: SandboxRun | None = None
-    """Where ``bash`` commands run (``--sandbox bwrap``); ``None``: as plain subprocesses."""
-    rates: Rates | None = None  # the model's prices: budget.max_cost_usd is counted at them (None: no cost)
-
-
-@dataclass(frozen=True)
-class RunResult:
-    """How a run ended, with its whole event log."""
-
-    events: tuple[Event, ...]
-    outcome: RunOutcome
-    reason: str | None
-    final_text: str
-    turns: int
-    tool_calls: int
-    main_tokens: int | None
-    """Main-loop input + output tokens reported; ``None`` when no turn reported usage."""
-    usage_complete: bool
-    """Whether every main turn reported usage (token figures are only trusted when it did)."""
-    message: str | None = None
-    """One line for the user when the run ended ``error`` (never holds a key)."""
 
 
 class _Stop(Exception):
@@ -238,7 +177,9 @@ class _Run:
     ) -> RunResult:
         if self.context is not None and self.started_processes:
             stop_marked(self.context.process_mark)  # what a command left running (each call already swept)
-        self.emit(RunEnded, outcome=outcome, reason=reason, final_text=final_text, turns=self.turns)
+        self.emit(
+            RunEnded, outcome=outcome, reason=reason, final_text=final_text, turns=self.turns, message=message
+        )
         return RunResult(
             events=tuple(self.events),
             outcome=outcome,

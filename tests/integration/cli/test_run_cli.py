@@ -206,6 +206,37 @@ def test_a_401_exits_1_with_one_line_and_never_the_key(
     assert server.requests[0].headers["authorization"] == f"Bearer {SECRET}"
 
 
+def test_eval_show_of_a_run_ended_by_the_provider_shows_its_message_without_the_key(
+    server: SseServer, workspace: Path, tmp_path: Path
+) -> None:
+    """A 401 whose message echoes the key: the run_end event keeps the provider's message (redacted), and
+    eval show of the kept run prints it under the header, as the run printed it; the key is in no file."""
+    from tests.integration.helpers import alisio
+
+    server.enqueue(Reply.json({"error": {"message": f"Incorrect API key provided: {SECRET}"}}, status=401))
+    home = {"ALISIO_CONFIG_HOME": str(tmp_path / "config"), "ALISIO_DATA_HOME": str(tmp_path / "data")}
+    args = ("run", "hi", "--cwd", str(workspace), "--base-url", server.base_url, "--model", "m1")
+    result = alisio(None, *args, env={**home, "OPENAI_API_KEY": SECRET})
+    assert result.returncode == 1, result.stderr
+    printed = result.stderr.splitlines()[0].removeprefix("alisio run: error (provider_auth): ")
+    assert printed.startswith(
+        f"HTTP 401 from {server.base_url}/chat/completions: Incorrect API key provided: "
+    )
+    (kept,) = (tmp_path / "data" / "run").iterdir()
+    (end,) = [
+        e
+        for e in map(EVENTS.decode, (kept / "transcript.jsonl").read_bytes().splitlines())
+        if isinstance(e, RunEnded)
+    ]
+    assert (end.outcome, end.reason, end.message) == ("error", "provider_auth", printed)
+    shown = alisio(None, "eval", "show", str(kept), env=home)
+    assert shown.returncode == 0, shown.stderr
+    header, why, *_ = shown.stdout.splitlines()
+    assert header.startswith(f"alisio run {kept.name}: error (provider_auth); tokens not reported; 1 turn")
+    assert why == f"why: {printed}"
+    assert SECRET not in shown.stdout + result.stderr + (kept / "transcript.jsonl").read_text()
+
+
 def test_no_configuration_and_no_base_url_is_one_clear_line(workspace: Path, tmp_path: Path) -> None:
     """Without a config file, --base-url is required: exit 1, one line naming provider.baseUrl."""
     result = run(tmp_path, "hi", "--cwd", str(workspace), "--model", "m1")

@@ -3,7 +3,8 @@
 ``alisio run`` stores its event log as ``<dataDir>/run/<runId>/transcript.jsonl`` (the format of
 ``alisio.core.lab.transcript``, redacted the same way) and ends with one usage line: main-loop tokens over the
 calls that reported them (with the count when some did not), turns, tool calls and wall time. ``eval show`` on
-that directory lays the transcript out as it does an eval run's, under a header from the ``run_end`` event.
+that directory lays the transcript out as it does an eval run's, under a header from the ``run_end`` event
+(and its message, when the run ended ``error``: the provider's own words, redacted when the run ended).
 """
 
 from __future__ import annotations
@@ -56,5 +57,8 @@ def run_header(name: str, events: Sequence[Event]) -> str:
 
 
 def render_run_transcript(name: str, events: Sequence[Event]) -> str:
-    """An ``alisio run`` transcript as ``eval show`` prints it: the header, then the events."""
-    return "\n".join([run_header(name, events), "", *transcript_lines(events)]) + "\n"
+    """An ``alisio run`` transcript as ``eval show`` prints it: the header, ``why: <message>`` when the run
+    ended with one (a provider's error, as the run printed it), then the events."""
+    end = next((e for e in reversed(events) if isinstance(e, RunEnded)), None)
+    why = [f"why: {end.message}"] if end is not None and end.message else []
+    return "\n".join([run_header(name, events), *why, "", *transcript_lines(events)]) + "\n"
