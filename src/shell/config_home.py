@@ -237,6 +237,10 @@ class ResolvedProvider:
     """``provider.timeoutMs``: the longest wait to connect or for the next bytes (``None``: the defaults)."""
 
 
+_MAX_PORT: Final = 65535
+"""The largest TCP port: a base URL's port must be in 1.._MAX_PORT."""
+
+
 def key_variable(settings: ProviderSettings) -> str | None:
     """The variable the key is read from: ``provider.apiKeyEnv``; else the preset's (``None`` for a local
     server's preset: no key is sent); else the api's (``ANTHROPIC_API_KEY`` for ``anthropic``,
@@ -249,17 +253,22 @@ def key_variable(settings: ProviderSettings) -> str | None:
 
 
 def _url_problem(base_url: str) -> str | None:
-    """Why ``base_url`` cannot be called (not http(s), or no valid host and port: ``http://[::1``), else None."""
+    """Why ``base_url`` cannot be called (not http(s), no host, a port that is not a number or not in
+    1-65535: ``http://[::1``, ``http://h:x``, ``http://h:99999``), else None."""
     import httpx  # here, not at the top: a replay or a scripted run never loads it (bench_commands.py)
 
     shown = repr(redact_credentials(base_url))
     if not base_url.startswith(("http://", "https://")):
         return f"expected an http:// or https:// URL, got {shown}"
     try:
-        host = httpx.URL(base_url).host
-    except httpx.InvalidURL as error:  # httpx's words name the part: "Invalid port: ':1'"
+        url = httpx.URL(base_url)
+    except httpx.InvalidURL as error:  # httpx's words name the part: "Invalid port: 'x'"
         return f"not a valid URL: {shown} ({error})"
-    return None if host else f"not a valid URL: {shown} (no host)"
+    if not url.host:
+        return f"not a valid URL: {shown} (no host)"
+    if url.port is not None and not 0 < url.port <= _MAX_PORT:  # httpx takes 99999, the socket would not
+        return f"not a valid URL: {shown} (port {url.port} is out of range: a port is 1 to {_MAX_PORT})"
+    return None
 
 
 def _missing(source: str, key: str, flag: str, what: str) -> ConfigError:

@@ -407,12 +407,25 @@ def test_timeout_ms_bounds_each_wait(tmp_path: Path) -> None:
         assert (result.returncode, result.stdout, len(server.requests)) == (0, "late\n", 1)
 
 
-@pytest.mark.parametrize(("url", "why"), [("http://[::1", "Invalid port: ':1'"), ("http:///v1", "no host")])
+OUT_OF_RANGE = "is out of range: a port is 1 to 65535"
+
+
+@pytest.mark.parametrize(
+    ("url", "why"),
+    [
+        ("http://[::1", "Invalid port: ':1'"),
+        ("http:///v1", "no host"),
+        ("http://127.0.0.1:99999/v1", f"port 99999 {OUT_OF_RANGE}"),
+        ("http://127.0.0.1:0/v1", f"port 0 {OUT_OF_RANGE}"),
+        ("http://127.0.0.1:8o8o/v1", "Invalid port: '8o8o'"),
+    ],
+)
 def test_a_base_url_that_cannot_be_parsed_is_one_line_naming_where_it_was_written(
     tmp_path: Path, url: str, why: str
 ) -> None:
-    """``--base-url http://[::1`` was a 60-line httpx.InvalidURL traceback: one line now, exit 1, naming the
-    flag, or config.toml's provider.baseUrl when the file gave it."""
+    """``--base-url http://[::1`` was a 60-line httpx.InvalidURL traceback, and a port out of range
+    (``:99999``) was only found by the first call's retries: one line now, exit 1, before any run, naming the
+    flag, or config.toml's provider.baseUrl when the file gave it, also over a preset's own URL."""
     from tests.integration.helpers import alisio as alisio_in_process
 
     home = {"ALISIO_CONFIG_HOME": str(tmp_path / "config"), "ALISIO_DATA_HOME": str(tmp_path / "data")}
@@ -433,3 +446,17 @@ def test_a_base_url_that_cannot_be_parsed_is_one_line_naming_where_it_was_writte
         name = " ".join(command[: 2 if command[0] == "eval" else 1])
         expected = f"alisio {name}: {path}: provider.baseUrl: not a valid URL: {url!r} ({why})\n"
         assert (done.returncode, done.stderr) == (1, expected)
+    config(tmp_path, f'[provider]\npreset = "vllm"\nbaseUrl = "{url}"\nmodel = "m"\n')
+    done = alisio_in_process(tmp_path, "run", "hi", "--cwd", tmp_path, env=home)
+    assert (done.returncode, done.stderr) == (
+        1,
+        f"alisio run: {path}: provider.baseUrl: not a valid URL: {url!r} ({why})\n",
+    )
+    path.unlink()
+    flagged = alisio_in_process(tmp_path, "eval", "run", "smoke-coding", "--allow-write", "--allow-process",
+                                "--provider", "ollama", "--model", "m", "--base-url", url, env=home)  # fmt: skip
+    assert (flagged.returncode, flagged.stderr) == (
+        1,
+        f"alisio eval run: --base-url: not a valid URL: {url!r} ({why})\n",
+    )
+    assert not (tmp_path / "data").exists()  # refused before any run: no report, no transcript
