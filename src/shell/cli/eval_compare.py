@@ -164,6 +164,7 @@ def compare(
     from alisio.shell.cli.common import environment
     from alisio.shell.config_home import data_dir
     from alisio.shell.lab.ci_outputs import check_output_file
+    from alisio.shell.lab.preflight import NOTHING_WRITTEN
     from alisio.shell.lab.sources import report_of
 
     rule = VerdictRule(_choice("--verdict", verdict, tuple(VerdictRule)))
@@ -171,7 +172,7 @@ def compare(
     gate_on = None if fail_on is None else _gate_flag(fail_on)
     layout = _choice("--format", format, ("summary", "md")) if format is not None else None
     if html is not None:
-        check_output_file(html, "--html")
+        check_output_file(html, "--html", NOTHING_WRITTEN)
     root = data_dir(environment())
     reports = [report_of(ref, root) for ref in (baseline, candidate)]
     excluded = _excluded(exclude_tasks)

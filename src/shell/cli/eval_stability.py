@@ -46,11 +46,12 @@ def stability(reports: Reports, quarantine: Quarantine = None, json: Json = Fals
     from alisio.shell.config_home import data_dir
     from alisio.shell.errors import expect
     from alisio.shell.lab.ci_outputs import check_output_file, write_output_file
+    from alisio.shell.lab.preflight import NOTHING_WRITTEN
     from alisio.shell.lab.store import read_report, read_runs
     from alisio.shell.lab.stored import report_dir
 
     if quarantine is not None:
-        check_output_file(quarantine, "--quarantine")
+        check_output_file(quarantine, "--quarantine", NOTHING_WRITTEN)
     root = data_dir(common.environment())
     inputs: list[ReportRuns] = []
     for ref in reports:

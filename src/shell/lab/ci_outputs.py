@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from alisio.shell.errors import CommandError
-from alisio.shell.lab.preflight import unwritable_dir
+from alisio.shell.lab.preflight import NOTHING_RAN, unwritable_dir
 from alisio.shell.lab.store import NOT_REGULAR, not_regular, write_bytes_atomic
 
 __all__ = ["STEP_SUMMARY", "OutputProblem", "append_step_summary", "check_output_file", "write_output_file"]
@@ -35,17 +35,18 @@ class OutputProblem(Exception):
     """An output could not be written after the runs: one line, the reports are written."""
 
 
-def check_output_file(path: Path, flag: str) -> None:
-    """Before the first run: ``path`` can be written as ``flag``'s file.
+def check_output_file(path: Path, flag: str, then: str = NOTHING_RAN) -> None:
+    """Before the first run (or, for a command that runs nothing, before anything is written): ``path`` can be
+    written as ``flag``'s file. ``then`` ends the refusal (``NOTHING_WRITTEN`` for eval compare's ``--html``).
 
     Raises:
         CommandError: it is a directory, or its directory cannot be created or written (nothing was run).
     """
     if path.is_dir():
-        raise CommandError(f"{flag} {path}: is a directory, not a file; nothing was run")
+        raise CommandError(f"{flag} {path}: is a directory, not a file; {then}")
     if not_regular(path):
-        raise CommandError(f"{flag} {path}: {NOT_REGULAR}; nothing was run")
-    problem = unwritable_dir(path.parent, flag, named=path)
+        raise CommandError(f"{flag} {path}: {NOT_REGULAR}; {then}")
+    problem = unwritable_dir(path.parent, flag, named=path, then=then)
     if problem is not None:
         raise CommandError(problem)
 

@@ -36,7 +36,15 @@ from alisio.shell.errors import CommandError, expect
 from alisio.shell.lab.suites import LoadedSuite
 from alisio.shell.lab.task_sandbox import sandbox_refusal, visible_suite
 
-__all__ = ["Agents", "grouped", "preflight", "task_policy", "unwritable_dir"]
+__all__ = [
+    "NOTHING_RAN",
+    "NOTHING_WRITTEN",
+    "Agents",
+    "grouped",
+    "preflight",
+    "task_policy",
+    "unwritable_dir",
+]
 
 
 @dataclass(frozen=True)
@@ -142,24 +150,33 @@ def preflight(
     return tasks
 
 
-def unwritable_dir(directory: Path, flag: str, named: Path | None = None) -> str | None:
+NOTHING_RAN = "nothing was run"
+"""How a refusal before the first run ends (a command that runs runs: eval run, record, ci...)."""
+NOTHING_WRITTEN = "nothing was written"
+"""How a refusal ends for a command that runs nothing (eval compare, eval stability): it wrote nothing."""
+
+
+def unwritable_dir(
+    directory: Path, flag: str, named: Path | None = None, then: str = NOTHING_RAN
+) -> str | None:
     """Why ``directory`` cannot be created or written, checked before the first run, creating nothing.
 
     The first ancestor that exists must be a directory this process may write into. The message starts with
-    ``flag`` and ``named`` (default: ``directory``; a file's flag names the file, not its directory).
+    ``flag`` and ``named`` (default: ``directory``; a file's flag names the file, not its directory) and ends
+    with ``then`` (``NOTHING_RAN``, or ``NOTHING_WRITTEN`` for a command that runs nothing).
     """
     subject = f"{flag} {named or directory}"
     existing = directory
     while not existing.exists() and existing.parent != existing:
         existing = existing.parent
     if not existing.is_dir():
-        return f"{subject}: {existing} is not a directory; nothing was run"
+        return f"{subject}: {existing} is not a directory; {then}"
     if not os.access(existing, os.W_OK | os.X_OK):
-        return f"{subject}: {existing} is not writable; nothing was run"
+        return f"{subject}: {existing} is not writable; {then}"
     # os.access says yes to root everywhere (even /proc): a probe directory made and removed is the real test.
     try:
         os.rmdir(tempfile.mkdtemp(prefix=".alisio-probe-", dir=existing))
     except OSError as error:
         why = error.strerror or str(error)
-        return f"{subject}: {existing} is not writable ({why}); nothing was run"
+        return f"{subject}: {existing} is not writable ({why}); {then}"
     return None

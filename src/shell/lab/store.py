@@ -62,7 +62,7 @@ def not_regular(path: Path) -> bool:
     by rename would turn a device into a file (as root, ``--junit /dev/null``)."""
     try:
         return not stat.S_ISREG(os.lstat(path).st_mode)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # a new name (under a file: the directory check says so)
         return False
 
 

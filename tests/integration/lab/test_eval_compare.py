@@ -296,3 +296,30 @@ def test_the_non_inferiority_gate(tmp_path: Path) -> None:
     nothing = alisio("eval", "compare", few_b, few_c, "--fail-on", "worse-than:0.1")
     assert nothing.returncode == 4, nothing.stdout + nothing.stderr  # nothing shown non-inferior: never green
     assert "every task has too few judged runs to be shown within 10 pp" in nothing.stderr
+
+
+def test_an_output_that_cannot_be_written_says_nothing_was_written_not_run(tmp_path: Path) -> None:
+    """compare and stability run nothing: an --html or --quarantine that is a directory (or lies under a
+    file) is refused in one line ending 'nothing was written', exit 1, before anything is read or written."""
+    base, cand = five_outcomes(tmp_path)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    directory = tmp_path / "pages"
+    directory.mkdir()
+    cases = [
+        (("compare", base, cand, "--html", directory), f"--html {directory}: is a directory, not a file"),
+        (
+            ("compare", base, cand, "--html", blocker / "cmp.html"),
+            f"--html {blocker / 'cmp.html'}: {blocker} is not a directory",
+        ),
+        (
+            ("stability", base, cand, "--quarantine", directory),
+            f"--quarantine {directory}: is a directory, not a file",
+        ),
+    ]
+    for args, problem in cases:
+        result = alisio("eval", *args)
+        assert (result.returncode, result.stdout) == (1, ""), result.stderr
+        assert result.stderr == f"alisio eval {args[0]}: {problem}; nothing was written\n"
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["a-file", "base", "cand", "pages"]
+    assert list(directory.iterdir()) == []
