@@ -19,6 +19,8 @@ from alisio.core.harness.protocol import (
     Usage,
     UsageEvent,
     assemble,
+    usage_before_cut,
+    usage_problem,
 )
 from tests.property.strategies_providers import (
     finish_reasons,
@@ -26,6 +28,7 @@ from tests.property.strategies_providers import (
     stream_errors,
     tool_call_streams,
     tool_calls,
+    usages,
 )
 
 
@@ -111,3 +114,23 @@ def test_usage_with_a_negative_count_counts_as_unreported(field: str, count: int
     response = assembled((UsageEvent(usage=usage), FinishEvent(reason="stop")))
     assert response.usage is None
     assert response.usage_problem is not None and response.usage_problem.endswith(f" is {count}")
+
+
+@given(
+    st.none() | usages | st.builds(Usage, input_tokens=st.integers(-3, 3), output_tokens=st.integers(-3, 3))
+)
+def test_a_cut_call_keeps_the_input_side_of_a_usable_usage_and_no_output(usage: Usage | None) -> None:
+    """What a call cut short keeps: the input, cached and cache-write counts it reported, never an output,
+    total or reasoning count (one sent before the end is not the call's); nothing from an unusable usage or
+    one without an input count."""
+    kept = usage_before_cut(usage)
+    if usage is None or usage.input_tokens is None or usage_problem(usage) is not None:
+        assert kept is None
+        return
+    assert kept is not None and usage_problem(kept) is None
+    assert (kept.input_tokens, kept.cached_input_tokens, kept.cache_write_input_tokens) == (
+        usage.input_tokens,
+        usage.cached_input_tokens,
+        usage.cache_write_input_tokens,
+    )
+    assert (kept.output_tokens, kept.total_tokens, kept.reasoning_tokens) == (None, None, None)

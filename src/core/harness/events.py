@@ -94,6 +94,12 @@ class ProviderRequested(Frozen, frozen=True, kw_only=True, tag="provider_request
     message_count: int
 
 
+CUT_REASONS: tuple[str, ...] = ("deadline", "cut", "error")
+"""The finish reasons the harness gives a call that did not end: cut at maxWallMs, cut mid-stream (the
+connection broke, or the stream ended without a finish), ended by an error event. Its usage keeps only the
+input side the provider reported before the cut (``alisio.core.harness.protocol.usage_before_cut``)."""
+
+
 class ProviderResponded(Frozen, frozen=True, kw_only=True, tag="provider_response", tag_field="type"):
     seq: int
     elapsed_ms: int

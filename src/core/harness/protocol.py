@@ -153,6 +153,26 @@ def usage_problem(usage: Usage) -> str | None:
     return None
 
 
+def usage_before_cut(usage: Usage | None) -> Usage | None:
+    """What a call cut before its end (a stream that broke off, ended without a finish, or was cut at the
+    deadline) keeps of the last usage it reported: its input side (input, cached and cache-write tokens, and
+    the provider's fields verbatim), never its output, whose count sent before the end is not the call's
+    (Anthropic's ``message_start`` says 1, a first Chat Completions chunk 0).
+
+    Returns:
+        That usage, or ``None`` when none was reported, it cannot be used (``usage_problem``) or it has no
+        input count.
+    """
+    if usage is None or usage.input_tokens is None or usage_problem(usage) is not None:
+        return None
+    return Usage(
+        input_tokens=usage.input_tokens,
+        cached_input_tokens=usage.cached_input_tokens,
+        cache_write_input_tokens=usage.cache_write_input_tokens,
+        provider_fields=usage.provider_fields,
+    )
+
+
 # --- the stream -------------------------------------------------------------------------------------------
 
 

@@ -23,6 +23,8 @@ Rules this module keeps:
   process mark, even one that left its process group) is stopped;
 - maxWallMs bounds everything: a running tool is killed at it, and each provider call (checkpoint calls too) is
   given only the wall time left, so a hung stream stops the run with ``budget_exceeded`` maxWallMs on time;
+- a call cut short (at maxWallMs, a stream that broke off or ended early) still gets its ``provider_response``
+  (``CUT_REASONS``): an excerpt of what it streamed and the input tokens it reported before the cut;
 - the conversation size is kept as a running sum of message sizes, and the request fingerprint is a
   ``ConversationHash`` extended by the new messages only, so a turn costs O(new messages), not O(conversation).
 """
@@ -61,6 +63,7 @@ from alisio.core.harness.compaction import (
 )
 from alisio.core.harness.endpoint import redact_credentials
 from alisio.core.harness.events import (
+    CUT_REASONS,
     ApprovalDecided,
     BudgetStopped,
     Compacted,
@@ -82,11 +85,13 @@ from alisio.core.harness.protocol import (
     Message,
     ProviderRequest,
     ProviderResponse,
+    StreamEvent,
     ToolCall,
     ToolMessage,
     ToolSpec,
     UserMessage,
     assemble,
+    usage_before_cut,
 )
 from alisio.core.harness.text_calls import text_tool_call
 from alisio.core.harness.tooldefs import effect_of, tool_specs
@@ -107,6 +112,10 @@ KEEP_RECENT_MESSAGES = 6
 """The latest messages kept as they are on compaction (about 3 tool exchanges; at most half the threshold)."""
 DEADLINE_EXCERPT_CHARS = 2000
 """How much of a call cut at maxWallMs is kept in its provider_response (the count is of all of it)."""
+_CUT = dict(
+    zip(CUT_REASONS, ("cut at the deadline", "cut mid-stream", "ended by an error event"), strict=True)
+)
+"""A cut call's finish reason in its provider_response -> how its usage_unreported incident says it."""
 
 
 class _Stop(Exception):
@@ -236,15 +245,18 @@ class _Run:
         except ProviderFailure as failure:
             if failure.kind == "deadline":
                 # The call was cut off at the run's maxWallMs: a budget stop, not a provider error.
-                self.cut_at_deadline(call, request, failure, started)
+                self.cut_short(call, request, failure.partial, started, "deadline")
                 budget = self.setup.budget
                 wall = BudgetStop(budget="maxWallMs", limit=budget.max_wall_ms, value=self.elapsed_ms())
                 raise _Stop(self.budget_stop(wall)) from None
+            if failure.partial:  # the stream broke off after some events: keep what they reported
+                self.cut_short(call, request, failure.partial, started, "cut")
             message = redact_credentials(str(failure))
             raise _Stop(self.end("error", reason=failure.reason, message=message)) from None
         duration_ms = int((self.setup.clock() - started) * 1000)
         match assemble(stream):
             case Failure(error):
+                self.cut_short(call, request, stream, started, "cut")
                 message = redact_credentials(f"the provider's stream failed: {error.message}")
                 raise _Stop(self.end("error", reason="provider_stream", message=message))
             case Success(response):
@@ -265,26 +277,34 @@ class _Run:
         )
         return response, duration_ms
 
-    def cut_at_deadline(
-        self, call: int, request: ProviderRequest, failure: ProviderFailure, started: float
+    def cut_short(
+        self, call: int, request: ProviderRequest, events: tuple[StreamEvent, ...], started: float, why: str
     ) -> None:
-        """A call cut at maxWallMs: what it streamed before the cut (an excerpt), and no usage for it."""
+        """A call cut before its end (``why``: ``deadline`` at maxWallMs, else ``cut``; ``error`` when the stream
+        ended in an error event): what it streamed (an excerpt), and the input tokens it reported before."""
         seconds = self.setup.clock() - started
-        partial = parse_events(failure.partial)
+        partial = parse_events(events)
+        usage = usage_before_cut(partial.usage)
+        why = "error" if partial.error is not None and why == "cut" else why
+        self.usage_complete = False
         self.emit(
             ProviderResponded,
             call=call,
             purpose=request.purpose,
-            finish_reason="deadline",
-            usage=None,
+            finish_reason=why,
+            usage=usage,
             text_chars=len(partial.text),
             text=partial.text[:DEADLINE_EXCERPT_CHARS],
             tool_calls=len(partial.tool_calls),
             duration_ms=int(seconds * 1000),
         )
-        note = f"cut at the deadline after {seconds:.1f} s, {len(partial.text)} characters"
-        self.incident(IncidentKind.USAGE_UNREPORTED, f"{note}: the provider reported no usage for this call")
-        self.usage_complete = False
+        note = f"{_CUT[why]} after {seconds:.1f} s, {len(partial.text)} characters: " + (
+            "the provider reported no usage for this call"
+            if usage is None
+            else f"the {usage.input_tokens:,} input tokens it reported before the cut are kept, its output "
+            "tokens were not reported"
+        )
+        self.incident(IncidentKind.USAGE_UNREPORTED, note)
 
     def main_request(self) -> tuple[ProviderRequest, str]:
         """The next main-loop request, and the fingerprint of the same request normalised."""

@@ -394,3 +394,64 @@ def test_the_measured_key_cache_turns_the_anthropic_breakpoints_on_and_off(
     marked = json.dumps(body).count('"cache_control"')
     assert marked == (3 if cache else 0)
     assert ("cache_control" in body["system"][0]) is cache
+
+
+def _cut_streams(api: str) -> tuple[bytes, bytes]:
+    """A stream of ``api`` whose usage came first (Anthropic's message_start; a first Chat Completions chunk
+    that carries usage), then text: the part before the cut, and the rest (the finish, the final usage)."""
+    if api == "anthropic":
+        body = anthropic_stream(
+            answer(text=["Part one. ", "Part two."], input=1000, cache_read=200, output=40)
+        )
+        at = body.index(b"event: message_delta")
+        return body[:at], body[at:]
+    first = {
+        "choices": [{"index": 0, "delta": {"role": "assistant", "content": "Part one. "}}],
+        "usage": {"prompt_tokens": 1200, "completion_tokens": 0, "total_tokens": 1200},
+    }
+    head = sse_body([first, {"choices": [{"index": 0, "delta": {"content": "Part two."}}]}], done=False)
+    return head, chat_stream(answer(text=[], input=1200, output=40))
+
+
+@pytest.mark.parametrize("api", ["anthropic", "openai-chat"])
+@pytest.mark.parametrize("cut", ["dropped", "ended"])
+def test_a_cut_stream_keeps_the_input_tokens_it_reported_and_says_so(
+    tmp_path: Path, api: str, cut: str
+) -> None:
+    """A stream that reported its usage first (input 1,200) and then broke off (the connection dropped, or the
+    stream ended without a finish): the run ends error, but its tokens are not 'not reported': the
+    provider_response keeps the 1,200 input tokens (no output count: one sent before the end is not the
+    call's), an incident says so, and so do the usage line, eval show and the lab's record."""
+    head, rest = _cut_streams(api)
+    reply = Reply(body=head + rest, drop_after=len(head)) if cut == "dropped" else Reply(body=head)
+    with SseServer(reply, reply) as server:
+        configure(tmp_path, server, api)
+        result = alisio(tmp_path, "run", "hi", "--cwd", str(tmp_path), "--json")
+        suite = make_suite(tmp_path, suite_id="cut-suite")
+        lab = alisio(tmp_path, "eval", "run", "cut-suite", "--suite-dir", str(suite), "--yes", "--allow-write",
+                     "-k", "1", "--out", str(tmp_path / "out"))  # fmt: skip
+    reason = "provider_network" if cut == "dropped" else "provider_stream"
+    assert result.returncode == 1 and f"alisio run: error ({reason}): " in result.stderr, result.stderr
+    events = [EVENTS.decode(line) for line in result.stdout.splitlines()]
+    (response,) = [e for e in events if isinstance(e, ProviderResponded)]
+    assert (response.finish_reason, response.text) == ("cut", "Part one. Part two.")
+    assert response.usage is not None and response.usage.input_tokens == 1200
+    assert (response.usage.output_tokens, response.usage.total_tokens) == (None, None)
+    (incident,) = [e for e in events if isinstance(e, IncidentRaised) and e.kind == "usage_unreported"]
+    assert re.fullmatch(
+        r"cut mid-stream after \d+\.\d s, 19 characters: the 1,200 input tokens it reported before the cut "
+        r"are kept, its output tokens were not reported",
+        incident.message,
+    )
+    said = "1,200 in, 0 out tokens over 1 call (1 call cut short: its input as reported before the cut, no output)"
+    assert re.fullmatch(
+        rf"usage: {re.escape(said)}; 1 turn, 0 tool calls, \d+\.\d s", result.stderr.splitlines()[-1]
+    )
+    (kept,) = (tmp_path / "data" / "run").iterdir()
+    shown = alisio(tmp_path, "eval", "show", str(kept))
+    assert shown.stdout.startswith(f"alisio run {kept.name}: error ({reason}); {said}; 1 turn"), shown.stdout
+    assert lab.returncode == 1, lab.stderr
+    (record,) = [RECORD.decode(line) for line in (tmp_path / "out" / "runs.jsonl").read_bytes().splitlines()]
+    assert (record.status, record.reason) == (RunStatus.ERROR, reason)
+    measured = record.measured
+    assert (measured.input_tokens, measured.output_tokens, measured.usage_complete) == (1200, None, False)

@@ -11,7 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from alisio.core.harness.events import Event, ProviderResponded, RunEnded, RunStarted, ToolCalled
+from alisio.core.harness.events import (
+    CUT_REASONS,
+    Event,
+    ProviderResponded,
+    RunEnded,
+    RunStarted,
+    ToolCalled,
+)
 from alisio.core.lab.outputs.show import transcript_lines
 from alisio.core.text import plural
 
@@ -24,7 +31,8 @@ def usage_line(events: Sequence[Event]) -> str:
     """``usage: 1,234 in, 56 out tokens over 3 calls; 3 turns, 2 tool calls, 4.2 s``.
 
     Tokens are summed over the main-loop calls that reported them; when some did not, the line says over how
-    many of them the sum runs (never a guess, never 0 for "not reported").
+    many of them the sum runs (never a guess, never 0 for "not reported"). A call cut short (``CUT_REASONS``)
+    counts with the input tokens it reported before the cut, and the line says so.
     """
     main = [e for e in events if isinstance(e, ProviderResponded) and e.purpose == "main"]
     reported = [e.usage for e in main if e.usage is not None and e.usage.input_tokens is not None]
@@ -37,6 +45,12 @@ def usage_line(events: Sequence[Event]) -> str:
             else f"{len(reported)} of {len(main)} calls"
         )
         tokens = f"{inp:,} in, {out:,} out tokens over {over}"
+        cut = sum(e.finish_reason in CUT_REASONS and e.usage is not None for e in main)
+        if cut:
+            what = "its" if cut == 1 else "their"
+            tokens += (
+                f" ({plural(cut, 'call')} cut short: {what} input as reported before the cut, no output)"
+            )
     else:
         tokens = "tokens not reported"
     end = next((e for e in reversed(events) if isinstance(e, RunEnded)), None)
