@@ -250,3 +250,17 @@ def test_a_transcript_file_that_is_not_one_says_which_line() -> None:
     )
     problem = transcript_view_of(good + b"{not json\n", 5_000, "runs/a/0.jsonl").problem
     assert problem is not None and problem.startswith("runs/a/0.jsonl line 2 is not an event: ")
+
+
+def test_a_run_that_ended_in_error_shows_its_message_in_the_transcript() -> None:
+    """The run-end entry of a run that ended error holds its message (the provider's, as stored), not nothing."""
+    message = "HTTP 401 from http://127.0.0.1:9/v1/chat/completions: Incorrect API key provided: [REDACTED]"
+    events = (
+        RunEnded(seq=0, elapsed_ms=5, outcome="error", reason="provider_auth", turns=1, message=message),
+    )
+    *_, end = transcript_view(events, 10_000).entries
+    assert (end.kind, end.title, end.body) == (
+        "end",
+        "run ended: error (provider_auth) after 1 turn · +0.0 s",
+        message,
+    )

@@ -182,7 +182,7 @@ def _entry(event: Event, turn: int, last_text: str) -> Entry | None:
             why = f" ({event.reason})" if event.reason else ""
             title = f"run ended: {event.outcome}{why} after {plural(event.turns, 'turn')} · {at}"
             body = event.final_text if event.final_text.strip() != last_text.strip() else ""
-            return Entry(kind="end", title=title, body=body)
+            return Entry(kind="end", title=title, body=event.message or body)  # an error's message, if any
         case _:
             return None
 
