@@ -25,6 +25,7 @@ from __future__ import annotations
 import io
 import os
 import tarfile
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
@@ -37,7 +38,7 @@ from alisio.core.harness.sandbox import SandboxLimits
 from alisio.core.harness.wire import DEFAULT_API, Api
 from alisio.core.lab.outputs.formats import SCRIPTED_PROVIDER
 from alisio.core.lab.suites.suite import Suite
-from alisio.core.lab.suites.suite_paths import is_within, join, normalize
+from alisio.core.lab.suites.suite_paths import join, normalize
 from alisio.core.replay.cassette import Cassette
 
 __all__ = [
@@ -193,13 +194,14 @@ def _add_entries(tar: tarfile.TarFile, directory: Path, entries: Sequence[str]) 
     """Add each entry; an entry that does not exist is left out (the worker then fails as the driver would:
     ``fixture_copy``, naming it)."""
     root = directory.resolve()
-    pending = [normalize(entry) for entry in entries]
+    pending = deque(normalize(entry) for entry in entries)
     trees: set[str] = set()
     links: set[str] = set()
     while pending:
-        entry = pending.pop(0)
-        if any(is_within(entry, tree) for tree in trees):
-            continue
+        entry = pending.popleft()
+        parts = entry.split("/")
+        if any("/".join(parts[:end]) in trees for end in range(1, len(parts) + 1)):
+            continue  # inside a tree already added (a set lookup per prefix: suites have thousands of tasks)
         through = _first_link(directory, entry)
         if through is not None:
             if through not in links:
@@ -213,7 +215,7 @@ def _add_entries(tar: tarfile.TarFile, directory: Path, entries: Sequence[str]) 
         if path.exists():
             trees.add(entry)
             tar.add(path, arcname=entry, recursive=True, filter=_member_filter)
-            pending += _link_targets(root, path)
+            pending.extend(_link_targets(root, path))
 
 
 def _first_link(directory: Path, entry: str) -> str | None:
@@ -227,8 +229,12 @@ def _first_link(directory: Path, entry: str) -> str | None:
 
 
 def _inside(root: Path, link: Path) -> str | None:
-    """Where ``link`` leads, relative to the suite directory ``root``, or ``None``: outside it, or at it."""
-    target = link.resolve()
+    """Where ``link`` leads, relative to the suite directory ``root``, or ``None``: outside it, at it, or in a
+    loop of links."""
+    try:
+        target = link.resolve()
+    except (OSError, RuntimeError):  # a loop of links: Python 3.11 and 3.12 raise RuntimeError, 3.13 OSError
+        return None
     if target == root or not target.is_relative_to(root):
         return None
     return target.relative_to(root).as_posix()
