@@ -243,16 +243,7 @@ class _Run:
                 on_first_event=lambda: first_at.append(self.setup.clock()),
             )
         except ProviderFailure as failure:
-            if failure.kind == "deadline":
-                # The call was cut off at the run's maxWallMs: a budget stop, not a provider error.
-                self.cut_short(call, request, failure.partial, started, "deadline")
-                budget = self.setup.budget
-                wall = BudgetStop(budget="maxWallMs", limit=budget.max_wall_ms, value=self.elapsed_ms())
-                raise _Stop(self.budget_stop(wall)) from None
-            if failure.partial:  # the stream broke off after some events: keep what they reported
-                self.cut_short(call, request, failure.partial, started, "cut")
-            message = redact_credentials(str(failure))
-            raise _Stop(self.end("error", reason=failure.reason, message=message)) from None
+            raise _Stop(self.provider_failed(call, request, failure, started)) from None
         duration_ms = int((self.setup.clock() - started) * 1000)
         match assemble(stream):
             case Failure(error):
@@ -276,6 +267,21 @@ class _Run:
             system_fingerprint=response.system_fingerprint,
         )
         return response, duration_ms
+
+    def provider_failed(
+        self, call: int, request: ProviderRequest, failure: ProviderFailure, started: float
+    ) -> RunResult:
+        """The end of a run whose provider call failed: at maxWallMs a budget stop, else ``error``."""
+        if failure.kind == "deadline":
+            # The call was cut off at the run's maxWallMs: a budget stop, not a provider error.
+            self.cut_short(call, request, failure.partial, started, "deadline")
+            budget = self.setup.budget
+            return self.budget_stop(
+                BudgetStop(budget="maxWallMs", limit=budget.max_wall_ms, value=self.elapsed_ms())
+            )
+        if failure.partial:  # the stream broke off after some events: keep what they reported
+            self.cut_short(call, request, failure.partial, started, "cut")
+        return self.end("error", reason=failure.reason, message=redact_credentials(str(failure)))
 
     def cut_short(
         self, call: int, request: ProviderRequest, events: tuple[StreamEvent, ...], started: float, why: str
