@@ -8,6 +8,7 @@
   needs a real process: signals, the process's own exit status, concurrency between commands, packaging.
 - ``make_suite``, ``task``, ``write_script``, ``FIX``, ``NOOP``: a suite over a buggy ``add`` (check.py must
   pass, only src/calc.py may change) and scripted turns that fix it or do nothing.
+- ``write_config(home, text)``: the config.toml that ``alisio(home, ...)`` reads.
 - ``read_runs``, ``read_report``, ``run_dirs``: what a command wrote.
 
 The local provider server is ``tests.integration.sse_server``; the fixtures are in ``conftest.py``.
@@ -105,6 +106,14 @@ def make_suite(root: Path, *tasks: dict[str, Any], suite_id: str = "calc-suite")
 def write_script(path: Path, script: dict[str, Any]) -> Path:
     path.write_text(json.dumps(script))
     return path
+
+
+def write_config(home: Path, text: str) -> Path:
+    """``home``'s config.toml (the configuration ``alisio(home, ...)`` reads) holding ``text``; its path."""
+    config = home / "config" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(text)
+    return config
 
 
 def run_dirs(home: Path) -> list[Path]:
@@ -230,7 +239,7 @@ def alisio(
 
 
 def eval_run(
-    home: Path, suite_dir: Path, *args: str, script: Path | None = None
+    home: Path, suite_dir: Path, *args: str | Path, script: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
     """``alisio eval run calc-suite --suite-dir ... --yes`` plus ``args``."""
     extra = ["--script", str(script)] if script is not None else []

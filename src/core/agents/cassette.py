@@ -24,7 +24,7 @@ from returns.result import Failure, Result, Success
 
 from alisio.core.base import Frozen
 from alisio.core.lab.records import Divergence
-from alisio.core.replay.cassette import CassetteError
+from alisio.core.replay.cassette import CassetteError, decode_lines
 
 __all__ = [
     "AGENT_CASSETTE_FORMAT",
@@ -90,30 +90,9 @@ def encode_agent_cassette(cassette: AgentCassette) -> bytes:
 
 def decode_agent_cassette(data: bytes, source: str) -> Result[AgentCassette, CassetteError]:
     """Parse an agent cassette; ``Failure(CassetteError)`` names the 1-based line of the first problem."""
-    lines = [(number, line) for number, line in enumerate(data.splitlines(), start=1) if line.strip()]
-    if not lines:
-        return Failure(
-            CassetteError(source=source, line=0, message=f"empty file: no {AGENT_CASSETTE_FORMAT} header")
-        )
-    try:
-        header = _HEADER.decode(lines[0][1])
-    except msgspec.DecodeError as error:
-        return Failure(
-            CassetteError(
-                source=source, line=lines[0][0], message=f"not an {AGENT_CASSETTE_FORMAT} header: {error}"
-            )
-        )
-    calls: list[AgentCall] = []
-    for number, line in lines[1:]:
-        try:
-            call = _CALL.decode(line)
-        except msgspec.DecodeError as error:
-            return Failure(CassetteError(source=source, line=number, message=f"invalid call: {error}"))
-        if call.call != len(calls):
-            message = f"call {call.call} where call {len(calls)} was expected (calls must be in order)"
-            return Failure(CassetteError(source=source, line=number, message=message))
-        calls.append(call)
-    return Success(AgentCassette(header=header, calls=tuple(calls)))
+    return decode_lines(data, source, AGENT_CASSETTE_FORMAT, _HEADER, _CALL).map(
+        lambda parts: AgentCassette(header=parts[0], calls=parts[1])
+    )
 
 
 def _show(value: object) -> str:

@@ -23,7 +23,7 @@ Rules this module keeps:
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, Protocol, TypeVar
 
 import msgspec
 from returns.result import Failure, Result, Success
@@ -44,6 +44,7 @@ __all__ = [
     "CassetteHeader",
     "RecordedCall",
     "decode_cassette",
+    "decode_lines",
     "divergence_message",
     "encode_cassette",
     "match_call",
@@ -166,26 +167,56 @@ def decode_cassette(data: bytes, source: str) -> Result[Cassette, CassetteError]
         is not a ``cassette/v1`` header, a call line that does not parse (msgspec's message has the field
         path), or calls out of order.
     """
+    return decode_lines(data, source, CASSETTE_FORMAT, _HEADER, _CALL).map(
+        lambda parts: Cassette(header=parts[0], calls=parts[1])
+    )
+
+
+class _Numbered(Protocol):
+    @property
+    def call(self) -> int: ...
+
+
+_Header = TypeVar("_Header")
+_Call = TypeVar("_Call", bound=_Numbered)
+
+
+def decode_lines(
+    data: bytes,
+    source: str,
+    format_name: str,
+    header: msgspec.json.Decoder[_Header],
+    call: msgspec.json.Decoder[_Call],
+) -> Result[tuple[_Header, tuple[_Call, ...]], CassetteError]:
+    """The header and the calls of a JSONL cassette of ``format_name`` (``cassette/v1``, an agent cassette);
+    blank lines are skipped.
+
+    Returns:
+        (header, calls), or ``Failure(CassetteError)`` naming the 1-based line: an empty file, a first line
+        that is not a header, a call line that does not parse (msgspec's message has the field path), or a
+        call whose ``call`` number is not the next one.
+    """
     lines = [(number, line) for number, line in enumerate(data.splitlines(), start=1) if line.strip()]
     if not lines:
-        return Failure(CassetteError(source=source, line=0, message="empty file: no cassette/v1 header"))
+        return Failure(CassetteError(source=source, line=0, message=f"empty file: no {format_name} header"))
     number, first = lines[0]
     try:
-        header = _HEADER.decode(first)
+        head = header.decode(first)
     except msgspec.DecodeError as error:
-        message = f"not a {CASSETTE_FORMAT} header: {error}"
+        article = "an" if format_name[0] in "aeiou" else "a"
+        message = f"not {article} {format_name} header: {error}"
         return Failure(CassetteError(source=source, line=number, message=message))
-    calls: list[RecordedCall] = []
+    calls: list[_Call] = []
     for number, line in lines[1:]:
         try:
-            call = _CALL.decode(line)
+            decoded = call.decode(line)
         except msgspec.DecodeError as error:
             return Failure(CassetteError(source=source, line=number, message=f"invalid call: {error}"))
-        if call.call != len(calls):
-            message = f"call {call.call} where call {len(calls)} was expected (calls must be in order)"
+        if decoded.call != len(calls):
+            message = f"call {decoded.call} where call {len(calls)} was expected (calls must be in order)"
             return Failure(CassetteError(source=source, line=number, message=message))
-        calls.append(call)
-    return Success(Cassette(header=header, calls=tuple(calls)))
+        calls.append(decoded)
+    return Success((head, tuple(calls)))
 
 
 def size_problem(cassette_bytes: int, directory_bytes: int) -> str | None:

@@ -33,6 +33,7 @@ __all__ = [
     "PValueMethod",
     "bh_adjust",
     "boschloo_p",
+    "both_judged",
     "check_counts",
     "difference_p",
     "holm_adjust",
@@ -213,9 +214,7 @@ def boschloo_p(
     Raises:
         ValueError: invalid counts.
     """
-    check_counts("baseline", baseline_passes, baseline_n)
-    check_counts("candidate", candidate_passes, candidate_n)
-    if baseline_n == 0 or candidate_n == 0:
+    if not both_judged(baseline_passes, baseline_n, candidate_passes, candidate_n):
         return None
     (lower, upper), _ = one_sided_regions(baseline_passes, baseline_n, candidate_passes, candidate_n)
     return min(1.0, 2.0 * min(lower, upper))
@@ -262,9 +261,7 @@ def pooled_z_p(
     Raises:
         ValueError: invalid counts.
     """
-    check_counts("baseline", baseline_passes, baseline_n)
-    check_counts("candidate", candidate_passes, candidate_n)
-    if baseline_n == 0 or candidate_n == 0:
+    if not both_judged(baseline_passes, baseline_n, candidate_passes, candidate_n):
         return None
     z = pooled_z(baseline_passes, baseline_n, candidate_passes, candidate_n)
     # erfc underflows to 0 beyond |z| ≈ 38: keep the p-value positive, as documented.
@@ -291,13 +288,24 @@ def difference_p(
     Raises:
         ValueError: invalid counts.
     """
-    check_counts("baseline", baseline_passes, baseline_n)
-    check_counts("candidate", candidate_passes, candidate_n)
+    if not both_judged(baseline_passes, baseline_n, candidate_passes, candidate_n):
+        return None
     if (baseline_n + 1) * (candidate_n + 1) > CELL_BUDGET:
         p = pooled_z_p(baseline_passes, baseline_n, candidate_passes, candidate_n)
         return None if p is None else (p, PValueMethod.POOLED_Z)
     p = boschloo_p(baseline_passes, baseline_n, candidate_passes, candidate_n)
     return None if p is None else (p, PValueMethod.BOSCHLOO)
+
+
+def both_judged(baseline_passes: int, baseline_n: int, candidate_passes: int, candidate_n: int) -> bool:
+    """Whether both sides have judged runs, once both sides' counts are checked (``check_counts``).
+
+    Raises:
+        ValueError: invalid counts, naming the side.
+    """
+    check_counts("baseline", baseline_passes, baseline_n)
+    check_counts("candidate", candidate_passes, candidate_n)
+    return baseline_n > 0 and candidate_n > 0
 
 
 def check_counts(name: str, passes: object, n: object) -> None:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from alisio.core.stats.exact import (
     CELL_BUDGET,
     PValueMethod,
-    check_counts,
+    both_judged,
     log_choose,
     one_sided_regions,
     pooled_z,
@@ -45,6 +45,20 @@ _ZOOMS = 4
 maxima 16 times (from 1/64 of the line to about 2.4e-7 of it)."""
 _DELTA_TOL = 1e-8
 """Width of the last bracket of the search for an interval end (a difference in [-1, 1])."""
+
+
+def _judged(
+    baseline_passes: int, baseline_n: int, candidate_passes: int, candidate_n: int, alpha: float
+) -> bool:
+    """Whether both sides have judged runs, once the counts and α are checked.
+
+    Raises:
+        ValueError: invalid counts, or α outside (0, 1).
+    """
+    judged = both_judged(baseline_passes, baseline_n, candidate_passes, candidate_n)
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+    return judged
 
 
 def _binomial_pmf(n: int, rates: NDArray[np.float64], log_choose: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -178,11 +192,7 @@ def boschloo_interval(
     Raises:
         ValueError: invalid counts, or α outside (0, 1).
     """
-    check_counts("baseline", baseline_passes, baseline_n)
-    check_counts("candidate", candidate_passes, candidate_n)
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
-    if baseline_n == 0 or candidate_n == 0:
+    if not _judged(baseline_passes, baseline_n, candidate_passes, candidate_n, alpha):
         return None
     at_zero, (better, worse) = one_sided_regions(baseline_passes, baseline_n, candidate_passes, candidate_n)
     up = _Tail(baseline_n, candidate_n, better, better=True)
@@ -244,11 +254,7 @@ def score_interval(
     Raises:
         ValueError: invalid counts, or α outside (0, 1).
     """
-    check_counts("baseline", baseline_passes, baseline_n)
-    check_counts("candidate", candidate_passes, candidate_n)
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
-    if baseline_n == 0 or candidate_n == 0:
+    if not _judged(baseline_passes, baseline_n, candidate_passes, candidate_n, alpha):
         return None
     counts = (baseline_passes, baseline_n, candidate_passes, candidate_n)
     z0 = pooled_z(*counts)
@@ -271,8 +277,8 @@ def difference_interval(
     Raises:
         ValueError: invalid counts.
     """
-    check_counts("baseline", baseline_passes, baseline_n)
-    check_counts("candidate", candidate_passes, candidate_n)
+    if not both_judged(baseline_passes, baseline_n, candidate_passes, candidate_n):
+        return None
     if (baseline_n + 1) * (candidate_n + 1) > CELL_BUDGET:
         interval = score_interval(baseline_passes, baseline_n, candidate_passes, candidate_n)
         return None if interval is None else (interval, PValueMethod.POOLED_Z)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 from alisio.shell.cli.options import option
 
@@ -32,6 +32,12 @@ __all__ = [
 ]
 
 SEQUENTIAL = "Sequential"
+
+
+def _fail_on(help: str) -> Any:
+    """The ``--fail-on worse-than:M`` option of a sequential group (``help`` says which design it gates)."""
+    return option("--fail-on", help=help, panel=SEQUENTIAL, metavar="worse-than:M", show_default=False)
+
 
 MaxK = Annotated[
     int | None,
@@ -75,13 +81,9 @@ class VariantsSequentialFlags:
     min_k: MinK = None
     fail_on: Annotated[
         str | None,
-        option(
-            "--fail-on",
-            help="With --sequential: worse-than:M (M in (0, 1)) stops each task once the candidate is "
-            "shown at most M worse than the baseline, and exits 4 unless every task is.",
-            panel=SEQUENTIAL,
-            metavar="worse-than:M",
-            show_default=False,
+        _fail_on(
+            "With --sequential: worse-than:M (M in (0, 1)) stops each task once the candidate is shown at "
+            "most M worse than the baseline, and exits 4 unless every task is."
         ),
     ] = None
 
@@ -125,13 +127,9 @@ class RunSequentialFlags:
     min_k: MinK = None
     fail_on: Annotated[
         str | None,
-        option(
-            "--fail-on",
-            help="With --sequential --baseline: worse-than:M (M in (0, 1)) tests each task for 'at most M "
-            "worse than the baseline', stops it once shown, and exits 4 unless every task is.",
-            panel=SEQUENTIAL,
-            metavar="worse-than:M",
-            show_default=False,
+        _fail_on(
+            "With --sequential --baseline: worse-than:M (M in (0, 1)) tests each task for 'at most M worse "
+            "than the baseline', stops it once shown, and exits 4 unless every task is."
         ),
     ] = None
 

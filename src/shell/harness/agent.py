@@ -397,29 +397,25 @@ class _Run:
 
     def refuse(self, call: ToolCall, refusal: Refuse) -> ToolMessage:
         self.incident(refusal.incident, f"{call.name}: {refusal.message}")
-        self.emit(
-            ToolResulted,
-            call_id=call.id,
-            name=call.name,
-            ok=False,
-            output_excerpt=excerpt(refusal.message),
-            duration_ms=0,
-        )
-        return ToolMessage(tool_call_id=call.id, name=call.name, content=refusal.message)
+        return self.refused(call, refusal.message)
 
     def refuse_over_cap(self, refused: tuple[ToolCall, ...], cap: int) -> None:
         """Answer each call past the per-turn cap with a refusal (no tool_call event: it never ran)."""
         refusal = over_cap_refusal(cap)
         for call in refused:
-            self.emit(
-                ToolResulted,
-                call_id=call.id,
-                name=call.name,
-                ok=False,
-                output_excerpt=excerpt(refusal.message),
-                duration_ms=0,
-            )
-            self.append(ToolMessage(tool_call_id=call.id, name=call.name, content=refusal.message))
+            self.append(self.refused(call, refusal.message))
+
+    def refused(self, call: ToolCall, message: str) -> ToolMessage:
+        """The failed tool_result event of a call that did not run, and the tool message that answers it."""
+        self.emit(
+            ToolResulted,
+            call_id=call.id,
+            name=call.name,
+            ok=False,
+            output_excerpt=excerpt(message),
+            duration_ms=0,
+        )
+        return ToolMessage(tool_call_id=call.id, name=call.name, content=message)
 
     def ask(self, call: ToolCall, effect: Effect) -> Refuse | None:
         """Put an ``Ask`` to the approver (or deny headless); a refusal when it was not approved."""

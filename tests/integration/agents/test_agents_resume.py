@@ -15,7 +15,6 @@ import pytest
 
 from tests.integration.agent_endpoint import AgentEndpoint
 from tests.integration.agents.test_external_agents import (
-    ALISIO,
     FAKE,
     SECRET,
     _config,
@@ -23,7 +22,7 @@ from tests.integration.agents.test_external_agents import (
     _suite,
     _task,
 )
-from tests.integration.helpers import alisio
+from tests.integration.helpers import ALISIO, alisio
 
 pytestmark = pytest.mark.xdist_group("external-agents")
 

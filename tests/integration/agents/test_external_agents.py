@@ -1,5 +1,7 @@
 """External agents through the per-run proxy: every path of a run, with a small deterministic agent CLI
-(``fake_agent.py``) against a scripted endpoint (``agent_endpoint.py``), through the real ``alisio`` command.
+(``fake_agent.py``) against a scripted endpoint (``agent_endpoint.py``), through the ``alisio`` command run
+in this process (``tests.integration.helpers.alisio``): the agents are real processes and the proxies real
+servers either way.
 
 One ``eval run`` over a suite of fix-add copies, each task naming its own agent (a task's ``agent`` field),
 covers: a pass, a non-zero exit, a hung agent (maxWallMs; its detached grandchild stopped), huge output, an
@@ -15,7 +17,7 @@ import json
 import os
 import shutil
 import subprocess
-import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +27,8 @@ import pytest
 from alisio.core.lab.records import RunRecord
 from tests.integration.agent_endpoint import AgentEndpoint
 from tests.integration.fake_agent import HANG_WRAPPER
+from tests.integration.helpers import alisio, write_config
 
-ALISIO = Path(sys.executable).with_name("alisio")
 HERE = Path(__file__).resolve().parents[1]
 FAKE = HERE / "fake_agent.py"
 FIXTURE = HERE.parents[1] / "suites" / "smoke-coding" / "fixtures" / "fix-add"
@@ -50,8 +52,7 @@ def _agent(name: str, *args: str, wrapper: tuple[str, ...] = (), **extra: str) -
 
 
 def _config(home: Path, body: str) -> None:
-    (home / "config").mkdir(parents=True, exist_ok=True)
-    (home / "config" / "config.toml").write_text('[provider]\nmodel = "m"\n\n' + body)
+    write_config(home, '[provider]\nmodel = "m"\n\n' + body)
 
 
 def _task(
@@ -82,18 +83,21 @@ def _suite(root: Path, tasks: list[dict[str, Any]]) -> Path:
     return suite
 
 
-def alisio(home: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    base = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
-    base.update(ALISIO_CONFIG_HOME=str(home / "config"), ALISIO_DATA_HOME=str(home / "data"), **(env or {}))
-    return subprocess.run(
-        [str(ALISIO), *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        env=base,
-        stdin=subprocess.DEVNULL,
+def _eval(
+    home: Path, command: str, suite: Path, *args: str | Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``alisio eval COMMAND agents-suite --suite-dir SUITE --yes --allow-write --allow-process *args``."""
+    grants = ("--allow-write", "--allow-process")
+    return alisio(
+        home, "eval", command, "agents-suite", "--suite-dir", suite, "--yes", *grants, *args, env=env
     )
+
+
+@pytest.fixture
+def endpoint() -> Iterator[AgentEndpoint]:
+    """The scripted model endpoint, serving for the test."""
+    with AgentEndpoint() as running:
+        yield running
 
 
 def _records(out: Path) -> dict[str, RunRecord]:
@@ -135,7 +139,7 @@ OTHER_APIS = {"r": ("/v1/responses", 2 + 3 + 1), "a": ("/v1/messages", 2 + 2 + 1
 post to and how many model calls their runs make; the rest speak Chat Completions."""
 
 
-def test_every_path_of_an_external_agent_run(tmp_path: Path) -> None:
+def test_every_path_of_an_external_agent_run(tmp_path: Path, endpoint: AgentEndpoint) -> None:
     """Each run ends as its agent's path says, the transcript keeps what the agent did, and the report's
     model calls and tokens equal what the endpoint itself received."""
     _config(tmp_path, AGENTS)
@@ -163,29 +167,22 @@ def test_every_path_of_an_external_agent_run(tmp_path: Path) -> None:
     ]
     suite = _suite(tmp_path, tasks)
     out = tmp_path / "out"
-    with AgentEndpoint() as endpoint:
-        env = {"OPENAI_API_KEY": SECRET, "ALLOWED_VAR": "yes", "OTHER_VAR": "no"}
-        done = alisio(
-            tmp_path,
-            "eval",
-            "run",
-            "agents-suite",
-            "--suite-dir",
-            str(suite),
-            "--yes",
-            "--k",
-            "1",
-            "--base-url",
-            endpoint.base_url,
-            "--allow-write",
-            "--allow-process",
-            "--jobs",
-            "4",
-            "--out",
-            str(out),
-            env=env,
-        )
-        log = endpoint.model_calls
+    env = {"OPENAI_API_KEY": SECRET, "ALLOWED_VAR": "yes", "OTHER_VAR": "no"}
+    done = _eval(
+        tmp_path,
+        "run",
+        suite,
+        "--k",
+        "1",
+        "--base-url",
+        endpoint.base_url,
+        "--jobs",
+        "4",
+        "--out",
+        out,
+        env=env,
+    )
+    log = endpoint.model_calls
     assert done.returncode == 1, done.stderr  # some runs ended error (fail, missing, seq): exit 1
     records = _records(out)
     status = {task_id: (r.status.value, r.reason) for task_id, r in records.items()}
@@ -252,37 +249,20 @@ def test_every_path_of_an_external_agent_run(tmp_path: Path) -> None:
         assert SECRET not in path.read_text()
     report = json.loads((out / "report.json").read_text())
     assert "agent" not in report["conditions"]  # tasks name different agents
-    shown = alisio(tmp_path, "eval", "show", str(out), "--task", "exit5")
+    shown = alisio(tmp_path, "eval", "show", out, "--task", "exit5")
     assert shown.returncode == 0, shown.stderr
     assert "agent fake-exit: exit code 5" in shown.stdout and "--- turn 2 ---" in shown.stdout
 
 
-def test_agent_flag_names_the_agent_in_the_conditions(tmp_path: Path) -> None:
+def test_agent_flag_names_the_agent_in_the_conditions(tmp_path: Path, endpoint: AgentEndpoint) -> None:
     """``--agent NAME`` runs every task with it; the report's conditions name the agent, kind and version."""
     _config(tmp_path, _agent("fake"))
     suite = _suite(tmp_path, [{**_task("plain", "fake"), "agent": None}])
     out = tmp_path / "out"
-    with AgentEndpoint() as endpoint:
-        done = alisio(
-            tmp_path,
-            "eval",
-            "run",
-            "agents-suite",
-            "--suite-dir",
-            str(suite),
-            "--yes",
-            "--k",
-            "2",
-            "--base-url",
-            endpoint.base_url,
-            "--allow-write",
-            "--allow-process",
-            "--agent",
-            "fake",
-            "--out",
-            str(out),
-        )
-        calls = len(endpoint.model_calls)
+    done = _eval(
+        tmp_path, "run", suite, "--k", "2", "--base-url", endpoint.base_url, "--agent", "fake", "--out", out
+    )
+    calls = len(endpoint.model_calls)
     assert done.returncode == 0, done.stderr
     report = json.loads((out / "report.json").read_text())
     assert report["conditions"]["agent"] == {"name": "fake", "kind": "command", "version": "fake-agent 1.2.3"}
@@ -330,21 +310,7 @@ def test_bad_agents_are_refused_before_the_first_run(tmp_path: Path, body: str, 
     """Exit 1, one line naming the file, the agent and the field, nothing run."""
     _config(tmp_path, body)
     suite = _suite(tmp_path, [{**_task("plain", "x")}])
-    done = alisio(
-        tmp_path,
-        "eval",
-        "run",
-        "agents-suite",
-        "--suite-dir",
-        str(suite),
-        "--yes",
-        "--k",
-        "1",
-        "--base-url",
-        "http://127.0.0.1:9/v1",
-        "--allow-write",
-        "--allow-process",
-    )
+    done = _eval(tmp_path, "run", suite, "--k", "1", "--base-url", "http://127.0.0.1:9/v1")
     assert done.returncode == 1
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert len(lines) == 1, done.stderr
@@ -352,7 +318,7 @@ def test_bad_agents_are_refused_before_the_first_run(tmp_path: Path, body: str, 
     assert not (tmp_path / "data").exists() or not any((tmp_path / "data").rglob("runs.jsonl"))
 
 
-def test_variants_give_each_variant_its_own_agent_and_model(tmp_path: Path) -> None:
+def test_variants_give_each_variant_its_own_agent_and_model(tmp_path: Path, endpoint: AgentEndpoint) -> None:
     """A variants file runs the same tasks with two agents (one asking for another model): each arm's
     report names its agent, and the model its agent asked the endpoint for."""
     _config(tmp_path, _agent("fake") + _agent("other", "--model", "{model}", "--exit", "2"))
@@ -363,27 +329,21 @@ def test_variants_give_each_variant_its_own_agent_and_model(tmp_path: Path) -> N
     }
     (tmp_path / "compare.json").write_text(json.dumps(variants))
     out = tmp_path / "out"
-    with AgentEndpoint() as endpoint:
-        done = alisio(
-            tmp_path,
-            "eval",
-            "variants",
-            "agents-suite",
-            "--suite-dir",
-            str(suite),
-            "--yes",
-            "--k",
-            "1",
-            "--variants",
-            str(tmp_path / "compare.json"),
-            "--base-url",
-            endpoint.base_url,
-            "--allow-write",
-            "--allow-process",
-            "--out",
-            str(out),
-        )
-        models = sorted(json.loads(r.body)["model"] for r in endpoint.model_calls)
+    compare = tmp_path / "compare.json"
+    done = _eval(
+        tmp_path,
+        "variants",
+        suite,
+        "--k",
+        "1",
+        "--variants",
+        compare,
+        "--base-url",
+        endpoint.base_url,
+        "--out",
+        out,
+    )
+    models = sorted(json.loads(r.body)["model"] for r in endpoint.model_calls)
     assert done.returncode == 0, done.stderr
     a = json.loads((out / "a" / "report.json").read_text())["conditions"]
     b = json.loads((out / "b" / "report.json").read_text())["conditions"]
@@ -393,28 +353,26 @@ def test_variants_give_each_variant_its_own_agent_and_model(tmp_path: Path) -> N
     assert (out / "comparison.json").is_file()
 
 
-def test_a_replay_that_asks_something_else_names_the_call_and_field(tmp_path: Path) -> None:
+def test_a_replay_that_asks_something_else_names_the_call_and_field(
+    tmp_path: Path, endpoint: AgentEndpoint
+) -> None:
     """Record, change the task's prompt, replay: exit 2, naming the task, the call and the JSON field."""
     _config(tmp_path, _agent("fake"))
     suite = _suite(tmp_path, [{**_task("plain", "fake"), "agent": None}])
-    common = ["--suite-dir", str(suite), "--yes", "--agent", "fake", "--allow-write", "--allow-process"]
-    with AgentEndpoint() as endpoint:
-        done = alisio(tmp_path, "eval", "record", "agents-suite", *common, "--base-url", endpoint.base_url)
+    done = _eval(tmp_path, "record", suite, "--agent", "fake", "--base-url", endpoint.base_url)
     assert done.returncode == 0, done.stderr
+    recorded = len(endpoint.requests)
     cassette = suite / "cassettes" / "fake" / "plain.jsonl"
     assert SECRET not in cassette.read_text() and "<workspace>" not in cassette.read_text().split("\n")[0]
-    same = alisio(
-        tmp_path, "eval", "run", "agents-suite", *common, "--mode", "replay", "--out", str(tmp_path / "r1")
-    )
+    same = _eval(tmp_path, "run", suite, "--agent", "fake", "--mode", "replay", "--out", tmp_path / "r1")
     assert same.returncode == 0, same.stderr
     document = json.loads((suite / "suite.json").read_text())
     document["tasks"][0]["prompt"] = PROMPT + " Be brief."
     (suite / "suite.json").write_text(json.dumps(document))
-    diverged = alisio(
-        tmp_path, "eval", "run", "agents-suite", *common, "--mode", "replay", "--out", str(tmp_path / "r2")
-    )
+    diverged = _eval(tmp_path, "run", suite, "--agent", "fake", "--mode", "replay", "--out", tmp_path / "r2")
     assert diverged.returncode == 2, diverged.stderr
     assert "divergence: task plain rep 0, call 0: messages[1].content" in diverged.stderr, diverged.stderr
+    assert len(endpoint.requests) == recorded  # the replays asked the cassette, never the endpoint
 
 
 def test_a_proxy_port_that_cannot_be_bound_is_an_error_run(tmp_path: Path) -> None:

@@ -1,4 +1,9 @@
-"""``alisio run`` end to end: the installed command against a real local OpenAI-compatible SSE server."""
+"""``alisio run`` end to end against a real local OpenAI-compatible SSE server.
+
+The command runs in this process (``tests.integration.helpers.alisio``), which gives the installed command's
+answer; what needs a real process runs the installed one: Ctrl-C (a signal), and a pseudo-terminal on stdin,
+stderr or stdout.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,6 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,9 +20,9 @@ import msgspec
 import pytest
 
 from alisio.core.harness.events import BudgetStopped, Event, RunEnded, RunStarted, ToolCalled
+from tests.integration.helpers import ALISIO, alisio, command_env, write_config
 from tests.integration.sse_server import Reply, SseServer
 
-ALISIO = Path(sys.executable).with_name("alisio")
 SECRET = "sk-test-SECRETKEY-0123456789abcdef"
 EVENTS = msgspec.json.Decoder(Event)
 
@@ -81,21 +85,22 @@ def workspace(tmp_path: Path) -> Path:
     return root
 
 
-def run(tmp_path: Path, *args: str, key: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "ALISIO_CONFIG_HOME")}
-    env["ALISIO_CONFIG_HOME"] = str(tmp_path / "config")
-    env["ALISIO_DATA_HOME"] = str(tmp_path / "data")  # where alisio run keeps its transcript
-    if key is not None:
-        env["OPENAI_API_KEY"] = key
-    return subprocess.run(
-        [str(ALISIO), "run", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        env=env,
-        stdin=subprocess.DEVNULL,
-    )
+def run(
+    tmp_path: Path,
+    *args: str,
+    key: str | None = None,
+    env: dict[str, str] | None = None,
+    input: str | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """``alisio run *args`` with tmp_path's configuration and data directory (its transcript goes there), no
+    API key but ``key``, and stdin holding ``input`` (not a terminal)."""
+    extra = {**(env or {}), **({} if key is None else {"OPENAI_API_KEY": key})}
+    return alisio(tmp_path, "run", *args, env=extra, input=input)
+
+
+def to_server(workspace: Path, server: SseServer, model: str = "m") -> tuple[str, ...]:
+    """The flags that point a run at ``workspace`` and at the local server's ``model``."""
+    return ("--cwd", str(workspace), "--base-url", server.base_url, "--model", model)
 
 
 def test_a_run_reads_a_file_and_prints_the_final_text(
@@ -103,16 +108,7 @@ def test_a_run_reads_a_file_and_prints_the_final_text(
 ) -> None:
     """Two turns (read_file, then text): exit 0, the final text on stdout, one progress line per tool call."""
     server.enqueue(tool_reply("read_file", {"path": "hello.txt"}), text_reply("The file greets you."))
-    result = run(
-        tmp_path,
-        "What does hello.txt say?",
-        "--cwd",
-        str(workspace),
-        "--base-url",
-        server.base_url,
-        "--model",
-        "m1",
-    )
+    result = run(tmp_path, "What does hello.txt say?", *to_server(workspace, server, "m1"))
     assert result.returncode == 0, result.stderr
     assert result.stdout == "The file greets you.\n"
     assert "• read_file" in result.stderr
@@ -128,12 +124,9 @@ def test_run_start_records_the_configured_provider_id(
     server: SseServer, workspace: Path, tmp_path: Path
 ) -> None:
     """config.toml's [provider] id (a label such as "deepseek") is the provider run_start records, as eval does."""
-    (tmp_path / "config").mkdir(parents=True, exist_ok=True)
-    (tmp_path / "config" / "config.toml").write_text('[provider]\nid = "deepseek"\n')
+    write_config(tmp_path, '[provider]\nid = "deepseek"\n')
     server.enqueue(text_reply("done"))
-    result = run(
-        tmp_path, "hi", "--cwd", str(workspace), "--base-url", server.base_url, "--model", "m1", "--json"
-    )
+    result = run(tmp_path, "hi", *to_server(workspace, server, "m1"), "--json")
     assert result.returncode == 0, result.stderr
     first = EVENTS.decode(result.stdout.splitlines()[0])
     assert isinstance(first, RunStarted) and first.provider == "deepseek"
@@ -144,9 +137,7 @@ def test_json_streams_the_event_log_as_decodable_lines(
 ) -> None:
     """--json: every stdout line decodes to an event, numbered in order, from run_start to run_end."""
     server.enqueue(tool_reply("read_file", {"path": "hello.txt"}), text_reply("done"))
-    result = run(
-        tmp_path, "read it", "--cwd", str(workspace), "--base-url", server.base_url, "--model", "m1", "--json"
-    )
+    result = run(tmp_path, "read it", *to_server(workspace, server, "m1"), "--json")
     assert result.returncode == 0, result.stderr
     events = [EVENTS.decode(line) for line in result.stdout.splitlines()]
     kinds = [type(event).__name__ for event in events]
@@ -173,16 +164,13 @@ def test_a_run_keeps_its_transcript_and_ends_with_a_usage_line(
     """alisio run stores its transcript under <dataDir>/run/<runId>/, which eval show opens, and its last
     stderr line is the usage: tokens over the calls, turns, tool calls and time."""
     server.enqueue(tool_reply("read_file", {"path": "hello.txt"}), text_reply("It greets."))
-    result = run(tmp_path, "Read it", "--cwd", str(workspace), "--base-url", server.base_url, "--model", "m1")
+    result = run(tmp_path, "Read it", *to_server(workspace, server, "m1"))
     assert result.returncode == 0, result.stderr
     *_, where, usage = result.stderr.splitlines()
     assert re.fullmatch(r"usage: 180 in, 19 out tokens over 2 calls; 2 turns, 1 tool call, \d+\.\d s", usage)
     (kept,) = (tmp_path / "data" / "run").iterdir()
     assert where == f"transcript: {kept} (alisio eval show opens it)"
-    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
-    env.update(ALISIO_CONFIG_HOME=str(tmp_path / "config"), ALISIO_DATA_HOME=str(tmp_path / "data"))
-    shown = subprocess.run([str(ALISIO), "eval", "show", str(kept)], capture_output=True, text=True, env=env,
-                           timeout=60, check=False)  # fmt: skip
+    shown = alisio(tmp_path, "eval", "show", kept)
     assert shown.returncode == 0, shown.stderr
     assert shown.stdout.startswith(f"alisio run {kept.name}: completed; 180 in, 19 out tokens over 2 calls")
     assert "> read_file" in shown.stdout and "It greets." in shown.stdout
@@ -193,9 +181,7 @@ def test_a_401_exits_1_with_one_line_and_never_the_key(
 ) -> None:
     """A rejected key: exit 1, a single stderr line naming the failure, the key nowhere in the output."""
     server.enqueue(Reply.json({"error": {"message": f"Incorrect API key provided: {SECRET}"}}, status=401))
-    result = run(
-        tmp_path, "hi", "--cwd", str(workspace), "--base-url", server.base_url, "--model", "m1", key=SECRET
-    )
+    result = run(tmp_path, "hi", *to_server(workspace, server, "m1"), key=SECRET)
     assert result.returncode == 1
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 3, result.stderr  # the error, where the transcript went, the usage line
@@ -246,8 +232,7 @@ def test_no_configuration_and_no_base_url_is_one_clear_line(workspace: Path, tmp
 
 def test_an_unknown_config_key_names_the_file_and_key(workspace: Path, tmp_path: Path) -> None:
     """A typo in config.toml: exit 1, one line with the file and the dotted key."""
-    (tmp_path / "config").mkdir()
-    (tmp_path / "config" / "config.toml").write_text("[limits]\nmaxContextChar = 10\n")
+    write_config(tmp_path, "[limits]\nmaxContextChar = 10\n")
     result = run(
         tmp_path, "hi", "--cwd", str(workspace), "--base-url", "http://127.0.0.1:9/v1", "--model", "m"
     )
@@ -263,9 +248,7 @@ def test_without_a_terminal_ask_denies_and_the_file_is_not_written(
     server.enqueue(
         tool_reply("write_file", {"path": "new.txt", "content": "x"}), text_reply("I could not write.")
     )
-    result = run(
-        tmp_path, "write", "--cwd", str(workspace), "--base-url", server.base_url, "--model", "m", "--json"
-    )
+    result = run(tmp_path, "write", *to_server(workspace, server), "--json")
     assert result.returncode == 0, result.stderr
     events = [EVENTS.decode(line) for line in result.stdout.splitlines()]
     approvals = [e for e in events if type(e).__name__ == "ApprovalDecided"]
@@ -281,18 +264,7 @@ def test_allow_write_lets_the_write_run_without_asking(
 ) -> None:
     """--allow-write puts write in the policy's allow: the file is written and no approval is asked."""
     server.enqueue(tool_reply("write_file", {"path": "new.txt", "content": "x\n"}), text_reply("written"))
-    result = run(
-        tmp_path,
-        "write",
-        "--cwd",
-        str(workspace),
-        "--base-url",
-        server.base_url,
-        "--model",
-        "m",
-        "--allow-write",
-        "--json",
-    )
+    result = run(tmp_path, "write", *to_server(workspace, server), "--allow-write", "--json")
     assert result.returncode == 0, result.stderr
     assert (workspace / "new.txt").read_text() == "x\n"
     assert "ApprovalDecided" not in {
@@ -305,18 +277,7 @@ def test_a_budget_stop_exits_0_and_says_which(server: SseServer, workspace: Path
     server.enqueue(
         tool_reply("read_file", {"path": "hello.txt"}), tool_reply("read_file", {"path": "hello.txt"})
     )
-    result = run(
-        tmp_path,
-        "loop",
-        "--cwd",
-        str(workspace),
-        "--base-url",
-        server.base_url,
-        "--model",
-        "m",
-        "--max-turns",
-        "1",
-    )
+    result = run(tmp_path, "loop", *to_server(workspace, server), "--max-turns", "1")
     assert result.returncode == 0, result.stderr
     assert "budget maxTurns exceeded" in result.stderr
     assert result.stdout == ""
@@ -325,18 +286,7 @@ def test_a_budget_stop_exits_0_and_says_which(server: SseServer, workspace: Path
 
 def test_an_unknown_agent_is_a_usage_error(server: SseServer, workspace: Path, tmp_path: Path) -> None:
     """--agent naming no configured agent: exit 1, one line, no provider call."""
-    result = run(
-        tmp_path,
-        "hi",
-        "--cwd",
-        str(workspace),
-        "--base-url",
-        server.base_url,
-        "--model",
-        "m",
-        "--agent",
-        "nobody",
-    )
+    result = run(tmp_path, "hi", *to_server(workspace, server), "--agent", "nobody")
     assert result.returncode == 1
     assert "nobody" in result.stderr and result.stderr.count("\n") == 1
     assert server.requests == []
@@ -347,12 +297,13 @@ def run_on_terminal(tmp_path: Path, answer: bytes, *args: str) -> tuple[int, str
     import pty
     import select
 
-    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "ALISIO_CONFIG_HOME")}
-    env["ALISIO_CONFIG_HOME"] = str(tmp_path / "config")
-    env["ALISIO_DATA_HOME"] = str(tmp_path / "data")  # where alisio run keeps its transcript
     master, slave = pty.openpty()
     process = subprocess.Popen(
-        [str(ALISIO), "run", *args], stdin=slave, stderr=slave, stdout=subprocess.PIPE, env=env
+        [str(ALISIO), "run", *args],
+        stdin=slave,
+        stderr=slave,
+        stdout=subprocess.PIPE,
+        env=command_env(tmp_path),
     )
     os.close(slave)
     seen = b""
@@ -385,9 +336,7 @@ def test_on_a_terminal_ask_asks_and_obeys_the_answer(
 ) -> None:
     """Policy ask on a terminal: the write is put to the user; y runs it, Enter (the default, No) denies it."""
     server.enqueue(tool_reply("write_file", {"path": "new.txt", "content": "x"}), text_reply("finished"))
-    code, stdout, terminal = run_on_terminal(
-        tmp_path, answer, "write", "--cwd", str(workspace), "--base-url", server.base_url, "--model", "m"
-    )
+    code, stdout, terminal = run_on_terminal(tmp_path, answer, "write", *to_server(workspace, server))
     assert code == 0, terminal
     assert "allow write_file (write)" in terminal
     assert stdout == "finished\n"
@@ -402,9 +351,7 @@ def test_the_approval_prompt_shows_the_arguments_as_sent(
     (workspace / "calc.py").write_text("def add(a, b):\n    return a - b\n")
     edit = {"path": "calc.py", "old_string": "    return a - b", "new_string": "    return a + b  \x1b[2J"}
     server.enqueue(tool_reply("edit_file", edit), text_reply("done"))
-    code, _, terminal = run_on_terminal(
-        tmp_path, b"\n", "fix", "--cwd", str(workspace), "--base-url", server.base_url, "--model", "m"
-    )
+    code, _, terminal = run_on_terminal(tmp_path, b"\n", "fix", *to_server(workspace, server))
     assert code == 0, terminal
     lines = terminal.replace("\r\n", "\n").splitlines()
     at = lines.index("allow edit_file (write)?")
@@ -425,19 +372,7 @@ def test_a_hung_provider_stops_the_run_at_max_wall_ms(
     hung = text_reply("too late")
     server.enqueue(Reply(body=hung.body, pieces=(hung.body,), pause_s=20.0))
     started = time.monotonic()
-    result = run(
-        tmp_path,
-        "hi",
-        "--cwd",
-        str(workspace),
-        "--base-url",
-        server.base_url,
-        "--model",
-        "m",
-        "--max-wall-ms",
-        "1500",
-        "--json",
-    )
+    result = run(tmp_path, "hi", *to_server(workspace, server), "--max-wall-ms", "1500", "--json")
     took = time.monotonic() - started
     assert result.returncode == 0, result.stderr
     assert took < 10.0
@@ -457,19 +392,7 @@ def test_max_tool_calls_stops_before_the_call_past_the_limit(
     server.enqueue(
         tool_reply("read_file", {"path": "hello.txt"}), tool_reply("read_file", {"path": "hello.txt"}, "c2")
     )
-    result = run(
-        tmp_path,
-        "loop",
-        "--cwd",
-        str(workspace),
-        "--base-url",
-        server.base_url,
-        "--model",
-        "m",
-        "--max-tool-calls",
-        "1",
-        "--json",
-    )
+    result = run(tmp_path, "loop", *to_server(workspace, server), "--max-tool-calls", "1", "--json")
     assert result.returncode == 0, result.stderr
     events = [EVENTS.decode(line) for line in result.stdout.splitlines()]
     assert sum(isinstance(e, ToolCalled) for e in events) == 1
@@ -487,16 +410,13 @@ def test_ctrl_c_during_bash_kills_its_group_and_exits_130_with_one_line(
     (tmp_path / "script.json").write_text(
         json.dumps({"turns": [{"toolCalls": [{"name": "bash", "arguments": {"command": command}}]}]})
     )
-    env = {k: v for k, v in os.environ.items() if k != "ALISIO_CONFIG_HOME"}
-    env["ALISIO_CONFIG_HOME"] = str(tmp_path / "config")
-    env["ALISIO_DATA_HOME"] = str(tmp_path / "data")  # where alisio run keeps its transcript
     args = ["run", "sleep", "--cwd", str(workspace), "--script", str(tmp_path / "script.json")]
     process = subprocess.Popen(
         [str(ALISIO), *args, "--policy", "full", "--json"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         stdin=subprocess.DEVNULL,
-        env=env,
+        env=command_env(tmp_path),
         text=True,
     )
     deadline = time.monotonic() + 20
@@ -531,22 +451,10 @@ def test_the_key_is_never_in_bash_output_whatever_its_variable_is_called(
     server: SseServer, workspace: Path, tmp_path: Path
 ) -> None:
     """provider.apiKeyEnv = "MY_LLM" (no secret-looking name): bash sees no MY_LLM, the key is nowhere."""
-    (tmp_path / "config").mkdir()
-    (tmp_path / "config" / "config.toml").write_text('[provider]\napiKeyEnv = "MY_LLM"\n')
+    write_config(tmp_path, '[provider]\napiKeyEnv = "MY_LLM"\n')
     server.enqueue(tool_reply("bash", {"command": "echo key=$MY_LLM; env"}), text_reply("done"))
-    env = {k: v for k, v in os.environ.items() if k != "ALISIO_CONFIG_HOME"}
-    env |= {"ALISIO_CONFIG_HOME": str(tmp_path / "config"), "MY_LLM": SECRET, "COPY_OF_IT": SECRET}
-    env["ALISIO_DATA_HOME"] = str(tmp_path / "data")
-    argv = [str(ALISIO), "run", "env", "--cwd", str(workspace), "--base-url", server.base_url, "--model", "m"]
-    result = subprocess.run(
-        [*argv, "--policy", "full", "--json"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        env=env,
-        stdin=subprocess.DEVNULL,
-    )
+    env = {"MY_LLM": SECRET, "COPY_OF_IT": SECRET}
+    result = run(tmp_path, "env", *to_server(workspace, server), "--policy", "full", "--json", env=env)
     assert result.returncode == 0, result.stderr
     assert server.requests[0].headers["authorization"] == f"Bearer {SECRET}"
     tool_output = next(m for m in server.requests[1].json()["messages"] if m["role"] == "tool")["content"]
@@ -561,14 +469,10 @@ def test_a_prompt_of_dash_is_read_from_standard_input(
 ) -> None:
     """``alisio run -`` sends what stdin holds as the task; an empty one is one line, exit 1."""
     server.enqueue(text_reply("ok"))
-    env = {k: v for k, v in os.environ.items() if k != "ALISIO_CONFIG_HOME"}
-    env["ALISIO_CONFIG_HOME"] = str(tmp_path / "config")
-    env["ALISIO_DATA_HOME"] = str(tmp_path / "data")  # where alisio run keeps its transcript
-    argv = [str(ALISIO), "run", "-", "--cwd", str(workspace), "--base-url", server.base_url, "--model", "m"]
-    piped = subprocess.run(argv, input="Fix the bug\nin add.\n", capture_output=True, text=True, env=env)
+    piped = run(tmp_path, "-", *to_server(workspace, server), input="Fix the bug\nin add.\n")
     assert piped.returncode == 0, piped.stderr
     assert server.requests[0].json()["messages"][-1] == {"role": "user", "content": "Fix the bug\nin add.\n"}
-    empty = subprocess.run(argv, input="  \n", capture_output=True, text=True, env=env)
+    empty = run(tmp_path, "-", *to_server(workspace, server), input="  \n")
     assert empty.returncode == 1 and "prompt is empty" in empty.stderr and empty.stderr.count("\n") == 1
     assert len(server.requests) == 1
 
@@ -599,10 +503,9 @@ def test_max_response_bytes_from_the_configuration_caps_a_response(
     server: SseServer, workspace: Path, tmp_path: Path
 ) -> None:
     """provider.maxResponseBytes = 2048 in config.toml: a 10 KB answer ends the run with provider_too_large."""
-    (tmp_path / "config").mkdir()
-    (tmp_path / "config" / "config.toml").write_text("[provider]\nmaxResponseBytes = 2048\n")
+    write_config(tmp_path, "[provider]\nmaxResponseBytes = 2048\n")
     server.enqueue(text_reply("x" * 10_000))
-    result = run(tmp_path, "hi", "--cwd", str(workspace), "--base-url", server.base_url, "--model", "m1")
+    result = run(tmp_path, "hi", *to_server(workspace, server, "m1"))
     assert result.returncode == 1
     assert result.stderr.startswith(
         "alisio run: error (provider_too_large): the response from http://127.0.0.1"
@@ -635,16 +538,13 @@ def _run_on_a_terminal(tmp_path: Path, *args: str, key: str) -> tuple[int, str]:
     """``alisio run *args`` with stdout a pseudo-terminal (stderr and stdin not): (exit code, stdout)."""
     import pty
 
-    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "ALISIO_CONFIG_HOME")}
-    env |= {"ALISIO_CONFIG_HOME": str(tmp_path / "config"), "ALISIO_DATA_HOME": str(tmp_path / "data")}
-    env["OPENAI_API_KEY"] = key
     leader, follower = pty.openpty()
     process = subprocess.Popen(
         [str(ALISIO), "run", *args],
         stdout=follower,
         stderr=subprocess.DEVNULL,
         stdin=subprocess.DEVNULL,
-        env=env,
+        env=command_env(tmp_path, {"OPENAI_API_KEY": key}),
     )
     os.close(follower)
     chunks = []
@@ -666,7 +566,7 @@ def test_the_final_text_is_escaped_on_a_terminal_and_kept_for_a_pipe(
     """A final text with a window-title sequence, a clear-screen and the key: on a terminal it prints
     escaped (no ESC byte reaches the screen) and redacted; to a pipe it keeps the model's bytes (ESC, BEL
     and tab) with only the key redacted."""
-    args = ("hi", "--cwd", str(workspace), "--base-url", server.base_url, "--model", "m1")
+    args = ("hi", *to_server(workspace, server, "m1"))
     server.enqueue(text_reply(HOSTILE))
     code, screen = _run_on_a_terminal(tmp_path, *args, key=SECRET)
     assert code == 0

@@ -20,13 +20,14 @@ from alisio.core.lab.sequential import MAX_K
 from tests.integration.helpers import (
     NOOP,
     alisio,
+    eval_run,
     read_report,
     read_runs,
     refused,
     variants,
     write_script,
 )
-from tests.integration.seq_model import compare_file, seq_suite, stand_in
+from tests.integration.seq_model import StandIn, compare_file, seq_suite, stand_in
 
 COMPARISON = msgspec.json.Decoder(VariantsComparison)
 READ = {
@@ -49,14 +50,27 @@ def _scripts(root: Path, **passes: bool) -> Path:
     return directory
 
 
+def _scripted(root: Path, **passes: bool) -> tuple[Path, Path]:
+    """A suite of the tasks named in ``passes`` and its --script directory (``_scripts``), both under root."""
+    return seq_suite(root, *passes), _scripts(root, **passes)
+
+
 def _run(home: Path, suite: Path, *args: str | Path) -> tuple[int, str, str]:
-    result = alisio(home, "eval", "run", "calc-suite", "--suite-dir", suite, "--yes", "--jobs", "1", *args)
+    result = eval_run(home, suite, "--jobs", "1", *args)
     return result.returncode, result.stdout, result.stderr
 
 
-def _variants(home: Path, suite: Path, compare: Path, url: str, *args: str | Path) -> tuple[int, str, str]:
-    result = variants(home, suite, compare, "--base-url", url, "--model", "m", *args)
-    return result.returncode, result.stdout, result.stderr
+def _variants(
+    tmp_path: Path, rates: dict[str, dict[str, float]], *args: str | Path
+) -> tuple[int, str, str, StandIn]:
+    """``eval variants`` of two variants, base and cand, over a suite of base's tasks, against the stand-in
+    model at ``rates``: (exit code, stdout, stderr, the model, which counts the runs it saw)."""
+    suite = seq_suite(tmp_path, *rates["base"])
+    compare = compare_file(tmp_path / "compare.json", "base", "cand")
+    server, model = stand_in(rates)
+    with server:
+        result = variants(tmp_path, suite, compare, "--base-url", server.base_url, "--model", "m", *args)
+    return result.returncode, result.stdout, result.stderr, model
 
 
 # --- eval variants --sequential ------------------------------------------------------------------------------
@@ -66,24 +80,11 @@ def test_variants_sequential_decides_a_difference_stops_a_tie_and_saves_the_runs
     """A task whose candidate always passes and baseline never does is decided "improved" at 9 pairs; a task
     where both always pass stops for futility at the first look (5 pairs); no further run is started for
     either (the server saw exactly those runs); the reports, comparison.json and comparison.md say so."""
-    suite = seq_suite(tmp_path, "differs", "same")
-    compare = compare_file(tmp_path / "compare.json", "base", "cand")
-    server, model = stand_in({"base": {"differs": 0.0, "same": 1.0}, "cand": {"differs": 1.0, "same": 1.0}})
+    rates = {"base": {"differs": 0.0, "same": 1.0}, "cand": {"differs": 1.0, "same": 1.0}}
     out = tmp_path / "out"
-    with server:
-        code, _, stderr = _variants(
-            tmp_path,
-            suite,
-            compare,
-            server.base_url,
-            "--sequential",
-            "--max-k",
-            "20",
-            "--jobs",
-            "1",
-            "--out",
-            out,
-        )
+    code, _, stderr, model = _variants(
+        tmp_path, rates, "--sequential", "--max-k", "20", "--jobs", "1", "--out", out
+    )
     assert code == 0, stderr
     assert dict(model.runs) == {
         ("base", "differs"): 9,
@@ -126,25 +127,11 @@ def test_variants_sequential_with_jobs_waits_for_the_runs_in_flight_and_counts_t
     """With 4 runs at once, the runs in flight when the task is decided are waited for, kept in runs.jsonl
     and counted: the report's runs are every record, ``afterStop`` the runs past the deciding look, and no
     run started after it (at most 4 were in flight)."""
-    suite = seq_suite(tmp_path, "differs")
-    compare = compare_file(tmp_path / "compare.json", "base", "cand")
-    server, _ = stand_in({"base": {"differs": 0.0}, "cand": {"differs": 1.0}})
+    rates = {"base": {"differs": 0.0}, "cand": {"differs": 1.0}}
     out = tmp_path / "out"
-    with server:
-        code, stdout, stderr = _variants(
-            tmp_path,
-            suite,
-            compare,
-            server.base_url,
-            "--sequential",
-            "--max-k",
-            "30",
-            "--jobs",
-            "4",
-            "--out",
-            out,
-            "--json",
-        )
+    code, stdout, stderr, _ = _variants(
+        tmp_path, rates, "--sequential", "--max-k", "30", "--jobs", "4", "--out", out, "--json"
+    )
     assert code == 0, stderr
     last = json.loads(stdout.splitlines()[-1])
     assert last["type"] == "sequential" and last["sequential"]["tasks"][0]["reason"] == "decided"
@@ -157,27 +144,9 @@ def test_variants_sequential_with_jobs_waits_for_the_runs_in_flight_and_counts_t
         assert sorted(r.repetition for r in records) == list(range(stop.runs))
 
 
-def _gated(tmp_path: Path, rates: dict[str, dict[str, float]], *args: str) -> tuple[int, str]:
-    suite = seq_suite(tmp_path, *rates["base"])
-    compare = compare_file(tmp_path / "compare.json", "base", "cand")
-    server, _ = stand_in(rates)
-    with server:
-        code, _, stderr = _variants(
-            tmp_path,
-            suite,
-            compare,
-            server.base_url,
-            "--sequential",
-            "--fail-on",
-            "worse-than:0.5",
-            "--max-k",
-            "20",
-            "--jobs",
-            "1",
-            "--out",
-            tmp_path / "out",
-            *args,
-        )
+def _gated(tmp_path: Path, rates: dict[str, dict[str, float]]) -> tuple[int, str]:
+    gate = ("--sequential", "--fail-on", "worse-than:0.5", "--max-k", "20", "--jobs", "1")
+    code, _, stderr, _ = _variants(tmp_path, rates, *gate, "--out", tmp_path / "out")
     return code, stderr
 
 
@@ -212,13 +181,8 @@ def test_variants_sequential_gate_worse_than_passes_when_every_task_is_shown_not
 def test_variants_without_sequential_runs_every_planned_run(tmp_path: Path) -> None:
     """The fixed-k path is unchanged: every planned run runs, even when a task's difference is plain, and no
     report carries a sequential block."""
-    suite = seq_suite(tmp_path, "differs")
-    compare = compare_file(tmp_path / "compare.json", "base", "cand")
-    server, model = stand_in({"base": {"differs": 0.0}, "cand": {"differs": 1.0}})
-    with server:
-        code, _, stderr = _variants(
-            tmp_path, suite, compare, server.base_url, "--k", "12", "--out", tmp_path / "out"
-        )
+    rates = {"base": {"differs": 0.0}, "cand": {"differs": 1.0}}
+    code, _, stderr, model = _variants(tmp_path, rates, "--k", "12", "--out", tmp_path / "out")
     assert code == 0, stderr
     assert dict(model.runs) == {("base", "differs"): 12, ("cand", "differs"): 12}
     assert read_report(tmp_path / "out" / "cand").sequential is None
@@ -232,8 +196,7 @@ def test_run_until_width_stops_each_task_once_its_confidence_sequence_is_narrow(
     """At width 0.5 a task whose runs all pass (or all fail) stops after 9 runs of the 30 allowed; the
     report shows the confidence sequence as the valid interval and Wilson's for reference, plan.json keeps the
     design, and eval show says how a run's task stopped."""
-    suite = seq_suite(tmp_path, "good", "bad")
-    scripts = _scripts(tmp_path, good=True, bad=False)
+    suite, scripts = _scripted(tmp_path, good=True, bad=False)
     out = tmp_path / "out"
     code, stdout, stderr = _run(
         tmp_path, suite, "--script", scripts, "--until-width", "0.5", "--max-k", "30", "--out", out
@@ -300,8 +263,7 @@ def test_resume_recomputes_each_task_from_runs_jsonl_and_refuses_another_design(
     """A sequential run killed part-way resumes: a task that had stopped stays stopped (no run of it
     starts), the other runs until its own stop, and the report equals the one of an uninterrupted run;
     a resume with another design is refused naming both."""
-    suite = seq_suite(tmp_path, "good", "bad")
-    scripts = _scripts(tmp_path, good=True, bad=False)
+    suite, scripts = _scripted(tmp_path, good=True, bad=False)
     out = tmp_path / "out"
     code, _, stderr = _run(
         tmp_path, suite, "--script", scripts, "--until-width", "0.5", "--max-k", "30", "--out", out
@@ -332,8 +294,7 @@ def test_resume_recomputes_each_task_from_runs_jsonl_and_refuses_another_design(
 def test_compare_and_stability_read_sequential_reports(tmp_path: Path) -> None:
     """eval compare of a sequential report says its verdicts peek and gives its own decisions; eval
     stability takes reports whose runs per task differ."""
-    suite = seq_suite(tmp_path, "good")
-    scripts = _scripts(tmp_path, good=True)
+    suite, scripts = _scripted(tmp_path, good=True)
     for name in ("one", "two"):
         code, _, stderr = _run(
             tmp_path, suite, "--script", scripts, "--until-width", "0.5", "--out", tmp_path / name
@@ -388,54 +349,24 @@ def test_compare_and_stability_read_sequential_reports(tmp_path: Path) -> None:
 def test_eval_run_refuses_a_design_that_does_not_hold_in_one_line(
     tmp_path: Path, args: tuple[str, ...], message: str
 ) -> None:
-    suite = seq_suite(tmp_path / "s", "t")
-    scripts = [] if "replay" in args else ["--script", str(_scripts(tmp_path / "s", t=True))]
-    result = alisio(tmp_path, "eval", "run", "calc-suite", "--suite-dir", suite, "--yes", *scripts, *args)
+    suite, scripts = _scripted(tmp_path / "s", t=True)
+    result = eval_run(tmp_path, suite, *args, script=None if "replay" in args else scripts)
     assert message in refused(tmp_path, result)
     assert len(result.stderr.strip().splitlines()) == 1
 
 
 def test_eval_run_refuses_a_baseline_of_another_suite_version_or_without_the_task(tmp_path: Path) -> None:
-    suite = seq_suite(tmp_path / "s", "t", "u")
-    scripts = _scripts(tmp_path / "s", t=True, u=True)
+    suite, scripts = _scripted(tmp_path / "s", t=True, u=True)
     base = tmp_path / "base"
     assert _run(tmp_path / "h", suite, "--script", scripts, "--k", "5", "--tasks", "t", "--out", base)[0] == 0
-    result = alisio(
-        tmp_path,
-        "eval",
-        "run",
-        "calc-suite",
-        "--suite-dir",
-        suite,
-        "--yes",
-        "--script",
-        scripts,
-        "--sequential",
-        "--baseline",
-        base,
-    )
+    result = eval_run(tmp_path, suite, "--sequential", "--baseline", base, script=scripts)
     assert "no judged run of task u in that report (select the tasks it has with --tasks" in refused(
         tmp_path, result
     )
     document = json.loads((suite / "suite.json").read_text())
     document["suiteVersion"] = "2.0.0"
     (suite / "suite.json").write_text(json.dumps(document))
-    result = alisio(
-        tmp_path,
-        "eval",
-        "run",
-        "calc-suite",
-        "--suite-dir",
-        suite,
-        "--yes",
-        "--script",
-        scripts,
-        "--sequential",
-        "--baseline",
-        base,
-        "--tasks",
-        "t",
-    )
+    result = eval_run(tmp_path, suite, "--sequential", "--baseline", base, "--tasks", "t", script=scripts)
     assert "a report of suite calc-suite 1.0.0, not of calc-suite 2.0.0" in refused(tmp_path, result)
 
 
@@ -460,33 +391,18 @@ def test_eval_run_refuses_a_baseline_of_another_suite_version_or_without_the_tas
 def test_eval_variants_refuses_a_design_that_does_not_hold_in_one_line(
     tmp_path: Path, args: tuple[str, ...], message: str, variants_count: int
 ) -> None:
-    suite = seq_suite(tmp_path / "s", "t")
+    suite, scripts = _scripted(tmp_path / "s", t=True)
     compare = compare_file(tmp_path / "s" / "compare.json", *["a", "b", "c"][:variants_count])
-    scripts = _scripts(tmp_path / "s", t=True)
     result = variants(tmp_path, suite, compare, "--script", scripts, *args)
     assert message in refused(tmp_path, result)
     assert len(result.stderr.strip().splitlines()) == 1
 
 
 def test_a_sequential_report_is_refused_as_a_baseline(tmp_path: Path) -> None:
-    suite = seq_suite(tmp_path / "s", "t")
-    scripts = _scripts(tmp_path / "s", t=True)
+    suite, scripts = _scripted(tmp_path / "s", t=True)
     first = tmp_path / "first"
     assert _run(tmp_path / "h", suite, "--script", scripts, "--until-width", "0.5", "--out", first)[0] == 0
-    result = alisio(
-        tmp_path,
-        "eval",
-        "run",
-        "calc-suite",
-        "--suite-dir",
-        suite,
-        "--yes",
-        "--script",
-        scripts,
-        "--sequential",
-        "--baseline",
-        first,
-    )
+    result = eval_run(tmp_path, suite, "--sequential", "--baseline", first, script=scripts)
     assert "a sequential report (its runs stopped early); give a fixed-k report" in refused(tmp_path, result)
 
 
@@ -494,8 +410,7 @@ def test_errored_runs_are_not_outcomes_and_a_task_of_errors_only_runs_to_max_k(t
     """A run that ends error (its script runs out of turns) is not an outcome: a task whose runs all error
     never stops early, runs to --max-k and is reported so, with no interval (nothing was judged); the other
     task stops at its width as usual; exit 1 (runs ended error)."""
-    suite = seq_suite(tmp_path, "good", "broken")
-    scripts = _scripts(tmp_path, good=True)
+    suite, scripts = _scripted(tmp_path, good=True, broken=True)
     cut = {"turns": [{"toolCalls": [{"name": "read_file", "arguments": {"path": "src/calc.py"}}]}]}
     write_script(scripts / "broken.json", cut)
     out = tmp_path / "out"

@@ -6,7 +6,8 @@ This module is the only gate between that human-written file and the lab:
 - ``parse_suite(bytes, source, facts)`` returns ``Success(Suite)`` or ``Failure(SuiteError)`` and never
   raises, whatever the bytes. The error reports *every* violation it can find, one per line, each as
   ``task <id>: <field path>: <what>`` (``tasks[3].id: ...`` when the task id is unusable or is the
-  problem), or ``<field path>: <what>`` for suite-level fields. ``violations(error)`` lists them.
+  problem), or ``<field path>: <what>`` for suite-level fields (written by
+  ``alisio.core.lab.suites.suite_messages``). ``violations(error)`` lists them.
 - Shape first (keys repeated in one object, unknown fields, missing fields, wrong types, constraints; see
   ``alisio.core.shape``), then the rules types cannot state: unique task and verifier ids, paths that stay
   inside the suite or the task directory (lexically, and through the symlinks in ``PathFacts``), a fixture
@@ -22,7 +23,6 @@ This module is the only gate between that human-written file and the lab:
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal, get_args
 
@@ -34,6 +34,7 @@ from alisio.core.base import Frozen
 from alisio.core.errors import SuiteError
 from alisio.core.harness.budget import RunBudget
 from alisio.core.lab.records import ID_PATTERN
+from alisio.core.lab.suites.suite_messages import format_problems
 from alisio.core.lab.suites.suite_paths import (
     PathFacts,
     entry_problem,
@@ -373,12 +374,12 @@ def _validate(raw: Any, text: bytes, source: str, facts: PathFacts) -> Result[Su
     # A repeated key decodes as its last value: the author would read one budget and run another.
     problems = duplicate_keys(text) + _suite_problems(raw, facts)
     if problems:
-        return Failure(SuiteError(source=source, message=_format_all(problems, raw)))
+        return Failure(SuiteError(source=source, message=format_problems(problems, raw)))
     try:
         return Success(msgspec.convert(raw, Suite))
     except msgspec.ValidationError as error:  # shape_problems missed it: still report it, with its path
         message, path = parse_msgspec_path(str(error))
-        return Failure(SuiteError(source=source, message=_format_all([(path, message)], raw)))
+        return Failure(SuiteError(source=source, message=format_problems([(path, message)], raw)))
 
 
 def _suite_problems(raw: Any, facts: PathFacts) -> list[Problem]:
@@ -550,51 +551,3 @@ def _pattern_problem(pattern: str) -> str | None:
         case Success(LinearPattern() as compiled) if compiled.matches_empty():
             return "matches the empty string (it would insert the replacement everywhere)"
     return None
-
-
-def _format_all(problems: list[Problem], raw: Any) -> str:
-    """One line per problem, suite-level fields first, then task by task in document order."""
-    ordered = sorted(problems, key=lambda problem: _task_index(problem[0]))
-    return "\n".join(_format(path, message, raw) for path, message in ordered)
-
-
-def _task_index(path: FieldPath) -> int:
-    return path[1] if len(path) >= 2 and path[0] == "tasks" and isinstance(path[1], int) else -1
-
-
-def _format(path: FieldPath, message: str, raw: Any) -> str:
-    line = _where(path, raw)
-    return (f"{line}: {message}" if line else message).replace("\r", "\\r").replace("\n", "\\n")
-
-
-def _where(path: FieldPath, raw: Any) -> str:
-    """``task <id>: rest.of[0].path`` when the task id is usable, else ``tasks[i].rest``."""
-    index = _task_index(path)
-    rest = path[2:]
-    if index >= 0 and rest[:1] != ("id",):
-        task_id = _usable_task_id(raw, index)
-        if task_id is not None:
-            return f"task {task_id}: {_dotted(rest)}" if rest else f"task {task_id}"
-    return _dotted(path)
-
-
-def _usable_task_id(raw: Any, index: int) -> str | None:
-    tasks = raw.get("tasks") if isinstance(raw, dict) else None
-    task = tasks[index] if isinstance(tasks, list) and index < len(tasks) else None
-    task_id = task.get("id") if isinstance(task, dict) else None
-    return task_id if isinstance(task_id, str) and not shape_problems(task_id, Id) else None
-
-
-_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
-
-
-def _dotted(path: FieldPath) -> str:
-    parts: list[str] = []
-    for segment in path:
-        if isinstance(segment, int):
-            parts.append(f"[{segment}]")
-        elif _PLAIN_KEY.fullmatch(segment):
-            parts.append(f".{segment}" if parts else segment)
-        else:
-            parts.append(f"[{json_repr(segment)}]")
-    return "".join(parts)
