@@ -67,6 +67,7 @@ class Endpoint:
                     endpoint.overlapped.notify_all()
                     if endpoint.pair:
                         endpoint.overlapped.wait_for(lambda: endpoint.max_in_flight >= 2, timeout=30)
+                counted = True
                 try:
                     if first and endpoint.first_status is not None:
                         endpoint.limited_at = time.monotonic()
@@ -82,10 +83,16 @@ class Endpoint:
                         self.send_header("Content-Type", "text/event-stream")
                     self.send_header("Content-Length", str(len(data)))
                     self.end_headers()
-                    self.wfile.write(data)
-                finally:
+                    # no longer in flight once the client can have all of it: counted after the write, a
+                    # client that read the reply and sent its next request first would be counted twice
                     with endpoint.lock:
                         endpoint.in_flight -= 1
+                        counted = False
+                    self.wfile.write(data)
+                finally:
+                    if counted:
+                        with endpoint.lock:
+                            endpoint.in_flight -= 1
 
             def log_message(self, *args: object) -> None:
                 pass
