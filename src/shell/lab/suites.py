@@ -214,9 +214,13 @@ def _link_target(link: Path, root: Path) -> str | None:
 
 
 def _hashed(suite: Suite, suite_json: Path, facts: PathFacts) -> Result[LoadedSuite, SuiteError]:
-    """The loaded suite with its content hash over the sha256 of every file in its fixtures."""
+    """The loaded suite with its content hash over the sha256 of every file in its fixtures and in what its
+    command verifiers have bound in the sandbox (``sandbox.verifierMounts``: a Harbor task's tests)."""
     links = {link.path: link.target for link in facts.symlinks}
     roots = {resolve(normalize(task.fixture), links) for task in suite.tasks}
+    for task in suite.tasks:
+        mounts = task.sandbox.verifier_mounts if task.sandbox is not None else ()
+        roots |= {resolve(normalize(mount.source), links) for mount in mounts if mount.source is not None}
     digests: dict[str, str] = {}
     try:
         for relative in sorted(facts.files):

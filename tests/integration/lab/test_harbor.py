@@ -371,3 +371,18 @@ def test_a_task_imported_before_the_sandbox_section_is_refused(suite: Path, tmp_
         )
     ran = run(tmp_path, old, {"hello-world": bash("true")}, "--sandbox", "bwrap")
     assert ran.returncode == 1 and "task hello-world: tagged needs-sandbox-bwrap but" in ran.stderr
+
+
+def test_the_content_hash_follows_the_tests_the_verifier_mounts(suite: Path, tmp_path: Path) -> None:
+    """The tests a verifier runs from /tests are part of what a run depends on: changing test.sh changes
+    the suite's content hash (two reports of the same hash ran the same tests); the solution does not."""
+    from alisio.shell.lab.suites import load_suite
+
+    copy = tmp_path / "suite"
+    shutil.copytree(suite, copy, symlinks=True)
+    first = load_suite(copy).unwrap().content_hash
+    (copy / "solutions/hello-json/solve.sh").write_text("#!/bin/sh\necho other\n")
+    assert load_suite(copy).unwrap().content_hash == first
+    test_sh = copy / "harbor/hello-world/tests/test.sh"
+    test_sh.write_text(test_sh.read_text() + "# stricter\n")
+    assert load_suite(copy).unwrap().content_hash != first

@@ -352,8 +352,9 @@ def suite_content_hash(suite: Suite, fixture_files: Mapping[str, str]) -> str:
     Args:
         suite: the parsed suite (only ``tasks`` counts, not the id, version or description, nor a task's
             ``solution``: no run reads it, so adding one to a suite leaves its reports comparable).
-        fixture_files: suite-relative path of every fixture file -> the sha256 of its bytes (the shell
-            reads them). A changed, added or removed file changes the hash.
+        fixture_files: suite-relative path of every fixture file, and of every file a command verifier
+            has bound (``sandbox.verifierMounts``) -> the sha256 of its bytes (the shell reads them). A
+            changed, added or removed file changes the hash.
 
     Returns:
         64 lowercase hex digits, over the deterministic (sorted-key) msgspec encoding. Two reports that
