@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 RUNTIME := $(VENV)/.runtime
 
-.PHONY: test test-slow lint typecheck imports pytest demo bench clean record-bundled eval-ci agents agents-node bytecode
+.PHONY: test test-slow lint typecheck imports pytest demo bench clean record-bundled eval-ci agents agents-node agents-aider bytecode
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -85,10 +85,24 @@ agents-node:
 	ln -sf ../npm/node_modules/.bin/opencode $(AGENTS)/bin/opencode
 	ln -sf ../npm/node_modules/.bin/claude $(AGENTS)/bin/claude
 
-agents: agents-node
-	$(PYTHON) -m venv $(AGENTS)/aider
-	$(AGENTS)/aider/bin/python -m pip install --quiet aider-chat==$(AIDER_VERSION)
+# aider into its own venv with uv (pinned, from PyPI into .agents/uv): aider-chat pins each of its ~110
+# dependencies exactly, so its pin fixes the whole venv. Measured on 2 cores: pip took 85 s (54 s with
+# --no-compile), uv 8 s, 35 s with the bytecode compiled; compiled, each aider run starts 4 s of CPU sooner
+# (PYTHONDONTWRITEBYTECODE keeps Python from caching it). The stamp names the version: a new pin reinstalls.
+UV_VERSION := 0.13.9
+AIDER_STAMP := $(AGENTS)/aider/.aider-$(AIDER_VERSION)
+agents-aider: $(AIDER_STAMP)
+
+$(AIDER_STAMP): | $(BIN)/python
+	rm -rf $(AGENTS)/aider $(AGENTS)/uv
+	$(BIN)/python -m pip install --quiet --no-compile --target $(AGENTS)/uv uv==$(UV_VERSION)
+	$(AGENTS)/uv/bin/uv venv --quiet --no-python-downloads --python $(PYTHON) $(AGENTS)/aider
+	$(AGENTS)/uv/bin/uv pip install --quiet --no-python-downloads --python $(AGENTS)/aider/bin/python --compile-bytecode aider-chat==$(AIDER_VERSION)
+	mkdir -p $(AGENTS)/bin
 	ln -sf ../aider/bin/aider $(AGENTS)/bin/aider
+	touch $@
+
+agents: agents-node agents-aider
 
 bench: $(STAMP) bytecode
 	$(BIN)/python bench/run.py

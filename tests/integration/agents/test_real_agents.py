@@ -7,8 +7,9 @@ fixture was fixed), has no divergence, and its model calls and tokens equal the 
 recording. Skipped, saying
 why, where the agent is not installed or a network namespace cannot be made. One record-then-replay per agent
 (aider: one live run), on the smallest task; measured on the shared 2-core machine: Codex 25 s, Claude Code
-15 s, OpenCode 38-44 s. Marked ``slow``: ``make test`` leaves them out, ``make test-slow`` (run by
-``.ci/run`` after ``make agents-node``) runs them.
+15 s, OpenCode 38-44 s, aider 7-24 s. Under ``--sandbox bwrap`` each agent records and replays again (aider:
+and a replay of a changed fixture diverges, exit 2; 15-33 s). Marked ``slow``: ``make test`` leaves them out,
+``make test-slow`` (run by ``.ci/run`` after ``make agents``) runs them.
 """
 
 from __future__ import annotations
@@ -83,6 +84,11 @@ def _setup(tmp_path: Path, kind: str, sandbox: str = "none") -> list[str]:
     (tmp_path / "config" / "config.toml").write_text(config)
     suite = tmp_path / "suite"
     shutil.copytree(SUITE, suite, ignore=shutil.ignore_patterns("cassettes"))  # replayed from suite-2
+    return _flags(suite, sandbox)
+
+
+def _flags(suite: Path, sandbox: str) -> list[str]:
+    """The flags of every run here: fix-add of ``suite`` with ``[agents.a]``, ``--sandbox sandbox``."""
     return [
         "--suite-dir",
         str(suite),
@@ -199,7 +205,6 @@ NEEDS_NETNS = pytest.mark.skipif(
         ("opencode", "opencode", 3),
         ("codex", "codex", 2),
         ("claude-code", "claude", None),
-        ("aider", "aider", 1),
     ],
 )
 def test_a_real_agent_in_the_sandbox_fixes_fix_add_and_replays_clean(
@@ -207,10 +212,36 @@ def test_a_real_agent_in_the_sandbox_fixes_fix_add_and_replays_clean(
 ) -> None:
     """Under --sandbox bwrap (no network: the proxy's unix socket and the relay inside are its only way out)
     each agent fixes fix-add through the proxy, its report counts the endpoint's log, and the recording
-    replays from another path without divergence. aider included: inside, the workspace is always
-    /workspace, so the order of its chat's files (a set of absolute paths) is the same in every run."""
+    replays from another path without divergence (aider: the next test)."""
     if _binary(binary) is None:
         pytest.skip(f"{kind} is not installed (make agents)")
     recorded = _record_then_replay(tmp_path, kind, "bwrap")
     if calls is not None:
         assert len(recorded) == calls
+
+
+@NEEDS_BWRAP
+@NEEDS_NETNS
+@pytest.mark.skipif(_binary("aider") is None, reason="aider is not installed (make agents)")
+def test_aider_in_the_sandbox_replays_clean_and_a_changed_fixture_diverges(tmp_path: Path) -> None:
+    """Under --sandbox bwrap aider fixes fix-add in one call and its recording replays from another path
+    without divergence: inside, the workspace is always /workspace, so the order of its chat's files (a set
+    of absolute paths) is the same in every run. Then the fixture changes under the cassette (one word of
+    src/calc.py's docstring): aider sends the file's text to the model, so the replay stops at that call,
+    exit 2, naming the task, the call and the field."""
+    recorded = _record_then_replay(tmp_path, "aider", "bwrap")
+    assert len(recorded) == 1 and not recorded[0]["tools"]  # one answer with a SEARCH/REPLACE block
+    calc = tmp_path / "suite-2" / "fixtures" / "fix-add" / "src" / "calc.py"
+    calc.write_text(calc.read_text().replace("invoice module", "billing module"))
+    out = tmp_path / "diverged"
+    flags = _flags(tmp_path / "suite-2", "bwrap")
+    args = ("eval", "run", "smoke-coding", *flags, "--mode", "replay", "--out", str(out))
+    diverged = _in_netns(tmp_path, "diverged", *args)
+    assert diverged["rc"] == 2, diverged["stderr"]
+    field = "divergence: task fix-add rep 0, call 0: messages[7].content"  # the message with src/calc.py
+    assert f"{field}: expected '…tic helpers for the invoice" in diverged["stderr"], diverged["stderr"]
+    assert "got '…tic helpers for the billing module" in diverged["stderr"], diverged["stderr"]
+    task = json.loads((out / "report.json").read_text())["tasks"][0]
+    assert (task["passes"], task["errored"]) == (0, 1)  # an error run, never a pass
+    assert task["errorReasons"] == [{"name": "replay_divergence", "count": 1}]
+    assert diverged["calls"] == []  # a replay reaches no endpoint, diverged or not
