@@ -132,11 +132,12 @@ def _named_runs(data_root: Path) -> dict[str, Path]:
 
 
 def _run_id_of(directory: Path) -> str | None:
-    """The run id in the report of ``directory`` (a variants root: in its first variant's)."""
+    """The run id in the report of ``directory``; a variants root's is its first variant's without the
+    variant (a variant's report holds ``<runId>/<variant>``, and the listing adds the variant back)."""
     for candidate in (directory, *(directory / name for name in variants_of(directory))):
         match read_report(candidate):
             case Success(Report(conditions=conditions)):
-                return conditions.run_id
+                return conditions.run_id if candidate == directory else conditions.run_id.split("/")[0]
     return None
 
 

@@ -65,3 +65,24 @@ def test_runs_filters_labels_registered_out_runs_and_prunes(home: Path) -> None:
     assert "forgot 1 registered --out directory that holds no report now" in forgot.stderr
     bad = alisio(home, "eval", "runs", "--prune", "--older-than", "soon")
     assert bad.returncode == 1 and "--older-than: expected a whole number and a unit" in bad.stderr
+
+
+def test_a_registered_variants_out_run_lists_ids_that_open(home: Path) -> None:
+    """``eval variants --out DIR``: ``eval runs`` lists each variant as ``<runId>/<variant>`` (not the first
+    variant's id with the variant added again), and ``eval show`` opens each id it lists."""
+    suite = make_suite(home)
+    compare = home / "compare.json"
+    compare.write_text(json.dumps({"suite": "calc-suite", "variants": [
+        {"id": "base", "overrides": {}}, {"id": "early", "overrides": {"compaction.threshold": 0.6}}]}))  # fmt: skip
+    script = write_script(home / "f.json", FIX)
+    ran = alisio(home, "eval", "variants", "calc-suite", "--suite-dir", str(suite), "--variants", str(compare),
+                 "--yes", "--allow-write", "-k", "1", "--script", str(script), "--out", str(home / "v"))  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    run_id = read_report(home / "v" / "base").conditions.run_id.split("/")[0]
+    runs = json.loads(alisio(home, "eval", "runs", "--json").stdout)["runs"]
+    assert sorted(r["runId"] for r in runs) == [f"{run_id}/base", f"{run_id}/early"]
+    for listed in runs:
+        shown = alisio(home, "eval", "show", listed["runId"])
+        assert shown.returncode == 0, shown.stderr
+        variant = listed["runId"].split("/")[1]
+        assert shown.stdout.startswith(f"fix-add rep 0 [{variant}]: pass")
