@@ -81,20 +81,37 @@ def _entry_names(entry: SuiteEntry) -> set[str]:
     return names
 
 
+def _answering(ref: str, root: Path) -> tuple[SuiteEntry, ...]:
+    """The suite of ``root`` that answers to ``ref`` (none or one): a directory named ``ref`` wins over a
+    suiteId; two directories that both declare the suiteId ``ref`` are refused, never one picked silently.
+
+    Raises:
+        CommandError: ``ref`` is the suiteId of several suites of ``root`` and the name of none of them.
+    """
+    entries = [entry for entry in discover_suites(root, named=ref) if ref in _entry_names(entry)]
+    if len(entries) > 1:
+        entries = [entry for entry in entries if entry.directory.name == ref] or entries
+    if len(entries) > 1:
+        shown = ", ".join(str(entry.directory) for entry in entries)
+        raise CommandError(
+            f"suite {ref!r} is ambiguous: {len(entries)} suites in {root} declare suiteId {ref!r} ({shown}); "
+            "give --suite-dir the one to run"
+        )
+    return tuple(entries)
+
+
 def find_suite(ref: str, suite_dir: Path | None, bundled: Path | None) -> SuiteChoice:
     """The suite whose id or directory name is ``ref``: in ``suite_dir`` first, then among the bundled ones.
 
     Raises:
-        CommandError: no such suite (listing the known ones), a ``suite_dir`` that does not exist, or a matching
-            suite that is invalid (every violation, with its file).
+        CommandError: no such suite (listing the known ones), a ``suite_dir`` that does not exist, a matching
+            suite that is invalid (every violation, with its file), or several suites of one root matching.
     """
     if suite_dir is not None and not suite_dir.exists():
         raise CommandError(f"--suite-dir {suite_dir}: no such directory")
     roots = [(root, third_party) for root, third_party in ((suite_dir, True), (bundled, False)) if root]
     for root, third_party in roots:
-        for entry in discover_suites(root, named=ref):
-            if ref not in _entry_names(entry):
-                continue
+        for entry in _answering(ref, root):
             match entry.result:
                 case Success(loaded):
                     return SuiteChoice(loaded=loaded, third_party=third_party)

@@ -8,6 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from tests.integration.helpers import FIX, make_suite, read_runs, write_script
+from tests.integration.inprocess import alisio, in_process_home
+
 ALISIO = Path(sys.executable).with_name("alisio")
 
 
@@ -83,3 +88,26 @@ def test_record_refuses_a_cassette_dir_it_cannot_create_before_running_anything(
     assert result.returncode == 1
     assert "--cassette-dir /proc/alisio-nope/c" in result.stderr and "nothing was run" in result.stderr
     assert "[1/1]" not in result.stderr
+
+
+def test_two_suites_of_one_suite_dir_with_one_suite_id_are_refused_not_picked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two directories of --suite-dir declaring the same suiteId: naming the id is refused in one line that
+    names both, before anything runs; naming one by its directory runs that one."""
+    home = in_process_home(tmp_path, monkeypatch, capsys)
+    for name in ("a", "b"):
+        make_suite(home / "suites", suite_id="calc-suite").rename(home / "suites" / name)
+    script = write_script(home / "fix.json", FIX)
+    run = ["eval", "run", "--suite-dir", str(home / "suites"), "--yes", "--allow-write", "--allow-process",
+           "-k", "1", "--script", str(script)]  # fmt: skip
+    ambiguous = alisio(home, *run, "calc-suite", "--out", str(home / "out"))
+    assert ambiguous.returncode == 1
+    assert ambiguous.stderr == (
+        f"alisio eval run: suite 'calc-suite' is ambiguous: 2 suites in {home / 'suites'} declare suiteId "
+        f"'calc-suite' ({home / 'suites' / 'a'}, {home / 'suites' / 'b'}); give --suite-dir the one to run\n"
+    )
+    assert not (home / "out").exists()
+    chosen = alisio(home, *run, "b", "--out", str(home / "out"))
+    assert chosen.returncode == 0, chosen.stderr
+    assert [r.status.value for r in read_runs(home / "out")] == ["pass"]
