@@ -165,7 +165,8 @@ def declared_suite_id(path: Path) -> set[str]:
 def gather_path_facts(directory: Path) -> PathFacts:
     """Walk ``directory`` once, not following links: its real directories and files, every symlink with its
     resolved target relative to ``directory`` (None when outside it or unresolvable), and every entry whose
-    name is not UTF-8 (escaped, ``shown_name``; the walk does not enter such a directory).
+    name is not UTF-8 (escaped, ``shown_name``; the walk does not enter such a directory), and every entry
+    that is none of these (a FIFO, a socket, a device), with what it is.
 
     Raises:
         OSError: a directory under it cannot be listed.
@@ -175,6 +176,7 @@ def gather_path_facts(directory: Path) -> PathFacts:
     files: set[str] = set()
     links: set[SymlinkFact] = set()
     undecodable: set[str] = set()
+    special: set[tuple[str, str]] = set()
 
     def fail(error: OSError) -> None:
         raise error
@@ -192,6 +194,10 @@ def gather_path_facts(directory: Path) -> PathFacts:
                 directories.add(relative)
             elif entry.is_file():
                 files.add(relative)
+            elif name in filenames:  # not a file, a directory or a link: a FIFO, a socket, a device
+                from alisio.shell.harness.tools.files import file_kind
+
+                special.add((relative, file_kind(entry.lstat().st_mode)))
         dirnames[:] = [name for name in dirnames if _is_utf8(name)]  # one bad name is enough to refuse
     return PathFacts(
         gathered=True,
@@ -199,6 +205,7 @@ def gather_path_facts(directory: Path) -> PathFacts:
         files=frozenset(files),
         symlinks=frozenset(links),
         undecodable=frozenset(undecodable),
+        special=frozenset(special),
     )
 
 

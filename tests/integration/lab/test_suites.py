@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -524,3 +525,32 @@ def test_a_large_fixture_file_is_hashed_in_bounded_memory(tmp_path: Path) -> Non
     assert peak - baseline < 32, (
         f"eval validate peaked {peak - baseline:.0f} MiB higher with a 256 MiB fixture file"
     )
+
+
+def test_a_fixture_holding_a_fifo_or_a_socket_is_refused_before_any_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A FIFO or a socket in a fixture could not be copied into a run's workspace (every run ended error
+    ``fixture_copy`` while validate said ok): validate and eval run name each entry, and nothing runs."""
+    monkeypatch.setenv("ALISIO_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("ALISIO_DATA_HOME", str(tmp_path / "data"))
+    suite = write_suite(tmp_path / "suites" / "s")
+    os.mkfifo(suite / "fixtures" / "t" / "pipe")
+    monkeypatch.chdir(
+        suite / "fixtures" / "t"
+    )  # a socket path is limited to 108 bytes: bind it by a short one
+    with socket.socket(socket.AF_UNIX) as listening:
+        listening.bind("sock")
+        monkeypatch.chdir(tmp_path)
+        code, _, err = validate(str(suite), capsys=capsys)
+        assert code == 1
+        tail = ": a fixture holds only directories, regular files and symlinks (a run could not copy it)"
+        assert err == [
+            f'{suite / "suite.json"}: task t: fixture: "fixtures/t/pipe" is a FIFO (named pipe){tail}',
+            f'{suite / "suite.json"}: task t: fixture: "fixtures/t/sock" is a socket{tail}',
+        ]
+        code = run_cli(["eval", "run", "s", "--suite-dir", str(suite.parent), "--yes", "--allow-write"])
+        err_lines = capsys.readouterr().err.splitlines()
+    assert code == 1
+    assert err_lines[0].endswith('task t: fixture: "fixtures/t/pipe" is a FIFO (named pipe)' + tail)
+    assert not (tmp_path / "data").exists()

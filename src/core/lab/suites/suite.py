@@ -44,7 +44,7 @@ from alisio.core.lab.suites.suite_paths import (
     lexical_problem,
     normalize,
     resolve,
-    undecodable_names,
+    unusable_entries,
 )
 from alisio.core.lab.suites.suite_sandbox import TaskSandbox, sandbox_problems
 from alisio.core.shape import (
@@ -496,7 +496,7 @@ def _fixture_problems(
         (where, f"{json_repr(link.path, limit=200)} is a symlink that escapes the task directory")
         for link in escaping_links(resolved, facts)
     ]
-    problems += [(where, message) for message in undecodable_names(resolved, facts)]
+    problems += [(where, message) for message in unusable_entries(resolved, facts)]
     return problems, resolved
 
 

@@ -16,6 +16,9 @@ Rules this module keeps:
 - ``PathFacts()`` (``gathered=False``) means "no facts": existence and symlink checks are skipped.
 - A name that is not UTF-8 cannot enter a report, a cassette or the content hash (they are UTF-8 text): the
   shell lists such entries apart (``PathFacts.undecodable``, escaped) and a fixture holding one is refused.
+- An entry that is neither a directory, a regular file nor a symlink (a FIFO, a socket, a device) cannot be
+  copied into a run's workspace: the shell lists those apart too (``PathFacts.special``), and a fixture
+  holding one is refused.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ __all__ = [
     "normalize",
     "resolve",
     "undecodable_names",
+    "unusable_entries",
 ]
 
 
@@ -64,6 +68,9 @@ class PathFacts(Frozen, frozen=True, kw_only=True):
     undecodable: frozenset[str] = frozenset()
     """Entries whose name is not UTF-8: the path of the entry with its undecodable bytes written as ``\\xNN``
     (``fixtures/a/bad\\xff.txt``). Nothing below such a directory is listed: one name is enough to refuse."""
+    special: frozenset[tuple[str, str]] = frozenset()
+    """Entries that are neither a directory, a regular file nor a symlink, each with what it is in words
+    (``("fixtures/a/pipe", "a FIFO (named pipe)")``): a run could not copy them."""
 
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
@@ -166,6 +173,23 @@ def undecodable_names(root: str, facts: PathFacts) -> tuple[str, ...]:
     if len(names) > MAX_NAMED:
         messages.append(f"and {len(names) - MAX_NAMED} more names that are not valid UTF-8")
     return tuple(messages)
+
+
+def unusable_entries(root: str, facts: PathFacts) -> tuple[str, ...]:
+    """One message per entry under ``root`` that a run could not use: a name that is not UTF-8
+    (``undecodable_names``), or an entry that is not a directory, a file or a symlink (at most ``MAX_NAMED``,
+    then a count of the rest)."""
+    special = sorted((path, kind) for path, kind in facts.special if is_within(path, root))
+    messages = [
+        f"{json.dumps(path[:200], ensure_ascii=False)} is {kind}: a fixture holds only directories, regular "
+        "files and symlinks (a run could not copy it)"
+        for path, kind in special[:MAX_NAMED]
+    ]
+    if len(special) > MAX_NAMED:
+        messages.append(
+            f"and {len(special) - MAX_NAMED} more entries that are not files, directories or links"
+        )
+    return undecodable_names(root, facts) + tuple(messages)
 
 
 def entry_problem(path: str, facts: PathFacts, links: Mapping[str, str | None]) -> str | None:
