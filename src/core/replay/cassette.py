@@ -159,6 +159,22 @@ def _encode_call(call: RecordedCall) -> bytes:
     return _IN_ORDER.encode(data)
 
 
+def _agent_cassette_message(first: bytes) -> str | None:
+    """What to say of a header line that is an external agent's cassette (``agent-cassette/v1``), or None."""
+    try:
+        header = msgspec.json.decode(first)
+    except msgspec.DecodeError:
+        return None
+    if not isinstance(header, dict) or header.get("format") != "agent-cassette/v1":
+        return None
+    agent = header.get("agent")
+    name = agent if isinstance(agent, str) and agent.isprintable() and len(agent) <= 64 else "NAME"
+    return (
+        f"an external agent's cassette (agent-cassette/v1, agent {name}), not the built-in agent's "
+        f"{CASSETTE_FORMAT}: replay it with eval run --mode replay --agent {name}"
+    )
+
+
 def decode_cassette(data: bytes, source: str) -> Result[Cassette, CassetteError]:
     """Parse cassette bytes; blank lines are skipped.
 
@@ -204,7 +220,8 @@ def decode_lines(
         head = header.decode(first)
     except msgspec.DecodeError as error:
         article = "an" if format_name[0] in "aeiou" else "a"
-        message = f"not {article} {format_name} header: {error}"
+        agent = _agent_cassette_message(first) if format_name == CASSETTE_FORMAT else None
+        message = agent or f"not {article} {format_name} header: {error}"
         return Failure(CassetteError(source=source, line=number, message=message))
     calls: list[_Call] = []
     for number, line in lines[1:]:

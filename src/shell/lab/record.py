@@ -120,7 +120,7 @@ def load_cassettes(loaded: LoadedSuite, tasks: tuple[Task, ...], directory: Path
                     )
                 cassettes[task.id] = cassette
     if problems:
-        hint = "record them with alisio eval record, or select recorded tasks with --tasks"
+        hint = "record them with alisio eval record, or run only the recorded tasks (eval run --tasks)"
         raise CommandError(*problems, f"nothing was run: {hint}")
     return cassettes
 

@@ -12,6 +12,7 @@ from typing import Any
 import msgspec
 import pytest
 
+from alisio.core.agents.cassette import AgentCassetteHeader
 from alisio.core.lab.records import RunRecord, RunStatus
 from alisio.core.lab.report import Report
 from alisio.core.replay.cassette import decode_cassette
@@ -262,6 +263,31 @@ def test_a_task_without_a_cassette_is_refused_before_the_first_run(home: Path) -
     assert result.returncode == 1
     assert f"task fix-add: {suite / 'cassettes' / 'fix-add.jsonl'}: no such cassette" in result.stderr
     assert "Traceback" not in result.stderr and not (home / "out").exists()
+
+
+def test_an_agent_cassette_given_to_eval_ci_says_what_it_is_and_how_to_replay_it(home: Path) -> None:
+    """An external agent's cassette (agent-cassette/v1) where ci expects the built-in agent's: one line naming
+    the file, what it is and the command that replays it (not msgspec's "Invalid enum value"); exit 1."""
+    suite = make_suite(home)
+    header = AgentCassetteHeader(
+        format="agent-cassette/v1", suite_id="calc-suite", suite_version="1.0.0", task_id="fix-add",
+        agent="mine", kind="command", api="openai-chat", model="m", provider="openai_compat",
+    )  # fmt: skip
+    cassettes = home / "agent-cassettes"
+    cassettes.mkdir()
+    (cassettes / "fix-add.jsonl").write_bytes(msgspec.json.encode(header) + b"\n")
+    result = alisio(home, "eval", "ci", "--suite-dir", str(suite), "--yes", "--cassette-dir", str(cassettes))
+    assert result.returncode == 1
+    assert (
+        f"alisio eval ci: calc-suite: task fix-add: {cassettes / 'fix-add.jsonl'}:1: an external agent's "
+        "cassette (agent-cassette/v1, agent mine), not the built-in agent's cassette/v1: replay it with eval run "
+        "--mode replay --agent mine\n"
+    ) in result.stderr
+    assert (
+        "nothing was run: record them with alisio eval record, or run only the recorded tasks"
+        in result.stderr
+    )
+    assert "Invalid enum value" not in result.stderr and "Traceback" not in result.stderr
 
 
 def test_a_cassette_of_another_suite_version_is_refused_before_the_first_run(home: Path) -> None:
