@@ -119,7 +119,7 @@ def ci(flags: CiFlags) -> ExitCode:
     execution = ExecutionFlags(jobs=jobs, executor=flags.executor, ray_address=flags.ray_address)
     kind, address = common.executor(execution, env)
     sandbox = _sandbox(flags, env)
-    suites = ci_suites(flags.suite_dir, flags.cassette_dir, flags.yes, ui)
+    suites = ci_suites(flags.suite_dir, flags.cassette_dir, flags.yes, ui, sandboxed=sandbox is not None)
     names = [loaded.suite.suite_id for loaded in suites]
     if out is not None:
         prepare_out(out, "--out", flags.force, names, REPORT_FILES)

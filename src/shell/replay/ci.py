@@ -78,8 +78,11 @@ class CiOutcome:
         return sum(len(s.records) for s in self.suites)
 
 
-def ci_suites(suite_dir: Path | None, cassette_dir: Path | None, yes: bool, ui: Ui) -> list[LoadedSuite]:
-    """The suites to replay, every third-party one confirmed.
+def ci_suites(
+    suite_dir: Path | None, cassette_dir: Path | None, yes: bool, ui: Ui, *, sandboxed: bool = False
+) -> list[LoadedSuite]:
+    """The suites to replay, every third-party one confirmed before the first replay; with ``yes`` there is
+    nothing to ask, and the warning is the one each suite's replay gives (once per suite).
 
     Raises:
         CommandError: no bundled suites outside a checkout, a missing ``suite_dir``, an invalid suite (every
@@ -105,7 +108,7 @@ def ci_suites(suite_dir: Path | None, cassette_dir: Path | None, yes: bool, ui: 
     if cassette_dir is not None and len(loaded) != 1:
         names = ", ".join(s.suite.suite_id for s in loaded)
         raise CommandError(f"--cassette-dir needs a single suite (pass --suite-dir SUITE); found {names}")
-    if suite_dir is not None:
+    if suite_dir is not None and not yes:
         for suite in loaded:
             choice = SuiteChoice(loaded=suite, third_party=True)
             confirm_third_party(
@@ -114,6 +117,7 @@ def ci_suites(suite_dir: Path | None, cassette_dir: Path | None, yes: bool, ui: 
                 interactive=ui.interactive,
                 say=ui.say,
                 ask=lambda: ui.ask("Replay it? [y/N] "),
+                sandboxed=sandboxed,
             )
     return loaded
 

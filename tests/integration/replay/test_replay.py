@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -476,3 +477,17 @@ def test_the_old_record_bundled_address_names_the_new_one() -> None:
     )
     assert result.returncode == 1
     assert "python -m alisio.shell.cli.record_bundled" in result.stderr
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap (bwrap) for --sandbox bwrap")
+def test_eval_ci_warns_once_per_suite_dir_suite_and_says_the_sandbox(home: Path) -> None:
+    """``eval ci --suite-dir --yes`` warned twice per suite, the first time "not sandboxed" even under
+    ``--sandbox bwrap``: now once, in the words of how the commands run."""
+    suite = make_suite(home)
+    assert record(home, suite, FIX).returncode == 0
+    boxed = alisio(home, "eval", "ci", "--suite-dir", str(suite), "--yes", "--sandbox", "bwrap",
+                   "--out", str(home / "b"))  # fmt: skip
+    assert boxed.returncode == 0, boxed.stderr
+    assert boxed.stderr.count("comes from --suite-dir") == 1
+    assert "run in the bwrap sandbox (a shared kernel, not a VM)" in boxed.stderr
+    assert "not sandboxed" not in boxed.stderr
