@@ -460,3 +460,30 @@ def test_a_base_url_that_cannot_be_parsed_is_one_line_naming_where_it_was_writte
         f"alisio eval run: --base-url: not a valid URL: {url!r} ({why})\n",
     )
     assert not (tmp_path / "data").exists()  # refused before any run: no report, no transcript
+
+
+@pytest.mark.parametrize(
+    ("api", "path"),
+    [("openai-chat", "/chat/completions"), ("openai-responses", "/responses"), ("anthropic", "/messages")],
+)
+def test_a_404_from_a_base_url_that_is_the_whole_endpoint_names_the_base_url_meant(
+    tmp_path: Path, api: str, path: str
+) -> None:
+    """The endpoint pasted as the base URL (``.../v1/chat/completions``) was posted to
+    ``.../chat/completions/chat/completions`` and its 404 said nothing more: it now names the base URL meant."""
+    from tests.integration.helpers import alisio as alisio_in_process
+
+    home = {"ALISIO_CONFIG_HOME": str(tmp_path / "config"), "ALISIO_DATA_HOME": str(tmp_path / "data")}
+    config(tmp_path, f'[provider]\napi = "{api}"\n')
+    with SseServer() as server:
+        server.enqueue(Reply(status=404, body=b"Not Found", content_type="text/plain"))
+        pasted = server.base_url + path
+        done = alisio_in_process(
+            tmp_path, "run", "hi", "--cwd", tmp_path, "--model", "m", "--base-url", pasted, env=home
+        )
+        assert [request.path for request in server.requests] == [f"/v1{path}{path}"]
+    assert done.returncode == 1
+    assert done.stderr.splitlines()[0] == (
+        f"alisio run: error (provider_bad_request): HTTP 404 from {pasted}{path}: Not Found (the base URL "
+        f"already ends with {path}, which alisio adds itself; did you mean {server.base_url}?)"
+    )

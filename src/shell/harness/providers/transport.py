@@ -84,6 +84,19 @@ def _utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+def _not_found_hint(base_url: str, url: str) -> str:
+    """What a 404 says of the base URL: that it already ends with the path the format adds (the whole endpoint
+    pasted as the base URL), or that it has no version segment; ``""`` when neither."""
+    path = url[len(base_url) :] if url.startswith(base_url) else ""
+    base = base_url.rstrip("/")
+    if path and base.endswith(path):
+        meant = redact_credentials(base[: -len(path)])
+        return f" (the base URL already ends with {path}, which alisio adds itself; did you mean {meant}?)"
+    if not re.search(r"/v\d+[a-z]*(/|$)", base_url):
+        return f" (the base URL has no version segment; did you mean {redact_credentials(base_url)}/v1?)"
+    return ""
+
+
 class _Retryable(Exception):
     """An attempt that failed in a way worth retrying; ``failure`` is raised once retries run out."""
 
@@ -390,9 +403,8 @@ class Transport:
             message = None
         text = message or _excerpt(response.text) or response.reason_phrase
         line = f"HTTP {status} from {self.shown_url}: {text}"
-        if status == 404 and not re.search(r"/v\d+[a-z]*(/|$)", self._base_url):
-            shown_base = redact_credentials(self._base_url)
-            line += f" (the base URL has no version segment; did you mean {shown_base}/v1?)"
+        if status == 404:
+            line += _not_found_hint(self._base_url, self.url)
         line = self._redact(line)
         if status in (401, 403):
             return ProviderFailure("auth", line, status)
