@@ -49,6 +49,9 @@ RunFn = Callable[[RunSpec], Finished | None]
 """Runs one planned run and returns its record and transcript (never raises but for ``KeyboardInterrupt``);
 ``None``: the run was not started (the loop's gate was closed)."""
 
+_WAKE_S = 0.25
+"""How long the main thread sleeps at most while runs are in flight: the latest a missed Ctrl-C is raised."""
+
 
 class SpecFeed:
     """The planned runs, handed out one at a time as an executor can start one.
@@ -115,6 +118,11 @@ class ThreadExecutor:
     bench/bench_jobs.py). Stopping early (Ctrl-C or a signal in the main thread, or the loop closing the
     iterator) cancels the runs not started, asks the runs in flight to stop (``alisio.shell.cancel``: their
     commands' process groups are killed, their workspaces removed) and waits for them for ``grace_s``.
+
+    The main thread waits for the runs ``_WAKE_S`` at a time: Python raises Ctrl-C's ``KeyboardInterrupt`` in
+    the main thread when it next runs Python code, and a thread asleep on a lock is woken only by a signal the
+    kernel hands to that thread, at a moment it is asleep. A SIGINT that a worker thread receives, or that comes
+    just before the main thread falls asleep, would otherwise wait for a run to finish (a command's minutes).
     """
 
     def __init__(self, jobs: int, grace_s: float = 30.0) -> None:
@@ -138,7 +146,9 @@ class ThreadExecutor:
         try:
             fill()
             while pending:
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                # a timeout, not a bare wait: a signal handled while this thread was not yet asleep (or taken
+                # by a worker thread) wakes nothing; the next wake-up raises it here (ThreadExecutor docs)
+                done, _ = wait(pending, timeout=_WAKE_S, return_when=FIRST_COMPLETED)
                 for future in sorted(done, key=pending.__getitem__):
                     index = pending.pop(future)
                     yield index, future.result()

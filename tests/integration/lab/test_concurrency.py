@@ -10,6 +10,7 @@ import os
 import re
 import signal
 import subprocess
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -144,6 +145,38 @@ def test_ctrl_c_stops_every_run_in_flight(home: Path, tmp_path: Path) -> None:
     assert [p.name for p in temp.iterdir() if p.name.startswith("alisio-")] == []
     report = read_report(out)
     assert (report.interrupted, report.planned_runs, report.summary.runs) == (True, 3, 0)
+
+
+def test_ctrl_c_a_worker_thread_takes_still_stops_the_runs() -> None:
+    """A SIGINT the kernel hands to a worker thread (or that comes just before the main thread falls asleep)
+    wakes no sleeping main thread: the executor's wait wakes on its own, raises it within a second, and the
+    runs in flight are asked to stop (here they would otherwise run 5 s)."""
+    from alisio.core.lab.suites.schedule import RunSpec
+    from alisio.shell import cancel
+    from alisio.shell.lab.runner import SpecFeed, ThreadExecutor
+
+    stopped: list[bool] = []
+    all_started = threading.Barrier(3)
+
+    def run(spec: RunSpec) -> None:
+        all_started.wait(timeout=5)  # the main thread is asleep in the executor's wait by now
+        if spec.repetition == 0:  # the signal lands in this worker thread, not in the main thread
+            signal.pthread_kill(threading.get_ident(), signal.SIGINT)
+        give_up = time.monotonic() + 5
+        while not cancel.requested() and time.monotonic() < give_up:
+            time.sleep(0.01)
+        stopped.append(cancel.requested())
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    started = time.monotonic()
+    try:
+        specs = SpecFeed([RunSpec(task_id="t", repetition=n, seed=n) for n in range(3)])
+        with pytest.raises(KeyboardInterrupt):
+            list(ThreadExecutor(3).run(run, specs))
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert time.monotonic() - started < 2, "the Ctrl-C waited for the runs to end"
+    assert stopped == [True, True, True]
 
 
 def test_live_status_on_a_terminal_plain_lines_without_one_and_quiet(home: Path) -> None:
