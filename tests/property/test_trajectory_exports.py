@@ -39,7 +39,9 @@ def test_an_atif_trajectory_counts_what_the_run_record_counts(
     events, model = log
     record = _record(events)
     if start:
-        record = msgspec.structs.replace(record, started_at=start)
+        record = msgspec.structs.replace(
+            record, measured=msgspec.structs.replace(record.measured, started_at=start)
+        )
     trajectory: Any = atif_trajectory(conditions(), record, events)
     assert trajectory["schema_version"] == ATIF_VERSION
     steps = trajectory["steps"]

@@ -204,14 +204,17 @@ def run_one(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> Finished:
     started_at = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
     try:
         finished = _judged_run(ctx, arm, task, spec)
-        return Finished(
-            record=msgspec.structs.replace(finished.record, started_at=started_at),
-            transcript=finished.transcript,
-        )
+        return Finished(record=_started(finished.record, started_at), transcript=finished.transcript)
     except WorkspaceError as error:
         setup = SetupError(reason=error.reason, message=str(error))
     except Exception as error:  # a lab never loses its other runs because one run went wrong
         message = redact_credentials(f"{type(error).__name__}: {error}")
         setup = SetupError(reason=INTERNAL_ERROR, message=message)
     record = record_from_run(spec, (), None, None, (), config_hash=measured_hash, setup_error=setup)
-    return Finished(record=msgspec.structs.replace(record, started_at=started_at), transcript=b"")
+    return Finished(record=_started(record, started_at), transcript=b"")
+
+
+def _started(record: RunRecord, started_at: str) -> RunRecord:
+    """``record`` with the time its run started."""
+    measured = msgspec.structs.replace(record.measured, started_at=started_at)
+    return msgspec.structs.replace(record, measured=measured)

@@ -37,7 +37,7 @@ def _timeless(record: RunRecord) -> dict[str, Any]:
     """A record without what depends on the clock (wall times, the start time)."""
     data = msgspec.to_builtins(record)
     data["measured"].pop("wallMs", None)
-    data.pop("startedAt", None)
+    data["measured"].pop("startedAt", None)
     return data
 
 

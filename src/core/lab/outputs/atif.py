@@ -19,7 +19,7 @@ April 2026). The mapping, from the run's steps (``alisio.core.lab.outputs.steps`
 - ``extra.alisio``: the run's identity (run id, suite, task, repetition, variant, seed, configuration hash, mode)
   and its verdict (status, reason, each verifier's result), which ATIF has no field for.
 
-Timestamps are given when the run's start time is known (``RunRecord.started_at``): the start plus each
+Timestamps are given when the run's start time is known (``Measured.started_at``): the start plus each
 event's ``elapsed_ms``. Pure: the shell reads the files, scrubs and scans the result, and writes it.
 """
 
@@ -80,7 +80,7 @@ def _timestamp(start: datetime | None, elapsed_ms: int) -> str | None:
 
 
 def parse_start(started_at: str | None) -> datetime | None:
-    """``RunRecord.started_at`` as a datetime (``None`` when absent or not ISO 8601)."""
+    """``Measured.started_at`` as a datetime (``None`` when absent or not ISO 8601)."""
     if not started_at:
         return None
     try:
@@ -283,7 +283,7 @@ def _identity(conditions: Conditions, record: RunRecord, steps: RunSteps) -> Jso
 def atif_trajectory(conditions: Conditions, record: RunRecord, events: Sequence[Event]) -> JsonObject:
     """The run as one ATIF-v1.7 trajectory (see the module rules for the mapping)."""
     steps = run_steps(events)
-    start = parse_start(record.started_at)
+    start = parse_start(record.measured.started_at)
     prompt = steps.started.prompt if steps.started else ""
     out_steps: list[JsonObject] = [
         _dropped({"step_id": 1, "timestamp": _timestamp(start, 0), "source": "user", "message": prompt})

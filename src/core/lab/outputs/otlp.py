@@ -21,7 +21,7 @@ development status there). From the run's steps (``alisio.core.lab.outputs.steps
   external agent's tools ran inside it: their spans last no time and have no result.
 
 Trace and span ids are derived from the run's key (sha256), so exporting the same run twice gives the same
-file. Times are the run's start (``RunRecord.started_at``; the job's start for records without one) plus each
+file. Times are the run's start (``Measured.started_at``; the job's start for records without one) plus each
 event's ``elapsed_ms``. Ids are hex, as OTLP/JSON requires (not the base64 of protobuf's own JSON mapping).
 """
 
@@ -245,7 +245,7 @@ def _verdict_events(trace: _Trace, record: RunRecord, end_ms: int) -> list[JsonO
 def otlp_request(conditions: Conditions, record: RunRecord, events: Sequence[Event]) -> JsonObject:
     """The run as one OTLP/JSON ``ExportTraceServiceRequest`` (see the module rules)."""
     steps = run_steps(events)
-    start = parse_start(record.started_at) or parse_start(conditions.created_at) or _EPOCH
+    start = parse_start(record.measured.started_at) or parse_start(conditions.created_at) or _EPOCH
     trace = _Trace(conditions, record, start)
     for step in steps.steps:
         if isinstance(step, ModelStep):
