@@ -355,6 +355,43 @@ def _harbor_record(
     raise AssertionError("unreachable")  # pragma: no cover
 
 
+def _harbor_conditions(
+    job: JsonObject, ordered: Sequence[tuple[str, JsonObject]], k: int, source: str
+) -> Conditions:
+    """A Harbor job's conditions: its dataset, its tasks' checksums, the trials' agent and model."""
+    first = ordered[0][1]
+    agent = _object(first.get("agent_info"))
+    model = _object(agent.get("model_info"))
+    datasets = [_object(d) for d in _list(job.get("datasets"))]
+    dataset = next(
+        (str(d.get("name") or d.get("path")) for d in datasets if d.get("name") or d.get("path")),
+        "harbor-job",
+    )
+    checksums = {str(t.get("task_name")): t.get("task_checksum") for _, t in ordered}
+    started = sorted(str(t.get("started_at")) for _, t in ordered if t.get("started_at"))
+    return Conditions(
+        suite_id=dataset.rstrip("/").rsplit("/", 1)[-1] or "harbor-job",
+        suite_version=str(next((d.get("version") for d in datasets if d.get("version")), "unknown")),
+        suite_hash=_digest(checksums),
+        harness_version="harbor",
+        config_hash=_digest({"agent": job.get("agents"), "environment": job.get("environment")}),
+        provider=str(model.get("provider") or "unknown"),
+        model=str(model.get("name") or "unknown"),
+        mode=AnswerSource.LIVE,
+        k=k,
+        seed=0,
+        compaction=_NO_COMPACTION,
+        run_id=str(job.get("job_name") or source.rstrip("/").rsplit("/", 1)[-1]),
+        created_at=started[0] if started else "",
+        agent=AgentCondition(
+            name=str(agent.get("name") or "unknown"),
+            kind="harbor",
+            version=str(agent.get("version") or "unknown"),
+        ),
+        label=f"Harbor job {source.rstrip('/').rsplit('/', 1)[-1]}",
+    )
+
+
 def harbor_runs(
     job: JsonObject, trials: Sequence[tuple[str, JsonObject]], scoring: Scoring, source: str
 ) -> Result[ForeignRuns, str]:
@@ -380,15 +417,6 @@ def harbor_runs(
                 return Failure(problem)
             case Success(record):
                 records.append(record)
-    first = ordered[0][1]
-    agent = _object(first.get("agent_info"))
-    model = _object(agent.get("model_info"))
-    datasets = [_object(d) for d in _list(job.get("datasets"))]
-    dataset = next(
-        (str(d.get("name") or d.get("path")) for d in datasets if d.get("name") or d.get("path")),
-        "harbor-job",
-    )
-    checksums = {str(t.get("task_name")): t.get("task_checksum") for _, t in ordered}
     agents = {
         (str(_object(t.get("agent_info")).get("name")), str(_object(t.get("agent_info")).get("version")))
         for _, t in ordered
@@ -397,26 +425,5 @@ def harbor_runs(
         return Failure(
             f"{source}: trials of {len(agents)} agents in one job; compare one agent's trials at a time"
         )
-    started = sorted(str(t.get("started_at")) for _, t in ordered if t.get("started_at"))
-    conditions = Conditions(
-        suite_id=dataset.rstrip("/").rsplit("/", 1)[-1] or "harbor-job",
-        suite_version=str(next((d.get("version") for d in datasets if d.get("version")), "unknown")),
-        suite_hash=_digest(checksums),
-        harness_version="harbor",
-        config_hash=_digest({"agent": job.get("agents"), "environment": job.get("environment")}),
-        provider=str(model.get("provider") or "unknown"),
-        model=str(model.get("name") or "unknown"),
-        mode=AnswerSource.LIVE,
-        k=max(seen.values()),
-        seed=0,
-        compaction=_NO_COMPACTION,
-        run_id=str(job.get("job_name") or source.rstrip("/").rsplit("/", 1)[-1]),
-        created_at=started[0] if started else "",
-        agent=AgentCondition(
-            name=str(agent.get("name") or "unknown"),
-            kind="harbor",
-            version=str(agent.get("version") or "unknown"),
-        ),
-        label=f"Harbor job {source.rstrip('/').rsplit('/', 1)[-1]}",
-    )
+    conditions = _harbor_conditions(job, ordered, max(seen.values()), source)
     return Success(ForeignRuns(conditions=conditions, records=tuple(records)))

@@ -168,11 +168,9 @@ def compare(
     from alisio.core.lab.seq_run import with_sequential_warnings
     from alisio.core.stats.verdict import Adjustment, VerdictRule
     from alisio.shell.cli.common import environment
-    from alisio.shell.cli.foreign_flags import scoring
     from alisio.shell.config_home import data_dir
     from alisio.shell.lab.ci_outputs import check_output_file
     from alisio.shell.lab.preflight import NOTHING_WRITTEN
-    from alisio.shell.lab.sources import report_of
 
     rule = VerdictRule(_choice("--verdict", verdict, tuple(VerdictRule)))
     adjustment = Adjustment(_choice("--adjust", adjust, tuple(Adjustment)))
@@ -181,8 +179,7 @@ def compare(
     if html is not None:
         check_output_file(html, "--html", NOTHING_WRITTEN)
     root = data_dir(environment())
-    judged = scoring(pass_threshold, scorer)
-    reports = [report_of(ref, root, judged) for ref in (baseline, candidate)]
+    reports = _sides(root, (baseline, candidate), pass_threshold, scorer)
     excluded = _excluded(exclude_tasks)
     match compare_reports(*_without(reports, excluded), rule=rule, adjustment=adjustment):
         case Success(comparison):
@@ -206,6 +203,15 @@ def compare(
             print(f"alisio eval compare: incompatible reports: {incompatible}", file=sys.stderr)
             return ExitCode.INCOMPATIBLE
     raise AssertionError("unreachable")  # pragma: no cover (the match is exhaustive)
+
+
+def _sides(root: Path, refs: tuple[str, str], pass_threshold: str | None, scorer: str | None) -> list[Report]:
+    """The baseline's and the candidate's reports (a result from another harness judged by the two flags)."""
+    from alisio.shell.cli.foreign_flags import scoring
+    from alisio.shell.lab.sources import report_of
+
+    judged = scoring(pass_threshold, scorer)
+    return [report_of(ref, root, judged) for ref in refs]
 
 
 def _markdown_path(comparison: Comparison) -> Path:
