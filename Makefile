@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 RUNTIME := $(VENV)/.runtime
 
-.PHONY: test test-slow lint typecheck imports pytest demo bench clean record-bundled eval-ci agents agents-node agents-aider bytecode
+.PHONY: test test-slow lint typecheck imports pytest demo bench clean record-bundled eval-ci agents agents-node agents-aider agents-inspect bytecode
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -13,7 +13,7 @@ $(BIN)/python:
 
 # Everything (the test tools and Ray): what make test, lint and the rest need.
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[dev,ray,humaneval]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,ray,humaneval,inspect]'
 	touch $(STAMP) $(RUNTIME)
 
 # Only what alisio needs to run (no test tools, no Ray): what make demo needs. A full install counts too.
@@ -90,19 +90,36 @@ agents-node:
 # --no-compile), uv 8 s, 35 s with the bytecode compiled; compiled, each aider run starts 4 s of CPU sooner
 # (PYTHONDONTWRITEBYTECODE keeps Python from caching it). The stamp names the version: a new pin reinstalls.
 UV_VERSION := 0.13.9
+UV_STAMP := $(AGENTS)/uv/.uv-$(UV_VERSION)
 AIDER_STAMP := $(AGENTS)/aider/.aider-$(AIDER_VERSION)
 agents-aider: $(AIDER_STAMP)
 
-$(AIDER_STAMP): | $(BIN)/python
-	rm -rf $(AGENTS)/aider $(AGENTS)/uv
+$(UV_STAMP): | $(BIN)/python
+	rm -rf $(AGENTS)/uv
 	$(BIN)/python -m pip install --quiet --no-compile --target $(AGENTS)/uv uv==$(UV_VERSION)
+	touch $@
+
+$(AIDER_STAMP): | $(UV_STAMP)
+	rm -rf $(AGENTS)/aider
 	$(AGENTS)/uv/bin/uv venv --quiet --no-python-downloads --python $(PYTHON) $(AGENTS)/aider
 	$(AGENTS)/uv/bin/uv pip install --quiet --no-python-downloads --python $(AGENTS)/aider/bin/python --compile-bytecode aider-chat==$(AIDER_VERSION)
 	mkdir -p $(AGENTS)/bin
 	ln -sf ../aider/bin/aider $(AGENTS)/bin/aider
 	touch $@
 
-agents: agents-node agents-aider
+# Inspect AI in its own venv (not an agent: the slow tests write real Inspect logs with its mock model, for
+# eval compare of results from other harnesses; about 10 s and 233 MB with uv).
+INSPECT_VERSION := 0.3.285
+INSPECT_STAMP := $(AGENTS)/inspect/.inspect-$(INSPECT_VERSION)
+agents-inspect: $(INSPECT_STAMP)
+
+$(INSPECT_STAMP): | $(UV_STAMP)
+	rm -rf $(AGENTS)/inspect
+	$(AGENTS)/uv/bin/uv venv --quiet --no-python-downloads --python $(PYTHON) $(AGENTS)/inspect
+	$(AGENTS)/uv/bin/uv pip install --quiet --no-python-downloads --python $(AGENTS)/inspect/bin/python inspect-ai==$(INSPECT_VERSION)
+	touch $@
+
+agents: agents-node agents-aider agents-inspect
 
 bench: $(STAMP) bytecode
 	$(BIN)/python bench/run.py

@@ -479,7 +479,7 @@ def page_blocks(page: Path) -> list[Block]:
 def page_dir(tmp_path: Path) -> Page:
     cwd = tmp_path / "checkout"
     cwd.mkdir()
-    for name in ("suites", "examples", "bench", "Makefile", "pyproject.toml", ".venv"):
+    for name in ("suites", "examples", "bench", "tests", "Makefile", "pyproject.toml", ".venv"):
         (cwd / name).symlink_to(ROOT / name)
     (tmp_path / "tmp").mkdir()
     (tmp_path / "config").mkdir()

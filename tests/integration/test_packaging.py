@@ -228,4 +228,4 @@ def test_make_demo_installs_the_runtime_only_and_make_test_everything(tmp_path: 
         ]
 
     assert [line.split()[-1] for line in planned("demo")] == ["."]
-    assert [line.split()[-1] for line in planned("test")] == ["'.[dev,ray,humaneval]'"]
+    assert [line.split()[-1] for line in planned("test")] == ["'.[dev,ray,humaneval,inspect]'"]

@@ -135,6 +135,9 @@ class Measured(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     """The distinct ``model`` names the responses gave, in order of first appearance (what served the run)."""
     system_fingerprints: tuple[str, ...] = ()
     """The distinct ``system_fingerprint`` values the responses gave, in order of first appearance."""
+    started_at: str | None = None
+    """When the run started, ISO 8601 UTC to the millisecond (passed in by the shell); absent in records written
+    before it was recorded. Its events' ``elapsedMs`` count from here (the trajectory exports' timestamps)."""
 
 
 class RunRecord(Frozen, frozen=True, kw_only=True):

@@ -38,9 +38,13 @@ if TYPE_CHECKING:
     from alisio.core.lab.report import Report
 
 from alisio.core.exit_codes import ExitCode
+from alisio.shell.cli.foreign_flags import PassThreshold, Scorer
 from alisio.shell.cli.options import Json
 
-_SIDE = "report: a run id (latest, or a unique prefix), a report directory, its report.json or an eval export bundle."
+_SIDE = (
+    "report: a run id (latest, or a unique prefix), a report directory, its report.json, an eval export bundle, "
+    "an Inspect AI log (.eval or .json) or a Harbor job directory."
+)
 Baseline = Annotated[
     str, typer.Argument(help=f"The baseline {_SIDE}", metavar="BASELINE", show_default=False)
 ]
@@ -151,9 +155,11 @@ def compare(
     fail_on: FailOnFlag = None,
     format: FormatFlag = None,
     exclude_tasks: ExcludeTasks = None,
+    pass_threshold: PassThreshold = None,
+    scorer: Scorer = None,
 ) -> ExitCode:
-    """Compare two reports (run ids, directories, report.json files or export bundles): a verdict per task,
-    exact tests, deltas and the limits."""
+    """Compare two reports (run ids, directories, report.json files, export bundles, or results from Inspect AI
+    and Harbor): a verdict per task, exact tests, deltas and the limits."""
     import msgspec
     from returns.result import Failure, Success
 
@@ -165,7 +171,6 @@ def compare(
     from alisio.shell.config_home import data_dir
     from alisio.shell.lab.ci_outputs import check_output_file
     from alisio.shell.lab.preflight import NOTHING_WRITTEN
-    from alisio.shell.lab.sources import report_of
 
     rule = VerdictRule(_choice("--verdict", verdict, tuple(VerdictRule)))
     adjustment = Adjustment(_choice("--adjust", adjust, tuple(Adjustment)))
@@ -174,7 +179,7 @@ def compare(
     if html is not None:
         check_output_file(html, "--html", NOTHING_WRITTEN)
     root = data_dir(environment())
-    reports = [report_of(ref, root) for ref in (baseline, candidate)]
+    reports = _sides(root, (baseline, candidate), pass_threshold, scorer)
     excluded = _excluded(exclude_tasks)
     match compare_reports(*_without(reports, excluded), rule=rule, adjustment=adjustment):
         case Success(comparison):
@@ -198,6 +203,15 @@ def compare(
             print(f"alisio eval compare: incompatible reports: {incompatible}", file=sys.stderr)
             return ExitCode.INCOMPATIBLE
     raise AssertionError("unreachable")  # pragma: no cover (the match is exhaustive)
+
+
+def _sides(root: Path, refs: tuple[str, str], pass_threshold: str | None, scorer: str | None) -> list[Report]:
+    """The baseline's and the candidate's reports (a result from another harness judged by the two flags)."""
+    from alisio.shell.cli.foreign_flags import scoring
+    from alisio.shell.lab.sources import report_of
+
+    judged = scoring(pass_threshold, scorer)
+    return [report_of(ref, root, judged) for ref in refs]
 
 
 def _markdown_path(comparison: Comparison) -> Path:

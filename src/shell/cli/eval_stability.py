@@ -1,7 +1,7 @@
 """``alisio eval stability REPORT... [--quarantine FILE] [--json]``: which tasks flap across stored reports.
 
-Each REPORT is a report directory or a run id (under ``<dataDir>/eval``); all must be of one suite id and
-version. Prints each task's pass rate per report and pooled with Wilson intervals, its flip rate, the tasks
+Each REPORT is a report directory, a run id (under ``<dataDir>/eval``), an Inspect AI log or a Harbor job
+directory; all must be of one suite id and version. Prints each task's pass rate per report and pooled with Wilson intervals, its flip rate, the tasks
 from most to least unstable, and for each unstable task a first hint of the cause
 (``alisio.core.lab.comparisons.stability``). ``--quarantine FILE`` writes the unstable task ids, one per line, for
 ``alisio eval compare --exclude-tasks FILE``.
@@ -20,11 +20,16 @@ import typer
 
 from alisio.core.exit_codes import ExitCode
 from alisio.shell.cli import common
+from alisio.shell.cli.foreign_flags import PassThreshold, Scorer
 from alisio.shell.cli.options import Json
 
 Reports = Annotated[
     list[str],
-    typer.Argument(help="Report directories or run ids (two or more, one suite version).", metavar="REPORT"),
+    typer.Argument(
+        help="Report directories, run ids, Inspect AI logs or Harbor job directories (two or more, one suite "
+        "version).",
+        metavar="REPORT",
+    ),
 ]
 Quarantine = Annotated[
     Path | None,
@@ -37,33 +42,39 @@ Quarantine = Annotated[
 ]
 
 
-def stability(reports: Reports, quarantine: Quarantine = None, json: Json = False) -> ExitCode:
+def stability(
+    reports: Reports,
+    quarantine: Quarantine = None,
+    json: Json = False,
+    pass_threshold: PassThreshold = None,
+    scorer: Scorer = None,
+) -> ExitCode:
     """Which tasks flap across stored reports of one suite version, and a first hint of why."""
     import msgspec
 
     from alisio.core.lab.comparisons.stability import ReportRuns, render_stability
     from alisio.core.lab.comparisons.stability import stability as judge
+    from alisio.shell.cli.foreign_flags import scoring
     from alisio.shell.config_home import data_dir
     from alisio.shell.errors import expect
     from alisio.shell.lab.ci_outputs import check_output_file, write_output_file
     from alisio.shell.lab.preflight import NOTHING_WRITTEN
-    from alisio.shell.lab.store import read_report, read_runs
-    from alisio.shell.lab.stored import report_dir
+    from alisio.shell.lab.sources import report_and_runs
 
     if quarantine is not None:
         check_output_file(quarantine, "--quarantine", NOTHING_WRITTEN)
     root = data_dir(common.environment())
+    judged = scoring(pass_threshold, scorer)
     inputs: list[ReportRuns] = []
     for ref in reports:
-        directory = report_dir(ref, root, "stability")
-        report, runs = read_report(directory), read_runs(directory)
-        conditions = expect(report).conditions
+        report, runs = report_and_runs(ref, root, "stability", judged)
+        conditions = report.conditions
         inputs.append(
             ReportRuns(
                 label=ref,
                 suite_id=conditions.suite_id,
                 suite_version=conditions.suite_version,
-                runs=expect(runs),
+                runs=tuple(runs),
             )
         )
     found = expect(judge(inputs))

@@ -25,7 +25,7 @@ import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Final, Literal
 
 import msgspec
 from returns.result import Failure, Result, Success
@@ -52,6 +52,7 @@ from alisio.shell.lab.stored import report_dir
 
 __all__ = [
     "BUNDLE_SCHEMA_VERSION",
+    "ExportFormat",
     "ExportRefused",
     "Exported",
     "build_bundle",
@@ -60,6 +61,8 @@ __all__ = [
 ]
 
 BUNDLE_SCHEMA_VERSION: Final = 1
+ExportFormat = Literal["bundle", "atif", "otlp-json"]
+"""``eval export --format``: the bundle (one JSON file), ATIF trajectories or OTLP/JSON traces (a directory)."""
 HITS_SHOWN: Final = 20
 _RUN_ID: Final = re.compile(r"[A-Za-z0-9._-]+")
 
@@ -209,14 +212,19 @@ def build_bundle(
     return bundle
 
 
-def export_run(ref: str, out: Path, force: bool, env: Mapping[str, str]) -> Exported | ExportRefused:
+def export_run(
+    ref: str, out: Path, force: bool, env: Mapping[str, str], fmt: ExportFormat = "bundle"
+) -> Exported | ExportRefused:
     """Write the scrubbed bundle of a report directory (a path, or a run id under ``<dataDir>/eval``) to
-    ``out``, or say why not (nothing written)."""
+    ``out``, or its runs as trajectories (``fmt`` ``atif`` or ``otlp-json``: ``out`` is then a directory),
+    or say why not (nothing written)."""
+    from alisio.shell.lab.trajectories import out_dir_problem
+
     try:
         run_dir = report_dir(ref, data_dir(env), "export")
     except CommandError as error:
         return ExportRefused(error.lines)
-    problem = _out_problem(out, force, run_dir)
+    problem = _out_problem(out, force, run_dir) if fmt == "bundle" else out_dir_problem(out, force, run_dir)
     if problem is not None:
         return ExportRefused((problem,))
     match _read_bundle(run_dir):
@@ -224,14 +232,45 @@ def export_run(ref: str, out: Path, force: bool, env: Mapping[str, str]) -> Expo
             return ExportRefused((message,))
         case Success(raw):
             bundle = scrub_bundle(raw, scrub_facts(env, run_dir))
-    return _scan_and_write(bundle, out, env)
-
-
-def _scan_and_write(bundle: dict[str, object], out: Path, env: Mapping[str, str]) -> Exported | ExportRefused:
     known, warnings = _credentials(env)
     hits = scan(bundle, known)
     if hits:
         return ExportRefused(_hit_lines(hits))
+    if fmt == "bundle":
+        return _write_bundle(bundle, out, warnings)
+    return _write_trajectories(bundle, out, "atif" if fmt == "atif" else "otlp-json", known, warnings)
+
+
+def _write_trajectories(
+    bundle: dict[str, object],
+    out: Path,
+    fmt: Literal["atif", "otlp-json"],
+    known: tuple[tuple[str, str], ...],
+    warnings: tuple[str, ...],
+) -> Exported | ExportRefused:
+    """The runs as ATIF or OTLP files in the directory ``out``: scanned again (they are read off the scanned
+    bundle, so a hit means the conversion added one), then written all or none."""
+    from alisio.shell.lab.trajectories import encode_files, trajectory_files, write_directory
+
+    match trajectory_files(bundle, fmt):
+        case Failure(message):
+            return ExportRefused((message,))
+        case Success(files):
+            pass
+    hits = scan(files, known)
+    if hits:
+        return ExportRefused(_hit_lines(hits))
+    try:
+        write_directory(out, encode_files(files))
+    except OSError as error:
+        return ExportRefused((f"--out {out}: cannot write: {error.strerror or error}",))
+    runs = bundle.get("runs")
+    return Exported(path=out, runs=len(runs) if isinstance(runs, list) else 0, warnings=warnings)
+
+
+def _write_bundle(
+    bundle: dict[str, object], out: Path, warnings: tuple[str, ...]
+) -> Exported | ExportRefused:
     data = msgspec.json.format(msgspec.json.encode(bundle), indent=2) + b"\n"
     try:
         write_bytes_atomic(out, data)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -200,12 +201,20 @@ def run_one(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> Finished:
     from alisio.shell.lab.workspace import WorkspaceError
 
     measured_hash = config_hash(arm.measured)
+    started_at = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
     try:
-        return _judged_run(ctx, arm, task, spec)
+        finished = _judged_run(ctx, arm, task, spec)
+        return Finished(record=_started(finished.record, started_at), transcript=finished.transcript)
     except WorkspaceError as error:
         setup = SetupError(reason=error.reason, message=str(error))
     except Exception as error:  # a lab never loses its other runs because one run went wrong
         message = redact_credentials(f"{type(error).__name__}: {error}")
         setup = SetupError(reason=INTERNAL_ERROR, message=message)
     record = record_from_run(spec, (), None, None, (), config_hash=measured_hash, setup_error=setup)
-    return Finished(record=record, transcript=b"")
+    return Finished(record=_started(record, started_at), transcript=b"")
+
+
+def _started(record: RunRecord, started_at: str) -> RunRecord:
+    """``record`` with the time its run started."""
+    measured = msgspec.structs.replace(record.measured, started_at=started_at)
+    return msgspec.structs.replace(record, measured=measured)

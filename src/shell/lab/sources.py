@@ -1,5 +1,7 @@
 """What ``eval compare`` and ``eval show`` read a run from: a report directory, its report.json, a run id
-(``alisio.shell.lab.stored``), or an ``eval export`` bundle (``alisio.core.lab.bundle``).
+(``alisio.shell.lab.stored``), an ``eval export`` bundle (``alisio.core.lab.bundle``), or a result from
+another harness (an Inspect AI log, a Harbor job directory: ``alisio.shell.lab.foreign``), whose report is
+built here from its runs.
 
 A file is told apart by its content: a JSON object with ``report`` and ``runs`` is a bundle, anything else
 is read as a report.json. Every problem is a ``CommandError``: one line naming the file and what is wrong.
@@ -12,13 +14,19 @@ from pathlib import Path
 from returns.result import Failure, Success
 
 from alisio.core.lab.bundle import Bundle, decode_bundle, is_bundle
+from alisio.core.lab.foreign import ForeignRuns, Scoring
+from alisio.core.lab.records import RunRecord
 from alisio.core.lab.report import Report
+from alisio.core.lab.report_build import build_report
 from alisio.core.lab.report_json import decode_report
-from alisio.shell.errors import CommandError
-from alisio.shell.lab.store import read_report
+from alisio.shell.errors import CommandError, expect
+from alisio.shell.lab.foreign import read_foreign
+from alisio.shell.lab.store import read_report, read_runs
 from alisio.shell.lab.stored import name_problem, report_dir
 
-__all__ = ["read_bundle", "report_directory_of", "report_of"]
+__all__ = ["read_bundle", "report_and_runs", "report_directory_of", "report_of"]
+
+NO_SCORING = Scoring()
 
 MAX_FILE_BYTES = 512 * 1024 * 1024
 """A report or bundle larger than this is refused rather than read into memory."""
@@ -59,8 +67,13 @@ def read_bundle(ref: str) -> Bundle | None:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def report_of(ref: str, data_root: Path) -> Report:
-    """The report ``ref`` names: a report.json or bundle file, a report directory, or a run id.
+def _foreign_report(foreign: ForeignRuns) -> Report:
+    return build_report(foreign.records, foreign.conditions)
+
+
+def report_of(ref: str, data_root: Path, scoring: Scoring = NO_SCORING) -> Report:
+    """The report ``ref`` names: a report.json or bundle file, a report directory, a run id, or a result from
+    another harness (judged pass or fail by ``scoring``).
 
     Raises:
         CommandError: what ``report_dir`` refuses, or the file that cannot be read or decoded.
@@ -68,6 +81,9 @@ def report_of(ref: str, data_root: Path) -> Report:
     problem = name_problem(ref)  # a component over 255 bytes: one line, not OSError
     if problem is not None:
         raise CommandError(problem)
+    foreign = read_foreign(ref, scoring)
+    if foreign is not None:
+        return _foreign_report(foreign)
     path = _is_file(ref)
     if path is None and ref.endswith(".json") and not Path(ref).expanduser().is_dir():
         raise CommandError(f"{ref}: no such file or directory")
@@ -85,10 +101,28 @@ def report_of(ref: str, data_root: Path) -> Report:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
+def report_and_runs(
+    ref: str, data_root: Path, verb: str, scoring: Scoring = NO_SCORING
+) -> tuple[Report, list[RunRecord]]:
+    """The report and the runs ``ref`` names: a report directory, a run id, or a result from another harness.
+
+    Raises:
+        CommandError: what ``report_dir`` refuses, or the files that cannot be read.
+    """
+    foreign = read_foreign(ref, scoring)
+    if foreign is not None:
+        return _foreign_report(foreign), list(foreign.records)
+    directory = report_dir(ref, data_root, verb)
+    return expect(read_report(directory)), list(expect(read_runs(directory)))
+
+
 def report_directory_of(ref: str, data_root: Path) -> Path | None:
     """The report directory ``ref`` names (for links to its report.html and transcripts): a report file's
-    directory, a report directory, a run id's; ``None`` for an export bundle, which has none."""
+    directory, a report directory, a run id's; ``None`` for an export bundle or a result from another
+    harness, which have none."""
     path = _is_file(ref)
     if path is not None:
-        return None if is_bundle(_file_bytes(path)) else path.parent
+        return None if is_bundle(_file_bytes(path)) or path.suffix == ".eval" else path.parent
+    if Path(ref).expanduser().is_dir() and not (Path(ref).expanduser() / "report.json").exists():
+        return None
     return report_dir(ref, data_root, "compare")

@@ -158,6 +158,34 @@ def test_codex_fixes_fix_add_and_replays_clean(tmp_path: Path) -> None:
     no divergence (its per-run noise normalised) and counts every call the endpoint saw while recording."""
     calls = _record_then_replay(tmp_path, "codex")
     assert {call["path"] for call in calls} == {"/v1/responses"}
+    _exports_carry_the_agent(tmp_path, tmp_path / "replayed", "codex", calls)
+
+
+def _exports_carry_the_agent(tmp: Path, run: Path, kind: str, calls: list[dict[str, Any]]) -> None:
+    """``eval export --format atif`` and ``otlp-json`` of an external agent's run: its name and version, one
+    agent step (one chat span) per model call the endpoint saw, its tool calls from the recorded answers."""
+    env = {**os.environ, "ALISIO_CONFIG_HOME": str(tmp / "config"), "ALISIO_DATA_HOME": str(tmp / "data")}
+    for fmt in ("atif", "otlp-json"):
+        done = subprocess.run(
+            [str(ALISIO), "eval", "export", str(run), "--format", fmt, "--out", str(tmp / fmt)],
+            capture_output=True, text=True, check=False, env=env,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+    report = json.loads((run / "report.json").read_text())
+    trajectory = json.loads((tmp / "atif" / "fix-add" / "0.json").read_text())
+    agent = report["conditions"]["agent"]
+    assert (trajectory["agent"]["name"], trajectory["agent"]["version"]) == (agent["name"], agent["version"])
+    assert trajectory["agent"]["extra"]["kind"] == kind
+    steps = [s for s in trajectory["steps"] if s["source"] == "agent"]
+    assert len(steps) == len(calls)
+    assert sum(s["metrics"]["prompt_tokens"] for s in steps) == sum(
+        c["usage"]["prompt_tokens"] for c in calls
+    )
+    assert any(s.get("tool_calls") for s in steps) and not any("observation" in s for s in steps)
+    (line,) = (tmp / "otlp-json" / "traces.jsonl").read_text().splitlines()
+    spans = json.loads(line)["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    assert sum(s["name"].startswith("chat ") for s in spans) == len(calls)
+    assert spans[0]["name"] == f"invoke_agent {agent['name']}"
     assert len(calls) == 2  # the tool call, then the final answer
 
 

@@ -148,6 +148,7 @@ def alisio(
 def _timeless(record: RunRecord) -> dict[str, Any]:
     data = msgspec.to_builtins(record)
     data["measured"].pop("wallMs", None)
+    data["measured"].pop("startedAt", None)
     return data
 
 
