@@ -37,6 +37,7 @@ from alisio.shell.sandbox.bwrap import Sandbox, SandboxRun
 
 if TYPE_CHECKING:
     from alisio.shell.lab.agents import AgentJob, AgentRunner
+    from alisio.shell.lab.workspace import Workspace
 
 __all__ = ["INTERNAL_ERROR", "Arm", "Finished", "RunContext", "run_one", "runner_for"]
 
@@ -159,6 +160,7 @@ def _judged_run(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> Finishe
             rates=arm.rates,
         )
         result = runner_for(ctx, job).run(job)
+        tampered = _after_agent(task, ws)
         denied: list[Incident] = []
         verifiers = run_verifiers(
             task,
@@ -178,12 +180,27 @@ def _judged_run(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> Finishe
         config_hash=measured_hash,
         error=result.message,
         expected_verifiers=len(task.verifiers),
+        tampered=tampered,
     )
     if denied:  # the verifiers' sandbox_denied incidents, after the loop's
         record = msgspec.structs.replace(record, incidents=(*record.incidents, *denied))
     return Finished(
         record=result.finish(record), transcript=encode_transcript(result.events, ctx.credentials)
     )
+
+
+def _after_agent(task: Task, ws: Workspace) -> str | None:
+    """What the agent left: its protected files checked (and put back: ``alisio.shell.lab.integrity``)."""
+    from alisio.shell.lab.integrity import guard_protected
+    from alisio.shell.lab.workspace import WorkspaceError, snapshot_tree
+
+    try:
+        after = snapshot_tree(ws.path)
+    except OSError as error:
+        raise WorkspaceError(
+            f"cannot read the workspace after the run: {error.strerror or error}", reason="workspace_read"
+        ) from error
+    return guard_protected(task, ws, after)
 
 
 def _denied(verifier: str, what: str) -> Incident:

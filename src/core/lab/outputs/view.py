@@ -140,7 +140,7 @@ class FailingRun(Frozen, frozen=True, kw_only=True):
         """``fail``, ``budget_exceeded maxWallMs``, ``error provider_network``."""
         return (
             f"{self.status} {self.reason}"
-            if self.reason and self.status is not RunStatus.FAIL
+            if self.reason  # a fail has one only when it tampered with its verifiers
             else str(self.status)
         )
 
