@@ -65,6 +65,8 @@ class RemoteResult(msgspec.Struct, frozen=True, kw_only=True):
     record: RunRecord
     transcript: bytes = b""
     """The run's transcript (redacted on the worker), which the driver writes."""
+    workspace: bytes = b""
+    """The run's kept workspace diff (redacted on the worker), which the driver writes."""
     calls: tuple[RecordedCall, ...] | None = None
     """A recording's provider calls (``None`` when the command does not record)."""
     lines: tuple[str, ...] = ()
@@ -303,6 +305,10 @@ def run_remote(
         assert isinstance(hook, RecordHook)  # _context wrapped the plan
         calls = hook.recorded[task.id][0] if task.id in hook.recorded else ()
     result = RemoteResult(
-        record=finished.record, transcript=finished.transcript, calls=calls, lines=tuple(lines)
+        record=finished.record,
+        transcript=finished.transcript,
+        workspace=finished.workspace,
+        calls=calls,
+        lines=tuple(lines),
     )
     return _result_encoder.encode(result)

@@ -26,6 +26,7 @@ from alisio.core.lab.records import Incident, RunRecord
 from alisio.core.lab.suites.schedule import RunSpec
 from alisio.core.lab.suites.suite import Task
 from alisio.core.lab.transcript import encode_transcript
+from alisio.core.lab.workspace_diff import WorkspaceKept
 from alisio.core.replay.fingerprint import WORKSPACE as WORKSPACE_TOKEN
 from alisio.core.replay.fingerprint import Rules, path_rules
 from alisio.shell.lab.plans import ProviderPlan
@@ -95,6 +96,8 @@ class Finished:
 
     record: RunRecord
     transcript: bytes
+    workspace: bytes = b""
+    """The workspace the agent left, as a diff (``alisio.core.lab.workspace_diff``); empty when not kept."""
 
 
 def _rules(task: Task, workspace: Path, sandbox: SandboxRun | None) -> Rules:
@@ -160,7 +163,7 @@ def _judged_run(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> Finishe
             rates=arm.rates,
         )
         result = runner_for(ctx, job).run(job)
-        tampered = _after_agent(task, ws)
+        kept, tampered = _after_agent(task, ws, ctx.credentials)
         denied: list[Incident] = []
         verifiers = run_verifiers(
             task,
@@ -184,15 +187,24 @@ def _judged_run(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> Finishe
     )
     if denied:  # the verifiers' sandbox_denied incidents, after the loop's
         record = msgspec.structs.replace(record, incidents=(*record.incidents, *denied))
+    record = msgspec.structs.replace(record, workspace=kept[1])
     return Finished(
-        record=result.finish(record), transcript=encode_transcript(result.events, ctx.credentials)
+        record=result.finish(record),
+        transcript=encode_transcript(result.events, ctx.credentials),
+        workspace=kept[0],
     )
 
 
-def _after_agent(task: Task, ws: Workspace) -> str | None:
-    """What the agent left: its protected files checked (and put back: ``alisio.shell.lab.integrity``)."""
+def _after_agent(
+    task: Task, ws: Workspace, known: tuple[tuple[str, str], ...]
+) -> tuple[tuple[bytes, WorkspaceKept], str | None]:
+    """What the agent left, before anything is put back: kept as a diff (``alisio.shell.lab.workspace_kept``;
+    a diff that cannot be read is not kept, saying why), then its protected files checked and put back
+    (``alisio.shell.lab.integrity``): the kept diff and the tampering message."""
+    from alisio.core.lab.workspace_diff import kept_diff
     from alisio.shell.lab.integrity import guard_protected
     from alisio.shell.lab.workspace import WorkspaceError, snapshot_tree
+    from alisio.shell.lab.workspace_kept import changes_of
 
     try:
         after = snapshot_tree(ws.path)
@@ -200,7 +212,14 @@ def _after_agent(task: Task, ws: Workspace) -> str | None:
         raise WorkspaceError(
             f"cannot read the workspace after the run: {error.strerror or error}", reason="workspace_read"
         ) from error
-    return guard_protected(task, ws, after)
+    try:
+        kept = kept_diff(changes_of(ws, after, known))
+    except OSError as error:
+        kept = (
+            b"",
+            WorkspaceKept(kept=False, reason=f"cannot read the workspace: {error.strerror or error}"),
+        )
+    return kept, guard_protected(task, ws, after)
 
 
 def _denied(verifier: str, what: str) -> Incident:
