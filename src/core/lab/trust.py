@@ -21,6 +21,7 @@ __all__ = [
     "RejudgeBlock",
     "SelfCheckBlock",
     "VerdictChange",
+    "change_line",
     "noop_passing_line",
     "rejudge_line",
     "self_check_line",
@@ -90,12 +91,23 @@ class VerdictChange(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     """One line: the failing verifier's detail, or what broke."""
 
 
+def change_line(change: VerdictChange) -> str:
+    """``fix-add rep 2: pass -> fail: check: exit 1``."""
+    reason = f" {change.reason}" if change.reason else ""
+    why = f": {change.why}" if change.why else ""
+    where = f"{change.variant}/" if change.variant else ""
+    return f"{where}{change.task_id} rep {change.repetition}: {change.before} -> {change.after}{reason}{why}"
+
+
 class RejudgeBlock(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     """What ``eval rejudge`` did to make this report."""
 
     of_run_id: str
     """The run id of the report judged again."""
     of_created_at: str
+    suite_version_before: str
+    suite_version_after: str
+    """The suite's version now (the report's conditions name it; ``eval compare`` pairs the two anyway)."""
     suite_hash_before: str
     suite_hash_after: str
     verifiers_hash_before: str | None = None

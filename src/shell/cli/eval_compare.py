@@ -158,6 +158,7 @@ def compare(
     from returns.result import Failure, Success
 
     from alisio.core.lab.comparisons.compare import compare_reports
+    from alisio.core.lab.comparisons.rejudged import comparable, with_rejudge_note
     from alisio.core.lab.outputs.render_compare import render_comparison_markdown
     from alisio.core.lab.seq_run import with_sequential_warnings
     from alisio.core.stats.verdict import Adjustment, VerdictRule
@@ -174,13 +175,14 @@ def compare(
     if html is not None:
         check_output_file(html, "--html", NOTHING_WRITTEN)
     root = data_dir(environment())
-    reports = [report_of(ref, root) for ref in (baseline, candidate)]
+    reports = list(comparable(*(report_of(ref, root) for ref in (baseline, candidate))))
     excluded = _excluded(exclude_tasks)
     match compare_reports(*_without(reports, excluded), rule=rule, adjustment=adjustment):
         case Success(comparison):
             summary = not json and (layout == "summary" or (layout is None and sys.stdout.isatty()))
             comparison = _noted(comparison, reports, excluded, exclude_tasks)
             comparison = with_sequential_warnings(comparison, *reports)  # stopped sequentially: say so
+            comparison = with_rejudge_note(comparison, *reports)  # the same runs, judged again
             if json:
                 sys.stdout.write(msgspec.json.encode(comparison).decode() + "\n")
             elif summary:

@@ -197,11 +197,6 @@ def record_from_run(
     status, why = status_of(
         outcome, reason, verifiers, setup_error, expected=expected_verifiers, tampered=tampered is not None
     )
-    incidents = [
-        Incident(kind=str(e.kind), message=e.message) for e in events if isinstance(e, IncidentRaised)
-    ]
-    if tampered is not None:
-        incidents.append(Incident(kind=TAMPERED, message=tampered))
     errors: list[str] = []
     if setup_error is not None:
         errors.append(setup_error.message)
@@ -220,11 +215,17 @@ def record_from_run(
         reason=why,
         verifiers=tuple(verifiers),
         measured=measured_from(events),
-        incidents=tuple(incidents),
+        incidents=_incidents(events, tampered),
         errors=tuple(errors),
         variant=spec.variant,
         config_hash=config_hash,
     )
+
+
+def _incidents(events: Sequence[Event], tampered: str | None) -> tuple[Incident, ...]:
+    """The run's incidents in event order, then its tampering (found once the agent stopped)."""
+    found = [Incident(kind=str(e.kind), message=e.message) for e in events if isinstance(e, IncidentRaised)]
+    return (*found, Incident(kind=TAMPERED, message=tampered)) if tampered is not None else tuple(found)
 
 
 def _distinct(values: Iterable[str | None]) -> tuple[str, ...]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from alisio.core.base import Frozen
 from alisio.core.lab.outputs.formats import REPLAY_NOTICE, SCRIPTED_NOTICE, SCRIPTED_PROVIDER
 from alisio.core.lab.report import AnswerSource, Conditions, Report, finished_runs
-from alisio.core.lab.trust import noop_passing_line, rejudge_line, self_check_line
+from alisio.core.lab.trust import change_line, noop_passing_line, rejudge_line, self_check_line
 
 __all__ = ["CHANGES_SHOWN", "Notice", "report_notices", "scripted"]
 
@@ -37,12 +37,7 @@ def _trust(report: Report) -> list[Notice]:
     block = report.rejudge
     if block is not None:
         out.append(Notice(text=rejudge_line(block), strong=bool(block.changed)))
-        for change in block.changed[:CHANGES_SHOWN]:
-            reason = f" {change.reason}" if change.reason else ""
-            why = f": {change.why}" if change.why else ""
-            where = f"{change.variant}/" if change.variant else ""
-            text = f"{where}{change.task_id} rep {change.repetition}: {change.before} -> {change.after}{reason}{why}"
-            out.append(Notice(text=text))
+        out += [Notice(text=change_line(change)) for change in block.changed[:CHANGES_SHOWN]]
         if len(block.changed) > CHANGES_SHOWN:
             out.append(
                 Notice(text=f"... and {len(block.changed) - CHANGES_SHOWN} more (report.json lists them).")
