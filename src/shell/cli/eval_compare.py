@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from alisio.core.lab.comparisons.gate import FailOn, GateResult
     from alisio.core.lab.outputs.render_html_compare import SideLinks
     from alisio.core.lab.report import Report
+    from alisio.core.lab.trajectories.contrast import TaskDivergence
 
 from alisio.core.exit_codes import ExitCode
 from alisio.shell.cli.options import Json
@@ -195,7 +196,10 @@ def compare(
                 if html is None
                 else (_links(baseline, root, html), _links(candidate, root, html))
             )
-            return _outputs(comparison, html, gate_on, gate_shown=summary, links=links)
+            divergences = _divergences(baseline, candidate, root) if html is not None else ()
+            return _outputs(
+                comparison, html, gate_on, gate_shown=summary, links=links, divergences=divergences
+            )
         case Failure(incompatible):
             print(f"alisio eval compare: incompatible reports: {incompatible}", file=sys.stderr)
             return ExitCode.INCOMPATIBLE
@@ -230,6 +234,17 @@ def _summary(comparison: Comparison, gate_on: FailOn | float | None) -> str:
         full = None  # the summary says the Markdown was not written; --format md still prints it
     lines = () if gate_on is None else tuple(describe_gate(_gate(comparison, gate_on)))
     return render_comparison_summary(comparison, full=full, gate_lines=lines)
+
+
+def _divergences(baseline: str, candidate: str, data_root: Path) -> tuple[TaskDivergence, ...]:
+    """Where a passing run of one side and a failing run of the other part, per task (none for a bundle)."""
+    from alisio.shell.lab.sources import report_directory_of
+    from alisio.shell.lab.trajectories import comparison_divergences
+
+    sides = [report_directory_of(ref, data_root) for ref in (baseline, candidate)]
+    if sides[0] is None or sides[1] is None:
+        return ()
+    return comparison_divergences(sides[0], sides[1])
 
 
 def _links(ref: str, data_root: Path, page: Path) -> SideLinks | None:
@@ -272,6 +287,7 @@ def _outputs(
     *,
     gate_shown: bool = False,
     links: tuple[SideLinks | None, SideLinks | None] = (None, None),
+    divergences: tuple[TaskDivergence, ...] = (),
 ) -> ExitCode:
     """The gate (on stderr unless the summary showed it), the ``--html`` page and the step summary; the exit
     code."""
@@ -288,7 +304,7 @@ def _outputs(
         say(f"alisio eval compare: {line}")
 
     def write_html(page: Path) -> None:
-        write_output_file(page, render_comparison_html(comparison, links), "--html")
+        write_output_file(page, render_comparison_html(comparison, links, divergences), "--html")
         say(f"comparison: {page}")
 
     problems: list[str] = []

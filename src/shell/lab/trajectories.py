@@ -22,6 +22,7 @@ import msgspec
 from alisio.core.harness.events import Event
 from alisio.core.lab.outputs.run_record import TRANSCRIPT_JSONL
 from alisio.core.lab.records import RunRecord
+from alisio.core.lab.trajectories.contrast import TaskDivergence
 from alisio.core.lab.trajectories.trajectory import Trajectory, trajectory_of
 from alisio.core.lab.transcript import decode_transcript, transcript_path
 from alisio.shell.errors import CommandError, expect
@@ -29,7 +30,7 @@ from alisio.shell.lab.sources import read_bundle
 from alisio.shell.lab.store import RUNS_JSONL, read_regular, read_runs
 from alisio.shell.lab.stored import report_dir
 
-__all__ = ["Runs", "load_runs", "read_trajectory", "transcript_of"]
+__all__ = ["Runs", "comparison_divergences", "load_runs", "read_trajectory", "transcript_of"]
 
 
 @dataclass(frozen=True)
@@ -113,3 +114,29 @@ def read_trajectory(runs: Runs, record: RunRecord | None) -> Trajectory | None:
     """The trajectory of one run of ``runs`` (the lone transcript's with ``None``); ``None`` without one."""
     events = runs.events(record)
     return trajectory_of(events) if events is not None else None
+
+
+def comparison_divergences(baseline: Path, candidate: Path) -> tuple[TaskDivergence, ...]:
+    """For comparison.html: per task, where a passing run of one report and a failing run of the other part
+    (``side_divergence``). A side whose runs or transcripts cannot be read gives none (the page still is
+    written: this line is an aid, not a number)."""
+    from returns.result import Success
+
+    from alisio.core.lab.trajectories.contrast import side_divergence
+
+    sides = [read_runs(directory) for directory in (baseline, candidate)]
+    if not all(isinstance(side, Success) for side in sides):
+        return ()
+    a, b = (side.unwrap() for side in sides)
+
+    def trajectory(side: str, record: RunRecord) -> Trajectory | None:
+        directory = baseline if side == "a" else candidate
+        try:
+            events = transcript_of(directory / transcript_path(record.task_id, record.repetition))
+        except CommandError:
+            return None
+        return trajectory_of(events) if events is not None else None
+
+    common = sorted({r.task_id for r in a} & {r.task_id for r in b})
+    found = (side_divergence(task_id, a, b, trajectory) for task_id in common)
+    return tuple(d for d in found if d is not None)

@@ -117,3 +117,38 @@ def test_one_run_groups_its_repetitions_and_sets_a_passing_one_against_a_failing
     document = json.loads(alisio(home, "eval", "diff", str(out), "--json").stdout)
     assert [group["passed"] for group in document["groups"]] == [3, 0, 0]
     assert document["contrast"]["b"]["repetition"] == second
+
+
+def test_report_html_names_the_first_divergence_of_a_task_with_mixed_outcomes(home: Path) -> None:
+    """report.html of a run whose repetitions passed and failed: a "first divergence" line under the tasks,
+    linking the passing run and the failing run the diff contrasts, with the eval diff command."""
+    suite = make_suite(home)
+    server, _ = script_server([FIX, WRONG], [0, 1])
+    with server:
+        out = home / "mixed"
+        result = alisio(home, "eval", "run", "calc-suite", "--suite-dir", str(suite), "--yes", "-k", "2", "-j", "1",
+                        "--allow-write", "--base-url", server.base_url, "--model", "m", "--out", str(out))  # fmt: skip
+        assert result.returncode == 0, result.stderr
+    order = [record.repetition for record in read_runs(out)]
+    good, bad = order[0], order[1]
+    page = (out / "report.html").read_text()
+    line = next(part for part in page.split('<p class="divergence">')[1:]).split("</p>")[0]
+    assert line.startswith("fix-add: first divergence at step 2: A edit_file, B edit_file. ")
+    assert f'A: <a href="#run-fix-add-{good}">rep {good} (pass)</a>' in line
+    assert f'B: <a href="#run-fix-add-{bad}">rep {bad} (fail)</a>' in line
+    assert f"alisio eval diff {out} --task fix-add --rep {good} --rep {bad}" in line
+    assert f'id="run-fix-add-{good}"' in page and f'id="run-fix-add-{bad}"' in page
+
+
+def test_comparison_html_links_the_passing_and_failing_runs_where_they_part(home: Path) -> None:
+    """eval compare GOOD BAD --html: the task's transcripts cell says where the baseline's passing run and
+    the candidate's failing run part, each linked in its report.html."""
+    good, bad = _run(home, "good", FIX), _run(home, "bad", WRONG)
+    page = home / "comparison.html"
+    result = alisio(home, "eval", "compare", str(good), str(bad), "--html", str(page))
+    assert result.returncode == 0, result.stderr
+    html = page.read_text()
+    cell = html.split('<span class="divergence">')[1].split("</span>")[0]
+    assert cell.startswith("first divergence at step 2: A edit_file, B edit_file: ")
+    assert 'A <a href="good/report.html#run-fix-add-0">baseline rep 0 (pass)</a>' in cell
+    assert 'B <a href="bad/report.html#run-fix-add-0">candidate rep 0 (fail)</a>' in cell

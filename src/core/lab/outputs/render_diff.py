@@ -11,12 +11,12 @@ from collections.abc import Sequence
 from typing import Final
 
 from alisio.core.lab.outputs.formats import format_num, format_seconds
-from alisio.core.lab.trajectories.align import FirstDivergence, Row, TrajectoryDiff
+from alisio.core.lab.trajectories.align import FirstDivergence, Row, divergence_line
 from alisio.core.lab.trajectories.contrast import RunDiff, Side, TaskContrast, TrajectoryGroup
 from alisio.core.lab.trajectories.trajectory import Ending, Step, Trajectory
 from alisio.core.text import plural
 
-__all__ = ["CALL_CHARS", "divergence_line", "render_contrast", "render_run_diff", "side_label"]
+__all__ = ["CALL_CHARS", "render_contrast", "render_run_diff", "side_label"]
 
 CALL_CHARS: Final = 72
 """Characters of a call shown in the table of steps."""
@@ -54,32 +54,6 @@ def side_label(side: Side) -> str:
     if side.why:
         verdict += f" ({_cut(side.why, 200)})"
     return f"{where}: {verdict}"
-
-
-def _named(step: Step | None, next_step: int, trajectory: Trajectory) -> str:
-    """What a side did at the divergence, in a few words: the tool it called, or that it made no call."""
-    if step is not None:
-        return step.name
-    count = len(trajectory.steps)
-    if next_step > count:
-        return f"no call (it ended after {plural(count, 'call')})"
-    return f"no call (its next is step {next_step})"
-
-
-def divergence_line(diff: TrajectoryDiff) -> str:
-    """One line: where the runs part, or that they do not (for report pages and the first line of text)."""
-    divergence = diff.divergence
-    if diff.identical:
-        return f"no divergence: the same {plural(len(diff.a.steps), 'tool call')} in the same order"
-    if divergence is None:
-        return (
-            f"no sustained divergence: {plural(diff.transient, 'transient difference')}, then the same calls"
-        )
-    step_a, step_b = divergence.step_a, divergence.step_b
-    where = f"step {step_a}" if step_a == step_b else f"A's step {step_a}, B's step {step_b}"
-    a = _named(divergence.call_a, step_a, diff.a)
-    b = _named(divergence.call_b, step_b, diff.b)
-    return f"first divergence at {where}: A {a}, B {b}"
 
 
 def _text_before(side: str, step: Step | None) -> list[str]:

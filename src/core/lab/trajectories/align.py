@@ -34,6 +34,7 @@ import msgspec
 
 from alisio.core.base import Frozen
 from alisio.core.lab.trajectories.trajectory import Step, Trajectory, step_key
+from alisio.core.text import plural
 
 __all__ = [
     "BLIP_STEPS",
@@ -47,6 +48,7 @@ __all__ = [
     "align",
     "argument_changes",
     "diff_trajectories",
+    "divergence_line",
 ]
 
 BLIP_STEPS: Final = 1
@@ -291,3 +293,29 @@ def diff_trajectories(a: Trajectory, b: Trajectory) -> TrajectoryDiff:
     return TrajectoryDiff(
         a=a, b=b, rows=rows, divergence=divergence, transient=transient, identical=identical
     )
+
+
+def _named(step: Step | None, next_step: int, trajectory: Trajectory) -> str:
+    """What a side did at the divergence, in a few words: the tool it called, or that it made no call."""
+    if step is not None:
+        return step.name
+    count = len(trajectory.steps)
+    if next_step > count:
+        return f"no call (it ended after {plural(count, 'call')})"
+    return f"no call (its next is step {next_step})"
+
+
+def divergence_line(diff: TrajectoryDiff) -> str:
+    """One line: where the runs part, or that they do not (for report pages and the first line of text)."""
+    divergence = diff.divergence
+    if diff.identical:
+        return f"no divergence: the same {plural(len(diff.a.steps), 'tool call')} in the same order"
+    if divergence is None:
+        return (
+            f"no sustained divergence: {plural(diff.transient, 'transient difference')}, then the same calls"
+        )
+    step_a, step_b = divergence.step_a, divergence.step_b
+    where = f"step {step_a}" if step_a == step_b else f"A's step {step_a}, B's step {step_b}"
+    a = _named(divergence.call_a, step_a, diff.a)
+    b = _named(divergence.call_b, step_b, diff.b)
+    return f"first divergence at {where}: A {a}, B {b}"

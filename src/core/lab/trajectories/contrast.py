@@ -12,6 +12,9 @@ Rules this module keeps:
   the group with the most passing runs, and the first failing run of the largest group with a failing run,
   preferring a group other than the passing run's (a different path is the likelier explanation); ``None``
   when the task has no passing or no failing run;
+- ``task_divergences``: for report.html, each task with both a passing and a failing run, the pair
+  ``pick_pair`` chooses and the line that names where they part (``divergence_line``); ``side_divergence``
+  for comparison.html, a passing run of one side against a failing one of the other (``pick_sides``);
 - ``pick_sides``: with two runs' records (``eval diff A B --task T`` without ``--rep``): when one side has a
   passing run and the other a failing one, A's first passing and B's first failing (else B's first passing
   and A's first failing); else the first run of each.
@@ -19,17 +22,18 @@ Rules this module keeps:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from alisio.core.base import Frozen
 from alisio.core.lab.records import RunRecord, RunStatus
-from alisio.core.lab.trajectories.align import TrajectoryDiff
+from alisio.core.lab.trajectories.align import TrajectoryDiff, diff_trajectories, divergence_line
 from alisio.core.lab.trajectories.trajectory import Trajectory, step_key
 
 __all__ = [
     "RunDiff",
     "Side",
     "TaskContrast",
+    "TaskDivergence",
     "TrajectoryGroup",
     "differing_task",
     "failing",
@@ -38,6 +42,8 @@ __all__ = [
     "passing",
     "pick_pair",
     "pick_sides",
+    "side_divergence",
+    "task_divergences",
 ]
 
 
@@ -185,3 +191,67 @@ def differing_task(a: Sequence[RunRecord], b: Sequence[RunRecord]) -> str | None
         ):
             return task
     return None
+
+
+class TaskDivergence(Frozen, frozen=True, kw_only=True):
+    """Where a passing run (A) and a failing run (B) of one task part, for a report page."""
+
+    task_id: str
+    a_repetition: int
+    a_status: str
+    b_repetition: int
+    b_status: str
+    line: str
+    """``divergence_line``: ``first divergence at step 2: A edit_file, B list_dir``."""
+
+
+def _divergence(
+    task_id: str, a: RunRecord, b: RunRecord, path_a: Trajectory, path_b: Trajectory
+) -> TaskDivergence:
+    return TaskDivergence(
+        task_id=task_id,
+        a_repetition=a.repetition,
+        a_status=str(a.status),
+        b_repetition=b.repetition,
+        b_status=str(b.status),
+        line=divergence_line(diff_trajectories(path_a, path_b)),
+    )
+
+
+def task_divergences(
+    records: Sequence[RunRecord], trajectories: Mapping[tuple[str, int], Trajectory]
+) -> tuple[TaskDivergence, ...]:
+    """Each task (by id) with a passing and a failing run that have trajectories: the pair and the line."""
+    out: list[TaskDivergence] = []
+    for task_id in sorted({r.task_id for r in records}):
+        runs = [
+            (r, trajectories[(task_id, r.repetition)])
+            for r in records
+            if r.task_id == task_id and (task_id, r.repetition) in trajectories
+        ]
+        pair = pick_pair(group_runs(runs))
+        if pair is None:
+            continue
+        by_rep = {record.repetition: (record, path) for record, path in runs}
+        (good, good_path), (bad, bad_path) = by_rep[pair[0]], by_rep[pair[1]]
+        out.append(_divergence(task_id, good, bad, good_path, bad_path))
+    return tuple(out)
+
+
+def side_divergence(
+    task_id: str,
+    a: Sequence[RunRecord],
+    b: Sequence[RunRecord],
+    trajectory: Callable[[str, RunRecord], Trajectory | None],
+) -> TaskDivergence | None:
+    """A passing run of one side against a failing run of the other (``pick_sides``), for comparison.html;
+    ``None`` when there is no such pair or a transcript is missing. ``trajectory(side, record)`` reads one
+    (``side``: ``a`` or ``b``)."""
+    mine, theirs = [r for r in a if r.task_id == task_id], [r for r in b if r.task_id == task_id]
+    pair = pick_sides(mine, theirs)
+    if pair is None or passing(pair[0]) == passing(pair[1]) or not all(r.judged for r in pair):
+        return None
+    path_a, path_b = trajectory("a", pair[0]), trajectory("b", pair[1])
+    if path_a is None or path_b is None:
+        return None
+    return _divergence(task_id, pair[0], pair[1], path_a, path_b)
