@@ -15,8 +15,10 @@ Rules this module keeps:
 - the encoded diff is kept only when it holds at most ``MAX_DIFF_BYTES`` (1 MiB); past that the run's record
   says it was not kept, and how large it was (``WorkspaceKept``), and nothing is written;
 - ``apply_text_patch`` applies a patch to the text of a fixture file the way ``patch`` does without fuzz:
-  each hunk's old lines must appear exactly, at the line the hunk names or the nearest place after the
-  previous hunk; otherwise it fails naming the hunk. ``apply(old, text_patch(old, new)) == new``.
+  each hunk's old lines must appear exactly, at the line the hunk names (moved by as much as the hunks above
+  it were) or the nearest place after the previous hunk; otherwise it fails naming the hunk. A context that
+  repeats in the file is taken at its nearest place, as ``patch`` takes it. ``apply(old, text_patch(old,
+  new)) == new``.
 """
 
 from __future__ import annotations
@@ -191,11 +193,13 @@ def apply_text_patch(old: str, patch: str) -> Result[str, str]:
             pass
     lines = old.splitlines(keepends=True)
     out: list[str] = []
-    position = 0
+    position = offset = 0
     for number, (start, before, after) in enumerate(hunks, start=1):
-        place = _find(lines, before, max(start - 1, 0) if before else start, position)
+        expected = (max(start - 1, 0) if before else start) + offset
+        place = _find(lines, before, expected, position)
         if place is None:
             return Failure(f"hunk {number} (at line {start}) does not match the file")
+        offset += place - expected  # the file moved by this much here: so do the hunks below
         out += lines[position:place] + after
         position = place + len(before)
     return Success("".join(out + lines[position:]))

@@ -2,7 +2,7 @@
 the originals back (``alisio.core.lab.judges.integrity`` decides; this module snapshots and copies).
 
 ``guard_protected(task, workspace, after)`` compares the protected files of ``task``
-(``alisio.core.lab.suites.protected.protected_paths`` over the fixture's files, as the workspace held them
+(``alisio.core.lab.judges.integrity.protected_of`` over the fixture's files, as the workspace held them
 before the agent started) with ``after``, the workspace's snapshot once the agent stopped. Each protected
 file the agent changed or deleted is copied back from the fixture (a link as a link; whatever stands at its
 path is removed first), each entry it added under a protected directory is removed. It returns the
@@ -18,23 +18,15 @@ import os
 import shutil
 from pathlib import Path
 
-from alisio.core.lab.judges.integrity import tamper_message, tampering
+from alisio.core.lab.judges.integrity import protected_of, tamper_message, tampering
 from alisio.core.lab.judges.verify import TreeSnapshot
-from alisio.core.lab.suites.protected import protected_paths
-from alisio.core.lab.suites.suite import CommandVerifier, Task
+from alisio.core.lab.suites.suite import Task
 from alisio.shell.lab.workspace import Workspace, WorkspaceError
 
-__all__ = ["RESTORE_FAILED", "guard_protected", "protected_of"]
+__all__ = ["RESTORE_FAILED", "guard_protected"]
 
 RESTORE_FAILED = "protected_restore"
 """The reason of a run whose protected files could not be put back."""
-
-
-def protected_of(task: Task, before: TreeSnapshot) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The protected files and directories of ``task``, over the fixture's files as ``before`` holds them."""
-    commands = tuple((v.command, v.cwd) for v in task.verifiers if isinstance(v, CommandVerifier))
-    files = [entry.path for entry in before.entries if entry.kind != "special"]
-    return protected_paths(task.protected, commands, files)
 
 
 def _remove(path: Path) -> None:
@@ -69,7 +61,8 @@ def _put_back(original: Path, root: Path, relative: str) -> None:
 
 def guard_protected(task: Task, workspace: Workspace, after: TreeSnapshot) -> str | None:
     """Put back what the agent changed of the protected files (module docstring); the incident's message."""
-    files, directories = protected_of(task, workspace.before)
+    fixture_files = [entry.path for entry in workspace.before.entries if entry.kind != "special"]
+    files, directories = protected_of(task, fixture_files)
     found = tampering(files, directories, workspace.before, after)
     if not found:
         return None

@@ -21,9 +21,18 @@ from typing import Final, Literal
 
 from alisio.core.base import Frozen
 from alisio.core.lab.judges.verify import TreeSnapshot
+from alisio.core.lab.suites.protected import protected_paths
+from alisio.core.lab.suites.suite import (
+    CommandVerifier,
+    FileAbsentVerifier,
+    FileContainsVerifier,
+    FileEqualsVerifier,
+    Task,
+    TreeDiffWithinVerifier,
+)
 from alisio.core.lab.suites.suite_paths import is_within
 
-__all__ = ["TAMPERED", "Tampering", "tamper_message", "tampering"]
+__all__ = ["TAMPERED", "Tampering", "protected_of", "tamper_message", "tampering"]
 
 TAMPERED: Final = "verifier_tampered"
 """The reason (and the incident kind) of a run that changed a protected file."""
@@ -34,6 +43,26 @@ class Tampering(Frozen, frozen=True, kw_only=True):
 
     path: str
     what: Literal["changed", "deleted", "added"]
+
+
+def protected_of(task: Task, files: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The protected files and directories of ``task`` over the fixture's ``files`` (``protected_paths``):
+    what its command verifiers run, less what its tree-diff-within allows and its file verifiers inspect."""
+    commands = tuple((v.command, v.cwd) for v in task.verifiers if isinstance(v, CommandVerifier))
+    changeable: list[str] = []
+    for verifier in task.verifiers:
+        match verifier:
+            case TreeDiffWithinVerifier(allowed=allowed):
+                changeable += allowed
+            case (
+                FileEqualsVerifier(path=path)
+                | FileContainsVerifier(path=path)
+                | FileAbsentVerifier(path=path)
+            ):
+                changeable.append(path)
+            case _:
+                pass
+    return protected_paths(task.protected, commands, files, tuple(changeable))
 
 
 def tampering(

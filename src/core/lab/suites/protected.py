@@ -6,11 +6,15 @@ directory::
 
     "protected": ["check.py", "tests/"]
 
-Without it, the protected files are those its ``command`` verifiers name that exist in the fixture
-(``protected_paths``): each word of each command (a word with spaces, a ``bash -c`` script, is split into
-words; ``--flag=value`` counts its value), taken relative to the verifier's ``cwd``, that is a fixture file,
-or a fixture directory (then every file under it); the task directory itself is never one.
-``"protected": []`` protects nothing (a task whose agent must write its own tests).
+Without it, the protected files are the verifier code its ``command`` verifiers run that exists in the fixture
+(``protected_paths``), taken relative to the verifier's ``cwd``: the program itself (``./check.sh``), the
+script an interpreter runs (``python3 check.py``, ``bash run.sh``, ``node test.js``: the first word that is
+not an option; what follows is its arguments, data), the paths a test runner is given (``pytest tests/``,
+``python3 -m pytest tests/``, ``--rootdir=tests``), and the same inside a shell's ``-c`` script. A name that
+is a fixture directory protects every file under it; the task directory itself is never one. A path the task
+lets the agent change (a ``tree-diff-within`` entry, or what a file verifier inspects) is left out: ``grep -q
+TODO greet.py`` reads the agent's work, not the verifier's. ``"protected": []`` protects nothing (a task whose
+agent must write its own tests); an explicit list is taken as it is.
 
 Rules (``alisio.core.lab.judges.integrity`` checks a run against them):
 
@@ -24,9 +28,10 @@ Rules (``alisio.core.lab.judges.integrity`` checks a run against them):
 from __future__ import annotations
 
 import hashlib
+import re
 import shlex
-from collections.abc import Collection, Mapping
-from typing import Any
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any, Final
 
 import msgspec
 
@@ -45,19 +50,67 @@ __all__ = ["Command", "fixtures_hash", "protected_paths", "protected_problems", 
 _hash_encoder = msgspec.json.Encoder(order="deterministic")
 
 
-def _words(command: tuple[str, ...]) -> list[str]:
+_INTERPRETERS: Final = frozenset(
+    {"python", "python3", "node", "bash", "sh", "zsh", "ruby", "perl", "php", "bun", "deno"}
+)
+_SHELLS: Final = frozenset({"bash", "sh", "zsh"})
+_RUNNERS: Final = frozenset({"pytest", "py.test"})
+_TEST_MODULES: Final = frozenset({"pytest", "unittest"})
+_VERSIONED: Final = re.compile(r"^python3\.\d+$")
+
+
+def _targets(words: Sequence[str]) -> list[str]:
+    """A test runner's path arguments (``--flag=value`` counting its value)."""
+    out: list[str] = []
+    for word in words:
+        if not word.startswith("-"):
+            out.append(word)
+        elif "=" in word:
+            out.append(word.split("=", 1)[1])
+    return out
+
+
+def _script(code: str) -> list[str]:
+    """The code words of a shell script (``bash -c``): each command between ``&&``, ``||``, ``;`` and ``|``."""
+    try:
+        lexer = shlex.shlex(code, posix=True, punctuation_chars=True)
+        tokens = list(lexer)
+    except ValueError:  # an unbalanced quote: its plain words
+        tokens = code.split()
     words: list[str] = []
-    for argument in command:
-        parts = [argument]
-        if any(space in argument for space in " \t\n"):
-            try:
-                parts = shlex.split(argument)
-            except ValueError:  # an unbalanced quote: its plain words
-                parts = argument.split()
-        for part in parts:
-            words.append(part)
-            if part.startswith("-") and "=" in part:
-                words.append(part.split("=", 1)[1])
+    command: list[str] = []
+    for token in [*tokens, ";"]:
+        if token and set(token) <= set("&|;()<>"):
+            words += _code_words(command)
+            command = []
+        else:
+            command.append(token)
+    return words
+
+
+def _code_words(command: Sequence[str]) -> list[str]:
+    """The words of a command that name the verifier's own code: the program itself, the script an
+    interpreter runs, a test runner's paths, and the same inside a shell's ``-c`` script."""
+    if not command:
+        return []
+    program = command[0].rsplit("/", 1)[-1]
+    rest = list(command[1:])
+    if program == "env":
+        return _code_words([word for word in rest if "=" not in word or word.startswith("-")])
+    words = [command[0]]
+    if program in _RUNNERS:
+        return words + _targets(rest)
+    if program not in _INTERPRETERS and not _VERSIONED.match(program):
+        return words
+    for index, word in enumerate(rest):
+        if word == "-m":
+            module = rest[index + 1] if index + 1 < len(rest) else ""
+            return words + (_targets(rest[index + 2 :]) if module in _TEST_MODULES else [])
+        if word == "-c":
+            code = rest[index + 1] if index + 1 < len(rest) else ""
+            return words + (_script(code) if program in _SHELLS else [])
+        if not word.startswith("-"):
+            return [*words, word]  # the script; what follows is its arguments
     return words
 
 
@@ -75,7 +128,10 @@ Command = tuple[tuple[str, ...], str | None]
 
 
 def protected_paths(
-    protected: tuple[str, ...] | None, commands: tuple[Command, ...], files: Collection[str]
+    protected: tuple[str, ...] | None,
+    commands: tuple[Command, ...],
+    files: Collection[str],
+    changeable: tuple[str, ...] = (),
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The protected files of a task, and the protected directories (module docstring).
 
@@ -83,6 +139,8 @@ def protected_paths(
         protected: the task's ``protected`` (``None``: derived from its commands).
         commands: each command verifier's argument array and ``cwd``.
         files: every file of the fixture, relative to it (normalised, ``/``-separated).
+        changeable: what the task lets the agent change (its ``tree-diff-within`` entries, the paths its file
+            verifiers inspect): never protected by the derived default (an explicit list is taken as it is).
 
     Returns:
         (files, directories): the fixture files that are protected, and the fixture-relative directories a
@@ -94,15 +152,24 @@ def protected_paths(
     else:
         for command, cwd in commands:
             base = normalize(cwd) if cwd is not None else ""
-            for word in _words(command):
+            for word in _code_words(command):
                 if word and not word.startswith("/") and lexical_problem(word, "task directory") is None:
                     entries.append(join(base, normalize(word)))
+        allowed = [normalize(path) for path in changeable]
+        entries = [e for e in entries if not any(is_within(e, a) for a in allowed if a)]
     chosen: set[str] = set()
     directories: set[str] = set()
     for entry in entries:
         named = _expand(entry, files)
+        if protected is None:
+            named = [
+                f for f in named if not any(is_within(f, normalize(a)) for a in changeable if normalize(a))
+            ]
         chosen.update(named)
-        if named and entry not in files:
+        open_below = protected is None and any(
+            is_within(normalize(a), entry) for a in changeable if normalize(a)
+        )
+        if named and entry not in files and not open_below:  # new files may appear where the task allows
             directories.add(entry)
     return tuple(sorted(chosen)), tuple(sorted(directories))
 
