@@ -169,7 +169,8 @@ class RunRecord(Frozen, frozen=True, kw_only=True):
     """Hash of the measured configuration the run used."""
     workspace: WorkspaceKept | None = None
     """Whether the workspace the agent left was kept as a diff (``runs/<task>/<rep>.workspace.json``, for
-    ``eval rejudge``); ``None`` when the agent never ran, and in records written before it was kept."""
+    ``eval rejudge``); ``None`` when the agent's loop never ran or ended error (nothing to judge again), and
+    in records written before it was kept."""
 
     @property
     def judged(self) -> bool:

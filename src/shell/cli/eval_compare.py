@@ -191,12 +191,7 @@ def compare(
             else:
                 sys.stdout.write(render_comparison_markdown(comparison))
             sys.stdout.flush()
-            links = (
-                (None, None)
-                if html is None
-                else (_links(baseline, root, html), _links(candidate, root, html))
-            )
-            divergences = _divergences(baseline, candidate, root) if html is not None else ()
+            links, divergences = _page_parts(html, baseline, candidate, root)
             return _outputs(
                 comparison, html, gate_on, gate_shown=summary, links=links, divergences=divergences
             )
@@ -236,15 +231,21 @@ def _summary(comparison: Comparison, gate_on: FailOn | float | None) -> str:
     return render_comparison_summary(comparison, full=full, gate_lines=lines)
 
 
-def _divergences(baseline: str, candidate: str, data_root: Path) -> tuple[TaskDivergence, ...]:
-    """Where a passing run of one side and a failing run of the other part, per task (none for a bundle)."""
+def _page_parts(
+    html: Path | None, baseline: str, candidate: str, data_root: Path
+) -> tuple[tuple[SideLinks | None, SideLinks | None], tuple[TaskDivergence, ...]]:
+    """What ``--html`` links to: each side's report.html and runs, and per task where a passing run of one side
+    and a failing run of the other part (none for a bundle, which has no transcripts on disk)."""
     from alisio.shell.lab.sources import report_directory_of
     from alisio.shell.lab.trajectories import comparison_divergences
 
+    if html is None:
+        return (None, None), ()
+    links = (_links(baseline, data_root, html), _links(candidate, data_root, html))
     sides = [report_directory_of(ref, data_root) for ref in (baseline, candidate)]
     if sides[0] is None or sides[1] is None:
-        return ()
-    return comparison_divergences(sides[0], sides[1])
+        return links, ()
+    return links, comparison_divergences(sides[0], sides[1])
 
 
 def _links(ref: str, data_root: Path, page: Path) -> SideLinks | None:

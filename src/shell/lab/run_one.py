@@ -163,7 +163,7 @@ def _judged_run(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> Finishe
             rates=arm.rates,
         )
         result = runner_for(ctx, job).run(job)
-        kept, tampered = _after_agent(task, ws, ctx.credentials)
+        kept, tampered = _after_agent(task, ws, ctx.credentials, keep=result.outcome != "error")
         denied: list[Incident] = []
         verifiers = run_verifiers(
             task,
@@ -196,11 +196,12 @@ def _judged_run(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> Finishe
 
 
 def _after_agent(
-    task: Task, ws: Workspace, known: tuple[tuple[str, str], ...]
-) -> tuple[tuple[bytes, WorkspaceKept], str | None]:
+    task: Task, ws: Workspace, known: tuple[tuple[str, str], ...], *, keep: bool
+) -> tuple[tuple[bytes, WorkspaceKept | None], str | None]:
     """What the agent left, before anything is put back: kept as a diff (``alisio.shell.lab.workspace_kept``;
-    a diff that cannot be read is not kept, saying why), then its protected files checked and put back
-    (``alisio.shell.lab.integrity``): the kept diff and the tampering message."""
+    a diff that cannot be read is not kept, saying why; none at all without ``keep``: a loop that ended error
+    left nothing to judge again), then its protected files checked and put back (``alisio.shell.lab.integrity``):
+    the kept diff and the tampering message."""
     from alisio.core.lab.workspace_diff import kept_diff
     from alisio.shell.lab.integrity import guard_protected
     from alisio.shell.lab.workspace import WorkspaceError, snapshot_tree
@@ -212,8 +213,10 @@ def _after_agent(
         raise WorkspaceError(
             f"cannot read the workspace after the run: {error.strerror or error}", reason="workspace_read"
         ) from error
+    kept: tuple[bytes, WorkspaceKept | None] = (b"", None)
     try:
-        kept = kept_diff(changes_of(ws, after, known))
+        if keep:
+            kept = kept_diff(changes_of(ws, after, known))
     except OSError as error:
         kept = (
             b"",

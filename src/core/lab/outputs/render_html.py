@@ -222,6 +222,22 @@ def _sequential_html(report: Report) -> list[str]:
     ]
 
 
+def _runs_html(
+    records: Sequence[RunRecord],
+    run: str,
+    transcripts: Mapping[tuple[str, int], TranscriptView],
+    known: tuple[tuple[str, str], ...],
+) -> str:
+    """Every run, in task and repetition order, with its transcript collapsed."""
+    ordered = sorted(records, key=lambda r: (r.task_id, r.repetition))
+    return "".join(
+        _run_html(
+            r, run, transcripts.get((r.task_id, r.repetition), unavailable("no transcript was kept")), known
+        )
+        for r in ordered
+    )
+
+
 def divergences_html(
     divergences: Sequence[TaskDivergence], run: str, known: tuple[tuple[str, str], ...]
 ) -> str:
@@ -267,16 +283,7 @@ def render_report_html(
     """
     view = report_view(report, records, known, show_as=show_as)
     c = report.conditions
-    ordered = sorted(records, key=lambda r: (r.task_id, r.repetition))
-    runs = "".join(
-        _run_html(
-            r,
-            show_as or c.run_id,
-            transcripts.get((r.task_id, r.repetition), unavailable("no transcript was kept")),
-            known,
-        )
-        for r in ordered
-    )
+    runs = _runs_html(records, show_as or c.run_id, transcripts, known)
     reasons = paragraphs_html([f"- {line}" for line in view.reasons]) if view.reasons else ""
     estimated = (
         f'{table_html(view.estimated)}<p class="note">{esc(view.estimated_note)}</p>'
