@@ -129,6 +129,13 @@ def test_compare_of_a_report_and_its_rejudge_says_it_is_a_rejudge(home: Path) ->
     )
     assert "suiteVersion 1.0.0 -> 1.1.0" in warnings[0] and "2 verdicts changed" in warnings[0]
     assert not any("without bumping suiteVersion" in w for w in warnings)
+    as_json = alisio(home, "eval", "rejudge", str(first), "--suite-dir", str(suite), "--yes", "--out",
+                     str(home / "again-json"), "--json")  # fmt: skip
+    block = json.loads(as_json.stdout)
+    assert (block["suiteVersionBefore"], block["suiteVersionAfter"]) == ("1.0.0", "1.1.0")
+    assert [(c["taskId"], c["before"], c["after"]) for c in block["changed"]] == [
+        ("hack-add", "pass", "fail")
+    ] * 2
 
 
 def test_a_run_whose_diff_no_longer_applies_is_an_error_naming_the_file(home: Path) -> None:
