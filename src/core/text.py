@@ -7,7 +7,7 @@ import re
 
 __all__ = ["age_seconds", "byte_to_line_column", "line_and_column", "plural"]
 
-_IRREGULAR = {"retry": "retries", "was": "were"}
+_IRREGULAR = {"retry": "retries", "was": "were", "trajectory": "trajectories"}
 
 
 def plural(count: int, noun: str) -> str:

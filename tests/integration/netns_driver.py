@@ -2,6 +2,9 @@
 
     python3 netns_driver.py LOG -- ALISIO ARGS...     ({base_url} in ARGS becomes the endpoint's)
 
+``ALISIO_TEST_ENDPOINT_COMMAND`` in the environment, when set, is the shell command the endpoint's tool call
+runs instead of the sed that fixes fix-add (an agent that does the wrong thing, or tampers).
+
 The real-agent tests start it under ``unshare -n`` (loopback only, brought up first), so an agent CLI can
 reach nothing but the endpoint. LOG gets ``{"rc", "stdout", "stderr", "calls": [...]}``: the command's result
 and the endpoint's own log of model calls (path, model, whether tools were offered, the usage it answered).
@@ -10,6 +13,7 @@ and the endpoint's own log of model calls (path, model, whether tools were offer
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -22,7 +26,8 @@ from tests.integration.agent_endpoint import USAGE, AgentEndpoint
 def main(argv: list[str]) -> int:
     log, separator, *command = argv
     assert separator == "--"
-    with AgentEndpoint() as endpoint:
+    shell = os.environ.get("ALISIO_TEST_ENDPOINT_COMMAND")
+    with AgentEndpoint(**({"command": shell} if shell else {})) as endpoint:
         args = [arg.replace("{base_url}", endpoint.base_url) for arg in command]
         done = subprocess.run(
             args, capture_output=True, text=True, check=False, stdin=subprocess.DEVNULL, timeout=600

@@ -33,6 +33,7 @@ __all__ = [
     "Invocation",
     "RunDirs",
     "invocation",
+    "kind_tools",
     "lab_tools",
     "noise_rules",
     "run_dir_rules",
@@ -140,6 +141,14 @@ def tool_map(agent: ExternalAgent) -> Mapping[str, str]:
 def lab_tools(agent: ExternalAgent) -> frozenset[str]:
     """The lab tools the agent has (a tool-sequence rule over any other cannot apply to it)."""
     return frozenset(tool_map(agent).values())
+
+
+def kind_tools(kind: str) -> frozenset[str]:
+    """The lab tools an agent of ``kind`` has when its configuration is not at hand (``eval rejudge`` of a
+    run whose agent is no longer configured): a preset's map, or a command agent's default (the lab's)."""
+    if kind == "command":
+        return frozenset(_LAB_TOOLS)
+    return frozenset(_TOOL_MAPS.get(kind, {}).values())
 
 
 RUN_DIR: Final = "<run>"

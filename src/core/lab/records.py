@@ -26,6 +26,7 @@ from returns.result import Failure, Result, Success
 
 from alisio.core.base import Frozen
 from alisio.core.errors import ReportError
+from alisio.core.lab.workspace_diff import WorkspaceKept
 
 __all__ = [
     "ID_PATTERN",
@@ -169,6 +170,10 @@ class RunRecord(Frozen, frozen=True, kw_only=True):
     """The variant id when the run belongs to ``eval variants``."""
     config_hash: str = ""
     """Hash of the measured configuration the run used."""
+    workspace: WorkspaceKept | None = None
+    """Whether the workspace the agent left was kept as a diff (``runs/<task>/<rep>.workspace.json``, for
+    ``eval rejudge``); ``None`` when the agent's loop never ran or ended error (nothing to judge again), and
+    in records written before it was kept."""
 
     @property
     def judged(self) -> bool:

@@ -27,6 +27,7 @@ from enum import StrEnum
 from alisio.core.base import Frozen
 from alisio.core.harness.prices import Rates
 from alisio.core.lab.seq_block import SequentialBlock
+from alisio.core.lab.trust import RejudgeBlock, SelfCheckBlock
 from alisio.core.stats.rates import ClusteredMean, Interval
 
 __all__ = [
@@ -124,6 +125,11 @@ class Conditions(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     label: str | None = None
     """``eval run --label TEXT``: the user's name for the run (``eval runs``, the headline, the report);
     ``None`` when none was given."""
+    verifiers_hash: str | None = None
+    """The sha256 of the tasks' verifiers and protected files (``alisio.core.lab.suites.protected``), the part
+    of ``suiteHash`` that judges; ``None`` in reports written before it was recorded."""
+    fixtures_hash: str | None = None
+    """The sha256 of the fixture files, the other part of ``suiteHash``; ``None`` before it was recorded."""
 
 
 class Count(Frozen, frozen=True, kw_only=True):
@@ -290,6 +296,12 @@ class Report(Frozen, frozen=True, kw_only=True):
     sequential: SequentialBlock | None = None
     """A sequential command's design and each task's stop (``alisio.core.lab.seq_block``); ``None`` for a
     fixed-k run. ``plannedRuns`` is then tasks x maxK, the most it could run."""
+    self_check: SelfCheckBlock | None = None
+    """The suite's self-check over the report's tasks (``alisio.core.lab.trust``); ``None`` in reports written
+    before it was recorded."""
+    rejudge: RejudgeBlock | None = None
+    """Set in a report made by ``eval rejudge``: what was judged again, the hashes before and after, and the
+    verdicts that changed."""
 
 
 def finished_runs(report: Report) -> str:

@@ -12,7 +12,7 @@ a fifth of a command's start-up (``bench/bench_commands.py``). ``install`` makes
   ``int(value)`` or ``float(value)``, what pydantic's lax parse gives;
 - an ``Enum`` choice goes through typer's own ``coerce_cli_choice``; a ``Path`` is ``Path(value)`` (what
   pydantic's path validator builds) through typer's own ``coerce_cli_path``;
-- a ``list`` of those (``nargs=-1``) is the list of its items so coerced.
+- a ``list`` of those (``nargs=-1``, or an option given several times) is the list of its items so coerced.
 
 Anything else (another type, a parser, a range, a file, a value that is not plainly one of those, any
 error) goes through typer unchanged: the same coercion and the same error messages.

@@ -1,6 +1,7 @@
 """``alisio eval``: the Reliability Lab's sub-commands, one module each, listed in workflow order.
 
-init writes a starter suite; list and validate look at suites; run and record run them, runs lists what was run and show opens one run;
+init writes a starter suite; list and validate look at suites; run and record run them, runs lists what was run and show opens one run,
+diff says where two runs part, rejudge judges a report's runs again without the model;
 compare and variants compare, power plans how many runs a comparison needs; export shares; ci replays.
 
 A command's module is imported only when that command is used, or ``alisio eval --help`` lists them all
@@ -25,7 +26,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("alisio.shell.cli.eval_run", "run"),
     "runs": ("alisio.shell.cli.eval_runs", "runs"),
     "show": ("alisio.shell.cli.eval_show", "show"),
+    "diff": ("alisio.shell.cli.eval_diff", "diff"),
     "record": ("alisio.shell.cli.eval_record", "record"),
+    "rejudge": ("alisio.shell.cli.eval_rejudge", "rejudge"),
     "compare": ("alisio.shell.cli.eval_compare", "compare"),
     "variants": ("alisio.shell.cli.eval_variants", "variants"),
     "stability": ("alisio.shell.cli.eval_stability", "stability"),
@@ -44,7 +47,9 @@ DOCS: dict[str, str] = {
     "run": "docs/lab.md#running-a-suite-alisio-eval-list-and-alisio-eval-run",
     "runs": "docs/lab.md#transcripts-alisio-eval-show-and-alisio-eval-runs",
     "show": "docs/lab.md#transcripts-alisio-eval-show-and-alisio-eval-runs",
+    "diff": "docs/why-did-it-fail.md#where-two-runs-part-alisio-eval-diff",
     "record": "docs/replay-and-ci.md#replay-and-cassettes",
+    "rejudge": "docs/why-did-it-fail.md#judging-again-without-the-model-alisio-eval-rejudge",
     "compare": "docs/compare-and-statistics.md#comparing-two-reports-alisio-eval-compare",
     "variants": "docs/compare-and-statistics.md#comparing-configurations-eval-variants",
     "power": "docs/compare-and-statistics.md#planning-runs-alisio-eval-power",

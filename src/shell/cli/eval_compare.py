@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from alisio.core.lab.comparisons.gate import FailOn, GateResult
     from alisio.core.lab.outputs.render_html_compare import SideLinks
     from alisio.core.lab.report import Report
+    from alisio.core.lab.trajectories.contrast import TaskDivergence
 
 from alisio.core.exit_codes import ExitCode
 from alisio.shell.cli.foreign_flags import PassThreshold, Scorer
@@ -164,6 +165,7 @@ def compare(
     from returns.result import Failure, Success
 
     from alisio.core.lab.comparisons.compare import compare_reports
+    from alisio.core.lab.comparisons.rejudged import comparable, with_rejudge_note
     from alisio.core.lab.outputs.render_compare import render_comparison_markdown
     from alisio.core.lab.seq_run import with_sequential_warnings
     from alisio.core.stats.verdict import Adjustment, VerdictRule
@@ -179,13 +181,14 @@ def compare(
     if html is not None:
         check_output_file(html, "--html", NOTHING_WRITTEN)
     root = data_dir(environment())
-    reports = _sides(root, (baseline, candidate), pass_threshold, scorer)
+    reports = list(comparable(*_sides(root, (baseline, candidate), pass_threshold, scorer)))
     excluded = _excluded(exclude_tasks)
     match compare_reports(*_without(reports, excluded), rule=rule, adjustment=adjustment):
         case Success(comparison):
             summary = not json and (layout == "summary" or (layout is None and sys.stdout.isatty()))
             comparison = _noted(comparison, reports, excluded, exclude_tasks)
             comparison = with_sequential_warnings(comparison, *reports)  # stopped sequentially: say so
+            comparison = with_rejudge_note(comparison, *reports)  # the same runs, judged again
             if json:
                 sys.stdout.write(msgspec.json.encode(comparison).decode() + "\n")
             elif summary:
@@ -193,12 +196,10 @@ def compare(
             else:
                 sys.stdout.write(render_comparison_markdown(comparison))
             sys.stdout.flush()
-            links = (
-                (None, None)
-                if html is None
-                else (_links(baseline, root, html), _links(candidate, root, html))
+            links, divergences = _page_parts(html, baseline, candidate, root)
+            return _outputs(
+                comparison, html, gate_on, gate_shown=summary, links=links, divergences=divergences
             )
-            return _outputs(comparison, html, gate_on, gate_shown=summary, links=links)
         case Failure(incompatible):
             print(f"alisio eval compare: incompatible reports: {incompatible}", file=sys.stderr)
             return ExitCode.INCOMPATIBLE
@@ -244,6 +245,23 @@ def _summary(comparison: Comparison, gate_on: FailOn | float | None) -> str:
     return render_comparison_summary(comparison, full=full, gate_lines=lines)
 
 
+def _page_parts(
+    html: Path | None, baseline: str, candidate: str, data_root: Path
+) -> tuple[tuple[SideLinks | None, SideLinks | None], tuple[TaskDivergence, ...]]:
+    """What ``--html`` links to: each side's report.html and runs, and per task where a passing run of one side
+    and a failing run of the other part (none for a bundle, which has no transcripts on disk)."""
+    from alisio.shell.lab.sources import report_directory_of
+    from alisio.shell.lab.trajectories import comparison_divergences
+
+    if html is None:
+        return (None, None), ()
+    links = (_links(baseline, data_root, html), _links(candidate, data_root, html))
+    sides = [report_directory_of(ref, data_root) for ref in (baseline, candidate)]
+    if sides[0] is None or sides[1] is None:
+        return links, ()
+    return links, comparison_divergences(sides[0], sides[1])
+
+
 def _links(ref: str, data_root: Path, page: Path) -> SideLinks | None:
     """The links of the side ``ref`` names (none for an export bundle, which has no report directory)."""
     from alisio.shell.lab.sources import report_directory_of
@@ -284,6 +302,7 @@ def _outputs(
     *,
     gate_shown: bool = False,
     links: tuple[SideLinks | None, SideLinks | None] = (None, None),
+    divergences: tuple[TaskDivergence, ...] = (),
 ) -> ExitCode:
     """The gate (on stderr unless the summary showed it), the ``--html`` page and the step summary; the exit
     code."""
@@ -300,7 +319,7 @@ def _outputs(
         say(f"alisio eval compare: {line}")
 
     def write_html(page: Path) -> None:
-        write_output_file(page, render_comparison_html(comparison, links), "--html")
+        write_output_file(page, render_comparison_html(comparison, links, divergences), "--html")
         say(f"comparison: {page}")
 
     problems: list[str] = []

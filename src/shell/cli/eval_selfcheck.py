@@ -10,7 +10,9 @@ Per task: the untouched fixture must fail, the task's ``solution`` (when it has 
 verifier gives the same outcome ``--repeat`` times on the same tree, and a verifier slower than half its
 ``timeoutMs`` is a warning (``alisio.core.lab.judges.selfcheck``). Prints a table per task, then every flag and
 warning. ``--sandbox bwrap`` (default: ``[lab] sandbox`` in config.toml, else none) runs the verifiers and
-script solutions in bubblewrap; a task with a ``sandbox`` section (an imported Harbor task) needs it.
+script solutions in bubblewrap; a task with a ``sandbox`` section (an imported Harbor task) needs it. The
+result is kept in the data directory under the suite's content hash: every report of that suite content says
+it (``alisio.shell.lab.selfcheck_store``).
 
 Exit codes: 0 clean (warnings allowed); 1 a task is flagged, or a usage problem (one line).
 """
@@ -27,6 +29,7 @@ from alisio.core.exit_codes import ExitCode
 from alisio.shell.cli.options import Json, SandboxFlag, check_min
 
 if TYPE_CHECKING:
+    from alisio.core.lab.judges.selfcheck import SelfCheck
     from alisio.shell.lab.suites import LoadedSuite
     from alisio.shell.sandbox.bwrap import Sandbox
 
@@ -164,11 +167,28 @@ def selfcheck_loaded(
     if suite_dir_yes is not None:
         _confirm(loaded, yes=suite_dir_yes, sandboxed=resolved is not None)
     check = run_selfcheck(loaded, repeat=repeat, jobs=jobs, sandbox=resolved, tasks=chosen)
+    _keep(loaded, check)
     if json_output:
         sys.stdout.write(msgspec.json.encode(check).decode() + "\n")
     else:
         sys.stdout.write(render_selfcheck(check))
     return ExitCode.OK if check.clean else ExitCode.FAILURE
+
+
+def _keep(loaded: LoadedSuite, check: SelfCheck) -> None:
+    """Keep the check in the data directory under the suite's content hash, for every report of it to say
+    (``alisio.shell.lab.selfcheck_store``); a directory that cannot be written is said, never fatal."""
+    from datetime import UTC, datetime
+
+    from alisio.shell.cli.common import environment, say
+    from alisio.shell.config_home import data_dir
+    from alisio.shell.lab.selfcheck_store import store_selfcheck
+
+    root = data_dir(environment())
+    try:
+        store_selfcheck(root, loaded, check, datetime.now(UTC))
+    except OSError as error:
+        say(f"warning: the self-check was not kept in {root}: {error.strerror or error}")
 
 
 def _confirm(loaded: LoadedSuite, *, yes: bool, sandboxed: bool) -> None:

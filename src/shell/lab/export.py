@@ -218,7 +218,7 @@ def export_run(
     """Write the scrubbed bundle of a report directory (a path, or a run id under ``<dataDir>/eval``) to
     ``out``, or its runs as trajectories (``fmt`` ``atif`` or ``otlp-json``: ``out`` is then a directory),
     or say why not (nothing written)."""
-    from alisio.shell.lab.trajectories import out_dir_problem
+    from alisio.shell.lab.export_formats import out_dir_problem
 
     try:
         run_dir = report_dir(ref, data_dir(env), "export")
@@ -250,7 +250,7 @@ def _write_trajectories(
 ) -> Exported | ExportRefused:
     """The runs as ATIF or OTLP files in the directory ``out``: scanned again (they are read off the scanned
     bundle, so a hit means the conversion added one), then written all or none."""
-    from alisio.shell.lab.trajectories import encode_files, trajectory_files, write_directory
+    from alisio.shell.lab.export_formats import encode_files, trajectory_files, write_directory
 
     match trajectory_files(bundle, fmt):
         case Failure(message):

@@ -7,7 +7,7 @@ retried/runs.jsonl name the runs, report.json the tasks reported. What alisio wr
   runs.jsonl, plan.json...), and the temporary
   ``.<name>.<random>.tmp`` a write killed half-way leaves;
 - ``runs/<task>/<n>.jsonl`` and ``retried/runs/<task>/<n>[.<m>].jsonl`` transcripts of a task the manifests
-  name, and ``retried/runs.jsonl``;
+  name, with each run's kept workspace beside it (``<n>[.<m>].workspace.json``), and ``retried/runs.jsonl``;
 - for ``eval variants`` and ``eval ci``, a sub-directory per variant or suite that is itself such a report.
 
 Anything else (``runs/2024/important.csv``, a project's ``src/``) is not ours: ``--force`` then refuses the
@@ -29,7 +29,7 @@ REPORT_DIRS = ("runs", "retried")
 """Directories of per-run files (transcripts, records of retried runs) inside a report directory."""
 
 _TEMP = re.compile(r"\..+\.tmp")
-_TRANSCRIPT = re.compile(r"\d{1,9}(\.\d{1,9})?\.jsonl")
+_TRANSCRIPT = re.compile(r"\d{1,9}(\.\d{1,9})?(\.jsonl|\.workspace\.json)")
 _MANIFEST_CAP = 64 * 1024 * 1024
 """Manifests bigger than this are not read for task ids (their transcripts then count as foreign)."""
 

@@ -83,6 +83,7 @@ from alisio.shell.lab.request import ExecutorKind, LabMode, LabRequest
 from alisio.shell.lab.resume import plan_file, read_manifest
 from alisio.shell.lab.run_one import Arm, Finished, RunContext, run_one
 from alisio.shell.lab.runner import Executor, RunsLog, SerialExecutor, ThreadExecutor, run_loop
+from alisio.shell.lab.selfcheck_store import with_suite_checks
 from alisio.shell.lab.seq_watch import checked_sequential, sequential_feed, with_sequential
 from alisio.shell.lab.spend import CapState, check_spend, priced_arms
 from alisio.shell.lab.stale import owned_prefix, remove_stale
@@ -314,6 +315,7 @@ def _arm_results(
             retried=retried.get(arm.variant, 0),
         )
         report = with_sequential(start.sequential, report, records, arm.variant, [t.id for t in start.tasks])
+        report = with_suite_checks(report, data_root, start.choice.loaded)
         show_as = _show_as(arm.directory, conditions.run_id, data_root)
         results.append(ArmResult(arm=arm, records=mine, report=report, show_as=show_as))
     return tuple(results)

@@ -440,7 +440,7 @@ class RayExecutor:
             self.ctx.say(line)
         if recording is not None and result.calls is not None:
             recording.recorded[spec.task_id] = (result.calls, result.record)
-        return Finished(record=result.record, transcript=result.transcript)
+        return Finished(record=result.record, transcript=result.transcript, workspace=result.workspace)
 
     def _first_line(self, error: BaseException) -> str:
         """The first line of Ray's message, with no credential in it."""

@@ -48,7 +48,7 @@ from alisio.shell.lab.portable import (
     RunSecrets,
     decode_run,
 )
-from alisio.shell.lab.run_one import Arm, RunContext, run_one
+from alisio.shell.lab.run_one import Arm, Finished, RunContext, run_one
 from alisio.shell.lab.stale import owned_prefix, remove_stale
 from alisio.shell.lab.suites import LoadedSuite, load_suite
 from alisio.shell.sandbox.bwrap import Sandbox
@@ -65,6 +65,8 @@ class RemoteResult(msgspec.Struct, frozen=True, kw_only=True):
     record: RunRecord
     transcript: bytes = b""
     """The run's transcript (redacted on the worker), which the driver writes."""
+    workspace: bytes = b""
+    """The run's kept workspace diff (redacted on the worker), which the driver writes."""
     calls: tuple[RecordedCall, ...] | None = None
     """A recording's provider calls (``None`` when the command does not record)."""
     lines: tuple[str, ...] = ()
@@ -75,6 +77,17 @@ _result_encoder = msgspec.msgpack.Encoder()
 _result_decoder = msgspec.msgpack.Decoder(RemoteResult)
 _spec_decoder = msgspec.msgpack.Decoder(RunSpec)
 _secrets_decoder = msgspec.msgpack.Decoder(RunSecrets)
+
+
+def _sent(finished: Finished, calls: tuple[RecordedCall, ...] | None, lines: tuple[str, ...]) -> RemoteResult:
+    """What the worker sends back of a finished run: its record, transcript and kept workspace diff."""
+    return RemoteResult(
+        record=finished.record,
+        transcript=finished.transcript,
+        workspace=finished.workspace,
+        calls=calls,
+        lines=lines,
+    )
 
 
 def decode_result(data: bytes) -> RemoteResult:
@@ -302,7 +315,4 @@ def run_remote(
 
         assert isinstance(hook, RecordHook)  # _context wrapped the plan
         calls = hook.recorded[task.id][0] if task.id in hook.recorded else ()
-    result = RemoteResult(
-        record=finished.record, transcript=finished.transcript, calls=calls, lines=tuple(lines)
-    )
-    return _result_encoder.encode(result)
+    return _result_encoder.encode(_sent(finished, calls, tuple(lines)))

@@ -44,6 +44,7 @@ from alisio.core.lab.manifest import (
 from alisio.core.lab.records import RunRecord, RunStatus, decode_runs, encode_runs
 from alisio.core.lab.suites.schedule import RunSpec
 from alisio.core.lab.transcript import transcript_path
+from alisio.core.lab.workspace_diff import diff_path
 from alisio.shell.config_home import load_config
 from alisio.shell.errors import CommandError, expect
 from alisio.shell.lab.model import LabStart, Resumed
@@ -263,12 +264,14 @@ def _set_apart(
     try:
         write_bytes_atomic(directory / RETRIED / RUNS_JSONL, encode_runs((*earlier, *apart)))
         write_bytes_atomic(directory / RUNS_JSONL, encode_runs(kept))
-        for record in apart:  # its transcript goes with its record
+        for record in apart:  # its transcript goes with its record, and its kept diff (none for most errors)
             name = transcript_path(record.task_id, record.repetition)
-            if (directory / name).is_file():
-                target = retried_transcript(directory / RETRIED, name)
-                target.parent.mkdir(parents=True, exist_ok=True)
-                os.replace(directory / name, target)
+            target = retried_transcript(directory / RETRIED, name)
+            diff = directory / diff_path(record.task_id, record.repetition)
+            for source, moved in ((directory / name, target), (diff, target.with_suffix(".workspace.json"))):
+                if source.is_file():
+                    moved.parent.mkdir(parents=True, exist_ok=True)
+                    os.replace(source, moved)
     except OSError as error:
         raise CommandError(
             f"{directory}: cannot set the errored runs apart: {error.strerror or error}"

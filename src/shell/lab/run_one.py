@@ -27,6 +27,7 @@ from alisio.core.lab.records import Incident, RunRecord
 from alisio.core.lab.suites.schedule import RunSpec
 from alisio.core.lab.suites.suite import Task
 from alisio.core.lab.transcript import encode_transcript
+from alisio.core.lab.workspace_diff import WorkspaceKept
 from alisio.core.replay.fingerprint import WORKSPACE as WORKSPACE_TOKEN
 from alisio.core.replay.fingerprint import Rules, path_rules
 from alisio.shell.lab.plans import ProviderPlan
@@ -38,6 +39,7 @@ from alisio.shell.sandbox.bwrap import Sandbox, SandboxRun
 
 if TYPE_CHECKING:
     from alisio.shell.lab.agents import AgentJob, AgentRunner
+    from alisio.shell.lab.workspace import Workspace
 
 __all__ = ["INTERNAL_ERROR", "Arm", "Finished", "RunContext", "run_one", "runner_for"]
 
@@ -95,6 +97,8 @@ class Finished:
 
     record: RunRecord
     transcript: bytes
+    workspace: bytes = b""
+    """The workspace the agent left, as a diff (``alisio.core.lab.workspace_diff``); empty when not kept."""
 
 
 def _rules(task: Task, workspace: Path, sandbox: SandboxRun | None) -> Rules:
@@ -160,6 +164,7 @@ def _judged_run(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> Finishe
             rates=arm.rates,
         )
         result = runner_for(ctx, job).run(job)
+        kept, tampered = _after_agent(task, ws, ctx.credentials, keep=result.outcome != "error")
         denied: list[Incident] = []
         verifiers = run_verifiers(
             task,
@@ -179,12 +184,46 @@ def _judged_run(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> Finishe
         config_hash=measured_hash,
         error=result.message,
         expected_verifiers=len(task.verifiers),
+        tampered=tampered,
     )
     if denied:  # the verifiers' sandbox_denied incidents, after the loop's
         record = msgspec.structs.replace(record, incidents=(*record.incidents, *denied))
+    record = msgspec.structs.replace(record, workspace=kept[1])
     return Finished(
-        record=result.finish(record), transcript=encode_transcript(result.events, ctx.credentials)
+        record=result.finish(record),
+        transcript=encode_transcript(result.events, ctx.credentials),
+        workspace=kept[0],
     )
+
+
+def _after_agent(
+    task: Task, ws: Workspace, known: tuple[tuple[str, str], ...], *, keep: bool
+) -> tuple[tuple[bytes, WorkspaceKept | None], str | None]:
+    """What the agent left, before anything is put back: kept as a diff (``alisio.shell.lab.workspace_kept``;
+    a diff that cannot be read is not kept, saying why; none at all without ``keep``: a loop that ended error
+    left nothing to judge again), then its protected files checked and put back (``alisio.shell.lab.integrity``):
+    the kept diff and the tampering message."""
+    from alisio.core.lab.workspace_diff import kept_diff
+    from alisio.shell.lab.integrity import guard_protected
+    from alisio.shell.lab.workspace import WorkspaceError, snapshot_tree
+    from alisio.shell.lab.workspace_kept import changes_of
+
+    try:
+        after = snapshot_tree(ws.path)
+    except OSError as error:
+        raise WorkspaceError(
+            f"cannot read the workspace after the run: {error.strerror or error}", reason="workspace_read"
+        ) from error
+    kept: tuple[bytes, WorkspaceKept | None] = (b"", None)
+    try:
+        if keep:
+            kept = kept_diff(changes_of(ws, after, known))
+    except OSError as error:
+        kept = (
+            b"",
+            WorkspaceKept(kept=False, reason=f"cannot read the workspace: {error.strerror or error}"),
+        )
+    return kept, guard_protected(task, ws, after)
 
 
 def _denied(verifier: str, what: str) -> Incident:

@@ -38,6 +38,7 @@ import msgspec
 from alisio.core.lab.records import RunRecord
 from alisio.core.lab.suites.schedule import RunSpec
 from alisio.core.lab.transcript import transcript_path
+from alisio.core.lab.workspace_diff import diff_path
 from alisio.shell.errors import CommandError, Terminated
 from alisio.shell.lab.errors import LabStopped
 from alisio.shell.lab.run_one import Finished
@@ -180,20 +181,23 @@ class RunsLog:
             ) from None
 
     def append(self, finished: Finished) -> None:
-        """Write the run's transcript, then append its record to its arm's runs.jsonl, flushed to disk.
+        """Write the run's transcript and its kept workspace diff, then append its record to its arm's runs.jsonl, flushed to disk.
 
         Raises:
             LabStopped: a write failed (a full disk...): runs.jsonl is truncated back to its last whole line.
         """
         record = finished.record
         directory, handle = self._files[record.variant]
-        if finished.transcript:
-            path = directory / transcript_path(record.task_id, record.repetition)
+        kept = ((transcript_path, finished.transcript), (diff_path, finished.workspace))
+        for where, data in kept:
+            if not data:
+                continue
+            path = directory / where(record.task_id, record.repetition)
             try:
-                write_bytes_atomic(path, finished.transcript)
+                write_bytes_atomic(path, data)
             except OSError as error:
                 why = error.strerror or str(error)
-                raise LabStopped(f"{directory}: cannot write the transcript {path.name}: {why}") from None
+                raise LabStopped(f"{directory}: cannot write {path.name}: {why}") from None
         line = self._encoder.encode(record) + b"\n"
         size = handle.tell()
         try:

@@ -29,6 +29,7 @@ from alisio.core.lab.outputs.render_html import REPORT_HTML, render_report_html
 from alisio.core.lab.records import RunRecord, decode_runs
 from alisio.core.lab.report import Report
 from alisio.core.lab.report_json import decode_report
+from alisio.core.lab.trajectories.contrast import TaskDivergence
 from alisio.core.lab.transcript import transcript_path
 
 __all__ = [
@@ -147,9 +148,35 @@ def write_report_html(
         (r.task_id, r.repetition): _transcript(directory, r, budgets.get((r.task_id, r.repetition), 0))
         for r in records
     }
-    write_bytes_atomic(
-        directory / REPORT_HTML, render_report_html(report, records, views, known, show_as=show_as).encode()
+    page = render_report_html(
+        report, records, views, known, show_as=show_as, divergences=_divergences(directory, records)
     )
+    write_bytes_atomic(directory / REPORT_HTML, page.encode())
+
+
+def _divergences(directory: Path, records: Sequence[RunRecord]) -> tuple[TaskDivergence, ...]:
+    """Where a passing and a failing run part, for each task with both (their transcripts read, one task at
+    a time; a transcript that cannot be read leaves its run out)."""
+    import msgspec
+
+    from alisio.core.lab.trajectories.contrast import failing, passing, task_divergences
+    from alisio.core.lab.trajectories.trajectory import trajectory_of
+    from alisio.core.lab.transcript import decode_transcript
+
+    found: list[TaskDivergence] = []
+    for task_id in sorted({r.task_id for r in records}):
+        mine = [r for r in records if r.task_id == task_id]
+        if not (any(map(passing, mine)) and any(map(failing, mine))):
+            continue
+        paths = {}
+        for record in mine:
+            try:
+                data = read_regular(directory / transcript_path(task_id, record.repetition))
+                paths[(task_id, record.repetition)] = trajectory_of(decode_transcript(data))
+            except (OSError, msgspec.DecodeError):
+                continue
+        found += task_divergences(mine, paths)
+    return tuple(found)
 
 
 def report_json_path(path: Path) -> Path:

@@ -26,6 +26,7 @@ from pathlib import Path
 from returns.result import Failure, Result, Success
 
 from alisio.core.errors import SuiteError
+from alisio.core.lab.suites.protected import fixtures_hash, verifiers_hash
 from alisio.core.lab.suites.suite import Suite, Task, parse_suite, suite_content_hash
 from alisio.core.lab.suites.suite_paths import PathFacts, SymlinkFact, is_within, join, normalize, resolve
 
@@ -56,6 +57,10 @@ class LoadedSuite:
     suite_json: Path
     content_hash: str
     """``alisio.core.lab.suites.suite.suite_content_hash`` over the tasks and every fixture file."""
+    verifiers_hash: str = ""
+    """The part of it that judges: the tasks' verifiers and protected files (``protected.verifiers_hash``)."""
+    fixtures_hash: str = ""
+    """The fixture files' part (``protected.fixtures_hash``)."""
 
     def fixture_dir(self, task: Task) -> Path:
         """The task's fixture directory (copy it; never run in it)."""
@@ -248,6 +253,8 @@ def _hashed(suite: Suite, suite_json: Path, facts: PathFacts) -> Result[LoadedSu
             directory=suite_json.parent,
             suite_json=suite_json,
             content_hash=suite_content_hash(suite, digests),
+            verifiers_hash=verifiers_hash(suite.tasks),
+            fixtures_hash=fixtures_hash(digests),
         )
     )
 

@@ -1,115 +1,142 @@
-"""``eval export --format atif|otlp-json``: a report directory's runs as trajectory files, in a directory.
+"""Where ``eval diff`` (and the report pages' "first divergence" line) read runs and their transcripts from.
 
-The files are read off the export's scrubbed, scanned bundle (``alisio.shell.lab.export``), decoded back into
-the lab's records and events, and converted by the core (``alisio.core.lab.outputs.atif``, ``.otlp``):
+A side of a diff is one of:
 
-- ``atif``: ``<task>/<rep>.json``, one ATIF trajectory per run;
-- ``otlp-json``: ``traces.jsonl``, one OTLP/JSON ``ExportTraceServiceRequest`` per run, a line each.
+- a report directory or run id (``alisio.shell.lab.stored``): its runs.jsonl, and each run's transcript in
+  ``runs/<task>/<rep>.jsonl``;
+- an ``eval export`` bundle (its records and the transcripts it carries);
+- a transcript file (``runs/<task>/<rep>.jsonl``, or what ``eval show --json`` printed), or the directory
+  ``alisio run`` kept (``<dataDir>/run/<runId>``): one run, with no verdict.
 
-The directory is written all or none: every file goes into a temporary sibling directory that then takes
-``--out``'s name (with ``--force`` an existing one is replaced the same way, its old content removed only
-after the new one is in place).
+Every problem is a ``CommandError``: one line naming the file and what is wrong.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 import msgspec
-from returns.result import Failure, Result, Success
 
 from alisio.core.harness.events import Event
-from alisio.core.lab.outputs.atif import atif_trajectory
-from alisio.core.lab.outputs.otlp import otlp_request
+from alisio.core.lab.outputs.run_record import TRANSCRIPT_JSONL
 from alisio.core.lab.records import RunRecord
-from alisio.core.lab.report import Report
-from alisio.shell.lab.store import NOT_REGULAR, not_regular
+from alisio.core.lab.trajectories.contrast import TaskDivergence
+from alisio.core.lab.trajectories.trajectory import Trajectory, trajectory_of
+from alisio.core.lab.transcript import decode_transcript, transcript_path
+from alisio.shell.errors import CommandError, expect
+from alisio.shell.lab.sources import read_bundle
+from alisio.shell.lab.store import RUNS_JSONL, read_regular, read_runs
+from alisio.shell.lab.stored import report_dir
 
-__all__ = ["TRACES_FILE", "encode_files", "out_dir_problem", "trajectory_files", "write_directory"]
-
-TRACES_FILE = "traces.jsonl"
-
-
-def out_dir_problem(out: Path, force: bool, run_dir: Path) -> str | None:
-    """Why ``--out`` cannot take the trajectories (``None`` when it can)."""
-    if out.resolve().is_relative_to(run_dir.resolve()):
-        return f"--out {out}: is inside the run directory it exports; write the trajectories elsewhere"
-    if out.is_symlink() or (out.exists() and not out.is_dir()):
-        what = NOT_REGULAR if not_regular(out) and not out.is_symlink() else "is not a directory"
-        return f"--out {out}: {what}; --format atif and otlp-json write a directory"
-    if out.is_dir() and any(out.iterdir()) and not force:
-        return f"--out {out}: is a directory that is not empty; pass --force to replace it"
-    if not out.parent.is_dir():
-        return f"--out {out}: the directory {out.parent} does not exist; create it first"
-    return None
+__all__ = ["Runs", "comparison_divergences", "load_runs", "read_trajectory", "transcript_of"]
 
 
-def _decoded(bundle: Mapping[str, object]) -> tuple[Report, list[RunRecord], dict[str, tuple[Event, ...]]]:
-    report = msgspec.convert(bundle["report"], Report)
-    runs = msgspec.convert(bundle["runs"], list[RunRecord])
-    raw = bundle.get("transcripts")
-    transcripts = {
-        str(key): tuple(msgspec.convert(events, list[Event]))
-        for key, events in (raw.items() if isinstance(raw, Mapping) else ())
-    }
-    return report, runs, transcripts
+@dataclass(frozen=True)
+class Runs:
+    """One side of a diff: its records (none for a lone transcript) and how to read a run's events."""
+
+    source: str
+    """The reference as the user gave it (shown in the output)."""
+    records: tuple[RunRecord, ...]
+    events: Callable[[RunRecord | None], tuple[Event, ...] | None]
+    """A run's events (``None``: no transcript was kept); with ``None``, the lone transcript's."""
+    lone: bool = False
+    """A transcript file or an ``alisio run`` directory: one run, no record, no verdict."""
 
 
-def trajectory_files(
-    bundle: Mapping[str, object], fmt: Literal["atif", "otlp-json"]
-) -> Result[dict[str, object], str]:
-    """The files of the export by relative path: an ATIF trajectory per run, or the list of OTLP requests."""
+def _decoded(path: Path, data: bytes) -> tuple[Event, ...]:
     try:
-        report, runs, transcripts = _decoded(bundle)
-    except (KeyError, msgspec.ValidationError) as error:
-        return Failure(f"the report's files do not decode: {error}")
-    conditions = report.conditions
-    ordered = sorted(runs, key=lambda r: (r.task_id, r.repetition))
-    events = {id(r): transcripts.get(f"{r.task_id}/{r.repetition}", ()) for r in ordered}
-    if fmt == "atif":
-        return Success(
-            {
-                f"{r.task_id}/{r.repetition}.json": atif_trajectory(conditions, r, events[id(r)])
-                for r in ordered
-            }
+        return decode_transcript(data)
+    except msgspec.DecodeError as error:
+        raise CommandError(f"{path}: not a transcript: {error}") from None
+
+
+def transcript_of(path: Path) -> tuple[Event, ...] | None:
+    """The events of the transcript at ``path``; ``None`` when it does not exist.
+
+    Raises:
+        CommandError: it cannot be read or is not a transcript.
+    """
+    try:
+        data = read_regular(path)
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise CommandError(f"{path}: cannot read: {error.strerror or error}") from None
+    return _decoded(path, data)
+
+
+def _lone(ref: str) -> Path | None:
+    """The transcript file ``ref`` names (a file, or an ``alisio run`` directory), else ``None``."""
+    path = Path(ref).expanduser()
+    try:
+        if path.is_dir():
+            found = (path / TRANSCRIPT_JSONL).is_file() and not (path / RUNS_JSONL).exists()
+            return path / TRANSCRIPT_JSONL if found else None
+        return path if path.is_file() and path.suffix == ".jsonl" and path.name != RUNS_JSONL else None
+    except OSError:
+        return None
+
+
+def load_runs(ref: str, data_root: Path) -> Runs:
+    """The runs ``ref`` names (module docstring).
+
+    Raises:
+        CommandError: no such run or file, or one that cannot be read.
+    """
+    lone = _lone(ref)
+    if lone is not None:
+        found = transcript_of(lone)
+        if found is None:
+            raise CommandError(f"{lone}: no such file")
+        return Runs(source=ref, records=(), events=lambda record: found, lone=True)
+    bundle = read_bundle(ref)
+    if bundle is not None:
+        return Runs(
+            source=ref,
+            records=bundle.runs,
+            events=lambda record: bundle.transcript(record.task_id, record.repetition) if record else None,
         )
-    return Success({TRACES_FILE: [otlp_request(conditions, r, events[id(r)]) for r in ordered]})
+    directory = report_dir(ref, data_root, "diff")
+    records = expect(read_runs(directory))
+
+    def events(record: RunRecord | None) -> tuple[Event, ...] | None:
+        if record is None:
+            return None
+        return transcript_of(directory / transcript_path(record.task_id, record.repetition))
+
+    return Runs(source=ref, records=records, events=events)
 
 
-def encode_files(files: Mapping[str, object]) -> dict[str, bytes]:
-    """Each file's bytes: a trajectory as indented JSON, the traces as JSON Lines (one request a line)."""
-    encoded: dict[str, bytes] = {}
-    for name, value in files.items():
-        if name == TRACES_FILE and isinstance(value, list):
-            encoded[name] = b"".join(msgspec.json.encode(item) + b"\n" for item in value)
-        else:
-            encoded[name] = msgspec.json.format(msgspec.json.encode(value), indent=2) + b"\n"
-    return encoded
+def read_trajectory(runs: Runs, record: RunRecord | None) -> Trajectory | None:
+    """The trajectory of one run of ``runs`` (the lone transcript's with ``None``); ``None`` without one."""
+    events = runs.events(record)
+    return trajectory_of(events) if events is not None else None
 
 
-def write_directory(out: Path, files: Mapping[str, bytes]) -> None:
-    """Write ``files`` as the directory ``out``, all or none (see the module docstring). Raises ``OSError``."""
-    staging = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp"))
-    old: Path | None = None
-    try:
-        for name, data in files.items():
-            path = staging / name
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(data)
-        if out.is_dir():
-            old = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.", suffix=".old"))
-            os.replace(out, old / out.name)
-        os.replace(staging, out)
-    except BaseException:
-        if old is not None and not out.exists():
-            os.replace(old / out.name, out)
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    finally:
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
+def comparison_divergences(baseline: Path, candidate: Path) -> tuple[TaskDivergence, ...]:
+    """For comparison.html: per task, where a passing run of one report and a failing run of the other part
+    (``side_divergence``). A side whose runs or transcripts cannot be read gives none (the page still is
+    written: this line is an aid, not a number)."""
+    from returns.result import Success
+
+    from alisio.core.lab.trajectories.contrast import side_divergence
+
+    sides = [read_runs(directory) for directory in (baseline, candidate)]
+    if not all(isinstance(side, Success) for side in sides):
+        return ()
+    a, b = (side.unwrap() for side in sides)
+
+    def trajectory(side: str, record: RunRecord) -> Trajectory | None:
+        directory = baseline if side == "a" else candidate
+        try:
+            events = transcript_of(directory / transcript_path(record.task_id, record.repetition))
+        except CommandError:
+            return None
+        return trajectory_of(events) if events is not None else None
+
+    common = sorted({r.task_id for r in a} & {r.task_id for r in b})
+    found = (side_divergence(task_id, a, b, trajectory) for task_id in common)
+    return tuple(d for d in found if d is not None)

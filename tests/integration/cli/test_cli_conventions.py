@@ -85,8 +85,8 @@ def test_help_has_no_type_placeholders(home: Path, words: list[str]) -> None:
 
 
 def test_eval_help_lists_the_commands_in_workflow_order_and_groups_options(home: Path) -> None:
-    """init, list, validate, selfcheck, import, run, record, compare, variants, stability, power, export, ci;
-    run's options in panels."""
+    """init, list, validate, selfcheck, import, run, runs, show, diff, record, rejudge, compare, variants,
+    stability, power, export, ci; run's options in panels."""
     listed = re.findall(r"^│ (\w+) ", alisio(home, "eval", "-h").stdout, re.M)
     assert listed == [
         "init",
@@ -97,7 +97,9 @@ def test_eval_help_lists_the_commands_in_workflow_order_and_groups_options(home:
         "run",
         "runs",
         "show",
+        "diff",
         "record",
+        "rejudge",
         "compare",
         "variants",
         "stability",

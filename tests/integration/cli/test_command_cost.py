@@ -97,14 +97,15 @@ def test_every_parameter_is_of_a_kind_the_fast_path_knows() -> None:
             None,
             False,
         ), name
-        annotation = get_args(descriptor.annotation)[0] if param.nargs == -1 else descriptor.annotation
+        listed = param.nargs == -1 or param.multiple  # an argument list, or an option given several times
+        annotation = get_args(descriptor.annotation)[0] if listed else descriptor.annotation
         kinds.add("enum" if issubclass(annotation, Enum) else annotation)
     assert kinds == {str, bool, int, float, Path, "enum"}
 
 
 @pytest.mark.parametrize(("name", "ctx", "param"), PARAMETERS, ids=[name for name, _, _ in PARAMETERS])
 def test_the_fast_coercion_is_typers_own(name: str, ctx: click.Context, param: _TyperParameter) -> None:
-    listed = param.nargs == -1
+    listed = param.nargs == -1 or param.multiple
     annotation = get_args(param.type_descriptor.annotation)[0] if listed else param.type_descriptor.annotation
     plain, odd = _samples(annotation)
     for value, must_be_fast in [*((v, True) for v in plain), *((v, False) for v in odd)]:

@@ -405,7 +405,7 @@ def test_shell_completion_installs_and_completes(home: Path) -> None:
         return done.stdout.split()
 
     assert complete("alisio ev") == ["eval"]
-    assert sorted(complete("alisio eval r")) == ["record", "run", "runs"]
+    assert sorted(complete("alisio eval r")) == ["record", "rejudge", "run", "runs"]
 
 
 def test_help_is_coloured_on_a_terminal_unless_told_not_to(home: Path) -> None:

@@ -10,9 +10,12 @@ Rules this module keeps:
      otherwise let a run pass on its other verifiers), or any verifier could not run (status error). Reason:
      the setup error's, else the loop's, else ``verifier_results_mismatch``, else ``verifier_error``. An
      error is infrastructure: it is excluded from every rate;
-  2. ``budget_exceeded``: the loop stopped at a budget; the reason is the budget name (``maxTurns``...);
-  3. ``fail``: a verifier failed;
-  4. ``pass``: every verifier passed, and there was at least one. A pass needs positive evidence: a run with
+  2. ``fail`` with reason ``verifier_tampered``: the agent changed a file its verifiers read
+     (``alisio.core.lab.judges.integrity``), whatever the verifiers then said of the restored originals and
+     whatever stopped the loop, as long as the loop did not end ``error``;
+  3. ``budget_exceeded``: the loop stopped at a budget; the reason is the budget name (``maxTurns``...);
+  4. ``fail``: a verifier failed;
+  5. ``pass``: every verifier passed, and there was at least one. A pass needs positive evidence: a run with
      no verifier result at all is an ``error`` (``no_verifier_results``), never a pass.
 - Measured values are read off the event log only. Tokens are main-loop tokens (``purpose == "main"``); the
   usage of compaction calls is never added. ``usageComplete`` is true when every main-loop request got a
@@ -40,6 +43,7 @@ from alisio.core.harness.events import (
     RunOutcome,
     ToolCalled,
 )
+from alisio.core.lab.judges.integrity import TAMPERED
 from alisio.core.lab.records import Incident, Measured, RunRecord, RunStatus, VerifierResult, VerifierStatus
 from alisio.core.lab.suites.schedule import RunSpec
 
@@ -62,6 +66,7 @@ def status_of(
     setup_error: SetupError | None = None,
     *,
     expected: int,
+    tampered: bool = False,
 ) -> tuple[RunStatus, str | None]:
     """The run's status and reason, by the priority in the module docstring.
 
@@ -72,6 +77,7 @@ def status_of(
         setup_error: what broke around the loop, if anything.
         expected: how many verifiers the task declares (a non-empty ``verifiers`` of another length is an
             ``error``).
+        tampered: the agent changed a protected file (a ``fail``, reason ``verifier_tampered``).
     """
     if setup_error is not None:
         return RunStatus.ERROR, setup_error.reason
@@ -79,6 +85,8 @@ def status_of(
         return RunStatus.ERROR, "not_run"
     if outcome == "error":
         return RunStatus.ERROR, reason or "agent_error"
+    if tampered:
+        return RunStatus.FAIL, TAMPERED
     if verifiers and len(verifiers) != expected:
         return RunStatus.ERROR, "verifier_results_mismatch"
     if any(v.status is VerifierStatus.ERROR for v in verifiers):
@@ -164,6 +172,7 @@ def record_from_run(
     error: str | None = None,
     setup_error: SetupError | None = None,
     expected_verifiers: int = 0,
+    tampered: str | None = None,
 ) -> RunRecord:
     """The ``RunRecord`` of one finished run.
 
@@ -178,12 +187,16 @@ def record_from_run(
         setup_error: what broke around the loop (fixture copy...), which makes the run ``error``.
         expected_verifiers: how many verifiers the task declares (``len(task.verifiers)``); left at 0, any
             verifier result makes the run ``error`` (``verifier_results_mismatch``), never a pass.
+        tampered: what the agent changed of its protected files (``integrity.tamper_message``), when it
+            did: the run fails (``verifier_tampered``) and the record holds an incident of that kind.
 
     Returns:
         The record: status and reason by ``status_of``, measured by ``measured_from``, incidents in event
         order, and ``errors`` holding the setup error, the loop's message and each verifier error, in order.
     """
-    status, why = status_of(outcome, reason, verifiers, setup_error, expected=expected_verifiers)
+    status, why = status_of(
+        outcome, reason, verifiers, setup_error, expected=expected_verifiers, tampered=tampered is not None
+    )
     errors: list[str] = []
     if setup_error is not None:
         errors.append(setup_error.message)
@@ -202,13 +215,17 @@ def record_from_run(
         reason=why,
         verifiers=tuple(verifiers),
         measured=measured_from(events),
-        incidents=tuple(
-            Incident(kind=str(e.kind), message=e.message) for e in events if isinstance(e, IncidentRaised)
-        ),
+        incidents=_incidents(events, tampered),
         errors=tuple(errors),
         variant=spec.variant,
         config_hash=config_hash,
     )
+
+
+def _incidents(events: Sequence[Event], tampered: str | None) -> tuple[Incident, ...]:
+    """The run's incidents in event order, then its tampering (found once the agent stopped)."""
+    found = [Incident(kind=str(e.kind), message=e.message) for e in events if isinstance(e, IncidentRaised)]
+    return (*found, Incident(kind=TAMPERED, message=tampered)) if tampered is not None else tuple(found)
 
 
 def _distinct(values: Iterable[str | None]) -> tuple[str, ...]:

@@ -14,6 +14,10 @@ what happened as a ``TaskObservation``; every decision is made here:
   flag (a slower machine would time it out).
 
 A task is clean when nothing is flagged; the command exits 1 when any task is flagged.
+
+Each self-check is kept in the data directory under the suite's content hash (``StoredSelfCheck``, one entry
+per task, the latest check of each task winning: ``merged_selfcheck``), and every report of the same suite
+content says what it found over its own tasks (``self_check_block``, ``alisio.core.lab.trust``).
 """
 
 from __future__ import annotations
@@ -23,15 +27,21 @@ from typing import Literal
 
 from alisio.core.base import Frozen
 from alisio.core.lab.records import VerifierResult, VerifierStatus
+from alisio.core.lab.trust import SelfCheckBlock
 
 __all__ = [
+    "SELFCHECK_SCHEMA_VERSION",
     "SelfCheck",
+    "StoredSelfCheck",
+    "StoredTask",
     "TaskCheck",
     "TaskObservation",
     "VerifierRepeat",
     "judge_task",
+    "merged_selfcheck",
     "render_selfcheck",
     "self_check",
+    "self_check_block",
 ]
 
 NoopCell = Literal["fails", "PASSES", "error"]
@@ -205,3 +215,60 @@ def render_selfcheck(check: SelfCheck) -> str:
         f"{verdict}, {check.warned} with warnings"
     )
     return "\n".join(lines) + "\n"
+
+
+SELFCHECK_SCHEMA_VERSION = 1
+
+
+class StoredTask(Frozen, frozen=True, kw_only=True):
+    """One task's latest self-check, as the data directory keeps it."""
+
+    task_id: str
+    noop: NoopCell
+    oracle: OracleCell
+    checked_at: str
+    """When it ran (ISO 8601 UTC)."""
+
+
+class StoredSelfCheck(Frozen, frozen=True, kw_only=True):
+    """The self-checks of one suite content (``<dataDir>/selfcheck/<contentHash>.json``)."""
+
+    schema_version: int = SELFCHECK_SCHEMA_VERSION
+    suite_id: str
+    suite_version: str
+    content_hash: str
+    tasks: tuple[StoredTask, ...] = ()
+    """Sorted by task id."""
+
+
+def merged_selfcheck(
+    previous: StoredSelfCheck | None, check: SelfCheck, content_hash: str, checked_at: str
+) -> StoredSelfCheck:
+    """``previous`` (of the same content hash) with the tasks of ``check`` replaced by what it found now."""
+    now = {
+        task.task_id: StoredTask(
+            task_id=task.task_id, noop=task.noop, oracle=task.oracle, checked_at=checked_at
+        )
+        for task in check.tasks
+    }
+    kept = {task.task_id: task for task in previous.tasks} if previous is not None else {}
+    tasks = tuple(sorted({**kept, **now}.values(), key=lambda task: task.task_id))
+    return StoredSelfCheck(
+        suite_id=check.suite_id, suite_version=check.suite_version, content_hash=content_hash, tasks=tasks
+    )
+
+
+def self_check_block(stored: StoredSelfCheck | None, task_ids: Sequence[str]) -> SelfCheckBlock:
+    """What the self-checks kept for a suite's content say of ``task_ids`` (a report's tasks)."""
+    by_id = {task.task_id: task for task in stored.tasks} if stored is not None else {}
+    checked = [by_id[task_id] for task_id in sorted(set(task_ids)) if task_id in by_id]
+    with_solution = [task for task in checked if task.oracle != "none"]
+    return SelfCheckBlock(
+        tasks=len(set(task_ids)),
+        checked=len(checked),
+        noop_passing=tuple(task.task_id for task in checked if task.noop == "PASSES"),
+        noop_errors=tuple(task.task_id for task in checked if task.noop == "error"),
+        solutions=len(with_solution),
+        solution_passes=sum(1 for task in with_solution if task.oracle == "passes"),
+        checked_at=max((task.checked_at for task in checked), default=None),
+    )

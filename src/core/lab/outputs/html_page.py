@@ -105,6 +105,7 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}tr.total td{font-weigh
 .notice{border-left:4px solid var(--budget);background:#fff8c5;padding:6px 10px;margin:6px 0}
 .notice.strong{border-color:var(--fail);background:#ffebe9;font-weight:600}
 .note{color:var(--muted);font-size:13px;max-width:70em}
+.divergence{border-left:4px solid var(--fail);padding:4px 10px;margin:6px 0;font-size:13px;overflow-wrap:anywhere}
 dl.conditions{display:grid;grid-template-columns:max-content 1fr max-content 1fr;gap:2px 12px;margin:6px 0}
 dl.conditions dt{color:var(--muted)}dl.conditions dd{margin:0;overflow-wrap:anywhere}
 table.forest td.plot{padding:0 4px}table.forest td.nw{white-space:nowrap}table.forest{font-size:13px}table.forest th,table.forest td{padding:3px 5px}svg.forest,svg.axis{display:block}

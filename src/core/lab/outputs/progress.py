@@ -30,6 +30,9 @@ def why_not_passed(record: RunRecord) -> str:
     """
     if record.status is RunStatus.ERROR and record.errors:
         return _first_line(record.errors[0])
+    if record.status is RunStatus.FAIL and record.reason is not None:  # verifier_tampered: what it changed
+        said = next((i.message for i in record.incidents if i.kind == record.reason), "")
+        return f"{record.reason}: {_first_line(said)}" if said else record.reason
     if record.status is RunStatus.FAIL:
         for verifier in record.verifiers:
             if verifier.status is not VerifierStatus.PASS:

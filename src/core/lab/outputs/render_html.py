@@ -3,7 +3,8 @@
 What is shown is decided by ``alisio.core.lab.outputs.view`` (the conditions, notices, tables, summary, the runs that
 did not pass and the grid); this module lays it out with ``alisio.core.lab.outputs.html_page`` and adds what only a
 page can: a forest plot per task (the success rate and its 95% Wilson interval on a 0-100% axis, pass@k,
-pass^k and errored runs in their own columns), a task x repetition grid coloured by status whose cells link
+pass^k and errored runs in their own columns) with a "first divergence" line for each task whose runs both
+passed and failed (linking the two runs), a task x repetition grid coloured by status whose cells link
 to each run's transcript, and the transcripts themselves, collapsed (``<details>``), cut to fit the page
 (``alisio.core.lab.outputs.html_transcript``).
 
@@ -48,14 +49,16 @@ from alisio.core.lab.outputs.view import (
     GridRow,
     ReportView,
     report_view,
+    shell_word,
     show_command,
 )
 from alisio.core.lab.records import RunRecord
 from alisio.core.lab.report import Report
+from alisio.core.lab.trajectories.contrast import TaskDivergence
 from alisio.core.share.secrets import redact
 from alisio.core.text import plural
 
-__all__ = ["REPORT_HTML", "forest_table_html", "grid_html", "render_report_html"]
+__all__ = ["REPORT_HTML", "divergences_html", "forest_table_html", "grid_html", "render_report_html"]
 
 REPORT_HTML = "report.html"
 
@@ -219,6 +222,41 @@ def _sequential_html(report: Report) -> list[str]:
     ]
 
 
+def _runs_html(
+    records: Sequence[RunRecord],
+    run: str,
+    transcripts: Mapping[tuple[str, int], TranscriptView],
+    known: tuple[tuple[str, str], ...],
+) -> str:
+    """Every run, in task and repetition order, with its transcript collapsed."""
+    ordered = sorted(records, key=lambda r: (r.task_id, r.repetition))
+    return "".join(
+        _run_html(
+            r, run, transcripts.get((r.task_id, r.repetition), unavailable("no transcript was kept")), known
+        )
+        for r in ordered
+    )
+
+
+def divergences_html(
+    divergences: Sequence[TaskDivergence], run: str, known: tuple[tuple[str, str], ...]
+) -> str:
+    """A "first divergence" line per task with mixed outcomes, linking its passing and its failing run."""
+    lines = []
+    for d in divergences:
+        a, b = anchor(d.task_id, d.a_repetition), anchor(d.task_id, d.b_repetition)
+        command = (
+            f"alisio eval diff {shell_word(run)} --task {shell_word(d.task_id)} --rep {d.a_repetition} "
+            f"--rep {d.b_repetition}"
+        )
+        lines.append(
+            f'<p class="divergence">{esc(d.task_id)}: {esc(redact(d.line, known))}. A: <a href="#{attr(a)}">'
+            f'rep {d.a_repetition} ({esc(d.a_status)})</a>, B: <a href="#{attr(b)}">rep {d.b_repetition} '
+            f"({esc(d.b_status)})</a>. In a terminal: <code>{esc(command)}</code></p>"
+        )
+    return "".join(lines)
+
+
 def render_report_html(
     report: Report,
     records: Sequence[RunRecord],
@@ -226,6 +264,7 @@ def render_report_html(
     known: tuple[tuple[str, str], ...] = (),
     *,
     show_as: str | None = None,
+    divergences: Sequence[TaskDivergence] = (),
 ) -> str:
     """report.html: the report's page.
 
@@ -236,22 +275,15 @@ def render_report_html(
             (``alisio.core.lab.outputs.html_transcript.transcript_view``); a missing key says there is none.
         known: exact credentials to redact from the runs' text.
         show_as: what the ``eval show`` commands are given: the run id (default) or the report's directory.
+        divergences: the tasks with both passing and failing runs, where a passing one and a failing one part
+            (``alisio.core.lab.trajectories.contrast.task_divergences``): a line each under the tasks.
 
     Returns:
         The page, one self-contained HTML document.
     """
     view = report_view(report, records, known, show_as=show_as)
     c = report.conditions
-    ordered = sorted(records, key=lambda r: (r.task_id, r.repetition))
-    runs = "".join(
-        _run_html(
-            r,
-            show_as or c.run_id,
-            transcripts.get((r.task_id, r.repetition), unavailable("no transcript was kept")),
-            known,
-        )
-        for r in ordered
-    )
+    runs = _runs_html(records, show_as or c.run_id, transcripts, known)
     reasons = paragraphs_html([f"- {line}" for line in view.reasons]) if view.reasons else ""
     estimated = (
         f'{table_html(view.estimated)}<p class="note">{esc(view.estimated_note)}</p>'
@@ -262,6 +294,7 @@ def render_report_html(
         f"<header><h1>{esc(view.title)}</h1>{notices_html(view.notices)}</header>",
         f"<section><h2>Conditions</h2>{conditions_html(view.conditions)}</section>",
         f"<section><h2>Tasks</h2>{forest_table_html(report, view)}{reasons}"
+        f"{divergences_html(divergences, show_as or c.run_id, known)}"
         f'<p class="note">{esc(view.tasks_note)} The plot shows each success rate (point) and its 95% '
         "interval (bar) on a 0-100% axis.</p></section>",
         *_sequential_html(report),

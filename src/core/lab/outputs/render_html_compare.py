@@ -33,6 +33,7 @@ from alisio.core.lab.outputs.render_html import REPORT_HTML, grid_html
 from alisio.core.lab.outputs.view import variant_grid
 from alisio.core.lab.outputs.view_compare import ComparisonView, SideCondition, comparison_view
 from alisio.core.lab.records import RunRecord
+from alisio.core.lab.trajectories.contrast import TaskDivergence
 
 __all__ = [
     "SideLinks",
@@ -65,6 +66,23 @@ def _reports_html(links: tuple[SideLinks | None, SideLinks | None]) -> str:
         if link is not None
     ]
     return f'<p class="reports" id="reports">Reports: {" · ".join(parts)}</p>' if parts else ""
+
+
+def _divergence_html(
+    divergence: TaskDivergence | None, links: tuple[SideLinks | None, SideLinks | None]
+) -> str:
+    """The task's "first divergence" line, linking the baseline's run (A) and the candidate's (B)."""
+    base, cand = links
+    if divergence is None or base is None or cand is None:
+        return ""
+    d = divergence
+    a = f"{base.report}#{anchor(d.task_id, d.a_repetition)}"
+    b = f"{cand.report}#{anchor(d.task_id, d.b_repetition)}"
+    return (
+        f'<br><span class="divergence">{esc(d.line)}: A <a href="{attr(a)}">baseline rep {d.a_repetition} '
+        f'({esc(d.a_status)})</a>, B <a href="{attr(b)}">candidate rep {d.b_repetition} ({esc(d.b_status)})</a>'
+        "</span>"
+    )
 
 
 def _transcript_links(task_id: str, links: tuple[SideLinks | None, SideLinks | None]) -> str:
@@ -102,7 +120,10 @@ def _conditions_html(conditions: Sequence[SideCondition]) -> str:
 
 
 def _tasks_html(
-    comparison: Comparison, view: ComparisonView, links: tuple[SideLinks | None, SideLinks | None]
+    comparison: Comparison,
+    view: ComparisonView,
+    links: tuple[SideLinks | None, SideLinks | None],
+    divergences: Sequence[TaskDivergence] = (),
 ) -> str:
     header = view.tasks.header
     linked = any(link is not None and link.runs for link in links)
@@ -118,7 +139,9 @@ def _tasks_html(
         cells = [f'<td class="nw">{esc(row[0])}</td>', f'<td class="plot">{forest_svg(bars)}</td>']
         cells += [f'<td class="nw">{badge}</td>', *(f"<td>{esc(cell)}</td>" for cell in row[2:])]
         if linked:
-            cells.append(f'<td class="nw">{_transcript_links(task.task_id, links)}</td>')
+            found = next((d for d in divergences if d.task_id == task.task_id), None)
+            links_html = _transcript_links(task.task_id, links) + _divergence_html(found, links)
+            cells.append(f'<td class="nw">{links_html}</td>')
         rows.append(f'<tr class="task">{"".join(cells)}</tr>')
     key = (
         '<p class="legend"><span class="item"><span class="swatch base"></span>'
@@ -130,10 +153,14 @@ def _tasks_html(
 
 
 def comparison_body_html(
-    comparison: Comparison, level: int = 2, links: tuple[SideLinks | None, SideLinks | None] = (None, None)
+    comparison: Comparison,
+    level: int = 2,
+    links: tuple[SideLinks | None, SideLinks | None] = (None, None),
+    divergences: Sequence[TaskDivergence] = (),
 ) -> str:
     """A comparison's sections (without the page around them); ``level`` is the heading level of its sections;
-    ``links`` lead to each side's report.html and, per task, to a run's transcript there."""
+    ``links`` lead to each side's report.html and, per task, to a run's transcript there; ``divergences``
+    add a "first divergence" line to the tasks where one side passed and the other failed."""
     view = comparison_view(comparison)
     h = f"h{level}"
     warnings = (
@@ -148,7 +175,7 @@ def comparison_body_html(
         notices_html(view.notices),
         _reports_html(links),
         f"<{h}>Conditions</{h}>{_conditions_html(view.conditions)}{warnings}",
-        f"<{h}>Tasks</{h}>{_tasks_html(comparison, view, links)}<p>{esc(view.outcomes)}</p>",
+        f"<{h}>Tasks</{h}>{_tasks_html(comparison, view, links, divergences)}<p>{esc(view.outcomes)}</p>",
         paragraphs_html(view.verdicts, "note") if view.verdicts else "",
         tests,
         f"<{h}>Summary</{h}>{paragraphs_html(view.summary)}",
@@ -161,12 +188,16 @@ def comparison_body_html(
 
 
 def render_comparison_html(
-    comparison: Comparison, links: tuple[SideLinks | None, SideLinks | None] = (None, None)
+    comparison: Comparison,
+    links: tuple[SideLinks | None, SideLinks | None] = (None, None),
+    divergences: Sequence[TaskDivergence] = (),
 ) -> str:
     """comparison.html of ``eval compare --html``: the comparison as one self-contained page, linking to
-    each side's report.html and each task's transcripts there when ``links`` says where they are."""
+    each side's report.html and each task's transcripts there when ``links`` says where they are, with a
+    "first divergence" line where a task passed on one side and failed on the other (``divergences``)."""
     view = comparison_view(comparison)
-    body = f"<header><h1>{esc(view.title)}</h1></header>{comparison_body_html(comparison, links=links)}"
+    body_html = comparison_body_html(comparison, links=links, divergences=divergences)
+    body = f"<header><h1>{esc(view.title)}</h1></header>{body_html}"
     return page(view.title, body)
 
 

@@ -26,9 +26,6 @@ from alisio.core.base import Frozen
 from alisio.core.harness.prices import rate_items, rates_text
 from alisio.core.lab.outputs.formats import (
     NOT_REPORTED,
-    REPLAY_NOTICE,
-    SCRIPTED_NOTICE,
-    SCRIPTED_PROVIDER,
     SUITE_INTERVAL_NOTE,
     SUITE_RATE_NOTE,
     format_counts,
@@ -41,6 +38,7 @@ from alisio.core.lab.outputs.formats import (
     pct,
     suite_interval_text,
 )
+from alisio.core.lab.outputs.notices import Notice, report_notices, scripted
 from alisio.core.lab.records import RunRecord, RunStatus, VerifierStatus
 from alisio.core.lab.report import (
     AnswerSource,
@@ -49,7 +47,6 @@ from alisio.core.lab.report import (
     Report,
     TaskReport,
     Tokens,
-    finished_runs,
 )
 from alisio.core.share.secrets import redact
 from alisio.core.text import plural
@@ -93,13 +90,6 @@ class Condition(Frozen, frozen=True, kw_only=True):
     code: bool = False
 
 
-class Notice(Frozen, frozen=True, kw_only=True):
-    """A sentence the reader must see before the numbers; ``strong`` ones are warnings (interrupted)."""
-
-    text: str
-    strong: bool = False
-
-
 class Table(Frozen, frozen=True, kw_only=True):
     """A table as text cells; with ``total`` its last row is the suite's total."""
 
@@ -140,7 +130,7 @@ class FailingRun(Frozen, frozen=True, kw_only=True):
         """``fail``, ``budget_exceeded maxWallMs``, ``error provider_network``."""
         return (
             f"{self.status} {self.reason}"
-            if self.reason and self.status is not RunStatus.FAIL
+            if self.reason  # a fail has one only when it tampered with its verifiers
             else str(self.status)
         )
 
@@ -224,34 +214,6 @@ def _served(c: Conditions) -> tuple[Condition, ...]:
     if c.system_fingerprints:
         value += f" (system_fingerprint {', '.join(c.system_fingerprints)})"
     return (Condition(name="Served by", value=value),)
-
-
-def _scripted(c: Conditions) -> bool:
-    return c.mode is AnswerSource.LIVE and c.provider == SCRIPTED_PROVIDER
-
-
-def _notices(report: Report) -> tuple[Notice, ...]:
-    c = report.conditions
-    out: list[Notice] = []
-    if c.mode is AnswerSource.REPLAY:
-        out.append(Notice(text=f"{REPLAY_NOTICE} A green replay says nothing about model quality."))
-    if _scripted(c):
-        out.append(Notice(text=SCRIPTED_NOTICE))
-    if report.interrupted:
-        why, done = (f" ({report.stopped})" if report.stopped else ""), finished_runs(report)
-        text = f"Interrupted after {done}{why}: tasks that never ran are missing."
-        if report.capped is not None:  # a cap stopped it: the runs not started are not run, not failed
-            text = f"Stopped by {report.capped} after {done}{why}: the runs not started are not run."
-        out.append(Notice(text=text, strong=True))
-    if report.retried:
-        runs = "run was" if report.retried == 1 else "runs were"
-        out.append(
-            Notice(
-                text=f"{report.retried} errored {runs} run again (--retry-errors): the earlier records are "
-                "kept in retried/runs.jsonl and counted nowhere."
-            )
-        )
-    return tuple(out)
 
 
 def _pass_k(observed: bool | None, estimate: float | None, judged: int) -> str:
@@ -573,7 +535,7 @@ def report_view(
             stored in the data directory) or the report directory's path (a report written with ``--out``).
     """
     c = report.conditions
-    mode = f"{c.mode}, scripted provider" if _scripted(c) else str(c.mode)
+    mode = f"{c.mode}, scripted provider" if scripted(c) else str(c.mode)
     failing: tuple[FailingRun, ...] = ()
     total = 0
     grid: tuple[GridRow, ...] = ()
@@ -583,7 +545,7 @@ def report_view(
     estimated, estimated_note = _estimated(report)
     return ReportView(
         title=f"Eval report: {c.suite_id} {c.suite_version} ({mode})",
-        notices=_notices(report),
+        notices=report_notices(report),
         conditions=condition_items(c),
         tasks=_tasks_table(report),
         reasons=_reasons(report.tasks),

@@ -34,6 +34,7 @@ from alisio.core.base import Frozen
 from alisio.core.errors import SuiteError
 from alisio.core.harness.budget import RunBudget
 from alisio.core.lab.records import ID_PATTERN
+from alisio.core.lab.suites.protected import protected_problems
 from alisio.core.lab.suites.suite_messages import format_problems
 from alisio.core.lab.suites.suite_paths import (
     PathFacts,
@@ -270,6 +271,7 @@ class Task(_SuiteStruct, frozen=True, kw_only=True):
     replay_normalize: tuple[NormalizeRule, ...] = ()
     solution: str | None = None  # a directory laid over the copy, or a script run with bash in it
     sandbox: TaskSandbox | None = None  # fixed paths under --sandbox bwrap (core.lab.suite_sandbox)
+    protected: tuple[NonEmpty, ...] | None = None  # kept from the agent (core.lab.suites.protected)
 
 
 class Suite(_SuiteStruct, frozen=True, kw_only=True):
@@ -439,6 +441,7 @@ def _task_problems(
     if isinstance(solution, str) and _well_shaped(misshapen, "solution"):
         problems += [(("solution",), why) for why in [entry_problem(solution, facts, links)] if why]
     problems += sandbox_problems(task, misshapen, facts, links)
+    problems += protected_problems(task, misshapen, facts, root, links)
     verifiers = task.get("verifiers")
     if isinstance(verifiers, list):
         problems += _duplicates(verifiers, ("verifiers",), "verifier id")

@@ -1,0 +1,164 @@
+"""A run's workspace kept as a diff against its fixture, and that diff applied to a fresh copy
+(``alisio.core.lab.workspace_diff`` holds the format and the rules; this module reads and writes files).
+
+``changes_of(workspace, after, known)`` compares the snapshot taken when the agent stopped with the one taken
+before it started, and reads what it needs: the original of a changed text file from the fixture, what the
+run left from the workspace (a file larger than ``TEXT_MAX_BYTES``, or one that is not text, is named by its
+hash and size, never read whole). ``known`` are the exact credentials its text is redacted of.
+
+``apply_changes(diff, root)`` replays a kept diff in a fresh copy of the (possibly changed) fixture. It
+returns ``None`` once every change is applied, else the first reason it cannot be: a text patch that no
+longer matches, a binary file (its bytes were not kept), a redacted text, a file that the diff deletes or
+changes and that the fixture no longer has, a file it adds that the fixture now has. Nothing is written
+through a link: a parent that is a link is refused.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from typing import Literal
+
+from returns.result import Failure, Success
+
+from alisio.core.lab.judges.verify import TreeSnapshot
+from alisio.core.lab.workspace_diff import (
+    TEXT_MAX_BYTES,
+    FileChange,
+    WorkspaceDiff,
+    apply_text_patch,
+    text_of,
+    text_patch,
+)
+from alisio.core.share.secrets import redact
+from alisio.shell.lab.workspace import Workspace
+
+__all__ = ["apply_changes", "changes_of"]
+
+
+def _read(path: Path) -> bytes | None:
+    """The bytes of a regular file no larger than ``TEXT_MAX_BYTES`` (else ``None``: kept by hash)."""
+    info = path.lstat()
+    if not stat.S_ISREG(info.st_mode) or info.st_size > TEXT_MAX_BYTES:
+        return None
+    return path.read_bytes()
+
+
+def _left(path: Path, relative: str, kind: str, digest: str, old: str | None, known: tuple[tuple[str, str], ...]) -> FileChange:  # fmt: skip
+    """What the run left at ``path``: ``old`` is the fixture's text (``None``: added, or not text)."""
+    change: Literal["added", "modified"] = "added" if old is None else "modified"
+    if kind == "symlink":
+        return FileChange(
+            path=relative, change="added", kind="symlink", target=os.readlink(path), sha256=digest
+        )
+    if kind == "special":
+        return FileChange(path=relative, change="added", kind="special")
+    info = path.lstat()
+    executable = bool(info.st_mode & stat.S_IXUSR)
+    data = _read(path)
+    text = text_of(data) if data is not None else None
+    if text is None:
+        return FileChange(path=relative, change=change, kind="binary", sha256=digest, size=info.st_size,
+                          executable=executable)  # fmt: skip
+    patch = text_patch(old or "", text)
+    clean = redact(patch, known)
+    return FileChange(path=relative, change=change, kind="text", patch=clean, sha256=digest, size=info.st_size,
+                      executable=executable, redacted=clean != patch)  # fmt: skip
+
+
+def _original(fixture: Path, relative: str, kind: str) -> str | None:
+    """The fixture's text of a file the run changed (``None``: not a text file)."""
+    if kind != "file":
+        return None
+    data = _read(fixture / relative)
+    return text_of(data) if data is not None else None
+
+
+def _kind_of(entry: str) -> Literal["binary", "symlink", "special"]:
+    """A snapshot entry's kind as a deleted change names it (a file is named ``binary``: no text is kept)."""
+    return "symlink" if entry == "symlink" else "special" if entry == "special" else "binary"
+
+
+def changes_of(
+    workspace: Workspace, after: TreeSnapshot, known: tuple[tuple[str, str], ...]
+) -> WorkspaceDiff:
+    """The entries of ``workspace`` that differ from its fixture, as ``after`` saw them (module docstring).
+
+    Raises:
+        OSError: a file cannot be read.
+    """
+    was, now = workspace.before.as_mapping(), after.as_mapping()
+    changes: list[FileChange] = []
+    for relative in sorted(set(was) | set(now)):
+        if was.get(relative) == now.get(relative):
+            continue
+        if relative not in now:
+            changes.append(FileChange(path=relative, change="deleted", kind=_kind_of(was[relative][0])))
+            continue
+        new_kind, digest = now[relative]
+        old = None
+        if relative in was:
+            old_kind = was[relative][0]
+            old = _original(workspace.fixture_dir, relative, old_kind) if old_kind == new_kind else None
+            if old is None:  # another kind of entry, or not text: the old one goes, the new one comes
+                changes.append(FileChange(path=relative, change="deleted", kind=_kind_of(old_kind)))
+        changes.append(_left(workspace.path / relative, relative, new_kind, digest, old, known))
+    return WorkspaceDiff(changes=tuple(changes))
+
+
+def _safe_parent(root: Path, relative: str) -> Path | None:
+    """``root/relative``'s parent made real inside ``root``; ``None`` when a part of it is a link or a file."""
+    here = root
+    for part in relative.split("/")[:-1]:
+        here = here / part
+        if here.is_symlink() or (here.exists() and not here.is_dir()):
+            return None
+        here.mkdir(exist_ok=True)
+    return here
+
+
+def _apply_one(change: FileChange, root: Path) -> str | None:
+    target = root / change.path
+    if _safe_parent(root, change.path) is None:
+        return f"{change.path}: a directory above it is a link or a file in this fixture"
+    present = target.is_symlink() or target.exists()
+    if change.change == "deleted":
+        if not present:
+            return f"{change.path}: the run deleted it, and the fixture no longer has it"
+        target.unlink()
+        return None
+    if change.kind in ("binary", "special"):
+        return f"{change.path}: the run left a {change.kind} file; only its hash and size were kept"
+    if change.redacted:
+        return f"{change.path}: its text held a credential and was redacted when kept"
+    if change.kind == "symlink":
+        if present:
+            target.unlink()
+        os.symlink(change.target, target)
+        return None
+    if change.change == "added" and present:
+        return f"{change.path}: the run added it, and the fixture now has one"
+    if change.change == "modified" and (not present or target.is_symlink()):
+        return f"{change.path}: the run changed it, and the fixture no longer has it"
+    old = target.read_text(encoding="utf-8") if present else ""
+    match apply_text_patch(old, change.patch):
+        case Failure(problem):
+            return f"{change.path}: {problem}"
+        case Success(text):
+            target.write_bytes(text.encode("utf-8"))
+    mode = target.stat().st_mode
+    target.chmod(mode | 0o111 if change.executable else mode & ~0o111)
+    return None
+
+
+def apply_changes(diff: WorkspaceDiff, root: Path) -> str | None:
+    """Apply ``diff`` in ``root`` (module docstring): ``None``, or why it does not apply."""
+    for change in diff.changes:
+        try:
+            problem = _apply_one(change, root)
+        except (OSError, UnicodeDecodeError) as error:
+            problem = f"{change.path}: {getattr(error, 'strerror', None) or error}"
+        if problem is not None:
+            return problem
+    return None
