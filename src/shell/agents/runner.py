@@ -49,6 +49,7 @@ from alisio.core.agents.presets import (
     invocation,
     lab_tools,
     noise_rules,
+    prompt_problem,
     run_dir_rules,
     tool_map,
 )
@@ -147,6 +148,9 @@ class ExternalRunner:
         )
 
     def _run_in(self, job: AgentJob, place: _Place) -> AgentRun:
+        problem = prompt_problem(self.agent, job.task.prompt)
+        if problem is not None:
+            return self._failed(job, "agent_start", f"agent {self.agent.name}: {problem}")
         budget = job.task.budget
         holder: list[subprocess.Popen[bytes]] = []
         rules = (*job.rules, *place.rules, *noise_rules(self.agent))
@@ -348,7 +352,7 @@ def _started(
     """The command to start: the agent's own, or the agent in its sandbox with the relay to its proxy."""
     if job.sandbox is None or place.socket is None:
         return contextlib.nullcontext(Launch(list(inv.argv)))
-    argv, read_only = agent_files(inv.argv, env.get("PATH", os.defpath))
+    argv, read_only = agent_files(inv.argv, env.get("PATH", os.defpath), inv.host_paths)
     return agent_command(
         argv,
         sandbox=job.sandbox.sandbox,

@@ -297,6 +297,10 @@ def test_agent_flag_names_the_agent_in_the_conditions(tmp_path: Path, endpoint: 
             "agents.x.command[1]: must not be empty",
         ),
         (
+            '[agents.x]\nkind = "command"\ncommand = ["{model}", "{prompt}"]\n',
+            "agents.x.command[0]: the executable (its first item) cannot hold {prompt}, {prompt_file} or {model}",
+        ),
+        (
             '[agents.x]\nkind = "command"\ncommand = ["a", "{prompt}"]\nenv = ["HOME", "MY-VAR"]\n',
             'agents.x.env[1]: "MY-VAR" is not a variable name',
         ),
