@@ -22,7 +22,9 @@ from alisio.core.agents.config import KINDS, parse_external
 from alisio.core.agents.exchange import Api, read_exchange, unsupported_api
 from alisio.core.agents.presets import (
     DUMMY_KEY,
+    MAX_ARGUMENT_BYTES,
     RunDirs,
+    argument_problem,
     invocation,
     lab_tools,
     noise_rules,
@@ -332,6 +334,27 @@ def test_aider_refuses_a_prompt_it_would_run_as_its_own_command() -> None:
     assert prompt_problem(aider, " /help") is None and prompt_problem(aider, "- fix it") is None
     codex = parse_external("x", {"kind": "codex"}, "c").unwrap()
     assert prompt_problem(codex, "/help") is None
+
+
+@given(st.lists(TEXT, min_size=1, max_size=4), st.integers(0, 3), st.sampled_from(["\0", "long", ""]))
+def test_an_argument_no_command_line_can_carry_is_named(args: list[str], at: int, bad: str) -> None:
+    """``argument_problem`` names the first argument holding a NUL or longer than ``MAX_ARGUMENT_BYTES``
+    bytes (UTF-8), and nothing else."""
+    agent = parse_external("x", {"kind": "command", "command": ["a", "{prompt}"]}, "c").unwrap()
+    argv = [arg.replace("\0", "") for arg in args]
+    at = min(at, len(argv) - 1)
+    if bad == "\0":
+        argv[at] += "\0"
+    elif bad == "long":
+        argv[at] = "é" * (
+            MAX_ARGUMENT_BYTES // 2 + 1
+        )  # 131072 bytes in UTF-8 (one past), half as many characters
+    problem = argument_problem(agent, tuple(argv))
+    if not bad:
+        assert problem is None
+    else:
+        assert problem is not None and problem.startswith(f"its argument {at} ")
+        assert problem.endswith("give the agent the prompt with {prompt_file} or stdin = true")
 
 
 def test_each_preset_maps_its_tools_to_lab_tools() -> None:

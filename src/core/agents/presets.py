@@ -33,9 +33,11 @@ __all__ = [
     "BINARIES",
     "DUMMY_KEY",
     "INSTALL",
+    "MAX_ARGUMENT_BYTES",
     "RUN_DIR",
     "Invocation",
     "RunDirs",
+    "argument_problem",
     "command_paths",
     "invocation",
     "lab_tools",
@@ -329,6 +331,27 @@ def prompt_problem(agent: ExternalAgent, prompt: str) -> str | None:
             f"aider would run a prompt that starts with {prompt[0]!r} as one of its own commands, never sending "
             "it to the model: reword the task's prompt, or run it with another agent"
         )
+    return None
+
+
+MAX_ARGUMENT_BYTES: Final = 131071
+"""The longest command-line argument Linux takes (``MAX_ARG_STRLEN``, 32 pages, less its closing NUL)."""
+
+
+def argument_problem(agent: ExternalAgent, argv: tuple[str, ...]) -> str | None:
+    """Why ``argv`` (``invocation``'s, the prompt and model put in) cannot be started, or ``None``: an argument
+    that holds a NUL character or is longer than ``MAX_ARGUMENT_BYTES`` (a prompt given as ``{prompt}``,
+    or to Claude Code or aider, which take it as an argument)."""
+    hint = ": give the agent the prompt with {prompt_file} or stdin = true" if agent.kind == "command" else ""
+    for index, arg in enumerate(argv):
+        if "\0" in arg:
+            return f"its argument {index} holds a NUL character, which a command line cannot carry{hint}"
+        size = len(arg.encode("utf-8", "surrogateescape"))
+        if size > MAX_ARGUMENT_BYTES:
+            return (
+                f"its argument {index} is {size} bytes, more than one command-line argument may hold "
+                f"({MAX_ARGUMENT_BYTES}){hint}"
+            )
     return None
 
 

@@ -46,6 +46,7 @@ from alisio.core.agents.presets import (
     RUN_DIR,
     Invocation,
     RunDirs,
+    argument_problem,
     invocation,
     lab_tools,
     noise_rules,
@@ -178,6 +179,10 @@ class ExternalRunner:
             base_url = proxy.url if place.socket is None else f"http://127.0.0.1:{RELAY_PORT}"
             model = job.model or self.model
             inv = invocation(self.agent, self.binary, job.task.prompt, model, base_url, place.dirs)
+            problem = argument_problem(self.agent, inv.argv)
+            if problem is not None:
+                why = f"agent {self.agent.name}: cannot start {inv.argv[0]}: {problem}"
+                return self._failed(job, "agent_start", why)
             _prepare(place, job.task.prompt, inv)
             started = time.monotonic()
             try:
