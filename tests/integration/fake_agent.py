@@ -14,7 +14,9 @@ in the api's own shape, and stops at the first answer without a tool call and pr
 - ``env``: prints its environment as JSON (what the lab let through), then runs the loop;
 - ``escape``: tries to connect to each port of ``$ESCAPE_PORTS`` on 127.0.0.1 and to write each file of
   ``$ESCAPE_PATHS`` (comma-separated), prints what happened, where it is and what it is, as JSON, then runs
-  the loop.
+  the loop;
+- ``read``: tries to read the file its prompt names and the one its model names (each a path), prints what
+  it read (or the error) as JSON, then runs the loop.
 ``--sleep S`` sleeps S seconds before anything else (a run that is in flight when its command is killed).
 ``--exit N`` exits N after the loop (a non-zero agent exit); a model error exits 3, printing it.
 ``--version`` prints ``fake-agent 1.2.3``.
@@ -244,6 +246,18 @@ def _escape() -> dict[str, Any]:
     return outcome
 
 
+def _read(*paths: str) -> dict[str, str]:
+    """What each file holds, or why it cannot be read."""
+    seen = {}
+    for path in paths:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as file:
+                seen[path] = file.read(200)
+        except OSError as error:
+            seen[path] = error.strerror or str(error)
+    return seen
+
+
 def main(argv: list[str]) -> int:
     if argv == ["--version"]:
         print("fake-agent 1.2.3")
@@ -280,6 +294,8 @@ def main(argv: list[str]) -> int:
         print(json.dumps(dict(os.environ)))
     if mode == "escape":
         print(json.dumps(_escape()))
+    if mode == "read":
+        print(json.dumps(_read(prompt, MODEL[0])))
     try:
         final = _loop(prompt)
     except urllib.error.HTTPError as error:

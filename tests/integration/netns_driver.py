@@ -7,7 +7,8 @@ runs instead of the sed that fixes fix-add (an agent that does the wrong thing, 
 
 The real-agent tests start it under ``unshare -n`` (loopback only, brought up first), so an agent CLI can
 reach nothing but the endpoint. LOG gets ``{"rc", "stdout", "stderr", "calls": [...]}``: the command's result
-and the endpoint's own log of model calls (path, model, whether tools were offered, the usage it answered).
+and the endpoint's own log of model calls (path, model, whether tools were offered, the usage it answered,
+the request body).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ def main(argv: list[str]) -> int:
                 "model": r.json().get("model"),
                 "tools": bool(r.json().get("tools")),
                 "usage": USAGE,
+                "body": r.body.decode("utf-8", "replace"),
             }
             for r in endpoint.model_calls
         ]

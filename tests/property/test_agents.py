@@ -22,10 +22,13 @@ from alisio.core.agents.config import KINDS, parse_external
 from alisio.core.agents.exchange import Api, read_exchange, unsupported_api
 from alisio.core.agents.presets import (
     DUMMY_KEY,
+    MAX_ARGUMENT_BYTES,
     RunDirs,
+    argument_problem,
     invocation,
     lab_tools,
     noise_rules,
+    prompt_problem,
     run_dir_rules,
 )
 from alisio.core.agents.run import normalized_body, request_fingerprint
@@ -269,6 +272,89 @@ def test_a_command_gets_the_prompt_the_model_and_a_dummy_key(prompt: str, model:
     env = dict(inv.env)
     assert env["OPENAI_API_KEY"] == DUMMY_KEY and env["OPENAI_BASE_URL"] == "http://127.0.0.1:1/v1"
     assert env["HOME"] == "/r/home"
+
+
+PROMPTS = TEXT.filter(bool) | st.sampled_from(
+    ["-", "--help", "---\ntitle: x\n---\n- fix it", "-m x", "/etc/passwd"]
+)
+
+
+@given(PROMPTS, TEXT.filter(bool), st.sampled_from(["codex", "opencode", "claude-code", "aider"]))
+def test_a_preset_passes_the_prompt_where_no_option_is_parsed_and_binds_nothing_of_it(
+    prompt: str, model: str, kind: str
+) -> None:
+    """Whatever the prompt starts with, a preset gives it on stdin (Codex with ``-``, OpenCode), after ``--``
+    (Claude Code) or as ``--message=PROMPT`` before ``--`` (aider): no argument before ``--`` is the prompt.
+    A preset names no host path of its own to bind (its install tree is the shell's to find)."""
+    agent = parse_external("x", {"kind": kind}, "c").unwrap()
+    dirs = RunDirs(run="/r", workspace="/w", prompt_file="/r/prompt.txt", files=("src/a.py",))
+    inv = invocation(agent, "/bin/agent", prompt, model, "http://127.0.0.1:1", dirs)
+    other = invocation(agent, "/bin/agent", "another prompt", model, "http://127.0.0.1:1", dirs)
+    assert inv.host_paths == ()
+    if kind in ("codex", "opencode"):  # the prompt is not an argument at all
+        assert inv.argv == other.argv and inv.stdin == prompt
+        assert inv.argv[-1] == ("-" if kind == "codex" else f"local/{model}")
+    elif kind == "claude-code":
+        assert inv.argv[:-1] == other.argv[:-1] and inv.argv[-2:] == ("--", prompt) and inv.stdin is None
+    else:
+        differs = [i for i, (a, b) in enumerate(zip(inv.argv, other.argv, strict=True)) if a != b]
+        assert [inv.argv[i] for i in differs] == [f"--message={prompt}"] or prompt == "another prompt"
+        assert inv.argv.index(f"--message={prompt}") < inv.argv.index("--")
+        assert inv.argv[inv.argv.index("--") + 1 :] == ("src/a.py",)
+
+
+@given(PROMPTS, TEXT)
+def test_what_a_command_agent_binds_is_decided_before_the_prompt_and_model_are_put_in(
+    prompt: str, model: str
+) -> None:
+    """``host_paths`` are the template's own absolute arguments, whatever the prompt and model are: an
+    argument holding a placeholder is never among them."""
+    template = [
+        "/opt/agent",
+        "/etc/agent.toml",
+        "{prompt}",
+        "/data/{model}",
+        "--p={prompt_file}",
+        "/x/{prompt}",
+    ]
+    agent = parse_external("x", {"kind": "command", "command": template}, "c").unwrap()
+    dirs = RunDirs(run="/r", workspace="/w", prompt_file="/r/prompt.txt")
+    inv = invocation(agent, "", prompt, model, "http://127.0.0.1:1", dirs)
+    assert inv.host_paths == ("/etc/agent.toml",)
+    assert inv.argv[2] == prompt and inv.argv[3] == f"/data/{model}"
+
+
+def test_aider_refuses_a_prompt_it_would_run_as_its_own_command() -> None:
+    """``/`` or ``!`` first: aider would run it (``!`` as a shell command); any other start is fine, and no
+    other agent refuses either."""
+    aider = parse_external("x", {"kind": "aider"}, "c").unwrap()
+    for prompt in ("/run rm -rf ~", "!ls", "/help"):
+        problem = prompt_problem(aider, prompt)
+        assert problem is not None and f"starts with {prompt[0]!r}" in problem
+    assert prompt_problem(aider, " /help") is None and prompt_problem(aider, "- fix it") is None
+    codex = parse_external("x", {"kind": "codex"}, "c").unwrap()
+    assert prompt_problem(codex, "/help") is None
+
+
+@given(st.lists(TEXT, min_size=1, max_size=4), st.integers(0, 3), st.sampled_from(["\0", "long", ""]))
+def test_an_argument_no_command_line_can_carry_is_named(args: list[str], at: int, bad: str) -> None:
+    """``argument_problem`` names the first argument holding a NUL or longer than ``MAX_ARGUMENT_BYTES``
+    bytes (UTF-8), and nothing else."""
+    agent = parse_external("x", {"kind": "command", "command": ["a", "{prompt}"]}, "c").unwrap()
+    argv = [arg.replace("\0", "") for arg in args]
+    at = min(at, len(argv) - 1)
+    if bad == "\0":
+        argv[at] += "\0"
+    elif bad == "long":
+        argv[at] = "é" * (
+            MAX_ARGUMENT_BYTES // 2 + 1
+        )  # 131072 bytes in UTF-8 (one past), half as many characters
+    problem = argument_problem(agent, tuple(argv))
+    if not bad:
+        assert problem is None
+    else:
+        assert problem is not None and problem.startswith(f"its argument {at} ")
+        assert problem.endswith("give the agent the prompt with {prompt_file} or stdin = true")
 
 
 def test_each_preset_maps_its_tools_to_lab_tools() -> None:

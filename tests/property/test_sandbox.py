@@ -7,6 +7,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from alisio.core.harness.sandbox import (
+    DEV_SHM,
     SANDBOX_HOME,
     WORKSPACE,
     RootEntry,
@@ -64,8 +65,12 @@ def test_every_argv_isolates_and_shares_the_network_only_when_asked(
     for entry in entries:
         assert (("--symlink", entry.link) if entry.link else ("--ro-bind", entry.path)) in binds
     assert [src for flag, src in binds if flag == "--bind"] == ["/tmp/ws"]  # nothing else is writable
-    for private in ("/tmp", SANDBOX_HOME):
-        assert ("--size", str(limits.tmp_bytes), "--tmpfs") in pairs and private in bwrap_part
+    fours = list(zip(bwrap_part, bwrap_part[1:], bwrap_part[2:], bwrap_part[3:], strict=False))
+    for private in ("/tmp", SANDBOX_HOME, DEV_SHM):  # each a tmpfs of its own, bounded
+        assert ("--size", str(limits.tmp_bytes), "--tmpfs", private) in fours
+    # bwrap's /dev (an unbounded tmpfs) is read-only once /dev/shm is mounted in it
+    assert bwrap_part.index("--remount-ro") == bwrap_part.index(DEV_SHM) + 1
+    assert bwrap_part[bwrap_part.index(DEV_SHM) + 2] == "/dev"
     env = [bwrap_part[i + 1 : i + 3] for i, arg in enumerate(bwrap_part) if arg == "--setenv"]
     assert ("HOME", SANDBOX_HOME) in env and ("TMPDIR", "/tmp") in env
 

@@ -64,7 +64,7 @@ def test_the_workspace_is_at_the_workdir_and_scratch_comes_after_the_binds(
     at = head.index("/host/copy")
     assert head[at - 1 : at + 2] == ["--bind", "/host/copy", workdir] and head.count("/host/copy") == 1
     assert head[head.index("--chdir") + 1] == workdir and "/workspace" not in head
-    remount = head.index("--remount-ro")
+    remount = next(i for i, word in enumerate(head) if word == "--remount-ro" and head[i + 1] == "/")
     positions = [head.index(f"/suite{target}") for target in binds]
     assert all(at < position < remount for position in positions)
     tmpfs = [i for i, word in enumerate(head) if word == "--tmpfs" and head[i + 1] in scratch]

@@ -16,7 +16,8 @@ invocations, ``alisio.core.agents.presets``) or a generic ``command``::
 
 Rules this module keeps: every value is checked when parsed, and a problem is a ``ConfigError`` naming the
 file and ``agents.NAME.FIELD``; a ``command`` agent must take the prompt somewhere (``{prompt}``,
-``{prompt_file}`` or ``stdin = true``); the key itself never appears here, only variable names.
+``{prompt_file}`` or ``stdin = true``), and its executable (the first item) holds no placeholder; the key
+itself never appears here, only variable names.
 """
 
 from __future__ import annotations
@@ -125,6 +126,12 @@ def _checked(name: str, body: _Body, source: str) -> Result[ExternalAgent, Confi
     if body.kind == "command":
         if body.command is None:
             return _error(source, name, "command", "missing: a command agent needs its argument array")
+        if any(word in body.command[0] for word in (PROMPT, PROMPT_FILE, MODEL)):
+            message = (
+                f"the executable (its first item) cannot hold {PROMPT}, {PROMPT_FILE} or {MODEL}: what runs, "
+                "and what the sandbox binds for it, is decided before a run's values are put in"
+            )
+            return _error(source, name, "command[0]", message)
         takes_prompt = any(PROMPT in arg or PROMPT_FILE in arg for arg in body.command)
         if not takes_prompt and not body.stdin:
             message = (

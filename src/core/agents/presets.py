@@ -10,7 +10,11 @@ The presets are the invocations measured on this project's machine kind (docs/ag
 - ``claude-code`` (npm ``@anthropic-ai/claude-code``, Anthropic Messages; 2.1.197 on Node 20).
 
 Rules: the agent gets only a dummy key (``DUMMY_KEY``); every per-run directory (home, config) is under
-the run directory the shell made; each preset's tool names map to the lab's where they mean the same
+the run directory the shell made; the task's prompt reaches the model as it is, never read as an option
+whatever it starts with (``-``, ``---`` front matter): Codex (``-``) and OpenCode read it from stdin (OpenCode
+would put one given as an argument in quotes), Claude Code gets it after ``--``, aider as
+``--message=PROMPT`` (a prompt aider would run as its own command, starting with ``/`` or ``!``, is refused:
+``prompt_problem``); each preset's tool names map to the lab's where they mean the same
 (``tool_map``), and its known per-run noise has normalisation rules (``noise_rules``) for record and replay.
 """
 
@@ -29,13 +33,17 @@ __all__ = [
     "BINARIES",
     "DUMMY_KEY",
     "INSTALL",
+    "MAX_ARGUMENT_BYTES",
     "RUN_DIR",
     "Invocation",
     "RunDirs",
+    "argument_problem",
+    "command_paths",
     "invocation",
     "kind_tools",
     "lab_tools",
     "noise_rules",
+    "prompt_problem",
     "run_dir_rules",
     "tool_map",
     "version_command",
@@ -129,6 +137,10 @@ class Invocation(Frozen, frozen=True, kw_only=True):
     """``(path, text)`` to write before the start (absolute paths under the run directory)."""
     stdin: str | None = None
     """Written to the agent's stdin, which is then closed (``None``: stdin is closed at once)."""
+    host_paths: tuple[str, ...] = ()
+    """Absolute paths the agent's own command names (a command agent's arguments as configured, before
+    ``{prompt}``, ``{prompt_file}`` and ``{model}`` are replaced): under ``--sandbox bwrap`` those that exist
+    are bound read-only. What a run puts into the command (the task's prompt, the model) is never among them."""
 
 
 def tool_map(agent: ExternalAgent) -> Mapping[str, str]:
@@ -203,12 +215,13 @@ def _codex(binary: str, prompt: str, model: str, base_url: str, dirs: RunDirs) -
         "model_provider=local",
         "-c",
         f"model_providers.local={provider}",
-        prompt,
+        "-",  # the prompt is read from stdin: "--" would not do for a prompt that is "-" itself
     )
     home = f"{dirs.run}/codex-home"
     env = (*_home(dirs), ("CODEX_HOME", home), ("LOCAL_API_KEY", DUMMY_KEY))
     # Codex refuses a CODEX_HOME that does not exist: its config file makes it (no settings beyond argv's)
-    return Invocation(argv=argv, env=env, files=((f"{home}/config.toml", _CODEX_CONFIG),))
+    files = ((f"{home}/config.toml", _CODEX_CONFIG),)
+    return Invocation(argv=argv, env=env, files=files, stdin=prompt)
 
 
 def _opencode(binary: str, prompt: str, model: str, base_url: str, dirs: RunDirs) -> Invocation:
@@ -242,8 +255,9 @@ def _opencode(binary: str, prompt: str, model: str, base_url: str, dirs: RunDirs
         ("OPENCODE_DISABLE_EXTERNAL_SKILLS", "1"),
         ("OPENCODE_EXPERIMENTAL_DISABLE_FILEWATCHER", "1"),
     )
-    argv = (binary, "run", "--format", "json", "-m", f"local/{model}", prompt)
-    return Invocation(argv=argv, env=env, files=((path, json.dumps(config, indent=1)),))
+    # the prompt on stdin: OpenCode sends it as it is (from its arguments, it would quote one with a space)
+    argv = (binary, "run", "--format", "json", "-m", f"local/{model}")
+    return Invocation(argv=argv, env=env, files=((path, json.dumps(config, indent=1)),), stdin=prompt)
 
 
 def _aider(binary: str, prompt: str, model: str, base_url: str, dirs: RunDirs) -> Invocation:
@@ -270,8 +284,8 @@ def _aider(binary: str, prompt: str, model: str, base_url: str, dirs: RunDirs) -
         f"{dirs.run}/aider.chat.history.md",
         "--input-history-file",
         f"{dirs.run}/aider.input.history",
-        "--message",
-        prompt,
+        f"--message={prompt}",  # one argument: a prompt starting with "-" is never read as an option
+        "--",
         *dirs.files,
     )
     # aider keeps its chat's files in a set: a fixed hash seed keeps their order (and its requests) the same
@@ -290,7 +304,16 @@ def _claude(binary: str, prompt: str, model: str, base_url: str, dirs: RunDirs) 
         ("CLAUDE_CONFIG_DIR", f"{dirs.run}/claude"),
     )
     argv = (binary, "--print", "--output-format", "stream-json", "--verbose")
-    return Invocation(argv=(*argv, "--permission-mode", "bypassPermissions", prompt), env=env)
+    return Invocation(argv=(*argv, "--permission-mode", "bypassPermissions", "--", prompt), env=env)
+
+
+def command_paths(command: tuple[str, ...]) -> tuple[str, ...]:
+    """The arguments of a command agent's ``command`` (after its executable) that are absolute paths of its
+    own: none holding ``{prompt}``, ``{prompt_file}`` or ``{model}``, decided before they are replaced."""
+    placeholders = (PROMPT, PROMPT_FILE, MODEL)
+    return tuple(
+        arg for arg in command[1:] if arg.startswith("/") and not any(word in arg for word in placeholders)
+    )
 
 
 def _command(agent: ExternalAgent, prompt: str, model: str, base_url: str, dirs: RunDirs) -> Invocation:
@@ -300,7 +323,45 @@ def _command(agent: ExternalAgent, prompt: str, model: str, base_url: str, dirs:
     )
     suffix = "" if agent.api == "anthropic" else "/v1"
     env = (*_home(dirs), (agent.base_url_env, f"{base_url}{suffix}"), (agent.key_env, DUMMY_KEY))
-    return Invocation(argv=argv, env=env, stdin=prompt if agent.stdin else None)
+    stdin = prompt if agent.stdin else None
+    return Invocation(argv=argv, env=env, stdin=stdin, host_paths=command_paths(agent.command))
+
+
+_AIDER_COMMANDS: Final = "/!"
+"""aider runs a message that starts with one of these as one of its own commands (``/run``, ``!ls``)."""
+
+
+def prompt_problem(agent: ExternalAgent, prompt: str) -> str | None:
+    """Why ``agent`` cannot be given ``prompt`` as the task, or ``None``: aider takes a message starting with
+    ``/`` or ``!`` for one of its own commands (a shell command for ``!``), never sending it to the model,
+    and has no way to say it is text."""
+    if agent.kind == "aider" and prompt[:1] in tuple(_AIDER_COMMANDS):
+        return (
+            f"aider would run a prompt that starts with {prompt[0]!r} as one of its own commands, never sending "
+            "it to the model: reword the task's prompt, or run it with another agent"
+        )
+    return None
+
+
+MAX_ARGUMENT_BYTES: Final = 131071
+"""The longest command-line argument Linux takes (``MAX_ARG_STRLEN``, 32 pages, less its closing NUL)."""
+
+
+def argument_problem(agent: ExternalAgent, argv: tuple[str, ...]) -> str | None:
+    """Why ``argv`` (``invocation``'s, the prompt and model put in) cannot be started, or ``None``: an argument
+    that holds a NUL character or is longer than ``MAX_ARGUMENT_BYTES`` (a prompt given as ``{prompt}``,
+    or to Claude Code or aider, which take it as an argument)."""
+    hint = ": give the agent the prompt with {prompt_file} or stdin = true" if agent.kind == "command" else ""
+    for index, arg in enumerate(argv):
+        if "\0" in arg:
+            return f"its argument {index} holds a NUL character, which a command line cannot carry{hint}"
+        size = len(arg.encode("utf-8", "surrogateescape"))
+        if size > MAX_ARGUMENT_BYTES:
+            return (
+                f"its argument {index} is {size} bytes, more than one command-line argument may hold "
+                f"({MAX_ARGUMENT_BYTES}){hint}"
+            )
+    return None
 
 
 def invocation(

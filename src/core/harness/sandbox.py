@@ -11,8 +11,9 @@ Rules this module keeps:
   path, so what a command prints is the same in every run; the command starts there (or below it). A task
   may name another fixed path (``workdir``: ``/app`` for a Harbor task; ``sandbox_path_problem`` says which are
   refused), and give its verifiers more read-only binds and fresh writable directories (``scratch``);
-- ``/tmp`` and ``HOME`` (``SANDBOX_HOME``) are private tmpfs mounts of at most ``limits.tmp_bytes`` each;
-  ``/dev`` is bwrap's minimal one (null, zero, full, random, urandom, tty, pts, shm) and ``/proc`` the new
+- ``/tmp``, ``HOME`` (``SANDBOX_HOME``) and ``/dev/shm`` are private tmpfs mounts of at most
+  ``limits.tmp_bytes`` each; ``/dev`` is bwrap's minimal one (null, zero, full, random, urandom, tty, pts),
+  read-only but for its devices and ``/dev/shm`` (bwrap's own is an unbounded tmpfs), and ``/proc`` the new
   PID namespace's own;
 - new user, PID, IPC, UTS, cgroup and network namespaces (``--unshare-all``); the command is the PID
   namespace's init (``--as-pid-1``), so when it ends every process inside is killed, daemons included, and
@@ -44,6 +45,7 @@ from alisio.core.base import Frozen
 __all__ = [
     "BIND_ROOTS",
     "DEFAULT_LIMITS",
+    "DEV_SHM",
     "HOST_PATH_VARIABLES",
     "SANDBOX_HOME",
     "SOLUTION",
@@ -63,6 +65,8 @@ WORKSPACE: Final = "/workspace"
 """Where the run's workspace is, inside the sandbox."""
 SOLUTION: Final = "/solution"
 """Where a task's script ``solution`` has its directory (read-only) when ``eval selfcheck`` runs it sandboxed."""
+DEV_SHM: Final = "/dev/shm"
+"""Shared memory inside the sandbox: a private tmpfs of at most ``SandboxLimits.tmp_bytes``."""
 SANDBOX_HOME: Final = "/home/sandbox"
 """HOME inside the sandbox: a private, empty tmpfs."""
 BIND_ROOTS: Final = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
@@ -102,7 +106,7 @@ class SandboxLimits(Frozen, frozen=True, kw_only=True):
     max_memory_bytes: Bytes = 8 << 30
     """The address space of one process (a larger allocation fails: MemoryError, ENOMEM)."""
     tmp_bytes: Bytes = 1 << 30
-    """The size of the private /tmp, and of the private HOME (each a tmpfs held in memory)."""
+    """The size of the private /tmp, of the private HOME and of /dev/shm (each a tmpfs held in memory)."""
 
 
 DEFAULT_LIMITS: Final = SandboxLimits()
@@ -164,6 +168,25 @@ def limit_args(limits: SandboxLimits) -> tuple[str, ...]:
     )
 
 
+def _system_mounts(roots: Sequence[RootEntry], limits: SandboxLimits) -> list[str]:
+    """bwrap's options for what every sandbox has before its workspace: the read-only roots (masked files
+    last), ``/dev``, ``/proc``, and the private ``/tmp``, ``/dev/shm`` and HOME."""
+    args: list[str] = []
+    for entry in sorted(roots, key=lambda entry: entry.masked):
+        if entry.link is not None:
+            args += ["--symlink", entry.link, entry.path]
+        else:
+            args += ["--ro-bind", "/dev/null" if entry.masked else entry.path, entry.path]
+    # bwrap's /dev is a tmpfs of its own with no size, /dev/shm a directory in it: /dev/shm gets a bounded
+    # tmpfs, and the rest of /dev is made read-only (its device nodes are mounts of their own: still usable)
+    args += ["--dev", "/dev", "--perms", "1777", "--size", str(limits.tmp_bytes), "--tmpfs", DEV_SHM]
+    args += ["--remount-ro", "/dev", "--proc", "/proc"]
+    for private in ("/tmp", SANDBOX_HOME):
+        args += ["--perms", "1777" if private == "/tmp" else "0700", "--size", str(limits.tmp_bytes)]
+        args += ["--tmpfs", private]
+    return args
+
+
 def bwrap_argv(
     command: Sequence[str],
     *,
@@ -199,15 +222,7 @@ def bwrap_argv(
     args: list[str] = [bwrap, "--unshare-all", "--die-with-parent", "--as-pid-1"]
     if network:
         args.append("--share-net")
-    for entry in sorted(roots, key=lambda entry: entry.masked):
-        if entry.link is not None:
-            args += ["--symlink", entry.link, entry.path]
-        else:
-            args += ["--ro-bind", "/dev/null" if entry.masked else entry.path, entry.path]
-    args += ["--dev", "/dev", "--proc", "/proc"]
-    for private in ("/tmp", SANDBOX_HOME):
-        args += ["--perms", "1777" if private == "/tmp" else "0700", "--size", str(limits.tmp_bytes)]
-        args += ["--tmpfs", private]
+    args += _system_mounts(roots, limits)
     args += ["--bind", workspace, workdir]
     for bind in binds:
         args += ["--bind" if bind.writable else "--ro-bind", bind.source, bind.target]

@@ -46,9 +46,11 @@ from alisio.core.agents.presets import (
     RUN_DIR,
     Invocation,
     RunDirs,
+    argument_problem,
     invocation,
     lab_tools,
     noise_rules,
+    prompt_problem,
     run_dir_rules,
     tool_map,
 )
@@ -147,6 +149,9 @@ class ExternalRunner:
         )
 
     def _run_in(self, job: AgentJob, place: _Place) -> AgentRun:
+        problem = prompt_problem(self.agent, job.task.prompt)
+        if problem is not None:
+            return self._failed(job, "agent_start", f"agent {self.agent.name}: {problem}")
         budget = job.task.budget
         holder: list[subprocess.Popen[bytes]] = []
         rules = (*job.rules, *place.rules, *noise_rules(self.agent))
@@ -174,6 +179,10 @@ class ExternalRunner:
             base_url = proxy.url if place.socket is None else f"http://127.0.0.1:{RELAY_PORT}"
             model = job.model or self.model
             inv = invocation(self.agent, self.binary, job.task.prompt, model, base_url, place.dirs)
+            problem = argument_problem(self.agent, inv.argv)
+            if problem is not None:
+                why = f"agent {self.agent.name}: cannot start {inv.argv[0]}: {problem}"
+                return self._failed(job, "agent_start", why)
             _prepare(place, job.task.prompt, inv)
             started = time.monotonic()
             try:
@@ -348,7 +357,7 @@ def _started(
     """The command to start: the agent's own, or the agent in its sandbox with the relay to its proxy."""
     if job.sandbox is None or place.socket is None:
         return contextlib.nullcontext(Launch(list(inv.argv)))
-    argv, read_only = agent_files(inv.argv, env.get("PATH", os.defpath))
+    argv, read_only = agent_files(inv.argv, env.get("PATH", os.defpath), inv.host_paths)
     return agent_command(
         argv,
         sandbox=job.sandbox.sandbox,

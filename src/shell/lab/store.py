@@ -72,9 +72,9 @@ REPORT_MAX_BYTES = 1 << 30
 to ``/dev/zero`` or a runaway file is refused instead of read until memory runs out."""
 
 
-def read_regular(path: Path, limit: int = REPORT_MAX_BYTES) -> bytes:
+def read_regular(path: Path, limit: int = REPORT_MAX_BYTES, what: str = "a report file") -> bytes:
     """The bytes of the regular file ``path`` (a link to one is fine), at most ``limit``; opened without
-    blocking, so a FIFO never hangs the reader.
+    blocking, so a FIFO never hangs the reader. ``what`` names the kind of file in the too-large message.
 
     Raises:
         OSError: it cannot be opened or read, is a directory (``IsADirectoryError``), is not a regular file
@@ -95,7 +95,7 @@ def read_regular(path: Path, limit: int = REPORT_MAX_BYTES) -> bytes:
         data = handle.read(limit + 1)
     if len(data) > limit:
         raise OSError(
-            errno.EFBIG, f"it is larger than {limit >> 20} MiB, the most a report file may hold", str(path)
+            errno.EFBIG, f"it is larger than {limit >> 20} MiB, the most {what} may hold", str(path)
         )
     return data
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Final
 
 import msgspec
 
@@ -25,22 +26,28 @@ from alisio.core.lab.comparisons.variants import (
 from alisio.core.lab.report import Report
 from alisio.core.lab.seq_run import both_arms, with_sequential_warnings
 from alisio.shell.errors import CommandError, expect
+from alisio.shell.lab.store import read_regular
 from alisio.shell.lab.suites import LoadedSuite
 
-__all__ = ["compare_arms", "read_variants"]
+__all__ = ["VARIANTS_MAX_BYTES", "compare_arms", "read_variants"]
+
+VARIANTS_MAX_BYTES: Final = 16 << 20
+"""The largest variants file read (``--variants``, or the one a resumed job's plan.json names): 16 MiB, as a
+suite.json; a larger one, a device or a FIFO is refused before anything is read into memory."""
 
 
 def read_variants(path: Path, base: MeasuredConfig, loaded: LoadedSuite) -> VariantsPlan:
     """compare.json at ``path``, validated against ``base`` and the suite being run.
 
     Raises:
-        CommandError: the file cannot be read, is invalid (naming the variant, the key and why), or names
+        CommandError: the file cannot be read (it is not a regular file, such as ``/dev/zero`` or a FIFO, or
+            is larger than ``VARIANTS_MAX_BYTES``), is invalid (naming the variant, the key and why), or names
             another suite.
     """
     try:
-        data = path.read_bytes()
+        data = read_regular(path, VARIANTS_MAX_BYTES, "a variants file")
     except OSError as error:
-        raise CommandError(f"--variants {path}: cannot read: {error.strerror or error}") from None
+        raise CommandError(f"variants file {path}: cannot read: {error.strerror or error}") from None
     source = str(path)
     parsed = parse_variants(data, source, base).bind(
         lambda plan: check_suite(plan, loaded.suite.suite_id, loaded.directory.name, source)

@@ -6,8 +6,8 @@ but one route: a unix socket on the host (where the recording proxy listens) bou
 ``relay.py`` inside listening on the loopback address the agent is given (``http://127.0.0.1:PORT``). The
 agent can reach the model through the proxy and nothing else; everything it starts dies with it.
 
-``agent_files`` says which host paths an agent's command needs inside (its install tree, a script it is
-given), to bind read-only at the same path. ``unix_socket_for`` serves a unix socket in front of a TCP
+``agent_files`` says which host paths an agent's command needs inside (its install tree, a script its
+configured command names), to bind read-only at the same path. ``unix_socket_for`` serves a unix socket in front of a TCP
 address on the host, for a proxy that listens on TCP only.
 
 Rules:
@@ -19,7 +19,8 @@ Rules:
 - paths inside are fixed (``/workspace``, ``/home/sandbox``, ``/run/alisio/proxy.sock``, and the relay's
   ``RELAY_PORT``), so the agent's requests are the same in every run, as replay needs;
 - nothing of the host's file system is inside but the sandbox's read-only roots (``/usr``, ``/etc``...),
-  the workspace, the private HOME, and the paths ``agent_files`` names, read-only.
+  the workspace, the private HOME, and the paths ``agent_files`` names, read-only: those are decided from
+  the agent's executable and its configured command, never from what a run puts in (a task's prompt).
 """
 
 from __future__ import annotations
@@ -188,17 +189,22 @@ def _interpreter(real: str) -> str | None:
     return words[0] if words and os.path.isabs(words[0]) else None
 
 
-def agent_files(argv: Sequence[str], path: str) -> tuple[list[str], tuple[str, ...]]:
+def agent_files(
+    argv: Sequence[str], path: str, named: Sequence[str] = ()
+) -> tuple[list[str], tuple[str, ...]]:
     """The agent's argv as it runs inside, and the host paths to bind read-only (at the same path) for it.
 
     - An executable the sandbox has (``python3``, ``/usr/bin/node``) is run as it is there; one outside the
       sandbox's roots (``.agents/bin/opencode``, ``~/.local/bin/agent``) is run by its real path, with its
       install tree (a venv and its base Python, the topmost ``node_modules``, else its directory) and that
       of its ``#!`` interpreter;
-    - every other absolute argument that exists on the host (the agent's script, its config) is bound too.
+    - each path of ``named`` that exists on the host (the agent's script, its config) is bound too. Nothing
+      else of ``argv`` is: an argument a run put in (a task's prompt that is a host path) is only text.
 
     Args:
         path: the agent's ``PATH`` (the sandbox keeps only its entries under ``/usr``, ``/bin``...).
+        named: the absolute paths the agent's own command names (``Invocation.host_paths``: decided from
+            its configured arguments, before a run's prompt and model are put in).
     """
     if not argv:
         return [], ()
@@ -214,7 +220,7 @@ def agent_files(argv: Sequence[str], path: str) -> tuple[list[str], tuple[str, .
             interpreter = _interpreter(real)
             if interpreter is not None and not _under_roots(os.path.realpath(interpreter)):
                 found += _install_tree(os.path.realpath(interpreter))
-    for arg in argv[1:]:
+    for arg in named:
         if os.path.isabs(arg) and os.path.exists(arg):
             found.append(os.path.normpath(arg))
     return command, _outermost(path for path in found if not _under_roots(path) and path not in _MOUNTS)

@@ -270,6 +270,40 @@ def test_agent_flag_names_the_agent_in_the_conditions(tmp_path: Path, endpoint: 
 
 
 @pytest.mark.parametrize(
+    ("prompt", "why"),
+    [
+        ("fix\u0000add", "holds a NUL character, which a command line cannot carry"),
+        ("x" * 200_000, "is 200000 bytes, more than one command-line argument may hold (131071)"),
+    ],
+)
+def test_a_prompt_no_command_line_can_carry_is_an_error_naming_why(
+    tmp_path: Path, endpoint: AgentEndpoint, prompt: str, why: str
+) -> None:
+    """A prompt with a NUL character, or longer than Linux lets one argument be, given as ``{prompt}``: an
+    error run (``agent_start``) naming the argument and the way out, not an internal error; from
+    ``{prompt_file}`` the same prompt reaches the agent whole."""
+    command = json.dumps(["python3", str(FAKE), "--mode", "no-model", "{prompt}"])
+    _config(
+        tmp_path,
+        f'[agents.arg]\nkind = "command"\ncommand = {command}\n' + _agent("file", "--mode", "no-model"),
+    )
+    suite = _suite(tmp_path, [{**_task(task, task), "prompt": prompt} for task in ("arg", "file")])
+    out = tmp_path / "out"
+    done = _eval(tmp_path, "run", suite, "--k", "1", "--base-url", endpoint.base_url, "--out", out)
+    assert done.returncode == 1, done.stderr
+    records = _records(out)
+    assert (records["arg"].status.value, records["arg"].reason) == ("error", "agent_start")
+    assert records["arg"].errors == (
+        f"agent arg: cannot start python3: its argument 4 {why}: give the agent the prompt with {{prompt_file}} "
+        "or stdin = true",
+    )
+    assert records["file"].status.value == "fail"  # it ran, and never called the model
+    assert (
+        _agent_exit(out, "file")["stdout"] == f"prompt of {len(prompt)} characters; not calling the model\n"
+    )
+
+
+@pytest.mark.parametrize(
     ("body", "expected"),
     [
         (
@@ -295,6 +329,10 @@ def test_agent_flag_names_the_agent_in_the_conditions(tmp_path: Path, endpoint: 
         (
             '[agents.x]\nkind = "command"\ncommand = ["my-agent", ""]\n',
             "agents.x.command[1]: must not be empty",
+        ),
+        (
+            '[agents.x]\nkind = "command"\ncommand = ["{model}", "{prompt}"]\n',
+            "agents.x.command[0]: the executable (its first item) cannot hold {prompt}, {prompt_file} or {model}",
         ),
         (
             '[agents.x]\nkind = "command"\ncommand = ["a", "{prompt}"]\nenv = ["HOME", "MY-VAR"]\n',

@@ -273,3 +273,78 @@ def test_aider_in_the_sandbox_replays_clean_and_a_changed_fixture_diverges(tmp_p
     assert (task["passes"], task["errored"]) == (0, 1)  # an error run, never a pass
     assert task["errorReasons"] == [{"name": "replay_divergence", "count": 1}]
     assert diverged["calls"] == []  # a replay reaches no endpoint, diverged or not
+
+
+MARKDOWN_PROMPT = (
+    "---\ntitle: fix-add\n---\n- The function add in src/calc.py is wrong: add(2, 3) returns -1.\n- Fix it."
+)
+
+
+def _with_prompt(tmp_path: Path, kind: str, prompt: str) -> list[str]:
+    """``_setup``, with fix-add's prompt replaced by ``prompt``."""
+    common = _setup(tmp_path, kind)
+    suite_json = tmp_path / "suite" / "suite.json"
+    document = json.loads(suite_json.read_text())
+    next(task for task in document["tasks"] if task["id"] == "fix-add")["prompt"] = prompt
+    suite_json.write_text(json.dumps(document))
+    return common
+
+
+@NEEDS_NETNS
+@pytest.mark.parametrize(
+    ("kind", "binary", "prompt"),
+    [
+        ("codex", "codex", MARKDOWN_PROMPT),
+        ("codex", "codex", "-"),  # what Codex reads as "the prompt is on stdin"
+        ("opencode", "opencode", MARKDOWN_PROMPT),
+        ("claude-code", "claude", MARKDOWN_PROMPT),
+        ("aider", "aider", MARKDOWN_PROMPT),
+        ("aider", "aider", "--fix=add"),  # one word: argparse would take it for an option
+    ],
+)
+def test_a_prompt_that_starts_with_a_dash_reaches_the_model_as_text(
+    tmp_path: Path, kind: str, binary: str, prompt: str
+) -> None:
+    """fix-add's prompt as Markdown with front matter and a list (it starts with ``---``, then lines with
+    ``-``), or a word starting with ``-``: each real agent sends it to the model as it is (OpenCode no longer
+    in quotes), never reading it as an option, and fixes the fixture."""
+    if _binary(binary) is None:
+        pytest.skip(f"{kind} is not installed (make agents)")
+    common = _with_prompt(tmp_path, kind, prompt)
+    out = tmp_path / "live"
+    args = ("eval", "run", "smoke-coding", *common, "--k", "1", "--base-url", "{base_url}", "--out", str(out))
+    live = _in_netns(tmp_path, "live", *args)
+    assert live["rc"] == 0, live["stderr"]
+    _check(json.loads((out / "report.json").read_text()), live["calls"], kind)
+    # a whole JSON string, as it is (aider adds its edit rules to the same message, after it)
+    text = json.dumps(prompt)[:-1] if kind == "aider" else json.dumps(prompt)
+    sent = [text in call["body"] for call in live["calls"]]
+    assert any(sent), live["calls"][0]["body"]
+    assert all(seen for seen, call in zip(sent, live["calls"], strict=True) if call["tools"])  # each turn
+
+
+@pytest.mark.skipif(_binary("aider") is None, reason="aider is not installed (make agents)")
+@pytest.mark.parametrize("prompt", ["!touch started.txt", "/run touch started.txt"])
+def test_aider_is_never_given_a_prompt_it_would_run_as_its_own_command(tmp_path: Path, prompt: str) -> None:
+    """aider runs a message starting with ``!`` (a shell command) or ``/`` as its own command and never sends
+    it to the model: such a run is an error naming why, exit 1, and aider is never started."""
+    common = _with_prompt(tmp_path, "aider", prompt)
+    out = tmp_path / "refused"
+    env = {
+        **os.environ,
+        "ALISIO_CONFIG_HOME": str(tmp_path / "config"),
+        "ALISIO_DATA_HOME": str(tmp_path / "d"),
+    }
+    args = ("eval", "run", "smoke-coding", *common, "--k", "1", "--base-url", "http://127.0.0.1:9/v1")
+    done = subprocess.run(
+        [str(ALISIO), *args, "--out", str(out)], capture_output=True, text=True, env=env,
+        stdin=subprocess.DEVNULL, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    why = f"aider would run a prompt that starts with {prompt[0]!r} as one of its own commands"
+    assert why in done.stderr, done.stderr
+    task = json.loads((out / "report.json").read_text())["tasks"][0]
+    assert (task["passes"], task["errored"]) == (0, 1)
+    assert task["errorReasons"] == [{"name": "agent_start", "count": 1}]
+    events = [json.loads(line) for line in (out / "runs" / "fix-add" / "0.jsonl").read_text().splitlines()]
+    assert "agent_exit" not in {event["type"] for event in events}  # aider never ran

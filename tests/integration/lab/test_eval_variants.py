@@ -262,6 +262,48 @@ def test_an_invalid_file_is_rejected(home: Path, document: dict[str, Any], messa
     assert f"alisio eval variants: {compare}: {message}" in refused(home, result)
 
 
+def bounded(home: Path, *args: str | Path) -> subprocess.CompletedProcess[str]:
+    """``alisio *args`` in a process of at most 4 GiB of address space and 60 s: a reader that reads a device
+    or waits on a FIFO fails the test instead of filling the machine's memory or hanging it."""
+    import resource
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+
+    return subprocess.run(
+        [str(ALISIO), *map(str, args)], capture_output=True, text=True, env=env_for(home), timeout=60,
+        stdin=subprocess.DEVNULL, preexec_fn=limit, check=False,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("kind", "why"),
+    [
+        ("device", "it is a character device, not a regular file"),
+        ("fifo", "it is a FIFO (named pipe), not a regular file"),
+        ("huge", "it is larger than 16 MiB, the most a variants file may hold"),
+    ],
+)
+def test_a_variants_file_that_is_a_device_a_fifo_or_huge_is_refused_at_once(
+    home: Path, kind: str, why: str
+) -> None:
+    """D8: /dev/zero (which grew a process to 24 GB), a FIFO no one writes (which hung) and a 16 MiB + 1
+    file: exit 1 at once, one line naming the file and why, nothing run."""
+    suite = make_suite(home)
+    path = Path("/dev/zero") if kind == "device" else home / "compare.json"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "huge":
+        with path.open("wb") as file:
+            file.truncate((16 << 20) + 1)  # sparse: nothing is written
+    script = write_script(home / "f.json", FIX)
+    args = ["eval", "variants", "calc-suite", "--suite-dir", suite, "--yes", "--variants", path]
+    started = time.monotonic()
+    result = bounded(home, *args, "--allow-write", "--script", script)
+    assert time.monotonic() - started < 30
+    assert refused(home, result).strip() == f"alisio eval variants: variants file {path}: cannot read: {why}"
+
+
 def test_an_ungranted_effect_is_said_once(home: Path) -> None:
     """Without --allow-write the task is rejected once (not per variant), before any run."""
     suite = make_suite(home)

@@ -11,6 +11,7 @@ run without a kill.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import time
@@ -254,6 +255,31 @@ def test_a_resume_refuses_what_changed_naming_it_and_runs_nothing(tmp_path: Path
     (suite / "fixtures" / "calc" / "check.py").write_text("print('changed')\n")
     stderr = _refused(tmp_path, "variants", "--resume", out)
     assert "the suite's content (a task, fixture or verifier changed) differs" in stderr
+    assert {arm: (out / arm / "runs.jsonl").read_bytes() for arm in ("base", "cand")} == runs
+
+
+def test_a_resume_whose_variants_file_became_a_fifo_or_huge_is_refused_at_once(tmp_path: Path) -> None:
+    """D8 on --resume: the variants file plan.json names, replaced by a FIFO no one writes (which hung) or by
+    a 16 MiB + 1 file: exit 1 at once, one line naming the file and why, runs.jsonl untouched."""
+    _, compare, out = _finished_job(tmp_path, "base", "cand")
+    runs = {arm: (out / arm / "runs.jsonl").read_bytes() for arm in ("base", "cand")}
+    compare.unlink()
+    os.mkfifo(compare)
+    done = subprocess.run(
+        [str(ALISIO), "eval", "variants", "--resume", str(out)], capture_output=True, text=True, timeout=60,
+        env=command_env(tmp_path), stdin=subprocess.DEVNULL, check=False,
+    )  # fmt: skip
+    assert done.returncode == 1 and done.stdout == "", done.stderr
+    why = "cannot read: it is a FIFO (named pipe), not a regular file"
+    assert done.stderr.strip() == f"alisio eval variants: variants file {compare}: {why}"
+    compare.unlink()
+    with compare.open("wb") as file:
+        file.truncate((16 << 20) + 1)
+    stderr = _refused(tmp_path, "variants", "--resume", out)
+    assert stderr.strip() == (
+        f"alisio eval variants: variants file {compare}: cannot read: it is larger than 16 MiB, the most a "
+        "variants file may hold"
+    )
     assert {arm: (out / arm / "runs.jsonl").read_bytes() for arm in ("base", "cand")} == runs
 
 

@@ -16,6 +16,7 @@ import pytest
 
 from tests.integration.agent_endpoint import FIX_COMMAND, AgentEndpoint
 from tests.integration.agents.test_external_agents import (
+    FAKE,
     SECRET,
     _agent,
     _agent_exit,
@@ -169,10 +170,44 @@ def test_a_sandboxed_agent_run_records_then_replays_from_another_path_without_di
         assert record.measured.turns == len(log) == 2
 
 
+def test_a_prompt_or_model_naming_a_host_file_binds_nothing_into_the_sandbox(tmp_path: Path) -> None:
+    """D3: a hostile task whose prompt is the path of a host secret (a stand-in home's ``.ssh/id_rsa``), and a
+    model that names another host file, given to a command agent as arguments: outside the sandbox the agent
+    reads both (they are real); inside, neither exists, while the script its configured command names is
+    bound and runs. The run passes either way."""
+    secret = tmp_path / "stand-in-home" / ".ssh" / "id_rsa"
+    secret.parent.mkdir(parents=True)
+    secret.write_text("stand-in private key")
+    named = tmp_path / "model-secret.txt"
+    named.write_text("model secret")
+    command = json.dumps(["python3", str(FAKE), "--mode", "read", "--model", "{model}", "{prompt}"])
+    _config(tmp_path, f'[agents.peek]\nkind = "command"\ncommand = {command}\n')
+    suite = _suite(tmp_path, [{**_task("peek", "peek"), "prompt": str(secret)}])
+    seen = {}
+    for sandbox in ("none", "bwrap"):
+        out = tmp_path / f"out-{sandbox}"
+        with AgentEndpoint() as endpoint:
+            done = alisio(
+                tmp_path, "eval", "run", "agents-suite", "--suite-dir", str(suite), "--yes", "--allow-write",
+                "--allow-process", "--base-url", endpoint.base_url, "--model", str(named), "--sandbox", sandbox,
+                "--out", str(out), env={"OPENAI_API_KEY": SECRET},
+            )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert _records(out)["peek"].status.value == "pass"
+        seen[sandbox] = json.loads(_agent_exit(out, "peek")["stdout"].splitlines()[0])
+    assert seen["none"] == {str(secret): secret.read_text(), str(named): "model secret"}
+    assert seen["bwrap"] == {
+        str(secret): "No such file or directory",
+        str(named): "No such file or directory",
+    }
+
+
 def test_agent_files_binds_the_install_tree_and_the_paths_of_its_command(tmp_path: Path) -> None:
     """An executable outside /usr runs by its real path with its venv (and that venv's base Python) or its
-    topmost node_modules bound; one the sandbox has runs as it is; existing absolute arguments are bound,
-    never the sandbox's own mount points."""
+    topmost node_modules bound; one the sandbox has runs as it is; the existing absolute paths its configured
+    command names are bound (``command_paths``, before substitution), never an argument a run put in, nor the
+    sandbox's own mount points."""
+    from alisio.core.agents.presets import command_paths
     from alisio.shell.sandbox.agents import agent_files
 
     python = tmp_path / "python" / "bin"
@@ -185,9 +220,8 @@ def test_agent_files_binds_the_install_tree_and_the_paths_of_its_command(tmp_pat
     script.chmod(0o755)
     (tmp_path / "bin").mkdir()
     (tmp_path / "bin" / "agent").symlink_to(script)
-    argv, binds = agent_files(
-        ["agent", "--config", str(tmp_path / "agent.toml"), "/tmp"], f"{tmp_path / 'bin'}:/usr/bin"
-    )
+    first = ("agent", "--config", str(tmp_path / "agent.toml"), "/tmp")
+    argv, binds = agent_files(list(first), f"{tmp_path / 'bin'}:/usr/bin", command_paths(first))
     assert argv == [str(script), "--config", str(tmp_path / "agent.toml"), "/tmp"]
     assert binds == (str(tmp_path / "python"), str(venv))  # the config file does not exist: nothing to bind
     cli = tmp_path / "npm" / "node_modules" / "pkg" / "node_modules" / "dep" / "cli.js"
@@ -196,7 +230,16 @@ def test_agent_files_binds_the_install_tree_and_the_paths_of_its_command(tmp_pat
     assert agent_files([str(cli)], "/usr/bin") == ([str(cli)], (str(tmp_path / "npm" / "node_modules"),))
     mine = tmp_path / "my-agent.py"
     mine.write_text("print()\n")
-    assert agent_files(["python3", str(mine), "/workspace"], f"{tmp_path / 'bin'}:/usr/bin") == (
-        ["python3", str(mine), "/workspace"],
-        (str(mine),),
+    secret = tmp_path / "secret"
+    secret.write_text("key")
+    template = (
+        "python3",
+        str(mine),
+        "/workspace",
+        "{prompt}",
+        f"{tmp_path}/{{model}}",
+        "--file={prompt_file}",
     )
+    assert command_paths(template) == (str(mine), "/workspace")
+    run = ["python3", str(mine), "/workspace", str(secret), str(secret), f"--file={secret}"]
+    assert agent_files(run, f"{tmp_path / 'bin'}:/usr/bin", command_paths(template)) == (run, (str(mine),))
