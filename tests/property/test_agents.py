@@ -21,7 +21,6 @@ from alisio.core.agents.cassette import (
 from alisio.core.agents.config import KINDS, parse_external
 from alisio.core.agents.exchange import Api, read_exchange, unsupported_api
 from alisio.core.agents.presets import (
-    DUMMY_KEY,
     RunDirs,
     invocation,
     lab_tools,
@@ -257,18 +256,34 @@ def test_an_unknown_kind_names_the_agent_and_the_field(kind: str) -> None:
             raise AssertionError("accepted")
 
 
+TOKEN = "alisio-run-0123456789abcdef0123456789abcdef"
+
+
 @given(TEXT, TEXT)
-def test_a_command_gets_the_prompt_the_model_and_a_dummy_key(prompt: str, model: str) -> None:
-    """{prompt}, {prompt_file} and {model} are replaced; the key variable holds the dummy key only."""
+def test_a_command_gets_the_prompt_the_model_and_the_runs_token(prompt: str, model: str) -> None:
+    """{prompt}, {prompt_file} and {model} are replaced; the key variable holds the run's token only."""
     agent = parse_external(
         "x", {"kind": "command", "command": ["a", "{prompt}", "{prompt_file}", "--m={model}"]}, "c"
     ).unwrap()
     dirs = RunDirs(run="/r", workspace="/w", prompt_file="/r/prompt.txt")
-    inv = invocation(agent, "", prompt, model, "http://127.0.0.1:1", dirs)
+    inv = invocation(agent, "", prompt, model, "http://127.0.0.1:1", dirs, TOKEN)
     assert inv.argv == ("a", prompt, "/r/prompt.txt", f"--m={model}")
     env = dict(inv.env)
-    assert env["OPENAI_API_KEY"] == DUMMY_KEY and env["OPENAI_BASE_URL"] == "http://127.0.0.1:1/v1"
+    assert env["OPENAI_API_KEY"] == TOKEN and env["OPENAI_BASE_URL"] == "http://127.0.0.1:1/v1"
     assert env["HOME"] == "/r/home"
+
+
+@given(st.sampled_from(sorted(set(KINDS) - {"builtin"})), TEXT)
+def test_every_agent_gets_the_runs_token_never_on_its_command_line(kind: str, prompt: str) -> None:
+    """Each preset (and a command) is given the run's token in its environment or a file of its run
+    directory, never in its argv, which any local user can read in /proc/PID/cmdline."""
+    table = {"kind": kind} | ({"command": ["a", "{prompt}"]} if kind == "command" else {})
+    agent = parse_external("x", table, "c").unwrap()
+    dirs = RunDirs(run="/r", workspace="/w", prompt_file="/r/prompt.txt")
+    inv = invocation(agent, "bin", prompt.replace(TOKEN, ""), "m", "http://127.0.0.1:1", dirs, TOKEN)
+    assert not any(TOKEN in arg for arg in inv.argv)
+    given_in = [value for _, value in inv.env] + [text for _, text in inv.files]
+    assert any(TOKEN in value for value in given_in), kind
 
 
 def test_each_preset_maps_its_tools_to_lab_tools() -> None:

@@ -44,7 +44,7 @@ __all__ = [
 
 @dataclass(frozen=True)
 class AgentPlan:
-    """The external agents' runners by name, their conditions, and the plan (closing their client too)."""
+    """The external agents' runners by name, their conditions, and the plan."""
 
     runners: dict[str, AgentRunner] = field(default_factory=dict)
     conditions: dict[str, AgentCondition] = field(default_factory=dict)
@@ -102,7 +102,7 @@ def agent_plan(
         mine = [task for task in tasks if (request.provider.agent or task.agent) == agent.name]
         return read_agent_cassettes(cassette_dir, agent.name, mine)
 
-    runners, versions, client = external_runners(
+    runners, versions = external_runners(
         external,
         used,
         source,
@@ -114,22 +114,14 @@ def agent_plan(
         record=request.mode is LabMode.RECORD,
         suite=suite,
     )
-    if client is None:
+    if not runners:
         return AgentPlan(plan=plan)
-    close = plan.close
-
-    def close_both() -> None:
-        client.close()
-        close()
-
     kinds = {agent.name: agent.kind for agent in external}
     conditions = {
         name: AgentCondition(name=name, kind=kinds[name], version=versions[name]) for name in runners
     }
     first = next(iter(runners.values()))
-    replaced = dataclasses.replace(
-        plan, close=close_both, id=first.upstream.provider_id, model=first.model, hook=None
-    )
+    replaced = dataclasses.replace(plan, id=first.upstream.provider_id, model=first.model, hook=None)
     configs = {
         agent.name: hashlib.sha256(msgspec.json.encode(agent)).hexdigest()
         for agent in external
