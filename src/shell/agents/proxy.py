@@ -33,7 +33,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Final, Protocol
+from typing import Final
 
 import httpx
 from returns.result import Failure, Result, Success
@@ -51,7 +51,7 @@ from alisio.core.agents.ledger import (
 from alisio.core.agents.routes import Route, RouteRefusal, route
 from alisio.core.harness.budget import RunBudget
 from alisio.core.harness.prices import Rates
-from alisio.shell.agents.proxy_http import serve, server_url, shut
+from alisio.shell.agents.proxy_http import Replayer, serve, server_url, shut
 from alisio.shell.harness.providers.cancellable import Connections, cancellable_transport
 
 __all__ = ["BudgetHit", "Call", "Replayer", "RunProxy"]
@@ -89,14 +89,6 @@ class Call:
     response: bytes
     cut: bool = False
     """Still in flight when the run ended: the proxy cut it; ``response`` is what had arrived."""
-
-
-class Replayer(Protocol):
-    """Replay mode: answers a model call from a cassette instead of the provider."""
-
-    def answer(self, body: bytes) -> tuple[int, str, bytes] | str:
-        """``(status, content type, body)`` of the recorded answer, or the divergence's one line."""
-        ...
 
 
 class RunProxy:

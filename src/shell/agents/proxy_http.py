@@ -17,18 +17,16 @@ import socketserver
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import TYPE_CHECKING, Final
+from typing import Final, Protocol
 
 import httpx
-from returns.result import Failure
+from returns.result import Failure, Result
 
+from alisio.core.agents.exchange import Api
 from alisio.core.agents.ledger import BudgetHit
-from alisio.core.agents.routes import error_body
+from alisio.core.agents.routes import Route, RouteRefusal, error_body
 
-if TYPE_CHECKING:
-    from alisio.shell.agents.proxy import Replayer, RunProxy
-
-__all__ = ["KEPT_BYTES", "MAX_BODY_BYTES", "serve", "server_url", "shut"]
+__all__ = ["KEPT_BYTES", "MAX_BODY_BYTES", "Owner", "Replayer", "serve", "server_url", "shut"]
 
 KEPT_BYTES: Final = 32 << 20
 """The copy of one answer the proxy keeps (the agent gets all of it)."""
@@ -37,7 +35,48 @@ MAX_BODY_BYTES: Final = 64 << 20
 _HOP_OUT: Final = frozenset({"content-length", "transfer-encoding", "connection", "content-encoding"})
 
 
-def serve(owner: RunProxy, address: tuple[str, int], unix: str | None) -> ThreadingHTTPServer:
+class Replayer(Protocol):
+    """Replay mode: answers a model call from a cassette instead of the provider."""
+
+    def answer(self, body: bytes) -> tuple[int, str, bytes] | str:
+        """``(status, content type, body)`` of the recorded answer, or the divergence's one line."""
+        ...
+
+
+class Owner(Protocol):
+    """What the handler asks of its proxy (``alisio.shell.agents.proxy.RunProxy``)."""
+
+    api: Api
+    client: httpx.Client
+    replay: Replayer | None
+    closing: bool
+    diverged: bool
+    on_stop: Callable[[], None]
+
+    def authorized(self, authorization: str, api_key: str) -> bool: ...
+
+    def route(self, method: str, target: str) -> Result[tuple[Route, str], RouteRefusal]: ...
+
+    def admit(self, body: bytes) -> tuple[int, BudgetHit | str | None]: ...
+
+    def elapsed_ms(self) -> int: ...
+
+    def headers(self, incoming: list[tuple[str, str]]) -> dict[str, str]: ...
+
+    def keep(
+        self,
+        ticket: int,
+        started_ms: int,
+        request: bytes,
+        answer: tuple[int, str, bytes],
+        *,
+        cut: bool = False,
+    ) -> None: ...
+
+    def release(self, ticket: int) -> None: ...
+
+
+def serve(owner: Owner, address: tuple[str, int], unix: str | None) -> ThreadingHTTPServer:
     """A server for ``owner`` on ``address`` (or the unix socket ``unix``), serving on a thread.
 
     Raises:
@@ -89,7 +128,7 @@ class _BodyTooLarge(Exception):
 
 
 class _Handler(BaseHTTPRequestHandler):
-    proxy: RunProxy
+    proxy: Owner
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True
 

@@ -35,6 +35,7 @@ __all__ = [
     "AgentPlan",
     "agent_plan",
     "agents_of",
+    "check_isolation",
     "condition_for",
     "replay_placeholder",
     "uses_external",
@@ -179,3 +180,29 @@ def condition_for(
     if name is None:
         return None
     return conditions.get(name) or AgentCondition(name=name, kind="builtin", version=version("alisio"))
+
+
+def check_isolation(names: Sequence[str], sandboxed: bool, replay: bool, say: Callable[[str], None]) -> None:
+    """Where the external agents ``names`` run. Under a sandbox each runs in it with the proxy's relay, which
+    needs the sandbox's ``/usr/bin/python3``: without it the command refuses (never an agent run
+    unsandboxed). Without one, live or recording, ``say`` warns when they could read the API key from
+    alisio's process (``alisio.shell.key_guard.exposure``: alisio runs as root, or cannot hide its memory).
+
+    Raises:
+        CommandError: the sandbox cannot relay to the proxy.
+    """
+    if not names:
+        return
+    if sandboxed:
+        from alisio.shell.sandbox.agents import relay_problem
+
+        problem = relay_problem()
+        if problem is not None:
+            raise CommandError(f"{problem} (external agents {', '.join(names)}); nothing was run")
+        return
+    if not replay:
+        from alisio.shell.key_guard import exposure
+
+        warning = exposure(", ".join(names))
+        if warning is not None:
+            say(warning)
