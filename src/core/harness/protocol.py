@@ -26,6 +26,9 @@ MAX_TOKEN_COUNT: Final = 1_000_000_000
 """The largest token count one response may report (a billion: far above any model's context window). A
 larger one (``prompt_tokens: 10**30`` from a hostile or broken server) is not a measurement: it would overflow
 the report's sums, so the usage is treated as unreported, as a negative count is."""
+MAX_NORMALISED_COUNT: Final = 4 * MAX_TOKEN_COUNT
+"""The largest count of a ``Usage`` in the lab's convention: some are sums of what the provider reported
+(Anthropic's input is three counts, its total four), each at most ``MAX_TOKEN_COUNT``."""
 COUNT_RULE: Final = f"a count must be an integer from 0 to {MAX_TOKEN_COUNT}"
 """The rule a usable token count keeps, as the ``usage_unreported`` incidents state it."""
 
@@ -149,7 +152,7 @@ _COUNTS: tuple[tuple[str, str], ...] = (
 
 def usage_problem(usage: Usage) -> str | None:
     """Why ``usage`` cannot be used (the parser's ``invalid``, or a count below 0 or above
-    ``MAX_TOKEN_COUNT``), or ``None`` when it can.
+    ``MAX_NORMALISED_COUNT``), or ``None`` when it can.
 
     Such a count may come from a scripted turn or a cassette as well as from a provider: no token total,
     budget or report may be built on it.
@@ -158,7 +161,7 @@ def usage_problem(usage: Usage) -> str | None:
         return usage.invalid
     for wire, attribute in _COUNTS:
         value = getattr(usage, attribute)
-        if value is not None and not 0 <= value <= MAX_TOKEN_COUNT:
+        if value is not None and not 0 <= value <= MAX_NORMALISED_COUNT:
             return f"{wire} is {value}"
     return None
 
