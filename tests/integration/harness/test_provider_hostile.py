@@ -48,7 +48,9 @@ def test_absurd_usage_is_unreported_and_the_report_and_its_resume_survive(api: s
         for record in records:
             (incident,) = [i for i in record.incidents if i.kind == "usage_unreported"]
             assert f"is {ABSURD}" in incident.message
-            assert "a count must be an integer from 0 to 1000000000): treated as unreported" in incident.message
+            assert (
+                "a count must be an integer from 0 to 1000000000): treated as unreported" in incident.message
+            )
         report = json.loads((out / "report.json").read_text())
         assert report["summary"]["runs"] == 2
         resumed = alisio(tmp_path, "eval", "run", "--resume", str(out))
