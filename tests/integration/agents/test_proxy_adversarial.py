@@ -245,9 +245,9 @@ PRICES = '[prices."m"]\ninput = 1000.0\noutput = 1000.0\n\n'
 
 
 def test_calls_made_at_once_cannot_overshoot_the_cost_and_token_budgets(tmp_path: Path) -> None:
-    """Item D11: eight calls at once (each about 600 tokens, 0.6 USD at these prices, against a provider that
+    """Item D11: eight calls at once (524 tokens each, 0.52 USD at these prices, against a provider that
     answers after 0.3 s): calls in flight hold a reservation, so the run stops within one call of
-    maxCostUsd 2.5 and of maxTokens 2000, where all eight (4.8 USD, 4,800 tokens) went through before."""
+    maxCostUsd 2.5 and of maxTokens 2000, where all eight (4,192 tokens, 4.19 USD) went through before."""
     argv = ["python3", str(HOSTILE), "burst", "8"]
     write_config(tmp_path, '[provider]\nmodel = "m"\n\n' + PRICES + _agent("burst", argv))
     suite = _suite(
