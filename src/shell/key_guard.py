@@ -22,6 +22,7 @@ import ctypes
 import ctypes.util
 import os
 import sys
+from collections.abc import Sequence
 from typing import Final
 
 __all__ = ["exposure", "guard_process", "guarded"]
@@ -57,17 +58,17 @@ def guarded() -> bool:
     return _prctl(_PR_GET_DUMPABLE, 0) == 0
 
 
-def exposure(names: str) -> str | None:
-    """Why an external agent run without a sandbox could read the API key from this process, as the warning
-    printed before the first run (``names``: the agents); ``None`` when it cannot (see the module docstring
-    for the key's other copies)."""
+def exposure(names: str, credentials: Sequence[str]) -> str | None:
+    """Why external agents run without a sandbox could read ``credentials`` (the names of the variables of
+    alisio's environment that hold one) from this process, as the warning printed before the first run
+    (``names``: the agents); ``None`` when they cannot (see the module docstring for the key's other copies)."""
     if hasattr(os, "geteuid") and os.geteuid() == 0:
-        why = "alisio runs as root, so does the agent, and root can read the API key in alisio's memory"
+        why = "alisio runs as root, so does the agent, and root can read alisio's environment and memory"
     elif _ATTEMPTED and not guarded():
         why = "this system does not let alisio hide its environment and memory from your other processes"
     else:
         return None
     return (
-        f"warning: external agents {names} run without a sandbox: {why}; use --sandbox bwrap to keep the key "
-        "from them (docs/agents.md#key-handling)"
+        f"warning: external agents {names} run without a sandbox: {why}, which hold {', '.join(credentials)}; "
+        "use --sandbox bwrap to keep them from it (docs/agents.md#key-handling)"
     )

@@ -182,11 +182,14 @@ def condition_for(
     return conditions.get(name) or AgentCondition(name=name, kind="builtin", version=version("alisio"))
 
 
-def check_isolation(names: Sequence[str], sandboxed: bool, replay: bool, say: Callable[[str], None]) -> None:
+def check_isolation(
+    names: Sequence[str], sandboxed: bool, env: Mapping[str, str], key: str | None, say: Callable[[str], None]
+) -> None:
     """Where the external agents ``names`` run. Under a sandbox each runs in it with the proxy's relay, which
     needs the sandbox's ``/usr/bin/python3``: without it the command refuses (never an agent run
-    unsandboxed). Without one, live or recording, ``say`` warns when they could read the API key from
-    alisio's process (``alisio.shell.key_guard.exposure``: alisio runs as root, or cannot hide its memory).
+    unsandboxed). Without one, ``say`` warns when they could read the credentials of alisio's environment
+    ``env`` (and the API ``key``) from alisio's process (``alisio.shell.key_guard.exposure``: alisio runs as
+    root, or cannot hide its memory).
 
     Raises:
         CommandError: the sandbox cannot relay to the proxy.
@@ -200,9 +203,10 @@ def check_isolation(names: Sequence[str], sandboxed: bool, replay: bool, say: Ca
         if problem is not None:
             raise CommandError(f"{problem} (external agents {', '.join(names)}); nothing was run")
         return
-    if not replay:
-        from alisio.shell.key_guard import exposure
+    from alisio.shell.key_guard import exposure
+    from alisio.shell.lab.cassettes import credentials_of
 
-        warning = exposure(", ".join(names))
-        if warning is not None:
-            say(warning)
+    held = [name for name, _ in credentials_of(env, key)]
+    warning = exposure(", ".join(names), held) if held else None
+    if warning is not None:
+        say(warning)

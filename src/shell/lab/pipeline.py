@@ -526,7 +526,7 @@ def _agents(
             "on this machine); nothing was run"
         )
     agents = agent_plan(request, external, source, tasks, arm_agents, plan, cassettes, suite)
-    check_isolation(sorted(agents.runners), sandbox is not None, request.mode is LabMode.REPLAY, say)
+    check_isolation(sorted(agents.runners), sandbox is not None, request.env, plan.key, say)
     return agents
 
 

@@ -205,7 +205,14 @@ def test_an_unsandboxed_agent_cannot_read_the_key_from_alisio(tmp_path: Path) ->
             assert root.returncode == 0, root.stderr
             found = json.loads(_agent_stdout(tmp_path / "root", "steal").splitlines()[-1])
             assert found["environ"] == "read" and "<redacted: credential OPENAI_API_KEY>" in found["found"]
-            assert "warning: external agents steal run without a sandbox: alisio runs as root" in root.stderr
+            warned = (
+                "warning: external agents steal run without a sandbox: alisio runs as root, so does the agent"
+            )
+            assert (
+                warned in root.stderr
+                and "which hold OPENAI_API_KEY" in root.stderr
+                and SECRET not in root.stderr
+            )
 
 
 def test_a_call_still_streaming_when_the_run_ends_is_cut_and_counted(tmp_path: Path) -> None:
