@@ -42,13 +42,15 @@ BODY = json.dumps(
 ).encode()
 
 
+TOKEN = "alisio-run-bench"
+
+
 def _timed_calls(client: httpx.Client, url: str, n: int) -> list[float]:
     times = []
+    headers = {"content-type": "application/json", "authorization": f"Bearer {TOKEN}"}
     for _ in range(n):
         start = time.perf_counter()
-        with client.stream(
-            "POST", url, content=BODY, headers={"content-type": "application/json"}
-        ) as response:
+        with client.stream("POST", url, content=BODY, headers=headers) as response:
             for _chunk in response.iter_bytes():
                 pass
         times.append(time.perf_counter() - start)
@@ -57,8 +59,8 @@ def _timed_calls(client: httpx.Client, url: str, n: int) -> list[float]:
 
 def proxy_overhead(n: int = 100) -> None:
     budget = RunBudget(max_turns=None, max_wall_ms=None, max_tokens=None, max_tool_calls=None)
-    with AgentEndpoint() as endpoint, httpx.Client() as upstream, httpx.Client() as client:
-        proxy = RunProxy("openai-chat", endpoint.base_url, "key", budget, upstream).start()
+    with AgentEndpoint() as endpoint, httpx.Client() as client:
+        proxy = RunProxy("openai-chat", endpoint.base_url, "key", budget, token=TOKEN).start()
         try:
             _timed_calls(client, endpoint.base_url + "/chat/completions", 10)  # warm up both paths
             _timed_calls(client, proxy.url + "/v1/chat/completions", 10)

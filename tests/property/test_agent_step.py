@@ -128,5 +128,5 @@ def test_unusable_usage_is_one_usage_unreported_incident_saying_why(problem: str
     )
     ((kind, message),) = response_incidents(response)
     assert kind is IncidentKind.USAGE_UNREPORTED
-    assert f"({problem}; a count must be a non-negative integer)" in message
+    assert f"({problem}; a count must be an integer from 0 to 1000000000)" in message
     assert "treated as unreported" in message

@@ -21,7 +21,6 @@ from alisio.core.agents.cassette import (
 from alisio.core.agents.config import KINDS, parse_external
 from alisio.core.agents.exchange import Api, read_exchange, unsupported_api
 from alisio.core.agents.presets import (
-    DUMMY_KEY,
     MAX_ARGUMENT_BYTES,
     RunDirs,
     argument_problem,
@@ -260,17 +259,20 @@ def test_an_unknown_kind_names_the_agent_and_the_field(kind: str) -> None:
             raise AssertionError("accepted")
 
 
+TOKEN = "alisio-run-0123456789abcdef0123456789abcdef"
+
+
 @given(TEXT, TEXT)
-def test_a_command_gets_the_prompt_the_model_and_a_dummy_key(prompt: str, model: str) -> None:
-    """{prompt}, {prompt_file} and {model} are replaced; the key variable holds the dummy key only."""
+def test_a_command_gets_the_prompt_the_model_and_the_runs_token(prompt: str, model: str) -> None:
+    """{prompt}, {prompt_file} and {model} are replaced; the key variable holds the run's token only."""
     agent = parse_external(
         "x", {"kind": "command", "command": ["a", "{prompt}", "{prompt_file}", "--m={model}"]}, "c"
     ).unwrap()
     dirs = RunDirs(run="/r", workspace="/w", prompt_file="/r/prompt.txt")
-    inv = invocation(agent, "", prompt, model, "http://127.0.0.1:1", dirs)
+    inv = invocation(agent, "", prompt, model, "http://127.0.0.1:1", dirs, TOKEN)
     assert inv.argv == ("a", prompt, "/r/prompt.txt", f"--m={model}")
     env = dict(inv.env)
-    assert env["OPENAI_API_KEY"] == DUMMY_KEY and env["OPENAI_BASE_URL"] == "http://127.0.0.1:1/v1"
+    assert env["OPENAI_API_KEY"] == TOKEN and env["OPENAI_BASE_URL"] == "http://127.0.0.1:1/v1"
     assert env["HOME"] == "/r/home"
 
 
@@ -288,8 +290,8 @@ def test_a_preset_passes_the_prompt_where_no_option_is_parsed_and_binds_nothing_
     A preset names no host path of its own to bind (its install tree is the shell's to find)."""
     agent = parse_external("x", {"kind": kind}, "c").unwrap()
     dirs = RunDirs(run="/r", workspace="/w", prompt_file="/r/prompt.txt", files=("src/a.py",))
-    inv = invocation(agent, "/bin/agent", prompt, model, "http://127.0.0.1:1", dirs)
-    other = invocation(agent, "/bin/agent", "another prompt", model, "http://127.0.0.1:1", dirs)
+    inv = invocation(agent, "/bin/agent", prompt, model, "http://127.0.0.1:1", dirs, TOKEN)
+    other = invocation(agent, "/bin/agent", "another prompt", model, "http://127.0.0.1:1", dirs, TOKEN)
     assert inv.host_paths == ()
     if kind in ("codex", "opencode"):  # the prompt is not an argument at all
         assert inv.argv == other.argv and inv.stdin == prompt
@@ -319,7 +321,7 @@ def test_what_a_command_agent_binds_is_decided_before_the_prompt_and_model_are_p
     ]
     agent = parse_external("x", {"kind": "command", "command": template}, "c").unwrap()
     dirs = RunDirs(run="/r", workspace="/w", prompt_file="/r/prompt.txt")
-    inv = invocation(agent, "", prompt, model, "http://127.0.0.1:1", dirs)
+    inv = invocation(agent, "", prompt, model, "http://127.0.0.1:1", dirs, TOKEN)
     assert inv.host_paths == ("/etc/agent.toml",)
     assert inv.argv[2] == prompt and inv.argv[3] == f"/data/{model}"
 
@@ -355,6 +357,19 @@ def test_an_argument_no_command_line_can_carry_is_named(args: list[str], at: int
     else:
         assert problem is not None and problem.startswith(f"its argument {at} ")
         assert problem.endswith("give the agent the prompt with {prompt_file} or stdin = true")
+
+
+@given(st.sampled_from(sorted(set(KINDS) - {"builtin"})), TEXT)
+def test_every_agent_gets_the_runs_token_never_on_its_command_line(kind: str, prompt: str) -> None:
+    """Each preset (and a command) is given the run's token in its environment or a file of its run
+    directory, never in its argv, which any local user can read in /proc/PID/cmdline."""
+    table = {"kind": kind} | ({"command": ["a", "{prompt}"]} if kind == "command" else {})
+    agent = parse_external("x", table, "c").unwrap()
+    dirs = RunDirs(run="/r", workspace="/w", prompt_file="/r/prompt.txt")
+    inv = invocation(agent, "bin", prompt.replace(TOKEN, ""), "m", "http://127.0.0.1:1", dirs, TOKEN)
+    assert not any(TOKEN in arg for arg in inv.argv)
+    given_in = [value for _, value in inv.env] + [text for _, text in inv.files]
+    assert any(TOKEN in value for value in given_in), kind
 
 
 def test_each_preset_maps_its_tools_to_lab_tools() -> None:

@@ -19,7 +19,7 @@ import msgspec
 from returns.result import Failure, Result, Success
 
 from alisio.core.base import Frozen
-from alisio.core.harness.protocol import ToolCall, Usage
+from alisio.core.harness.protocol import ToolCall, Usage, usage_before_cut, usage_problem
 from alisio.core.harness.sse import error_message
 from alisio.core.harness.wire import APIS, Api, ParsedAnswer, parse_response
 
@@ -72,13 +72,16 @@ class Exchange(Frozen, frozen=True, kw_only=True):
     status: int
     """The provider's HTTP status."""
     usage: Usage | None
-    """The provider-reported usage (``None``: not reported)."""
+    """The provider-reported usage (``None``: not reported, or not usable: see ``usage_problem``). A call that
+    never finished keeps only the input side of what it reported (``protocol.usage_before_cut``)."""
     tool_calls: tuple[ToolCall, ...]
     """The tool calls the model asked for, under the agent's own tool names."""
     text: str
     finish_reason: str
     error: str | None = None
     """The provider's error (a non-2xx status, an in-stream error), ``None`` when it answered."""
+    usage_problem: str | None = None
+    """Why the usage it reported cannot be used (``prompt_tokens is -5``): ``usage`` is then ``None``."""
 
 
 class ExchangeError(Frozen, frozen=True, kw_only=True, tag="exchange_error"):
@@ -184,18 +187,22 @@ def _error_text(api: Api, body: bytes) -> str:
 
 def _answered(facts: RequestFacts, status: int, answer: ParsedAnswer) -> Exchange:
     """A 2xx answer: an in-stream error or an answer that never finished is a failed exchange, which keeps
-    the usage reported before it (those tokens were spent)."""
+    the input side of the usage reported before it (those tokens were spent; an output count sent before the
+    end is not the call's). Usage that cannot be used (``usage_problem``) is not kept: the exchange says why."""
     error = answer.error
     if error is None and answer.finish_reason is None:
         error = "the answer ended before it finished"
+    problem = None if answer.usage is None else usage_problem(answer.usage)
+    usage = None if problem is not None else answer.usage
     return Exchange(
         request=facts,
         status=status,
-        usage=answer.usage,
+        usage=usage if error is None else usage_before_cut(usage),
         tool_calls=answer.tool_calls if error is None else (),
         text=answer.text,
         finish_reason="error" if error is not None or answer.finish_reason is None else answer.finish_reason,
         error=error,
+        usage_problem=problem,
     )
 
 

@@ -9,7 +9,9 @@ The presets are the invocations measured on this project's machine kind (docs/ag
 - ``aider`` (PyPI ``aider-chat``, Chat Completions, no tool calls: edits are in its text);
 - ``claude-code`` (npm ``@anthropic-ai/claude-code``, Anthropic Messages; 2.1.197 on Node 20).
 
-Rules: the agent gets only a dummy key (``DUMMY_KEY``); every per-run directory (home, config) is under
+Rules: the agent gets only the run's token as its key (``key``: random per run, made by the shell; the proxy
+forwards only requests that carry it), in its environment or a file of its run directory, never on its
+command line (which other users can read in ``/proc``); every per-run directory (home, config) is under
 the run directory the shell made; the task's prompt reaches the model as it is, never read as an option
 whatever it starts with (``-``, ``---`` front matter): Codex (``-``) and OpenCode read it from stdin (OpenCode
 would put one given as an argument in quotes), Claude Code gets it after ``--``, aider as
@@ -31,7 +33,6 @@ from alisio.core.replay.fingerprint import Rules
 
 __all__ = [
     "BINARIES",
-    "DUMMY_KEY",
     "INSTALL",
     "MAX_ARGUMENT_BYTES",
     "RUN_DIR",
@@ -49,8 +50,6 @@ __all__ = [
     "version_command",
 ]
 
-DUMMY_KEY: Final = "alisio-proxy-dummy-key"
-"""The only key an external agent sees; the proxy adds the real one to what it forwards."""
 BINARIES: Final[Mapping[str, str]] = {
     "codex": "codex",
     "opencode": "opencode",
@@ -200,7 +199,7 @@ def _home(dirs: RunDirs) -> tuple[tuple[str, str], ...]:
 _CODEX_CONFIG: Final = "# written by alisio for one run; the provider is given with -c on the command line\n"
 
 
-def _codex(binary: str, prompt: str, model: str, base_url: str, dirs: RunDirs) -> Invocation:
+def _codex(binary: str, prompt: str, model: str, base_url: str, dirs: RunDirs, key: str) -> Invocation:
     provider = f'{{name="local",base_url="{base_url}/v1",wire_api="responses",env_key="LOCAL_API_KEY"}}'
     argv = (
         binary,
@@ -218,19 +217,19 @@ def _codex(binary: str, prompt: str, model: str, base_url: str, dirs: RunDirs) -
         "-",  # the prompt is read from stdin: "--" would not do for a prompt that is "-" itself
     )
     home = f"{dirs.run}/codex-home"
-    env = (*_home(dirs), ("CODEX_HOME", home), ("LOCAL_API_KEY", DUMMY_KEY))
+    env = (*_home(dirs), ("CODEX_HOME", home), ("LOCAL_API_KEY", key))
     # Codex refuses a CODEX_HOME that does not exist: its config file makes it (no settings beyond argv's)
     files = ((f"{home}/config.toml", _CODEX_CONFIG),)
     return Invocation(argv=argv, env=env, files=files, stdin=prompt)
 
 
-def _opencode(binary: str, prompt: str, model: str, base_url: str, dirs: RunDirs) -> Invocation:
+def _opencode(binary: str, prompt: str, model: str, base_url: str, dirs: RunDirs, key: str) -> Invocation:
     config = {
         "provider": {
             "local": {
                 "npm": "@ai-sdk/openai-compatible",
                 "name": "local",
-                "options": {"baseURL": f"{base_url}/v1", "apiKey": DUMMY_KEY},
+                "options": {"baseURL": f"{base_url}/v1", "apiKey": key},
                 "models": {model: {}},
             }
         },
@@ -260,15 +259,13 @@ def _opencode(binary: str, prompt: str, model: str, base_url: str, dirs: RunDirs
     return Invocation(argv=argv, env=env, files=((path, json.dumps(config, indent=1)),), stdin=prompt)
 
 
-def _aider(binary: str, prompt: str, model: str, base_url: str, dirs: RunDirs) -> Invocation:
+def _aider(binary: str, prompt: str, model: str, base_url: str, dirs: RunDirs, key: str) -> Invocation:
     argv = (
         binary,
         "--model",
         f"openai/{model}",
         "--openai-api-base",
         f"{base_url}/v1",
-        "--openai-api-key",
-        DUMMY_KEY,
         "--no-git",
         "--yes-always",
         "--no-check-update",
@@ -288,16 +285,18 @@ def _aider(binary: str, prompt: str, model: str, base_url: str, dirs: RunDirs) -
         "--",
         *dirs.files,
     )
-    # aider keeps its chat's files in a set: a fixed hash seed keeps their order (and its requests) the same
-    return Invocation(argv=argv, env=(*_home(dirs), ("PYTHONHASHSEED", "0")))
+    # aider keeps its chat's files in a set: a fixed hash seed keeps their order (and its requests) the same;
+    # its key comes from AIDER_OPENAI_API_KEY (--openai-api-key's variable), not from its command line
+    env = (*_home(dirs), ("PYTHONHASHSEED", "0"), ("AIDER_OPENAI_API_KEY", key))
+    return Invocation(argv=argv, env=env)
 
 
-def _claude(binary: str, prompt: str, model: str, base_url: str, dirs: RunDirs) -> Invocation:
+def _claude(binary: str, prompt: str, model: str, base_url: str, dirs: RunDirs, key: str) -> Invocation:
     models = ("ANTHROPIC_MODEL", "ANTHROPIC_DEFAULT_OPUS_MODEL", "ANTHROPIC_DEFAULT_SONNET_MODEL")
     env = (
         *_home(dirs),
         ("ANTHROPIC_BASE_URL", base_url),
-        ("ANTHROPIC_AUTH_TOKEN", DUMMY_KEY),
+        ("ANTHROPIC_AUTH_TOKEN", key),
         *((name, model) for name in (*models, "ANTHROPIC_DEFAULT_HAIKU_MODEL", "CLAUDE_CODE_SUBAGENT_MODEL")),
         ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
         ("IS_SANDBOX", "1"),
@@ -316,13 +315,15 @@ def command_paths(command: tuple[str, ...]) -> tuple[str, ...]:
     )
 
 
-def _command(agent: ExternalAgent, prompt: str, model: str, base_url: str, dirs: RunDirs) -> Invocation:
+def _command(
+    agent: ExternalAgent, prompt: str, model: str, base_url: str, dirs: RunDirs, key: str
+) -> Invocation:
     argv = tuple(
         arg.replace(PROMPT_FILE, dirs.prompt_file).replace(MODEL, model).replace(PROMPT, prompt)
         for arg in agent.command
     )
     suffix = "" if agent.api == "anthropic" else "/v1"
-    env = (*_home(dirs), (agent.base_url_env, f"{base_url}{suffix}"), (agent.key_env, DUMMY_KEY))
+    env = (*_home(dirs), (agent.base_url_env, f"{base_url}{suffix}"), (agent.key_env, key))
     stdin = prompt if agent.stdin else None
     return Invocation(argv=argv, env=env, stdin=stdin, host_paths=command_paths(agent.command))
 
@@ -365,15 +366,16 @@ def argument_problem(agent: ExternalAgent, argv: tuple[str, ...]) -> str | None:
 
 
 def invocation(
-    agent: ExternalAgent, binary: str, prompt: str, model: str, base_url: str, dirs: RunDirs
+    agent: ExternalAgent, binary: str, prompt: str, model: str, base_url: str, dirs: RunDirs, key: str
 ) -> Invocation:
     """How to start ``agent`` on ``prompt`` against the proxy at ``base_url`` (``http://127.0.0.1:PORT``).
 
     Args:
         binary: the preset's executable, as the shell found it (unused by a command agent).
+        key: the run's token, the agent's only key (the proxy forwards only requests that carry it).
     """
     builders = {"codex": _codex, "opencode": _opencode, "aider": _aider, "claude-code": _claude}
     build = builders.get(agent.kind)
     if build is None:
-        return _command(agent, prompt, model, base_url, dirs)
-    return build(binary, prompt, model, base_url, dirs)
+        return _command(agent, prompt, model, base_url, dirs, key)
+    return build(binary, prompt, model, base_url, dirs, key)

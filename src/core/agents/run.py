@@ -8,8 +8,14 @@ Rules this module keeps:
 - the outcome, first match wins: a budget the proxy refused (``budget_exceeded``, its name); the agent killed
   at ``maxWallMs`` (``budget_exceeded``); the agent's output past its limit (``error``, ``agent_output``); the
   last model call failed at the provider (``error``: ``provider_auth`` for 401/403, ``provider_network`` when
-  the proxy could not reach it, else ``provider_error``); else ``completed``, whatever the exit code (it is
-  recorded in ``agent_exit``; the verifiers judge the workspace);
+  the proxy could not reach it, else ``provider_error``; a call cut at the run's end is not a provider's
+  failure); else ``completed``, whatever the exit code (it is recorded in ``agent_exit``; the verifiers judge
+  the workspace);
+- a call whose usage cannot be used (a count below 0, not an integer, or above ``MAX_TOKEN_COUNT``) is
+  recorded without usage and raises a ``usage_unreported`` incident naming the count, as the built-in agent's
+  turns do; a call still streaming when the run ended (cut: the proxy cancelled it) is recorded with finish
+  reason ``cut`` and the input side of the usage it reported before the cut, with a ``usage_unreported``
+  incident saying so;
 - a request is fingerprinted after normalisation (``normalized_body``): the workspace path, the task's
   replayNormalize and the agent's known per-run noise.
 """
@@ -35,6 +41,7 @@ from alisio.core.harness.events import (
     RunStarted,
     ToolCalled,
 )
+from alisio.core.harness.protocol import COUNT_RULE
 from alisio.core.harness.tooldefs import effect_of
 from alisio.core.replay.fingerprint import Rules
 from alisio.core.share.linear_regex import LinearPattern, compile_linear
@@ -65,6 +72,8 @@ class ProxiedCall(Frozen, frozen=True, kw_only=True):
     """Why it could not be read (``exchange`` is then ``None``)."""
     fingerprint: str = ""
     status: int = 200
+    cut: bool = False
+    """Still streaming when the run ended: the proxy cancelled it (``exchange`` holds what had arrived)."""
 
 
 class AgentEnd(Frozen, frozen=True, kw_only=True):
@@ -141,7 +150,7 @@ def _call_events(call: ProxiedCall, seq: int, tool_map: Mapping[str, str]) -> li
             elapsed_ms=end_ms,
             call=call.index,
             purpose="main",
-            finish_reason=exchange.finish_reason if exchange else "unreadable",
+            finish_reason="cut" if call.cut else exchange.finish_reason if exchange else "unreadable",
             usage=exchange.usage if exchange else None,
             text_chars=len(exchange.text) if exchange else 0,
             tool_calls=len(exchange.tool_calls) if exchange else 0,
@@ -149,6 +158,11 @@ def _call_events(call: ProxiedCall, seq: int, tool_map: Mapping[str, str]) -> li
             text=(exchange.error or exchange.text) if exchange else (call.problem or ""),
         ),
     ]
+    incident = _usage_incident(call)
+    if incident is not None:
+        events.append(
+            IncidentRaised(seq=seq + len(events), elapsed_ms=end_ms, kind=incident[0], message=incident[1])
+        )
     for tool in exchange.tool_calls if exchange else ():
         name = tool_map.get(tool.name, tool.name)
         events.append(
@@ -164,7 +178,27 @@ def _call_events(call: ProxiedCall, seq: int, tool_map: Mapping[str, str]) -> li
     return events
 
 
+def _usage_incident(call: ProxiedCall) -> tuple[IncidentKind, str] | None:
+    """The ``usage_unreported`` incident of one call: a cut call, or usage that cannot be used."""
+    exchange = call.exchange
+    if call.cut:
+        kept = exchange.usage.input_tokens if exchange and exchange.usage else None
+        said = "no usage" if kept is None else f"{kept:,} input tokens (kept; its output not reported)"
+        return (
+            IncidentKind.USAGE_UNREPORTED,
+            f"call {call.index + 1} was still streaming when the run ended: cancelled, after it reported {said}",
+        )
+    if exchange is not None and exchange.usage_problem is not None:
+        return (
+            IncidentKind.USAGE_UNREPORTED,
+            f"call {call.index + 1}: the provider reported usage that cannot be used ({exchange.usage_problem}; "
+            f"{COUNT_RULE}): treated as unreported, maxTokens and maxCostUsd not counted on it",
+        )
+    return None
+
+
 def _provider_failure(calls: Sequence[ProxiedCall]) -> tuple[str, str] | None:
+    calls = [call for call in calls if not call.cut]  # cancelled by the lab, not failed at the provider
     if not calls:
         return None
     last = calls[-1]

@@ -25,7 +25,7 @@ from alisio.core.base import Frozen
 from alisio.core.harness.config import HARNESS_TOOLS, MeasuredConfig
 from alisio.core.harness.events import Effect, IncidentKind
 from alisio.core.harness.policy import Allow, Ask, Deny, Policy, decide, denial_message
-from alisio.core.harness.protocol import ProviderResponse, ToolCall
+from alisio.core.harness.protocol import COUNT_RULE, ProviderResponse, ToolCall
 from alisio.core.harness.tooldefs import decode_arguments, effect_of
 
 __all__ = [
@@ -140,7 +140,7 @@ def response_incidents(response: ProviderResponse) -> tuple[tuple[IncidentKind, 
             (
                 IncidentKind.USAGE_UNREPORTED,
                 f"the provider reported usage that cannot be used for this turn ({response.usage_problem}; "
-                "a count must be a non-negative integer): treated as unreported, maxTokens not enforced on it",
+                f"{COUNT_RULE}): treated as unreported, maxTokens not enforced on it",
             )
         )
     elif response.usage is None:

@@ -6,8 +6,9 @@ events into one ``ProviderResponse``. Keeping the stream as data lets the same e
 
 Rules:
 - usage that a provider did not report is ``None``, never 0 (the report omits what was not measured); usage
-  whose counts cannot be trusted (a negative count, or one that is not an integer) is treated as unreported
-  for that response, and ``ProviderResponse.usage_problem`` says why;
+  whose counts cannot be trusted (a negative count, one that is not an integer, or one above
+  ``MAX_TOKEN_COUNT``) is treated as unreported for that response, and ``ProviderResponse.usage_problem`` says
+  why;
 - tool-call arguments are kept as the raw JSON text the model produced: decoding them is the tool's job,
   and invalid JSON is a tool error the model sees, never a crash;
 - a tool's JSON schema is stored as canonical JSON text so requests stay hashable values.
@@ -15,11 +16,21 @@ Rules:
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Final, Literal
 
 from returns.result import Failure, Result, Success
 
 from alisio.core.base import Frozen
+
+MAX_TOKEN_COUNT: Final = 1_000_000_000
+"""The largest token count one response may report (a billion: far above any model's context window). A
+larger one (``prompt_tokens: 10**30`` from a hostile or broken server) is not a measurement: it would overflow
+the report's sums, so the usage is treated as unreported, as a negative count is."""
+MAX_NORMALISED_COUNT: Final = 4 * MAX_TOKEN_COUNT
+"""The largest count of a ``Usage`` in the lab's convention: some are sums of what the provider reported
+(Anthropic's input is three counts, its total four), each at most ``MAX_TOKEN_COUNT``."""
+COUNT_RULE: Final = f"a count must be an integer from 0 to {MAX_TOKEN_COUNT}"
+"""The rule a usable token count keeps, as the ``usage_unreported`` incidents state it."""
 
 
 class ToolCall(Frozen, frozen=True, kw_only=True):
@@ -125,7 +136,8 @@ class Usage(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     normalised counts above follow the lab's convention: input includes cached input)."""
     invalid: str | None = None
     """Why the counts cannot be used, as the parser found it (``completion_tokens is 12.5``): a count the
-    provider sent that is not a non-negative integer. ``None`` when every count it sent is one."""
+    provider sent that is not an integer from 0 to ``MAX_TOKEN_COUNT``. ``None`` when every count it sent is
+    one."""
 
 
 _COUNTS: tuple[tuple[str, str], ...] = (
@@ -139,16 +151,17 @@ _COUNTS: tuple[tuple[str, str], ...] = (
 
 
 def usage_problem(usage: Usage) -> str | None:
-    """Why ``usage`` cannot be used (the parser's ``invalid``, or a negative count), or ``None`` when it can.
+    """Why ``usage`` cannot be used (the parser's ``invalid``, or a count below 0 or above
+    ``MAX_NORMALISED_COUNT``), or ``None`` when it can.
 
-    A negative count may come from a scripted turn or a cassette as well as from a provider: no token total,
+    Such a count may come from a scripted turn or a cassette as well as from a provider: no token total,
     budget or report may be built on it.
     """
     if usage.invalid:
         return usage.invalid
     for wire, attribute in _COUNTS:
         value = getattr(usage, attribute)
-        if value is not None and value < 0:
+        if value is not None and not 0 <= value <= MAX_NORMALISED_COUNT:
             return f"{wire} is {value}"
     return None
 

@@ -15,7 +15,8 @@ Rules the parser keeps (checked against the recordings in tests/fixtures/provide
 - a ``finish_reason`` that is null produces no event (several servers send null after the real one);
 - ``usage`` null or missing produces no event; a usage object becomes a ``UsageEvent`` each time it is sent,
   and ``alisio.core.harness.protocol.assemble`` keeps the last one. A count the provider did not send stays ``None``;
-  a count that is negative or not an integer makes the whole usage unusable (``Usage.invalid`` names it);
+  a count that is negative, not an integer or above ``MAX_TOKEN_COUNT`` makes the whole usage unusable
+  (``Usage.invalid`` names it);
 - tool-call fragments keep their ``index`` (or their position when a server omits it); ``id`` and ``name`` are
   only set when non-empty; arguments sent as a JSON object instead of text are re-encoded as JSON text;
 - a payload with a truthy top-level ``error`` (OpenRouter, vLLM, OpenAI) or any payload of an ``event: error``
@@ -244,9 +245,9 @@ def usage_from(usage: Mapping[str, object]) -> Usage:
     """Read a Chat Completions ``usage`` object; counts it does not carry stay ``None``.
 
     Cached input is ``prompt_tokens_details.cached_tokens``, else DeepSeek's ``prompt_cache_hit_tokens``;
-    reasoning tokens are ``completion_tokens_details.reasoning_tokens``. A count is a non-negative integer
-    (a float with an integer value is read as that integer); any other value it sends (``-5``, ``12.5``,
-    ``"12"``, ``true``) is named in ``Usage.invalid``, and the whole usage is then treated as unreported
+    reasoning tokens are ``completion_tokens_details.reasoning_tokens``. A count is an integer from 0 to
+    ``MAX_TOKEN_COUNT`` (a float with an integer value is read as that integer); any other value it sends
+    (``-5``, ``12.5``, ``"12"``, ``true``, ``10**30``) is named in ``Usage.invalid``, and the whole usage is then treated as unreported
     (``alisio.core.harness.protocol.usage_problem``).
     """
     problems: list[str] = []

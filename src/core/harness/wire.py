@@ -14,6 +14,10 @@ time (``stream_decoder``: an object with ``feed(event, data)`` and ``done``), de
 ``cachedInputTokens`` is cache reads, ``cacheWriteInputTokens`` cache writes, ``reasoningTokens`` reasoning;
 the provider's own usage object is kept verbatim in ``providerFields`` (Responses and Anthropic).
 
+Besides its model call, a format has a few requests an agent of it makes that are no model call and spend no
+tokens (``side_paths``: ``GET /models``; Anthropic's ``POST /messages/count_tokens``): the recording proxy
+forwards those and nothing else (``alisio.core.agents.routes``).
+
 For readers of recorded traffic (a recording proxy): ``parse_response(api, body, content_type)`` reads one
 complete response body, streamed (``text/event-stream``) or not, into a ``ParsedAnswer``: text, reasoning,
 tool calls, finish reason, usage, and the provider's error, if any. It never raises; a body it cannot read at
@@ -55,6 +59,7 @@ __all__ = [
     "parse_events",
     "parse_response",
     "path_of",
+    "side_paths",
     "stream_decoder",
     "stream_events",
 ]
@@ -78,6 +83,13 @@ _PATHS: Final[Mapping[Api, str]] = {
 }
 
 
+_SIDE_PATHS: Final[Mapping[Api, tuple[tuple[str, str], ...]]] = {
+    "openai-chat": (("GET", "/models"),),
+    "openai-responses": (("GET", "/models"),),
+    "anthropic": (("POST", "/messages/count_tokens"), ("GET", "/models")),
+}
+
+
 class StreamDecoder(Protocol):
     """What each format's stream decoder offers (``sse.ChatStream``, ``AnthropicStream``, ``ResponsesStream``)."""
 
@@ -92,6 +104,12 @@ class StreamDecoder(Protocol):
 def path_of(api: Api) -> str:
     """Where the format's requests are posted, after the base URL (``/chat/completions``)."""
     return _PATHS[api]
+
+
+def side_paths(api: Api) -> tuple[tuple[str, str], ...]:
+    """The format's requests that are no model call and spend no tokens, as ``(method, path after the base
+    URL)``: listing the models, and Anthropic's token count (``("POST", "/messages/count_tokens")``)."""
+    return _SIDE_PATHS[api]
 
 
 def stream_decoder(api: Api) -> StreamDecoder:
@@ -120,12 +138,20 @@ def body_events(api: Api, body: Mapping[str, object]) -> tuple[StreamEvent, ...]
 
 
 def stream_events(api: Api, body: bytes) -> Result[tuple[StreamEvent, ...], ChunkError]:
-    """Every stream event of a whole ``text/event-stream`` body in ``api`` (events after the end are ignored)."""
+    """Every stream event of a whole ``text/event-stream`` body in ``api``.
+
+    An event with data after the format's end event (``[DONE]``, ``message_stop``, ``response.completed``) is a
+    ``ChunkError``, as malformed JSON is: a client reading the whole body (an agent) would act on what the
+    end hid from the record. After an error (which ends the answer), later events are ignored.
+    """
     decoder = stream_decoder(api)
     events: list[StreamEvent] = []
     for message in sse_messages(body):
         if decoder.done:
-            break
+            if not message.data.strip() or any(isinstance(e, StreamErrorEvent) for e in events):
+                continue  # after an error end, the provider may still say more (OpenAI: response.failed)
+            problem = "a stream event after the stream's end event"
+            return Failure(ChunkError(message=problem, excerpt=excerpt(message.data)))
         match decoder.feed(message.event, message.data):
             case Success(found):
                 events.extend(found)

@@ -27,6 +27,9 @@ Rules the stream keeps:
 
 - ``message_start``, ``content_block_start/delta/stop``, ``message_delta``, ``message_stop``, ``ping`` and
   ``error`` are read (the type inside the payload, else the SSE event name); other events are ignored;
+- the order is the format's: a block or message event before ``message_start``, a second ``message_start``,
+  or ``message_stop`` while a content block is still open (the end came before the blocks) is a
+  ``ChunkError``, as malformed JSON is;
 - ``text_delta`` is text, ``thinking_delta`` is reasoning, ``input_json_delta`` fragments are a tool call's
   arguments at the block's index; a ``tool_use`` that got no fragment has the arguments ``{}``;
 - at ``content_block_stop`` a ``thinking`` block (its text and its ``signature_delta``) and a
@@ -94,6 +97,10 @@ FINISH_REASONS: Final[Mapping[str, str]] = {
     "max_tokens": "length",
 }
 _EPHEMERAL: Final = {"type": "ephemeral"}
+_ORDERED: Final = frozenset(
+    {"content_block_start", "content_block_delta", "content_block_stop", "message_delta", "message_stop"}
+)
+"""The events that only come after ``message_start``."""
 
 # --- request ------------------------------------------------------------------------------------------
 
@@ -216,6 +223,9 @@ class AnthropicStream:
         self._thinking: dict[int, list[str]] = {}
         self._signature: dict[int, list[str]] = {}
         self._arguments_seen: set[int] = set()
+        self._started = False
+        self._open: set[int] = set()
+        """Content blocks started and not yet stopped."""
 
     def feed(self, event: str, data: str) -> Result[tuple[StreamEvent, ...], ChunkError]:
         """The stream events of one SSE event (``event`` is its name, ``message`` for an unnamed one)."""
@@ -228,7 +238,29 @@ class AnthropicStream:
         if not isinstance(payload, dict):
             return Failure(ChunkError(message="stream event is not a JSON object", excerpt=excerpt(data)))
         kind = text_of(payload.get("type")) or event
+        problem = self._order(kind, int_of(payload.get("index")))
+        if problem is not None:
+            return Failure(problem)
         return Success(self._events(kind, payload))
+
+    def _order(self, kind: str, index: int | None) -> ChunkError | None:
+        """An event out of the format's order: anything but ``ping`` and ``error`` before ``message_start``, a
+        second ``message_start``, or ``message_stop`` while a content block is open (its end came first)."""
+        problem = None
+        if kind == "message_start":
+            problem = "a second message_start" if self._started else None
+            self._started = True
+        elif kind in _ORDERED and not self._started:
+            problem = f"{kind} before message_start"
+        elif kind == "content_block_start" and index is not None:
+            self._open.add(index)
+        elif kind == "content_block_stop" and index is not None:
+            self._open.discard(index)
+        elif kind == "message_stop" and self._open:
+            problem = f"message_stop while content block {min(self._open)} is still open"
+        if problem is None:
+            return None
+        return ChunkError(message=f"stream events out of order: {problem}", excerpt=kind)
 
     def _events(self, kind: str, payload: Mapping[str, object]) -> tuple[StreamEvent, ...]:
         index = int_of(payload.get("index"))

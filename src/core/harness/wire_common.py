@@ -1,8 +1,9 @@
 """What the three wire formats' parsers share: reading counts, texts and codes from decoded JSON, and the SSE
 framing of a response body.
 
-- ``read_count`` reads a token count: a non-negative integer (a float with an integer value is read as that
-  integer); ``None`` when absent or null; any other value is named in ``problems`` (``Usage.invalid``);
+- ``read_count`` reads a token count: an integer from 0 to ``MAX_TOKEN_COUNT`` (a float with an integer value
+  is read as that integer); ``None`` when absent or null; any other value (``-5``, ``12.5``, ``"12"``,
+  ``10**30``) is named in ``problems`` (``Usage.invalid``);
 - ``SseDecoder`` splits a ``text/event-stream`` body into ``SseMessage`` values, fed in chunks cut anywhere
   (inside a line, inside a UTF-8 character, between ``\\r`` and ``\\n``): the same messages come out whatever
   the cuts. Lines end in ``\\n``, ``\\r\\n`` or ``\\r``; ``:`` lines are comments (counted, never events);
@@ -18,7 +19,7 @@ from collections.abc import Mapping
 import msgspec
 
 from alisio.core.base import Frozen
-from alisio.core.harness.protocol import ProviderRequest
+from alisio.core.harness.protocol import MAX_TOKEN_COUNT, ProviderRequest
 
 EXCERPT_CHARS = 120
 
@@ -111,13 +112,14 @@ def sse_messages(body: bytes) -> tuple[SseMessage, ...]:
 
 
 def read_count(table: Mapping[str, object], key: str, prefix: str, problems: list[str]) -> int | None:
-    """The count ``table[key]``: ``None`` when absent or null; a value that is no count is added to ``problems``."""
+    """The count ``table[key]``: ``None`` when absent or null; a value that is no count (not an integer from 0 to
+    ``MAX_TOKEN_COUNT``) is added to ``problems``."""
     value = table.get(key)
     if value is None:
         return None
-    if isinstance(value, float) and value.is_integer():
+    if isinstance(value, float) and value.is_integer() and abs(value) <= MAX_TOKEN_COUNT:
         value = int(value)
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_TOKEN_COUNT:
         return value
     shown = (
         msgspec.json.encode(value).decode() if isinstance(value, int | float | str | bool) else "an object"

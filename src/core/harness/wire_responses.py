@@ -26,6 +26,9 @@ Rules the stream keeps:
   from ``response.function_call_arguments.done`` or ``response.output_item.done``;
 - a ``reasoning`` item, at ``response.output_item.done``, becomes a ``ReasoningItemEvent`` holding the item as
   received;
+- an end event (``response.completed``, ``response.incomplete``) that is the stream's first, or whose
+  ``response.output`` lists more items than the stream delivered (its deltas would come after it), is a
+  ``ChunkError``, as malformed JSON is;
 - ``response.completed`` and ``response.incomplete`` give usage and the finish reason: ``tool_calls`` when the
   answer has a function call, else ``stop``; an incomplete answer's ``incomplete_details.reason``
   (``max_output_tokens`` -> ``length``, else as sent);
@@ -144,6 +147,10 @@ class ResponsesStream:
         self._reasoning_seen: set[int] = set()
         self._arguments_seen: set[int] = set()
         self._calls = False
+        self._seen = False
+        """Whether any event came yet (an end event may not be the first)."""
+        self._delivered: set[int] = set()
+        """The output indexes the stream delivered something of (an item event, a delta)."""
 
     def feed(self, event: str, data: str) -> Result[tuple[StreamEvent, ...], ChunkError]:
         """The stream events of one SSE event (``event`` is its name, ``message`` for an unnamed one)."""
@@ -156,10 +163,31 @@ class ResponsesStream:
         if not isinstance(payload, dict):
             return Failure(ChunkError(message="stream event is not a JSON object", excerpt=excerpt(data)))
         kind = text_of(payload.get("type")) or event
+        if kind in _ENDS:
+            problem = self._early_end(kind, mapping(payload.get("response")))
+            if problem is not None:
+                return Failure(problem)
+        self._seen = True
         return Success(self._events(kind, payload))
+
+    def _early_end(self, kind: str, response: Mapping[str, object]) -> ChunkError | None:
+        """An end event that came before the answer: first of the stream, or listing output items the stream
+        never delivered (``response.output`` holds them; their events would come after it)."""
+        output = response.get("output")
+        items = len(output) if isinstance(output, list) else 0
+        delivered = self._delivered
+        if not self._seen:
+            problem = f"{kind} is the stream's first event"
+        elif items > len(delivered):
+            problem = f"{kind} lists {items} output items, the stream delivered {len(delivered)}"
+        else:
+            return None
+        return ChunkError(message=f"stream events out of order: {problem}", excerpt=kind)
 
     def _events(self, kind: str, payload: Mapping[str, object]) -> tuple[StreamEvent, ...]:
         index = int_of(payload.get("output_index")) or 0
+        if kind.startswith("response.") and "output_index" in payload:
+            self._delivered.add(index)
         delta = payload.get("delta")
         if kind in _TEXT_DELTAS and isinstance(delta, str) and delta:
             self._text_seen.add(index)

@@ -53,6 +53,10 @@ ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z"
 because readers build paths from it (``runs/<task>/<rep>.jsonl``): ``../../private`` must never be one."""
 TaskId = Annotated[str, Meta(pattern=ID_PATTERN)]
 Repetition = Annotated[int, Meta(ge=0)]
+TokenTotal = Annotated[int, Meta(ge=0, le=10**15)]
+"""A run's token total: a provider's count is at most ``MAX_TOKEN_COUNT`` (10**9) per call, so a larger total
+is no measurement; reading runs.jsonl refuses it (naming the line and field) rather than overflow a report's
+sums."""
 
 
 class RunStatus(StrEnum):
@@ -120,12 +124,12 @@ class Measured(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     compactions: int
     usage_complete: bool
     """True when every main-loop turn reported usage; token totals of other runs are partial and left out."""
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    reasoning_tokens: int | None = None
-    cached_input_tokens: int | None = None
+    input_tokens: TokenTotal | None = None
+    output_tokens: TokenTotal | None = None
+    reasoning_tokens: TokenTotal | None = None
+    cached_input_tokens: TokenTotal | None = None
     """Input tokens the provider served from its prompt cache, summed over turns; absent when not reported."""
-    cache_write_input_tokens: int | None = None
+    cache_write_input_tokens: TokenTotal | None = None
     """Input tokens written to the prompt cache (Anthropic's ``cache_creation_input_tokens``), summed over the
     turns that reported them; part of ``input_tokens``; absent when no turn reported any."""
     cached_partial: bool = False

@@ -5,8 +5,9 @@ files), starts a ``RunProxy`` on 127.0.0.1 at a random port, and starts the agen
 
 - in the workspace, in a process group of its own, with stdin closed (or fed the prompt and closed);
 - with an environment reduced to a few basics (PATH, locale, TMPDIR), the agent's ``env`` allow-list and
-  what the preset needs; its base URL points at the proxy and its key is a dummy one: no variable whose
-  value holds the real key reaches it;
+  what the preset needs; its base URL points at the proxy and its key is the run's token (random, made here
+  for this run only: the proxy forwards only requests that carry it): no variable whose value holds the
+  real key reaches it;
 - carrying the run's process mark, so whatever it leaves behind is stopped when it ends, as ``bash``'s are.
 
 Under ``--sandbox bwrap`` (``job.sandbox``) the agent runs in bubblewrap (``alisio.shell.sandbox.agents``): the
@@ -27,6 +28,7 @@ import contextlib
 import dataclasses
 import os
 import re
+import secrets
 import shutil
 import signal
 import subprocess
@@ -37,7 +39,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Final
 
-import httpx
 import msgspec
 
 from alisio.core.agents.cassette import AgentCassette, AgentCassetteHeader, unplayed_divergence
@@ -91,12 +92,12 @@ _NO_LIMIT_S: Final = 7 * 24 * 3600.0
 
 @dataclass(frozen=True)
 class Upstream:
-    """Where the proxy forwards: the lab's configured provider (the key stays here)."""
+    """Where the proxy forwards: the lab's configured provider (the key stays here; each run's proxy has a
+    client of its own, closed when the run ends)."""
 
     provider_id: str
     base_url: str
     key: str | None
-    client: httpx.Client
 
 
 @dataclass(frozen=True)
@@ -148,6 +149,29 @@ class ExternalRunner:
             events=(start, end), outcome="error", reason=reason, message=message, tools=self.tools()
         )
 
+    def _proxy(
+        self,
+        job: AgentJob,
+        place: _Place,
+        token: str,
+        holder: list[subprocess.Popen[bytes]],
+        replayer: CassetteReplayer | None,
+    ) -> RunProxy:
+        """The run's proxy: it forwards requests carrying ``token`` upstream (or answers from the cassette),
+        under the task's budget, and stops the agent in ``holder`` when a budget is spent."""
+        return RunProxy(
+            self.agent.api,
+            self.upstream.base_url,
+            self.upstream.key,
+            job.task.budget,
+            token=token,
+            on_stop=lambda: _terminate(holder),
+            replay=replayer,
+            port=self.proxy_port,
+            unix=None if place.socket is None else str(place.socket),
+            rates=job.rates,
+        )
+
     def _run_in(self, job: AgentJob, place: _Place) -> AgentRun:
         problem = prompt_problem(self.agent, job.task.prompt)
         if problem is not None:
@@ -158,27 +182,18 @@ class ExternalRunner:
         replayer = None
         if self.cassettes is not None:
             replayer = CassetteReplayer(self.cassettes[job.task.id], rules, place.workspace)
-        proxy = RunProxy(
-            self.agent.api,
-            self.upstream.base_url,
-            self.upstream.key,
-            budget,
-            self.upstream.client,
-            on_stop=lambda: _terminate(holder),
-            replay=replayer,
-            port=self.proxy_port,
-            unix=None if place.socket is None else str(place.socket),
-            rates=job.rates,
-        )
+        token = f"alisio-run-{secrets.token_hex(16)}"  # the agent's only key, good for this run's proxy only
+        proxy = self._proxy(job, place, token, holder, replayer)
         try:
             proxy.start()
         except OSError as error:
+            proxy.close()
             where = "127.0.0.1" if place.socket is None else f"its unix socket {place.socket}"
             return self._failed(job, "proxy_bind", f"the run's proxy cannot listen on {where}: {error}")
         try:
             base_url = proxy.url if place.socket is None else f"http://127.0.0.1:{RELAY_PORT}"
             model = job.model or self.model
-            inv = invocation(self.agent, self.binary, job.task.prompt, model, base_url, place.dirs)
+            inv = invocation(self.agent, self.binary, job.task.prompt, model, base_url, place.dirs, token)
             problem = argument_problem(self.agent, inv.argv)
             if problem is not None:
                 why = f"agent {self.agent.name}: cannot start {inv.argv[0]}: {problem}"
@@ -422,4 +437,5 @@ def _proxied(call: Call, rules: tuple[tuple[str, str], ...]) -> ProxiedCall:
         problem=call.problem,
         fingerprint=request_fingerprint(call.request, rules),
         status=call.status,
+        cut=call.cut,
     )

@@ -19,8 +19,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Final
 
-import httpx
-
 from alisio.core.agents.cassette import AgentCassette
 from alisio.core.agents.config import ExternalAgent
 from alisio.core.agents.exchange import unsupported_api
@@ -125,8 +123,9 @@ def external_runners(
     replay: Callable[[ExternalAgent], dict[str, AgentCassette]] | None = None,
     record: bool = False,
     suite: tuple[str, str] = ("", ""),
-) -> tuple[dict[str, ExternalRunner], dict[str, str], httpx.Client | None]:
-    """The runner and the version of each external agent in ``used``, and the client they share.
+) -> tuple[dict[str, ExternalRunner], dict[str, str]]:
+    """The runner and the version of each external agent in ``used`` (each run's proxy makes its own
+    provider client, closed when the run ends).
 
     Args:
         replay: replay mode: reads an agent's cassettes (by task id), raising ``CommandError`` for a missing one.
@@ -138,7 +137,7 @@ def external_runners(
     by_name = {agent.name: agent for agent in external}
     wanted = [by_name[name] for name in dict.fromkeys(used) if name is not None and name in by_name]
     if not wanted:
-        return {}, {}, None
+        return {}, {}
     binaries = {agent.name: _check(agent, source, env) for agent in wanted}
     names = ", ".join(agent.name for agent in wanted)
     if ray:
@@ -151,10 +150,9 @@ def external_runners(
             f"{source}: agents.{wanted[0].name}: an external agent needs a live provider to forward to "
             "(config.toml [provider] or --base-url); --script plays turns to the built-in agent only"
         )
-    client = httpx.Client(timeout=httpx.Timeout(600.0, connect=10.0), trust_env=False)
     provider_id, model = _recorded_conditions(cassettes) or (plan.id, plan.model)
     base_url = plan.base_url or "http://127.0.0.1:9"  # replay forwards no model call
-    upstream = Upstream(provider_id=provider_id, base_url=base_url, key=plan.key, client=client)
+    upstream = Upstream(provider_id=provider_id, base_url=base_url, key=plan.key)
     runners = {
         agent.name: ExternalRunner(
             agent=agent,
@@ -172,4 +170,4 @@ def external_runners(
     versions = {
         agent.name: agent_version(version_command(agent, binaries[agent.name]), env) for agent in wanted
     }
-    return runners, versions, client
+    return runners, versions

@@ -280,5 +280,8 @@ def run_cli(argv: Sequence[str] | None = None) -> int:
 
 
 def main() -> None:
-    """Console-script entry point."""
+    """Console-script entry point: first out of reach of the processes it starts (``key_guard``)."""
+    from alisio.shell.key_guard import guard_process
+
+    guard_process()
     sys.exit(run_cli())

@@ -486,9 +486,10 @@ SandboxFlag = Annotated[
     SandboxChoice | None,
     option(
         "--sandbox",
-        help="Where bash commands and command verifiers run: none (as you) or bwrap (bubblewrap: read-only "
-        "root, the copy at /workspace, no network unless external is granted, limits; refused when it "
-        "cannot run). Default: \\[lab] sandbox in config.toml, else none.",
+        help="Where bash commands, external agents and command verifiers run: none (as you: an agent can read "
+        "the API key from alisio only when alisio runs as root) or bwrap (bubblewrap: read-only root, the "
+        "copy at /workspace, no network unless external is granted, limits; refused when it cannot run). "
+        "Default: \\[lab] sandbox in config.toml, else none.",
         panel=EXECUTION,
         metavar="bwrap|none",
         show_default=False,

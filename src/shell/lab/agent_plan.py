@@ -35,6 +35,7 @@ __all__ = [
     "AgentPlan",
     "agent_plan",
     "agents_of",
+    "check_isolation",
     "condition_for",
     "replay_placeholder",
     "uses_external",
@@ -44,7 +45,7 @@ __all__ = [
 
 @dataclass(frozen=True)
 class AgentPlan:
-    """The external agents' runners by name, their conditions, and the plan (closing their client too)."""
+    """The external agents' runners by name, their conditions, and the plan."""
 
     runners: dict[str, AgentRunner] = field(default_factory=dict)
     conditions: dict[str, AgentCondition] = field(default_factory=dict)
@@ -102,7 +103,7 @@ def agent_plan(
         mine = [task for task in tasks if (request.provider.agent or task.agent) == agent.name]
         return read_agent_cassettes(cassette_dir, agent.name, mine)
 
-    runners, versions, client = external_runners(
+    runners, versions = external_runners(
         external,
         used,
         source,
@@ -114,22 +115,14 @@ def agent_plan(
         record=request.mode is LabMode.RECORD,
         suite=suite,
     )
-    if client is None:
+    if not runners:
         return AgentPlan(plan=plan)
-    close = plan.close
-
-    def close_both() -> None:
-        client.close()
-        close()
-
     kinds = {agent.name: agent.kind for agent in external}
     conditions = {
         name: AgentCondition(name=name, kind=kinds[name], version=versions[name]) for name in runners
     }
     first = next(iter(runners.values()))
-    replaced = dataclasses.replace(
-        plan, close=close_both, id=first.upstream.provider_id, model=first.model, hook=None
-    )
+    replaced = dataclasses.replace(plan, id=first.upstream.provider_id, model=first.model, hook=None)
     configs = {
         agent.name: hashlib.sha256(msgspec.json.encode(agent)).hexdigest()
         for agent in external
@@ -187,3 +180,33 @@ def condition_for(
     if name is None:
         return None
     return conditions.get(name) or AgentCondition(name=name, kind="builtin", version=version("alisio"))
+
+
+def check_isolation(
+    names: Sequence[str], sandboxed: bool, env: Mapping[str, str], key: str | None, say: Callable[[str], None]
+) -> None:
+    """Where the external agents ``names`` run. Under a sandbox each runs in it with the proxy's relay, which
+    needs the sandbox's ``/usr/bin/python3``: without it the command refuses (never an agent run
+    unsandboxed). Without one, ``say`` warns when they could read the credentials of alisio's environment
+    ``env`` (and the API ``key``) from alisio's process (``alisio.shell.key_guard.exposure``: alisio runs as
+    root, or cannot hide its memory).
+
+    Raises:
+        CommandError: the sandbox cannot relay to the proxy.
+    """
+    if not names:
+        return
+    if sandboxed:
+        from alisio.shell.sandbox.agents import relay_problem
+
+        problem = relay_problem()
+        if problem is not None:
+            raise CommandError(f"{problem} (external agents {', '.join(names)}); nothing was run")
+        return
+    from alisio.shell.key_guard import exposure
+    from alisio.shell.lab.cassettes import credentials_of
+
+    held = [name for name, _ in credentials_of(env, key)]
+    warning = exposure(", ".join(names), held) if held else None
+    if warning is not None:
+        say(warning)

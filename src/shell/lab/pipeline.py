@@ -59,6 +59,7 @@ from alisio.shell.lab.agent_plan import (
     AgentPlan,
     agent_plan,
     agents_of,
+    check_isolation,
     condition_for,
     replay_placeholder,
     uses_external,
@@ -510,10 +511,10 @@ def _agents(
     tasks: Sequence[Task],
     plan: ProviderPlan,
     sandbox: Sandbox | None,
+    say: Callable[[str], None],
 ) -> AgentPlan:
-    """The external agents' runners of the command (``agent_plan``). Under a sandbox each agent runs in it with
-    the proxy's relay, which needs the sandbox's ``/usr/bin/python3``: without it the command refuses (never
-    an agent run unsandboxed)."""
+    """The external agents' runners of the command (``agent_plan``), checked for where they run
+    (``check_isolation``: refused under a sandbox that cannot relay, a warning without one)."""
     from alisio.shell.lab.cassettes import cassette_dir_for
 
     source = str(loaded.path) if loaded is not None else "config.toml"
@@ -527,13 +528,7 @@ def _agents(
             "on this machine); nothing was run"
         )
     agents = agent_plan(request, external, source, tasks, arm_agents, plan, cassettes, suite)
-    if sandbox is not None and agents.runners:
-        from alisio.shell.sandbox.agents import relay_problem
-
-        problem = relay_problem()
-        if problem is not None:
-            names = ", ".join(sorted(agents.runners))
-            raise CommandError(f"{problem} (external agents {names}); nothing was run")
+    check_isolation(sorted(agents.runners), sandbox is not None, request.env, plan.key, say)
     return agents
 
 
@@ -559,7 +554,7 @@ def run_request(request: LabRequest, ui: Ui, outputs: Sequence[Output] = OUTPUTS
     if request.mode is LabMode.RECORD:
         plan, _ = recording_plan(plan)
     try:
-        agents = _agents(request, loaded, choice, variants, tasks, plan, sandbox)
+        agents = _agents(request, loaded, choice, variants, tasks, plan, sandbox, ui.say)
         plan = agents.plan or plan
         check_spend(request, plan, loaded, variants, tasks)
         confirm_third_party(

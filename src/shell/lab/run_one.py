@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+import dataclasses
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -243,7 +244,7 @@ def run_one(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> Finished:
     started_at = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
     try:
         finished = _judged_run(ctx, arm, task, spec)
-        return Finished(record=_started(finished.record, started_at), transcript=finished.transcript)
+        return dataclasses.replace(finished, record=_started(finished.record, started_at))
     except WorkspaceError as error:
         setup = SetupError(reason=error.reason, message=str(error))
     except Exception as error:  # a lab never loses its other runs because one run went wrong

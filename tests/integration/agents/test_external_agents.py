@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -223,7 +224,7 @@ def test_every_path_of_an_external_agent_run(tmp_path: Path, endpoint: AgentEndp
     for prefix, (api_path, expected) in OTHER_APIS.items():  # each agent used its own api's path
         calls = sum(records[t].measured.turns for t in records if t.startswith(f"{prefix}-"))
         assert sum(1 for r in log if r.path == api_path) == calls == expected, api_path
-    # the real key reached the endpoint (added by the proxy); the agent had only a dummy one
+    # the real key reached the endpoint (added by the proxy); the agent had only its run's token
     keys = {r.headers.get("x-api-key") or r.headers["authorization"] for r in log}
     assert keys == {f"Bearer {SECRET}", SECRET}
     assert {r.headers.get("x-api-key") for r in log if r.path == "/v1/messages"} == {SECRET}
@@ -239,7 +240,7 @@ def test_every_path_of_an_external_agent_run(tmp_path: Path, endpoint: AgentEndp
         assert "HTTP 500: scripted failure" in " ".join(records[task_id].errors), task_id
     seen = json.loads(_agent_exit(out, "env")["stdout"].splitlines()[0])
     assert seen["ALLOWED_VAR"] == "yes" and "OTHER_VAR" not in seen
-    assert SECRET not in json.dumps(seen) and seen["OPENAI_API_KEY"] == "alisio-proxy-dummy-key"
+    assert SECRET not in json.dumps(seen) and re.fullmatch("alisio-run-[0-9a-f]{32}", seen["OPENAI_API_KEY"])
     assert seen["HOME"].endswith("/home") and seen["HOME"] != os.environ.get("HOME")
     assert seen["OPENAI_BASE_URL"].startswith("http://127.0.0.1:")
     assert "cannot start /nonexistent/agent" in records["missing"].errors[0]
@@ -417,8 +418,6 @@ def test_a_proxy_port_that_cannot_be_bound_is_an_error_run(tmp_path: Path) -> No
     """The run's proxy cannot listen (its port is taken): an error run with reason proxy_bind, no exception."""
     import socket
 
-    import httpx
-
     from alisio.core.agents.config import parse_external
     from alisio.core.harness.config import MeasuredConfig
     from alisio.core.lab.suites.schedule import RunSpec
@@ -431,7 +430,7 @@ def test_a_proxy_port_that_cannot_be_bound_is_an_error_run(tmp_path: Path) -> No
     agent = parse_external(
         "fake", {"kind": "command", "command": ["python3", str(FAKE), "{prompt}"]}, "c"
     ).unwrap()
-    with socket.socket() as busy, httpx.Client() as client:
+    with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         runner = ExternalRunner(
@@ -440,7 +439,7 @@ def test_a_proxy_port_that_cannot_be_bound_is_an_error_run(tmp_path: Path) -> No
             model="m",
             environ=dict(os.environ),
             harness_version="0",
-            upstream=Upstream(provider_id="p", base_url="http://127.0.0.1:9/v1", key=None, client=client),
+            upstream=Upstream(provider_id="p", base_url="http://127.0.0.1:9/v1", key=None),
             proxy_port=busy.getsockname()[1],
         )
         task = loaded.suite.tasks[0]

@@ -8,7 +8,6 @@ import socket
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
 
-import httpx
 import pytest
 
 from alisio.core.harness.budget import RunBudget
@@ -16,6 +15,7 @@ from alisio.shell.agents.proxy import RunProxy
 from tests.integration.servers import QuietServer, serving
 
 KEY = "sk-proxy-origin-not-a-real-key-0123456789"
+TOKEN = "alisio-run-origin-test"
 
 
 @pytest.fixture
@@ -43,7 +43,8 @@ def upstream() -> Iterator[tuple[str, list[tuple[str, str]]]]:
 def _raw_get(url: str, target: str) -> bytes:
     host, port = url.removeprefix("http://").split(":")
     with socket.create_connection((host, int(port)), timeout=10) as conn:
-        conn.sendall(f"GET {target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
+        auth = f"Authorization: Bearer {TOKEN}\r\n"
+        conn.sendall(f"GET {target} HTTP/1.1\r\nHost: x\r\n{auth}Connection: close\r\n\r\n".encode())
         answer = b""
         while chunk := conn.recv(65536):
             answer += chunk
@@ -57,10 +58,8 @@ def test_a_target_off_the_providers_origin_is_refused_and_the_key_goes_nowhere(
     upstream: tuple[str, list[tuple[str, str]]], target: str
 ) -> None:
     base, seen = upstream
-    with (
-        httpx.Client() as client,
-        RunProxy("openai-chat", base, KEY, RunBudget(max_turns=5, max_wall_ms=60000), client) as proxy,
-    ):
+    budget = RunBudget(max_turns=5, max_wall_ms=60000)
+    with RunProxy("openai-chat", base, KEY, budget, token=TOKEN) as proxy:
         refused = _raw_get(proxy.url, target)
         allowed = _raw_get(proxy.url, "/v1/models")
     assert refused.startswith(b"HTTP/1.0 400") or refused.startswith(b"HTTP/1.1 400")

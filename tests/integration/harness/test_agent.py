@@ -573,7 +573,7 @@ def test_negative_usage_is_unreported_with_an_incident_saying_why(
     (incident,) = of(result.events, IncidentRaised)
     assert incident.kind == "usage_unreported"  # type: ignore[attr-defined]
     name, value = next((k, v) for k, v in bad.items() if v < 0)
-    assert f"({name} is {value}; a count must be a non-negative integer)" in incident.message  # type: ignore[attr-defined]
+    assert f"({name} is {value}; a count must be an integer from 0 to 1000000000)" in incident.message  # type: ignore[attr-defined]
     assert (result.main_tokens, result.usage_complete) == (None, False)
 
 

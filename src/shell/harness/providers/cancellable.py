@@ -11,6 +11,10 @@ stops the way a run on the main thread stops on Ctrl-C. No new connection opens 
 
 httpx 0.28 takes no network backend as a parameter; ``cancellable_transport`` sets it on the transport's
 connection pool, the one attribute httpcore reads it from (``ConnectionPool._network_backend``).
+
+The same tracking serves the recording proxy of an external agent's run (``alisio.shell.agents.proxy``): its
+client's connections are a ``Connections`` of their own, which the proxy aborts when the run ends, so a call
+still streaming (or waiting for its headers) is cut at once instead of holding its connection open.
 """
 
 from __future__ import annotations
@@ -25,31 +29,60 @@ import httpx
 
 from alisio.shell import cancel
 
-__all__ = ["CancellableBackend", "abort_connections", "cancellable_transport"]
+__all__ = ["CancellableBackend", "Connections", "abort_connections", "cancellable_transport"]
 
-_live: set[_TrackedStream] = set()
-_lock = threading.Lock()
+
+class Connections:
+    """A set of open connections that ``abort`` shuts down (and after which none opens)."""
+
+    def __init__(self) -> None:
+        self._live: set[_TrackedStream] = set()
+        self._lock = threading.Lock()
+        self.aborted = False
+
+    def add(self, stream: _TrackedStream) -> None:
+        with self._lock:
+            self._live.add(stream)
+
+    def discard(self, stream: _TrackedStream) -> None:
+        with self._lock:
+            self._live.discard(stream)
+
+    def check(self) -> None:
+        """Refuse a new connection once aborted."""
+        if self.aborted:
+            raise httpcore.ConnectError("the connections were aborted (the run ended)")
+
+    def abort(self, *, refuse_new: bool = True) -> None:
+        """Shut every open connection down: a thread blocked reading one wakes with an error. With
+        ``refuse_new``, no connection opens after it."""
+        with self._lock:
+            self.aborted = self.aborted or refuse_new
+            streams = list(self._live)
+        for stream in streams:
+            sock = stream.get_extra_info("socket")
+            if isinstance(sock, socket.socket):
+                with contextlib.suppress(OSError):  # already closed by its own thread
+                    sock.shutdown(socket.SHUT_RDWR)
+
+
+_PROCESS = Connections()
+"""Every provider connection of the process (the built-in agent's)."""
 
 
 def abort_connections() -> None:
     """Shut down every open provider connection of the process (a cancellation was requested)."""
-    with _lock:
-        streams = list(_live)
-    for stream in streams:
-        sock = stream.get_extra_info("socket")
-        if isinstance(sock, socket.socket):
-            with contextlib.suppress(OSError):  # already closed by its own thread
-                sock.shutdown(socket.SHUT_RDWR)
+    _PROCESS.abort(refuse_new=False)  # a cancellation stops new connections with cancel.check
 
 
 class _TrackedStream(httpcore.NetworkStream):
     """A connection known to ``abort_connections`` until it closes; a read or write that fails (or ends)
     after a cancellation raises ``Cancelled`` instead of a network error."""
 
-    def __init__(self, inner: httpcore.NetworkStream) -> None:
+    def __init__(self, inner: httpcore.NetworkStream, connections: Connections) -> None:
         self._inner = inner
-        with _lock:
-            _live.add(self)
+        self._connections = connections
+        connections.add(self)
 
     def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
         try:
@@ -69,8 +102,7 @@ class _TrackedStream(httpcore.NetworkStream):
             raise
 
     def close(self) -> None:
-        with _lock:
-            _live.discard(self)
+        self._connections.discard(self)
         self._inner.close()
 
     def start_tls(
@@ -79,19 +111,21 @@ class _TrackedStream(httpcore.NetworkStream):
         server_hostname: str | None = None,
         timeout: float | None = None,
     ) -> httpcore.NetworkStream:
-        with _lock:
-            _live.discard(self)
-        return _TrackedStream(self._inner.start_tls(ssl_context, server_hostname, timeout))
+        self._connections.discard(self)
+        inner = self._inner.start_tls(ssl_context, server_hostname, timeout)
+        return _TrackedStream(inner, self._connections)
 
     def get_extra_info(self, info: str) -> typing.Any:
         return self._inner.get_extra_info(info)
 
 
 class CancellableBackend(httpcore.NetworkBackend):
-    """httpcore's synchronous backend, every connection tracked (see the module docstring)."""
+    """httpcore's synchronous backend, every connection tracked (see the module docstring): in the process's
+    ``Connections``, or in ``connections`` when given."""
 
-    def __init__(self) -> None:
+    def __init__(self, connections: Connections | None = None) -> None:
         self._inner = httpcore.SyncBackend()
+        self._connections = _PROCESS if connections is None else connections
 
     def connect_tcp(
         self,
@@ -102,7 +136,9 @@ class CancellableBackend(httpcore.NetworkBackend):
         socket_options: typing.Iterable[typing.Any] | None = None,
     ) -> httpcore.NetworkStream:
         cancel.check()
-        return _TrackedStream(self._inner.connect_tcp(host, port, timeout, local_address, socket_options))
+        self._connections.check()
+        stream = self._inner.connect_tcp(host, port, timeout, local_address, socket_options)
+        return _TrackedStream(stream, self._connections)
 
     def connect_unix_socket(
         self,
@@ -111,18 +147,21 @@ class CancellableBackend(httpcore.NetworkBackend):
         socket_options: typing.Iterable[typing.Any] | None = None,
     ) -> httpcore.NetworkStream:
         cancel.check()
-        return _TrackedStream(self._inner.connect_unix_socket(path, timeout, socket_options))
+        self._connections.check()
+        stream = self._inner.connect_unix_socket(path, timeout, socket_options)
+        return _TrackedStream(stream, self._connections)
 
     def sleep(self, seconds: float) -> None:
         self._inner.sleep(seconds)
 
 
-def cancellable_transport() -> httpx.HTTPTransport:
-    """An ``httpx.HTTPTransport`` whose connections a cancellation closes."""
+def cancellable_transport(connections: Connections | None = None) -> httpx.HTTPTransport:
+    """An ``httpx.HTTPTransport`` whose connections a cancellation closes (and ``connections.abort``, when
+    given)."""
     transport = httpx.HTTPTransport()
     pool = transport._pool
     if isinstance(pool, httpcore.ConnectionPool):
-        pool._network_backend = CancellableBackend()
+        pool._network_backend = CancellableBackend(connections)
     return transport
 
 
