@@ -24,6 +24,7 @@ from collections.abc import Iterable, Sequence
 
 from alisio.core.base import Frozen
 from alisio.core.harness.prices import rate_items, rates_text
+from alisio.core.lab.origin import origin_lines
 from alisio.core.lab.outputs.formats import (
     NOT_REPORTED,
     REPLAY_NOTICE,
@@ -243,14 +244,9 @@ def _notices(report: Report) -> tuple[Notice, ...]:
         if report.capped is not None:  # a cap stopped it: the runs not started are not run, not failed
             text = f"Stopped by {report.capped} after {done}{why}: the runs not started are not run."
         out.append(Notice(text=text, strong=True))
-    if report.retried:
-        runs = "run was" if report.retried == 1 else "runs were"
-        out.append(
-            Notice(
-                text=f"{report.retried} errored {runs} run again (--retry-errors): the earlier records are "
-                "kept in retried/runs.jsonl and counted nowhere."
-            )
-        )
+    out += [
+        Notice(text=t, strong=s) for t, s in origin_lines(report.origin, report.planned_runs, report.retried)
+    ]
     return tuple(out)
 
 
