@@ -3,13 +3,13 @@
 Rules this module keeps:
 
 - Each planned task is estimated from that task's past runs (their mean), a task never run before from the
-  mean of every past run; the total is the sum over the planned runs. Nothing is guessed when there is no
+  mean of the past runs of the planned tasks (of every past run when none was run before); the total is the sum over the planned runs. Nothing is guessed when there is no
   past run: the estimate is absent and the text says so.
 - Tokens are a past run's main-loop input + output, only from runs that reported usage for every turn; the
   cost is those tokens at the command's rates (each kind of token at its own rate, as reports price them),
   only when the command has rates; the wall time is the runs' total divided by the runs at once.
-- Each figure comes with its spread over the past runs it is drawn from: the median and the 10th and 90th
-  percentiles of one run, and how many runs of how many reports it rests on.
+- Each figure comes with its spread over the past runs it is drawn from (those of the planned tasks when
+  there are some): the median and the 10th and 90th percentiles of one run, and how many runs it rests on.
 """
 
 from __future__ import annotations
@@ -94,6 +94,7 @@ def estimate(
     """The estimate of running ``planned`` (runs per task) from the ``past`` records; ``None`` without any."""
     if not past:
         return None
+    past = [r for r in past if r.task_id in planned] or list(past)  # the spread of the tasks it will run
 
     def cost(record: RunRecord) -> float | None:
         m = record.measured

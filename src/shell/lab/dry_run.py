@@ -19,6 +19,7 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
+import msgspec
 from returns.result import Success
 
 from alisio.core.lab.estimate import estimate, estimate_lines
@@ -41,21 +42,24 @@ PAST_REPORTS = 20
 
 def _past(data_root: Path, suite_id: str, model: str, mode: str) -> tuple[list[RunRecord], int]:
     """The records of the newest ``PAST_REPORTS`` stored reports of this suite, model and mode (unreadable
-    ones are skipped), and how many reports they came from."""
-    records: list[RunRecord] = []
+    ones are skipped), each run once (a merged report's and a reusing run's records are copies of others'),
+    and how many reports they came from."""
+    records: dict[bytes, RunRecord] = {}
     reports = 0
+    encoder = msgspec.json.Encoder()
     for run in stored_runs(data_root):
         report = run.report
         if report is None or reports >= PAST_REPORTS:
             continue
         c = report.conditions
-        if (c.suite_id, c.model, str(c.mode)) != (suite_id, model, mode) or report.origin is not None:
-            continue  # a shard's or merged report: their runs are in the shards' own reports
+        if (c.suite_id, c.model, str(c.mode)) != (suite_id, model, mode):
+            continue
         match read_runs(run.directory / RUNS_JSONL):
             case Success(found):
-                records += found
-                reports += 1
-    return records, reports
+                fresh = {encoder.encode(r): r for r in found if encoder.encode(r) not in records}
+                records.update(fresh)
+                reports += 1 if fresh else 0
+    return list(records.values()), reports
 
 
 def _headline(start: LabStart, preview: Preview, mode: LabMode) -> list[str]:
