@@ -152,7 +152,7 @@ def with_plan_flags(request: LabRequest, flags: PlanFlags | RecordPlanFlags) -> 
         return dataclasses.replace(request, dry_run=flags.dry_run)
     if flags.balance_from is not None and flags.shard is None:
         raise CommandError("--balance-from goes with --shard I/N (it balances the shards' wall times)")
-    shard = None
+    shard = request.shard  # a resumed shard's own, or none
     if flags.shard is not None:
         index, count = expect(parse_shard(flags.shard), error=CommandError)
         if request.sequential is not None:
