@@ -16,7 +16,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 from collections.abc import Callable, Mapping, Sequence
@@ -123,14 +122,18 @@ def read_shard(ref: str, data_root: Path, say: Callable[[str], None]) -> ShardRe
     return ShardRead(output=output, arms=arms, reports=reports)
 
 
-def _link(origin: Path, target: Path) -> None:
-    """``target`` as a hard link to ``origin`` (a copy across file systems); nothing when ``origin`` is gone."""
-    if not origin.is_file():
-        return
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with contextlib.suppress(FileNotFoundError):
-        target.unlink()
+def _link(origin: Path, target: Path, made: set[Path]) -> None:
+    """``target`` as a hard link to ``origin`` (a copy across file systems); nothing when ``origin`` is gone.
+    ``made``: the directories created so far (each is made once)."""
+    if target.parent not in made:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        made.add(target.parent)
     try:
+        os.link(origin, target)
+    except FileNotFoundError:
+        return  # a run without a transcript (an older version's): nothing to link
+    except FileExistsError:
+        target.unlink()
         os.link(origin, target)
     except OSError:
         shutil.copyfile(origin, target)
@@ -204,9 +207,10 @@ def _write_arm(arm: MergedArm, shards: Sequence[ShardRead], known: tuple[tuple[s
         block = shard.output.manifest.shard
         assert block is not None
         owner.update((run.key, shard.arms[arm.variant]) for run in block.runs)
+    made: set[Path] = set()
     for record in arm.records:
         name = transcript_path(record.task_id, record.repetition)
-        _link(owner[(record.variant, record.task_id, record.repetition)] / name, arm.directory / name)
+        _link(owner[(record.variant, record.task_id, record.repetition)] / name, arm.directory / name, made)
     retried = [
         shard.arms[arm.variant] / RETRIED for shard in used if (shard.arms[arm.variant] / RETRIED).is_dir()
     ]
@@ -216,7 +220,7 @@ def _write_arm(arm: MergedArm, shards: Sequence[ShardRead], known: tuple[tuple[s
         write_bytes_atomic(arm.directory / RETRIED / RUNS_JSONL, lines)
         for folder in retried:
             for path in sorted((folder / "runs").rglob("*.jsonl")):
-                _link(path, arm.directory / RETRIED / path.relative_to(folder))
+                _link(path, arm.directory / RETRIED / path.relative_to(folder), made)
     write_report_files(arm.directory, arm.report, arm.records, known, show_as=str(arm.directory.absolute()))
 
 
