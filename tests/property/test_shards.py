@@ -167,7 +167,7 @@ def test_a_merge_of_the_shards_reports_what_the_unsharded_run_reports(
     outputs = _outputs(data.draw, manifest, records, count)
     merged = merge_shards(outputs, allow_partial=False).unwrap()
     assert merged.records == tuple(records) and merged.never_run == 0 and merged.missing == ()
-    arms = [v.id for v in manifest.variants] or [None]
+    arms: list[str | None] = [v.id for v in manifest.variants] or [None]
     reports, wholes = [], []
     for arm in arms:
         mine = [r for r in records if r.variant == arm]
