@@ -11,6 +11,10 @@
 - ``--until-width W`` and ``--sequential --baseline REPORT`` (``--max-k``, ``--min-k``) stop each task once its
   anytime-valid statistic decides (``alisio.shell.cli.seq_flags``); the table is followed by each task's stop,
   the runs and tokens saved and the method; ``--resume`` continues such a run with its stored design.
+- ``--shard I/N`` runs one slice of the plan (its report partial, no verdict; ``eval merge`` pools the
+  shards), ``--plan FILE`` the plan ``eval plan`` wrote, ``--reuse RUN|DIR`` takes the stored runs that measured
+  the same thing instead of running them, ``--dry-run`` prints the plan and its estimate and runs nothing
+  (``alisio.shell.cli.plan_flags``).
 - ``--junit FILE`` also writes the results as JUnit XML (checked before the first run); with
   ``$GITHUB_STEP_SUMMARY`` set, a short Markdown summary is appended to that file.
 - Exit codes (``alisio.core.exit_codes``): 0 completed whichever tasks passed; 1 usage or infrastructure

@@ -22,6 +22,8 @@
   suite, tasks, k or sequential design, seed, provider and each variant's configuration hash, model and
   agent): the runs with a record in a variant's runs.jsonl are kept, the others run, then every report and
   the comparison are rewritten from all the records (``alisio.shell.cli.resume_flags``).
+- ``--shard I/N``, ``--plan FILE``, ``--reuse RUN|DIR`` and ``--dry-run`` as ``eval run`` takes them; a shard
+  writes each variant's partial report and no comparison (no verdict), which ``eval merge`` computes.
 - Exit codes as ``eval run``.
 """
 

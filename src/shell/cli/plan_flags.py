@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = ["PLAN", "PlanFlags", "RecordPlanFlags", "plan_request", "refuse_with_resume", "with_plan_flags"]
 
-PLAN = "Plan, shards and reuse"
+PLAN = "Plan"
 
 DryRun = Annotated[
     bool,
@@ -41,7 +41,7 @@ DryRun = Annotated[
 
 @dataclass(frozen=True)
 class PlanFlags:
-    """Plan, shards and reuse: run a slice of a plan, reuse stored runs, or only preview."""
+    """Plan: run a plan or a slice of it (a shard), reuse stored runs, or only preview."""
 
     plan: Annotated[
         Path | None,
@@ -168,6 +168,15 @@ def with_plan_flags(request: LabRequest, flags: PlanFlags | RecordPlanFlags) -> 
         shard = ShardChoice(index=index, count=count, weights=weights, balance_from=flags.balance_from)
     if flags.reuse is not None and request.sequential is not None:
         raise CommandError("--reuse does not go with a sequential design (its runs must be run in order)")
+    out = request.output.out
+    if (
+        flags.reuse is not None
+        and out is not None
+        and Path(flags.reuse).expanduser().resolve() == out.resolve()
+    ):
+        raise CommandError(
+            f"--reuse {flags.reuse} is the --out directory this command writes: reuse another run"
+        )
     return dataclasses.replace(request, shard=shard, reuse=flags.reuse, dry_run=flags.dry_run)
 
 

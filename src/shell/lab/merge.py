@@ -295,6 +295,11 @@ def merge_outputs(
             pass
         case Failure(lines):
             raise CommandError(*lines)
+    for shard in shards:
+        if Path(shard.output.directory).resolve() == out.resolve():
+            raise CommandError(
+                f"--out {out} is a shard's own directory: merge into another one; nothing was merged"
+            )
     variants = [v.id for v in merged.manifest.variants]
     prepare_out(out, "--out", force, variants, report_files())
     now = datetime.now(UTC)

@@ -49,6 +49,8 @@ COMMANDS = [
     ["eval", "runs"],
     ["eval", "show"],
     ["eval", "record"],
+    ["eval", "plan"],
+    ["eval", "merge"],
     ["eval", "compare"],
     ["eval", "variants"],
     ["eval", "stability"],
@@ -85,7 +87,8 @@ def test_help_has_no_type_placeholders(home: Path, words: list[str]) -> None:
 
 
 def test_eval_help_lists_the_commands_in_workflow_order_and_groups_options(home: Path) -> None:
-    """init, list, validate, selfcheck, import, run, record, compare, variants, stability, power, export, ci;
+    """init, list, validate, selfcheck, import, run, runs, show, record, plan, merge, compare, variants,
+    stability, power, export, ci;
     run's options in panels."""
     listed = re.findall(r"^│ (\w+) ", alisio(home, "eval", "-h").stdout, re.M)
     assert listed == [
@@ -98,6 +101,8 @@ def test_eval_help_lists_the_commands_in_workflow_order_and_groups_options(home:
         "runs",
         "show",
         "record",
+        "plan",
+        "merge",
         "compare",
         "variants",
         "stability",
@@ -117,6 +122,7 @@ def test_eval_help_lists_the_commands_in_workflow_order_and_groups_options(home:
         "Output",
         "Execution",
         "Sequential",
+        "Plan",
     ]
     assert re.search(r"--k\s+-k\s+N\s", run_help)
 
