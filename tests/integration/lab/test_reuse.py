@@ -152,3 +152,13 @@ def test_a_dry_run_prints_the_plan_and_an_estimate_and_spends_nothing(home: Path
         and "would record calc-suite 1.0.0: 2 tasks x k=1 = 2 runs" in recorded.stdout
     )
     assert not (suite / "cassettes").exists()
+    compare = home / "compare.json"
+    compare.write_text(json.dumps({"suite": "calc-suite", "variants": [
+        {"id": "base", "overrides": {}}, {"id": "early", "overrides": {"compaction.threshold": 0.6}}]}))  # fmt: skip
+    variants = alisio(home, "eval", "variants", "calc-suite", "--suite-dir", suite, "--yes", "--variants", compare,
+                      "--script", scripts, "-k", "3", *GRANTS, "--dry-run")  # fmt: skip
+    assert variants.returncode == 0, variants.stderr
+    assert "would run calc-suite 1.0.0: 2 variants x 2 tasks x k=3 = 12 runs" in variants.stdout
+    assert "variant base: estimate from 6 past runs" in variants.stdout
+    assert "variant early: estimate from 6 past runs" in variants.stdout
+    assert len(list((home / "data").glob("eval/*"))) == 0

@@ -16,6 +16,7 @@ from alisio.core.lab.records import RunStatus
 from tests.integration.helpers import (
     FIX,
     NOOP,
+    ROOT,
     alisio,
     eval_run,
     make_suite,
@@ -356,3 +357,20 @@ def test_a_stopped_shard_resumes_its_own_slice(home: Path) -> None:
     assert len(records) == len(lines) and {r.status for r in records} <= {RunStatus.PASS, RunStatus.FAIL}
     report = read_report(home / "s2")
     assert report.origin is not None and report.origin.shard is not None and report.origin.shard.index == 2
+
+
+def test_replay_shards_merge_into_the_unsharded_replay(home: Path) -> None:
+    """--mode replay of the bundled tool-sequences suite in 3 shards: the merged report is the whole replay's."""
+    outs = [home / f"r{i}" for i in (1, 2, 3)]
+    for index, out in enumerate(outs, start=1):
+        done = alisio(home, "eval", "run", "tool-sequences", "--mode", "replay", "--allow-write", "--allow-process",
+                      "--shard", f"{index}/3", "--out", out, cwd=ROOT)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+    merged = alisio(home, "eval", "merge", *outs, "--out", home / "merged")
+    assert merged.returncode == 0, merged.stderr
+    whole = alisio(home, "eval", "run", "tool-sequences", "--mode", "replay", "--allow-write", "--allow-process",
+                   "--out", home / "whole", cwd=ROOT)  # fmt: skip
+    assert whole.returncode == 0, whole.stderr
+    ours, theirs = _report_json(home / "merged"), _report_json(home / "whole")
+    assert ours.pop("origin") is not None and theirs.pop("origin") is None
+    assert _timeless(ours) == _timeless(theirs) and ours["conditions"]["mode"] == "replay"
