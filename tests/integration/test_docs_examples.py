@@ -223,7 +223,7 @@ def test_the_examples_are_marked_or_checked_and_the_not_run_ones_counted() -> No
     not_run = [b for b in examples if b.not_run]
     assert all(len(b.not_run or "") >= 10 for b in not_run)
     assert [b.where for b in found if b.not_run and b.language not in CHECKED] == []
-    assert len(examples) >= 40 and len(not_run) <= 16, (len(examples), [b.where for b in not_run])
+    assert len(examples) >= 40 and len(not_run) <= 17, (len(examples), [b.where for b in not_run])
 
 
 @pytest.mark.parametrize("block", [b for b in every_block() if b.language == "toml"], ids=lambda b: b.where)

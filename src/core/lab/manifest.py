@@ -20,15 +20,18 @@ from returns.result import Failure, Result, Success
 
 from alisio.core.base import Frozen
 from alisio.core.errors import ReportError
+from alisio.core.lab.comparisons.variants import Override
 from alisio.core.lab.records import RunRecord, RunStatus, TaskId
 from alisio.core.lab.report import AnswerSource, Rates
 from alisio.core.lab.seq_block import SequentialPlan
+from alisio.core.lab.shards import PlannedRun, ShardBlock, ShardRun
 from alisio.core.lab.suites.schedule import MAX_K, RunSpec
 
 __all__ = [
     "MANIFEST_SCHEMA_VERSION",
     "ManifestAgent",
     "ManifestVariant",
+    "ReusedFrom",
     "RunManifest",
     "decode_manifest",
     "differences",
@@ -60,6 +63,16 @@ class ManifestVariant(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     config_hash: str
     model: str | None = None
     agent: str | None = None
+    overrides: tuple[Override, ...] = ()
+    """Its overrides as the variants file writes them (``eval merge`` puts them in comparison.json)."""
+
+
+class ReusedFrom(Frozen, frozen=True, kw_only=True):
+    """Runs a command took from a stored run instead of running them (``--reuse``), as plan.json keeps them."""
+
+    run_id: str
+    directory: str
+    runs: tuple[ShardRun, ...]
 
 
 class RunManifest(Frozen, frozen=True, kw_only=True, omit_defaults=True):
@@ -110,6 +123,14 @@ class RunManifest(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     """``eval variants``: the ``--variants`` file (absolute) the job started with; ``None``: a plain run."""
     variants: tuple[ManifestVariant, ...] = ()
     """``eval variants``: each variant in the file's order, the baseline first (empty: a plain run)."""
+    digest: str | None = None
+    """The plan's digest (``alisio.core.lab.plan_key.plan_digest``); ``None`` in plan.json written before it."""
+    shard: ShardBlock | None = None
+    """``--shard I/N``: the slice of the plan this directory holds; ``None``: the whole plan."""
+    runs: tuple[PlannedRun, ...] = ()
+    """``eval plan``: every run of the plan in order, with its seed and fingerprint (empty in a report's)."""
+    reused: tuple[ReusedFrom, ...] = ()
+    """``--reuse``: the runs taken from stored runs instead of being run."""
 
 
 _DECODER = msgspec.json.Decoder(RunManifest)
@@ -165,6 +186,11 @@ def differences(stored: RunManifest, current: RunManifest) -> tuple[str, ...]:
         lines += _agent_differences(stored.agents, current.agents)
     if stored.variants or current.variants:
         lines += _variant_differences(stored.variants, current.variants)
+    if stored.shard is not None and (current.shard is None or stored.shard.runs != current.shard.runs):
+        lines.append(
+            f"shard {stored.shard.index} of {stored.shard.count}: the runs it owns differ from the slice this "
+            "alisio cuts from the plan"
+        )
     return tuple(lines)
 
 

@@ -26,6 +26,7 @@ from enum import StrEnum
 
 from alisio.core.base import Frozen
 from alisio.core.harness.prices import Rates
+from alisio.core.lab.origin import RunOrigin
 from alisio.core.lab.seq_block import SequentialBlock
 from alisio.core.lab.trust import RejudgeBlock, SelfCheckBlock
 from alisio.core.stats.rates import ClusteredMean, Interval
@@ -302,6 +303,9 @@ class Report(Frozen, frozen=True, kw_only=True):
     rejudge: RejudgeBlock | None = None
     """Set in a report made by ``eval rejudge``: what was judged again, the hashes before and after, and the
     verdicts that changed."""
+    origin: RunOrigin | None = None
+    """Where the runs came from when not all from this command: one shard of a plan (``plannedRuns`` is then
+    the shard's), a merge of shards, runs reused from a stored run (``alisio.core.lab.origin``)."""
 
 
 def finished_runs(report: Report) -> str:

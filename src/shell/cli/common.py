@@ -24,6 +24,7 @@ from alisio.shell.cli.options import (
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from alisio.core.exit_codes import ExitCode
     from alisio.core.lab.records import RunRecord
     from alisio.shell.lab.model import LabOutcome, LabStart, Ui
     from alisio.shell.lab.request import (
@@ -202,6 +203,36 @@ def run_lab(
                 on_event=progress.on_event,
             ),
         )
+
+
+def shard_note(start: LabStart) -> str:
+    """``, shard 2 of 4: 3 runs`` for a headline when the command runs a shard of the plan; else nothing."""
+    if start.shard is None or start.owned is None:
+        return ""
+    runs = len(start.owned)
+    return f", shard {start.shard.index} of {start.shard.count}: {runs} run{'s' if runs != 1 else ''}"
+
+
+def shard_lines(outcome: LabOutcome) -> list[str]:
+    """What a shard's command says after its report: it is partial, and how the shards are merged."""
+    start = outcome.start
+    if start.shard is None:
+        return []
+    index, count = start.shard.index, start.shard.count
+    return [
+        f"shard {index} of {count}: its figures are partial by construction and it draws no verdict; when the "
+        f"{count} shards are done, merge them: alisio eval merge SHARD_DIR... --out DIR"
+    ]
+
+
+def show_dry_run(request: LabRequest) -> ExitCode:
+    """``--dry-run``: the plan and its estimate on stdout (nothing run); exit 0."""
+    from alisio.core.exit_codes import ExitCode
+    from alisio.shell.lab.dry_run import dry_run
+
+    for line in dry_run(request, ui()):
+        out(line + "\n")
+    return ExitCode.OK
 
 
 def sandbox_note(start: LabStart) -> str:

@@ -187,6 +187,7 @@ def compare(
         case Success(comparison):
             summary = not json and (layout == "summary" or (layout is None and sys.stdout.isatty()))
             comparison = _noted(comparison, reports, excluded, exclude_tasks)
+            comparison = _shards_noted(comparison, reports)
             comparison = with_sequential_warnings(comparison, *reports)  # stopped sequentially: say so
             comparison = with_rejudge_note(comparison, *reports)  # the same runs, judged again
             if json:
@@ -352,6 +353,21 @@ def _without(reports: list[Report], excluded: frozenset[str]) -> tuple[Report, R
         for r in reports
     ]
     return kept[0], kept[1]
+
+
+def _shards_noted(comparison: Comparison, reports: list[Report]) -> Comparison:
+    """The comparison with a warning for each side that is one shard of a plan (partial by construction)."""
+    import msgspec
+
+    notes = [
+        f"the {side} is shard {o.shard.index} of {o.shard.count} of its plan: its figures cover a slice of each "
+        "task's runs, partial by construction; compare the merged report (alisio eval merge)"
+        for side, report in zip(("baseline", "candidate"), reports, strict=True)
+        if (o := report.origin) is not None and o.shard is not None
+    ]
+    return (
+        msgspec.structs.replace(comparison, warnings=(*comparison.warnings, *notes)) if notes else comparison
+    )
 
 
 def _noted(

@@ -36,6 +36,7 @@ from alisio.shell.cli.options import (
     SuiteArg,
     grouped,
 )
+from alisio.shell.cli.plan_flags import RecordPlanFlags
 
 if TYPE_CHECKING:
     from alisio.shell.lab.model import LabOutcome, LabStart
@@ -58,11 +59,13 @@ def record(
     permissions: PermissionFlags,
     output: CheckedFlags,
     execution: ExecutionFlags,
+    plan: RecordPlanFlags,
     cassette_dir: CassetteDir = None,
     suite: SuiteArg = None,
 ) -> ExitCode:
     """Run each selected task once and write its cassette (<suite>/cassettes/<task-id>.jsonl)."""
     from alisio.core.lab.outputs.progress import progress_line
+    from alisio.shell.cli.plan_flags import with_plan_flags
     from alisio.shell.lab.request import LabMode, LabRequest, Output
 
     s = selection
@@ -76,7 +79,9 @@ def record(
         env=common.environment(),
         jobs=common.jobs(execution.jobs),
     )
-    request = common.with_executor(request, execution)
+    request = with_plan_flags(common.with_executor(request, execution), plan)
+    if request.dry_run:
+        return common.show_dry_run(request)
     outcome = common.run_lab(request, line=progress_line, headline=_headline, quiet=output.quiet)
     return _show(outcome, output.json_output)
 

@@ -11,6 +11,10 @@
 - ``--until-width W`` and ``--sequential --baseline REPORT`` (``--max-k``, ``--min-k``) stop each task once its
   anytime-valid statistic decides (``alisio.shell.cli.seq_flags``); the table is followed by each task's stop,
   the runs and tokens saved and the method; ``--resume`` continues such a run with its stored design.
+- ``--shard I/N`` runs one slice of the plan (its report partial, no verdict; ``eval merge`` pools the
+  shards), ``--plan FILE`` the plan ``eval plan`` wrote, ``--reuse RUN|DIR`` takes the stored runs that measured
+  the same thing instead of running them, ``--dry-run`` prints the plan and its estimate and runs nothing
+  (``alisio.shell.cli.plan_flags``).
 - ``--junit FILE`` also writes the results as JUnit XML (checked before the first run); with
   ``$GITHUB_STEP_SUMMARY`` set, a short Markdown summary is appended to that file.
 - Exit codes (``alisio.core.exit_codes``): 0 completed whichever tasks passed; 1 usage or infrastructure
@@ -37,6 +41,7 @@ from alisio.shell.cli.options import (
     SelectionFlags,
     grouped,
 )
+from alisio.shell.cli.plan_flags import PlanFlags
 from alisio.shell.cli.seq_flags import RunSequentialFlags
 
 if TYPE_CHECKING:
@@ -104,6 +109,7 @@ def run(
     output: OutputFlags,
     execution: ExecutionFlags,
     seq: RunSequentialFlags,
+    plan: PlanFlags,
     suite: OptionalSuiteArg = None,
 ) -> ExitCode:
     """Run a suite k times, judge every run, and write report.json, report.md, report.html and runs.jsonl."""
@@ -113,21 +119,29 @@ def run(
 
     from alisio.core.lab.outputs.progress import progress_line
     from alisio.shell.cli.outputs import lab_outputs
+    from alisio.shell.cli.plan_flags import plan_request, refuse_with_resume, with_plan_flags
     from alisio.shell.cli.resume_flags import Given
     from alisio.shell.errors import CommandError
 
+    given = Given(suite, resume, selection, provider, permissions, output, execution)
     if resume.resume is not None:
-        given = Given(suite, resume, selection, provider, permissions, output, execution)
+        refuse_with_resume(plan)
         request = _resume_request(given, seq)
         ci = dataclasses.replace(request.output, junit=output.junit, step_summary=True)
         request = dataclasses.replace(request, output=ci)
     elif resume.retry_errors:
         raise CommandError("--retry-errors goes with --resume DIR|RUN_ID")
+    elif plan.plan is not None:
+        request = plan_request(plan.plan, given)
     elif suite is None and selection.suite_dir is None:
-        raise CommandError("name a SUITE to run, or --resume DIR|RUN_ID to continue a run")
+        raise CommandError(
+            "name a SUITE to run, --plan FILE to run a plan, or --resume DIR|RUN_ID to continue a run"
+        )
     else:
         request = _request(suite, selection, provider, permissions, output, execution, seq)
-    request = common.with_executor(request, execution)
+    request = with_plan_flags(common.with_executor(request, execution), plan)
+    if request.dry_run:
+        return common.show_dry_run(request)
     encoder = msgspec.json.Encoder()
 
     def each(record: RunRecord) -> None:
@@ -143,13 +157,14 @@ def run(
 
 def _headline(start: LabStart) -> None:
     suite = start.choice.loaded.suite
-    runs = start.planned
+    runs = len(start.tasks) * start.k  # the whole plan (a shard says its own share below)
     noun = "task" if len(start.tasks) == 1 else "tasks"
     size = f"k={start.k}" if start.sequential is None else f"at most {start.k}"
     head = f"{suite.suite_id} {suite.suite_version}: {len(start.tasks)} {noun} x {size} = {runs} "
     head += "run" if runs == 1 else "runs"
     if start.sequential is not None:
         head += ", sequential"
+    head += common.shard_note(start)
     plan = start.provider
     source = f"replay of {plan.id} cassettes" if start.mode == "replay" else plan.id
     label = f" [{start.label}]" if start.label else ""
@@ -237,6 +252,8 @@ def show_outcome(outcome: LabOutcome, json_output: bool, quiet: bool = False) ->
     else:
         common.out(closing + "\n")
     say(f"report: {arm.arm.directory / REPORT_MD} ({REPORT_HTML} beside it)")  # --quiet too: where it went
+    for line in common.shard_lines(outcome):
+        say(line)
     for line in stop_lines(outcome):
         say(line)
     return gated(arm.report.sequential, outcome.exit_code)

@@ -16,6 +16,7 @@ it removed. Exit 0; 1 for an invalid flag value.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -25,8 +26,6 @@ from alisio.shell.cli import common
 from alisio.shell.cli.options import Json
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from alisio.shell.lab.stored import StoredRun
 
 SuiteFilter = Annotated[str | None, typer.Option("--suite", help="Only runs of this suite id.", metavar="ID")]
@@ -36,6 +35,25 @@ Prune = Annotated[bool, typer.Option("--prune", help="Remove stored runs older t
 OlderThan = Annotated[
     str | None,
     typer.Option("--older-than", help="With --prune: an age, as 30d, 12h or 2w.", metavar="AGE"),
+]
+
+HtmlDir = Annotated[
+    Path | None,
+    typer.Option(
+        "--html",
+        help="Write DIR/index.html: one page over the runs (or the RUN|DIR given), with links to each report.html "
+        "and comparison.html; it works from file://.",
+        metavar="DIR",
+        show_default=False,
+    ),
+]
+Given = Annotated[
+    list[str] | None,
+    typer.Argument(
+        help="With --html: the runs to index (run ids or report directories); default the stored runs.",
+        metavar="[RUN|DIR]...",
+        show_default=False,
+    ),
 ]
 
 HEADER = ("RUN ID", "SUITE", "MODEL (MODE)", "CREATED", "RESULT", "LABEL")
@@ -109,18 +127,29 @@ def runs(
     prune: Prune = False,
     older_than: OlderThan = None,
     json_output: Json = False,
+    html: HtmlDir = None,
+    given: Given = None,
 ) -> ExitCode:
     """List the stored runs, newest first: id, suite, model, when, pass rate, label."""
     import msgspec
 
     from alisio.shell.cli.options import check_min
     from alisio.shell.config_home import data_dir
+    from alisio.shell.errors import CommandError
     from alisio.shell.lab.stored import stored_runs
 
     root = data_dir(common.environment())
     if prune or older_than is not None:
         return _prune(root, prune, older_than)
     check_min("--limit", limit, 1)
+    if given and html is None:
+        raise CommandError("RUN|DIR arguments go with --html DIR (eval show opens one run)")
+    if html is not None:
+        from alisio.shell.lab.runs_page import write_runs_index
+
+        listed = _kept(given_runs(given, root) if given else stored_runs(root), suite, model)[:limit]
+        common.say(f"wrote {write_runs_index(html, listed)} ({len(listed)} runs)")
+        return ExitCode.OK
     found = _kept(stored_runs(root), suite, model)[:limit]
     rows = [_row(run) for run in found]
     if json_output:
@@ -165,3 +194,27 @@ def _prune(root: Path, prune: bool, older_than: str | None) -> ExitCode:
             f"forgot {plural(done.unregistered, 'registered --out directory')} that holds no report now"
         )
     return ExitCode.OK
+
+
+def given_runs(refs: list[str], root: Path) -> list[StoredRun]:
+    """The runs ``refs`` name (run ids or directories; a variants job's root: each of its variants), in the
+    order given.
+
+    Raises:
+        CommandError: a reference that names no run.
+    """
+    from returns.result import Success
+
+    from alisio.shell.lab.store import read_report
+    from alisio.shell.lab.stored import StoredRun, run_directory, variants_of
+
+    found = []
+    for ref in refs:
+        directory = run_directory(ref, root)
+        for where in [directory, *(directory / v for v in variants_of(directory))]:
+            if (where / "report.json").is_file() or (where / "runs.jsonl").is_file():
+                read = read_report(where)
+                report = read.unwrap() if isinstance(read, Success) else None
+                run_id = report.conditions.run_id if report is not None else where.name
+                found.append(StoredRun(run_id=run_id, directory=where, report=report, modified=0.0))
+    return found

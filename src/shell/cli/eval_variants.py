@@ -22,6 +22,8 @@
   suite, tasks, k or sequential design, seed, provider and each variant's configuration hash, model and
   agent): the runs with a record in a variant's runs.jsonl are kept, the others run, then every report and
   the comparison are rewritten from all the records (``alisio.shell.cli.resume_flags``).
+- ``--shard I/N``, ``--plan FILE``, ``--reuse RUN|DIR`` and ``--dry-run`` as ``eval run`` takes them; a shard
+  writes each variant's partial report and no comparison (no verdict), which ``eval merge`` computes.
 - Exit codes as ``eval run``.
 """
 
@@ -47,6 +49,7 @@ from alisio.shell.cli.options import (
     VariantsProviderFlags,
     grouped,
 )
+from alisio.shell.cli.plan_flags import PlanFlags
 from alisio.shell.cli.seq_flags import VariantsSequentialFlags
 
 if TYPE_CHECKING:
@@ -79,6 +82,7 @@ def variants(
     output: OutputFlags,
     execution: ExecutionFlags,
     seq: VariantsSequentialFlags,
+    plan: PlanFlags,
     variants_file: VariantsFile = None,
     suite: SuiteArg = None,
 ) -> ExitCode:
@@ -87,25 +91,31 @@ def variants(
 
     from alisio.core.lab.outputs.render_variants import variant_progress_line
     from alisio.shell.cli.outputs import lab_outputs
+    from alisio.shell.cli.plan_flags import plan_request, refuse_with_resume, with_plan_flags
     from alisio.shell.cli.resume_flags import Given
     from alisio.shell.errors import CommandError
 
     if provider.mode is ModeFlag.REPLAY:
         raise CommandError(REFUSE_REPLAY)
+    given = Given(suite, resume, selection, provider, permissions, output, execution)
     if resume.resume is not None:
-        given = Given(suite, resume, selection, provider, permissions, output, execution)
+        refuse_with_resume(plan)
         request = _resume_request(given, seq, variants_file)
         ci = dataclasses.replace(request.output, junit=output.junit, step_summary=True)
         request = dataclasses.replace(request, output=ci)
     elif resume.retry_errors:
         raise CommandError("--retry-errors goes with --resume DIR|RUN_ID")
+    elif plan.plan is not None:
+        request = plan_request(plan.plan, given, variants_file)
     elif variants_file is None:
         raise CommandError(
             "--variants FILE names the variants to run (or --resume DIR|RUN_ID continues a variants job)"
         )
     else:
         request = _request(suite, selection, provider, permissions, output, execution, seq, variants_file)
-    request = common.with_executor(request, execution)
+    request = with_plan_flags(common.with_executor(request, execution), plan)
+    if request.dry_run:
+        return common.show_dry_run(request)
     outcome = common.run_lab(
         request, line=variant_progress_line, headline=_headline, quiet=request.output.quiet
     )
@@ -159,11 +169,13 @@ def _headline(start: LabStart) -> None:
     n, tasks = len(start.variants.variants), len(start.tasks)
     noun = "task" if tasks == 1 else "tasks"
     plan = start.provider
-    size = f"k={start.k} = {start.planned} runs"
+    whole = tasks * start.k * n
+    size = f"k={start.k} = {whole} runs"
     if start.sequential is not None:
-        size = f"at most {start.k} = {start.planned} runs, sequential"
+        size = f"at most {start.k} = {whole} runs, sequential"
     say(
-        f"{suite.suite_id} {suite.suite_version}: {n} variants x {tasks} {noun} x {size}, interleaved "
+        f"{suite.suite_id} {suite.suite_version}: {n} variants x {tasks} {noun} x {size}, interleaved"
+        f"{common.shard_note(start)} "
         f"({plan.id}, {plan.model}{plan.key_note}, seed {start.seed}, {start.jobs} at once"
         f"{common.sandbox_note(start)})"
     )
@@ -184,7 +196,8 @@ def _show(outcome: LabOutcome, json_output: bool) -> ExitCode:
     from alisio.shell.lab.outputs import COMPARISON_HTML, COMPARISON_JSON, COMPARISON_MD
     from alisio.shell.lab.store import REPORT_MD
 
-    assert outcome.comparison is not None
+    if outcome.comparison is None:  # a shard: no verdict, each variant's partial report
+        return _show_shard(outcome)
     if json_output:
         _show_json(outcome)
     else:
@@ -203,6 +216,20 @@ def _show(outcome: LabOutcome, json_output: bool) -> ExitCode:
     for line in stop_lines(outcome):
         say(line)
     return gated(outcome.comparison.sequential, outcome.exit_code)
+
+
+def _show_shard(outcome: LabOutcome) -> ExitCode:
+    """A shard of a variants job: each variant's partial table on stdout, where it went, how to merge."""
+    from alisio.core.lab.outputs.progress import summary_table
+    from alisio.shell.cli.eval_run import stop_lines
+    from alisio.shell.lab.store import REPORT_MD
+
+    for arm in outcome.arms:
+        common.out(f"variant {arm.arm.variant}:\n{summary_table(arm.report)}\n")
+        say(f"report: {arm.arm.directory / REPORT_MD}")
+    for line in [*common.shard_lines(outcome), *stop_lines(outcome)]:
+        say(line)
+    return outcome.exit_code
 
 
 def _show_json(outcome: LabOutcome) -> None:

@@ -18,13 +18,19 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from alisio.shell.errors import CommandError
 from alisio.shell.lab.owned import REPORT_DIRS, foreign_entries, remove_report
 from alisio.shell.lab.preflight import unwritable_dir
+
+if TYPE_CHECKING:
+    from alisio.shell.lab.request import LabRequest
 
 __all__ = [
     "claim_run_dir",
@@ -32,6 +38,7 @@ __all__ = [
     "created_at_for",
     "lock_directory",
     "prepare_out",
+    "report_directory",
     "run_id_for",
 ]
 
@@ -174,3 +181,42 @@ def lock_directory(directory: Path) -> Iterator[None]:
         yield
     finally:
         os.close(fd)
+
+
+@contextlib.contextmanager
+def report_directory(
+    request: LabRequest, now: datetime, subdirs: Sequence[str], files: Sequence[str]
+) -> Iterator[tuple[str, Path]]:
+    """The run id and the report directory of a command, claimed and locked for the block (temporary for a
+    recording; a resume's own directory and id; ``--out``, registered so ``eval runs`` lists it).
+
+    ``--force`` removes the report ``--out`` holds only once the lock is held: a command still writing
+    there refuses this one, and keeps every record it wrote.
+    """
+    from alisio.shell.config_home import data_dir
+    from alisio.shell.lab.registry import register_directory
+    from alisio.shell.lab.request import LabMode
+    from alisio.shell.lab.resume import read_manifest
+    from alisio.shell.lab.stale import owned_prefix
+
+    run_id = run_id_for(now)
+    if request.mode is LabMode.RECORD:
+        directory = Path(tempfile.mkdtemp(prefix=owned_prefix("record")))
+        try:
+            yield run_id, directory
+        finally:
+            shutil.rmtree(directory, ignore_errors=True)  # a recording is not a measurement
+        return
+    if request.resume is not None:
+        directory = request.resume
+        run_id = read_manifest(directory).run_id  # a resumed run keeps its id
+    elif request.output.out is not None:
+        directory = request.output.out
+        if request.output.register:
+            register_directory(data_dir(request.env), directory)  # eval runs lists it, its id names it
+    else:
+        run_id, directory = claim_run_dir(data_dir(request.env), run_id, request.env)
+    with lock_directory(directory):
+        if request.resume is None and request.output.out is not None and request.output.force:
+            clear_out(directory, "--out", subdirs, files)
+        yield run_id, directory

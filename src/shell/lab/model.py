@@ -15,6 +15,7 @@ from alisio.core.lab.manifest import RunManifest
 from alisio.core.lab.records import RunRecord
 from alisio.core.lab.report import AgentCondition, AnswerSource, Report
 from alisio.core.lab.seq_block import SequentialPlan
+from alisio.core.lab.shards import ShardChoice
 from alisio.core.lab.suites.schedule import RunSpec
 from alisio.core.lab.suites.suite import Task
 from alisio.shell.errors import Terminated
@@ -60,6 +61,8 @@ class Resumed:
     kept: tuple[RunRecord, ...]
     retried: Mapping[str | None, int]
     """How many records each arm's retried/runs.jsonl holds (this resume's and earlier ones'), by variant."""
+    reused: tuple[RunRecord, ...] = ()
+    """``--reuse``: the records taken from a stored run (in ``kept`` too), which no run repeats."""
 
 
 @dataclass(frozen=True)
@@ -88,10 +91,16 @@ class LabStart:
     """``--label TEXT``: the run's name, in its conditions."""
     sequential: SequentialPlan | None = None
     """The sequential design (``k`` is then its ``max_k``); ``None``: every planned run runs."""
+    shard: ShardChoice | None = None
+    """``--shard I/N``: the slice of the plan this command runs."""
+    owned: tuple[RunSpec, ...] | None = None
+    """The shard's runs, in plan order (``None``: the whole plan)."""
 
     @property
     def planned(self) -> int:
-        """How many runs the command plans, over every arm."""
+        """How many runs the command plans, over every arm (a shard: its own)."""
+        if self.owned is not None:
+            return len(self.owned)
         return len(self.tasks) * self.k * len(self.arms)
 
 

@@ -51,6 +51,7 @@ from alisio.shell.lab.errors import LabStopped
 from alisio.shell.lab.preflight import unwritable_dir
 from alisio.shell.lab.request import LabMode, LabRequest
 from alisio.shell.lab.resume import PLAN_JSON
+from alisio.shell.lab.slices import replaces_shard
 from alisio.shell.lab.store import REPORT_JSON, REPORT_MD, RUNS_JSONL, write_bytes_atomic, write_report_html
 from alisio.shell.lab.suites import LoadedSuite
 
@@ -77,6 +78,7 @@ __all__ = [
     "check_file_output",
     "check_outputs",
     "report_files",
+    "write_comparison_files",
     "write_outputs",
     "write_report_files",
 ]
@@ -185,13 +187,43 @@ def _comparison_md(done: Done) -> None:
 
 
 def _comparison_html(done: Done) -> None:
-    from alisio.core.lab.outputs.render_html_compare import render_variants_html
-
     assert done.comparison is not None  # applies to eval variants only
     arms = [(arm.arm.variant or "", arm.records) for arm in done.arms]
-    task_ids = sorted({task.task_id for arm in done.arms for task in arm.report.tasks})
-    page = render_variants_html(done.comparison, arms, task_ids, done.start.k, done.ctx.credentials)
-    write_bytes_atomic(done.start.root / COMPARISON_HTML, page.encode())
+    _variants_page(done.start.root, done.comparison, arms, done.start.k, done.ctx.credentials)
+
+
+def _variants_page(
+    root: Path,
+    comparison: VariantsComparison,
+    arms: Sequence[tuple[str, Sequence[RunRecord]]],
+    k: int,
+    known: Known,
+) -> None:
+    from alisio.core.lab.outputs.render_html_compare import render_variants_html
+
+    task_ids = sorted({record.task_id for _, records in arms for record in records})
+    page = render_variants_html(comparison, arms, task_ids, k, known)
+    write_bytes_atomic(root / COMPARISON_HTML, page.encode())
+
+
+def write_comparison_files(
+    root: Path,
+    comparison: VariantsComparison,
+    arms: Sequence[tuple[str, Sequence[RunRecord]]],
+    k: int,
+    known: Known = (),
+) -> None:
+    """comparison.json, comparison.md and comparison.html of a variants job into ``root``, outside a command
+    (``eval merge``), as the table's rows write them.
+
+    Raises:
+        OSError: a file cannot be written.
+    """
+    from alisio.core.lab.outputs.render_variants import render_variants_markdown
+
+    write_bytes_atomic(root / COMPARISON_JSON, msgspec.json.encode(comparison))
+    write_bytes_atomic(root / COMPARISON_MD, render_variants_markdown(comparison).encode())
+    _variants_page(root, comparison, arms, k, known)
 
 
 def _junit(done: Done) -> None:
@@ -284,7 +316,7 @@ JUNIT = "--junit"
 
 
 def _variants(request: LabRequest) -> bool:
-    return request.variants_file is not None
+    return request.variants_file is not None and request.shard is None  # a shard draws no verdict
 
 
 def _has_junit(request: LabRequest) -> bool:
@@ -349,7 +381,10 @@ def check_outputs(checked: Checked, outputs: Sequence[Output] = OUTPUTS) -> None
     out = request.output.out
     if request.resume is None and request.mode is not LabMode.RECORD and out is not None:
         subdirs = [arm for arm in checked.arms if arm is not None]
-        prepare_out(out, "--out", request.output.force, subdirs, report_files(outputs))
+        force = request.output.force or replaces_shard(
+            out, request.shard
+        )  # a shard run again: its own output
+        prepare_out(out, "--out", force, subdirs, report_files(outputs))
     for output in outputs:
         if isinstance(output, CommandOutput) and output.check is not None and output.applies(request):
             output.check(checked)

@@ -15,8 +15,10 @@ from pathlib import Path
 
 from alisio.core.harness.events import Effect
 from alisio.core.harness.sandbox import SandboxKind
+from alisio.core.lab.manifest import RunManifest
 from alisio.core.lab.report import Rates
 from alisio.core.lab.seq_block import SequentialPlan
+from alisio.core.lab.shards import ShardChoice
 from alisio.shell.errors import CommandError
 
 __all__ = [
@@ -184,6 +186,16 @@ class LabRequest:
     sequential: SequentialPlan | None = None
     """``--sequential`` or ``--until-width``: stop each task when its statistic decides (``selection.k`` is
     then the design's ``max_k``); ``None``: run every planned run."""
+    shard: ShardChoice | None = None
+    """``--shard I/N``: run only this slice of the plan (``alisio.core.lab.shards``); ``None``: all of it."""
+    planned: RunManifest | None = None
+    """``--plan FILE``: the plan ``eval plan`` wrote, which what this command would run must match."""
+    planned_from: Path | None = None
+    """The ``--plan`` file, for messages."""
+    reuse: str | None = None
+    """``--reuse RUN|DIR``: take the stored runs whose fingerprint matches instead of running them."""
+    dry_run: bool = False
+    """``--dry-run``: print the plan and an estimate of what it would spend; run nothing."""
 
 
 def rates_from(input_rate: float | None, output_rate: float | None) -> Rates | None:

@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -56,6 +57,8 @@ __all__ = [
     "PLAN_JSON",
     "RETRIED",
     "check_kind",
+    "manifest_request",
+    "new_manifest",
     "plan_file",
     "prepare_resume",
     "read_manifest",
@@ -158,24 +161,60 @@ def resume_request(
     variants job reads ``variants_file`` when given (the file moved), else the one plan.json names; the
     pipeline refuses variants that measure something else now."""
     stored = read_manifest(directory)
+    request = manifest_request(
+        stored,
+        model=model,
+        base_url=base_url,
+        preset=preset,
+        output=Output(
+            out=directory, keep=output.keep, json=output.json, quiet=output.quiet, label=stored.label
+        ),
+        jobs=jobs,
+        env=env,
+        sandbox=sandbox,
+        variants_file=variants_file,
+    )
+    return dataclasses.replace(request, resume=directory, retry_errors=retry_errors)
+
+
+def manifest_request(
+    stored: RunManifest,
+    *,
+    model: str | None,
+    base_url: str | None,
+    preset: str | None,
+    output: Output,
+    jobs: int | None,
+    env: Mapping[str, str],
+    sandbox: SandboxKind | None = None,
+    variants_file: Path | None = None,
+    suite_dir: Path | None = None,
+    script: Path | None = None,
+    cassette_dir: Path | None = None,
+) -> LabRequest:
+    """The request that runs what plan.json ``stored`` says (a resume's, or ``eval run --plan FILE``'s):
+    its suite, tasks, k, seed, mode, grants, sandbox, agent and shard. ``suite_dir``, ``script``,
+    ``cassette_dir`` and ``variants_file`` say where those are now when given (their content is checked by
+    the pipeline); else where plan.json says."""
     granted = set(stored.granted)
     if variants_file is None and stored.variants_file is not None:
         variants_file = Path(stored.variants_file)
+    stored_script = Path(stored.script) if stored.script else None
     return LabRequest(
         selection=Selection(
             suite=stored.suite_id,
             tasks=stored.tasks,
             k=stored.k,
             seed=stored.seed,
-            suite_dir=Path(stored.suite_dir) if stored.suite_dir else None,
-            yes=True,  # confirmed when the run started
+            suite_dir=suite_dir or (Path(stored.suite_dir) if stored.suite_dir else None),
+            yes=True,  # confirmed when the run or the plan started
         ),
         mode=LabMode.REPLAY if stored.mode == "replay" else LabMode.LIVE,
         provider=ProviderOptions(
             model=model or (stored.model if stored.script is None else None),
             base_url=resumed_base_url(stored, base_url, env),
             preset=preset,
-            script=Path(stored.script) if stored.script else None,
+            script=script or stored_script,
             agent=stored.agent,
         ),
         permissions=Permissions(
@@ -186,18 +225,15 @@ def resume_request(
             read_only=stored.read_only,
             allow_suite_full=stored.allow_suite_full,
         ),
-        output=Output(
-            out=directory, keep=output.keep, json=output.json, quiet=output.quiet, label=stored.label
-        ),
+        output=output,
         variants_file=variants_file,
-        cassette_dir=Path(stored.cassette_dir) if stored.cassette_dir else None,
+        cassette_dir=cassette_dir or (Path(stored.cassette_dir) if stored.cassette_dir else None),
         rates=stored.rates,
         env=env,
         jobs=jobs,
-        resume=directory,
-        retry_errors=retry_errors,
         sandbox=sandbox if sandbox is not None else SandboxKind(stored.sandbox),
         sequential=stored.sequential,
+        shard=stored.shard.choice() if stored.shard is not None else None,
     )
 
 
@@ -303,7 +339,7 @@ def prepare_resume(
     return Resumed(stored=stored, todo=todo, kept=kept, retried=retried)
 
 
-def _manifest(start: LabStart, request: LabRequest, run_id: str, created_at: str) -> RunManifest:
+def new_manifest(start: LabStart, request: LabRequest, run_id: str, created_at: str) -> RunManifest:
     """plan.json of a new run: what it was asked and what it measures."""
     loaded = start.choice.loaded
     suite_dir = request.selection.suite_dir
@@ -344,7 +380,9 @@ def _manifest(start: LabStart, request: LabRequest, run_id: str, created_at: str
         if start.variants and request.variants_file
         else None,
         variants=tuple(
-            ManifestVariant(id=v.id, config_hash=v.config_hash, model=v.model, agent=v.agent)
+            ManifestVariant(
+                id=v.id, config_hash=v.config_hash, model=v.model, agent=v.agent, overrides=v.overrides
+            )
             for v in (start.variants.variants if start.variants is not None else ())
         ),
     )
@@ -398,20 +436,18 @@ def _refuse_mixed(
 def plan_file(
     request: LabRequest,
     start: LabStart,
+    current: RunManifest,
     plan: Sequence[RunSpec],
-    run_id: str,
-    created_at: str,
     say: Callable[[str], None],
 ) -> Resumed | None:
-    """Write plan.json for a new run or variants job (at its root); on resume, check it still holds and say
-    what is left to run.
+    """Write plan.json (``current``) for a new run or variants job (at its root); on resume, check it still
+    holds and say what is left of ``plan`` (a shard's: its slice) to run.
 
     Raises:
         CommandError: on resume, what differs from plan.json (nothing was run).
     """
     if request.mode is LabMode.RECORD:
         return None  # a recording is not a measurement: nothing to resume
-    current = _manifest(start, request, run_id, created_at)
     if request.resume is None:
         write_manifest(start.root, current)
         return None

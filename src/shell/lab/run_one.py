@@ -8,9 +8,9 @@ its type and message in ``errors``), so one broken run never costs a lab its oth
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Mapping
-import dataclasses
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path

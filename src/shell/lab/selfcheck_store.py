@@ -21,7 +21,7 @@ from alisio.core.lab.report import Report
 from alisio.shell.lab.store import read_regular, write_bytes_atomic
 from alisio.shell.lab.suites import LoadedSuite
 
-__all__ = ["SELFCHECK_DIR", "read_selfcheck", "store_selfcheck", "with_suite_checks"]
+__all__ = ["SELFCHECK_DIR", "read_selfcheck", "store_selfcheck", "with_stored_check", "with_suite_checks"]
 
 SELFCHECK_DIR = "selfcheck"
 """Under the data directory: one ``<contentHash>.json`` per suite content self-checked."""
@@ -54,6 +54,15 @@ def store_selfcheck(data_root: Path, loaded: LoadedSuite, check: SelfCheck, now:
     path = _path(data_root, loaded.content_hash)
     write_bytes_atomic(path, msgspec.json.encode(merged))
     return path
+
+
+def with_stored_check(report: Report, data_root: Path) -> Report:
+    """``report`` with the self-check stored for its suite's content hash (``eval merge``: the conditions
+    already carry the verifier and fixture hashes of the shards that ran)."""
+    stored = read_selfcheck(data_root, report.conditions.suite_hash)
+    return msgspec.structs.replace(
+        report, self_check=self_check_block(stored, [t.task_id for t in report.tasks])
+    )
 
 
 def with_suite_checks(report: Report, data_root: Path, loaded: LoadedSuite) -> Report:

@@ -49,6 +49,8 @@ COMMANDS = [
     ["eval", "runs"],
     ["eval", "show"],
     ["eval", "record"],
+    ["eval", "plan"],
+    ["eval", "merge"],
     ["eval", "compare"],
     ["eval", "variants"],
     ["eval", "stability"],
@@ -85,8 +87,8 @@ def test_help_has_no_type_placeholders(home: Path, words: list[str]) -> None:
 
 
 def test_eval_help_lists_the_commands_in_workflow_order_and_groups_options(home: Path) -> None:
-    """init, list, validate, selfcheck, import, run, runs, show, diff, record, rejudge, compare, variants,
-    stability, power, export, ci; run's options in panels."""
+    """init, list, validate, selfcheck, import, run, runs, show, diff, record, rejudge, plan, merge, compare,
+    variants, stability, power, export, ci; run's options in panels."""
     listed = re.findall(r"^│ (\w+) ", alisio(home, "eval", "-h").stdout, re.M)
     assert listed == [
         "init",
@@ -100,6 +102,8 @@ def test_eval_help_lists_the_commands_in_workflow_order_and_groups_options(home:
         "diff",
         "record",
         "rejudge",
+        "plan",
+        "merge",
         "compare",
         "variants",
         "stability",
@@ -119,6 +123,7 @@ def test_eval_help_lists_the_commands_in_workflow_order_and_groups_options(home:
         "Output",
         "Execution",
         "Sequential",
+        "Plan",
     ]
     assert re.search(r"--k\s+-k\s+N\s", run_help)
 

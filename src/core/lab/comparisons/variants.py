@@ -59,6 +59,7 @@ __all__ = [
     "VariantsComparison",
     "VariantsPlan",
     "check_suite",
+    "compare_infos",
     "compare_variants",
     "describe_overrides",
     "interleave",
@@ -411,6 +412,15 @@ def compare_variants(
         (reports of one ``eval variants`` command share their suite, so this means a bug upstream).
     """
     infos = tuple(VariantInfo(id=v.id, config_hash=v.config_hash, overrides=v.overrides) for v in variants)
+    return compare_infos(infos, reports)
+
+
+def compare_infos(
+    variants: Sequence[VariantInfo], reports: Sequence[Report]
+) -> Result[VariantsComparison, IncompatibleReports]:
+    """``compare_variants`` of the variants as comparison.json records them (``eval merge`` has no
+    configuration to build ``Variant``s from, only each variant's id, hash and overrides)."""
+    infos = tuple(variants)
     base, base_report = variants[0], reports[0]
     start: Result[tuple[VariantComparison, ...], IncompatibleReports] = Success(())
     compared = functools.reduce(

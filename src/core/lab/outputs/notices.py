@@ -10,6 +10,7 @@ and which verdicts changed. Reports written before a block existed (``None``) sa
 from __future__ import annotations
 
 from alisio.core.base import Frozen
+from alisio.core.lab.origin import origin_lines
 from alisio.core.lab.outputs.formats import REPLAY_NOTICE, SCRIPTED_NOTICE, SCRIPTED_PROVIDER
 from alisio.core.lab.report import AnswerSource, Conditions, Report, finished_runs
 from alisio.core.lab.trust import change_line, noop_passing_line, rejudge_line, self_check_line
@@ -63,12 +64,7 @@ def report_notices(report: Report) -> tuple[Notice, ...]:
         if report.capped is not None:  # a cap stopped it: the runs not started are not run, not failed
             text = f"Stopped by {report.capped} after {done}{why}: the runs not started are not run."
         out.append(Notice(text=text, strong=True))
-    if report.retried:
-        runs = "run was" if report.retried == 1 else "runs were"
-        out.append(
-            Notice(
-                text=f"{report.retried} errored {runs} run again (--retry-errors): the earlier records are "
-                "kept in retried/runs.jsonl and counted nowhere."
-            )
-        )
+    out += [
+        Notice(text=t, strong=s) for t, s in origin_lines(report.origin, report.planned_runs, report.retried)
+    ]
     return tuple(out + _trust(report))

@@ -1,0 +1,366 @@
+"""Steps 1-7 of the lab's pipeline: everything checked before anything runs (``alisio.shell.lab.pipeline``
+carries out steps 8-10), and a command's plan previewed without running it (``--dry-run``, ``eval plan``).
+
+1. configuration: config.toml (``alisio.shell.config_home``), or the defaults for ``eval ci`` and
+   record-bundled;
+2. the suite: found by id or directory name (``suite_choice.find_suite``);
+3. the variants file, when there is one (``variants.read_variants``): each variant is an arm;
+4. preflight: the selected tasks, and every task's policy and agent against the grants and each arm's
+   configuration (``preflight.preflight``), before anything runs;
+5. outputs: every row of the outputs table that applies is checked (``outputs.check_outputs``);
+6. the provider plan: live, ``--script``, or the cassettes of replay (``plans``, ``alisio.shell.lab.record``);
+   record wraps it to keep every call; the external agents' plan; the spending caps;
+7. (in the pipeline) confirmation of a third-party suite.
+
+``prepared`` holds what they found (``Prepared``) for the block, and closes the provider plan after it;
+``Prepared.start`` is the command's ``LabStart`` once its run id and directory are known; ``plan_of`` its
+plan. ``preview_request`` does steps 1-6 and the plan for a command that is not to run: nothing is written
+and nothing spent.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from alisio.core.harness.config import LabSettings, MeasuredConfig, config_hash
+from alisio.core.harness.sandbox import SandboxKind
+from alisio.core.lab.comparisons.variants import VariantsPlan, interleave
+from alisio.core.lab.manifest import RunManifest
+from alisio.core.lab.report import AnswerSource
+from alisio.core.lab.seq_block import SequentialPlan
+from alisio.core.lab.seq_run import sequential_plan
+from alisio.core.lab.suites.schedule import RunSpec, plan_runs
+from alisio.core.lab.suites.suite import Task
+from alisio.shell.config_home import LoadedConfig, data_dir, load_config
+from alisio.shell.errors import CommandError, expect
+from alisio.shell.lab.agent_plan import (
+    AgentPlan,
+    agent_plan,
+    agents_of,
+    check_isolation,
+    replay_placeholder,
+    uses_external,
+)
+from alisio.shell.lab.directory import created_at_for, run_id_for
+from alisio.shell.lab.model import LabStart, Ui
+from alisio.shell.lab.outputs import Checked, Output, check_outputs
+from alisio.shell.lab.plans import ProviderPlan, check_sampling, live_plan, scripted_plan
+from alisio.shell.lab.preflight import Agents, preflight
+from alisio.shell.lab.request import ExecutorKind, LabMode, LabRequest
+from alisio.shell.lab.resume import new_manifest
+from alisio.shell.lab.run_one import Arm
+from alisio.shell.lab.seq_watch import checked_sequential
+from alisio.shell.lab.slices import check_planned, plan_manifest, sliced
+from alisio.shell.lab.spend import check_spend, priced_arms
+from alisio.shell.lab.suite_choice import SuiteChoice, bundled_suites_root, find_suite
+from alisio.shell.lab.variants import read_variants
+from alisio.shell.sandbox.bwrap import Sandbox, SandboxUnavailable, require_sandbox
+
+__all__ = [
+    "LIVE_JOBS",
+    "Prepared",
+    "Preview",
+    "jobs_for",
+    "plan_of",
+    "prepared",
+    "preview_request",
+    "sandbox_for",
+]
+
+
+def _configuration(request: LabRequest) -> tuple[MeasuredConfig, LoadedConfig | None]:
+    """The measured configuration and the loaded config file (``None`` with ``default_config``)."""
+    if request.default_config:
+        return MeasuredConfig(), None
+    config = expect(load_config(request.env))
+    return config.config.measured, config
+
+
+def _selected(
+    request: LabRequest,
+    choice: SuiteChoice,
+    measured: Sequence[tuple[str | None, MeasuredConfig]],
+    agents: Mapping[str | None, Agents],
+    sandboxed: bool,
+) -> tuple[Task, ...]:
+    """The tasks, once they may run under every arm's configuration (agents may differ between variants;
+    ``sandboxed``: the command runs under ``--sandbox bwrap``, which some tasks need).
+
+    A problem every arm shares is said once; otherwise each line names its variant.
+    """
+    selection, permissions = request.selection, request.permissions
+    selected: tuple[Task, ...] = ()
+    failing: list[tuple[str | None, tuple[str, ...]]] = []
+    for variant, config in measured:
+        try:
+            selected = preflight(
+                choice.loaded,
+                selection.tasks,
+                permissions.granted,
+                read_only=permissions.read_only,
+                allow_suite_full=permissions.allow_suite_full,
+                measured=config,
+                agents=agents[variant],
+                sandboxed=sandboxed,
+            )
+        except CommandError as error:
+            failing.append((variant, error.lines))
+    if not failing:
+        return selected
+    if len(failing) == len(measured) and all(lines == failing[0][1] for _, lines in failing):
+        raise CommandError(*failing[0][1])
+    raise CommandError(*(f"variant {variant}: {line}" for variant, lines in failing for line in lines))
+
+
+def _provider_plan(
+    request: LabRequest,
+    choice: SuiteChoice,
+    tasks: tuple[Task, ...],
+    measured: MeasuredConfig,
+    loaded: LoadedConfig | None,
+    say: Callable[[str], None],
+) -> ProviderPlan:
+    """The provider of every run: the cassettes (replay), the script, or the configured provider."""
+    if request.mode is LabMode.REPLAY and uses_external(request, tasks, loaded.external if loaded else ()):
+        return replay_placeholder()  # the external agents' proxies serve their cassettes (agent_plan)
+    if request.mode is LabMode.REPLAY:
+        from alisio.shell.lab.cassettes import cassette_dir_for
+        from alisio.shell.lab.record import config_hash_warnings, load_cassettes, replay_plan
+
+        cassettes = load_cassettes(
+            choice.loaded, tasks, cassette_dir_for(choice.loaded.directory, request.cassette_dir)
+        )
+        for warning in config_hash_warnings(cassettes, config_hash(measured)):
+            say(warning)
+        return replay_plan(cassettes)
+    options = request.provider
+    if options.script is not None:
+        return scripted_plan(options.script, tasks, options.model)
+    if loaded is None:
+        raise CommandError("a live run needs the configuration (pass --script to play scripted turns)")
+    return live_plan(
+        loaded, options.model, options.base_url, request.env, jobs_for(request, loaded), options.preset
+    )
+
+
+def sandbox_for(
+    kind: SandboxKind | None, lab: LabSettings, env: Mapping[str, str], say: Callable[[str], None]
+) -> tuple[SandboxKind, Sandbox | None]:
+    """The sandbox a command asked for (``--sandbox``, else ``[lab] sandbox``, else none), checked here.
+
+    Raises:
+        CommandError: ``bwrap`` asked for and unavailable (one line: the install hint, or why it cannot run).
+    """
+    chosen = kind or lab.sandbox or SandboxKind.NONE
+    if chosen is SandboxKind.NONE:
+        return chosen, None
+    try:
+        sandbox = require_sandbox(lab.sandbox_limits(), env)
+    except SandboxUnavailable as error:
+        raise CommandError(str(error)) from None
+    for warning in sandbox.warnings:
+        say(warning)
+    return chosen, sandbox
+
+
+def plan_of(start: LabStart) -> tuple[RunSpec, ...]:
+    """The plan: task x repetition in seeded order (repetition-major when sequential); every variant over
+    the same slots, A,B then B,A."""
+    task_ids = [task.id for task in start.tasks]
+    ids = None if start.variants is None else [variant.id for variant in start.variants.variants]
+    if start.sequential is not None:  # repetition-major: each task's outcomes grow in repetition order
+        return sequential_plan(ids, task_ids, start.k, start.seed).unwrap()
+    if ids is None:
+        return plan_runs(task_ids, start.k, start.seed).unwrap()  # ids are unique and k >= 1 (checked)
+    return interleave(ids, task_ids, start.k, start.seed).unwrap()
+
+
+LIVE_JOBS = 4
+"""Runs at once against a live provider when neither ``--jobs`` nor ``[lab] jobs`` says."""
+
+
+def jobs_for(request: LabRequest, loaded: LoadedConfig | None) -> int:
+    """``--jobs``, else ``[lab] jobs``, else 4 live and the number of CPUs for replay and scripted runs."""
+    if request.jobs is not None:
+        return request.jobs
+    if loaded is not None and loaded.config.lab.jobs is not None:
+        return loaded.config.lab.jobs
+    if request.mode is LabMode.REPLAY or request.provider.script is not None:
+        return os.cpu_count() or 1
+    return LIVE_JOBS
+
+
+def _arms(
+    request: LabRequest, measured: MeasuredConfig, variants: VariantsPlan | None, run_id: str, root: Path
+) -> tuple[Arm, ...]:
+    if variants is None:
+        agent = request.provider.agent
+        return (Arm(variant=None, measured=measured, directory=root, run_id=run_id, agent=agent),)
+    return tuple(
+        Arm(
+            variant=v.id,
+            measured=v.measured,
+            directory=root / v.id,
+            run_id=f"{run_id}/{v.id}",
+            agent=v.agent or request.provider.agent,
+            model=v.model,
+        )
+        for v in variants.variants
+    )
+
+
+def _checked(
+    request: LabRequest, outputs: Sequence[Output]
+) -> tuple[MeasuredConfig, LoadedConfig | None, SuiteChoice, VariantsPlan | None, tuple[Task, ...]]:
+    """Steps 1-5: the configuration, the suite, the variants, the tasks and the outputs, all checked."""
+    measured, loaded = _configuration(request)
+    choice = find_suite(request.selection.suite, request.selection.suite_dir, bundled_suites_root())
+    variants = None
+    if request.variants_file is not None:
+        variants = read_variants(request.variants_file, measured, choice.loaded)
+    configs = [(None, measured)] if variants is None else [(v.id, v.measured) for v in variants.variants]
+    external = loaded.external if loaded is not None else ()
+    chosen = {v.id: (v.agent, v.model) for v in variants.variants} if variants is not None else {}
+    lab_sandbox = loaded.config.lab.sandbox if loaded is not None else None
+    sandboxed = (request.sandbox or lab_sandbox) is SandboxKind.BWRAP
+    tasks = _selected(request, choice, configs, agents_of(request, external, chosen), sandboxed)
+    check_outputs(Checked(request, choice.loaded, tuple(variant for variant, _ in configs)), outputs)
+    if request.executor is ExecutorKind.RAY and request.ray_address is not None:
+        from alisio.shell.lab.ray_executor import check_address
+
+        check_address(request.ray_address)
+    return measured, loaded, choice, variants, tasks
+
+
+def _agents(
+    request: LabRequest,
+    loaded: LoadedConfig | None,
+    choice: SuiteChoice,
+    variants: VariantsPlan | None,
+    tasks: Sequence[Task],
+    plan: ProviderPlan,
+    sandbox: Sandbox | None,
+    say: Callable[[str], None],
+) -> AgentPlan:
+    """The external agents' runners of the command (``agent_plan``), checked for where they run
+    (``check_isolation``: refused under a sandbox that cannot relay, a warning without one)."""
+    from alisio.shell.lab.cassettes import cassette_dir_for
+
+    source = str(loaded.path) if loaded is not None else "config.toml"
+    external = loaded.external if loaded is not None else ()
+    arm_agents = [request.provider.agent, *(v.agent for v in (variants.variants if variants else ()))]
+    cassettes = cassette_dir_for(choice.loaded.directory, request.cassette_dir)
+    suite = (choice.loaded.suite.suite_id, choice.loaded.suite.suite_version)
+    if request.executor is ExecutorKind.RAY and plan.local_only:
+        raise CommandError(
+            f"--executor ray: {', '.join(plan.local_only)} is not passed to Ray workers yet (remove it, or run "
+            "on this machine); nothing was run"
+        )
+    agents = agent_plan(request, external, source, tasks, arm_agents, plan, cassettes, suite)
+    check_isolation(sorted(agents.runners), sandbox is not None, request.env, plan.key, say)
+    return agents
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What steps 1-7 found (all but the confirmation): everything a command needs before its directory."""
+
+    request: LabRequest
+    measured: MeasuredConfig
+    loaded: LoadedConfig | None
+    choice: SuiteChoice
+    variants: VariantsPlan | None
+    tasks: tuple[Task, ...]
+    sequential: SequentialPlan | None
+    kind: SandboxKind
+    sandbox: Sandbox | None
+    plan: ProviderPlan
+    agents: AgentPlan
+
+    @property
+    def subdirs(self) -> list[str]:
+        return [] if self.variants is None else [v.id for v in self.variants.variants]
+
+    def start(self, run_id: str, root: Path) -> LabStart:
+        request, plan = self.request, self.plan
+        arms = _arms(request, self.measured, self.variants, run_id, root)
+        return LabStart(
+            choice=self.choice,
+            tasks=self.tasks,
+            k=1 if request.mode is LabMode.RECORD else request.selection.k,
+            seed=request.selection.seed,
+            mode=AnswerSource.REPLAY if request.mode is LabMode.REPLAY else AnswerSource.LIVE,
+            provider=plan,
+            arms=priced_arms(arms, request, self.loaded, plan),
+            variants=self.variants,
+            root=root,
+            jobs=jobs_for(request, self.loaded),
+            agent_conditions=self.agents.conditions,
+            agent_configs=self.agents.configs,
+            sandbox=str(self.kind),
+            label=request.output.label,
+            sequential=self.sequential,
+        )
+
+
+@contextlib.contextmanager
+def prepared(request: LabRequest, ui: Ui, outputs: Sequence[Output]) -> Iterator[Prepared]:
+    """Steps 1-7 but the confirmation; the provider plan is closed when the block ends."""
+    from alisio.shell.lab.record import recording_plan
+
+    measured, loaded, choice, variants, tasks = _checked(request, outputs)
+    sequential = checked_sequential(request.sequential, variants, tasks, choice.loaded.suite)
+    lab = loaded.config.lab if loaded is not None else LabSettings()
+    kind, sandbox = sandbox_for(request.sandbox, lab, request.env, ui.say)
+    plan = _provider_plan(request, choice, tasks, measured, loaded, ui.say)
+    if variants is not None:
+        check_sampling(plan, [(v.id, v.measured) for v in variants.variants], str(request.variants_file))
+    if request.mode is LabMode.RECORD:
+        plan, _ = recording_plan(plan)
+    try:
+        agents = _agents(request, loaded, choice, variants, tasks, plan, sandbox, ui.say)
+        plan = agents.plan or plan
+        check_spend(request, plan, loaded, variants, tasks)
+        yield Prepared(
+            request, measured, loaded, choice, variants, tasks, sequential, kind, sandbox, plan, agents
+        )
+    finally:
+        plan.close()
+
+
+@dataclass(frozen=True)
+class Preview:
+    """What a command would run (``--dry-run``, ``eval plan``): its start, its plan and plan.json."""
+
+    start: LabStart
+    plan: tuple[RunSpec, ...]
+    """The whole plan, in order."""
+    manifest: RunManifest
+    data_root: Path
+
+
+def preview_request(request: LabRequest, ui: Ui) -> Preview:
+    """Steps 1-7 of ``request`` and its plan, without a report directory, a confirmation or a run: nothing is
+    written and nothing spent. ``--out`` and ``--junit`` are not checked (nothing is written there).
+
+    Raises:
+        CommandError: what the command would refuse before its first run (one line each).
+    """
+    bare = dataclasses.replace(
+        request, output=dataclasses.replace(request.output, out=None, junit=None, step_summary=False)
+    )
+    with prepared(bare, ui, ()) as ready:
+        now = datetime.now(UTC)
+        run_id = run_id_for(now)
+        start = ready.start(run_id, request.output.out or Path(run_id))
+        plan = plan_of(start)
+        start = sliced(request, start, plan)
+        current = plan_manifest(new_manifest(start, bare, run_id, created_at_for(now)), start, plan)
+        check_planned(request, current)
+        return Preview(start=start, plan=plan, manifest=current, data_root=data_dir(request.env))
