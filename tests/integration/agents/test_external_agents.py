@@ -254,6 +254,35 @@ def test_every_path_of_an_external_agent_run(tmp_path: Path, endpoint: AgentEndp
     assert "agent fake-exit: exit code 5" in shown.stdout and "--- turn 2 ---" in shown.stdout
 
 
+def test_an_agent_that_crashes_before_its_first_model_call_is_an_error(
+    tmp_path: Path, endpoint: AgentEndpoint
+) -> None:
+    """A real agent command that cannot run (``python3 no-such-agent.py``: a relative path, exit 2 before any
+    model call) is an ``error`` run (``agent_start``) with its exit code and the head of its stderr on the
+    progress line, and the command exits 1; an agent that exits 5 after its model calls stays judged (pass)
+    and its progress line says ``agent exited 5``."""
+    crashing = '[agents.crash]\nkind = "command"\ncommand = ["python3", "no-such-agent.py", "{prompt}"]\n'
+    _config(tmp_path, crashing + _agent("fake-exit", "--exit", "5"))
+    suite = _suite(tmp_path, [_task("crash", "crash"), _task("exit5", "fake-exit")])
+    out = tmp_path / "out"
+    done = _eval(tmp_path, "run", suite, "--k", "1", "--base-url", endpoint.base_url, "--out", out)
+    assert done.returncode == 1, done.stderr
+    records = _records(out)
+    assert (records["crash"].status.value, records["crash"].reason) == ("error", "agent_start")
+    assert (records["exit5"].status.value, records["exit5"].reason) == ("pass", None)
+    said = "agent crash exited 2 before its first model call: "
+    error = records["crash"].errors[0]
+    assert error.startswith(said) and "python3: can't open file" in error and "no-such-agent.py" in error
+    lines = {line.split()[1]: line for line in done.stderr.splitlines() if line.startswith("[")}
+    assert lines["crash"].split(": ", 1)[1].startswith("error agent_start (0 turns"), lines["crash"]
+    assert said in lines["crash"] and "can't open file" in lines["crash"], lines["crash"]
+    assert lines["exit5"].endswith(": agent exited 5"), lines["exit5"]
+    assert [(i.kind, i.message) for i in records["exit5"].incidents] == [("agent_exited", "agent exited 5")]
+    assert _agent_exit(out, "crash")["exitCode"] == 2
+    report = json.loads((out / "report.json").read_text())
+    assert report["summary"]["errored"] == 1 and report["summary"]["judged"] == 1
+
+
 def test_agent_flag_names_the_agent_in_the_conditions(tmp_path: Path, endpoint: AgentEndpoint) -> None:
     """``--agent NAME`` runs every task with it; the report's conditions name the agent, kind and version."""
     _config(tmp_path, _agent("fake"))
