@@ -118,7 +118,7 @@ def test_selfcheck_needs_the_sandbox_and_filters_tasks(suite: Path, tmp_path: Pa
         "(outside it they would be this machine's)",
         "alisio eval selfcheck: nothing was checked",
     ]
-    both = alisio(tmp_path, "eval", "selfcheck", suite, "--sandbox", "bwrap", "--repeat", "2")
+    both = alisio(tmp_path, "eval", "selfcheck", suite, "--sandbox", "bwrap", "--repeat", "2", "--yes")
     assert both.returncode == 0, both.stdout + both.stderr
     rows = [line.split() for line in both.stdout.splitlines()[1:3]]
     assert [row[:5] for row in rows] == [
@@ -126,7 +126,7 @@ def test_selfcheck_needs_the_sandbox_and_filters_tasks(suite: Path, tmp_path: Pa
         ["hello-world", "fails", "passes", "same", "(2x)"],
     ]
     assert "2 tasks, clean" in both.stdout
-    validated = alisio(tmp_path, "eval", "validate", suite, "--selfcheck", "--sandbox", "bwrap")
+    validated = alisio(tmp_path, "eval", "validate", suite, "--selfcheck", "--sandbox", "bwrap", "--yes")
     assert validated.returncode == 0, validated.stdout + validated.stderr
     assert validated.stdout.startswith("ok harbor-tasks") and "2 tasks, clean" in validated.stdout
     one = alisio(
@@ -139,6 +139,7 @@ def test_selfcheck_needs_the_sandbox_and_filters_tasks(suite: Path, tmp_path: Pa
         "--tasks",
         "harbor-tasks/hello-json",
         "--json",
+        "--yes",
     )
     checked = json.loads(one.stdout)
     assert one.returncode == 0 and [task["taskId"] for task in checked["tasks"]] == ["hello-json"]
