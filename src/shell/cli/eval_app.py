@@ -1,6 +1,6 @@
 """``alisio eval``: the Reliability Lab's sub-commands, one module each, listed in workflow order.
 
-init writes a starter suite; list and validate look at suites; run and record run them, runs lists what was run and show opens one run;
+init writes a starter suite; list and validate look at suites; mock-endpoint serves a scripted model to try an agent on; run and record run them, runs lists what was run and show opens one run;
 compare and variants compare, power plans how many runs a comparison needs; export shares; ci replays.
 
 A command's module is imported only when that command is used, or ``alisio eval --help`` lists them all
@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "validate": ("alisio.shell.cli.eval_validate", "validate"),
     "selfcheck": ("alisio.shell.cli.eval_selfcheck", "selfcheck"),
     "import": ("alisio.shell.cli.eval_import", "import_suite"),
+    "mock-endpoint": ("alisio.shell.cli.eval_mock_endpoint", "mock_endpoint"),
     "run": ("alisio.shell.cli.eval_run", "run"),
     "runs": ("alisio.shell.cli.eval_runs", "runs"),
     "show": ("alisio.shell.cli.eval_show", "show"),
@@ -41,6 +42,7 @@ DOCS: dict[str, str] = {
     "validate": "docs/lab.md#suites-and-alisio-eval-validate",
     "selfcheck": "docs/suites-from-elsewhere.md#checking-a-suite-alisio-eval-selfcheck",
     "import": "docs/suites-from-elsewhere.md#importers-alisio-eval-import",
+    "mock-endpoint": "docs/agents.md#trying-an-agent-with-no-model-alisio-eval-mock-endpoint",
     "run": "docs/lab.md#running-a-suite-alisio-eval-list-and-alisio-eval-run",
     "runs": "docs/lab.md#transcripts-alisio-eval-show-and-alisio-eval-runs",
     "show": "docs/lab.md#transcripts-alisio-eval-show-and-alisio-eval-runs",
