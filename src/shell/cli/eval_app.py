@@ -42,7 +42,7 @@ DOCS: dict[str, str] = {
     "validate": "docs/lab.md#suites-and-alisio-eval-validate",
     "selfcheck": "docs/suites-from-elsewhere.md#checking-a-suite-alisio-eval-selfcheck",
     "import": "docs/suites-from-elsewhere.md#importers-alisio-eval-import",
-    "mock-endpoint": "docs/agents.md#trying-an-agent-with-no-model-alisio-eval-mock-endpoint",
+    "mock-endpoint": "docs/agents.md#trying-an-agent-alisio-eval-mock-endpoint",
     "run": "docs/lab.md#running-a-suite-alisio-eval-list-and-alisio-eval-run",
     "runs": "docs/lab.md#transcripts-alisio-eval-show-and-alisio-eval-runs",
     "show": "docs/lab.md#transcripts-alisio-eval-show-and-alisio-eval-runs",
@@ -54,8 +54,8 @@ DOCS: dict[str, str] = {
     "export": "docs/lab.md#sharing-a-run-alisio-eval-export",
     "ci": "docs/replay-and-ci.md#alisio-eval-ci",
 }
-"""The page and heading of the repository that documents each command: the last line of its help (the wheel
-has no docs folder, so the path is relative to a checkout)."""
+"""The page and heading of the repository that documents each command: the last line of its help names it as
+``alisio help lab#heading`` (``alisio.core.manual.docs_reference``), which prints it from the wheel too."""
 
 
 class _EvalGroup(LazyGroup):
@@ -67,7 +67,7 @@ eval_app = typer.Typer(
     cls=_EvalGroup,
     no_args_is_help=True,
     help="The Reliability Lab: run suites k times, judge each run, report pass rates with their uncertainty.",
-    epilog="Docs: docs/lab.md",
+    epilog="Docs: alisio help lab",
 )
 
 
