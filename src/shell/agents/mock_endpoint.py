@@ -246,9 +246,14 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         self._send(200, "application/json", json.dumps({"object": "list", "data": [{"id": "m"}]}).encode())
+        if self.state.on_request is not None:
+            self.state.on_request(f"GET {self.path.split('?')[0]}: the model list (m)")
 
     def do_POST(self) -> None:
-        length = int(self.headers.get("content-length") or 0)
+        given = self.headers.get("content-length") or "0"
+        length = int(given) if given.isdigit() else 0
+        if length > _MAX_BODY:  # the rest is never read: this connection cannot carry another request
+            self.close_connection = True
         body = self.rfile.read(min(length, _MAX_BODY))
         with self.state.lock:
             self.state.requests.append(
