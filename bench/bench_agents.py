@@ -29,9 +29,8 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.integration.agent_endpoint import AgentEndpoint  # noqa: E402
-
 from alisio.core.harness.budget import RunBudget  # noqa: E402
+from alisio.shell.agents.mock_endpoint import MockEndpoint  # noqa: E402
 from alisio.shell.agents.proxy import RunProxy  # noqa: E402
 from alisio.shell.agents.setup import agents_bin  # noqa: E402
 
@@ -59,7 +58,7 @@ def _timed_calls(client: httpx.Client, url: str, n: int) -> list[float]:
 
 def proxy_overhead(n: int = 100) -> None:
     budget = RunBudget(max_turns=None, max_wall_ms=None, max_tokens=None, max_tool_calls=None)
-    with AgentEndpoint() as endpoint, httpx.Client() as client:
+    with MockEndpoint() as endpoint, httpx.Client() as client:
         proxy = RunProxy("openai-chat", endpoint.base_url, "key", budget, token=TOKEN).start()
         try:
             _timed_calls(client, endpoint.base_url + "/chat/completions", 10)  # warm up both paths
@@ -103,7 +102,7 @@ def opencode_job(runs: int) -> None:
     if binary is None:
         print("opencode: skipped (not installed: make agents)")
         return
-    with tempfile.TemporaryDirectory() as tmp, AgentEndpoint() as endpoint:
+    with tempfile.TemporaryDirectory() as tmp, MockEndpoint() as endpoint:
         work = Path(tmp)
         (work / "config").mkdir()
         (work / "config" / "config.toml").write_text(

@@ -32,9 +32,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.integration.agent_endpoint import AgentEndpoint
-
 from alisio.core.harness.sandbox import SandboxLimits
+from alisio.shell.agents.mock_endpoint import MockEndpoint
 from alisio.shell.agents.setup import agents_bin
 from alisio.shell.harness.tools.bash import run_command
 from alisio.shell.sandbox.bwrap import SandboxRun, probe_sandbox
@@ -143,7 +142,7 @@ def agent_runs(home: Path) -> None:
     _agent_config(home)
     extra = agents_bin()
     found = shutil.which("opencode", path=f"{os.environ.get('PATH', '')}:{extra}") if extra else None
-    with AgentEndpoint() as endpoint:
+    with MockEndpoint() as endpoint:
         for agent, k in (("fake", 10), *((("oc", 2),) if found else ())):
             base = ["eval", "run", "smoke-coding", "--tasks", "fix-add", "--agent", agent, "--yes", "-q"]
             base += [

@@ -21,14 +21,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.integration.agent_endpoint import USAGE, AgentEndpoint
+from alisio.shell.agents.mock_endpoint import MockEndpoint
+
+USAGE = {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}
+"""What the mock endpoint's default reports for each call (``alisio.core.agents.mock.DEFAULT_USAGE``)."""
 
 
 def main(argv: list[str]) -> int:
     log, separator, *command = argv
     assert separator == "--"
     shell = os.environ.get("ALISIO_TEST_ENDPOINT_COMMAND")
-    with AgentEndpoint(**({"command": shell} if shell else {})) as endpoint:
+    with MockEndpoint(**({"command": shell} if shell else {})) as endpoint:
         args = [arg.replace("{base_url}", endpoint.base_url) for arg in command]
         done = subprocess.run(
             args, capture_output=True, text=True, check=False, stdin=subprocess.DEVNULL, timeout=600

@@ -196,18 +196,29 @@ def help_text(*argv: str) -> str:
 
 
 def test_each_command_help_ends_with_the_page_that_documents_it() -> None:
-    """``alisio run -h``, ``alisio eval -h`` and each eval command's help end with ``Docs: PAGE#HEADING``, and
-    the page and its heading exist (a renamed heading fails here)."""
+    """``alisio run -h``, ``alisio eval -h`` and each eval command's help end with ``Docs: alisio help
+    TOPIC#HEADING``; the page and its heading exist (a renamed heading fails here), and ``alisio help`` prints
+    that section of it."""
     from alisio.shell.cli.eval_app import COMMANDS
+    from alisio.shell.cli.main import run_cli
 
     commands = [("run",), ("eval",), *(("eval", name) for name in COMMANDS)]
     for argv in commands:
         last = [line.strip() for line in help_text(*argv).splitlines() if line.strip()][-1]
-        assert last.startswith("Docs: "), (argv, last)
-        target = last.removeprefix("Docs: ")
-        assert target.startswith(("docs/", "README.md")), (argv, target)
+        assert last.startswith("Docs: alisio help "), (argv, last)
+        reference = last.removeprefix("Docs: alisio help ")
+        topic, _, anchor = reference.partition("#")
+        target = ("README.md" if topic == "readme" else f"docs/{topic}.md") + (f"#{anchor}" if anchor else "")
         assert resolve(ROOT / "README.md", target) is None, (argv, resolve(ROOT / "README.md", target))
-        assert argv == ("eval",) or "#" in target, (argv, "link the heading, not only the page")
+        assert argv == ("eval",) or anchor, (argv, "link the heading, not only the page")
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            assert run_cli(["help", reference]) == 0, reference
+        heading = out.getvalue().splitlines()[0]
+        assert heading.startswith("#") and (not anchor or slug(heading.lstrip("#")) == anchor), (
+            reference,
+            heading,
+        )
 
 
 # toml, json and python examples

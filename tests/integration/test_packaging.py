@@ -114,6 +114,8 @@ def test_the_wheel_installs_alisio_core_and_shell_and_no_top_level_core(tmp_path
         and "alisio/core/stats/__init__.py" in names
         and "alisio/shell/cli/main.py" in names
     )
+    manual = sorted(name.removeprefix("alisio/") for name in names if name.endswith(".md"))
+    assert manual == ["README.md", *sorted(f"docs/{page.name}" for page in (ROOT / "docs").glob("*.md"))]
     python = _fresh_venv(tmp_path / "venv")
     _pip_install(python, str(wheel))
     fails, copies, classes, target = _probe(python)
@@ -205,6 +207,14 @@ def test_a_wheel_user_can_write_and_run_a_first_suite(tmp_path: Path) -> None:
     assert rows == {"fix-add": "3/3", "fix-mul": "0/3", "total": "3/6"}
     assert "mul(2, 3) = 4, expected 6" in ran.stderr
     assert alisio("eval", "validate", "my-suite").returncode == 0
+    # each help's Docs: line is a page the wheel prints
+    shown = alisio("eval", "mock-endpoint", "-h")
+    last = [line.strip() for line in shown.stdout.splitlines() if line.strip()][-1]
+    assert last == "Docs: alisio help agents#trying-an-agent-alisio-eval-mock-endpoint", shown.stdout
+    page = alisio(*last.removeprefix("Docs: alisio ").split())
+    assert page.returncode == 0 and page.stdout.startswith("## Trying an agent: alisio eval mock-endpoint\n")
+    assert "alisio help suite-format" in alisio("help", "topics").stdout.splitlines()
+    assert alisio("help", "readme").stdout.startswith("# alisio\n")
     again = alisio("eval", "init", "my-suite")
     assert (again.returncode, again.stderr) == (
         1,

@@ -30,7 +30,17 @@ from alisio.core.agents.presets import (
     prompt_problem,
     run_dir_rules,
 )
-from alisio.core.agents.run import normalized_body, request_fingerprint
+from alisio.core.agents.run import (
+    AgentEnd,
+    ProxiedCall,
+    RunFacts,
+    exited,
+    normalized_body,
+    request_fingerprint,
+    run_events,
+    stderr_head,
+)
+from alisio.core.harness.events import IncidentRaised
 from alisio.core.replay.fingerprint import path_rules
 from tests.property.strategies_agents import (
     JSON_VALUES,
@@ -379,3 +389,46 @@ def test_each_preset_maps_its_tools_to_lab_tools() -> None:
         agent = parse_external("x", {"kind": kind}, "c").unwrap()
         assert lab_tools(agent) <= lab
     assert lab_tools(parse_external("x", {"kind": "aider"}, "c").unwrap()) == frozenset()
+
+
+_FACTS = RunFacts(
+    prompt="p", provider="p", model="m", agent="mine", kind="command", config_hash="h", harness_version="0"
+)
+
+
+@given(
+    calls=st.integers(min_value=0, max_value=3),
+    code=st.integers(min_value=-15, max_value=255),
+    stderr=st.lists(st.text(max_size=40), max_size=4).map("\n".join),
+)
+def test_an_agent_that_exits_non_zero_before_a_model_call_is_an_error_and_after_one_an_incident(
+    calls: int, code: int, stderr: str
+) -> None:
+    """No model call and a non-zero exit: ``error`` (``agent_start``) naming the code and stderr's head; after a
+    call the run stays ``completed`` with one ``agent_exited`` incident; exit 0 is neither."""
+    proxied = [
+        ProxiedCall(index=i, started_ms=i, duration_ms=1, exchange=None, problem=None) for i in range(calls)
+    ]
+    end = AgentEnd(exit_code=code, killed=None, elapsed_ms=5, stdout="", stderr=stderr)
+    verdict = run_events(_FACTS, proxied, end, {}, None, None)
+    incidents = [e for e in verdict.events if isinstance(e, IncidentRaised)]
+    if code == 0:
+        assert (verdict.outcome, incidents) == ("completed", [])
+    elif calls == 0:
+        assert (verdict.outcome, verdict.reason) == ("error", "agent_start")
+        assert verdict.message is not None and f"agent mine {exited(code)} before" in verdict.message
+        head = stderr_head(stderr)
+        assert verdict.message.endswith(f": {head}" if head else "(nothing on stderr)")
+        assert incidents == []
+    else:
+        assert verdict.outcome == "completed"
+        assert [(i.kind, i.message) for i in incidents] == [("agent_exited", f"agent {exited(code)}")]
+
+
+def test_the_head_of_stderr_is_its_first_line_or_a_tracebacks_exception() -> None:
+    """The first non-blank line, or a traceback's last line; long lines are cut with an ellipsis."""
+    assert stderr_head("\n  python3: can't open file 'a.py'\nmore\n") == "python3: can't open file 'a.py'"
+    traceback = "Traceback (most recent call last):\n  File \"a.py\", line 1\nKeyError: 'OPENAI_BASE_URL'\n"
+    assert stderr_head(traceback) == "KeyError: 'OPENAI_BASE_URL'"
+    assert stderr_head(" \n") == ""
+    assert stderr_head("x" * 400) == "x" * 299 + "…"

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from returns.result import Failure, Success
 
 from alisio.core.lab.comparisons.stability import ReportRuns, Stability, failure_hints, stability
-from alisio.core.lab.judges.selfcheck import TaskObservation, VerifierRepeat, judge_task
+from alisio.core.lab.judges.selfcheck import TaskObservation, VerifierRepeat, judge_task, task_line
 from alisio.core.lab.records import Incident, Measured, RunRecord, RunStatus, VerifierResult, VerifierStatus
 
 MEASURED = Measured(wall_ms=1, turns=1, tool_calls=0, compactions=0, usage_complete=True)
@@ -140,3 +140,27 @@ def test_selfcheck_flags_a_passing_noop_and_differing_repeats(noop: list[Verifie
     assert (check.noop == "PASSES") == all_pass
     assert (check.repeat == "DIFFERS") == (len(set(noop)) > 1)
     assert bool(check.flags) == (check.noop != "fails" or check.repeat == "DIFFERS")
+
+
+@given(st.lists(st.sampled_from(list(VerifierStatus)), min_size=1, max_size=4), st.integers(1, 500))
+def test_a_selfcheck_task_line_names_its_cells_and_its_first_flag_cut_short(
+    noop: list[VerifierStatus], total: int
+) -> None:
+    """``[i/n] id: no-op X, oracle Y, repeat Z``, then the first flag (at most 120 characters) when flagged."""
+    observation = TaskObservation(
+        task_id="t",
+        noop=tuple(result(s, f"v{i}") for i, s in enumerate(noop)),
+        repeats=(
+            VerifierRepeat(id="v0", statuses=tuple(noop), durations_ms=(1,) * len(noop), timeout_ms=10),
+        ),
+    )
+    check = judge_task(observation)
+    line = task_line(total, total, check)
+    head = f"[{total}/{total}] t: no-op {check.noop}, oracle {check.oracle}, repeat {check.repeat}"
+    assert line.startswith(head)
+    if not check.flags:
+        assert line == f"{head} ({check.runs}x)"
+    else:
+        flag = line.split(": flagged: ", 1)[1].split(" (and ")[0]
+        assert len(flag) <= 120 and check.flags[0].startswith(flag.removesuffix("…"))
+        assert (" (and " in line) == (len(check.flags) > 1)

@@ -9,8 +9,10 @@ Rules this module keeps:
   at ``maxWallMs`` (``budget_exceeded``); the agent's output past its limit (``error``, ``agent_output``); the
   last model call failed at the provider (``error``: ``provider_auth`` for 401/403, ``provider_network`` when
   the proxy could not reach it, else ``provider_error``; a call cut at the run's end is not a provider's
-  failure); else ``completed``, whatever the exit code (it is recorded in ``agent_exit``; the verifiers judge
-  the workspace);
+  failure); the agent exited non-zero before its first model call (``error``, ``agent_start``: it crashed, so
+  there is nothing of it to judge; the message names the exit code and the head of its stderr); else
+  ``completed``, whatever the exit code (it is recorded in ``agent_exit``; the verifiers judge the workspace),
+  and a non-zero exit after a model call is an ``agent_exited`` incident (``agent exited N``);
 - a call whose usage cannot be used (a count below 0, not an integer, or above ``MAX_TOKEN_COUNT``) is
   recorded without usage and raises a ``usage_unreported`` incident naming the count, as the built-in agent's
   turns do; a call still streaming when the run ended (cut: the proxy cancelled it) is recorded with finish
@@ -51,10 +53,12 @@ __all__ = [
     "ProxiedCall",
     "RunFacts",
     "RunVerdict",
+    "exited",
     "normalized_body",
     "request_fingerprint",
     "run_events",
     "run_started",
+    "stderr_head",
 ]
 
 BudgetName = Literal["maxTurns", "maxWallMs", "maxTokens", "maxToolCalls", "maxCostUsd"]
@@ -211,6 +215,7 @@ def _provider_failure(calls: Sequence[ProxiedCall]) -> tuple[str, str] | None:
 
 
 def _outcome(
+    agent: str,
     calls: Sequence[ProxiedCall],
     end: AgentEnd,
     budget: tuple[str, int | float, int | float] | None,
@@ -225,7 +230,34 @@ def _outcome(
     failure = _provider_failure(calls)
     if failure is not None:
         return "error", failure[0], f"the last model call failed: {failure[1]}"
+    if not calls and end.killed is None and end.exit_code:
+        return "error", "agent_start", _crashed(agent, end)
     return "completed", None, None
+
+
+def _crashed(agent: str, end: AgentEnd) -> str:
+    """``agent NAME exited 2 before its first model call: <the head of its stderr>``."""
+    message = f"agent {agent} {exited(end.exit_code or 0)} before its first model call"
+    head = stderr_head(end.stderr)
+    return f"{message}: {head}" if head else f"{message} (nothing on stderr)"
+
+
+_HEAD_CHARS: Final = 300
+
+
+def exited(code: int) -> str:
+    """``exited 2``, or ``was killed by signal 9`` for a negative code (``Popen.returncode``)."""
+    return f"was killed by signal {-code}" if code < 0 else f"exited {code}"
+
+
+def stderr_head(stderr: str) -> str:
+    """The line of an agent's stderr that says why it stopped: its first non-blank line, or, when that opens a
+    Python traceback, the traceback's last line (the exception); at most 300 characters."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    if not lines:
+        return ""
+    line = lines[-1] if lines[0].startswith("Traceback (most recent call last)") else lines[0]
+    return line if len(line) <= _HEAD_CHARS else line[: _HEAD_CHARS - 1] + "…"
 
 
 def run_started(facts: RunFacts) -> RunStarted:
@@ -267,7 +299,7 @@ def run_events(
     events: list[Event] = [run_started(facts)]
     for call in calls:
         events.extend(_call_events(call, len(events), tool_map))
-    outcome, reason, message = _outcome(calls, end, budget, wall_ms)
+    outcome, reason, message = _outcome(facts.agent, calls, end, budget, wall_ms)
     elapsed = max([end.elapsed_ms, *(e.elapsed_ms for e in events)])
     events.append(
         AgentExited(
@@ -282,6 +314,10 @@ def run_events(
             stopped=end.stopped,
         )
     )
+    if outcome == "completed" and end.killed is None and end.exit_code:
+        said = f"agent {exited(end.exit_code)}"
+        kind = IncidentKind.AGENT_EXITED
+        events.append(IncidentRaised(seq=len(events), elapsed_ms=elapsed, kind=kind, message=said))
     if denied is not None:
         events.append(_denied(facts.agent, denied, len(events), elapsed))
     if outcome == "budget_exceeded" and reason is not None:

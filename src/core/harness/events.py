@@ -67,6 +67,8 @@ class IncidentKind(StrEnum):
     SANDBOX_DENIED = "sandbox_denied"
     """a sandboxed command (bash, a command verifier) was refused something, as its output shows: a write
     outside the workspace, a network connection, a file or process past a limit."""
+    AGENT_EXITED = "agent_exited"
+    """an external agent exited non-zero after its first model call (the verifiers still judge the run)."""
 
 
 class RunStarted(Frozen, frozen=True, kw_only=True, tag="run_start", tag_field="type"):

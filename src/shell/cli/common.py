@@ -83,13 +83,13 @@ def selection(
     default_k: int,
 ) -> Selection:
     """The request's Selection from its flags (``--k`` and ``--seed`` checked here: one-line errors); with no
-    SUITE, the one suite ``--suite-dir`` holds."""
-    """The request's Selection from its flags (``--k`` and ``--seed`` checked here: one-line errors)."""
+    SUITE, the one suite ``--suite-dir`` holds; a SUITE that is a path is that ``--suite-dir``'s suite."""
     from alisio.core.lab.suites.schedule import MAX_K
     from alisio.shell.lab.request import Selection
     from alisio.shell.lab.suite_choice import only_suite
 
     check_min("--k", k, 1, MAX_K)
+    suite, suite_dir = suite_and_dir(suite, suite_dir)
     if suite is None:
         suite = only_suite(suite_dir)
     check_min("--k", k, 1)
@@ -98,6 +98,26 @@ def selection(
     return Selection(
         suite=suite, tasks=wanted, k=default_k if k is None else k, seed=seed, suite_dir=suite_dir, yes=yes
     )
+
+
+def suite_and_dir(suite: str | None, suite_dir: Path | None) -> tuple[str | None, Path | None]:
+    """SUITE and ``--suite-dir`` as ``find_suite`` takes them: a SUITE that names a path (``suite_path``)
+    becomes the ``--suite-dir`` it amounts to and the suite's name there (``suite_at``).
+
+    Raises:
+        CommandError: a SUITE path with ``--suite-dir`` too, or a path that holds no suite or several.
+    """
+    from alisio.shell.errors import CommandError
+    from alisio.shell.lab.suite_choice import suite_at, suite_path
+
+    path = suite_path(suite) if suite is not None else None
+    if path is None:
+        return suite, suite_dir
+    if suite_dir is not None:
+        if "/" not in str(suite) and not str(suite).endswith(".json"):
+            return suite, suite_dir  # a name that also exists here: --suite-dir says where to look
+        raise CommandError(f"SUITE {suite} is a path: give it alone, or its name with --suite-dir")
+    return suite_at(path)
 
 
 def provider(flags: ProviderFlags) -> ProviderOptions:

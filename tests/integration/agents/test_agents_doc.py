@@ -3,9 +3,10 @@
 - The named blocks (``my-agent.py``, ``config.toml``, ``compare.json``) are written as shown; in
   ``config.toml`` the scripted endpoint's URL replaces ``http://127.0.0.1:8000/v1`` and the written agent's
   path replaces ``/path/to/my-agent.py``.
-- Every ``$ alisio ...`` line runs as written, in that directory, against the scripted endpoint (which
-  fixes fix-add through the agent's ``bash`` tool), and exits 0; the run's report names the agent as the doc
-  says.
+- ``alisio eval mock-endpoint`` runs as the doc starts it (on a free port), and logs what the doc shows;
+  every other ``$ alisio ...`` line runs as written, in that directory, against it (its default fixes fix-add
+  through the agent's ``bash`` tool), and exits 0; the run's report names the agent as the doc says. With the
+  doc's ``mock-script.json`` the agent passes fix-add in its three turns.
 - The presets block parses, each preset on the api the doc's table names.
 - ``compare.json`` is a valid variants file giving each variant its agent and model.
 """
@@ -24,7 +25,7 @@ from pathlib import Path
 from alisio.core.agents.config import split_agents
 from alisio.core.harness.config import MeasuredConfig
 from alisio.core.lab.comparisons.variants import parse_variants
-from tests.integration.agent_endpoint import AgentEndpoint
+from tests.integration.agents.test_mock_endpoint import serving, stop
 
 ALISIO = Path(sys.executable).with_name("alisio")
 DOC = Path(__file__).resolve().parents[3] / "docs" / "agents.md"
@@ -48,32 +49,79 @@ def _alisio(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
 
 
+def _console() -> list[list[str]]:
+    return [body.splitlines() for lang, _, body in _blocks() if lang == "console"]
+
+
+def _shown_in_order(shown: list[str], actual: list[str]) -> None:
+    """Each shown line is an actual line, in order; ``...`` stands for any lines."""
+    position, gap = 0, False
+    for line in shown:
+        if line == "...":
+            gap = True
+            continue
+        found = next((i for i in range(position, len(actual)) if actual[i] == line), None)
+        assert found is not None and (gap or found == position), (line, actual)
+        position, gap = found + 1, False
+
+
+def _config(cwd: Path, url: str, agent: Path) -> None:
+    config = _named("config.toml").replace("http://127.0.0.1:8000/v1", url)
+    (cwd / ".config").mkdir()
+    (cwd / ".config" / "config.toml").write_text(config.replace("/path/to/my-agent.py", str(agent)))
+
+
 def test_the_first_external_agent_runs_records_and_replays(tmp_path: Path) -> None:
-    """The doc's agent fixes fix-add through the proxy; the record then replays with no divergence."""
+    """``alisio eval mock-endpoint`` as the doc starts it (on a free port) logs what the doc shows; the doc's
+    agent fixes fix-add through the proxy; the record then replays with no divergence; Ctrl-C stops it."""
     agent = tmp_path / "my-agent.py"
     agent.write_text(_named("my-agent.py"))
+    started, _ = (block for block in _console() if block[0].startswith("$ alisio eval mock-endpoint"))
     commands = [
         shlex.split(line.removeprefix("$ "))
-        for lang, _, body in _blocks()
-        if lang == "console"
-        for line in body.splitlines()
+        for block in _console()
+        if not block[0].startswith("$ alisio eval mock-endpoint")
+        for line in block
         if line.startswith("$ alisio ")
     ]
     assert len(commands) == 3
-    with AgentEndpoint() as endpoint:
-        config = _named("config.toml").replace("http://127.0.0.1:8000/v1", endpoint.base_url)
-        (tmp_path / ".config").mkdir()
-        (tmp_path / ".config" / "config.toml").write_text(config.replace("/path/to/my-agent.py", str(agent)))
+    args = shlex.split(started[0].removeprefix("$ alisio eval mock-endpoint "))
+    assert args == ["--port", "8000"]
+    with serving(tmp_path, "--port", "0") as (process, url):
+        _config(tmp_path, url, agent)
         for command in commands:
             done = _alisio(tmp_path, *command[1:])
             assert done.returncode == 0, (command, done.stderr)
-        calls = len(endpoint.model_calls)
-    assert calls == 2 * 2 + 2  # two runs and the recording, two model calls each; the replay made none
+        code, err = stop(process)
+    assert code == 130, err
+    shown = [line.replace("http://127.0.0.1:8000/v1", url) for line in started[1:]]
+    _shown_in_order(shown, [url, *err.splitlines()])
     assert (tmp_path / "cassettes" / "mine" / "fix-add.jsonl").is_file()
     reports = sorted((tmp_path / ".data" / "eval").glob("*/report.json"))
     first = json.loads(reports[0].read_text())
     assert first["conditions"]["agent"] == {"name": "mine", "kind": "command", "version": "my-agent 0.1"}
     assert (first["summary"]["passes"], first["summary"]["runs"]) == (2, 2)
+
+
+def test_the_doc_script_fixes_fix_add_in_three_model_calls(tmp_path: Path) -> None:
+    """``mock-endpoint --script mock-script.json``: the doc's agent passes fix-add in the script's three turns,
+    and the report's tokens are the script's."""
+    agent = tmp_path / "my-agent.py"
+    agent.write_text(_named("my-agent.py"))
+    (tmp_path / "mock-script.json").write_text(_named("mock-script.json"))
+    _, started = (block for block in _console() if block[0].startswith("$ alisio eval mock-endpoint"))
+    args = shlex.split(started[0].removeprefix("$ alisio eval mock-endpoint "))
+    assert args == ["--port", "8000", "--script", "mock-script.json"]
+    with serving(tmp_path, "--port", "0", *args[2:], cwd=tmp_path) as (process, url):
+        _config(tmp_path, url, agent)
+        done = _alisio(tmp_path, "eval", "run", "smoke-coding", "--tasks", "fix-add", "--k", "1", "--agent", "mine",
+                       "--allow-write", "--allow-process", "--out", str(tmp_path / "out"))  # fmt: skip
+        code, err = stop(process)
+    assert done.returncode == 0, done.stderr
+    assert code == 130 and err.splitlines()[-1] == "stopped after 3 requests", err
+    summary = json.loads((tmp_path / "out" / "report.json").read_text())["summary"]
+    assert (summary["passes"], summary["measured"]["turns"]) == (1, 3), summary
+    assert (summary["measured"]["tokens"]["input"], summary["measured"]["tokens"]["output"]) == (3000, 60)
 
 
 def test_the_presets_parse_on_the_apis_the_doc_names() -> None:

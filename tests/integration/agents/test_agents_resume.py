@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.agent_endpoint import AgentEndpoint
+from alisio.shell.agents.mock_endpoint import MockEndpoint
 from tests.integration.agents.test_external_agents import (
     FAKE,
     SECRET,
@@ -46,7 +46,7 @@ def test_a_killed_agent_run_resumes_with_the_same_agent_and_counts_right(tmp_pat
         "ALISIO_DATA_HOME": str(tmp_path / "data"),
         "OPENAI_API_KEY": SECRET,
     }
-    with AgentEndpoint() as endpoint:
+    with MockEndpoint() as endpoint:
         args = ["eval", "run", "agents-suite", "--suite-dir", str(suite), "--yes", "--k", "1", "--jobs", "1"]
         args += ["--agent", "slow", "--base-url", endpoint.base_url, "--allow-write", "--allow-process"]
         process = subprocess.Popen(

@@ -1,5 +1,5 @@
 """External agents through the per-run proxy: every path of a run, with a small deterministic agent CLI
-(``fake_agent.py``) against a scripted endpoint (``agent_endpoint.py``), through the ``alisio`` command run
+(``fake_agent.py``) against a scripted endpoint (``the mock endpoint (alisio.shell.agents.mock_endpoint)``), through the ``alisio`` command run
 in this process (``tests.integration.helpers.alisio``): the agents are real processes and the proxies real
 servers either way.
 
@@ -26,7 +26,7 @@ import msgspec
 import pytest
 
 from alisio.core.lab.records import RunRecord
-from tests.integration.agent_endpoint import AgentEndpoint
+from alisio.shell.agents.mock_endpoint import MockEndpoint
 from tests.integration.fake_agent import HANG_WRAPPER
 from tests.integration.helpers import alisio, write_config
 
@@ -95,9 +95,9 @@ def _eval(
 
 
 @pytest.fixture
-def endpoint() -> Iterator[AgentEndpoint]:
+def endpoint() -> Iterator[MockEndpoint]:
     """The scripted model endpoint, serving for the test."""
-    with AgentEndpoint() as running:
+    with MockEndpoint() as running:
         yield running
 
 
@@ -140,7 +140,7 @@ OTHER_APIS = {"r": ("/v1/responses", 2 + 3 + 1), "a": ("/v1/messages", 2 + 2 + 1
 post to and how many model calls their runs make; the rest speak Chat Completions."""
 
 
-def test_every_path_of_an_external_agent_run(tmp_path: Path, endpoint: AgentEndpoint) -> None:
+def test_every_path_of_an_external_agent_run(tmp_path: Path, endpoint: MockEndpoint) -> None:
     """Each run ends as its agent's path says, the transcript keeps what the agent did, and the report's
     model calls and tokens equal what the endpoint itself received."""
     _config(tmp_path, AGENTS)
@@ -255,7 +255,36 @@ def test_every_path_of_an_external_agent_run(tmp_path: Path, endpoint: AgentEndp
     assert "agent fake-exit: exit code 5" in shown.stdout and "--- turn 2 ---" in shown.stdout
 
 
-def test_agent_flag_names_the_agent_in_the_conditions(tmp_path: Path, endpoint: AgentEndpoint) -> None:
+def test_an_agent_that_crashes_before_its_first_model_call_is_an_error(
+    tmp_path: Path, endpoint: MockEndpoint
+) -> None:
+    """A real agent command that cannot run (``python3 no-such-agent.py``: a relative path, exit 2 before any
+    model call) is an ``error`` run (``agent_start``) with its exit code and the head of its stderr on the
+    progress line, and the command exits 1; an agent that exits 5 after its model calls stays judged (pass)
+    and its progress line says ``agent exited 5``."""
+    crashing = '[agents.crash]\nkind = "command"\ncommand = ["python3", "no-such-agent.py", "{prompt}"]\n'
+    _config(tmp_path, crashing + _agent("fake-exit", "--exit", "5"))
+    suite = _suite(tmp_path, [_task("crash", "crash"), _task("exit5", "fake-exit")])
+    out = tmp_path / "out"
+    done = _eval(tmp_path, "run", suite, "--k", "1", "--base-url", endpoint.base_url, "--out", out)
+    assert done.returncode == 1, done.stderr
+    records = _records(out)
+    assert (records["crash"].status.value, records["crash"].reason) == ("error", "agent_start")
+    assert (records["exit5"].status.value, records["exit5"].reason) == ("pass", None)
+    said = "agent crash exited 2 before its first model call: "
+    error = records["crash"].errors[0]
+    assert error.startswith(said) and "python3: can't open file" in error and "no-such-agent.py" in error
+    lines = {line.split()[1]: line for line in done.stderr.splitlines() if line.startswith("[")}
+    assert lines["crash"].split(": ", 1)[1].startswith("error agent_start (0 turns"), lines["crash"]
+    assert said in lines["crash"] and "can't open file" in lines["crash"], lines["crash"]
+    assert lines["exit5"].endswith(": agent exited 5"), lines["exit5"]
+    assert [(i.kind, i.message) for i in records["exit5"].incidents] == [("agent_exited", "agent exited 5")]
+    assert _agent_exit(out, "crash")["exitCode"] == 2
+    report = json.loads((out / "report.json").read_text())
+    assert report["summary"]["errored"] == 1 and report["summary"]["judged"] == 1
+
+
+def test_agent_flag_names_the_agent_in_the_conditions(tmp_path: Path, endpoint: MockEndpoint) -> None:
     """``--agent NAME`` runs every task with it; the report's conditions name the agent, kind and version."""
     _config(tmp_path, _agent("fake"))
     suite = _suite(tmp_path, [{**_task("plain", "fake"), "agent": None}])
@@ -278,7 +307,7 @@ def test_agent_flag_names_the_agent_in_the_conditions(tmp_path: Path, endpoint: 
     ],
 )
 def test_a_prompt_no_command_line_can_carry_is_an_error_naming_why(
-    tmp_path: Path, endpoint: AgentEndpoint, prompt: str, why: str
+    tmp_path: Path, endpoint: MockEndpoint, prompt: str, why: str
 ) -> None:
     """A prompt with a NUL character, or longer than Linux lets one argument be, given as ``{prompt}``: an
     error run (``agent_start``) naming the argument and the way out, not an internal error; from
@@ -357,7 +386,7 @@ def test_bad_agents_are_refused_before_the_first_run(tmp_path: Path, body: str, 
     assert not (tmp_path / "data").exists() or not any((tmp_path / "data").rglob("runs.jsonl"))
 
 
-def test_variants_give_each_variant_its_own_agent_and_model(tmp_path: Path, endpoint: AgentEndpoint) -> None:
+def test_variants_give_each_variant_its_own_agent_and_model(tmp_path: Path, endpoint: MockEndpoint) -> None:
     """A variants file runs the same tasks with two agents (one asking for another model): each arm's
     report names its agent, and the model its agent asked the endpoint for."""
     _config(tmp_path, _agent("fake") + _agent("other", "--model", "{model}", "--exit", "2"))
@@ -393,7 +422,7 @@ def test_variants_give_each_variant_its_own_agent_and_model(tmp_path: Path, endp
 
 
 def test_a_replay_that_asks_something_else_names_the_call_and_field(
-    tmp_path: Path, endpoint: AgentEndpoint
+    tmp_path: Path, endpoint: MockEndpoint
 ) -> None:
     """Record, change the task's prompt, replay: exit 2, naming the task, the call and the JSON field."""
     _config(tmp_path, _agent("fake"))

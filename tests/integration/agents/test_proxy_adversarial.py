@@ -17,7 +17,7 @@ import msgspec
 import pytest
 
 from alisio.core.lab.records import RunRecord
-from tests.integration.agent_endpoint import FIX_COMMAND
+from alisio.core.agents.mock import FIX_COMMAND
 from tests.integration.agents.hostile_endpoint import (
     HostileEndpoint,
     absurd_chat,

@@ -87,15 +87,16 @@ def test_help_has_no_type_placeholders(home: Path, words: list[str]) -> None:
 
 
 def test_eval_help_lists_the_commands_in_workflow_order_and_groups_options(home: Path) -> None:
-    """init, list, validate, selfcheck, import, run, runs, show, diff, record, rejudge, plan, merge, compare,
-    variants, stability, power, export, ci; run's options in panels."""
-    listed = re.findall(r"^│ (\w+) ", alisio(home, "eval", "-h").stdout, re.M)
+    """init, list, validate, selfcheck, import, mock-endpoint, run, runs, show, diff, record, rejudge, plan, merge,
+    compare, variants, stability, power, export, ci; run's options in panels."""
+    listed = re.findall(r"^│ (\w[\w-]*) ", alisio(home, "eval", "-h").stdout, re.M)
     assert listed == [
         "init",
         "list",
         "validate",
         "selfcheck",
         "import",
+        "mock-endpoint",
         "run",
         "runs",
         "show",

@@ -80,17 +80,18 @@ def rows(table: str) -> dict[str, str]:
 
 def test_the_printed_commands_carry_yes_and_run_without_a_terminal(home: Path) -> None:
     scripted, live = printed_commands(home, "my suite")
-    assert scripted[:7] == ["alisio", "eval", "run", "starter", "--suite-dir", "my suite", "--yes"]
-    assert live[:7] == scripted[:7] and "--base-url" in live
+    assert scripted[:5] == ["alisio", "eval", "run", "my suite", "--yes"]
+    assert live[:5] == scripted[:5] and "--base-url" in live
     ran = alisio(home, *scripted[1:], "--out", str(home / "out"), cwd=home)
     assert ran.returncode == 0, ran.stderr
     assert rows(ran.stdout) == {"fix-add": "3/3", "fix-mul": "0/3", "total": "3/6"}
-    assert "warning: suite starter comes from --suite-dir (my suite)" in ran.stderr
+    assert "warning: suite starter is not a bundled suite (my suite)" in ran.stderr
     without = alisio(home, *[w for w in scripted[1:] if w != "--yes"], cwd=home)
     assert without.returncode == 1
-    assert (
-        "refusing to run a --suite-dir suite without a terminal to confirm it; pass --yes" in without.stderr
+    refusal = (
+        "refusing to run a suite from outside the bundled ones without a terminal to confirm it; pass --yes"
     )
+    assert refusal in without.stderr
 
 
 def test_the_printed_command_runs_on_a_terminal_without_asking(home: Path) -> None:

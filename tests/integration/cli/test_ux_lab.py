@@ -378,6 +378,31 @@ def test_short_version_and_the_help_command(home: Path) -> None:
     )
 
 
+def test_the_help_command_prints_the_manual_shipped_with_alisio(home: Path) -> None:
+    """alisio help TOPIC prints a page as the package holds it, TOPIC#ANCHOR one section (up to the next heading
+    of its level), topics lists them; an unknown topic or heading is one line naming what exists."""
+    from importlib.resources import files
+
+    lab = alisio(home, "help", "lab")
+    assert lab.returncode == 0 and lab.stdout == (files("alisio") / "docs" / "lab.md").read_text(
+        encoding="utf-8"
+    )
+    section = alisio(home, "help", "lab#reports").stdout
+    assert section.startswith("## Reports\n") and section in lab.stdout
+    assert "\n## " not in section.removeprefix("## Reports\n") and len(section) < len(lab.stdout) / 5
+    listed = alisio(home, "help", "topics").stdout.splitlines()
+    assert listed[0] == "alisio help readme" and "alisio help agents" in listed and len(listed) >= 15
+    unknown = alisio(home, "help", "labs")
+    assert unknown.returncode == 1 and unknown.stderr.startswith(
+        "alisio help: no command or topic 'labs': the topics are readme, agents,"
+    )
+    heading = alisio(home, "help", "lab#nope")
+    assert (heading.returncode, heading.stderr) == (
+        1,
+        "alisio help: topic lab has no heading #nope: alisio help lab shows the whole page\n",
+    )
+
+
 def test_shell_completion_installs_and_completes(home: Path) -> None:
     """--install-completion (from bash) writes a completion script the shell sources; completing "alisio ev" gives
     eval, "alisio eval r" gives run, runs and record."""

@@ -43,7 +43,7 @@ def test_humaneval_sample_self_checks_both_ways(tmp_path: Path) -> None:
     """9 real problems: each fixture fails untouched, each canonical solution passes; parity.json says so."""
     problems = [humaneval_problems()[i] for i in SAMPLE]
     source = write_jsonl(tmp_path / "HumanEval.jsonl", problems)
-    result = alisio("eval", "import", "humaneval", str(source), "--out", str(tmp_path / "he"))
+    result = alisio("eval", "import", "--yes", "humaneval", str(source), "--out", str(tmp_path / "he"))
     assert result.returncode == 0, result.stdout + result.stderr
     assert "untouched fails 9 of 9, the reference solution passes 9 of 9" in result.stderr
     parity = json.loads((tmp_path / "he/parity.json").read_text())
@@ -59,7 +59,12 @@ def test_humaneval_sample_self_checks_both_ways(tmp_path: Path) -> None:
     # The version follows the source: one changed test, another suiteVersion.
     problems[1]["test"] += "\n"
     changed = write_jsonl(tmp_path / "changed.jsonl", problems)
-    assert alisio("eval", "import", "humaneval", str(changed), "--out", str(tmp_path / "he2")).returncode == 0
+    assert (
+        alisio(
+            "eval", "import", "--yes", "humaneval", str(changed), "--out", str(tmp_path / "he2")
+        ).returncode
+        == 0
+    )
     other = json.loads((tmp_path / "he2/suite.json").read_text())
     assert other["suiteVersion"] != suite["suiteVersion"]
     assert other["suiteVersion"].startswith("0.0.0+src.") and suite["suiteVersion"].startswith("0.0.0+src.")
@@ -70,7 +75,7 @@ def test_humaneval_sample_self_checks_both_ways(tmp_path: Path) -> None:
 def test_humaneval_full_164_both_ways(tmp_path: Path) -> None:
     """The installed package's 164 problems: 164 fail untouched, 164 pass with the canonical solution."""
     humaneval_problems()
-    result = alisio("eval", "import", "humaneval", "--out", str(tmp_path / "he"), "--jobs", "2")
+    result = alisio("eval", "import", "--yes", "humaneval", "--out", str(tmp_path / "he"), "--jobs", "2")
     assert result.returncode == 0, result.stdout + result.stderr
     parity = json.loads((tmp_path / "he/parity.json").read_text())
     assert (parity["tasks"], parity["noopFails"], parity["oraclePasses"]) == (164, 164, 164)
@@ -90,7 +95,7 @@ def test_humaneval_bad_input_is_one_line_and_writes_nothing(tmp_path: Path) -> N
     for problems, message in cases:
         write_jsonl(tmp_path / "bad.jsonl", problems)
         result = alisio(
-            "eval", "import", "humaneval", str(tmp_path / "bad.jsonl"), "--out", str(tmp_path / "o")
+            "eval", "import", "--yes", "humaneval", str(tmp_path / "bad.jsonl"), "--out", str(tmp_path / "o")
         )
         assert result.returncode == 1
         assert result.stderr.strip() == f"alisio eval import: {message}"
@@ -98,7 +103,7 @@ def test_humaneval_bad_input_is_one_line_and_writes_nothing(tmp_path: Path) -> N
     write_jsonl(tmp_path / "one.jsonl", [good])
     (tmp_path / "taken").mkdir()
     taken = alisio(
-        "eval", "import", "humaneval", str(tmp_path / "one.jsonl"), "--out", str(tmp_path / "taken")
+        "eval", "import", "--yes", "humaneval", str(tmp_path / "one.jsonl"), "--out", str(tmp_path / "taken")
     )
     assert taken.returncode == 1 and "already exists" in taken.stderr
 
@@ -136,7 +141,7 @@ def tiny_track(root: Path) -> Path:
 
 def test_exercism_track_imports_and_self_checks(tmp_path: Path) -> None:
     track = tiny_track(tmp_path)
-    result = alisio("eval", "import", "exercism", str(track), "--out", str(tmp_path / "ex"))
+    result = alisio("eval", "import", "--yes", "exercism", str(track), "--out", str(tmp_path / "ex"))
     assert result.returncode == 0, result.stdout + result.stderr
     suite = json.loads((tmp_path / "ex/suite.json").read_text())
     assert [t["id"] for t in suite["tasks"]] == ["hello-world", "leap"]
@@ -148,7 +153,7 @@ def test_exercism_track_imports_and_self_checks(tmp_path: Path) -> None:
     (track / "exercises/practice/leap/.meta/example.py").write_text(
         "def leap_year(y):\n    return y % 4 == 0 and (y % 100 != 0 or y % 400 == 0)\n"
     )
-    again = alisio("eval", "import", "exercism", str(track), "--out", str(tmp_path / "ex2"))
+    again = alisio("eval", "import", "--yes", "exercism", str(track), "--out", str(tmp_path / "ex2"))
     assert again.returncode == 0
     assert json.loads((tmp_path / "ex2/suite.json").read_text())["suiteVersion"] != suite["suiteVersion"]
 
@@ -157,7 +162,7 @@ def test_exercism_refusals_name_the_file(tmp_path: Path) -> None:
     track = tiny_track(tmp_path)
     config = track / "exercises/practice/leap/.meta/config.json"
     config.write_text(json.dumps({"files": {"solution": ["leap.py"], "test": ["leap_test.py"]}}))
-    result = alisio("eval", "import", "exercism", str(track), "--out", str(tmp_path / "ex"))
+    result = alisio("eval", "import", "--yes", "exercism", str(track), "--out", str(tmp_path / "ex"))
     assert result.returncode == 1
     assert result.stderr.strip() == (
         "alisio eval import: leap/.meta/config.json: missing field 'files.example' (a list of file names)"
@@ -165,27 +170,29 @@ def test_exercism_refusals_name_the_file(tmp_path: Path) -> None:
     config.write_text(
         json.dumps({"files": {"solution": ["leap.py"], "test": ["gone.py"], "example": ["x.py"]}})
     )
-    missing = alisio("eval", "import", "exercism", str(track), "--out", str(tmp_path / "ex"))
+    missing = alisio("eval", "import", "--yes", "exercism", str(track), "--out", str(tmp_path / "ex"))
     assert (
         missing.returncode == 1 and "gone.py: named in" in missing.stderr and "(files.test)" in missing.stderr
     )
     undocumented = tiny_track(tmp_path / "t3")
     (undocumented / "exercises/practice/hello-world/.docs/instructions.md").unlink()
-    no_docs = alisio("eval", "import", "exercism", str(undocumented), "--out", str(tmp_path / "ex"))
+    no_docs = alisio("eval", "import", "--yes", "exercism", str(undocumented), "--out", str(tmp_path / "ex"))
     assert no_docs.returncode == 1 and no_docs.stderr == (
         "alisio eval import: hello-world/.docs/instructions.md: missing or empty (an Exercism exercise's "
         "instructions: the task's prompt is made from them)\n"
     )
     (tmp_path / "empty").mkdir()
-    unknown = alisio("eval", "import", "exercism", str(tmp_path / "empty"), "--out", str(tmp_path / "ex"))
+    unknown = alisio(
+        "eval", "import", "--yes", "exercism", str(tmp_path / "empty"), "--out", str(tmp_path / "ex")
+    )
     assert unknown.returncode == 1 and "unknown layout" in unknown.stderr
     assert not (tmp_path / "ex").exists() and not list(tmp_path.glob(".ex.importing-*"))
     config.write_text(json.dumps({"files": {"solution": 5, "test": ["leap_test.py"], "example": ["x.py"]}}))
-    number = alisio("eval", "import", "exercism", str(track), "--out", str(tmp_path / "ex"))
+    number = alisio("eval", "import", "--yes", "exercism", str(track), "--out", str(tmp_path / "ex"))
     assert number.returncode == 1 and "Traceback" not in number.stderr
     assert "files.solution: expected a list of file names" in number.stderr
     (tmp_path / "afile").write_text("x")
-    under_file = alisio("eval", "import", "exercism", str(tiny_track(tmp_path / "t2")), "--out",
+    under_file = alisio("eval", "import", "--yes", "exercism", str(tiny_track(tmp_path / "t2")), "--out",
                         str(tmp_path / "afile" / "sub"))  # fmt: skip
     assert under_file.returncode == 1 and "Traceback" not in under_file.stderr
     assert f"--out {tmp_path / 'afile' / 'sub'}: cannot write here" in under_file.stderr
@@ -238,7 +245,7 @@ def test_the_prompt_is_the_exercise_own_instructions(tmp_path: Path) -> None:
     stay out of the fixture, and a changed instruction gives another suiteVersion."""
     track = tmp_path / "python"
     directory = real_shaped_exercise(track)
-    result = alisio("eval", "import", "exercism", str(track), "--out", str(tmp_path / "ex"))
+    result = alisio("eval", "import", "--yes", "exercism", str(track), "--out", str(tmp_path / "ex"))
     assert result.returncode == 0, result.stdout + result.stderr
     assert "untouched fails 1 of 1, the reference solution passes 1 of 1" in result.stderr
     suite = json.loads((tmp_path / "ex/suite.json").read_text())
@@ -258,7 +265,7 @@ def test_the_prompt_is_the_exercise_own_instructions(tmp_path: Path) -> None:
     assert (parity["tasks"], parity["noopFails"], parity["oraclePasses"]) == (1, 1, 1)
     (directory / ".docs/introduction.md").unlink()
     (directory / ".docs/instructions.append.md").write_text("Do not call `len`.\n")
-    again = alisio("eval", "import", "exercism", str(track), "--out", str(tmp_path / "ex2"))
+    again = alisio("eval", "import", "--yes", "exercism", str(track), "--out", str(tmp_path / "ex2"))
     assert again.returncode == 0, again.stderr
     changed = json.loads((tmp_path / "ex2/suite.json").read_text())
     assert changed["tasks"][0]["prompt"].startswith("# Instructions\n\nImplement")
@@ -271,7 +278,7 @@ def test_a_broken_example_is_written_and_flagged(tmp_path: Path) -> None:
     """An example that fails its tests: the suite is written, parity.json records it, exit 1."""
     track = tiny_track(tmp_path)
     (track / "exercises/practice/leap/.meta/example.py").write_text("def leap_year(year):\n    return True\n")
-    result = alisio("eval", "import", "exercism", str(track), "--out", str(tmp_path / "ex"))
+    result = alisio("eval", "import", "--yes", "exercism", str(track), "--out", str(tmp_path / "ex"))
     assert result.returncode == 1
     assert "flagged: leap: the reference solution does not pass" in result.stdout
     parity = json.loads((tmp_path / "ex/parity.json").read_text())
@@ -332,7 +339,7 @@ def test_harbor_tasks_import_refuse_and_self_check(tmp_path: Path) -> None:
     harbor_task(tasks, "built", dockerfile="FROM ubuntu:24.04\nRUN apt-get update\n")
     harbor_task(tasks, "networked", test="curl -LsSf https://astral.sh/uv/install.sh | sh\n" + TEST_SH)
     harbor_task(tasks, "alpine", dockerfile="FROM alpine:3.20\n")
-    result = alisio("eval", "import", "harbor", str(tasks), "--out", str(tmp_path / "hb"))
+    result = alisio("eval", "import", "--yes", "harbor", str(tasks), "--out", str(tmp_path / "hb"))
     assert result.returncode == 0, result.stdout + result.stderr
     lines = result.stderr.splitlines()
     assert (
@@ -364,11 +371,13 @@ def test_harbor_tasks_import_refuse_and_self_check(tmp_path: Path) -> None:
 
 def test_harbor_bad_input_is_one_line(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
-    unknown = alisio("eval", "import", "harbor", str(tmp_path / "empty"), "--out", str(tmp_path / "o"))
+    unknown = alisio(
+        "eval", "import", "--yes", "harbor", str(tmp_path / "empty"), "--out", str(tmp_path / "o")
+    )
     assert unknown.returncode == 1 and "unknown layout: no task.toml" in unknown.stderr
     task = harbor_task(tmp_path / "tasks", "hello")
     (task / "instruction.md").unlink()
-    missing = alisio("eval", "import", "harbor", str(task), "--out", str(tmp_path / "o"))
+    missing = alisio("eval", "import", "--yes", "harbor", str(task), "--out", str(tmp_path / "o"))
     assert missing.returncode == 1
     assert (
         missing.stderr.strip()

@@ -84,7 +84,7 @@ def test_a_script_that_fixes_the_bug_passes_five_of_five(home: Path) -> None:
     )
     assert "100.0% [56.6%, 100.0%]" in result.stdout  # the results table is data: stdout
     assert f"report: {directory / 'report.md'}" in result.stderr
-    assert "warning: suite calc-suite comes from --suite-dir" in result.stderr
+    assert "warning: suite calc-suite is not a bundled suite" in result.stderr
 
 
 def test_a_script_that_does_nothing_fails(home: Path) -> None:

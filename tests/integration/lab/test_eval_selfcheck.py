@@ -88,7 +88,7 @@ def test_a_sound_suite_is_clean_with_directory_and_script_solutions(tmp_path: Pa
             task("by-script", [check_verifier(), scope], solution="solve.sh"),
         ],
     )
-    result = alisio("eval", "selfcheck", str(root))
+    result = alisio("eval", "selfcheck", str(root), "--yes")
     assert result.returncode == 0, result.stdout + result.stderr
     lines = result.stdout.splitlines()
     assert lines[0].split() == ["task", "no-op", "oracle", "repeat", "time"]
@@ -107,7 +107,7 @@ def test_a_verifier_passing_the_untouched_fixture_is_flagged(tmp_path: Path) -> 
         "timeoutMs": 30000,
     }
     write_suite(root, [task("lenient", [always]), task("sound", [check_verifier()])])
-    result = alisio("eval", "selfcheck", str(root), "--json")
+    result = alisio("eval", "selfcheck", str(root), "--yes", "--json")
     assert result.returncode == 1
     data = json.loads(result.stdout)
     lenient, sound = data["tasks"]
@@ -116,7 +116,7 @@ def test_a_verifier_passing_the_untouched_fixture_is_flagged(tmp_path: Path) -> 
     ]
     assert sound["noop"] == "fails" and sound["flags"] == [] and sound["oracle"] == "none"
     assert data["flagged"] == 1 and data["clean"] is False
-    text = alisio("eval", "selfcheck", str(root))
+    text = alisio("eval", "selfcheck", str(root), "--yes")
     assert "flagged: lenient: passes with no change (on the untouched fixture: always)" in text.stdout
     assert text.stdout.splitlines()[-1] == "selfcheck probe 1.0.0: 2 tasks, 1 flagged, 0 with warnings"
 
@@ -133,7 +133,7 @@ def test_a_broken_solution_is_flagged(tmp_path: Path) -> None:
             task("crash", [check_verifier()], solution="fail.sh"),
         ],
     )
-    result = alisio("eval", "selfcheck", str(root), "--json")
+    result = alisio("eval", "selfcheck", str(root), "--yes", "--json")
     assert result.returncode == 1
     wrong, crash = json.loads(result.stdout)["tasks"]
     assert wrong["oracle"] == "FAILS"
@@ -155,7 +155,7 @@ def test_a_nondeterministic_verifier_is_flagged(tmp_path: Path) -> None:
     flaky = {"kind": "command", "id": "flaky", "command": [sys.executable, "-c", flip], "timeoutMs": 30000}
     root = tmp_path / "suite"
     write_suite(root, [task("flips", [check_verifier(), flaky])])
-    result = alisio("eval", "selfcheck", str(root), "--repeat", "4")
+    result = alisio("eval", "selfcheck", str(root), "--yes", "--repeat", "4")
     assert result.returncode == 1
     assert "flagged: flips: nondeterministic verifier flaky: pass, fail, pass, fail on the same tree" in (
         result.stdout
@@ -173,7 +173,7 @@ def test_a_slow_verifier_is_warned_about_not_flagged(tmp_path: Path) -> None:
     }
     root = tmp_path / "suite"
     write_suite(root, [task("sluggish", [slow])])
-    result = alisio("eval", "selfcheck", str(root), "--repeat", "1")
+    result = alisio("eval", "selfcheck", str(root), "--yes", "--repeat", "1")
     assert result.returncode == 0, result.stdout
     assert "warning: sluggish: verifier slow took" in result.stdout
     assert "more than half its timeoutMs (400)" in result.stdout
@@ -185,18 +185,18 @@ def test_validate_selfcheck_and_usage_errors(tmp_path: Path) -> None:
     root = tmp_path / "suite"
     lenient = {"kind": "tree-diff-within", "id": "scope", "allowed": ["calc.py"]}
     write_suite(root, [task("lenient", [lenient])])
-    result = alisio("eval", "validate", str(root), "--selfcheck")
+    result = alisio("eval", "validate", str(root), "--selfcheck", "--yes")
     assert result.returncode == 1
     assert result.stdout.startswith("ok probe 1.0.0 (1 task)")
     assert "flagged: lenient: passes with no change" in result.stdout
-    bad = alisio("eval", "selfcheck", str(root), "--repeat", "0")
+    bad = alisio("eval", "selfcheck", str(root), "--yes", "--repeat", "0")
     assert bad.returncode == 1 and "alisio eval selfcheck: --repeat: 0 is below 1" in bad.stderr
-    huge = alisio("eval", "selfcheck", str(root), "--repeat", "99999999999")
+    huge = alisio("eval", "selfcheck", str(root), "--yes", "--repeat", "99999999999")
     assert huge.returncode == 1 and "--repeat: 99999999999 is above 100, the most allowed" in huge.stderr
     data = json.loads((root / "suite.json").read_text(encoding="utf-8"))
     data["tasks"][0]["solution"] = "solutions/missing"
     (root / "suite.json").write_text(json.dumps(data), encoding="utf-8")
-    missing = alisio("eval", "selfcheck", str(root))
+    missing = alisio("eval", "selfcheck", str(root), "--yes")
     assert missing.returncode == 1
     assert missing.stderr.strip() == (
         f'alisio eval selfcheck: {root}/suite.json: task lenient: solution: "solutions/missing" does not '
@@ -226,13 +226,13 @@ def test_tasks_selects_as_eval_run_does(tmp_path: Path, capsys: pytest.CaptureFi
     """--tasks checks only the tasks named (suite/id accepted), in that order; an unknown or repeated id is
     the error eval run gives, and nothing is checked."""
     root = write_suite(tmp_path / "suite", [task(name, [check_verifier()]) for name in ("a", "b", "c")])
-    assert run_cli(["eval", "selfcheck", str(root), "--tasks", "c,probe/a", "--repeat", "1"]) == 0
+    assert run_cli(["eval", "selfcheck", str(root), "--yes", "--tasks", "c,probe/a", "--repeat", "1"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert [line.split()[0] for line in lines[1:-1]] == ["c", "a"]
     assert lines[-1] == "selfcheck probe 1.0.0: 2 tasks, clean, 0 with warnings"
     errors = []
     for wanted in ("a,nope,zz", "a,probe/a"):
-        assert run_cli(["eval", "selfcheck", str(root), "--tasks", wanted]) == 1
+        assert run_cli(["eval", "selfcheck", str(root), "--yes", "--tasks", wanted]) == 1
         checked = capsys.readouterr()
         assert checked.out == ""
         script = tmp_path / "noop.json"
@@ -265,13 +265,13 @@ def test_sandboxed_selfcheck_runs_the_solution_script_from_solution(
     )
     inside = {**check_verifier(), "command": ["python3", "check.py"]}
     write_suite(root, [task("fix", [inside], solution="fix/solve.sh")])
-    assert run_cli(["eval", "selfcheck", str(root), "--repeat", "1"]) == 1
+    assert run_cli(["eval", "selfcheck", str(root), "--yes", "--repeat", "1"]) == 1
     plain = capsys.readouterr().out  # outside the sandbox $0 is the script's real path
     assert plain.splitlines()[1].split()[:3] == ["fix", "fails", "error"], plain
-    assert run_cli(["eval", "selfcheck", str(root), "--repeat", "1", "--sandbox", "bwrap"]) == 0
+    assert run_cli(["eval", "selfcheck", str(root), "--yes", "--repeat", "1", "--sandbox", "bwrap"]) == 0
     boxed = capsys.readouterr().out
     assert boxed.splitlines()[1].split()[:3] == ["fix", "fails", "passes"], boxed
-    assert run_cli(["eval", "selfcheck", str(root), "--sandbox", "docker"]) == 1
+    assert run_cli(["eval", "selfcheck", str(root), "--yes", "--sandbox", "docker"]) == 1
     assert "--sandbox" in capsys.readouterr().err
 
 
@@ -291,7 +291,7 @@ def test_suite_dir_finds_the_suite_as_eval_run_does(
     assert checked.out.splitlines()[1].split()[:2] == ["a", "fails"]
     assert checked.out.splitlines()[-1] == "selfcheck probe 1.0.0: 1 task, clean, 0 with warnings"
     assert checked.err.startswith(
-        f"warning: suite probe comes from --suite-dir ({elsewhere / 'probe-dir'}): its verifier commands and "
+        f"warning: suite probe is not a bundled suite ({elsewhere / 'probe-dir'}): its verifier commands and "
         "the tools it enables run with your privileges, not sandboxed. Only run suites you trust.\n"
     )
     assert (
@@ -317,7 +317,8 @@ def test_suite_dir_finds_the_suite_as_eval_run_does(
         assert checked.err.splitlines()[-1].removeprefix("alisio eval selfcheck: ") == said
         errors.append(said)
     assert errors == [
-        "refusing to run a --suite-dir suite without a terminal to confirm it; pass --yes to accept it",
+        "refusing to run a suite from outside the bundled ones without a terminal to confirm it; pass --yes to "
+        "accept it",
         f"--suite-dir {elsewhere} holds 2 suites (probe-dir, second): name the SUITE to run",
         f"--suite-dir {tmp_path / 'missing'}: no such directory",
         f"no suite 'nope' (known: {', '.join(sorted({'probe', *bundled_ids()}))})",

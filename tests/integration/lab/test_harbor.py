@@ -62,7 +62,7 @@ def suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("harbor")
     for name, test in TESTS.items():
         harbor_task(root / "tasks", name, test)
-    imported = alisio(root, "eval", "import", "harbor", root / "tasks", "--out", root / "suite")
+    imported = alisio(root, "eval", "import", "harbor", "--yes", root / "tasks", "--out", root / "suite")
     assert imported.returncode == 0, imported.stdout + imported.stderr
     assert "untouched fails 2 of 2, the reference solution passes 2 of 2" in imported.stderr
     return root / "suite"
@@ -118,7 +118,7 @@ def test_selfcheck_needs_the_sandbox_and_filters_tasks(suite: Path, tmp_path: Pa
         "(outside it they would be this machine's)",
         "alisio eval selfcheck: nothing was checked",
     ]
-    both = alisio(tmp_path, "eval", "selfcheck", suite, "--sandbox", "bwrap", "--repeat", "2")
+    both = alisio(tmp_path, "eval", "selfcheck", suite, "--sandbox", "bwrap", "--repeat", "2", "--yes")
     assert both.returncode == 0, both.stdout + both.stderr
     rows = [line.split() for line in both.stdout.splitlines()[1:3]]
     assert [row[:5] for row in rows] == [
@@ -126,7 +126,7 @@ def test_selfcheck_needs_the_sandbox_and_filters_tasks(suite: Path, tmp_path: Pa
         ["hello-world", "fails", "passes", "same", "(2x)"],
     ]
     assert "2 tasks, clean" in both.stdout
-    validated = alisio(tmp_path, "eval", "validate", suite, "--selfcheck", "--sandbox", "bwrap")
+    validated = alisio(tmp_path, "eval", "validate", suite, "--selfcheck", "--sandbox", "bwrap", "--yes")
     assert validated.returncode == 0, validated.stdout + validated.stderr
     assert validated.stdout.startswith("ok harbor-tasks") and "2 tasks, clean" in validated.stdout
     one = alisio(
@@ -139,6 +139,7 @@ def test_selfcheck_needs_the_sandbox_and_filters_tasks(suite: Path, tmp_path: Pa
         "--tasks",
         "harbor-tasks/hello-json",
         "--json",
+        "--yes",
     )
     checked = json.loads(one.stdout)
     assert one.returncode == 0 and [task["taskId"] for task in checked["tasks"]] == ["hello-json"]
@@ -241,7 +242,7 @@ def test_the_working_directory_is_the_one_the_tests_use(tmp_path: Path) -> None:
     harbor_task(tasks, "two", check + TESTS["hello-world"], solve, dockerfile="FROM ubuntu:24.04\n")
     in_usr = check.replace("/workspace", "/usr/src/app")
     harbor_task(tasks, "usr", in_usr, solve, dockerfile="FROM ubuntu:24.04\nWORKDIR /usr/src/app\n")
-    imported = alisio(tmp_path, "eval", "import", "harbor", tasks, "--out", tmp_path / "suite")
+    imported = alisio(tmp_path, "eval", "import", "harbor", "--yes", tasks, "--out", tmp_path / "suite")
     assert imported.returncode == 0, imported.stdout + imported.stderr
     assert imported.stderr.splitlines()[:3] == [
         "alisio eval import: refused mismatch: tests/test.sh: uses /workspace, but environment/Dockerfile's "
@@ -303,7 +304,9 @@ def test_the_agent_cannot_read_the_tests_or_the_solution(suite: Path, tmp_path: 
 
 def test_a_test_sh_that_writes_no_reward_fails_with_the_reason(tmp_path: Path) -> None:
     harbor_task(tmp_path / "tasks", "no-reward", "echo broken >&2\nexit 3\n")
-    imported = alisio(tmp_path, "eval", "import", "harbor", tmp_path / "tasks", "--out", tmp_path / "suite")
+    imported = alisio(
+        tmp_path, "eval", "import", "harbor", "--yes", tmp_path / "tasks", "--out", tmp_path / "suite"
+    )
     assert imported.returncode == 1  # written, and flagged: the solution does not pass
     assert "untouched fails 1 of 1, the reference solution passes 0 of 1" in imported.stderr
     assert "flagged: no-reward:" in imported.stdout

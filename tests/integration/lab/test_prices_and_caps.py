@@ -286,7 +286,7 @@ def test_alisio_run_max_cost_usd_without_prices_is_one_line(home: Path, tmp_path
 def test_an_external_agents_proxy_refuses_the_call_past_max_cost_usd(tmp_path: Path) -> None:
     """The proxy prices each call's usage (100 input, 10 output tokens) at the table's rates: 0.002 USD a
     call, so with maxCostUsd 0.003 the third call is refused and the run ends budget_exceeded maxCostUsd."""
-    from tests.integration.agent_endpoint import AgentEndpoint
+    from alisio.shell.agents.mock_endpoint import MockEndpoint
     from tests.integration.agents.test_external_agents import _agent, _config, _records, _suite, _task
 
     _config(tmp_path, _agent("fake-loop", "--model", "loop") + '[prices."m"]\ninput = 10\noutput = 100\n')
@@ -295,7 +295,7 @@ def test_an_external_agents_proxy_refuses_the_call_past_max_cost_usd(tmp_path: P
     document["tasks"][0]["budget"]["maxCostUsd"] = 0.003
     (suite_dir / "suite.json").write_text(json.dumps(document))
     out = tmp_path / "out"
-    with AgentEndpoint() as endpoint:
+    with MockEndpoint() as endpoint:
         done = alisio(
             tmp_path, "eval", "run", "agents-suite", "--suite-dir", str(suite_dir), "--yes", "-k", "1",
             "--base-url", endpoint.base_url, "--allow-write", "--allow-process", "--out", str(out),

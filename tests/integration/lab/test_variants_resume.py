@@ -338,7 +338,7 @@ def test_retry_errors_runs_each_variants_errored_runs_again_and_keeps_them_apart
 def test_a_resume_refuses_another_version_of_a_variants_agent(tmp_path: Path) -> None:
     """A variants job of an external agent, then its version command prints another version: the resume is
     refused naming the agent and both versions."""
-    from tests.integration.agent_endpoint import AgentEndpoint
+    from alisio.shell.agents.mock_endpoint import MockEndpoint
     from tests.integration.agents.test_external_agents import FAKE, _config, _suite, _task
 
     def agents(version: str) -> str:
@@ -350,7 +350,7 @@ def test_a_resume_refuses_another_version_of_a_variants_agent(tmp_path: Path) ->
     document = {"suite": "agents-suite", "variants": [{"id": "a", "agent": "fake"}, {"id": "b", "agent": "fake", "model": "m2"}]}  # fmt: skip
     (tmp_path / "compare.json").write_text(json.dumps(document))
     out = tmp_path / "out"
-    with AgentEndpoint() as endpoint:
+    with MockEndpoint() as endpoint:
         done = alisio(tmp_path, "eval", "variants", "agents-suite", "--suite-dir", suite, "--yes", "-k", "1",
                       "--variants", tmp_path / "compare.json", "--base-url", endpoint.base_url, "--allow-write",
                       "--allow-process", "--out", out)  # fmt: skip

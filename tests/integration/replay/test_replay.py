@@ -488,6 +488,6 @@ def test_eval_ci_warns_once_per_suite_dir_suite_and_says_the_sandbox(home: Path)
     boxed = alisio(home, "eval", "ci", "--suite-dir", str(suite), "--yes", "--sandbox", "bwrap",
                    "--out", str(home / "b"))  # fmt: skip
     assert boxed.returncode == 0, boxed.stderr
-    assert boxed.stderr.count("comes from --suite-dir") == 1
+    assert boxed.stderr.count("is not a bundled suite") == 1
     assert "run in the bwrap sandbox (a shared kernel, not a VM)" in boxed.stderr
     assert "not sandboxed" not in boxed.stderr

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.agent_endpoint import FIX_COMMAND, AgentEndpoint
+from alisio.shell.agents.mock_endpoint import FIX_COMMAND, MockEndpoint
 from tests.integration.agents.test_external_agents import (
     FAKE,
     SECRET,
@@ -72,7 +72,7 @@ def test_a_sandboxed_agent_reaches_the_model_through_its_proxy_and_nothing_else(
     outside = tmp_path / f"outside-{token}"
     listener = Listener("127.0.0.1")
     out = tmp_path / "out"
-    with AgentEndpoint() as endpoint:
+    with MockEndpoint() as endpoint:
         port = endpoint.base_url.rsplit(":", 1)[1].split("/")[0]
         env = {
             "OPENAI_API_KEY": SECRET,
@@ -147,7 +147,7 @@ def test_a_sandboxed_agent_run_records_then_replays_from_another_path_without_di
     suite = _suite(tmp_path / "a", [_task("fix", "fake")])
     common = ["--yes", "--agent", "fake", "--allow-write", "--allow-process"]
     shown = f'{FIX_COMMAND}; echo "$PWD </workspace_roots> $HOME"'
-    with AgentEndpoint(command=shown) as endpoint:
+    with MockEndpoint(command=shown) as endpoint:
         recorded = alisio(
             tmp_path, "eval", "record", "agents-suite", "--suite-dir", str(suite), *common, "--sandbox", "bwrap",
             "--base-url", endpoint.base_url, env={"OPENAI_API_KEY": SECRET},
@@ -186,7 +186,7 @@ def test_a_prompt_or_model_naming_a_host_file_binds_nothing_into_the_sandbox(tmp
     seen = {}
     for sandbox in ("none", "bwrap"):
         out = tmp_path / f"out-{sandbox}"
-        with AgentEndpoint() as endpoint:
+        with MockEndpoint() as endpoint:
             done = alisio(
                 tmp_path, "eval", "run", "agents-suite", "--suite-dir", str(suite), "--yes", "--allow-write",
                 "--allow-process", "--base-url", endpoint.base_url, "--model", str(named), "--sandbox", sandbox,

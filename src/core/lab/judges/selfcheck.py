@@ -42,6 +42,7 @@ __all__ = [
     "render_selfcheck",
     "self_check",
     "self_check_block",
+    "task_line",
 ]
 
 NoopCell = Literal["fails", "PASSES", "error"]
@@ -272,3 +273,17 @@ def self_check_block(stored: StoredSelfCheck | None, task_ids: Sequence[str]) ->
         solution_passes=sum(1 for task in with_solution if task.oracle == "passes"),
         checked_at=max((task.checked_at for task in checked), default=None),
     )
+def task_line(index: int, total: int, task: TaskCheck) -> str:
+    """One task's progress line, as it is checked: ``[3/164] humaneval-2: no-op fails, oracle passes, repeat
+    same (1x)``, then ``: flagged: <its first flag>`` (cut at 120 characters; the table after has it whole)
+    and how many more, when it is flagged."""
+    repeat = f"{task.repeat} ({task.runs}x)" if task.repeat != "none" else "none"
+    line = f"[{index}/{total}] {task.task_id}: no-op {task.noop}, oracle {task.oracle}, repeat {repeat}"
+    if not task.flags:
+        return line
+    more = f" (and {len(task.flags) - 1} more)" if len(task.flags) > 1 else ""
+    flag = task.flags[0] if len(task.flags[0]) <= _FLAG_CHARS else task.flags[0][: _FLAG_CHARS - 1] + "…"
+    return f"{line}: flagged: {flag}{more}"
+
+
+_FLAG_CHARS = 120

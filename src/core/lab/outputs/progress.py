@@ -16,6 +16,7 @@ from alisio.core.lab.report import AnswerSource, Conditions, Estimated, Report
 __all__ = ["progress_line", "rates_line", "summary_table", "why_not_passed"]
 
 _TEXT_TOOL_CALL = str(IncidentKind.TEXT_TOOL_CALL)
+_AGENT_EXITED = str(IncidentKind.AGENT_EXITED)
 
 
 def _first_line(text: str, limit: int = 160) -> str:
@@ -46,7 +47,8 @@ def progress_line(index: int, total: int, record: RunRecord) -> str:
 
     The reason follows budget_exceeded and error; a failing run names its first failing verifier and the
     first line of its detail, an errored run its first error; a run that did not pass and has a
-    ``text_tool_call`` incident names it first.
+    ``text_tool_call`` incident names it first; an external agent that exited non-zero after a model call
+    (an ``agent_exited`` incident) is named first on any line (``pass (2 turns, 1.0 s): agent exited 5``).
     """
     m = record.measured
     status = str(record.status)
@@ -60,6 +62,9 @@ def progress_line(index: int, total: int, record: RunRecord) -> str:
         # The run "completed" in one turn because the server did not parse the call: say so before the
         # verifier's detail makes it look like a wrong fix.
         why = f"{_TEXT_TOOL_CALL} (a tool call written as text); {why}" if why else _TEXT_TOOL_CALL
+    exits = [i.message for i in record.incidents if i.kind == _AGENT_EXITED]
+    if exits:
+        why = f"{exits[0]}; {why}" if why else exits[0]
     return f"{line}: {why}" if why else line
 
 

@@ -87,18 +87,19 @@ def starter_files() -> tuple[tuple[str, str], ...]:
 def starter_next_steps(directory: str) -> tuple[str, ...]:
     """What to run next, with ``directory`` as the user wrote it (already shell-quoted by the caller).
 
-    The commands carry ``--yes``, so they run as printed on a terminal, in a pipe and in CI alike: without it,
-    ``eval run`` asks before it runs a ``--suite-dir`` suite, and refuses where there is no terminal to ask on.
+    The commands name the suite by its path and carry ``--yes``, so they run as printed on a terminal, in a
+    pipe and in CI alike: without it, ``eval run`` asks before it runs the commands of a suite from outside
+    the bundled ones, and refuses where there is no terminal to ask on.
     """
-    base = f"alisio eval run {STARTER_SUITE_ID} --suite-dir {directory} --yes"
+    base = f"alisio eval run {directory} --yes"
     return (
         "run it with the scripted model (no key; fix-add passes, fix-mul fails):",
         f"  {base} --k 3 --script {directory}/scripts --allow-write",
         "then against a model (any OpenAI-compatible endpoint):",
         f"  {base} --base-url http://localhost:8000/v1 --model MODEL --allow-write",
-        "(--yes: the suite is yours, just written; without it eval run asks before it runs a --suite-dir "
-        "suite's commands, and refuses where no terminal can answer, as in CI or a pipe)",
+        "(--yes: the suite is yours, just written; without it eval run asks before it runs the commands of a "
+        "suite from outside the bundled ones, and refuses where no terminal can answer, as in CI or a pipe)",
         f"edit {directory}/suite.json to add your own tasks (docs: suite format); check them with "
         f"alisio eval validate {directory}, and with no model (each untouched fixture must fail) with "
-        f"alisio eval selfcheck --suite-dir {directory} --yes",
+        f"alisio eval selfcheck {directory} --yes",
     )
