@@ -47,7 +47,7 @@ from alisio.core.harness.config import LabSettings, MeasuredConfig, config_hash
 from alisio.core.harness.sandbox import SandboxKind
 from alisio.core.lab.comparisons.variants import VariantsPlan, interleave
 from alisio.core.lab.records import RunRecord
-from alisio.core.lab.report import AnswerSource, CompactionSettings, Conditions
+from alisio.core.lab.report import AnswerSource
 from alisio.core.lab.report_build import build_report
 from alisio.core.lab.seq_run import sequential_plan
 from alisio.core.lab.suites.schedule import RunSpec, plan_runs
@@ -55,15 +55,9 @@ from alisio.core.lab.suites.suite import Task
 from alisio.shell.config_home import LoadedConfig, data_dir, load_config
 from alisio.shell.errors import CommandError, expect
 from alisio.shell.harness.providers.base import GIVE_UP_MARK
-from alisio.shell.lab.agent_plan import (
-    AgentPlan,
-    agent_plan,
-    agents_of,
-    condition_for,
-    replay_placeholder,
-    uses_external,
-)
+from alisio.shell.lab.agent_plan import AgentPlan, agent_plan, agents_of, replay_placeholder, uses_external
 from alisio.shell.lab.agents import AgentRunner
+from alisio.shell.lab.conditions import arm_conditions
 from alisio.shell.lab.deferred import held_signals
 from alisio.shell.lab.directory import claim_run_dir, clear_out, created_at_for, lock_directory, run_id_for
 from alisio.shell.lab.model import ArmResult, LabOutcome, LabStart, Resumed, Ui
@@ -249,34 +243,6 @@ def _stop_reason(plan: ProviderPlan) -> Callable[[RunRecord], str | None]:
     return reason
 
 
-def _conditions(start: LabStart, arm: Arm, created_at: str) -> Conditions:
-    suite = start.choice.loaded
-    measured = arm.measured
-    return Conditions(
-        suite_id=suite.suite.suite_id,
-        suite_version=suite.suite.suite_version,
-        suite_hash=suite.content_hash,
-        harness_version=version("alisio"),
-        config_hash=config_hash(measured),
-        provider=start.provider.id,
-        model=arm.model or start.provider.model,
-        endpoint=start.provider.endpoint,
-        mode=start.mode,
-        k=start.k,
-        seed=start.seed,
-        compaction=CompactionSettings(
-            threshold=measured.compaction.threshold, max_context_chars=measured.limits.max_context_chars
-        ),
-        rates=arm.rates,
-        rates_from=arm.rates_from,
-        run_id=arm.run_id,
-        created_at=created_at,
-        agent=condition_for(arm.agent, start.tasks, start.agent_conditions),
-        sandbox=start.sandbox,
-        label=start.label,
-    )
-
-
 def _specs(start: LabStart) -> tuple[RunSpec, ...]:
     """The plan: task x repetition in seeded order (repetition-major when sequential); every variant over
     the same slots, A,B then B,A."""
@@ -303,7 +269,7 @@ def _arm_results(
     planned = len(start.tasks) * start.k
     for arm in start.arms:
         mine = tuple(record for record in records if record.variant == arm.variant)
-        conditions = _conditions(start, arm, created_at)
+        conditions = arm_conditions(start, arm, created_at)
         report = build_report(
             mine,
             conditions,

@@ -118,7 +118,13 @@ def test_variants_sequential_decides_a_difference_stops_a_tie_and_saves_the_runs
     assert "## Sequential decisions" in markdown
     assert "| differs | 18 | at 9 | decided: improved |" in markdown
     assert "52 of 80 runs saved over both variants" in markdown
-    assert "52 of 80 runs saved over both variants" in stderr and "method: sequential (two-sided)" in stderr
+    assert "52 of 80 runs saved over both variants" in stderr
+    method = next(line for line in stderr.splitlines() if line.startswith("method: "))
+    assert method == (  # the method in brief: comparison.md has it in full
+        "method: betting e-processes on the paired differences, family-wise error <= 0.05, valid under "
+        "optional stopping (in full in comparison.md)"
+    )
+    assert "Waudby-Smith & Ramdas 2024" in markdown
     assert "Sequential stopping" in (out / "cand" / "report.html").read_text()
     assert "<h2>Sequential decisions</h2>" in (out / "comparison.html").read_text()
 
