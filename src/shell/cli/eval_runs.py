@@ -135,12 +135,20 @@ def _table(rows: list[dict[str, object]]) -> str:
     )
 
 
+def _named(run: StoredRun) -> tuple[str, str] | None:
+    """The suite id and model of ``run``: its report's, else its plan.json's (a run still without a report)."""
+    if run.report is not None:
+        return run.report.conditions.suite_id, run.report.conditions.model
+    manifest = None if run.progress is None else run.progress.manifest
+    return None if manifest is None else (manifest.suite_id, manifest.model)
+
+
 def _kept(found: list[StoredRun], suite: str | None, model: str | None) -> list[StoredRun]:
     return [
         run
         for run in found
-        if (suite is None or (run.report is not None and run.report.conditions.suite_id == suite))
-        and (model is None or (run.report is not None and run.report.conditions.model == model))
+        if (suite is None or ((named := _named(run)) is not None and named[0] == suite))
+        and (model is None or ((named := _named(run)) is not None and named[1] == model))
     ]
 
 

@@ -144,6 +144,7 @@ def test_eval_runs_shows_a_run_in_progress_then_one_stopped_without_a_report(
         assert listed.returncode == 0, listed.stderr
         (row,) = listed.stdout.splitlines()[1:]
         assert "calc-suite 1.0.0" in row and "scripted" in row and "running (1/3 done)" in row, row
+        assert "running (1/3 done)" in alisio(home, "eval", "runs", "--suite", "calc-suite").stdout
         (data,) = json.loads(alisio(home, "eval", "runs", "--json").stdout)["runs"]
         assert (data["state"], data["done"], data["planned"], data["readable"]) == ("running", 1, 3, False)
     finally:
@@ -221,10 +222,10 @@ def test_make_demo_prints_the_short_compare_summary_when_not_on_a_terminal(home:
 
 
 def test_json_help_says_json_lines_where_the_command_prints_them() -> None:
-    """``--json`` of eval run, variants, record and show prints JSON Lines and says so; eval compare's one
-    document says JSON."""
-    for command in ("run", "variants", "record", "show"):
-        text = " ".join(alisio(None, "eval", command, "--help").stdout.split())
+    """``--json`` of eval run, variants, record and show, and of alisio run, prints JSON Lines and says so;
+    eval compare's one document says JSON."""
+    for command in (("eval", "run"), ("eval", "variants"), ("eval", "record"), ("eval", "show"), ("run",)):
+        text = " ".join(alisio(None, *command, "--help").stdout.split())
         assert "Machine-readable JSON Lines on stdout" in text, command
     text = " ".join(alisio(None, "eval", "compare", "--help").stdout.split())
     assert "Machine-readable JSON on stdout" in text

@@ -313,17 +313,14 @@ def answer_line(report: Report) -> str:
     """``65.7% [35.6%, 95.9%] suite success rate over 7 tasks: 46 of 68 judged runs passed, 2 error (excluded);
     model m, agent alisio 0.4.0, live.``: the answer first, in one line."""
     c, s = report.conditions, report.summary
+    who = f"model {c.model}, agent {naming_brief(c)}, {mode_text(c)}"
+    errored = f"{s.errored} error (excluded)"
     if s.success_rate is None:
-        rate = "No judged run"
-    else:
-        interval = format_interval(s.success_rate.interval) if s.success_rate.interval is not None else ""
-        rate = f"{pct(s.success_rate.mean)}{' ' + interval if interval else ''} suite success rate over "
-        rate += plural(s.success_rate.tasks, "task")
-    errored = f", {s.errored} error (excluded)" if s.errored else ""
-    return (
-        f"{rate}: {s.passes} of {plural(s.judged, 'judged run')} passed{errored}; model {c.model}, agent "
-        f"{naming_brief(c)}, {mode_text(c)}."
-    )
+        return f"No judged run ({plural(s.runs, 'run')}, {errored}); {who}."
+    interval = format_interval(s.success_rate.interval) if s.success_rate.interval is not None else ""
+    rate = f"{pct(s.success_rate.mean)}{' ' + interval if interval else ''} suite success rate over "
+    rate += plural(s.success_rate.tasks, "task")
+    return f"{rate}: {s.passes} of {plural(s.judged, 'judged run')} passed{', ' + errored if s.errored else ''}; {who}."
 
 
 def _summary_lines(report: Report) -> tuple[str, ...]:
