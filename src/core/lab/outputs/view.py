@@ -7,6 +7,7 @@ Markdown and HTML can never disagree on a number or on what is left out.
 
 Rules this module keeps:
 
+- The answer comes first (``answer_line``: the suite rate with its interval, the runs, what made them).
 - Every condition is shown: a number without its conditions is an anecdote. A replay report says replay
   measures the harness, not the model; a scripted live run says it measures no model.
 - Measured and Estimated are separate tables, never summed; absent figures are "not reported" or "n/a".
