@@ -55,8 +55,8 @@ demo: $(RUNTIME) bytecode
 	@echo "== alisio eval run tool-sequences --mode replay --allow-write --allow-process"
 	ALISIO_CONFIG_HOME=.demo/config $(BIN)/alisio eval run tool-sequences --mode replay --allow-write --allow-process --out .demo/replay
 	@echo
-	@echo "== alisio eval compare examples/reports/baseline examples/reports/candidate"
-	ALISIO_DATA_HOME=.demo/data $(BIN)/alisio eval compare examples/reports/baseline examples/reports/candidate
+	@echo "== alisio eval compare examples/reports/baseline examples/reports/candidate --format summary"
+	ALISIO_DATA_HOME=.demo/data $(BIN)/alisio eval compare examples/reports/baseline examples/reports/candidate --format summary
 	@echo
 	@echo "Next: $(BIN)/alisio eval run smoke-coding --tasks fix-add --k 5 --script suites/smoke-coding/scripts --allow-write --allow-process  (a scripted model, no key)"
 	@echo "Then: $(BIN)/alisio eval init my-suite writes a starter suite of your own and prints how to run it"

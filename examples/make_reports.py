@@ -1,7 +1,8 @@
 """Write the two example report directories that ``make demo`` compares (examples/reports/{baseline,candidate}).
 
-The story (synthetic data, not a measurement of any model): a suite "synthetic-example" run live with k = 10 on harness 0.1.0 (baseline) and on harness 0.2.0
-(candidate), same provider, model, compaction and rates. Harness 0.2.0 reads the provider's cached-input
+The story (synthetic data, not a measurement of any model): a suite "synthetic-example" run live with k = 10 by
+alisio's built-in agent on harness 0.1.0 (baseline) and on harness 0.2.0 (candidate), same provider, model,
+compaction and rates. Harness 0.2.0 reads the provider's cached-input
 count, so only the candidate reports cached input. Per task:
 
 - rename-symbol: 1/10 (nine runs hit maxWallMs) -> 9/10: improved;
@@ -22,7 +23,14 @@ from pathlib import Path
 import numpy as np
 
 from alisio.core.lab.records import Incident, Measured, RunRecord, RunStatus, VerifierResult, VerifierStatus
-from alisio.core.lab.report import AnswerSource, CompactionSettings, Conditions, Rates
+from alisio.core.lab.report import (
+    DEFAULT_AGENT,
+    AgentCondition,
+    AnswerSource,
+    CompactionSettings,
+    Conditions,
+    Rates,
+)
 from alisio.core.lab.report_build import build_report
 from alisio.shell.lab.outputs import write_report_files
 
@@ -58,6 +66,7 @@ def _conditions(side: str) -> Conditions:
         rates=Rates(input_rate=0.28, output_rate=1.10),
         run_id="2026-10-14T09-00-00-000Z" if not candidate else "2026-10-15T09-00-00-000Z",
         created_at="2026-10-14T09:00:00Z" if not candidate else "2026-10-15T09:00:00Z",
+        agent=AgentCondition(name=DEFAULT_AGENT, kind="builtin", version="0.2.0" if candidate else "0.1.0"),
     )
 
 

@@ -3,6 +3,7 @@ testcase per task with a failure or an error exactly when the task did not fully
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 
 import msgspec
@@ -63,7 +64,8 @@ def test_junit_is_well_formed_and_adds_up(arms: list[tuple[RunRecord, ...]], int
 @given(arm_records())
 def test_a_task_fails_below_100_percent_and_errors_with_errored_runs(records: tuple[RunRecord, ...]) -> None:
     """One testcase per task: error when it has errored runs, else failure when its rate is below 100%,
-    naming each run that did not pass and its eval show command; else no failure."""
+    naming each run that did not pass (runs with the same message on one line: ``reps 0, 2: fail``) and the
+    eval show command of each message's first run; else no failure."""
     suite = _suite(records)
     root = ET.fromstring(junit_xml([suite], KNOWN).encode())
     cases = {c.get("name"): c for c in root.iter("testcase")}
@@ -74,15 +76,23 @@ def test_a_task_fails_below_100_percent_and_errors_with_errored_runs(records: tu
         assert (error is not None) == (t.errored > 0)
         assert (failure is not None) == (t.errored == 0 and t.passes < t.judged)
         problem = error if error is not None else failure
-        for r in records:
-            if r.task_id == t.task_id and r.status != "pass":
-                assert problem is not None and problem.text is not None
-                assert f"rep {r.repetition}: " in problem.text
-                assert f"alisio eval show run-1 --task {t.task_id} --rep {r.repetition}" in problem.text
+        mine = [r for r in records if r.task_id == t.task_id and r.status != "pass"]
+        if not mine:
+            continue
+        assert problem is not None and problem.text is not None
+        named = [
+            int(rep)
+            for line in re.findall(r"^reps? ([\d, ]+): ", problem.text, re.MULTILINE)
+            for rep in line.split(", ")
+        ]
+        assert sorted(named) == sorted(r.repetition for r in mine)
+        for line in re.findall(r"^reps? (\d+)", problem.text, re.MULTILINE):
+            assert f"alisio eval show run-1 --task {t.task_id} --rep {line}" in problem.text
 
 
 def test_a_failing_task_names_its_rate_and_verifier_details() -> None:
-    """3/5 with a failing check: the failure message is the rate line, the text has the check's detail."""
+    """3/5 with a failing check: the failure message is the rate line, the text has the check's detail once
+    for both runs that failed it; the properties name the agent (unknown: these conditions predate it)."""
     check = VerifierResult(
         id="check", kind="command", status=VerifierStatus.FAIL, detail="exit 1\nadd(2, 3) = -1"
     )
@@ -95,11 +105,15 @@ def test_a_failing_task_names_its_rate_and_verifier_details() -> None:
     failure = case.find("failure")
     assert failure is not None and failure.text is not None
     assert failure.get("message") == "3/5 judged runs passed: 60.0% [23.1%, 88.2%]; pass@5 yes, pass^5 no"
-    assert "rep 3: fail\n  check (command): fail\n    exit 1\n    add(2, 3) = -1" in failure.text
+    assert (
+        "reps 3, 4: fail\n  check (command): fail\n    exit 1\n    add(2, 3) = -1\n  open the first:"
+        in failure.text
+    )
     suite = root.find("testsuite")
     assert suite is not None and suite.get("timestamp") == "2026-01-01T00:00:00"
     properties = {p.get("name"): p.get("value") for p in suite.iter("property")}
     assert properties["model"] == "model-a" and properties["k"] == "5" and properties["runId"] == "run-1"
+    assert properties["agent"] == "unknown (not recorded)" and "script" not in properties
 
 
 def test_skipped_and_broken_suites() -> None:

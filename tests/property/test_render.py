@@ -49,13 +49,15 @@ def test_header_carries_every_condition(records: list[RunRecord], cond: Conditio
     st.sampled_from(["scripted", "openai_compat"]), st.sampled_from([AnswerSource.LIVE, AnswerSource.REPLAY])
 )
 def test_a_scripted_live_run_says_it_measures_no_model(provider: str, mode: AnswerSource) -> None:
-    """A live report of the scripted provider says so in its title and a notice; no other report does."""
+    """A live report of the scripted provider says so in its title (its own mode, ``scripted``), its Mode row
+    and a notice; no other report does."""
     cond = msgspec.structs.replace(conditions(), provider=provider, mode=mode)
     text = render_markdown(build_report(task_runs("a", 2), cond))
     scripted = provider == "scripted" and mode is AnswerSource.LIVE
     assert (SCRIPTED_NOTICE in text) == scripted
     title = text.splitlines()[0]
-    assert title.endswith("(live, scripted provider)" if scripted else f"({mode})")
+    assert title.endswith("(scripted)" if scripted else f"({mode})")
+    assert f"| Mode | {'scripted' if scripted else mode} |" in text
 
 
 def test_an_interrupted_report_says_so_with_the_planned_runs() -> None:

@@ -5,20 +5,20 @@ from __future__ import annotations
 import re
 import shlex
 
+import msgspec
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from alisio.core.lab.outputs.render import render_markdown
-from alisio.core.lab.outputs.view import (
+from alisio.core.lab.outputs.failing import (
     DETAIL_LINES,
-    FAILING_SHOWN,
     LINE_CHARS,
     failing_runs,
-    run_grid,
+    group_failures,
     shell_word,
     show_command,
-    variant_grid,
 )
+from alisio.core.lab.outputs.render import render_markdown
+from alisio.core.lab.outputs.view import FAILING_SHOWN, run_grid, variant_grid
 from alisio.core.lab.records import RunRecord, RunStatus, VerifierResult, VerifierStatus
 from alisio.core.lab.report_build import build_report
 from tests.property.strategies_html import KNOWN, SECRET, arm_records
@@ -119,22 +119,54 @@ def test_the_show_command_quotes_what_a_shell_would_split() -> None:
     assert show_command("my run", "a", 0) == "alisio eval show 'my run' --task a --rep 0"
 
 
+def _listed(section: str) -> list[tuple[str, int]]:
+    """The runs report.md's section names: in a one-run heading, or on a group's ``Runs:`` line."""
+    listed = [(m[1], int(m[2])) for m in re.finditer(r"^### (\S+) rep (\d+): ", section, re.MULTILINE)]
+    for line in re.findall(r"^Runs: (.*)\.$", section, re.MULTILINE):
+        for part in line.split("; "):
+            task, _, reps = part.rpartition(" rep ")
+            listed += [(task, int(rep)) for rep in reps.split(", ")]
+    return listed
+
+
 @given(arm_records())
 def test_report_md_lists_the_runs_that_did_not_pass(records: tuple[RunRecord, ...]) -> None:
-    """With records, report.md has the section iff some run did not pass, with each run's heading and command;
+    """With records, report.md has the section iff some run did not pass, naming each such run once (alone,
+    or in the group of runs with its message) with the command that opens it or its group's first;
     untrusted details sit in fences longer than any backtick run inside them; no secret appears."""
     text = render_markdown(build_report(records, conditions()), records, KNOWN)
     failing = [r for r in records if r.status is not RunStatus.PASS]
     assert ("## Runs that did not pass" in text) == bool(failing)
-    for r in failing[:FAILING_SHOWN]:
-        assert f"### {r.task_id} rep {r.repetition}: " in text
-        assert f"`alisio eval show run-1 --task {r.task_id} --rep {r.repetition}`" in text
-    assert SECRET not in text
     section = text.partition("## Runs that did not pass")[2]
+    assert sorted(_listed(section)) == sorted((r.task_id, r.repetition) for r in failing)
+    groups = group_failures(failing_runs(records, "run-1", KNOWN)[0])
+    for group in groups:
+        run = group.first
+        assert f"`alisio eval show run-1 --task {run.task_id} --rep {run.repetition}`" in section
+    assert section.count("alisio eval show") == len(groups)
+    assert SECRET not in text
     for block in re.finditer(r"^(`{3,})text\n(.*?)\n\1$", section, flags=re.MULTILINE | re.DOTALL):
         fence, body = block.group(1), block.group(2)
         assert fence not in body
         assert all(line.startswith(("check: ", "scope: ", "seq: ", "error: ")) for line in body.splitlines())
+
+
+def test_runs_with_the_same_message_are_listed_once() -> None:
+    """A task's runs failing one way are one entry, "a, 3 runs: fail: check: exit 1", naming each run; a run
+    failing another way, or another task's, has its own."""
+    same = VerifierResult(id="check", kind="command", status=VerifierStatus.FAIL, detail="exit 1\nboom")
+    other = VerifierResult(id="check", kind="command", status=VerifierStatus.FAIL, detail="exit 2")
+    records = [
+        msgspec.structs.replace(r, verifiers=(other if (r.task_id, r.repetition) == ("b", 1) else same,))
+        for r in (*task_runs("a", 0, 3), *task_runs("b", 0, 3))
+    ]
+    text = render_markdown(build_report(records, conditions()), records)
+    assert "6 runs did not pass" in text
+    assert "### a, 3 runs: fail: check: exit 1\n\nRuns: a rep 0, 1, 2.\n" in text
+    assert "### b, 2 runs: fail: check: exit 1\n\nRuns: b rep 0, 2.\n" in text
+    assert "### b rep 1: fail\n" in text
+    assert text.count("check: boom") == 2
+    assert "Open the first: `alisio eval show run-1 --task a --rep 0`" in text
 
 
 def test_report_md_without_records_lists_no_run() -> None:
@@ -142,12 +174,20 @@ def test_report_md_without_records_lists_no_run() -> None:
     records = task_runs("a", 1, 2)
     assert "Runs that did not pass" not in render_markdown(build_report(records, conditions()))
     listed = render_markdown(build_report(records, conditions()), records)
-    assert "2 runs did not pass" in listed and "### a rep 1: fail" in listed and "### a rep 2: fail" in listed
+    assert "2 runs did not pass" in listed and "### a, 2 runs: fail\n\nRuns: a rep 1, 2." in listed
 
 
 def test_report_md_cuts_the_list_and_counts_the_rest() -> None:
-    """Past FAILING_SHOWN runs, report.md counts the others instead of listing them."""
-    records = task_runs("a", 0, FAILING_SHOWN + 7)
+    """Past FAILING_SHOWN groups of runs, report.md counts the others instead of listing them."""
+    records = [
+        msgspec.structs.replace(
+            r,
+            verifiers=(
+                VerifierResult(id="check", kind="command", status=VerifierStatus.FAIL, detail=str(i)),
+            ),
+        )
+        for i, r in enumerate(task_runs("a", 0, FAILING_SHOWN + 7))
+    ]
     text = render_markdown(build_report(records, conditions(k=FAILING_SHOWN + 7)), records)
     assert text.count("\n### a rep ") == FAILING_SHOWN
     assert f"{FAILING_SHOWN + 7} runs did not pass" in text

@@ -99,7 +99,7 @@ class Incident(Frozen, frozen=True, kw_only=True):
     """A short human-readable explanation."""
 
 
-class Divergence(Frozen, frozen=True, kw_only=True):
+class Divergence(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     """Where a replayed run first asked the provider for something different from the cassette."""
 
     call_index: int
@@ -110,6 +110,9 @@ class Divergence(Frozen, frozen=True, kw_only=True):
     """An excerpt of the recorded value around the first difference."""
     actual: str
     """An excerpt of what the harness sent."""
+    changed: tuple[str, ...] = ()
+    """When the first difference is a file's hash and the recording holds the file's lines: the first lines
+    that differ, ``-`` recorded, ``+`` now (``alisio.core.replay.fingerprint.changed_lines``)."""
 
 
 class Measured(Frozen, frozen=True, kw_only=True, omit_defaults=True):

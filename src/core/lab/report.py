@@ -32,7 +32,9 @@ from alisio.core.lab.trust import RejudgeBlock, SelfCheckBlock
 from alisio.core.stats.rates import ClusteredMean, Interval
 
 __all__ = [
+    "DEFAULT_AGENT",
     "LOW_POWER_BELOW",
+    "MIXED_AGENTS",
     "REPORT_SCHEMA_VERSION",
     "AgentCondition",
     "AnswerSource",
@@ -71,15 +73,28 @@ class CompactionSettings(Frozen, frozen=True, kw_only=True):
     max_context_chars: int
 
 
-class AgentCondition(Frozen, frozen=True, kw_only=True):
-    """The agent a report's runs used, when it is not the built-in default: its name, kind and version."""
+DEFAULT_AGENT = "default"
+"""The name ``AgentCondition`` gives alisio's built-in agent when no ``--agent`` (nor a task) names one."""
+MIXED_AGENTS = "mixed"
+"""The kind of ``AgentCondition`` when the tasks of a report name different agents (``name`` lists them)."""
+
+
+class AgentCondition(Frozen, frozen=True, kw_only=True, omit_defaults=True):
+    """The agent a report's runs used: its name, kind, version and the digest of its settings."""
 
     name: str
+    """``default`` for the built-in agent no ``--agent`` names; an ``[agents.NAME]`` of config.toml; the
+    names joined by ``, `` when the tasks name different agents (kind ``mixed``)."""
     kind: str
-    """``builtin``, or an external agent's kind (``codex``, ``opencode``, ``aider``, ``claude-code``,
-    ``command``)."""
+    """``builtin``, an external agent's kind (``codex``, ``opencode``, ``aider``, ``claude-code``,
+    ``command``), or ``mixed``."""
     version: str
-    """The agent's version (an external agent's own ``--version``; the harness version for a built-in one)."""
+    """The agent's version: the first line its version command printed (a preset's ``--version``), or
+    ``unknown``; alisio's version for a built-in agent."""
+    settings_hash: str | None = None
+    """The sha256 of an external agent's ``[agents.NAME]`` settings as parsed (command, api, env...): two
+    runs of one CLI with different flags differ here. ``None`` for a built-in agent (its settings are in
+    the configuration hash) and in reports written before it was recorded."""
 
 
 class Conditions(Frozen, frozen=True, kw_only=True, omit_defaults=True):
@@ -117,8 +132,11 @@ class Conditions(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     created_at: str
     """ISO 8601 UTC timestamp, passed in by the shell."""
     agent: AgentCondition | None = None
-    """The agent of every run (``--agent``, a variant's, or the one agent all tasks name); ``None``: the
-    built-in default, or tasks naming different agents."""
+    """The agent of the runs (``--agent``, a variant's, the one agent all tasks name, the built-in default,
+    or ``mixed``); ``None`` only in reports written before every report recorded it: the agent is unknown."""
+    script_hash: str | None = None
+    """``--script``: the sha256 of the script (a directory: of each selected task's script, by task id), so
+    two different scripts never compare as one condition; ``None`` for any other run."""
     sandbox: str = "none"
     """Where the agent's commands and the command verifiers ran: ``none`` (as the user) or ``bwrap``. Not
     part of the configuration hash; compare warns when it differs. Reports written before it existed ran

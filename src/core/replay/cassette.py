@@ -293,6 +293,7 @@ def match_call(
             field=found.field,
             expected=found.expected_excerpt,
             actual=found.actual_excerpt,
+            changed=found.changed,
         )
     )
 

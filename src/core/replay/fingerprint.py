@@ -24,6 +24,7 @@ Rules:
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import re
 from collections.abc import Callable, Sequence
@@ -81,6 +82,9 @@ class Divergence(Frozen, frozen=True, kw_only=True):
     """The recorded value around the first difference."""
     actual_excerpt: str
     """What the harness sends now, around the same place."""
+    changed: tuple[str, ...] = ()
+    """When the first difference is a file's hash (``sha256: ...``) and both texts go on with the file's
+    lines: the first lines that differ, ``-`` recorded and ``+`` now (``CHANGED_LINES`` at most)."""
 
     def __str__(self) -> str:
         return f"{self.field}: expected {self.expected_excerpt!r}, got {self.actual_excerpt!r}"
@@ -416,8 +420,31 @@ def _first_of(fields: tuple[tuple[str, object, object], ...]) -> Divergence | No
 def _divergence(field: str, expected: object, got: object) -> Divergence:
     if isinstance(expected, str) and isinstance(got, str):
         old, new = _excerpts(expected, got)
-        return Divergence(field=field, expected_excerpt=old, actual_excerpt=new)
+        return Divergence(
+            field=field, expected_excerpt=old, actual_excerpt=new, changed=changed_lines(expected, got)
+        )
     return Divergence(field=field, expected_excerpt=_show(expected), actual_excerpt=_show(got))
+
+
+CHANGED_LINES = 6
+"""Lines of a file's change a divergence shows at most."""
+_DIGEST_LINE = re.compile(r"\b[0-9a-f]{64}\b")
+
+
+def changed_lines(old: str, new: str) -> tuple[str, ...]:
+    """The first lines that differ after a hash, when the first difference of ``old`` and ``new`` is on a line
+    holding a sha256 (a ``read_file`` header): the file changed, and its lines say how. ``-`` lines are the
+    recording's, ``+`` lines now's, each cut at ``2 * EXCERPT_CONTEXT`` characters; empty when the first
+    difference is elsewhere or no other line differs (the recording kept the hash alone)."""
+    at = next((i for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b), min(len(old), len(new)))
+    start = old.rfind("\n", 0, at) + 1
+    end = old.find("\n", at)
+    if not _DIGEST_LINE.search(old[start : len(old) if end < 0 else end]):
+        return ()
+    rest_old, rest_new = old[start:].splitlines()[1:], new[start:].splitlines()[1:]
+    hunks = list(difflib.unified_diff(rest_old, rest_new, lineterm="", n=0))[2:]  # past the file headers
+    diff = [line for line in hunks if not line.startswith("@@")]
+    return tuple(_short(line) for line in diff[:CHANGED_LINES])
 
 
 def _excerpts(old: str, new: str) -> tuple[str, str]:

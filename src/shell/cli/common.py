@@ -255,6 +255,15 @@ def show_dry_run(request: LabRequest) -> ExitCode:
     return ExitCode.OK
 
 
+def naming_note(start: LabStart, arm: int = 0) -> str:
+    """``agent codex (codex-cli 0.171.0)``, ``agent alisio 0.4.0, script 1a2b...``: what names the run, as
+    its report's conditions will (``alisio.core.lab.naming``)."""
+    from alisio.core.lab.naming import naming_brief
+    from alisio.shell.lab.conditions import arm_conditions
+
+    return f"agent {naming_brief(arm_conditions(start, start.arms[arm], ''))}"
+
+
 def sandbox_note(start: LabStart) -> str:
     """``, sandbox bwrap`` for a headline when commands run in a sandbox; nothing without one (the
     report's conditions say ``none``)."""

@@ -193,6 +193,7 @@ def _sandbox(flags: CiFlags, env: Mapping[str, str]) -> SandboxKind | None:
 
 
 def _show_suite(replay: SuiteReplay, kept: bool) -> None:
+    from alisio.core.lab.outputs.failing import divergence_lines
     from alisio.core.lab.records import RunStatus
     from alisio.core.replay.cassette import divergence_message
 
@@ -218,6 +219,8 @@ def _show_suite(replay: SuiteReplay, kept: bool) -> None:
     for record in diverged:
         assert record.divergence is not None
         say(f"  divergence: task {record.task_id}, {divergence_message(record.divergence)}")
+        for line in divergence_lines(record.divergence):
+            say(f"    {line}")
     for record in failing:
         why = f" ({record.reason})" if record.reason else ""
         detail = f": {record.errors[0]}" if record.errors else ""

@@ -23,7 +23,7 @@ def init(directory: Directory) -> ExitCode:
     import shutil
     import tempfile
 
-    from alisio.core.lab.outputs.view import shell_word
+    from alisio.core.lab.outputs.failing import shell_word
     from alisio.core.lab.suites.starter import starter_files, starter_next_steps
     from alisio.shell.cli.common import say
     from alisio.shell.errors import CommandError

@@ -169,13 +169,16 @@ def _headline(start: LabStart) -> None:
     source = f"replay of {plan.id} cassettes" if start.mode == "replay" else plan.id
     label = f" [{start.label}]" if start.label else ""
     note = common.sandbox_note(start)
+    agent = common.naming_note(start)
     say(
-        f"{head} ({source}, {plan.model}{plan.key_note}, seed {start.seed}, {start.jobs} at once{note}){label}"
+        f"{head} ({source}, {plan.model}{plan.key_note}, {agent}, seed {start.seed}, {start.jobs} at once{note})"
+        f"{label}"
     )
 
 
 def stop_lines(outcome: LabOutcome) -> list[str]:
     """What stderr says when the command stopped early, or runs ended error or diverged."""
+    from alisio.core.lab.outputs.failing import divergence_lines
     from alisio.core.replay.cassette import divergence_message
 
     lines = []
@@ -198,6 +201,7 @@ def stop_lines(outcome: LabOutcome) -> list[str]:
         assert record.divergence is not None
         head = f"divergence: task {record.task_id} rep {record.repetition}, "
         lines.append(head + divergence_message(record.divergence))
+        lines += [f"  {line}" for line in divergence_lines(record.divergence)]
     errored = sum(record.status == "error" for record in outcome.records) - len(diverged)
     if errored:
         noun = "run" if errored == 1 else "runs"

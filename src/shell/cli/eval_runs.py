@@ -3,8 +3,11 @@ runs, newest first.
 
 The runs of ``<dataDir>/eval`` and the ``--out`` directories registered there (``alisio.shell.lab.registry``).
 A header row, then one line per report (a variants run: one per variant, ``<runId>/<variant>``): the run id,
-the suite and its version, the model, when it was created, the pass rate (passes over judged runs), the runs
-that ended error, and the ``--label``; a report that cannot be read is listed as unreadable. ``--suite`` and
+the suite and its version, the agent (``alisio.core.lab.naming``), the model and its mode (``scripted`` for
+``--script``), when it was created, the pass rate (passes over judged runs), the runs that ended error, and
+the ``--label``. A run a command is writing shows how far it got (``running (3/5 done)``), one whose command
+ended before its report says so (``stopped (3/5 done, no report: ...)``), and a report that cannot be read
+is listed as unreadable. ``--suite`` and
 ``--model`` keep the runs of that suite or model, ``--limit N`` the N newest; ``--json`` prints one document.
 Any run id shown, ``latest``, or a unique prefix of one, names that run for show, compare, export and
 ``--resume``.
@@ -56,22 +59,41 @@ Given = Annotated[
     ),
 ]
 
-HEADER = ("RUN ID", "SUITE", "MODEL (MODE)", "CREATED", "RESULT", "LABEL")
+HEADER = ("RUN ID", "SUITE", "AGENT", "MODEL (MODE)", "CREATED", "RESULT", "LABEL")
 
 
 def _row(run: StoredRun) -> dict[str, object]:
-    report = run.report
+    """What ``eval runs`` says of one run (``--json`` prints it as is)."""
+    from alisio.core.lab.naming import mode_text, naming_brief, run_naming
+
+    report, progress = run.report, run.progress
+    row: dict[str, object] = {"runId": run.run_id, "directory": str(run.directory)}
+    if progress is not None:
+        state = "running" if progress.running else "stopped"
+        row |= {"state": state, "done": progress.done, "planned": progress.planned}
     if report is None:
-        return {"runId": run.run_id, "directory": str(run.directory), "readable": False}
+        manifest = None if progress is None else progress.manifest
+        if manifest is None:
+            return row | {"readable": False}
+        mode = "scripted" if manifest.script is not None else str(manifest.mode)
+        return row | {
+            "readable": False,
+            "suiteId": manifest.suite_id,
+            "suiteVersion": manifest.suite_version,
+            "model": manifest.model,
+            "mode": mode,
+            "createdAt": manifest.created_at,
+            "label": manifest.label,
+        }
     c, s = report.conditions, report.summary
-    return {
-        "runId": run.run_id,
-        "directory": str(run.directory),
+    return row | {
         "readable": True,
         "suiteId": c.suite_id,
         "suiteVersion": c.suite_version,
+        "agent": naming_brief(c),
+        "naming": {named.key: named.value for named in run_naming(c) if named.present},
         "model": c.model,
-        "mode": str(c.mode),
+        "mode": mode_text(c),
         "createdAt": c.created_at,
         "label": c.label,
         "passes": s.passes,
@@ -82,21 +104,41 @@ def _row(run: StoredRun) -> dict[str, object]:
     }
 
 
-def _cells(row: dict[str, object]) -> tuple[str, ...]:
-    if not row["readable"]:
-        return (str(row["runId"]), "(unreadable report)", "", "", "", "")
+def _progress_text(row: dict[str, object]) -> str:
+    """``running (3/5 done)``; ``stopped (3/5 done, no report)`` for a run whose command ended first."""
+    planned = f"/{row['planned']}" if row["planned"] is not None else ""
+    if row["state"] == "running":
+        return f"running ({row['done']}{planned} done)"
+    return f"stopped ({row['done']}{planned} done, no report: eval run --resume continues it)"
+
+
+def _result(row: dict[str, object]) -> str:
     rate = f"{row['passes']}/{row['judged']} pass" if row["judged"] else "no judged run"
     rate += f", {row['errored']} error" if row["errored"] else ""
     if row["capped"]:
         rate += f", stopped by {row['capped']}"
     elif row["interrupted"]:
         rate += ", interrupted"
+    return rate
+
+
+def _model(row: dict[str, object]) -> str:
+    """``qwen2.5-coder (live)``; ``scripted`` alone when the model is the script's own name."""
+    return str(row["model"]) if row["model"] == row["mode"] else f"{row['model']} ({row['mode']})"
+
+
+def _cells(row: dict[str, object]) -> tuple[str, ...]:
+    if "suiteId" not in row:
+        return (str(row["runId"]), "(unreadable report)", "", "", "", "", "")
+    running = "state" in row and row["state"] == "running"
+    result = _progress_text(row) if "state" in row and (running or not row["readable"]) else _result(row)
     return (
         str(row["runId"]),
         f"{row['suiteId']} {row['suiteVersion']}",
-        f"{row['model']} ({row['mode']})",
+        str(row.get("agent", "")),
+        _model(row),
         str(row["createdAt"]),
-        rate,
+        result,
         str(row["label"] or ""),
     )
 
@@ -111,12 +153,20 @@ def _table(rows: list[dict[str, object]]) -> str:
     )
 
 
+def _named(run: StoredRun) -> tuple[str, str] | None:
+    """The suite id and model of ``run``: its report's, else its plan.json's (a run still without a report)."""
+    if run.report is not None:
+        return run.report.conditions.suite_id, run.report.conditions.model
+    manifest = None if run.progress is None else run.progress.manifest
+    return None if manifest is None else (manifest.suite_id, manifest.model)
+
+
 def _kept(found: list[StoredRun], suite: str | None, model: str | None) -> list[StoredRun]:
     return [
         run
         for run in found
-        if (suite is None or (run.report is not None and run.report.conditions.suite_id == suite))
-        and (model is None or (run.report is not None and run.report.conditions.model == model))
+        if (suite is None or ((named := _named(run)) is not None and named[0] == suite))
+        and (model is None or ((named := _named(run)) is not None and named[1] == model))
     ]
 
 

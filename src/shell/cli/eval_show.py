@@ -1,6 +1,7 @@
 """``alisio eval show DIR|RUN_ID|BUNDLE [--task ID] [--rep N] [--json]``: one run, as a readable transcript.
 
-DIR is a report directory; RUN_ID a run id (``latest``, or any unique prefix; ``alisio.shell.lab.stored``);
+Above the run, what names it (the agent, the script: ``alisio.core.lab.naming``) as its report does. DIR is a
+report directory; RUN_ID a run id (``latest``, or any unique prefix; ``alisio.shell.lab.stored``);
 BUNDLE a file written by ``eval export``, so that whoever receives one can read its runs. A directory that
 ``alisio run`` kept (``<dataDir>/run/<runId>``, named on its last line) shows that run's transcript.
 
@@ -19,7 +20,7 @@ import typer
 
 from alisio.core.exit_codes import ExitCode
 from alisio.shell.cli import common
-from alisio.shell.cli.options import Json
+from alisio.shell.cli.options import JsonLines
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -47,7 +48,9 @@ RepOption = Annotated[
 ]
 
 
-def show(ref: Ref, task: TaskOption = None, rep: RepOption = None, json_output: Json = False) -> ExitCode:
+def show(
+    ref: Ref, task: TaskOption = None, rep: RepOption = None, json_output: JsonLines = False
+) -> ExitCode:
     """Show one stored run as a readable transcript: turns, tool calls and results, then the verifiers."""
     from alisio.shell.lab.sources import read_bundle
 
@@ -113,7 +116,7 @@ def _show_bundle(bundle: Bundle, ref: str, task: str | None, rep: int | None, js
     """A run of an ``eval export`` bundle: its record and the transcript the bundle carries."""
     import msgspec
 
-    from alisio.core.lab.outputs.show import render_run
+    from alisio.core.lab.outputs.show import naming_lines, render_run
     from alisio.shell.errors import CommandError
 
     record = _picked(bundle.runs, ref, task, rep)
@@ -126,7 +129,7 @@ def _show_bundle(bundle: Bundle, ref: str, task: str | None, rep: int | None, js
         encoder = msgspec.json.Encoder()
         common.out(b"".join(encoder.encode(event) + b"\n" for event in events))
         return ExitCode.OK
-    common.out(render_run(record, events))
+    common.out(naming_lines(bundle.report.conditions) + render_run(record, events))
     return ExitCode.OK
 
 
@@ -163,19 +166,21 @@ def _show_directory(ref: str, task: str | None, rep: int | None, json_output: bo
             events = decode_transcript(data)
         except msgspec.DecodeError as error:
             raise CommandError(f"{path}: not a transcript: {error}") from None
-    note = _sequential_note(directory, record.task_id)
+    note = _report_note(directory, record.task_id)
     common.out(shown(note + render_run(record, events)))  # verifier details and model text are untrusted
     return ExitCode.OK
 
 
-def _sequential_note(directory: Path, task_id: str) -> str:
-    """How the run's task stopped, when the directory holds a sequential report (else, or unreadable, none)."""
+def _report_note(directory: Path, task_id: str) -> str:
+    """What names the run (the agent: ``alisio.core.lab.naming``) and how its task stopped, when the directory
+    holds a sequential report; nothing when the directory holds no readable report."""
     from returns.result import Success
 
     from alisio.core.lab.outputs.render_seq import task_note
+    from alisio.core.lab.outputs.show import naming_lines
     from alisio.shell.lab.store import read_report
 
     match read_report(directory):
         case Success(report):
-            return task_note(report.sequential, task_id)
+            return naming_lines(report.conditions) + task_note(report.sequential, task_id)
     return ""

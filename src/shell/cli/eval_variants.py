@@ -182,7 +182,8 @@ def _headline(start: LabStart) -> None:
     for index, variant in enumerate(start.variants.variants):
         role = " (baseline)" if index == 0 and variant.id != "baseline" else ""
         say(
-            f"  {variant.id}{role}: config {variant.config_hash[:16]}, {describe_overrides(variant.overrides)}"
+            f"  {variant.id}{role}: {common.naming_note(start, index)}, config {variant.config_hash[:16]}, "
+            f"{describe_overrides(variant.overrides, variant.model)}"
         )
     for warning in start.variants.warnings:
         say(f"warning: {warning}")

@@ -41,6 +41,7 @@ __all__ = [
     "GrantFlags",
     "Jobs",
     "Json",
+    "JsonLines",
     "Junit",
     "ModeFlag",
     "Model",
@@ -77,6 +78,15 @@ def option(*names: str, help: str, panel: str, metavar: str | None = None, **kwa
 
 Json = Annotated[
     bool, option("--json", help="Machine-readable JSON on stdout; messages go to stderr.", panel=OUTPUT)
+]
+JsonLines = Annotated[
+    bool,
+    option(
+        "--json",
+        help="Machine-readable JSON Lines on stdout (one JSON object per line, each as it is ready); messages "
+        "go to stderr.",
+        panel=OUTPUT,
+    ),
 ]
 AllowWrite = Annotated[
     bool, option("--allow-write", help="Grant the write effect (file edits).", panel=PERMISSIONS)
@@ -310,7 +320,7 @@ class OutputFlags:
     ] = None
     force: Force = False
     keep: Keep = False
-    json_output: Json = False
+    json_output: JsonLines = False
     quiet: Quiet = False
     junit: Junit = None
     input_rate: InputRate = None
@@ -331,7 +341,7 @@ class CheckedFlags:
     """Output of ``eval record``: no report directory, no rates."""
 
     keep: Keep = False
-    json_output: Json = False
+    json_output: JsonLines = False
     quiet: Quiet = False
 
 

@@ -36,7 +36,7 @@ from alisio.shell.cli.options import (
     BaseUrl,
     Cwd,
     GrantFlags,
-    Json,
+    JsonLines,
     Model,
     ProviderPreset,
     SandboxChoice,
@@ -426,7 +426,7 @@ def run_command(
     provider: RunProviderFlags,
     permissions: GrantFlags,
     budget: BudgetFlags,
-    json_out: Json = False,
+    json_out: JsonLines = False,
 ) -> ExitCode:
     """Run a headless coding agent on PROMPT in the current directory (or --cwd)."""
     if prompt == "-":

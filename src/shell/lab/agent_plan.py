@@ -2,8 +2,8 @@
 
 An arm's agent is its variant's ``agent``, else ``--agent``, else each task's own ``agent`` (``None``: the
 built-in default). The external agents among them (``[agents.NAME]`` with a ``kind`` other than builtin) get
-a runner each (``alisio.shell.agents.setup``), and the report's conditions name the agent, its kind and
-its version.
+a runner each (``alisio.shell.agents.setup``), and the report's conditions name the agent, its kind, its
+version and the digest of its settings (the built-in agent: ``alisio <version>``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import msgspec
 from alisio.core.agents.cassette import AgentCassette
 from alisio.core.agents.config import ExternalAgent
 from alisio.core.lab.records import RunRecord
-from alisio.core.lab.report import AgentCondition
+from alisio.core.lab.report import DEFAULT_AGENT, MIXED_AGENTS, AgentCondition
 from alisio.core.lab.suites.schedule import RunSpec
 from alisio.core.lab.suites.suite import Task
 from alisio.shell.errors import CommandError
@@ -117,18 +117,29 @@ def agent_plan(
     )
     if not runners:
         return AgentPlan(plan=plan)
-    kinds = {agent.name: agent.kind for agent in external}
-    conditions = {
-        name: AgentCondition(name=name, kind=kinds[name], version=versions[name]) for name in runners
-    }
     first = next(iter(runners.values()))
     replaced = dataclasses.replace(plan, id=first.upstream.provider_id, model=first.model, hook=None)
+    conditions, configs = _named(external, runners, versions)
+    return AgentPlan(runners=dict(runners), conditions=conditions, plan=replaced, configs=configs)
+
+
+def _named(
+    external: Sequence[ExternalAgent], runners: Mapping[str, AgentRunner], versions: Mapping[str, str]
+) -> tuple[dict[str, AgentCondition], dict[str, str]]:
+    """Each external agent that runs as the report's conditions name it, and the sha256 of its settings."""
     configs = {
         agent.name: hashlib.sha256(msgspec.json.encode(agent)).hexdigest()
         for agent in external
         if agent.name in runners
     }
-    return AgentPlan(runners=dict(runners), conditions=conditions, plan=replaced, configs=configs)
+    conditions = {
+        agent.name: AgentCondition(
+            name=agent.name, kind=agent.kind, version=versions[agent.name], settings_hash=configs[agent.name]
+        )
+        for agent in external
+        if agent.name in configs
+    }
+    return conditions, configs
 
 
 def uses_external(request: LabRequest, tasks: Sequence[Task], external: Sequence[ExternalAgent]) -> bool:
@@ -171,15 +182,25 @@ def write_recorded_agents(
 
 def condition_for(
     arm_agent: str | None, tasks: Sequence[Task], conditions: Mapping[str, AgentCondition]
-) -> AgentCondition | None:
-    """The agent a report's conditions name: the arm's, else the one agent every task names, else none."""
+) -> AgentCondition:
+    """The agent a report's conditions name: the arm's, else the one agent every task names (the built-in
+    default when none names one), else ``mixed``, naming each agent with its version."""
     names = {arm_agent} if arm_agent is not None else {task.agent for task in tasks}
-    if len(names) != 1:
-        return None
-    (name,) = names
-    if name is None:
-        return None
-    return conditions.get(name) or AgentCondition(name=name, kind="builtin", version=version("alisio"))
+    harness = version("alisio")
+
+    def one(name: str | None) -> AgentCondition:
+        if name is None:
+            return AgentCondition(name=DEFAULT_AGENT, kind="builtin", version=harness)
+        return conditions.get(name) or AgentCondition(name=name, kind="builtin", version=harness)
+
+    if len(names) == 1:
+        return one(next(iter(names)))
+    each = [one(name) for name in sorted(names, key=lambda name: name or "")]
+    return AgentCondition(
+        name=", ".join(agent.name for agent in each),
+        kind=MIXED_AGENTS,
+        version="; ".join(f"{agent.name} {agent.version}" for agent in each),
+    )
 
 
 def check_isolation(

@@ -20,6 +20,7 @@ import fcntl
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -158,6 +159,11 @@ def clear_out(out: Path, flag: str, subdirs: Sequence[str], files: Sequence[str]
     remove_report(out, subdirs)
 
 
+_LOCK_TRIES = 5
+_LOCK_WAIT_S = 0.05
+"""A lock held for an instant (``eval runs`` asking whether a command writes there) is waited for."""
+
+
 @contextlib.contextmanager
 def lock_directory(directory: Path) -> Iterator[None]:
     """Hold an exclusive lock on ``directory`` (created) until the block ends; no file is left behind.
@@ -171,13 +177,17 @@ def lock_directory(directory: Path) -> Iterator[None]:
     directory.mkdir(parents=True, exist_ok=True)
     fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise CommandError(
-                f"{directory} is being written by another alisio command: wait for it to finish, "
-                "or choose another directory; nothing was run"
-            ) from None
+        for attempt in range(_LOCK_TRIES):
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if attempt == _LOCK_TRIES - 1:
+                    raise CommandError(
+                        f"{directory} is being written by another alisio command: wait for it to finish, "
+                        "or choose another directory; nothing was run"
+                    ) from None
+                time.sleep(_LOCK_WAIT_S)  # eval runs looks with a shared lock, for an instant
         yield
     finally:
         os.close(fd)

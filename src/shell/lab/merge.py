@@ -230,7 +230,7 @@ def _compared(merged: MergePlan, arms: Sequence[MergedArm]) -> VariantsCompariso
     if not merged.manifest.variants:
         return None
     infos = [
-        VariantInfo(id=v.id, config_hash=v.config_hash, overrides=v.overrides)
+        VariantInfo(id=v.id, config_hash=v.config_hash, overrides=v.overrides, model=v.model)
         for v in merged.manifest.variants
     ]
     compared = compare_infos(infos, [a.report for a in arms])

@@ -42,16 +42,14 @@ from pathlib import Path
 
 import msgspec
 
-from alisio.core.harness.config import config_hash
 from alisio.core.lab.manifest import RunManifest
 from alisio.core.lab.records import RunRecord
-from alisio.core.lab.report import CompactionSettings, Conditions
 from alisio.core.lab.report_build import build_report
 from alisio.core.lab.suites.schedule import RunSpec
 from alisio.shell.config_home import data_dir
 from alisio.shell.harness.providers.base import GIVE_UP_MARK
-from alisio.shell.lab.agent_plan import condition_for
 from alisio.shell.lab.agents import AgentRunner
+from alisio.shell.lab.conditions import arm_conditions
 from alisio.shell.lab.deferred import held_signals
 from alisio.shell.lab.directory import created_at_for, report_directory
 from alisio.shell.lab.model import ArmResult, LabOutcome, LabStart, Resumed, Ui
@@ -61,7 +59,7 @@ from alisio.shell.lab.prepare import plan_of, prepared, sandbox_for
 from alisio.shell.lab.request import ExecutorKind, LabMode, LabRequest
 from alisio.shell.lab.resume import new_manifest, plan_file
 from alisio.shell.lab.reuse import reuse_runs
-from alisio.shell.lab.run_one import Arm, Finished, RunContext, run_one
+from alisio.shell.lab.run_one import Finished, RunContext, run_one
 from alisio.shell.lab.runner import Executor, RunsLog, SerialExecutor, ThreadExecutor, run_loop
 from alisio.shell.lab.selfcheck_store import with_suite_checks
 from alisio.shell.lab.seq_watch import sequential_feed, with_sequential
@@ -105,34 +103,6 @@ def _stop_reason(plan: ProviderPlan) -> Callable[[RunRecord], str | None]:
     return reason
 
 
-def _conditions(start: LabStart, arm: Arm, created_at: str) -> Conditions:
-    suite = start.choice.loaded
-    measured = arm.measured
-    return Conditions(
-        suite_id=suite.suite.suite_id,
-        suite_version=suite.suite.suite_version,
-        suite_hash=suite.content_hash,
-        harness_version=version("alisio"),
-        config_hash=config_hash(measured),
-        provider=start.provider.id,
-        model=arm.model or start.provider.model,
-        endpoint=start.provider.endpoint,
-        mode=start.mode,
-        k=start.k,
-        seed=start.seed,
-        compaction=CompactionSettings(
-            threshold=measured.compaction.threshold, max_context_chars=measured.limits.max_context_chars
-        ),
-        rates=arm.rates,
-        rates_from=arm.rates_from,
-        run_id=arm.run_id,
-        created_at=created_at,
-        agent=condition_for(arm.agent, start.tasks, start.agent_conditions),
-        sandbox=start.sandbox,
-        label=start.label,
-    )
-
-
 def _arm_results(
     start: LabStart,
     records: Sequence[RunRecord],
@@ -149,7 +119,7 @@ def _arm_results(
     data_root = data_dir(env)
     for arm in start.arms:
         mine = tuple(record for record in records if record.variant == arm.variant)
-        conditions = _conditions(start, arm, created_at)
+        conditions = arm_conditions(start, arm, created_at)
         report = build_report(
             mine,
             conditions,

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from alisio.core.harness.endpoint import endpoint_of
+from alisio.core.lab.naming import script_digest
 from alisio.core.lab.outputs.formats import SCRIPTED_PROVIDER
 from alisio.core.lab.records import RunRecord
 from alisio.core.lab.suites.schedule import RunSpec
@@ -81,6 +82,9 @@ class ProviderPlan:
     """The live provider's base URL (where an external agent's proxy forwards); ``None`` otherwise."""
     api: str | None = None
     """The live provider's wire format (``provider.api``); ``None`` otherwise."""
+    script_hash: str | None = None
+    """``--script``: the digest of the scripts (``alisio.core.lab.naming.script_digest``), a condition of the
+    report; ``None`` otherwise."""
     local_only: tuple[str, ...] = ()
     """Settings only this machine's provider applies (``provider.headers``, ``provider.timeoutMs``): Ray
     workers and an external agent's proxy do not get them yet, so those refuse the command instead."""
@@ -208,4 +212,5 @@ def scripted_plan(script: Path, tasks: tuple[Task, ...], model: str | None) -> P
         factory=factory,
         close=lambda: None,
         portable=scripted(model, scripts),
+        script_hash=script_digest((task_id, data) for task_id, (data, _) in scripts.items()),
     )

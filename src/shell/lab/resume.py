@@ -18,7 +18,6 @@
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import os
 from collections.abc import Callable, Mapping, Sequence
 from importlib.metadata import version
@@ -42,6 +41,7 @@ from alisio.core.lab.manifest import (
     remaining,
     whole_lines,
 )
+from alisio.core.lab.naming import script_digest
 from alisio.core.lab.records import RunRecord, RunStatus, decode_runs, encode_runs
 from alisio.core.lab.suites.schedule import RunSpec
 from alisio.core.lab.transcript import transcript_path
@@ -50,7 +50,7 @@ from alisio.shell.config_home import load_config
 from alisio.shell.errors import CommandError, expect
 from alisio.shell.lab.model import LabStart, Resumed
 from alisio.shell.lab.request import LabMode, LabRequest, Output, Permissions, ProviderOptions, Selection
-from alisio.shell.lab.store import RUNS_JSONL, read_regular, write_bytes_atomic
+from alisio.shell.lab.store import PLAN_JSON, RUNS_JSONL, read_regular, write_bytes_atomic
 from alisio.shell.lab.stored import report_dir, run_directory, variants_of
 
 __all__ = [
@@ -68,7 +68,6 @@ __all__ = [
     "write_manifest",
 ]
 
-PLAN_JSON = "plan.json"
 RETRIED = "retried"
 
 
@@ -393,17 +392,17 @@ def script_hash(script: Path | None, task_ids: Sequence[str]) -> str | None:
     missing one counts as empty: the plan already refused it)."""
     if script is None:
         return None
-    digest = hashlib.sha256()
     files = (
         [(task_id, script / f"{task_id}.json") for task_id in task_ids] if script.is_dir() else [("", script)]
     )
-    for task_id, path in files:
+
+    def content(path: Path) -> bytes:
         try:
-            data = read_regular(path)
+            return read_regular(path)
         except OSError:
-            data = b""
-        digest.update(f"{task_id}\0{len(data)}\0".encode() + data)
-    return digest.hexdigest()
+            return b""
+
+    return script_digest((task_id, content(path)) for task_id, path in files)
 
 
 def _refuse_mixed(

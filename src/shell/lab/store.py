@@ -34,6 +34,7 @@ from alisio.core.lab.transcript import transcript_path
 
 __all__ = [
     "NOT_REGULAR",
+    "PLAN_JSON",
     "REPORT_HTML",
     "REPORT_JSON",
     "REPORT_MD",
@@ -50,6 +51,8 @@ __all__ = [
 REPORT_JSON = "report.json"
 REPORT_MD = "report.md"
 RUNS_JSONL = "runs.jsonl"
+PLAN_JSON = "plan.json"
+"""The run as it was asked (``alisio.core.lab.manifest``), written before the first run."""
 
 
 NOT_REGULAR = (

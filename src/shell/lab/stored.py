@@ -16,6 +16,7 @@ is left is read as a run id. ``stored_runs`` lists what ``eval runs`` shows, new
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import re
 from dataclasses import dataclass
@@ -24,14 +25,17 @@ from typing import Final
 
 from returns.result import Success
 
+from alisio.core.lab.manifest import RunManifest, decode_manifest
 from alisio.core.lab.report import Report
 from alisio.shell.errors import CommandError
 from alisio.shell.lab.registry import registered_directories
-from alisio.shell.lab.store import REPORT_JSON, RUNS_JSONL, read_report
+from alisio.shell.lab.store import PLAN_JSON, REPORT_JSON, RUNS_JSONL, read_report
 
 __all__ = [
     "LATEST",
+    "Progress",
     "StoredRun",
+    "being_written",
     "name_problem",
     "recent_run_ids",
     "report_dir",
@@ -138,7 +142,8 @@ def _run_id_of(directory: Path) -> str | None:
         match read_report(candidate):
             case Success(Report(conditions=conditions)):
                 return conditions.run_id if candidate == directory else conditions.run_id.split("/")[0]
-    return None
+    manifest = _manifest(directory)  # a run still without a report: its plan.json names it
+    return None if manifest is None else manifest.run_id
 
 
 def _with_variant(run_dir: Path, variant: str, ref: str, root: Path) -> Path:
@@ -229,31 +234,99 @@ def report_dir(ref: str, data_root: Path, verb: str) -> Path:
 
 
 @dataclass(frozen=True)
+class Progress:
+    """How far a run got that has no report yet or is being written: its records against its plan."""
+
+    done: int
+    """The records of its runs.jsonl (a torn last line not counted)."""
+    planned: int | None
+    """The runs its plan.json plans for this report (tasks x k; at most that for a sequential run);
+    ``None`` without a readable plan.json."""
+    running: bool
+    """Whether a command holds the directory (``alisio.shell.lab.directory.lock_directory``) now."""
+    manifest: RunManifest | None = None
+    """The plan.json, for what a run without a report names (suite, model, mode)."""
+
+
+@dataclass(frozen=True)
 class StoredRun:
     """One report directory of ``<dataDir>/eval`` or the registry: its id and report (``None`` when it cannot
-    be read)."""
+    be read), and how far it got when a command is writing it or it has no report."""
 
     run_id: str
     directory: Path
     report: Report | None
     modified: float
+    progress: Progress | None = None
+
+
+def being_written(directory: Path) -> bool:
+    """Whether a command holds ``directory``'s lock (an exclusive ``flock`` for the command's life)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)  # releases the shared lock at once
+    return False
+
+
+def _manifest(root: Path) -> RunManifest | None:
+    """The plan.json of ``root`` (``None``: none, or unreadable)."""
+    try:
+        data = (root / PLAN_JSON).read_bytes()
+    except OSError:
+        return None
+    decoded = decode_manifest(data, str(root / PLAN_JSON))
+    return decoded.unwrap() if isinstance(decoded, Success) else None
+
+
+def _progress(
+    directory: Path, report: Report | None, manifest: RunManifest | None, running: bool
+) -> Progress | None:
+    """How far the run in ``directory`` got, when a command is writing it or it holds no report; ``None``
+    for a finished report nobody is writing."""
+    if report is not None and not running:
+        return None
+    try:
+        done = (directory / RUNS_JSONL).read_bytes().count(b"\n")
+    except OSError:
+        done = 0
+    planned = None if manifest is None else len(manifest.tasks) * manifest.k
+    return Progress(done=done, planned=planned, running=running, manifest=manifest)
 
 
 def _runs_in(run_id: str, entry: Path) -> list[StoredRun]:
-    """The report of ``entry`` and those of its variants."""
+    """The report of ``entry`` and those of its variants (those a running variants job plans too)."""
+    manifest = _manifest(entry)
+    planned = manifest.variants if manifest is not None else ()
+    plain = manifest is not None and not planned
     candidates = (
-        [(run_id, entry)] if (entry / REPORT_JSON).is_file() or (entry / RUNS_JSONL).is_file() else []
+        [(run_id, entry)]
+        if plain or (entry / REPORT_JSON).is_file() or (entry / RUNS_JSONL).is_file()
+        else []
     )
-    candidates += [(f"{run_id}/{name}", entry / name) for name in variants_of(entry)]
+    names = dict.fromkeys([*(v.id for v in planned), *variants_of(entry)])
+    candidates += [(f"{run_id}/{name}", entry / name) for name in names]
+    running = being_written(entry)
     found = []
     for name, directory in candidates:
         read = read_report(directory)
         report = read.unwrap() if isinstance(read, Success) else None
         try:
-            modified = directory.stat().st_mtime
+            modified = (directory if directory.exists() else entry).stat().st_mtime
         except OSError:
             continue
-        found.append(StoredRun(run_id=name, directory=directory, report=report, modified=modified))
+        progress = _progress(directory, report, manifest, running)
+        found.append(
+            StoredRun(run_id=name, directory=directory, report=report, modified=modified, progress=progress)
+        )
     return found
 
 

@@ -99,7 +99,11 @@ def test_the_first_external_agent_runs_records_and_replays(tmp_path: Path) -> No
     assert (tmp_path / "cassettes" / "mine" / "fix-add.jsonl").is_file()
     reports = sorted((tmp_path / ".data" / "eval").glob("*/report.json"))
     first = json.loads(reports[0].read_text())
-    assert first["conditions"]["agent"] == {"name": "mine", "kind": "command", "version": "my-agent 0.1"}
+    agent = first["conditions"]["agent"]
+    assert re.fullmatch(
+        r"[0-9a-f]{64}", agent.pop("settingsHash")
+    )  # the digest of its [agents.mine] settings
+    assert agent == {"name": "mine", "kind": "command", "version": "my-agent 0.1"}
     assert (first["summary"]["passes"], first["summary"]["runs"]) == (2, 2)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -87,6 +88,8 @@ def test_a_killed_agent_run_resumes_with_the_same_agent_and_counts_right(tmp_pat
     report = json.loads((out / "report.json").read_text())
     assert report["summary"]["measured"]["turns"] == len(log) == 4
     assert report["summary"]["measured"]["tokens"]["input"] == 100 * len(log)
-    assert report["conditions"]["agent"] == {"name": "slow", "kind": "command", "version": "slow-agent 1"}
+    agent = report["conditions"]["agent"]
+    assert re.fullmatch(r"[0-9a-f]{64}", agent.pop("settingsHash"))
+    assert agent == {"name": "slow", "kind": "command", "version": "slow-agent 1"}
     plan = json.loads((out / "plan.json").read_text())
     assert [(a["name"], a["version"]) for a in plan["agents"]] == [("slow", "slow-agent 1")]

@@ -249,7 +249,10 @@ def test_every_path_of_an_external_agent_run(tmp_path: Path, endpoint: MockEndpo
     for path in (out / "runs").rglob("*.jsonl"):
         assert SECRET not in path.read_text()
     report = json.loads((out / "report.json").read_text())
-    assert "agent" not in report["conditions"]  # tasks name different agents
+    mixed = report["conditions"]["agent"]  # tasks name different agents: each named, with its version
+    assert mixed["kind"] == "mixed" and "fake, fake-a, fake-a-fail" in mixed["name"]
+    assert "fake-exit fake-agent 1.2.3; " in mixed["version"]
+    assert "| Agent | per task: fake, fake-a, " in (out / "report.md").read_text()
     shown = alisio(tmp_path, "eval", "show", out, "--task", "exit5")
     assert shown.returncode == 0, shown.stderr
     assert "agent fake-exit: exit code 5" in shown.stdout and "--- turn 2 ---" in shown.stdout
@@ -295,7 +298,9 @@ def test_agent_flag_names_the_agent_in_the_conditions(tmp_path: Path, endpoint: 
     calls = len(endpoint.model_calls)
     assert done.returncode == 0, done.stderr
     report = json.loads((out / "report.json").read_text())
-    assert report["conditions"]["agent"] == {"name": "fake", "kind": "command", "version": "fake-agent 1.2.3"}
+    agent = report["conditions"]["agent"]
+    assert re.fullmatch(r"[0-9a-f]{64}", agent.pop("settingsHash"))
+    assert agent == {"name": "fake", "kind": "command", "version": "fake-agent 1.2.3"}
     assert report["summary"]["measured"]["turns"] == calls == 4
 
 

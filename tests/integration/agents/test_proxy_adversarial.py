@@ -16,8 +16,8 @@ from typing import Any
 import msgspec
 import pytest
 
-from alisio.core.lab.records import RunRecord
 from alisio.core.agents.mock import FIX_COMMAND
+from alisio.core.lab.records import RunRecord
 from tests.integration.agents.hostile_endpoint import (
     HostileEndpoint,
     absurd_chat,

@@ -157,7 +157,7 @@ def test_a_raw_base_url_sends_openai_api_key_and_the_headline_names_it(tmp_path:
                         "--out", str(tmp_path / "out"))  # fmt: skip
         (request,) = server.requests
     assert request.headers["authorization"] == "Bearer sk-raw-123456"
-    assert "1 run (openai_compat, m, key from OPENAI_API_KEY, seed 0, " in result.stderr
+    assert "1 run (openai_compat, m, key from OPENAI_API_KEY, agent alisio " in result.stderr
     assert "sk-raw-123456" not in result.stderr + result.stdout
 
 
@@ -170,7 +170,7 @@ def test_a_deepseek_preset_names_its_report_and_its_key(tmp_path: Path) -> None:
         result = alisio(tmp_path, {"DS": "ds-123456"}, "eval", "run", "calc-suite", "--suite-dir", str(suite),
                         "--yes", "--allow-write", "-k", "1", "--model", "deepseek-chat", "--out", str(tmp_path / "out"))  # fmt: skip
         (request,) = server.requests
-    assert "(deepseek, deepseek-chat, key from DS, seed 0" in result.stderr
+    assert "(deepseek, deepseek-chat, key from DS, agent alisio " in result.stderr
     assert request.headers["authorization"] == "Bearer ds-123456"
     assert json.loads((tmp_path / "out" / "report.json").read_text())["conditions"]["provider"] == "deepseek"
 

@@ -96,7 +96,8 @@ def test_compare_and_show_read_an_export_bundle(home: Path) -> None:
     assert "| alpha |" in compared.stdout and "conditions" not in compared.stderr
     shown = alisio(home, "eval", "show", bundle)
     assert shown.returncode == 0, shown.stderr
-    assert shown.stdout.startswith("alpha rep 4: fail, 4 turns, 6 tool calls")
+    # what names the run first: this bundle's report predates the agent in the conditions
+    assert shown.stdout.startswith("Agent: unknown (not recorded)\nalpha rep 4: fail, 4 turns, 6 tool calls")
     assert "(no transcript was kept for this run" in shown.stdout
     missing = alisio(home, "eval", "show", bundle, "--task", "nope")
     assert missing.returncode == 1
@@ -147,5 +148,7 @@ def test_show_opens_the_first_non_passing_run_in_task_and_repetition_order(home:
     write_report_files(home / "r", build_report(records, cond), records)
     shown = alisio(home, "eval", "show", home / "r")
     assert shown.returncode == 0, shown.stderr
-    assert shown.stdout.startswith("alpha rep 1: fail, 1 turn, 1 tool call, 31.0 s\n")
+    assert shown.stdout.startswith(
+        "Agent: unknown (not recorded)\nalpha rep 1: fail, 1 turn, 1 tool call, 31.0 s\n"
+    )
     assert alisio(home, "eval", "show", home / "r" / "report.json").stdout == shown.stdout  # its directory

@@ -43,7 +43,7 @@ def test_runs_filters_labels_registered_out_runs_and_prunes(home: Path) -> None:
     assert other.returncode == 0, other.stderr
     listed = alisio(home, "eval", "runs").stdout.splitlines()
     assert listed[0].startswith("RUN ID") and listed[0].endswith("LABEL") and len(listed) == 3
-    assert "other-model (live)" in listed[1] and "2/2 pass" in listed[1]
+    assert "other-model (scripted)" in listed[1] and "2/2 pass" in listed[1]
     assert listed[2].startswith(stored.name) and listed[2].endswith("nightly fix")
     runs = json.loads(alisio(home, "eval", "runs", "--json").stdout)["runs"]
     out_id = runs[0]["runId"]
@@ -85,4 +85,5 @@ def test_a_registered_variants_out_run_lists_ids_that_open(home: Path) -> None:
         shown = alisio(home, "eval", "show", listed["runId"])
         assert shown.returncode == 0, shown.stderr
         variant = listed["runId"].split("/")[1]
-        assert shown.stdout.startswith(f"fix-add rep 0 [{variant}]: pass")
+        assert shown.stdout.splitlines()[0].startswith("Agent: alisio ")  # what names the run, first
+        assert shown.stdout.splitlines()[2].startswith(f"fix-add rep 0 [{variant}]: pass")

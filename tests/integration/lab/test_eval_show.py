@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import msgspec
@@ -57,7 +58,10 @@ def test_show_opens_the_first_failing_run_with_its_diff_and_verifiers(home: Path
     out = _run(home, WRONG)
     result = alisio(home, "eval", "show", str(out))
     assert result.returncode == 0, result.stderr
-    text = result.stdout
+    agent, script, *rest = result.stdout.splitlines(keepends=True)
+    assert agent.startswith("Agent: alisio ") and agent.endswith(" (built-in)\n")
+    assert script.startswith("Script: ")
+    text = "".join(rest)
     assert text.startswith("fix-add rep 0: fail")
     assert "why: check: exit 1" in text
     assert "-    return a - b" not in text  # the diff is of what the edit replaced, not the whole file
@@ -66,7 +70,7 @@ def test_show_opens_the_first_failing_run_with_its_diff_and_verifiers(home: Path
     assert "Changed it to multiply. <script>alert(1)</script>" in text
     assert "verifiers:" in text and "fail  check (command)" in text
     second = alisio(home, "eval", "show", str(out), "--task", "fix-add", "--rep", "1")
-    assert second.stdout.startswith("fix-add rep 1: fail")
+    assert second.stdout.splitlines()[2].startswith("fix-add rep 1: fail")
     events = alisio(home, "eval", "show", str(out), "--rep", "1", "--json")
     assert events.returncode == 0
     types = [json.loads(line)["type"] for line in events.stdout.splitlines()]
@@ -85,7 +89,8 @@ def test_show_names_what_is_there_when_the_run_is_not(home: Path) -> None:
 
 
 def test_runs_lists_the_stored_runs_newest_first(home: Path) -> None:
-    """eval runs: one line per report of <dataDir>/eval, newest first, with suite, model and pass rate."""
+    """eval runs: one line per report of <dataDir>/eval, newest first, with suite, agent, model and mode
+    (``scripted``, its own mode), and pass rate."""
     suite = make_suite(home)
     script = str(write_script(home / "f.json", FIX))
     for k in ("1", "2"):
@@ -95,11 +100,10 @@ def test_runs_lists_the_stored_runs_newest_first(home: Path) -> None:
     listed = alisio(home, "eval", "runs")
     assert listed.returncode == 0, listed.stderr
     header, *lines = listed.stdout.splitlines()
-    assert header.split() == ["RUN", "ID", "SUITE", "MODEL", "(MODE)", "CREATED", "RESULT", "LABEL"]
+    assert header.split() == ["RUN", "ID", "SUITE", "AGENT", "MODEL", "(MODE)", "CREATED", "RESULT", "LABEL"]
     assert len(lines) == 2
-    assert (
-        "calc-suite 1.0.0  scripted (live)" in lines[0] and "2/2 pass" in lines[0] and "1/1 pass" in lines[1]
-    )
+    assert re.search(r"calc-suite 1\.0\.0  alisio \S+, script [0-9a-f]{16}  scripted  ", lines[0]), lines[0]
+    assert "2/2 pass" in lines[0] and "1/1 pass" in lines[1] and "(live)" not in listed.stdout
     document = msgspec.json.decode(alisio(home, "eval", "runs", "--json").stdout)
     assert [run["judged"] for run in document["runs"]] == [2, 1]
 

@@ -176,4 +176,6 @@ def test_every_file_a_command_leaves_in_its_report_directory_is_a_row_of_the_tab
     assert junit.read_text().count("<testsuite ") == 2
     text = summary.read_text()
     assert text.startswith("### alisio eval variants: tool-sequences\n")
-    assert "\n| a | `" in text and "\n| b | `" in text and "#### a → b" in text
+    assert (
+        "\n| a | alisio " in text and "\n| b | alisio " in text and "#### a → b" in text
+    )  # agent, then config

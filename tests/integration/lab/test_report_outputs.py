@@ -107,24 +107,27 @@ def test_the_run_has_every_status_and_exits_1_for_its_error_runs(ran: dict[str, 
 
 
 def test_report_md_lists_the_runs_that_did_not_pass(ran: dict[str, Any]) -> None:
-    """Each run that did not pass: its heading, its failing verifier with the first lines of its detail,
-    and the eval show command, which names the --out directory (the run id names only runs stored in the
-    data directory) and works as printed; the passing runs are not listed."""
+    """The runs that did not pass, those with the same message once (``3 runs: fail: check: ...``, naming each
+    run): the failing verifier with the first lines of its detail, and the eval show command of the first,
+    which names the --out directory (the run id names only runs stored in the data directory) and works as
+    printed; the passing runs are not listed."""
     text = (ran["out"] / "report.md").read_text()
     section = text.partition("## Runs that did not pass\n")[2]
     assert f"{4 * K} runs did not pass" in section
-    for rep in range(K):
-        assert f"### leave-it rep {rep}: fail\n\n- verifier check (command): fail\n" in section
-        assert f"`alisio eval show {ran['out']} --task leave-it --rep {rep}`" in section
-        assert f"### over-budget rep {rep}: budget_exceeded maxTurns" in section
-        assert f"### broken-check rep {rep}: error" in section
-    assert "check: exit 1 (expected 0); stdout: add is wrong" in section
+    leave_it = f"### leave-it, {K} runs: fail: check: exit 1 (expected 0); stdout: add is wrong\n\nRuns: leave-it rep 0, 1, 2."
+    assert f"{leave_it}\n\n- verifier check (command): fail\n" in section
+    assert f"Open the first: `alisio eval show {ran['out']} --task leave-it --rep 0`" in section
+    assert f"### over-budget, {K} runs: budget_exceeded maxTurns" in section
+    assert f"### broken-check, {K} runs: error " in section and "Runs: broken-check rep 0, 1, 2." in section
+    assert (
+        section.count("check: exit 1 (expected 0); stdout: add is wrong") == 3 * 2
+    )  # the heading, the detail
     assert "fix-add rep" not in section
-    command = re.search(r"`alisio (eval show [^`]*--task leave-it --rep 1)`", section)
+    command = re.search(r"`alisio (eval show [^`]*--task leave-it --rep 0)`", section)
     assert command is not None
     shown = run_alisio(ran["home"], *shlex.split(command.group(1)))
     assert shown.returncode == 0, shown.stderr
-    assert "leave-it rep 1" in shown.stdout
+    assert "leave-it rep 0" in shown.stdout
 
 
 def test_junit_has_a_testcase_per_task(ran: dict[str, Any]) -> None:
@@ -149,7 +152,7 @@ def test_junit_has_a_testcase_per_task(ran: dict[str, Any]) -> None:
 def test_the_step_summary_is_appended(ran: dict[str, Any]) -> None:
     """The file keeps what it held; the block has the heading, the task table and the suite line."""
     text = ran["summary"].read_text()
-    assert text.startswith("earlier step\n### alisio eval run: calc-suite 1.0.0 (live, scripted provider)\n")
+    assert text.startswith("earlier step\n### alisio eval run: calc-suite 1.0.0 (scripted)\n")
     assert "> The provider is scripted" in text
     assert "| leave-it | 3 | 0 | 3 | 0 | 0 | 0.0% [0.0%, 56.1%] |" in text
     assert "Suite success rate: " in text
@@ -376,7 +379,7 @@ def test_report_html_renders_in_chromium(ran: dict[str, Any], tab: Page, tmp_pat
     assert tab.evaluate(opened) is True
     text = tab.evaluate(f"document.getElementById('{target}').textContent")
     assert '<script>document.title="pwned"</script>' in text and "<script>alert(1)</script>" in text
-    assert tab.evaluate("document.title") == "Eval report: calc-suite 1.0.0 (live, scripted provider)"
+    assert tab.evaluate("document.title") == "Eval report: calc-suite 1.0.0 (scripted)"
     assert tab.errors() == []
     tab.evaluate("window.scrollTo(0, 0)")
     _screenshot(tab, tmp_path / "report.png", "report-html.png", 960)
@@ -410,18 +413,19 @@ def test_report_html_filters_runs_and_groups_the_failures(ran: dict[str, Any], t
         listed = tab.evaluate("[...document.querySelectorAll('#failing li')].filter(li => !li.hidden).length")
         return count, sorted(set(shown)), listed
 
-    assert choose() == ("15 of 15 runs shown", sorted(TASKS), 12)
-    assert choose(status="fail") == ("6 of 15 runs shown", ["leave-it", "shows-html"], 6)
-    assert choose(task="shows-html", status="fail") == ("3 of 15 runs shown", ["shows-html"], 3)
+    # a task's runs that failed the same way are one entry of the failing list: one per task here
+    assert choose() == ("15 of 15 runs shown", sorted(TASKS), 4)
+    assert choose(status="fail") == ("6 of 15 runs shown", ["leave-it", "shows-html"], 2)
+    assert choose(task="shows-html", status="fail") == ("3 of 15 runs shown", ["shows-html"], 1)
     everyone_but_fix_add = [
         "broken-check",
         "leave-it",
         "over-budget",
         "shows-html",
     ]  # a budget stop is judged too
-    assert choose(verifier="check") == ("12 of 15 runs shown", everyone_but_fix_add, 12)
+    assert choose(verifier="check") == ("12 of 15 runs shown", everyone_but_fix_add, 4)
     assert choose(task="fix-add", status="error") == ("0 of 15 runs shown", [], 0)
-    assert tab.evaluate("document.title") == "Eval report: calc-suite 1.0.0 (live, scripted provider)"
+    assert tab.evaluate("document.title") == "Eval report: calc-suite 1.0.0 (scripted)"
     assert tab.errors() == []
 
 

@@ -118,7 +118,13 @@ def test_variants_sequential_decides_a_difference_stops_a_tie_and_saves_the_runs
     assert "## Sequential decisions" in markdown
     assert "| differs | 18 | at 9 | decided: improved |" in markdown
     assert "52 of 80 runs saved over both variants" in markdown
-    assert "52 of 80 runs saved over both variants" in stderr and "method: sequential (two-sided)" in stderr
+    assert "52 of 80 runs saved over both variants" in stderr
+    method = next(line for line in stderr.splitlines() if line.startswith("method: "))
+    assert method == (  # the method in brief: comparison.md has it in full
+        "method: betting e-processes on the paired differences, family-wise error <= 0.05, valid under "
+        "optional stopping (in full in comparison.md)"
+    )
+    assert "Waudby-Smith & Ramdas 2024" in markdown
     assert "Sequential stopping" in (out / "cand" / "report.html").read_text()
     assert "<h2>Sequential decisions</h2>" in (out / "comparison.html").read_text()
 
@@ -219,10 +225,12 @@ def test_run_until_width_stops_each_task_once_its_confidence_sequence_is_narrow(
     assert plan["k"] == 30 and plan["sequential"] == {"kind": "width", "maxK": 30, "width": 0.5}
     shown = alisio(tmp_path, "eval", "show", out, "--task", "good")
     assert shown.returncode == 0, shown.stderr
-    assert shown.stdout.startswith(
-        "sequential (--until-width 0.5, --max-k 30, --min-k 5): task good took 9 runs, width below 0.5\n"
-        "good rep 0: pass"
+    _, _, note, run, *_ = shown.stdout.splitlines()  # what names the run (agent, script) comes first
+    assert (
+        note
+        == "sequential (--until-width 0.5, --max-k 30, --min-k 5): task good took 9 runs, width below 0.5"
     )
+    assert run.startswith("good rep 0: pass")
 
 
 def test_run_sequential_against_a_stored_baseline_decides_from_its_counts(tmp_path: Path) -> None:
@@ -256,7 +264,8 @@ def test_run_sequential_against_a_stored_baseline_decides_from_its_counts(tmp_pa
     (stop,) = block.tasks
     assert (stop.reason, stop.direction, stop.runs, stop.threshold) == ("decided", "improved", 6, 80.0)
     assert len(read_runs(out)) == 6
-    assert "sequential against a stored baseline" in stdout
+    assert "method: the baseline's counts against a betting confidence sequence" in stdout  # in brief
+    assert "sequential against a stored baseline" in (out / "report.md").read_text()  # in full
 
 
 def test_resume_recomputes_each_task_from_runs_jsonl_and_refuses_another_design(tmp_path: Path) -> None:

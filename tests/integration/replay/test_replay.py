@@ -170,7 +170,8 @@ def test_a_recorded_run_that_fails_is_recorded_with_a_warning(home: Path) -> Non
 
 
 def test_a_changed_fixture_diverges_at_the_tool_result(home: Path) -> None:
-    """The file read returns other text: error replay_divergence at messages[2].tool.result, report written, exit 2."""
+    """The file read returns other text: error replay_divergence at messages[2].tool.result, report written, exit 2;
+    the first difference is the file's hash, so the lines that changed are shown too (stderr, report.md)."""
     suite = make_suite(home)
     assert record(home, suite, FIX).returncode == 0
     (suite / "fixtures" / "calc" / "src" / "calc.py").write_text("def add(a, b):\n    return a - b  # sic\n")
@@ -179,11 +180,18 @@ def test_a_changed_fixture_diverges_at_the_tool_result(home: Path) -> None:
     assert "divergence: task fix-add rep 0, call 1: messages[2].tool.result: expected '" in result.stderr
     # read_file shows the file's sha256 before its text: the hash is the first character that differs.
     assert "expected 'path: src/calc.py\\nsha256: " in result.stderr
+    at = result.stderr.splitlines().index("  the file's hash differs; its lines (- recorded, + now):")
+    assert result.stderr.splitlines()[at + 1 : at + 3] == [
+        "  -    return a - b",
+        "  +    return a - b  # sic",
+    ]
     (record_,) = runs(home / "out")
     assert (record_.status, record_.reason) == (RunStatus.ERROR, "replay_divergence")
     assert record_.divergence is not None
     assert (record_.divergence.call_index, record_.divergence.field) == (1, "messages[2].tool.result")
-    assert (home / "out" / "report.json").exists() and (home / "out" / "report.md").exists()
+    assert record_.divergence.changed == ("-    return a - b", "+    return a - b  # sic")
+    markdown = (home / "out" / "report.md").read_text()
+    assert "diverged: -    return a - b\ndiverged: +    return a - b  # sic\n" in markdown
 
 
 def test_a_config_with_other_instructions_diverges_at_instructions_and_warns(home: Path) -> None:

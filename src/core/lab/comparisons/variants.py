@@ -45,6 +45,7 @@ from alisio.core.base import Frozen
 from alisio.core.errors import ConfigError, IncompatibleReports
 from alisio.core.harness.config import MeasuredConfig, apply_overrides, config_hash
 from alisio.core.lab.comparisons.compare import Comparison, compare_reports
+from alisio.core.lab.naming import naming_brief
 from alisio.core.lab.report import Report
 from alisio.core.lab.seq_block import SequentialBlock
 from alisio.core.lab.suites.schedule import RunSpec, ScheduleError, plan_runs
@@ -118,12 +119,17 @@ class VariantsPlan(Frozen, frozen=True, kw_only=True):
     """E.g. two variants with the same configuration hash (an A/A comparison: only variance separates them)."""
 
 
-class VariantInfo(Frozen, frozen=True, kw_only=True):
+class VariantInfo(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     """A variant as comparison.json records it."""
 
     id: str
     config_hash: str
     overrides: tuple[Override, ...]
+    agent: str | None = None
+    """The agent (and script) its report names, in a few words (``alisio.core.lab.naming.naming_brief``);
+    ``None`` in a comparison.json written before it was recorded."""
+    model: str | None = None
+    """The variant's own ``model`` (``None``: the command's)."""
 
 
 class VariantComparison(Frozen, frozen=True, kw_only=True):
@@ -393,9 +399,10 @@ def interleave(
 # --- comparing the arms ------------------------------------------------------------------------------------
 
 
-def describe_overrides(overrides: Sequence[Override]) -> str:
-    """``compaction.threshold=0.6, limits.maxContextChars=60000``, or ``no overrides``."""
-    return ", ".join(f"{o.key}={o.value}" for o in overrides) or "no overrides"
+def describe_overrides(overrides: Sequence[Override], model: str | None = None) -> str:
+    """``compaction.threshold=0.6, limits.maxContextChars=60000``, ``model gpt-5``, or ``no overrides``."""
+    given = ([f"model {model}"] if model is not None else []) + [f"{o.key}={o.value}" for o in overrides]
+    return ", ".join(given) or "no overrides"
 
 
 def compare_variants(
@@ -411,7 +418,10 @@ def compare_variants(
         The VariantsComparison, or ``Failure(IncompatibleReports)`` as ``alisio.core.lab.comparisons.compare.compare_reports``
         (reports of one ``eval variants`` command share their suite, so this means a bug upstream).
     """
-    infos = tuple(VariantInfo(id=v.id, config_hash=v.config_hash, overrides=v.overrides) for v in variants)
+    infos = tuple(
+        VariantInfo(id=v.id, config_hash=v.config_hash, overrides=v.overrides, model=v.model)
+        for v in variants
+    )
     return compare_infos(infos, reports)
 
 
@@ -419,8 +429,12 @@ def compare_infos(
     variants: Sequence[VariantInfo], reports: Sequence[Report]
 ) -> Result[VariantsComparison, IncompatibleReports]:
     """``compare_variants`` of the variants as comparison.json records them (``eval merge`` has no
-    configuration to build ``Variant``s from, only each variant's id, hash and overrides)."""
-    infos = tuple(variants)
+    configuration to build ``Variant``s from, only each variant's id, hash, model and overrides); each is named
+    by the agent its report names."""
+    infos = tuple(
+        msgspec.structs.replace(v, agent=naming_brief(report.conditions))
+        for v, report in zip(variants, reports, strict=True)
+    )
     base, base_report = variants[0], reports[0]
     start: Result[tuple[VariantComparison, ...], IncompatibleReports] = Success(())
     compared = functools.reduce(

@@ -273,6 +273,8 @@ def self_check_block(stored: StoredSelfCheck | None, task_ids: Sequence[str]) ->
         solution_passes=sum(1 for task in with_solution if task.oracle == "passes"),
         checked_at=max((task.checked_at for task in checked), default=None),
     )
+
+
 def task_line(index: int, total: int, task: TaskCheck) -> str:
     """One task's progress line, as it is checked: ``[3/164] humaneval-2: no-op fails, oracle passes, repeat
     same (1x)``, then ``: flagged: <its first flag>`` (cut at 120 characters; the table after has it whole)

@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable
 
 from alisio.core.harness.protocol import Usage
+from alisio.core.lab.naming import SCRIPTED
 from alisio.core.lab.records import VerifierResult
 from alisio.core.lab.report import AnswerSource, Count
 from alisio.core.share.secrets import redact
@@ -46,7 +47,7 @@ __all__ = [
 ]
 
 REPLAY_NOTICE = "Replay measures the harness, not the model: the model answers come from a recording."
-SCRIPTED_PROVIDER = "scripted"
+SCRIPTED_PROVIDER = SCRIPTED
 """The provider id of ``--script`` runs: fixed assistant turns, no model."""
 SCRIPTED_NOTICE = (
     "The provider is scripted: fixed assistant turns from a file, not a model. These numbers measure the "

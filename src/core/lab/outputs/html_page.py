@@ -106,6 +106,7 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}tr.total td{font-weigh
 .notice.strong{border-color:var(--fail);background:#ffebe9;font-weight:600}
 .note{color:var(--muted);font-size:13px;max-width:70em}
 .divergence{border-left:4px solid var(--fail);padding:4px 10px;margin:6px 0;font-size:13px;overflow-wrap:anywhere}
+p.answer{font-size:17px;font-weight:600;margin:4px 0 10px;max-width:70em}
 dl.conditions{display:grid;grid-template-columns:max-content 1fr max-content 1fr;gap:2px 12px;margin:6px 0}
 dl.conditions dt{color:var(--muted)}dl.conditions dd{margin:0;overflow-wrap:anywhere}
 table.forest td.plot{padding:0 4px}table.forest td.nw{white-space:nowrap}table.forest{font-size:13px}table.forest th,table.forest td{padding:3px 5px}svg.forest,svg.axis{display:block}
@@ -141,6 +142,8 @@ ol.events li.result.ok{border-color:var(--pass)}ol.events li.result.failed{borde
 ol.events li.incident,ol.events li.budget{border-color:var(--budget)}ol.events li.end{border-color:var(--ink)}
 .ev-title{font-size:12px;color:var(--muted)}.ev-title b{color:var(--ink)}
 .cut{color:var(--budget);font-size:12px}
+pre.diff span.add{background:#dafbe1;color:#116329}pre.diff span.del{background:#ffebe9;color:#82071e}
+pre.diff span.hunk{color:var(--cand)}
 ul.failing{padding-left:18px}ul.failing li{margin:8px 0}
 form.filters{margin:8px 0 16px}form.filters label{margin-right:12px}table.groups td{vertical-align:top}
 :target{outline:2px solid var(--cand);outline-offset:2px}

@@ -11,6 +11,8 @@ A transcript on disk (``runs/<task>/<repetition>.jsonl``) keeps tool results up 
 - Within its share a transcript keeps its events in order; each text (the prompt, an assistant turn, tool
   arguments, a tool result) shows at most ``FIELD_CHARS`` characters, and every cut is stated: how many
   characters of a text, how many events at the end.
+- An ``edit_file`` call shows as the unified diff ``alisio eval show`` prints (its lines numbered by the
+  file's once its result says where it replaced), the added and removed lines marked.
 - Text is shown as the transcript holds it, which the secret scanner redacted when the transcript was
   written (``alisio.core.lab.transcript``), and escaped (``alisio.core.lab.outputs.html_page.esc``): a
   ``<script>`` in a tool output is shown as text. (Scanning it again here would cost about a second per
@@ -41,6 +43,7 @@ from alisio.core.harness.events import (
 )
 from alisio.core.lab.outputs.formats import format_usage
 from alisio.core.lab.outputs.html_page import esc
+from alisio.core.lab.outputs.show import edit_diff, edited_line
 from alisio.core.lab.records import RunRecord, RunStatus
 from alisio.core.text import plural
 
@@ -81,6 +84,8 @@ class Entry(Frozen, frozen=True, kw_only=True):
     """Characters of the text not shown."""
     ok: bool | None = None
     """For a tool result: whether the tool succeeded."""
+    diff: bool = False
+    """The text is a unified diff (an ``edit_file`` call): its added and removed lines are marked."""
 
 
 class TranscriptView(Frozen, frozen=True, kw_only=True):
@@ -128,6 +133,18 @@ def _arguments(raw: str) -> str:
         return raw
 
 
+def _edit(event: ToolCalled, line: int | None) -> str | None:
+    """An ``edit_file`` call as the diff ``eval show`` prints (``None``: another tool, or no strings)."""
+    if event.name != "edit_file":
+        return None
+    try:
+        parsed = json.loads(event.arguments)
+    except ValueError:
+        return None
+    diff = edit_diff(parsed, line) if isinstance(parsed, dict) else None
+    return None if diff is None else "\n".join(diff)
+
+
 def _seconds(ms: int) -> str:
     return f"{ms / 1000:.1f} s"
 
@@ -150,9 +167,11 @@ def _entry(event: Event, turn: int, last_text: str) -> Entry | None:
             return Entry(kind="assistant", title=title, body=event.text)
         case ToolCalled():
             effect = f" ({event.effect})" if event.effect is not None else " (unknown tool)"
-            return Entry(
-                kind="call", title=f"tool call {event.name}{effect} · {at}", body=_arguments(event.arguments)
-            )
+            title = f"tool call {event.name}{effect} · {at}"
+            diff = _edit(event, None)
+            if diff is not None:
+                return Entry(kind="call", title=title, body=diff, diff=True)
+            return Entry(kind="call", title=title, body=_arguments(event.arguments))
         case ToolResulted():
             state = "ok" if event.ok else "failed"
             title = f"result of {event.name}: {state} · {event.duration_ms:,} ms · {at}"
@@ -195,6 +214,8 @@ class _Cut:
         self.turn = 0
         self.last_text = ""
         self.entries: list[Entry] = []
+        self.edits: dict[str, tuple[int, ToolCalled, int]] = {}
+        """Each ``edit_file`` call shown, by call id: its entry, its event, the characters its text had."""
 
     def add(self, event: Event) -> bool:
         """Add ``event``'s entry (if it has one); ``False`` when the share is used up and it was not added."""
@@ -207,12 +228,30 @@ class _Cut:
         if self.left <= len(entry.title):
             return False
         self.left -= len(entry.title)
-        body, cut = _shown(entry.body, min(FIELD_CHARS, self.left))
+        limit = min(FIELD_CHARS, self.left)
+        body, cut = _shown(entry.body, limit)
         self.left -= len(body)
         if isinstance(event, ProviderResponded) and event.purpose == "main":
             self.last_text = event.text
-        self.entries.append(Entry(kind=entry.kind, title=entry.title, body=body, cut=cut, ok=entry.ok))
+        if entry.diff and isinstance(event, ToolCalled):
+            self.edits[event.call_id] = (len(self.entries), event, limit)
+        if isinstance(event, ToolResulted):
+            self._number_edit(event)
+        self.entries.append(msgspec.structs.replace(entry, body=body, cut=cut))
         return True
+
+    def _number_edit(self, event: ToolResulted) -> None:
+        """Number an ``edit_file`` diff shown earlier by the file's lines, once its result says where it was."""
+        line = edited_line(event.output_excerpt) if event.ok and event.name == "edit_file" else None
+        shown = self.edits.pop(event.call_id, None)
+        diff = None if shown is None or line is None else _edit(shown[1], line)
+        if shown is None or diff is None:
+            return
+        index, _, limit = shown
+        before = self.entries[index]
+        body, cut = _shown(diff, limit)
+        self.left -= len(body) - len(before.body)
+        self.entries[index] = msgspec.structs.replace(before, body=body, cut=cut)
 
 
 LEFT_OUT = "left out of this page: too many runs to show every transcript"
@@ -282,11 +321,23 @@ def transcript_view_of(data: bytes, budget: int, source: str) -> TranscriptView:
     return TranscriptView(entries=tuple(cut.entries))
 
 
+_DIFF_CLASS = {"+": "add", "-": "del", "@": "hunk"}
+
+
+def _diff_html(text: str) -> str:
+    """A unified diff's lines, added and removed ones marked (the ``---``/``+++`` file lines are not)."""
+    lines = []
+    for line in text.split("\n"):
+        cls = "" if line.startswith(("--- ", "+++ ")) else _DIFF_CLASS.get(line[:1], "")
+        lines.append(f'<span class="{cls}">{esc(line)}</span>' if cls else esc(line))
+    return f'<pre class="diff">{chr(10).join(lines)}</pre>'
+
+
 def _entry_html(entry: Entry) -> str:
     state = "" if entry.ok is None else (" ok" if entry.ok else " failed")
     head, _, rest = entry.title.partition(" · ")
     title = f'<div class="ev-title"><b>{esc(head)}</b>{" · " + esc(rest) if rest else ""}</div>'
-    body = f"<pre>{esc(entry.body)}</pre>" if entry.body else ""
+    body = (_diff_html(entry.body) if entry.diff else f"<pre>{esc(entry.body)}</pre>") if entry.body else ""
     cut = f'<div class="cut">[{entry.cut:,} more characters not shown here]</div>' if entry.cut else ""
     return f'<li class="{entry.kind}{state}">{title}{body}{cut}</li>'
 

@@ -8,8 +8,9 @@ Rules this module keeps:
 - A task's testcase carries at most one child besides ``<system-out>``, the shape every reader accepts: an
   ``<error>`` when some of its runs ended error (infrastructure: the task cannot be judged cleanly, and
   the error lists the failing runs too), else a ``<failure>`` when its success rate is below 100%, with each
-  run that did not pass, its failing verifiers and the first lines of their details
-  (``alisio.core.lab.outputs.view.failing_runs``, as report.md lists them). ``<system-out>`` holds its rate.
+  run that did not pass, its failing verifiers and the first lines of their details, the runs with the same
+  message once (``alisio.core.lab.outputs.failing``, as report.md lists them). ``<system-out>`` holds its
+  rate. The properties name the agent (and the script) as every report does (``alisio.core.lab.naming``).
 - An interrupted report adds an ``(interrupted)`` testcase in error: tasks that never ran are missing; a report
   a cap stopped (``--max-cost-usd``) adds a skipped one instead: its runs not started are not run, not failed. A
   suite ``eval ci`` skipped (no cassettes) is one skipped testcase; a suite it could not replay, one error.
@@ -26,8 +27,9 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 
 from alisio.core.base import Frozen
+from alisio.core.lab.naming import mode_text, run_naming
+from alisio.core.lab.outputs.failing import FailureGroup, failing_runs, group_failures
 from alisio.core.lab.outputs.formats import format_rate, visible_controls
-from alisio.core.lab.outputs.view import FailingRun, failing_runs
 from alisio.core.lab.records import RunRecord
 from alisio.core.lab.report import Conditions, Report, TaskReport, finished_runs
 from alisio.core.share.secrets import redact
@@ -85,8 +87,10 @@ def _rate_line(t: TaskReport, k: int) -> str:
     )
 
 
-def _run_lines(run: FailingRun) -> list[str]:
-    lines = [f"rep {run.repetition}: {run.label}"]
+def _run_lines(group: FailureGroup) -> list[str]:
+    run = group.first
+    reps = ", ".join(str(r.repetition) for r in group.runs)
+    lines = [f"rep{'s' if len(group.runs) > 1 else ''} {reps}: {run.label}"]
     for v in run.verifiers:
         lines.append(f"  {v.id} ({v.kind}): {v.status}")
         lines += [f"    {line}" for line in v.detail]
@@ -94,8 +98,9 @@ def _run_lines(run: FailingRun) -> list[str]:
             lines.append(f"    (+{v.more_lines} more lines)")
     if run.divergence is not None:
         lines.append(f"  diverged from the cassette at {run.divergence}")
+        lines += [f"    {line}" for line in run.divergence_lines]
     lines += [f"  error: {e}" for e in run.errors]
-    lines.append(f"  open it: {run.show}")
+    lines.append(f"  open {'it' if len(group.runs) == 1 else 'the first'}: {run.show}")
     return lines
 
 
@@ -129,7 +134,7 @@ def _task_case(
     )
     rate = _rate_line(t, c.k)
     runs, _ = failing_runs(mine, suite.show_as or c.run_id, known)
-    body = "\n".join(line for run in runs for line in _run_lines(run))
+    body = "\n".join(line for group in group_failures(runs) for line in _run_lines(group))
     kind: str | None = None
     if t.errored:
         kind = "error"
@@ -157,7 +162,8 @@ def _properties(c: Conditions, variant: str | None) -> ET.Element:
         ("provider", c.provider),
         ("model", c.model),
         *((("endpoint", c.endpoint),) if c.endpoint is not None else ()),
-        ("mode", str(c.mode)),
+        *((named.key, named.value) for named in run_naming(c) if named.present),
+        ("mode", mode_text(c)),
         ("k", str(c.k)),
         ("seed", str(c.seed)),
         ("sandbox", c.sandbox),

@@ -3,8 +3,9 @@
 What a report shows is decided by ``alisio.core.lab.outputs.view`` (shared with report.html); this module only lays
 it out as Markdown. Rules it keeps:
 
-- The header carries every condition: a number without its conditions is an anecdote. A replay report says
-  that replay measures the harness, not the model.
+- The answer comes first (the suite rate with its interval, the runs, what made them), then the notices,
+  then every condition: a number without its conditions is an anecdote. A replay report says that replay
+  measures the harness, not the model.
 - Measured and Estimated are separate tables, never summed. Absent figures print "not reported" (provider
   numbers) or "n/a" (undefined statistics), never 0.
 - Rates print as "80.0% [37.6%, 96.4%]" (95% Wilson), the same way everywhere (``alisio.core.lab.outputs.formats``).
@@ -22,9 +23,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from alisio.core.lab.outputs.failing import FailureGroup, runs_text
 from alisio.core.lab.outputs.formats import visible_controls
 from alisio.core.lab.outputs.render_seq import sequential_table, sequential_totals
-from alisio.core.lab.outputs.view import FailingRun, ReportView, Table, condition_items, report_view
+from alisio.core.lab.outputs.view import ReportView, Table, condition_items, report_view
 from alisio.core.lab.records import RunRecord
 from alisio.core.lab.report import Conditions, Report
 
@@ -74,8 +76,11 @@ def fenced(lines: Sequence[str], info: str = "text") -> list[str]:
     return [fence + info, *lines, fence]
 
 
-def _failing_lines(run: FailingRun) -> list[str]:
-    lines = [f"### {markdown_inline(run.task_id)} rep {run.repetition}: {markdown_inline(run.label)}", ""]
+def _failing_lines(group: FailureGroup) -> list[str]:
+    run = group.first
+    lines = [f"### {markdown_inline(group.heading)}", ""]
+    if len(group.runs) > 1:
+        lines += [f"Runs: {markdown_inline(runs_text(group.runs))}.", ""]
     body: list[str] = []
     for v in run.verifiers:
         more = f" (+{v.more_lines} more lines)" if v.more_lines else ""
@@ -83,10 +88,12 @@ def _failing_lines(run: FailingRun) -> list[str]:
         body += [visible_controls(f"{v.id}: {line}") for line in v.detail]
     if run.divergence is not None:
         lines.append(f"- diverged from the cassette at {run.divergence}")
+    body += [visible_controls(f"diverged: {line}") for line in run.divergence_lines]
     body += [visible_controls(f"error: {line}") for line in run.errors]
     if body:
         lines += ["", *fenced(body)]
-    return [*lines, "", f"Open it: {_code(run.show)}", ""]
+    opening = "Open it" if len(group.runs) == 1 else "Open the first"
+    return [*lines, "", f"{opening}: {_code(run.show)}", ""]
 
 
 def _code(text: str) -> str:
@@ -103,14 +110,15 @@ def _failing_section(view: ReportView) -> list[str]:
     lines = ["", "## Runs that did not pass", ""]
     noun = "run" if total == 1 else "runs"
     lines += [
-        f"{total} {noun} did not pass (fail, budget_exceeded or error), in task and repetition order; each "
-        "verifier that did not pass shows the first lines of its detail.",
+        f"{total} {noun} did not pass (fail, budget_exceeded or error), in task and repetition order; runs with "
+        "the same message are listed once, and each verifier that did not pass shows the first lines of its "
+        "detail.",
         "",
     ]
-    for run in view.failing:
-        lines += _failing_lines(run)
-    if total > len(view.failing):
-        rest = total - len(view.failing)
+    for group in view.failing:
+        lines += _failing_lines(group)
+    rest = total - sum(len(group.runs) for group in view.failing)
+    if rest:
         lines += [f"{rest} more run{'' if rest == 1 else 's'} did not pass: see runs.jsonl.", ""]
     return lines[:-1]
 
@@ -151,7 +159,7 @@ def render_markdown(
         show_as: what the ``eval show`` commands are given: the run id (default) or the report's directory.
     """
     view = report_view(report, records, known, show_as=show_as)
-    lines = [f"# {view.title}", ""]
+    lines = [f"# {view.title}", "", f"**{markdown_inline(view.answer)}**", ""]
     for notice in view.notices:
         text = markdown_inline(notice.text)  # a provider's message is untrusted
         lines += [f"> **{text}**" if notice.strong else f"> {text}", ""]

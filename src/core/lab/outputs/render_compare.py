@@ -1,9 +1,10 @@
 """Markdown for comparisons: comparison.md and ``alisio eval compare``.
 
-What a comparison shows is decided by ``alisio.core.lab.outputs.view_compare`` (shared with comparison.html and the
-CI summary); this module lays it out as Markdown: both conditions, the warnings, a verdict per task (the
-clear verdicts in bold), the rule that made them, the per-task tests, measured and estimated deltas apart,
-the suite summary and the limits footnote.
+What a comparison shows is decided by ``alisio.core.lab.outputs.view_compare`` (shared with comparison.html
+and the CI summary); this module lays it out as Markdown: the answer (the verdicts counted, the suite rates
+with their intervals), both conditions, the warnings, a verdict per task (the clear verdicts in bold), the
+rule that made them, the per-task tests, measured and estimated deltas apart, the suite summary and the
+limits footnote.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ def render_comparison_markdown(comparison: Comparison) -> str:
     per-task tests, measured and estimated deltas apart, the suite summary and the limits footnote.
     """
     view = comparison_view(comparison)
-    lines = [f"# {view.title}", ""]
+    lines = [f"# {view.title}", "", f"**{markdown_inline(view.answer)}**", ""]
     for notice in view.notices:
         lines += [f"> {markdown_inline(notice.text)}", ""]
 

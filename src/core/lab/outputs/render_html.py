@@ -1,12 +1,14 @@
 """report.html: the report as one self-contained page, from the same view as report.md.
 
-What is shown is decided by ``alisio.core.lab.outputs.view`` (the conditions, notices, tables, summary, the runs that
-did not pass and the grid); this module lays it out with ``alisio.core.lab.outputs.html_page`` and adds what only a
-page can: a forest plot per task (the success rate and its 95% Wilson interval on a 0-100% axis, pass@k,
-pass^k and errored runs in their own columns) with a "first divergence" line for each task whose runs both
-passed and failed (linking the two runs), a task x repetition grid coloured by status whose cells link
-to each run's transcript, and the transcripts themselves, collapsed (``<details>``), cut to fit the page
-(``alisio.core.lab.outputs.html_transcript``).
+What is shown is decided by ``alisio.core.lab.outputs.view`` (the answer, the conditions, notices, tables,
+summary, the runs that did not pass and the grid). This module lays it out with
+``alisio.core.lab.outputs.html_page``, the answer first (the suite rate with its interval, the runs, what made
+them), then the tasks and the grid, the conditions after them; and it adds what only a page can: a forest
+plot per task (the success rate and its 95% Wilson interval on a 0-100% axis, pass@k, pass^k and errored
+runs in their own columns) with a "first divergence" line for each task whose runs both passed and
+failed (linking the two runs), a task x repetition grid coloured by status whose cells link to each run's
+transcript, and the transcripts themselves, collapsed (``<details>``), cut to fit the page
+(``alisio.core.lab.outputs.html_transcript``), an ``edit_file`` shown as a diff.
 
 Rules it keeps: no script and nothing loaded (the page shell's Content-Security-Policy); every string
 escaped; every number as report.md prints it.
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from alisio.core.lab.outputs.failing import FailingRun, shell_word, show_command
 from alisio.core.lab.outputs.formats import verifier_kind_text
 from alisio.core.lab.outputs.html_filter import (
     FILTER_SCRIPT,
@@ -42,16 +45,7 @@ from alisio.core.lab.outputs.html_page import (
 )
 from alisio.core.lab.outputs.html_transcript import TranscriptView, transcript_html, unavailable
 from alisio.core.lab.outputs.progress import why_not_passed
-from alisio.core.lab.outputs.view import (
-    RATE_COLUMN,
-    FailingRun,
-    GridCell,
-    GridRow,
-    ReportView,
-    report_view,
-    shell_word,
-    show_command,
-)
+from alisio.core.lab.outputs.view import RATE_COLUMN, GridCell, GridRow, ReportView, report_view
 from alisio.core.lab.records import RunRecord
 from alisio.core.lab.report import Report
 from alisio.core.lab.trajectories.contrast import TaskDivergence
@@ -130,16 +124,23 @@ def grid_html(
     )
 
 
+def _run_link(run: FailingRun) -> str:
+    return f'<a href="#{anchor(run.task_id, run.repetition)}">{esc(run.task_id)} rep {run.repetition}</a>'
+
+
 def _failing_html(view: ReportView, records: Sequence[RunRecord]) -> str:
     if view.failing_total == 0:
         return "<p>Every run passed.</p>"
     by_key = {(r.task_id, r.repetition): r for r in records}
     items = []
-    for run in view.failing:
+    for group in view.failing:
+        run = group.first
         record = by_key.get((run.task_id, run.repetition))
-        parts = [
-            f'<a href="#{anchor(run.task_id, run.repetition)}">{esc(run.task_id)} rep {run.repetition}</a>: {esc(run.label)}'
-        ]
+        if len(group.runs) == 1:
+            parts = [f"{_run_link(run)}: {esc(run.label)}"]
+        else:
+            links = ", ".join(_run_link(r) for r in group.runs)
+            parts = [f"<b>{esc(group.heading)}</b><div>runs: {links}</div>"]
         for v in run.verifiers:
             more = f" (+{v.more_lines} more lines)" if v.more_lines else ""
             parts.append(
@@ -149,11 +150,14 @@ def _failing_html(view: ReportView, records: Sequence[RunRecord]) -> str:
                 parts.append(f"<pre>{esc(chr(10).join(v.detail))}</pre>")
         if run.divergence is not None:
             parts.append(f"<div>diverged from the cassette at {esc(run.divergence)}</div>")
+        if run.divergence_lines:
+            parts.append(f"<pre>{esc(chr(10).join(run.divergence_lines))}</pre>")
         if run.errors:
             parts.append(f"<pre>{esc(chr(10).join('error: ' + e for e in run.errors))}</pre>")
-        parts.append(f"<div>open it: <code>{esc(run.show)}</code></div>")
+        opening = "open it" if len(group.runs) == 1 else "open the first"
+        parts.append(f"<div>{opening}: <code>{esc(run.show)}</code></div>")
         items.append(f"<li{'' if record is None else run_attributes(record)}>{''.join(parts)}</li>")
-    rest = view.failing_total - len(view.failing)
+    rest = view.failing_total - sum(len(group.runs) for group in view.failing)
     tail = (
         f'<p class="note">{rest} more run{"" if rest == 1 else "s"} did not pass: see the grid and runs.jsonl.</p>'
         if rest
@@ -291,8 +295,8 @@ def render_report_html(
         else f"<p>{esc(view.estimated_note)}</p>"
     )
     body = [
-        f"<header><h1>{esc(view.title)}</h1>{notices_html(view.notices)}</header>",
-        f"<section><h2>Conditions</h2>{conditions_html(view.conditions)}</section>",
+        f'<header><h1>{esc(view.title)}</h1><p class="answer" id="answer">{esc(view.answer)}</p>'
+        f"{notices_html(view.notices)}</header>",
         f"<section><h2>Tasks</h2>{forest_table_html(report, view)}{reasons}"
         f"{divergences_html(divergences, show_as or c.run_id, known)}"
         f'<p class="note">{esc(view.tasks_note)} The plot shows each success rate (point) and its 95% '
@@ -300,6 +304,7 @@ def render_report_html(
         *_sequential_html(report),
         f"<section><h2>Runs</h2>{legend_html()}{grid_html(view.grid, records, known)}"
         '<p class="note">Each cell is one run; it opens that run\'s transcript below.</p></section>',
+        f"<section><h2>Conditions</h2>{conditions_html(view.conditions)}</section>",
         f"<section><h2>Summary</h2>{paragraphs_html(view.summary)}</section>",
         f"<section><h2>Runs that did not pass</h2>{groups_html(records)}{_failing_html(view, records)}</section>",
         f'<section><h2>Measured</h2>{table_html(view.measured)}<p class="note">{esc(view.measured_note)}</p></section>',

@@ -1,10 +1,12 @@
 """comparison.html: a comparison (``eval compare --html``) or the variants of ``eval variants`` as one page.
 
-What is shown is decided by ``alisio.core.lab.outputs.view_compare`` (as comparison.md); this module lays it out with
-``alisio.core.lab.outputs.html_page`` and draws, per task, both sides' success rates and 95% intervals on one 0-100%
-axis (baseline grey above, candidate blue below) beside the verdict and its reason. The variants page adds
-the variants with their overrides and the interleaved grid (each repetition's runs side by side, one per
-variant, each cell opening the run's transcript in its variant's report.html).
+What is shown is decided by ``alisio.core.lab.outputs.view_compare`` (as comparison.md); this module lays it
+out with ``alisio.core.lab.outputs.html_page``: the answer first (the verdicts counted, the suite rates with
+their intervals), the warnings, then per task both sides' success rates and 95% intervals on one 0-100% axis
+(baseline grey above, candidate blue below) beside the verdict and its reason, then the conditions (those
+that differ highlighted). The variants page opens with each comparison's answer, and adds the variants with
+their agents and overrides and the interleaved grid (each repetition's runs side by side, one per variant,
+each cell opening the run's transcript in its variant's report.html).
 
 Rules it keeps: no script and nothing loaded; every string escaped; the limits footnote always shown.
 """
@@ -16,6 +18,7 @@ from collections.abc import Sequence
 from alisio.core.base import Frozen
 from alisio.core.lab.comparisons.compare import Comparison, SideCounts
 from alisio.core.lab.comparisons.variants import VariantsComparison, describe_overrides
+from alisio.core.lab.naming import UNKNOWN_AGENT
 from alisio.core.lab.outputs.html_page import (
     Bar,
     anchor,
@@ -31,7 +34,7 @@ from alisio.core.lab.outputs.html_page import (
 )
 from alisio.core.lab.outputs.render_html import REPORT_HTML, grid_html
 from alisio.core.lab.outputs.view import variant_grid
-from alisio.core.lab.outputs.view_compare import ComparisonView, SideCondition, comparison_view
+from alisio.core.lab.outputs.view_compare import ComparisonView, SideCondition, answer_line, comparison_view
 from alisio.core.lab.records import RunRecord
 from alisio.core.lab.trajectories.contrast import TaskDivergence
 
@@ -158,7 +161,8 @@ def comparison_body_html(
     links: tuple[SideLinks | None, SideLinks | None] = (None, None),
     divergences: Sequence[TaskDivergence] = (),
 ) -> str:
-    """A comparison's sections (without the page around them); ``level`` is the heading level of its sections;
+    """A comparison's sections (without the page around them): the answer, the warnings, the verdicts, then the
+    conditions (those that differ highlighted) and the rest; ``level`` is the heading level of its sections;
     ``links`` lead to each side's report.html and, per task, to a run's transcript there; ``divergences``
     add a "first divergence" line to the tasks where one side passed and the other failed."""
     view = comparison_view(comparison)
@@ -172,11 +176,13 @@ def comparison_body_html(
         tests = f"<{h}>Per-task tests</{h}>{table_html(view.tests)}{notes}"
     limits = "".join(f"<li>{esc(line)}</li>" for line in view.limits)
     parts = [
+        f'<p class="answer">{esc(view.answer)}</p>',
         notices_html(view.notices),
+        warnings,
         _reports_html(links),
-        f"<{h}>Conditions</{h}>{_conditions_html(view.conditions)}{warnings}",
         f"<{h}>Tasks</{h}>{_tasks_html(comparison, view, links, divergences)}<p>{esc(view.outcomes)}</p>",
         paragraphs_html(view.verdicts, "note") if view.verdicts else "",
+        f"<{h}>Conditions</{h}>{_conditions_html(view.conditions)}",
         tests,
         f"<{h}>Summary</{h}>{paragraphs_html(view.summary)}",
         f"<{h}>Measured deltas (baseline → candidate)</{h}>{table_html(view.measured)}"
@@ -207,11 +213,13 @@ def _variants_table(result: VariantsComparison) -> str:
         role = "baseline" if info.id == result.baseline else "candidate"
         link = f'<a href="{attr(info.id)}/{REPORT_HTML}">{esc(info.id)}/{REPORT_HTML}</a>'
         rows.append(
-            f"<tr><td>{esc(info.id)}</td><td>{role}</td><td><code>{esc(info.config_hash[:16])}</code></td>"
-            f"<td>{esc(describe_overrides(info.overrides))}</td><td>{link}</td></tr>"
+            f"<tr><td>{esc(info.id)}</td><td>{role}</td><td>{esc(info.agent or UNKNOWN_AGENT)}</td>"
+            f"<td><code>{esc(info.config_hash[:16])}</code></td>"
+            f"<td>{esc(describe_overrides(info.overrides, info.model))}</td><td>{link}</td></tr>"
         )
     head = (
-        "<tr><th>Variant</th><th>Role</th><th>Configuration hash</th><th>Overrides</th><th>Report</th></tr>"
+        "<tr><th>Variant</th><th>Role</th><th>Agent</th><th>Configuration hash</th><th>Overrides</th>"
+        "<th>Report</th></tr>"
     )
     return f'<table id="variants"><thead>{head}</thead><tbody>{"".join(rows)}</tbody></table>'
 
@@ -252,8 +260,12 @@ def render_variants_html(
     order = ", ".join(variant for variant, _ in records)
     grid = variant_grid(task_ids, records, k)
     every = [record for _, mine in records for record in mine]
+    answers = "".join(
+        f'<p class="answer">{esc(entry.baseline)} → {esc(entry.candidate)}: {esc(answer_line(entry.comparison))}</p>'
+        for entry in result.comparisons
+    )
     sections = [
-        f"<header><h1>{esc(title)}</h1></header>",
+        f"<header><h1>{esc(title)}</h1>{answers}</header>",
         f'<section><h2>Variants</h2>{_variants_table(result)}<p class="note">The variants ran interleaved over '
         "the same tasks, repetitions and seeds (A, B, then B, A...): this spreads provider drift over the arms, "
         "it does not remove it.</p></section>",

@@ -22,6 +22,7 @@ from alisio.core.stats.verdict import format_interval
 __all__ = [
     "comparison_lines",
     "decision_table",
+    "method_brief",
     "sequential_lines",
     "sequential_table",
     "sequential_totals",
@@ -142,13 +143,26 @@ def _text_table(table: Table) -> list[str]:
     return ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows]
 
 
+def method_brief(block: SequentialBlock, where: str) -> str:
+    """The terminal's ``method:`` line, a few words (``where``: the file that gives the method in full)."""
+    plan = block.plan
+    guarantee = f"family-wise error <= {plan.alpha:g}, valid under optional stopping"
+    if plan.kind == "width":
+        what = f"betting confidence sequences until width {plan.width or 0:g}"
+    elif plan.kind == "baseline":
+        what = f"the baseline's counts against a betting confidence sequence, {guarantee}"
+    else:
+        what = f"betting e-processes on the paired differences, {guarantee}"
+    return f"method: {what} (in full in {where})"
+
+
 def sequential_lines(report: Report) -> list[str]:
-    """The terminal's closing lines of a sequential report: the table, the totals and the method."""
+    """The terminal's closing lines of a sequential report: the table, the totals and the method in brief."""
     table = sequential_table(report)
     if table is None or report.sequential is None:
         return []
     block = report.sequential
-    return ["", *_text_table(table), sequential_totals(block), f"method: {block.method}"]
+    return ["", *_text_table(table), sequential_totals(block), method_brief(block, "report.md")]
 
 
 def comparison_lines(block: SequentialBlock | None) -> list[str]:
@@ -156,7 +170,7 @@ def comparison_lines(block: SequentialBlock | None) -> list[str]:
     if block is None:
         return []
     table = decision_table(block)
-    return ["", *_text_table(table), sequential_totals(block, arms=2), f"method: {block.method}"]
+    return ["", *_text_table(table), sequential_totals(block, arms=2), method_brief(block, "comparison.md")]
 
 
 def task_note(block: SequentialBlock | None, task_id: str) -> str:

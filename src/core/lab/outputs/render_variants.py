@@ -1,5 +1,5 @@
 """What ``alisio eval variants`` writes of its arms: the progress line of a run with its variant, and
-comparison.md (the variants with their overrides and hashes, then the baseline against each variant).
+comparison.md (the variants with their agents, overrides and hashes, then the baseline against each variant).
 
 The variants' model, plan and comparison are ``alisio.core.lab.comparisons.variants``'.
 """
@@ -7,6 +7,7 @@ The variants' model, plan and comparison are ``alisio.core.lab.comparisons.varia
 from __future__ import annotations
 
 from alisio.core.lab.comparisons.variants import VariantsComparison, describe_overrides
+from alisio.core.lab.naming import UNKNOWN_AGENT
 from alisio.core.lab.outputs.progress import progress_line
 from alisio.core.lab.outputs.render import markdown_table
 from alisio.core.lab.outputs.render_compare import render_comparison_markdown
@@ -50,12 +51,18 @@ def _sequential_section(block: SequentialBlock) -> list[str]:
 def render_variants_markdown(result: VariantsComparison) -> str:
     """comparison.md: the variants with their overrides and hashes, then the baseline against each variant."""
     lines = [f"# Variants: {result.suite_id}", ""]
-    lines += ["| Variant | Role | Configuration hash | Overrides |", "|---|---|---|---|"]
-    for info in result.variants:
-        role = "baseline" if info.id == result.baseline else "candidate"
-        lines.append(
-            f"| {info.id} | {role} | {info.config_hash[:16]} | {describe_overrides(info.overrides)} |"
+    header = ("Variant", "Role", "Agent", "Configuration hash", "Overrides")
+    rows = [
+        (
+            info.id,
+            "baseline" if info.id == result.baseline else "candidate",
+            info.agent or UNKNOWN_AGENT,
+            info.config_hash[:16],
+            describe_overrides(info.overrides, info.model),
         )
+        for info in result.variants
+    ]
+    lines += markdown_table(header, rows)
     lines += [
         "",
         "The variants ran interleaved over the same tasks, repetitions and seeds (A, B, then B, A...): this "

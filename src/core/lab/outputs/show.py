@@ -15,7 +15,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from returns.result import Failure, Result, Success
 
@@ -33,12 +33,22 @@ from alisio.core.harness.events import (
     ToolCalled,
     ToolResulted,
 )
+from alisio.core.lab.naming import run_naming
 from alisio.core.lab.outputs.formats import format_usage, verifier_kind_text
 from alisio.core.lab.outputs.progress import why_not_passed
 from alisio.core.lab.records import RunRecord, RunStatus
+from alisio.core.lab.report import Conditions
 from alisio.core.text import plural
 
-__all__ = ["edit_lines", "pick_run", "render_run", "transcript_lines"]
+__all__ = [
+    "edit_diff",
+    "edit_lines",
+    "edited_line",
+    "naming_lines",
+    "pick_run",
+    "render_run",
+    "transcript_lines",
+]
 
 _RESULT_LINES = 40
 """A tool result longer than this many lines shows its head and tail (``--json`` has every character)."""
@@ -79,14 +89,21 @@ _EDITED_AT = re.compile(r"replaced 1 occurrence at line (\d+)")
 _HUNK = re.compile(r"@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@")
 
 
+def edited_line(output: str) -> int | None:
+    """The file line a successful ``edit_file`` result says it replaced at (``replaced 1 occurrence at line
+    12``), or ``None``."""
+    found = _EDITED_AT.search(output)
+    return int(found.group(1)) if found else None
+
+
 def edit_lines(events: Sequence[Event]) -> dict[str, int]:
     """The file line each successful ``edit_file`` call replaced at, by call id (from its result's text)."""
     lines = {}
     for event in events:
         if isinstance(event, ToolResulted) and event.ok and event.name == "edit_file":
-            found = _EDITED_AT.search(event.output_excerpt)
-            if found:
-                lines[event.call_id] = int(found.group(1))
+            line = edited_line(event.output_excerpt)
+            if line is not None:
+                lines[event.call_id] = line
     return lines
 
 
@@ -101,20 +118,20 @@ def _at_line(header: str, line: int) -> str:
     return _HUNK.sub(moved, header, count=1)
 
 
-def _edit_diff(parsed: dict[str, object], line: int | None) -> list[str]:
-    path = str(parsed.get("path", "file"))
+def edit_diff(arguments: Mapping[str, object], line: int | None) -> list[str] | None:
+    """The unified diff of an ``edit_file`` call (its ``old_string`` to its ``new_string``), its hunks
+    numbered from the file's line ``line`` when known (else from 1 of ``old_string``); ``None`` when the
+    arguments hold no such strings."""
+    old, new = arguments.get("old_string"), arguments.get("new_string")
+    if not isinstance(old, str) or not isinstance(new, str):
+        return None
+    path = str(arguments.get("path", "file"))
     diff = list(
-        difflib.unified_diff(
-            str(parsed["old_string"]).splitlines(),
-            str(parsed["new_string"]).splitlines(),
-            f"a/{path}",
-            f"b/{path}",
-            lineterm="",
-        )
+        difflib.unified_diff(old.splitlines(), new.splitlines(), f"a/{path}", f"b/{path}", lineterm="")
     )
     if line is not None:
         diff = [_at_line(d, line) if d.startswith("@@") else d for d in diff]
-    return _indented("\n".join(diff))
+    return diff
 
 
 def _arguments(event: ToolCalled, line: int | None = None) -> tuple[dict[str, object] | None, list[str]]:
@@ -126,12 +143,9 @@ def _arguments(event: ToolCalled, line: int | None = None) -> tuple[dict[str, ob
         return None, _indented(event.arguments)
     if not isinstance(parsed, dict):
         return None, _indented(event.arguments)
-    if (
-        event.name == "edit_file"
-        and isinstance(parsed.get("old_string"), str)
-        and isinstance(parsed.get("new_string"), str)
-    ):
-        return parsed, _edit_diff(parsed, line)
+    diff = edit_diff(parsed, line) if event.name == "edit_file" else None
+    if diff is not None:
+        return parsed, _indented("\n".join(diff))
     if event.name == "write_file" and isinstance(parsed.get("content"), str):
         content = str(parsed["content"])
         head = f"{parsed.get('path')} ({len(content.splitlines())} lines):"
@@ -179,6 +193,12 @@ def transcript_lines(events: Sequence[Event]) -> list[str]:
     """The events laid out in order (the body of ``render_run``; ``alisio run``'s transcripts too)."""
     edits = edit_lines(events)
     return [line for event in events for line in _event_lines(event, edits)]
+
+
+def naming_lines(conditions: Conditions) -> str:
+    """``Agent: codex: codex-cli 0.171.0 (codex, settings ...)``: what names the run (``alisio.core.lab.naming``),
+    one line each, over the run ``render_run`` shows."""
+    return "".join(f"{n.name}: {n.value}\n" for n in run_naming(conditions) if n.present)
 
 
 def render_run(record: RunRecord, events: Sequence[Event] | None) -> str:

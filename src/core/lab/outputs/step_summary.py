@@ -3,7 +3,7 @@
 Rules this module keeps:
 
 - Short: a heading, the notices a reader must not miss (replay, scripted provider, interrupted), the
-  conditions in one line, the task table as report.md has it (``alisio.core.lab.outputs.view``) or the verdicts as
+  conditions in one line (the agent named: ``alisio.core.lab.naming``), the task table as report.md has it (``alisio.core.lab.outputs.view``) or the verdicts as
   comparison.md has them (``alisio.core.lab.outputs.view_compare``), and the suite line. No run details, no paths:
   the report files hold those.
 - Every block ends with a blank line, so blocks appended by several commands to one file stay apart.
@@ -17,6 +17,7 @@ from alisio.core.base import Frozen
 from alisio.core.lab.comparisons.compare import Comparison
 from alisio.core.lab.comparisons.gate import GateResult, describe_gate
 from alisio.core.lab.comparisons.variants import VariantsComparison
+from alisio.core.lab.naming import mode_text, naming_brief
 from alisio.core.lab.outputs.render import markdown_inline, markdown_table
 from alisio.core.lab.outputs.render_compare import comparison_table_rows
 from alisio.core.lab.outputs.view import report_view, suite_rate_line
@@ -31,7 +32,8 @@ def _conditions_line(report: Report) -> str:
     c = report.conditions
     s = report.summary
     return (
-        f"{markdown_inline(c.provider)} / {markdown_inline(c.model)}, mode {c.mode}, k = {c.k}, seed {c.seed}, config `{c.config_hash[:16]}`, "
+        f"{markdown_inline(c.provider)} / {markdown_inline(c.model)}, agent {markdown_inline(naming_brief(c))}, "
+        f"mode {mode_text(c)}, k = {c.k}, seed {c.seed}, config `{c.config_hash[:16]}`, "
         f"run `{c.run_id}`: {plural(s.runs, 'run')} ({s.passes} pass, {s.fails} fail, {s.budget_exceeded} "
         f"budget_exceeded, {s.errored} error)."
     )
@@ -82,13 +84,14 @@ def variants_summary(result: VariantsComparison, reports: Sequence[tuple[str, Re
     rows = [
         (
             variant,
+            naming_brief(report.conditions),
             f"`{report.conditions.config_hash[:16]}`",
             str(report.summary.runs),
             suite_rate_line(report),
         )
         for variant, report in reports
     ]
-    lines += markdown_table(("Variant", "Configuration", "Runs", "Suite success rate"), rows)
+    lines += markdown_table(("Variant", "Agent", "Configuration", "Runs", "Suite success rate"), rows)
     lines.append("")
     for entry in result.comparisons:
         lines += _comparison_block(entry.comparison, f"#### {entry.baseline} → {entry.candidate}", None)

@@ -7,23 +7,24 @@ Markdown and HTML can never disagree on a number or on what is left out.
 
 Rules this module keeps:
 
+- The answer comes first (``answer_line``: the suite rate with its interval, the runs, what made them).
 - Every condition is shown: a number without its conditions is an anecdote. A replay report says replay
   measures the harness, not the model; a scripted live run says it measures no model.
 - Measured and Estimated are separate tables, never summed; absent figures are "not reported" or "n/a".
-- The runs that did not pass (fail, budget_exceeded, error) are listed in task and repetition order, each
-  with its failing verifiers and the first lines of their details, its errors, and the ``alisio eval show``
-  command that opens its transcript; at most ``FAILING_SHOWN`` of them (the count of the others is kept).
-- Text that comes from a run (verifier details, errors) is untrusted: it passes through the secret
-  scanner's ``redact`` before it is cut, and is never interpreted (the renderers escape it).
+- The runs that did not pass are listed grouped by message (``alisio.core.lab.outputs.failing``): at most
+  ``FAILING_SHOWN`` groups (the count of the others is kept).
+- The conditions that name the run (the agent, the script: ``alisio.core.lab.naming``) are rows like every
+  other; a scripted run's mode reads ``scripted``.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 
 from alisio.core.base import Frozen
 from alisio.core.harness.prices import rate_items, rates_text
+from alisio.core.lab.naming import mode_text, naming_brief, run_naming
+from alisio.core.lab.outputs.failing import FailureGroup, failing_runs, group_failures
 from alisio.core.lab.outputs.formats import (
     NOT_REPORTED,
     SUITE_INTERVAL_NOTE,
@@ -38,8 +39,8 @@ from alisio.core.lab.outputs.formats import (
     pct,
     suite_interval_text,
 )
-from alisio.core.lab.outputs.notices import Notice, report_notices, scripted
-from alisio.core.lab.records import RunRecord, RunStatus, VerifierStatus
+from alisio.core.lab.outputs.notices import Notice, report_notices
+from alisio.core.lab.records import RunRecord, RunStatus
 from alisio.core.lab.report import (
     AnswerSource,
     Conditions,
@@ -48,38 +49,28 @@ from alisio.core.lab.report import (
     TaskReport,
     Tokens,
 )
-from alisio.core.share.secrets import redact
+from alisio.core.stats.verdict import format_interval
 from alisio.core.text import plural
 
 __all__ = [
-    "DETAIL_LINES",
     "FAILING_SHOWN",
-    "LINE_CHARS",
     "RATE_COLUMN",
     "Condition",
-    "FailingRun",
     "GridCell",
     "GridRow",
     "Notice",
     "ReportView",
     "Table",
-    "VerifierProblem",
+    "answer_line",
     "condition_items",
-    "failing_runs",
     "report_view",
     "run_grid",
-    "shell_word",
-    "show_command",
     "suite_rate_line",
     "variant_grid",
 ]
 
 FAILING_SHOWN = 100
-"""The runs that did not pass listed by report.md and report.html; the others are counted."""
-DETAIL_LINES = 5
-"""Lines of a verifier's detail (or an error) shown per run."""
-LINE_CHARS = 300
-"""Characters of one such line shown."""
+"""The groups of runs that did not pass listed by report.md and report.html; the others are counted."""
 
 
 class Condition(Frozen, frozen=True, kw_only=True):
@@ -96,43 +87,6 @@ class Table(Frozen, frozen=True, kw_only=True):
     header: tuple[str, ...]
     rows: tuple[tuple[str, ...], ...]
     total: bool = False
-
-
-class VerifierProblem(Frozen, frozen=True, kw_only=True):
-    """A verifier that did not pass, with the first lines of its detail (redacted, cut)."""
-
-    id: str
-    kind: str
-    status: VerifierStatus
-    detail: tuple[str, ...]
-    more_lines: int = 0
-    """Lines of the detail not shown."""
-
-
-class FailingRun(Frozen, frozen=True, kw_only=True):
-    """A run that did not pass: what stopped it, and how to open it."""
-
-    task_id: str
-    repetition: int
-    status: RunStatus
-    reason: str | None = None
-    """The budget (``maxWallMs``) or what broke (``provider_network``)."""
-    verifiers: tuple[VerifierProblem, ...] = ()
-    errors: tuple[str, ...] = ()
-    """The first line of each error (at most three)."""
-    divergence: str | None = None
-    """Where a replay diverged: the call and the field."""
-    show: str
-    """The ``alisio eval show`` command that prints its transcript."""
-
-    @property
-    def label(self) -> str:
-        """``fail``, ``budget_exceeded maxWallMs``, ``error provider_network``."""
-        return (
-            f"{self.status} {self.reason}"
-            if self.reason  # a fail has one only when it tampered with its verifiers
-            else str(self.status)
-        )
 
 
 class GridCell(Frozen, frozen=True, kw_only=True):
@@ -154,6 +108,8 @@ class ReportView(Frozen, frozen=True, kw_only=True):
     """Everything a report page shows, as text; the renderers only lay it out."""
 
     title: str
+    answer: str
+    """The one line a reader came for: the suite rate with its interval, the runs, and what made them."""
     notices: tuple[Notice, ...]
     conditions: tuple[Condition, ...]
     tasks: Table
@@ -167,10 +123,11 @@ class ReportView(Frozen, frozen=True, kw_only=True):
     estimated: Table | None
     """``None`` without rates (``estimated_note`` says so)."""
     estimated_note: str
-    failing: tuple[FailingRun, ...]
-    """The first ``FAILING_SHOWN`` runs that did not pass, in task and repetition order."""
+    failing: tuple[FailureGroup, ...]
+    """The runs that did not pass grouped by message (``alisio.core.lab.outputs.failing``), at most
+    ``FAILING_SHOWN`` groups, in the order of their first run (task and repetition order)."""
     failing_total: int
-    """All the runs that did not pass (more than ``failing`` when the list was cut)."""
+    """All the runs that did not pass (more than ``failing`` holds when the list was cut)."""
     runs_known: bool
     """Whether the records were given: without them nothing is said about single runs."""
     grid: tuple[GridRow, ...]
@@ -195,7 +152,8 @@ def condition_items(c: Conditions) -> tuple[Condition, ...]:
         Condition(name="Model", value=c.model),
         *_served(c),
         *endpoint,
-        Condition(name="Mode", value=str(c.mode)),
+        *(Condition(name=n.name, value=n.value, code=n.code) for n in run_naming(c) if n.present),
+        Condition(name="Mode", value=mode_text(c)),
         Condition(name="k (repetitions per task)", value=str(c.k)),
         Condition(name="Seed (run order only)", value=str(c.seed)),
         Condition(name="Compaction", value=compaction),
@@ -314,6 +272,20 @@ def suite_rate_line(report: Report) -> str:
     )
 
 
+def answer_line(report: Report) -> str:
+    """``65.7% [35.6%, 95.9%] suite success rate over 7 tasks: 46 of 68 judged runs passed, 2 error (excluded);
+    model m, agent alisio 0.4.0, live.``: the answer first, in one line."""
+    c, s = report.conditions, report.summary
+    who = f"model {c.model}, agent {naming_brief(c)}, {mode_text(c)}"
+    errored = f"{s.errored} error (excluded)"
+    if s.success_rate is None:
+        return f"No judged run ({plural(s.runs, 'run')}, {errored}); {who}."
+    interval = format_interval(s.success_rate.interval) if s.success_rate.interval is not None else ""
+    rate = f"{pct(s.success_rate.mean)}{' ' + interval if interval else ''} suite success rate over "
+    rate += plural(s.success_rate.tasks, "task")
+    return f"{rate}: {s.passes} of {plural(s.judged, 'judged run')} passed{', ' + errored if s.errored else ''}; {who}."
+
+
 def _summary_lines(report: Report) -> tuple[str, ...]:
     s = report.summary
     lines = [suite_rate_line(report), "", SUITE_RATE_NOTE]
@@ -409,76 +381,6 @@ def _estimated(report: Report) -> tuple[Table | None, str]:
 
 # --- single runs ---------------------------------------------------------------------------------------------
 
-_SHELL_SAFE = re.compile(r"[A-Za-z0-9._/:@%+=,-]+")
-
-
-def shell_word(text: str) -> str:
-    """``text`` as one POSIX shell word: as is when it holds only safe characters, else single-quoted."""
-    if _SHELL_SAFE.fullmatch(text):
-        return text
-    return "'" + text.replace("'", "'\"'\"'") + "'"
-
-
-def show_command(run_id: str, task_id: str, repetition: int) -> str:
-    """``alisio eval show <runId> --task <task> --rep <n>``: the command that prints one run's transcript
-    (``run_id`` may be a report directory's path instead: ``eval show`` takes either)."""
-    return f"alisio eval show {shell_word(run_id)} --task {shell_word(task_id)} --rep {repetition}"
-
-
-def _cut_lines(text: str, known: tuple[tuple[str, str], ...]) -> tuple[tuple[str, ...], int]:
-    """The first ``DETAIL_LINES`` non-blank lines of ``text`` (redacted), each cut at ``LINE_CHARS``, and
-    how many lines were left out."""
-    lines = [line.rstrip() for line in redact(text, known).splitlines() if line.strip()]
-    shown = tuple(line if len(line) <= LINE_CHARS else line[: LINE_CHARS - 1] + "…" for line in lines)
-    return shown[:DETAIL_LINES], max(0, len(lines) - DETAIL_LINES)
-
-
-def _failing_run(record: RunRecord, run_id: str, known: tuple[tuple[str, str], ...]) -> FailingRun:
-    verifiers = []
-    for v in record.verifiers:
-        if v.status is VerifierStatus.PASS:
-            continue
-        detail, more = _cut_lines(v.detail, known)
-        verifiers.append(
-            VerifierProblem(id=v.id, kind=v.kind, status=v.status, detail=detail, more_lines=more)
-        )
-    errors = tuple(lines[0] for lines, _ in (_cut_lines(e, known) for e in record.errors[:3]) if lines)
-    divergence = None
-    if record.divergence is not None:
-        d = record.divergence
-        divergence = redact(f"call {d.call_index}, field {d.field}", known)
-    return FailingRun(
-        task_id=record.task_id,
-        repetition=record.repetition,
-        status=record.status,
-        reason=record.reason,
-        verifiers=tuple(verifiers),
-        errors=errors,
-        divergence=divergence,
-        show=show_command(run_id, record.task_id, record.repetition),
-    )
-
-
-def failing_runs(
-    records: Iterable[RunRecord],
-    run_id: str,
-    known: tuple[tuple[str, str], ...] = (),
-    limit: int | None = None,
-) -> tuple[tuple[FailingRun, ...], int]:
-    """The runs that did not pass, in task and repetition order, and how many there are.
-
-    Args:
-        records: the arm's records, in any order.
-        run_id: the report's run id, or its directory's path (what the ``eval show`` command is given).
-        known: exact credentials to redact from details and errors (``alisio.core.share.secrets``).
-        limit: list at most this many (``None``: all); the count is of all of them.
-    """
-    failing = sorted(
-        (r for r in records if r.status is not RunStatus.PASS), key=lambda r: (r.task_id, r.repetition)
-    )
-    shown = failing if limit is None else failing[:limit]
-    return tuple(_failing_run(r, run_id, known) for r in shown), len(failing)
-
 
 def run_grid(task_ids: Sequence[str], records: Iterable[RunRecord], k: int) -> tuple[GridRow, ...]:
     """Each task's runs by repetition, ``0 .. max(k, highest repetition + 1) - 1``; a run without a record is
@@ -535,16 +437,17 @@ def report_view(
             stored in the data directory) or the report directory's path (a report written with ``--out``).
     """
     c = report.conditions
-    mode = f"{c.mode}, scripted provider" if scripted(c) else str(c.mode)
-    failing: tuple[FailingRun, ...] = ()
+    failing: tuple[FailureGroup, ...] = ()
     total = 0
     grid: tuple[GridRow, ...] = ()
     if records is not None:
-        failing, total = failing_runs(records, show_as or c.run_id, known, FAILING_SHOWN)
+        runs, total = failing_runs(records, show_as or c.run_id, known)
+        failing = group_failures(runs)[:FAILING_SHOWN]
         grid = run_grid([t.task_id for t in report.tasks], records, c.k)
     estimated, estimated_note = _estimated(report)
     return ReportView(
-        title=f"Eval report: {c.suite_id} {c.suite_version} ({mode})",
+        title=f"Eval report: {c.suite_id} {c.suite_version} ({mode_text(c)})",
+        answer=answer_line(report),
         notices=report_notices(report),
         conditions=condition_items(c),
         tasks=_tasks_table(report),

@@ -24,6 +24,7 @@ from alisio.core.lab.comparisons.compare import (
     TaskComparison,
 )
 from alisio.core.lab.comparisons.gate import OUTCOME_LABEL
+from alisio.core.lab.naming import run_naming
 from alisio.core.lab.outputs.formats import (
     NOT_REPORTED,
     REPLAY_NOTICE,
@@ -32,18 +33,20 @@ from alisio.core.lab.outputs.formats import (
     format_num,
     format_pp,
     format_rate,
+    pct,
     suite_interval_text,
 )
 from alisio.core.lab.outputs.view import Notice, Table, condition_items
 from alisio.core.stats.exact import PValueMethod
 from alisio.core.stats.paired import PairedDifference, PermutationMethod
 from alisio.core.stats.rates import Interval, IntervalMethod
-from alisio.core.stats.verdict import ALPHA, Adjustment, VerdictRule, format_p
+from alisio.core.stats.verdict import ALPHA, Adjustment, VerdictRule, format_interval, format_p
 
 __all__ = [
     "NOT_RECORDED",
     "ComparisonView",
     "SideCondition",
+    "answer_line",
     "comparison_view",
     "outcomes_line",
     "side_text",
@@ -64,6 +67,8 @@ class ComparisonView(Frozen, frozen=True, kw_only=True):
     """Everything a comparison page shows, as text."""
 
     title: str
+    answer: str
+    """The one line a reader came for: the verdicts counted, and the suite rates with their intervals."""
     notices: tuple[Notice, ...]
     conditions: tuple[SideCondition, ...]
     warnings: tuple[str, ...]
@@ -342,6 +347,23 @@ def outcomes_line(comparison: Comparison) -> str:
     return f"Outcomes: {counts or 'no tasks'}."
 
 
+def answer_line(comparison: Comparison) -> str:
+    """``Outcomes: 1 improved, 4 inconclusive. Suite success rate 65.7% [35.6%, 95.9%] → 73.6% [51.8%, 95.4%],
+    paired difference +7.9 pp [-32.6, +48.3] pp.``: the answer first, in one line."""
+    s = comparison.summary
+    line = outcomes_line(comparison)
+    if s.baseline_rate is None or s.candidate_rate is None:
+        return line
+    sides = " → ".join(
+        f"{pct(r.mean)} {format_interval(r.interval)}" if r.interval is not None else pct(r.mean)
+        for r in (s.baseline_rate, s.candidate_rate)
+    )
+    paired = ""
+    if s.paired is not None:
+        paired = f", paired difference {format_pp(s.paired.mean)} {_pp_interval(s.paired.interval)}"
+    return f"{line} Suite success rate {sides}{paired}."
+
+
 NOT_RECORDED = "not recorded"
 """A condition one report records and the other does not (an endpoint: live against replay or scripted)."""
 
@@ -351,6 +373,11 @@ def _conditions(comparison: Comparison) -> tuple[SideCondition, ...]:
     (the endpoint of a live run against a replay, what served it) is ``not recorded`` on the other."""
     base = {c.name: c for c in condition_items(comparison.baseline)}
     cand = {c.name: c for c in condition_items(comparison.candidate)}
+    # a naming condition one side does not have (no script) says so (``none``), not "not recorded"
+    b_absent, c_absent = (
+        {n.name: n.value for n in run_naming(side) if not n.present}
+        for side in (comparison.baseline, comparison.candidate)
+    )
     names = list(base)
     for i, name in enumerate(cand):
         if name not in base:
@@ -360,8 +387,8 @@ def _conditions(comparison: Comparison) -> tuple[SideCondition, ...]:
     return tuple(
         SideCondition(
             name=name,
-            baseline=base[name].value if name in base else NOT_RECORDED,
-            candidate=cand[name].value if name in cand else NOT_RECORDED,
+            baseline=base[name].value if name in base else b_absent.get(name, NOT_RECORDED),
+            candidate=cand[name].value if name in cand else c_absent.get(name, NOT_RECORDED),
             code=(base.get(name) or cand[name]).code,
         )
         for name in names
@@ -380,6 +407,7 @@ def comparison_view(comparison: Comparison) -> ComparisonView:
     measured, estimated, total_cost = _deltas(comparison)
     return ComparisonView(
         title=f"{title}: {b.suite_id} {b.suite_version}",
+        answer=answer_line(comparison),
         notices=(Notice(text=REPLAY_NOTICE),) if comparison.replay else (),
         conditions=_conditions(comparison),
         warnings=comparison.warnings,
