@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -243,7 +243,7 @@ def run_one(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> Finished:
     started_at = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
     try:
         finished = _judged_run(ctx, arm, task, spec)
-        return Finished(record=_started(finished.record, started_at), transcript=finished.transcript)
+        return replace(finished, record=_started(finished.record, started_at))
     except WorkspaceError as error:
         setup = SetupError(reason=error.reason, message=str(error))
     except Exception as error:  # a lab never loses its other runs because one run went wrong
