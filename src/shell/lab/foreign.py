@@ -28,6 +28,7 @@ __all__ = ["MAX_BYTES", "read_foreign"]
 MAX_BYTES = 512 * 1024 * 1024
 """The most a foreign result may hold, uncompressed, in all: past it, it is refused rather than read."""
 _ZSTD = 93
+_CHUNK = 1 << 20
 _LOCAL_HEADER = struct.Struct("<4s5H3L2H")
 _INSTALL = "install alisio's inspect extra to read it: pip install 'alisio[inspect]' (the zstandard package)"
 
@@ -56,13 +57,20 @@ def _member(archive: zipfile.ZipFile, path: Path, info: zipfile.ZipInfo) -> byte
         fields = _LOCAL_HEADER.unpack(handle.read(_LOCAL_HEADER.size))
         handle.seek(fields[-2] + fields[-1], 1)  # the name and the extra field
         raw = handle.read(info.compress_size)
-    try:
-        data = zstandard.ZstdDecompressor().decompress(raw, max_output_size=info.file_size)
+    data = bytearray()
+    try:  # never more than the size it declares (a zstd frame's own content size is not believed)
+        with zstandard.ZstdDecompressor().stream_reader(raw) as reader:
+            while len(data) <= info.file_size and (
+                chunk := reader.read(min(info.file_size + 1 - len(data), _CHUNK))
+            ):
+                data += chunk
     except zstandard.ZstdError as error:
         raise CommandError(f"{where}: not valid zstd data: {error}") from None
+    if len(data) > info.file_size:
+        raise CommandError(f"{where}: holds more than the {info.file_size:,} bytes it declares; not read")
     if len(data) != info.file_size or zlib.crc32(data) != info.CRC:
         raise CommandError(f"{where}: its content does not match its size and checksum")
-    return data
+    return bytes(data)
 
 
 def _inspect_eval(path: Path, scoring: Scoring) -> ForeignRuns:
