@@ -54,7 +54,10 @@ def _member(archive: zipfile.ZipFile, path: Path, info: zipfile.ZipInfo) -> byte
         raise CommandError(f"{where}: compressed with zstd; {_INSTALL}") from None
     with path.open("rb") as handle:
         handle.seek(info.header_offset)
-        fields = _LOCAL_HEADER.unpack(handle.read(_LOCAL_HEADER.size))
+        header = handle.read(_LOCAL_HEADER.size)
+        fields = _LOCAL_HEADER.unpack(header) if len(header) == _LOCAL_HEADER.size else (b"",)
+        if fields[0] != b"PK\x03\x04":
+            raise CommandError(f"{where}: its local header is damaged (not a readable Inspect log)")
         handle.seek(fields[-2] + fields[-1], 1)  # the name and the extra field
         raw = handle.read(info.compress_size)
     data = bytearray()

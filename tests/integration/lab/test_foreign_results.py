@@ -287,3 +287,30 @@ def test_a_zstd_member_that_decompresses_past_its_declared_size_is_refused_witho
     )
     read = alisio(tmp_path, "eval", "stability", honest, honest, "--json")
     assert read.returncode == 0, read.stderr
+
+
+@pytest.mark.parametrize("damage", ["signature", "offset past the end"])
+def test_a_zstd_member_whose_local_header_is_damaged_is_one_line(tmp_path: Path, damage: str) -> None:
+    import struct
+    import zipfile
+
+    log = json.loads((LOGS / "candidate.json").read_text())
+    sample = json.dumps(log.pop("samples")[0]).encode()
+    header = json.dumps(log).encode()
+    path = _zstd_eval(
+        tmp_path / "damaged.eval",
+        {"samples/add_epoch_1.json": (sample, len(sample)), "header.json": (header, len(header))},
+    )
+    raw = bytearray(path.read_bytes())
+    if damage == "signature":
+        offset = zipfile.ZipFile(path).getinfo("samples/add_epoch_1.json").header_offset
+        raw[offset : offset + 4] = b"XXXX"
+    else:  # the central directory's first entry (the sample) points past the end of the file
+        struct.pack_into("<L", raw, raw.index(b"PK\x01\x02") + 42, 10**8)
+    path.write_bytes(bytes(raw))
+    refused = alisio(tmp_path, "eval", "stability", path, path)
+    assert (refused.returncode, refused.stderr) == (
+        1,
+        f"alisio eval stability: {path}: samples/add_epoch_1.json: its local header is damaged "
+        "(not a readable Inspect log)\n",
+    )
