@@ -9,8 +9,9 @@ hash and size, never read whole). ``known`` are the exact credentials its text i
 ``apply_changes(diff, root)`` replays a kept diff in a fresh copy of the (possibly changed) fixture. It
 returns ``None`` once every change is applied, else the first reason it cannot be: a text patch that no
 longer matches, a binary file (its bytes were not kept), a redacted text, a file that the diff deletes or
-changes and that the fixture no longer has, a file it adds that the fixture now has. Nothing is written
-through a link: a parent that is a link is refused.
+changes and that the fixture no longer has, a file it adds that the fixture now has, a link that leads out of
+the workspace (a kept diff may come from someone else's report: the verifiers must never read or write the
+host through it). Nothing is written through a link: a parent that is a link is refused.
 """
 
 from __future__ import annotations
@@ -152,6 +153,18 @@ def _apply_one(change: FileChange, root: Path) -> str | None:
     return None
 
 
+def _link_out(diff: WorkspaceDiff, root: Path) -> str | None:
+    """The first link the diff made that leads out of ``root`` once every change is in place (an absolute
+    target, ``..`` past the root, or through another link: ``up -> .`` then ``x -> up/../..``)."""
+    inside = os.path.realpath(root)
+    for change in diff.changes:
+        if change.kind == "symlink" and change.change != "deleted":
+            where = os.path.realpath(root / change.path)
+            if os.path.commonpath([inside, where]) != inside:
+                return f"{change.path}: a link to {change.target!r} leads out of the workspace; refused"
+    return None
+
+
 def apply_changes(diff: WorkspaceDiff, root: Path) -> str | None:
     """Apply ``diff`` in ``root`` (module docstring): ``None``, or why it does not apply."""
     for change in diff.changes:
@@ -161,4 +174,4 @@ def apply_changes(diff: WorkspaceDiff, root: Path) -> str | None:
             problem = f"{change.path}: {getattr(error, 'strerror', None) or error}"
         if problem is not None:
             return problem
-    return None
+    return _link_out(diff, root)

@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.integration.helpers import FIX, alisio, make_suite, read_report, read_runs, task, write_script
 
 WEAK_CHECK = (
@@ -187,3 +189,44 @@ def test_a_workspace_over_the_cap_is_not_kept_and_cannot_be_judged_again(home: P
     assert again.returncode == 1
     (judged,) = read_runs(target)
     assert (str(judged.status), judged.reason) == ("error", "workspace_not_kept")
+
+
+def _planted(target: str, victim: Path) -> list[dict[str, Any]]:
+    """A kept diff's links that lead to ``victim``: ``result.txt`` straight to it, or through ``up -> .``."""
+    if target == "absolute":
+        return [{"path": "result.txt", "change": "added", "kind": "symlink", "target": str(victim)}]
+    up = "../" * 40 + str(victim).lstrip("/")
+    if target == "relative":
+        return [{"path": "result.txt", "change": "added", "kind": "symlink", "target": up}]
+    return [
+        {"path": "up", "change": "added", "kind": "symlink", "target": "."},
+        {"path": "result.txt", "change": "added", "kind": "symlink", "target": "up/" + up},
+    ]
+
+
+@pytest.mark.parametrize("target", ["absolute", "relative", "through another link"])
+def test_a_kept_link_out_of_the_workspace_is_refused_before_any_verifier_runs(
+    home: Path, target: str
+) -> None:
+    """A report's kept diff edited to plant ``result.txt`` as a link to a host file (a report shared by
+    someone else): the verifier, which writes result.txt, would write the host file through it. The run is
+    error diff_does_not_apply naming the link, and the host file is untouched."""
+    suite = _suite(home)
+    first = _run(home, suite)
+    check = suite / "fixtures" / "calc" / "check.py"
+    check.write_text("open('result.txt', 'w').write('written by the verifier')\n" + WEAK_CHECK)
+    victim = home / "victim.txt"
+    victim.write_text("the host's file\n")
+    kept = first / "runs" / "fix-add" / "0.workspace.json"
+    diff = json.loads(kept.read_text())
+    diff["changes"] += _planted(target, victim)
+    kept.write_text(json.dumps(diff))
+    result, again = _rejudge(home, suite, first)
+    assert victim.read_text() == "the host's file\n"
+    assert result.returncode == 1, result.stderr
+    judged = {(r.task_id, r.repetition): r for r in read_runs(again)}
+    refused = judged[("fix-add", 0)]
+    assert (str(refused.status), refused.reason) == ("error", "diff_does_not_apply")
+    assert refused.errors[0].startswith("the kept diff no longer applies: result.txt: a link to ")
+    assert refused.errors[0].endswith(" leads out of the workspace; refused")
+    assert str(judged[("fix-add", 1)].status) == "pass"
