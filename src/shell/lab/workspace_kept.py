@@ -9,9 +9,11 @@ hash and size, never read whole). ``known`` are the exact credentials its text i
 ``apply_changes(diff, root)`` replays a kept diff in a fresh copy of the (possibly changed) fixture. It
 returns ``None`` once every change is applied, else the first reason it cannot be: a text patch that no
 longer matches, a binary file (its bytes were not kept), a redacted text, a file that the diff deletes or
-changes and that the fixture no longer has, a file it adds that the fixture now has, a link that leads out of
-the workspace (a kept diff may come from someone else's report: the verifiers must never read or write the
-host through it). Nothing is written through a link: a parent that is a link is refused.
+changes and that the fixture no longer has, a file it adds that the fixture now has, a path under ``.git``,
+``node_modules`` or ``__pycache__`` (no snapshot holds one; a ``.git/config`` can make a verifier's ``git
+status`` run a command), a link that leads out of the workspace (a kept diff may come from someone else's
+report: the verifiers must never read or write the host through it). Nothing is written through a link: a
+parent that is a link is refused.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import Literal
 
 from returns.result import Failure, Success
 
-from alisio.core.lab.judges.verify import TreeSnapshot
+from alisio.core.lab.judges.verify import TreeSnapshot, is_ignored
 from alisio.core.lab.workspace_diff import (
     TEXT_MAX_BYTES,
     FileChange,
@@ -121,6 +123,10 @@ def _safe_parent(root: Path, relative: str) -> Path | None:
 
 def _apply_one(change: FileChange, root: Path) -> str | None:
     target = root / change.path
+    if is_ignored(
+        change.path
+    ):  # never in a snapshot, so never in a diff a run kept (.git/config runs commands)
+        return f"{change.path}: lies under .git, node_modules or __pycache__, which a kept diff never holds"
     if _safe_parent(root, change.path) is None:
         return f"{change.path}: a directory above it is a link or a file in this fixture"
     present = target.is_symlink() or target.exists()

@@ -230,3 +230,36 @@ def test_a_kept_link_out_of_the_workspace_is_refused_before_any_verifier_runs(
     assert refused.errors[0].startswith("the kept diff no longer applies: result.txt: a link to ")
     assert refused.errors[0].endswith(" leads out of the workspace; refused")
     assert str(judged[("fix-add", 1)].status) == "pass"
+
+
+def test_a_kept_diff_that_writes_under_git_is_refused(home: Path) -> None:
+    """A report's kept diff edited to replace the fixture repository's .git/config with one whose
+    core.fsmonitor is a command: a verifier's ``git status`` would run it. No snapshot holds .git, so no diff
+    a run kept does: the run is error diff_does_not_apply naming the path, and the command never ran."""
+    suite = make_suite(home, task("fix-add", fixtureGit=True))
+    scripts = home / "scripts"
+    scripts.mkdir()
+    write_script(scripts / "fix-add.json", FIX)
+    first = _run(home, suite)
+    (suite / "fixtures" / "calc" / "check.py").write_text(
+        "import subprocess\nsubprocess.run(['git', 'status'], capture_output=True)\n" + WEAK_CHECK
+    )
+    victim = home / "ran"
+    config = f"[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tfsmonitor = touch {victim}; false\n"
+    kept = first / "runs" / "fix-add" / "0.workspace.json"
+    diff = json.loads(kept.read_text())
+    diff["changes"] += [
+        {"path": ".git/config", "change": "deleted", "kind": "binary"},
+        {"path": ".git/config", "change": "added", "kind": "text",
+         "patch": "@@ -0,0 +1,4 @@\n" + "".join(f"+{line}\n" for line in config.splitlines())},
+    ]  # fmt: skip
+    kept.write_text(json.dumps(diff))
+    result, again = _rejudge(home, suite, first)
+    assert not victim.exists()
+    assert result.returncode == 1, result.stderr
+    refused = {(r.task_id, r.repetition): r for r in read_runs(again)}[("fix-add", 0)]
+    assert (str(refused.status), refused.reason) == ("error", "diff_does_not_apply")
+    assert refused.errors[0] == (
+        "the kept diff no longer applies: .git/config: lies under .git, node_modules or __pycache__, which a "
+        "kept diff never holds"
+    )
