@@ -4,12 +4,22 @@ without the model (through the CLI, scripted runs of the built-in agent)."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.integration.helpers import FIX, alisio, make_suite, read_report, read_runs, task, write_script
+from tests.integration.helpers import (
+    FIX,
+    alisio,
+    make_suite,
+    read_report,
+    read_runs,
+    task,
+    write_config,
+    write_script,
+)
 
 WEAK_CHECK = (
     "import sys\n"
@@ -263,3 +273,24 @@ def test_a_kept_diff_that_writes_under_git_is_refused(home: Path) -> None:
         "the kept diff no longer applies: .git/config: lies under .git, node_modules or __pycache__, which a "
         "kept diff never holds"
     )
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+def test_the_configured_sandbox_holds_for_a_rejudge_of_an_unsandboxed_report(home: Path) -> None:
+    """A report run without the sandbox, judged again under ``[lab] sandbox = "bwrap"``: the verifiers run in
+    bubblewrap (check.py passes only at /workspace), as every other command's would; ``--sandbox none`` is
+    still obeyed."""
+    suite = _suite(home)
+    first = _run(home, suite, "--sandbox", "none")
+    assert read_report(first).conditions.sandbox == "none"
+    (suite / "fixtures" / "calc" / "check.py").write_text(
+        "import os, sys\nprint('cwd', os.getcwd())\nsys.exit(0 if os.getcwd() == '/workspace' else 1)\n"
+    )
+    write_config(home, '[lab]\nsandbox = "bwrap"\n')
+    result, again = _rejudge(home, suite, first)
+    assert result.returncode == 0, result.stderr
+    assert {str(r.status) for r in read_runs(again)} == {"pass"}
+    unsandboxed = alisio(home, "eval", "rejudge", str(first), "--suite-dir", str(suite), "--yes", "--out",
+                         str(home / "unsandboxed"), "--sandbox", "none")  # fmt: skip
+    assert unsandboxed.returncode == 0 and "check: exit 1" in unsandboxed.stderr, unsandboxed.stderr
+    assert {str(r.status) for r in read_runs(home / "unsandboxed")} == {"fail"}
