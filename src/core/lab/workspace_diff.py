@@ -106,7 +106,7 @@ class WorkspaceKept(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     files: int = 0
     """Entries that differ from the fixture."""
     bytes: int = 0
-    """The size of the diff (kept or not)."""
+    """The size of the diff (kept or not; when not kept, at least this: past the cap, files are not read)."""
     reason: str = ""
     """Why it was not kept."""
 
@@ -315,10 +315,16 @@ def encode_workspace_diff(diff: WorkspaceDiff) -> bytes:
     return _ENCODER.encode(diff)
 
 
-def kept_diff(diff: WorkspaceDiff, cap: int = MAX_DIFF_BYTES) -> tuple[bytes, WorkspaceKept]:
-    """The bytes to write (empty when not kept) and what the record says of them."""
+def kept_diff(
+    diff: WorkspaceDiff, cap: int = MAX_DIFF_BYTES, *, complete: bool = True
+) -> tuple[bytes, WorkspaceKept]:
+    """The bytes to write (empty when not kept) and what the record says of them; ``complete=False``: the
+    text of its last files was not read, the diff being over ``cap`` already (its size a lower bound)."""
     data = encode_workspace_diff(diff)
     files = len(diff.changes)
+    if not complete:
+        reason = f"the diff holds more than {len(data):,} bytes (the rest of its files not read), more than the {cap:,} a run keeps"  # fmt: skip
+        return b"", WorkspaceKept(kept=False, files=files, bytes=len(data), reason=reason)
     if len(data) > cap:
         reason = f"the diff holds {len(data):,} bytes, more than the {cap:,} a run keeps"
         return b"", WorkspaceKept(kept=False, files=files, bytes=len(data), reason=reason)

@@ -217,7 +217,8 @@ def _after_agent(
     kept: tuple[bytes, WorkspaceKept | None] = (b"", None)
     try:
         if keep:
-            kept = kept_diff(changes_of(ws, after, known))
+            diff, complete = changes_of(ws, after, known)
+            kept = kept_diff(diff, complete=complete)
     except OSError as error:
         kept = (
             b"",

@@ -27,6 +27,7 @@ from returns.result import Failure, Success
 
 from alisio.core.lab.judges.verify import TreeSnapshot, is_ignored
 from alisio.core.lab.workspace_diff import (
+    MAX_DIFF_BYTES,
     TEXT_MAX_BYTES,
     FileChange,
     WorkspaceDiff,
@@ -48,8 +49,9 @@ def _read(path: Path) -> bytes | None:
     return path.read_bytes()
 
 
-def _left(path: Path, relative: str, kind: str, digest: str, old: str | None, known: tuple[tuple[str, str], ...]) -> FileChange:  # fmt: skip
-    """What the run left at ``path``: ``old`` is the fixture's text (``None``: added, or not text)."""
+def _left(path: Path, relative: str, kind: str, digest: str, old: str | None, known: tuple[tuple[str, str], ...], *, read: bool = True) -> FileChange:  # fmt: skip
+    """What the run left at ``path``: ``old`` is the fixture's text (``None``: added, or not text); without
+    ``read``, a file is named by its hash and size only."""
     change: Literal["added", "modified"] = "added" if old is None else "modified"
     if kind == "symlink":
         return FileChange(
@@ -59,7 +61,7 @@ def _left(path: Path, relative: str, kind: str, digest: str, old: str | None, kn
         return FileChange(path=relative, change="added", kind="special")
     info = path.lstat()
     executable = bool(info.st_mode & stat.S_IXUSR)
-    data = _read(path)
+    data = _read(path) if read else None
     text = text_of(data) if data is not None else None
     if text is None:
         return FileChange(path=relative, change=change, kind="binary", sha256=digest, size=info.st_size,
@@ -84,15 +86,19 @@ def _kind_of(entry: str) -> Literal["binary", "symlink", "special"]:
 
 
 def changes_of(
-    workspace: Workspace, after: TreeSnapshot, known: tuple[tuple[str, str], ...]
-) -> WorkspaceDiff:
-    """The entries of ``workspace`` that differ from its fixture, as ``after`` saw them (module docstring).
+    workspace: Workspace, after: TreeSnapshot, known: tuple[tuple[str, str], ...], cap: int = MAX_DIFF_BYTES
+) -> tuple[WorkspaceDiff, bool]:
+    """The entries of ``workspace`` that differ from its fixture, as ``after`` saw them (module docstring),
+    and whether every file was read: once the text kept passes ``cap`` the diff cannot be kept, so the files
+    after that are named by their hash and size, never read (a run that wrote gigabytes of text costs no
+    more than the cap).
 
     Raises:
         OSError: a file cannot be read.
     """
     was, now = workspace.before.as_mapping(), after.as_mapping()
     changes: list[FileChange] = []
+    held, skipped = 0, False
     for relative in sorted(set(was) | set(now)):
         if was.get(relative) == now.get(relative):
             continue
@@ -100,14 +106,22 @@ def changes_of(
             changes.append(FileChange(path=relative, change="deleted", kind=_kind_of(was[relative][0])))
             continue
         new_kind, digest = now[relative]
-        old = None
+        old, read = None, held <= cap
+        skipped = skipped or not read
         if relative in was:
             old_kind = was[relative][0]
-            old = _original(workspace.fixture_dir, relative, old_kind) if old_kind == new_kind else None
-            if old is None:  # another kind of entry, or not text: the old one goes, the new one comes
+            old = (
+                _original(workspace.fixture_dir, relative, old_kind)
+                if old_kind == new_kind and read
+                else None
+            )
+            if old is None and (
+                read or old_kind != new_kind
+            ):  # another kind, or not text: one goes, one comes
                 changes.append(FileChange(path=relative, change="deleted", kind=_kind_of(old_kind)))
-        changes.append(_left(workspace.path / relative, relative, new_kind, digest, old, known))
-    return WorkspaceDiff(changes=tuple(changes))
+        changes.append(_left(workspace.path / relative, relative, new_kind, digest, old, known, read=read))
+        held += len(changes[-1].patch)
+    return WorkspaceDiff(changes=tuple(changes)), not skipped
 
 
 def _safe_parent(root: Path, relative: str) -> Path | None:
