@@ -123,6 +123,13 @@ def _file(path: Path, scoring: Scoring) -> ForeignRuns | None:
     return None
 
 
+def _json_file(path: Path) -> dict[str, object]:
+    """A Harbor file's JSON object (``{}`` for another value), read only when at most ``MAX_BYTES``."""
+    if path.stat().st_size > MAX_BYTES:
+        raise CommandError(f"{path}: larger than {MAX_BYTES // (1024 * 1024)} MiB; not read")
+    return _obj(_json(path.read_bytes(), str(path)))
+
+
 def _harbor(directory: Path, scoring: Scoring) -> ForeignRuns | None:
     """A Harbor job directory (trial sub-directories holding result.json), else ``None``."""
     if (directory / "report.json").exists():
@@ -130,20 +137,18 @@ def _harbor(directory: Path, scoring: Scoring) -> ForeignRuns | None:
     results = sorted(p for p in directory.glob("*/result.json") if p.is_file())
     trials: list[tuple[str, dict[str, object]]] = []
     for result in results:
-        if result.stat().st_size > MAX_BYTES:
-            raise CommandError(f"{result}: larger than {MAX_BYTES // (1024 * 1024)} MiB; not read")
-        trial = _obj(_json(result.read_bytes(), str(result)))
+        trial = _json_file(result)
         if "trial_name" in trial and "task_name" in trial:
             trials.append((result.parent.name, trial))
     if not trials:
         own = directory / "result.json"
-        if own.is_file() and "trial_name" in _obj(_json(own.read_bytes(), str(own))):
+        if own.is_file() and "trial_name" in _json_file(own):
             raise CommandError(
                 f"{directory}: a Harbor trial directory; give its job directory ({directory.parent})"
             )
         return None
     config = directory / "config.json"
-    job = _obj(_json(config.read_bytes(), str(config))) if config.is_file() else {}
+    job = _json_file(config) if config.is_file() else {}
     return _mapped(harbor_runs(job, trials, scoring, str(directory)))
 
 

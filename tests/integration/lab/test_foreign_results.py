@@ -314,3 +314,22 @@ def test_a_zstd_member_whose_local_header_is_damaged_is_one_line(tmp_path: Path,
         f"alisio eval stability: {path}: samples/add_epoch_1.json: its local header is damaged "
         "(not a readable Inspect log)\n",
     )
+
+
+@pytest.mark.parametrize("name", ["config.json", "result.json"])
+def test_a_harbor_file_over_the_size_cap_is_refused_unread(tmp_path: Path, name: str) -> None:
+    """A job's config.json (or, in a directory without trials, its own result.json) over 512 MiB (sparse
+    here): one line naming it, as an oversized trial result.json already was, not read into memory."""
+    if name == "config.json":
+        job = _harbor_job(tmp_path, "big", {"t": [1.0] * 2})
+    else:
+        job = tmp_path / "big"
+        job.mkdir()
+    big = job / name
+    with big.open("wb") as handle:
+        handle.truncate(513 << 20)
+    refused = alisio(tmp_path, "eval", "stability", job, job)
+    assert (refused.returncode, refused.stderr) == (
+        1,
+        f"alisio eval stability: {big}: larger than 512 MiB; not read\n",
+    )
