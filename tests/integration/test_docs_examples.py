@@ -410,7 +410,7 @@ class Page:
         text = text.replace(str(self.cwd), "<checkout>").replace(str(ROOT), "<checkout>")
         text = _RUN_ID.sub("<run-id>", text)
         text = re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", "<time>", text)
-        text = re.sub(r"\b\d+\.\d s\b", "<s>", text)
+        text = re.sub(r"[+-]?\b\d+\.\d s\b", "<s>", text)  # a time delta's sign varies with load too
         text = re.sub(r"\(\d+ ms\)", "(<ms>)", text)
         text = re.sub(r"\balisio \d+\.\d+\.\d+[\w+-]*", "alisio <version>", text)  # the built-in agent
         return re.sub(r"\b\d+ at once\b", "<n> at once", text)

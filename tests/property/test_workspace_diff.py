@@ -56,6 +56,42 @@ def test_a_patch_applies_to_the_file_with_lines_added_above(
     assert apply_text_patch(moved, text_patch(old, new)) == Success(_text(above, True) + new)
 
 
+@given(
+    st.lists(st.sampled_from(["a", "b", "c", "", "one", "two", "three"]), max_size=40),
+    st.lists(st.sampled_from(["a", "b", "c", "", "one", "two", "four"]), max_size=40),
+    st.integers(0, 40),
+    st.integers(0, 200),
+)
+@example(["one", "a", "b", "two", "a", "three"], ["a", "one", "b", "b", "two", "c", "three"], 2, 4)
+def test_a_patch_aligned_under_a_small_bound_applies_exactly(
+    old: list[str], new: list[str], gap_pairs: int, pairs_max: int
+) -> None:
+    """Whatever the bounds leave to difflib (split at anchors, parts replaced whole), the patch turns the old
+    text into the new one."""
+    before, after = _text(old, True), _text(new, True)
+    patch = text_patch(before, after, gap_pairs=gap_pairs, pairs_max=pairs_max)
+    assert apply_text_patch(before, patch) == Success(after)
+    assert (patch == "") == (before == after)
+
+
+def test_lines_that_repeat_are_aligned_in_bounded_time_and_apply() -> None:
+    """A fixture file of 6,000 lines in a repeating pattern, rewritten in another: difflib alone takes more
+    than an hour here (a minute at 2,000 lines); bounded, it is instant, and the patch applies exactly."""
+    old = "".join("abc"[n % 3] + "\n" for n in range(6000)) + "end\n"
+    new = "".join("acb"[n % 3] + "\n" for n in range(6000)) + "END\n"
+    assert apply_text_patch(old, text_patch(old, new)) == Success(new)
+
+
+def test_two_edits_far_apart_in_a_long_file_stay_two_small_hunks() -> None:
+    """1,000 distinct lines with lines 10 and 900 changed: too many line pairs between them for difflib at
+    once, so the alignment is split at the unchanged lines; the patch is still two hunks of 7 lines."""
+    old = "".join(f"line {n}\n" for n in range(1000))
+    new = old.replace("line 10\n", "ten\n").replace("line 900\n", "nine hundred\n")
+    patch = text_patch(old, new)
+    assert patch.count("@@ -") == 2 and len(patch.splitlines()) == 2 + 2 * 8
+    assert apply_text_patch(old, patch) == Success(new)
+
+
 def test_a_hunk_that_does_not_match_is_named() -> None:
     """A file whose lines the hunk changes were rewritten: the patch does not apply, naming hunk 1."""
     patch = text_patch("def add(a, b):\n    return a - b\n", "def add(a, b):\n    return a + b\n")

@@ -1,7 +1,7 @@
 """Results from other harnesses as the lab's runs: Inspect AI logs and Harbor job directories.
 
-So that ``eval compare``, ``eval stability`` and ``eval power --from`` give their verdicts on results alisio
-did not run, each foreign result becomes a ``RunRecord`` and its log's facts a ``Conditions``; the report is
+So that ``eval compare`` and ``eval stability`` (and ``eval power --from`` once it exists: issue 30) give
+their verdicts on results alisio did not run, each foreign result becomes a ``RunRecord`` and its log's facts a ``Conditions``; the report is
 then built as for any run (``alisio.core.lab.report_build``), every statistic recomputed from the runs.
 
 **Inspect AI** (a ``.eval`` log, or a ``.json`` one: a header and its samples). Each sample is a task, each

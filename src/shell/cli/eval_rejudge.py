@@ -5,7 +5,8 @@ RUN is a run id (``latest``, a unique prefix, ``<runId>/<variant>``) or a report
 found by its id as ``eval run`` finds it (``--suite-dir`` first, then the bundled suites); a ``--suite-dir``
 suite is third-party code, confirmed as ``eval run`` confirms it. Each run's kept workspace diff is applied to
 a fresh copy of the (possibly changed) fixture and the (possibly changed) verifiers judge it
-(``alisio.shell.lab.rejudge``); ``--sandbox`` defaults to the sandbox the report's runs had.
+(``alisio.shell.lab.rejudge``); ``--sandbox`` defaults to ``bwrap`` when the report's runs had it or
+``[lab] sandbox`` says so, else ``none``.
 
 The new report (in ``--out``, else a new run directory of ``<dataDir>/eval``) names the report it judged
 again and the suite, verifier and fixture hashes before and after, recomputes every statistic, and lists the
@@ -101,8 +102,9 @@ def rejudge(
         raise CommandError(f"{source}: the report holds no run to judge again")
     if out is not None and ((out / "runs.jsonl").exists() or (out / "report.json").exists()):
         raise CommandError(f"--out {out}: holds a report already; choose a new or empty directory")
-    choice = _suite(old, suite_dir, yes, sandbox)
-    ctx = _context(source, choice, sandbox or old.conditions.sandbox, jobs, env)
+    kind = _sandbox_kind(sandbox, old, env)
+    choice = _suite(old, suite_dir, yes, kind)
+    ctx = _context(source, choice, kind, jobs, env)
     judged = rejudge_runs(ctx, records, on_done=lambda one: common.say(shown(_line(one, records))))
     now = datetime.now(UTC)
     report, directory = _write(old, source, records, judged, choice, out, data_root, now)
@@ -115,7 +117,21 @@ def rejudge(
     return exit_code_for([one.record for one in judged])
 
 
-def _suite(old: Report, suite_dir: Path | None, yes: bool, sandbox: str | None) -> SuiteChoice:
+def _sandbox_kind(flag: str | None, old: Report, env: dict[str, str]) -> str:
+    """``--sandbox``, else ``bwrap`` when the report's runs had it or ``[lab] sandbox`` asks for it: a
+    config that sandboxes every command sandboxes a rejudge of an unsandboxed report too."""
+    from alisio.core.harness.sandbox import SandboxKind
+    from alisio.shell.config_home import load_config
+    from alisio.shell.errors import expect
+
+    if flag is not None:
+        return str(flag)
+    configured = expect(load_config(env)).config.lab.sandbox
+    chosen = SandboxKind.BWRAP in (old.conditions.sandbox, configured)
+    return str(SandboxKind.BWRAP if chosen else SandboxKind.NONE)
+
+
+def _suite(old: Report, suite_dir: Path | None, yes: bool, sandbox: str) -> SuiteChoice:
     """The report's suite, by its id (confirmed when it comes from ``--suite-dir``)."""
     import functools
 
@@ -135,7 +151,7 @@ def _suite(old: Report, suite_dir: Path | None, yes: bool, sandbox: str | None) 
             interactive=interactive_terminal(),
             say=say,
             ask=functools.partial(ask, "Run its verifiers? [y/N] "),
-            sandboxed=(sandbox or old.conditions.sandbox) == "bwrap",
+            sandboxed=sandbox == "bwrap",
         )
     return choice
 

@@ -28,6 +28,7 @@ __all__ = ["MAX_BYTES", "read_foreign"]
 MAX_BYTES = 512 * 1024 * 1024
 """The most a foreign result may hold, uncompressed, in all: past it, it is refused rather than read."""
 _ZSTD = 93
+_CHUNK = 1 << 20
 _LOCAL_HEADER = struct.Struct("<4s5H3L2H")
 _INSTALL = "install alisio's inspect extra to read it: pip install 'alisio[inspect]' (the zstandard package)"
 
@@ -53,16 +54,26 @@ def _member(archive: zipfile.ZipFile, path: Path, info: zipfile.ZipInfo) -> byte
         raise CommandError(f"{where}: compressed with zstd; {_INSTALL}") from None
     with path.open("rb") as handle:
         handle.seek(info.header_offset)
-        fields = _LOCAL_HEADER.unpack(handle.read(_LOCAL_HEADER.size))
+        header = handle.read(_LOCAL_HEADER.size)
+        fields = _LOCAL_HEADER.unpack(header) if len(header) == _LOCAL_HEADER.size else (b"",)
+        if fields[0] != b"PK\x03\x04":
+            raise CommandError(f"{where}: its local header is damaged (not a readable Inspect log)")
         handle.seek(fields[-2] + fields[-1], 1)  # the name and the extra field
         raw = handle.read(info.compress_size)
-    try:
-        data = zstandard.ZstdDecompressor().decompress(raw, max_output_size=info.file_size)
+    data = bytearray()
+    try:  # never more than the size it declares (a zstd frame's own content size is not believed)
+        with zstandard.ZstdDecompressor().stream_reader(raw) as reader:
+            while len(data) <= info.file_size and (
+                chunk := reader.read(min(info.file_size + 1 - len(data), _CHUNK))
+            ):
+                data += chunk
     except zstandard.ZstdError as error:
         raise CommandError(f"{where}: not valid zstd data: {error}") from None
+    if len(data) > info.file_size:
+        raise CommandError(f"{where}: holds more than the {info.file_size:,} bytes it declares; not read")
     if len(data) != info.file_size or zlib.crc32(data) != info.CRC:
         raise CommandError(f"{where}: its content does not match its size and checksum")
-    return data
+    return bytes(data)
 
 
 def _inspect_eval(path: Path, scoring: Scoring) -> ForeignRuns:
@@ -112,6 +123,13 @@ def _file(path: Path, scoring: Scoring) -> ForeignRuns | None:
     return None
 
 
+def _json_file(path: Path) -> dict[str, object]:
+    """A Harbor file's JSON object (``{}`` for another value), read only when at most ``MAX_BYTES``."""
+    if path.stat().st_size > MAX_BYTES:
+        raise CommandError(f"{path}: larger than {MAX_BYTES // (1024 * 1024)} MiB; not read")
+    return _obj(_json(path.read_bytes(), str(path)))
+
+
 def _harbor(directory: Path, scoring: Scoring) -> ForeignRuns | None:
     """A Harbor job directory (trial sub-directories holding result.json), else ``None``."""
     if (directory / "report.json").exists():
@@ -119,20 +137,18 @@ def _harbor(directory: Path, scoring: Scoring) -> ForeignRuns | None:
     results = sorted(p for p in directory.glob("*/result.json") if p.is_file())
     trials: list[tuple[str, dict[str, object]]] = []
     for result in results:
-        if result.stat().st_size > MAX_BYTES:
-            raise CommandError(f"{result}: larger than {MAX_BYTES // (1024 * 1024)} MiB; not read")
-        trial = _obj(_json(result.read_bytes(), str(result)))
+        trial = _json_file(result)
         if "trial_name" in trial and "task_name" in trial:
             trials.append((result.parent.name, trial))
     if not trials:
         own = directory / "result.json"
-        if own.is_file() and "trial_name" in _obj(_json(own.read_bytes(), str(own))):
+        if own.is_file() and "trial_name" in _json_file(own):
             raise CommandError(
                 f"{directory}: a Harbor trial directory; give its job directory ({directory.parent})"
             )
         return None
     config = directory / "config.json"
-    job = _obj(_json(config.read_bytes(), str(config))) if config.is_file() else {}
+    job = _json_file(config) if config.is_file() else {}
     return _mapped(harbor_runs(job, trials, scoring, str(directory)))
 
 

@@ -8,10 +8,9 @@ its type and message in ``errors``), so one broken run never costs a lab its oth
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -218,7 +217,8 @@ def _after_agent(
     kept: tuple[bytes, WorkspaceKept | None] = (b"", None)
     try:
         if keep:
-            kept = kept_diff(changes_of(ws, after, known))
+            diff, complete = changes_of(ws, after, known)
+            kept = kept_diff(diff, complete=complete)
     except OSError as error:
         kept = (
             b"",
@@ -244,7 +244,7 @@ def run_one(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> Finished:
     started_at = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
     try:
         finished = _judged_run(ctx, arm, task, spec)
-        return dataclasses.replace(finished, record=_started(finished.record, started_at))
+        return replace(finished, record=_started(finished.record, started_at))
     except WorkspaceError as error:
         setup = SetupError(reason=error.reason, message=str(error))
     except Exception as error:  # a lab never loses its other runs because one run went wrong

@@ -9,8 +9,11 @@ hash and size, never read whole). ``known`` are the exact credentials its text i
 ``apply_changes(diff, root)`` replays a kept diff in a fresh copy of the (possibly changed) fixture. It
 returns ``None`` once every change is applied, else the first reason it cannot be: a text patch that no
 longer matches, a binary file (its bytes were not kept), a redacted text, a file that the diff deletes or
-changes and that the fixture no longer has, a file it adds that the fixture now has. Nothing is written
-through a link: a parent that is a link is refused.
+changes and that the fixture no longer has, a file it adds that the fixture now has, a path under ``.git``,
+``node_modules`` or ``__pycache__`` (no snapshot holds one; a ``.git/config`` can make a verifier's ``git
+status`` run a command), a link that leads out of the workspace (a kept diff may come from someone else's
+report: the verifiers must never read or write the host through it). Nothing is written through a link: a
+parent that is a link is refused.
 """
 
 from __future__ import annotations
@@ -22,8 +25,9 @@ from typing import Literal
 
 from returns.result import Failure, Success
 
-from alisio.core.lab.judges.verify import TreeSnapshot
+from alisio.core.lab.judges.verify import TreeSnapshot, is_ignored
 from alisio.core.lab.workspace_diff import (
+    MAX_DIFF_BYTES,
     TEXT_MAX_BYTES,
     FileChange,
     WorkspaceDiff,
@@ -45,8 +49,9 @@ def _read(path: Path) -> bytes | None:
     return path.read_bytes()
 
 
-def _left(path: Path, relative: str, kind: str, digest: str, old: str | None, known: tuple[tuple[str, str], ...]) -> FileChange:  # fmt: skip
-    """What the run left at ``path``: ``old`` is the fixture's text (``None``: added, or not text)."""
+def _left(path: Path, relative: str, kind: str, digest: str, old: str | None, known: tuple[tuple[str, str], ...], *, read: bool = True) -> FileChange:  # fmt: skip
+    """What the run left at ``path``: ``old`` is the fixture's text (``None``: added, or not text); without
+    ``read``, a file is named by its hash and size only."""
     change: Literal["added", "modified"] = "added" if old is None else "modified"
     if kind == "symlink":
         return FileChange(
@@ -56,7 +61,7 @@ def _left(path: Path, relative: str, kind: str, digest: str, old: str | None, kn
         return FileChange(path=relative, change="added", kind="special")
     info = path.lstat()
     executable = bool(info.st_mode & stat.S_IXUSR)
-    data = _read(path)
+    data = _read(path) if read else None
     text = text_of(data) if data is not None else None
     if text is None:
         return FileChange(path=relative, change=change, kind="binary", sha256=digest, size=info.st_size,
@@ -81,15 +86,19 @@ def _kind_of(entry: str) -> Literal["binary", "symlink", "special"]:
 
 
 def changes_of(
-    workspace: Workspace, after: TreeSnapshot, known: tuple[tuple[str, str], ...]
-) -> WorkspaceDiff:
-    """The entries of ``workspace`` that differ from its fixture, as ``after`` saw them (module docstring).
+    workspace: Workspace, after: TreeSnapshot, known: tuple[tuple[str, str], ...], cap: int = MAX_DIFF_BYTES
+) -> tuple[WorkspaceDiff, bool]:
+    """The entries of ``workspace`` that differ from its fixture, as ``after`` saw them (module docstring),
+    and whether every file was read: once the text kept passes ``cap`` the diff cannot be kept, so the files
+    after that are named by their hash and size, never read (a run that wrote gigabytes of text costs no
+    more than the cap).
 
     Raises:
         OSError: a file cannot be read.
     """
     was, now = workspace.before.as_mapping(), after.as_mapping()
     changes: list[FileChange] = []
+    held, skipped = 0, False
     for relative in sorted(set(was) | set(now)):
         if was.get(relative) == now.get(relative):
             continue
@@ -97,14 +106,22 @@ def changes_of(
             changes.append(FileChange(path=relative, change="deleted", kind=_kind_of(was[relative][0])))
             continue
         new_kind, digest = now[relative]
-        old = None
+        old, read = None, held <= cap
+        skipped = skipped or not read
         if relative in was:
             old_kind = was[relative][0]
-            old = _original(workspace.fixture_dir, relative, old_kind) if old_kind == new_kind else None
-            if old is None:  # another kind of entry, or not text: the old one goes, the new one comes
+            old = (
+                _original(workspace.fixture_dir, relative, old_kind)
+                if old_kind == new_kind and read
+                else None
+            )
+            if old is None and (
+                read or old_kind != new_kind
+            ):  # another kind, or not text: one goes, one comes
                 changes.append(FileChange(path=relative, change="deleted", kind=_kind_of(old_kind)))
-        changes.append(_left(workspace.path / relative, relative, new_kind, digest, old, known))
-    return WorkspaceDiff(changes=tuple(changes))
+        changes.append(_left(workspace.path / relative, relative, new_kind, digest, old, known, read=read))
+        held += len(changes[-1].patch)
+    return WorkspaceDiff(changes=tuple(changes)), not skipped
 
 
 def _safe_parent(root: Path, relative: str) -> Path | None:
@@ -120,6 +137,10 @@ def _safe_parent(root: Path, relative: str) -> Path | None:
 
 def _apply_one(change: FileChange, root: Path) -> str | None:
     target = root / change.path
+    if is_ignored(
+        change.path
+    ):  # never in a snapshot, so never in a diff a run kept (.git/config runs commands)
+        return f"{change.path}: lies under .git, node_modules or __pycache__, which a kept diff never holds"
     if _safe_parent(root, change.path) is None:
         return f"{change.path}: a directory above it is a link or a file in this fixture"
     present = target.is_symlink() or target.exists()
@@ -152,6 +173,18 @@ def _apply_one(change: FileChange, root: Path) -> str | None:
     return None
 
 
+def _link_out(diff: WorkspaceDiff, root: Path) -> str | None:
+    """The first link the diff made that leads out of ``root`` once every change is in place (an absolute
+    target, ``..`` past the root, or through another link: ``up -> .`` then ``x -> up/../..``)."""
+    inside = os.path.realpath(root)
+    for change in diff.changes:
+        if change.kind == "symlink" and change.change != "deleted":
+            where = os.path.realpath(root / change.path)
+            if os.path.commonpath([inside, where]) != inside:
+                return f"{change.path}: a link to {change.target!r} leads out of the workspace; refused"
+    return None
+
+
 def apply_changes(diff: WorkspaceDiff, root: Path) -> str | None:
     """Apply ``diff`` in ``root`` (module docstring): ``None``, or why it does not apply."""
     for change in diff.changes:
@@ -161,4 +194,4 @@ def apply_changes(diff: WorkspaceDiff, root: Path) -> str | None:
             problem = f"{change.path}: {getattr(error, 'strerror', None) or error}"
         if problem is not None:
             return problem
-    return None
+    return _link_out(diff, root)

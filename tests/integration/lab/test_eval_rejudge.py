@@ -4,10 +4,22 @@ without the model (through the CLI, scripted runs of the built-in agent)."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
-from tests.integration.helpers import FIX, alisio, make_suite, read_report, read_runs, task, write_script
+import pytest
+
+from tests.integration.helpers import (
+    FIX,
+    alisio,
+    make_suite,
+    read_report,
+    read_runs,
+    task,
+    write_config,
+    write_script,
+)
 
 WEAK_CHECK = (
     "import sys\n"
@@ -187,3 +199,98 @@ def test_a_workspace_over_the_cap_is_not_kept_and_cannot_be_judged_again(home: P
     assert again.returncode == 1
     (judged,) = read_runs(target)
     assert (str(judged.status), judged.reason) == ("error", "workspace_not_kept")
+
+
+def _planted(target: str, victim: Path) -> list[dict[str, Any]]:
+    """A kept diff's links that lead to ``victim``: ``result.txt`` straight to it, or through ``up -> .``."""
+    if target == "absolute":
+        return [{"path": "result.txt", "change": "added", "kind": "symlink", "target": str(victim)}]
+    up = "../" * 40 + str(victim).lstrip("/")
+    if target == "relative":
+        return [{"path": "result.txt", "change": "added", "kind": "symlink", "target": up}]
+    return [
+        {"path": "up", "change": "added", "kind": "symlink", "target": "."},
+        {"path": "result.txt", "change": "added", "kind": "symlink", "target": "up/" + up},
+    ]
+
+
+@pytest.mark.parametrize("target", ["absolute", "relative", "through another link"])
+def test_a_kept_link_out_of_the_workspace_is_refused_before_any_verifier_runs(
+    home: Path, target: str
+) -> None:
+    """A report's kept diff edited to plant ``result.txt`` as a link to a host file (a report shared by
+    someone else): the verifier, which writes result.txt, would write the host file through it. The run is
+    error diff_does_not_apply naming the link, and the host file is untouched."""
+    suite = _suite(home)
+    first = _run(home, suite)
+    check = suite / "fixtures" / "calc" / "check.py"
+    check.write_text("open('result.txt', 'w').write('written by the verifier')\n" + WEAK_CHECK)
+    victim = home / "victim.txt"
+    victim.write_text("the host's file\n")
+    kept = first / "runs" / "fix-add" / "0.workspace.json"
+    diff = json.loads(kept.read_text())
+    diff["changes"] += _planted(target, victim)
+    kept.write_text(json.dumps(diff))
+    result, again = _rejudge(home, suite, first)
+    assert victim.read_text() == "the host's file\n"
+    assert result.returncode == 1, result.stderr
+    judged = {(r.task_id, r.repetition): r for r in read_runs(again)}
+    refused = judged[("fix-add", 0)]
+    assert (str(refused.status), refused.reason) == ("error", "diff_does_not_apply")
+    assert refused.errors[0].startswith("the kept diff no longer applies: result.txt: a link to ")
+    assert refused.errors[0].endswith(" leads out of the workspace; refused")
+    assert str(judged[("fix-add", 1)].status) == "pass"
+
+
+def test_a_kept_diff_that_writes_under_git_is_refused(home: Path) -> None:
+    """A report's kept diff edited to replace the fixture repository's .git/config with one whose
+    core.fsmonitor is a command: a verifier's ``git status`` would run it. No snapshot holds .git, so no diff
+    a run kept does: the run is error diff_does_not_apply naming the path, and the command never ran."""
+    suite = make_suite(home, task("fix-add", fixtureGit=True))
+    scripts = home / "scripts"
+    scripts.mkdir()
+    write_script(scripts / "fix-add.json", FIX)
+    first = _run(home, suite)
+    (suite / "fixtures" / "calc" / "check.py").write_text(
+        "import subprocess\nsubprocess.run(['git', 'status'], capture_output=True)\n" + WEAK_CHECK
+    )
+    victim = home / "ran"
+    config = f"[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tfsmonitor = touch {victim}; false\n"
+    kept = first / "runs" / "fix-add" / "0.workspace.json"
+    diff = json.loads(kept.read_text())
+    diff["changes"] += [
+        {"path": ".git/config", "change": "deleted", "kind": "binary"},
+        {"path": ".git/config", "change": "added", "kind": "text",
+         "patch": "@@ -0,0 +1,4 @@\n" + "".join(f"+{line}\n" for line in config.splitlines())},
+    ]  # fmt: skip
+    kept.write_text(json.dumps(diff))
+    result, again = _rejudge(home, suite, first)
+    assert not victim.exists()
+    assert result.returncode == 1, result.stderr
+    refused = {(r.task_id, r.repetition): r for r in read_runs(again)}[("fix-add", 0)]
+    assert (str(refused.status), refused.reason) == ("error", "diff_does_not_apply")
+    assert refused.errors[0] == (
+        "the kept diff no longer applies: .git/config: lies under .git, node_modules or __pycache__, which a "
+        "kept diff never holds"
+    )
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+def test_the_configured_sandbox_holds_for_a_rejudge_of_an_unsandboxed_report(home: Path) -> None:
+    """A report run without the sandbox, judged again under ``[lab] sandbox = "bwrap"``: the verifiers run in
+    bubblewrap (check.py passes only at /workspace), as every other command's would; ``--sandbox none`` is
+    still obeyed."""
+    suite = _suite(home)
+    first = _run(home, suite, "--sandbox", "none")
+    assert read_report(first).conditions.sandbox == "none"
+    (suite / "fixtures" / "calc" / "check.py").write_text(
+        "import os, sys\nprint('cwd', os.getcwd())\nsys.exit(0 if os.getcwd() == '/workspace' else 1)\n"
+    )
+    write_config(home, '[lab]\nsandbox = "bwrap"\n')
+    result, again = _rejudge(home, suite, first)
+    assert result.returncode == 0, result.stderr
+    assert {str(r.status) for r in read_runs(again)} == {"pass"}
+    unsandboxed = alisio(home, "eval", "rejudge", str(first), "--suite-dir", str(suite), "--yes", "--out",
+                         str(home / "unsandboxed"), "--sandbox", "none")  # fmt: skip
+    assert unsandboxed.returncode == 0 and "check: exit 1" in unsandboxed.stderr, unsandboxed.stderr
+    assert {str(r.status) for r in read_runs(home / "unsandboxed")} == {"fail"}

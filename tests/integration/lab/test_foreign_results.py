@@ -222,3 +222,114 @@ def test_logs_written_now_by_the_real_inspect_compare_as_the_committed_ones(tmp_
     assert fresh.returncode == committed.returncode == 0, fresh.stderr
     assert _tasks(fresh_cmp) == _tasks(committed_cmp)
     shutil.rmtree(tmp_path / "logs")
+
+
+def _zstd_eval(path: Path, members: dict[str, tuple[bytes, int]]) -> Path:
+    """An ``.eval`` whose members are zstd frames (method 93) of the given bytes, each declaring the given
+    size: written stored by zipfile, then its method and sizes set as Inspect's writer sets them."""
+    import struct
+    import zipfile
+    import zlib
+
+    import zstandard
+
+    frames = {name: zstandard.ZstdCompressor(level=19).compress(data) for name, (data, _) in members.items()}
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as archive:
+        for name, frame in frames.items():
+            archive.writestr(name, frame)
+    raw = bytearray(path.read_bytes())
+    with zipfile.ZipFile(path) as archive:
+        infos = archive.infolist()
+    entry = raw.index(b"PK\x01\x02")  # the central directory: one entry per member, in order
+    for info in infos:
+        data, declared = members[info.filename]
+        crc = zlib.crc32(data[:declared])
+        for at, method, crc_at, size_at in ((info.header_offset, 8, 14, 22), (entry, 10, 16, 24)):
+            struct.pack_into("<H", raw, at + method, 93)
+            struct.pack_into("<L", raw, at + crc_at, crc)
+            struct.pack_into("<L", raw, at + size_at, declared)
+        name, extra, comment = struct.unpack_from("<3H", raw, entry + 28)
+        entry += 46 + name + extra + comment
+    path.write_bytes(bytes(raw))
+    return path
+
+
+def test_a_zstd_member_that_decompresses_past_its_declared_size_is_refused_without_reading_it(
+    tmp_path: Path,
+) -> None:
+    """A zip bomb: a member declaring 6 KB whose zstd frame (its header saying so) holds 256 MiB. The log is
+    refused in one line, and alisio never holds more than a few MiB of it (the frame's size is not believed)."""
+    import tracemalloc
+
+    log = json.loads((LOGS / "candidate.json").read_text())
+    sample = json.dumps(log.pop("samples")[0]).encode()
+    header = json.dumps(log).encode()
+    bomb = sample + b" " * (256 << 20)
+    path = _zstd_eval(
+        tmp_path / "bomb.eval",
+        {"header.json": (header, len(header)), "samples/add_epoch_1.json": (bomb, len(sample))},
+    )
+    assert path.stat().st_size < 100_000
+    tracemalloc.start()
+    try:
+        refused = alisio(tmp_path, "eval", "stability", path, path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert refused.returncode == 1, refused.stderr
+    assert refused.stderr.strip().endswith(
+        f"{path}: samples/add_epoch_1.json: holds more than the {len(sample):,} bytes it declares; not read"
+    )
+    assert peak < 64 << 20, f"{peak >> 20} MiB held"
+    honest = _zstd_eval(
+        tmp_path / "honest.eval",
+        {"header.json": (header, len(header)), "samples/add_epoch_1.json": (sample, len(sample))},
+    )
+    read = alisio(tmp_path, "eval", "stability", honest, honest, "--json")
+    assert read.returncode == 0, read.stderr
+
+
+@pytest.mark.parametrize("damage", ["signature", "offset past the end"])
+def test_a_zstd_member_whose_local_header_is_damaged_is_one_line(tmp_path: Path, damage: str) -> None:
+    import struct
+    import zipfile
+
+    log = json.loads((LOGS / "candidate.json").read_text())
+    sample = json.dumps(log.pop("samples")[0]).encode()
+    header = json.dumps(log).encode()
+    path = _zstd_eval(
+        tmp_path / "damaged.eval",
+        {"samples/add_epoch_1.json": (sample, len(sample)), "header.json": (header, len(header))},
+    )
+    raw = bytearray(path.read_bytes())
+    if damage == "signature":
+        offset = zipfile.ZipFile(path).getinfo("samples/add_epoch_1.json").header_offset
+        raw[offset : offset + 4] = b"XXXX"
+    else:  # the central directory's first entry (the sample) points past the end of the file
+        struct.pack_into("<L", raw, raw.index(b"PK\x01\x02") + 42, 10**8)
+    path.write_bytes(bytes(raw))
+    refused = alisio(tmp_path, "eval", "stability", path, path)
+    assert (refused.returncode, refused.stderr) == (
+        1,
+        f"alisio eval stability: {path}: samples/add_epoch_1.json: its local header is damaged "
+        "(not a readable Inspect log)\n",
+    )
+
+
+@pytest.mark.parametrize("name", ["config.json", "result.json"])
+def test_a_harbor_file_over_the_size_cap_is_refused_unread(tmp_path: Path, name: str) -> None:
+    """A job's config.json (or, in a directory without trials, its own result.json) over 512 MiB (sparse
+    here): one line naming it, as an oversized trial result.json already was, not read into memory."""
+    if name == "config.json":
+        job = _harbor_job(tmp_path, "big", {"t": [1.0] * 2})
+    else:
+        job = tmp_path / "big"
+        job.mkdir()
+    big = job / name
+    with big.open("wb") as handle:
+        handle.truncate(513 << 20)
+    refused = alisio(tmp_path, "eval", "stability", job, job)
+    assert (refused.returncode, refused.stderr) == (
+        1,
+        f"alisio eval stability: {big}: larger than 512 MiB; not read\n",
+    )
