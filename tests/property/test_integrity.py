@@ -22,8 +22,20 @@ DERIVED = [
     (("python3", "check.py"), None, ("check.py",), ()),
     (("python3", "-B", "check.py", "src/calc.py"), None, ("check.py",), ()),  # its arguments are data
     (("./check.py",), None, ("check.py",), ()),
-    (("python3", "-m", "pytest", "-q", "tests/"), None, ("tests/data/x.txt", "tests/test_a.py"), ("tests",)),
-    (("pytest", "--rootdir=tests"), None, ("tests/data/x.txt", "tests/test_a.py"), ("tests",)),
+    # pytest: its paths, and the conftest.py and pytest.ini it would read where it starts (absent: watched)
+    (
+        ("python3", "-m", "pytest", "-q", "tests/"),
+        None,
+        ("tests/data/x.txt", "tests/test_a.py"),
+        ("conftest.py", "pytest.ini", "tests"),
+    ),
+    (
+        ("pytest", "--rootdir=tests"),
+        None,
+        ("tests/data/x.txt", "tests/test_a.py"),
+        ("conftest.py", "pytest.ini", "tests"),
+    ),
+    (("bash", "-c", "cd . && pytest -q"), "tests", (), ("tests/conftest.py", "tests/pytest.ini")),
     (("grep", "-q", "TODO", "check.py"), None, (), ()),  # grep reads the agent's work, it is not code
     (("bash", "-c", "cd src && python3 ../check.py"), None, (), ()),  # .. is never followed
     (("bash", "-c", "python3 check.py | tee out.txt"), None, ("check.py",), ()),
@@ -35,7 +47,8 @@ DERIVED = [
 
 def test_the_default_protects_the_code_the_verifiers_run() -> None:
     """Without ``protected``: the program, the script an interpreter runs, a test runner's paths (and the same in
-    a ``bash -c`` script), relative to the verifier's ``cwd``; an interpreter's further arguments are data."""
+    a ``bash -c`` script), relative to the verifier's ``cwd``; an interpreter's further arguments are data; a
+    pytest command also watches the conftest.py and pytest.ini where it starts."""
     for command, cwd, files, directories in DERIVED:
         assert protected_paths(None, ((command, cwd),), FILES) == (files, directories), command
 
@@ -44,7 +57,12 @@ def test_what_the_task_lets_the_agent_change_is_never_protected_by_default() -> 
     """A path a tree-diff-within allows (or a file verifier inspects) is left out of the default (and a new file
     may then appear in the directory above it); an explicit list is taken as it is; ``[]`` protects nothing."""
     command = (("python3", "-m", "pytest", "tests"), None)
-    assert protected_paths(None, (command,), FILES, ("tests/data/",)) == (("tests/test_a.py",), ())
+    watched = ("conftest.py", "pytest.ini")
+    assert protected_paths(None, (command,), FILES, ("tests/data/",)) == (("tests/test_a.py",), watched)
+    assert protected_paths(None, (command,), FILES, ("tests/data/", "conftest.py")) == (
+        ("tests/test_a.py",),
+        ("pytest.ini",),
+    )
     assert protected_paths(None, ((("python3", "check.py"), None),), FILES, ("check.py",)) == ((), ())
     assert protected_paths(("check.py",), (), FILES, ("check.py",)) == (("check.py",), ())
     assert protected_paths((), (command,), FILES) == ((), ())

@@ -10,7 +10,10 @@ Without it, the protected files are the verifier code its ``command`` verifiers 
 (``protected_paths``), taken relative to the verifier's ``cwd``: the program itself (``./check.sh``), the
 script an interpreter runs (``python3 check.py``, ``bash run.sh``, ``node test.js``: the first word that is
 not an option; what follows is its arguments, data), the paths a test runner is given (``pytest tests/``,
-``python3 -m pytest tests/``, ``--rootdir=tests``), and the same inside a shell's ``-c`` script. A name that
+``python3 -m pytest tests/``, ``--rootdir=tests``), and the same inside a shell's ``-c`` script; for a command
+that runs pytest, also the files pytest reads from its directory before any test: ``conftest.py`` and
+``pytest.ini`` (protected when the fixture has them; their appearing there is tampering when it does not: a
+``conftest.py`` dropped beside the tests can make every test pass). A name that
 is a fixture directory protects every file under it; the task directory itself is never one. A path the task
 lets the agent change (a ``tree-diff-within`` entry, or what a file verifier inspects) is left out: ``grep -q
 TODO greet.py`` reads the agent's work, not the verifier's. ``"protected": []`` protects nothing (a task whose
@@ -28,6 +31,7 @@ Rules (``alisio.core.lab.judges.integrity`` checks a run against them):
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
 import shlex
 from collections.abc import Collection, Mapping, Sequence
@@ -57,6 +61,8 @@ _SHELLS: Final = frozenset({"bash", "sh", "zsh"})
 _RUNNERS: Final = frozenset({"pytest", "py.test"})
 _TEST_MODULES: Final = frozenset({"pytest", "unittest"})
 _VERSIONED: Final = re.compile(r"^python3\.\d+$")
+_PYTEST_FILES: Final = ("conftest.py", "pytest.ini")
+"""What pytest reads from the directory it starts in before any test: a plugin and its configuration."""
 
 
 def _targets(words: Sequence[str]) -> list[str]:
@@ -114,6 +120,18 @@ def _code_words(command: Sequence[str]) -> list[str]:
     return words
 
 
+def _runs_pytest(command: Sequence[str]) -> bool:
+    """Whether ``command`` runs pytest: as a program, with ``-m pytest``, or inside a shell's ``-c`` script."""
+    words = list(command)
+    for index, word in enumerate(command):
+        if word == "-c" and index + 1 < len(command) and command[0].rsplit("/", 1)[-1] in _SHELLS:
+            words += command[index + 1].replace(";", " ").replace("&", " ").replace("|", " ").split()
+    names = [word.rsplit("/", 1)[-1] for word in words]
+    return any(name in _RUNNERS for name in names) or any(
+        a == "-m" and b == "pytest" for a, b in itertools.pairwise(names)
+    )
+
+
 def _expand(entry: str, files: Collection[str]) -> list[str]:
     """``entry`` (fixture-relative, normalised) as the fixture files it names: itself, or those under it."""
     if entry in ("", "."):
@@ -147,6 +165,7 @@ def protected_paths(
         new file may not appear under. Both sorted, each once.
     """
     entries: list[str] = []
+    watched: set[str] = set()  # paths pytest reads that the fixture lacks: their appearing is tampering
     if protected is not None:
         entries = [normalize(entry) for entry in protected]
     else:
@@ -155,10 +174,18 @@ def protected_paths(
             for word in _code_words(command):
                 if word and not word.startswith("/") and lexical_problem(word, "task directory") is None:
                     entries.append(join(base, normalize(word)))
+            if _runs_pytest(command):
+                for name in _PYTEST_FILES:
+                    path = join(base, name)
+                    if path in files:
+                        entries.append(path)
+                    else:
+                        watched.add(path)
         allowed = [normalize(path) for path in changeable]
         entries = [e for e in entries if not any(is_within(e, a) for a in allowed if a)]
+        watched = {w for w in watched if not any(is_within(w, a) for a in allowed if a)}
     chosen: set[str] = set()
-    directories: set[str] = set()
+    directories: set[str] = set(watched)
     for entry in entries:
         named = _expand(entry, files)
         if protected is None:
