@@ -331,7 +331,10 @@ def _first_decided(
     counts = np.stack([np.cumsum(diffs == v, axis=1, dtype=np.float64) for v in (1, 0, -1)])
     cap = math.log(MAX_STATISTIC)
     values = np.stack(
-        [np.exp(np.minimum(np.maximum.accumulate(x, axis=1), cap)) for x in pair_logs(design, *counts)]
+        [
+            np.exp(np.minimum(np.maximum.accumulate(np.maximum(x, 0.0), axis=1), cap))
+            for x in pair_logs(design, *counts)
+        ]
     )
     hit = crosses(values, threshold(design))
     eligible: NDArray[np.bool_] = np.logical_or.reduce(hit, axis=0)
