@@ -83,7 +83,8 @@ class TaskStop(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     runs: int
     """Finished runs of the task in this arm (errored ones included)."""
     judged: int
-    """Judged runs of this arm the statistic used (outcomes; errored runs are not outcomes)."""
+    """Judged runs of this arm the statistic used (outcomes; errored runs are not outcomes). Two arms: the
+    pairs, repetition j of both arms, a repetition with an errored run on either side left out."""
     reason: StopReason | None = None
     """Why it stopped; ``None``: it had not stopped when the command ended (interrupted)."""
     direction: Literal["improved", "regressed", "not-worse"] | None = None

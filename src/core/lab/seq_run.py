@@ -11,6 +11,13 @@ rules); this module applies them to a command's records:
 - ``outcomes``: a task's outcomes in one arm, in repetition order, up to the first repetition that has not
   finished (a run still in flight ends the prefix); errored runs are not outcomes (the assumption that an
   infrastructure error is unrelated to the outcome; the docs say so).
+- ``paired_outcomes``: a task's pairs of two arms, paired *by repetition*: repetition j of the baseline with
+  repetition j of the candidate, up to the first repetition missing on either side; a repetition with an
+  errored run on either side gives no pair (both of its runs are left out). Dropping errored runs per arm
+  first and pairing what is left by position would pair repetition j of one arm with a later repetition of the
+  other after an error, and under a drift common to both arms (a provider that gets better or worse over
+  the job) that makes a difference where there is none: 15.7% false decisions instead of 2.6% (max-k 100,
+  rates drifting from 0.1 to 0.9, 40% errors on one arm; ``bench/bench_sequential.py --part drift``).
 - ``look``: the task's stop at its outcomes so far, a pure function of them (resume recomputes it from
   runs.jsonl). ``first_stop`` finds the first look at which it had stopped, by bisection: a stop is monotone
   (once stopped at some prefix, stopped at every longer one).
@@ -49,6 +56,7 @@ __all__ = [
     "look",
     "note_of",
     "outcomes",
+    "paired_outcomes",
     "sequential_block",
     "sequential_gate",
     "sequential_plan",
@@ -94,6 +102,21 @@ def outcomes(records: Iterable[RunRecord]) -> tuple[bool, ...]:
             found.append(record.status is RunStatus.PASS)
         rep += 1
     return tuple(found)
+
+
+def paired_outcomes(baseline: Iterable[RunRecord], candidate: Iterable[RunRecord]) -> TaskOutcomes:
+    """One task's pairs (module docstring): for j = 0, 1, ... while both arms have finished repetition j, the
+    pair (baseline passed, candidate passed), skipped when either run errored. Both tuples have one entry per
+    pair; the order records come in does not matter."""
+    base = {record.repetition: record for record in baseline}
+    cand = {record.repetition: record for record in candidate}
+    pairs: list[tuple[bool, bool]] = []
+    rep = 0
+    while (b := base.get(rep)) is not None and (c := cand.get(rep)) is not None:
+        if RunStatus.ERROR not in (b.status, c.status):
+            pairs.append((b.status is RunStatus.PASS, c.status is RunStatus.PASS))
+        rep += 1
+    return tuple(b for b, _ in pairs), tuple(c for _, c in pairs)
 
 
 def design_of(plan: SequentialPlan, tasks: int) -> SequentialDesign:
@@ -215,11 +238,14 @@ def sequential_block(
     stops = []
     for task_id in sorted(task_ids):
         mine = [r for r in records if r.task_id == task_id]
-        base = outcomes(r for r in mine if r.variant == base_arm) if plan.kind == "two-arm" else ()
-        candidate = outcomes(r for r in mine if r.variant == cand_arm)
+        if plan.kind == "two-arm":
+            base, candidate = paired_outcomes(
+                (r for r in mine if r.variant == base_arm), (r for r in mine if r.variant == cand_arm)
+            )
+        else:
+            base, candidate = (), outcomes(r for r in mine if r.variant == cand_arm)
         runs = sum(r.variant == variant for r in mine)
-        judged = len(base if variant == base_arm and plan.kind == "two-arm" else candidate)
-        arm = (runs, judged)
+        arm = (runs, len(candidate))  # two arms: the pairs, the same in both arms
         stops.append(_task_stop(plan, len(task_ids), task_id, (base, candidate), arm, reports.get(task_id)))
     tokens = [s.tokens_saved for s in stops if s.tokens_saved is not None]
     return SequentialBlock(
