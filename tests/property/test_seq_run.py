@@ -164,7 +164,11 @@ def test_each_arm_counts_its_own_runs_and_both_arms_add_them(base: list[bool], c
     blocks = [sequential_block(TWO_ARM, ["t"], records, variant, {}) for variant in ("base", "cand")]
     for block, arm in zip(blocks, (base, cand), strict=True):
         (stop,) = block.tasks
-        assert (stop.runs, stop.judged, stop.runs_saved) == (len(arm), min(len(base), len(cand)), 30 - len(arm))
+        assert (stop.runs, stop.judged, stop.runs_saved) == (
+            len(arm),
+            min(len(base), len(cand)),
+            30 - len(arm),
+        )
     both = both_arms(blocks)
     (stop,) = both.tasks
     assert stop.runs == len(base) + len(cand)
