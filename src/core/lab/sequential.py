@@ -299,8 +299,9 @@ def method_note(kind: Kind, design: SequentialDesign, width: float | None = None
     level = threshold(design, kind if kind != "width" else "two-arm")
     tasks = f"{m} task{'s' if m != 1 else ''}"
     futility = (
-        f"; a task also stops for futility when its chance of deciding by {design.max_k} runs, at the current"
-        f" estimate, is below {design.futility:g} (or nil)"
+        f"; a task also stops for futility when its predictive chance of being decided at {design.max_k} runs"
+        f" (the remaining outcomes drawn from the posterior predictive of those so far, Jeffreys' prior) is"
+        f" below {design.futility:g}, or nil; futility never decides a direction"
     )
     if kind == "two-arm":
         what = {

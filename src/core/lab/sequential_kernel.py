@@ -58,7 +58,9 @@ Kind = Literal["two-arm", "baseline", "width"]
 MAX_K = 500
 """Largest ``max_k``: the futility tables are (max_k + 1)² cells, and a look costs O((max_k − t)²)."""
 FUTILITY = 0.05
-"""Default futility level: stop when the chance of deciding by ``max_k`` at the current estimate is below it."""
+"""Default futility level: stop when the predictive chance of being decided at ``max_k`` (``futility_probability``:
+the remaining outcomes drawn from the posterior predictive of those so far, not fixed at the current estimate)
+is below it."""
 MAX_STATISTIC = 1e300
 """E-values are reported capped here (a baseline bound at or below the margin makes the test certain)."""
 
