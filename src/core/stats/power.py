@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 from statistics import NormalDist
 
-from alisio.core.stats.exact import boschloo_p
+from alisio.core.stats.exact import boschloo_regions
 from alisio.core.stats.rates import t_quantile
 
 __all__ = [
@@ -127,34 +127,37 @@ def power_two_proportions(p1: float, p2: float, n1: int, n2: int, alpha: float =
 
 
 def _binomial(n: int, p: float) -> list[float]:
-    return [math.comb(n, x) * p**x * (1.0 - p) ** (n - x) for x in range(n + 1)]
+    """P(X = x) for X ~ Bin(n, p), x = 0..n, from sums of logs (no overflow at any n)."""
+    if p in (0.0, 1.0):
+        return [1.0 if x == round(p * n) else 0.0 for x in range(n + 1)]
+    log_p, log_q = math.log(p), math.log1p(-p)
+    return [
+        math.exp(
+            math.lgamma(n + 1) - math.lgamma(x + 1) - math.lgamma(n - x + 1) + x * log_p + (n - x) * log_q
+        )
+        for x in range(n + 1)
+    ]
 
 
-def boschloo_power(p1: float, p2: float, n1: int, n2: int, alpha: float = 0.05) -> float:
+def boschloo_power(
+    p1: float, p2: float, n1: int, n2: int, alpha: float = 0.05, *, direction: str = "either"
+) -> float:
     """Exact power of Boschloo's two-sided test at level ``alpha``: the probability, with n1 runs at p1 and
-    n2 at p2, of a table whose Boschloo p-value is below ``alpha``, every table enumerated ((n1+1)(n2+1)
-    p-values, about 7 ms each: meant for small n). Example: 0.5 -> 0.9 at 20 per side is well above 0.5."""
+    n2 at p2, of a table whose Boschloo p-value is below ``alpha`` (``direction`` ``either``), or below it
+    toward a better candidate (``better``: the verdict "improved" of ``eval compare --verdict exact``), every
+    table counted (``boschloo_regions``: a few milliseconds at 200 runs per side). Example: 0.5 -> 0.9 at 20
+    per side is well above 0.5."""
+    import numpy as np
+
     _check_level("alpha", alpha)
     if n1 < 1 or n2 < 1:
         raise ValueError(f"both sides need runs, got {n1} and {n2}")
-    base, cand = _binomial(n1, p1), _binomial(n2, p2)
-    seen: dict[tuple[int, int], bool] = {}
-
-    def rejects(a: int, b: int) -> bool:
-        # Boschloo's p is the same for the mirror table (n1 − a, n2 − b), and for (b, a) when n1 == n2.
-        key = min((a, b), (n1 - a, n2 - b), *(((b, a), (n2 - b, n1 - a)) if n1 == n2 else ()))
-        if key not in seen:
-            p = boschloo_p(key[0], n1, key[1], n2)
-            seen[key] = p is not None and p < alpha
-        return seen[key]
-
-    total = sum(
-        base[a] * cand[b]
-        for a in range(n1 + 1)
-        for b in range(n2 + 1)
-        if base[a] * cand[b] > 0.0 and rejects(a, b)
-    )
-    return min(1.0, total)
+    if direction not in ("either", "better"):
+        raise ValueError(f"direction must be either or better, got {direction!r}")
+    better, worse = boschloo_regions(n1, n2, alpha)
+    rejected = better if direction == "better" else better | worse
+    table = np.outer(_binomial(n1, p1), _binomial(n2, p2))
+    return min(1.0, float(table[rejected].sum()))
 
 
 def exact_runs(p1: float, p2: float, start: int, alpha: float, power: float) -> int | None:
