@@ -100,7 +100,9 @@ class TaskStop(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     stopped_at: int | None = None
     """Judged runs per arm at the first look at which the task had stopped."""
     after_stop: int = 0
-    """Runs of this arm that finished after that look (in flight then): waited for and included."""
+    """Judged runs of this arm that finished after that look (in flight then): waited for and included. Two
+    arms: this arm's judged runs past the stopping pair's repetition; one whose partner in the other arm never
+    ran stays in this arm's report but is in no pair."""
     runs_saved: int = 0
     """``max_k`` minus the runs of the task in this arm."""
     tokens_saved: int | None = None

@@ -40,8 +40,9 @@ from alisio.shell.cli.options import (
 from alisio.shell.cli.seq_flags import RunSequentialFlags
 
 if TYPE_CHECKING:
+    from alisio.core.lab.manifest import RunManifest
     from alisio.core.lab.records import RunRecord
-    from alisio.core.lab.seq_block import SequentialBlock
+    from alisio.core.lab.seq_block import SequentialBlock, SequentialPlan
     from alisio.shell.cli.resume_flags import Given
     from alisio.shell.lab.model import LabOutcome, LabStart
     from alisio.shell.lab.request import LabRequest
@@ -87,12 +88,20 @@ def _request(
 
 def _resume_request(given: Given, seq: RunSequentialFlags) -> LabRequest:
     """The request that continues ``--resume``'s run; a flag that differs from what it stored is refused
-    (``alisio.shell.cli.resume_flags``), a sequential design too (``seq_flags.resume_design``)."""
-    from alisio.shell.cli.resume_flags import continue_request
+    (``alisio.shell.cli.resume_flags``), a sequential design too, but a larger ``--max-k`` continues the
+    same e-processes (``seq_flags.resume_design``)."""
+    from alisio.shell.cli.resume_flags import continue_request, with_design
     from alisio.shell.cli.seq_flags import resume_design
 
     env = common.environment()
-    return continue_request(given, lambda stored: resume_design(stored.sequential, seq, env))
+    found: list[SequentialPlan | None] = []
+
+    def check(stored: RunManifest) -> list[str]:
+        conflicts, design = resume_design(stored.sequential, seq, env)
+        found.append(design)
+        return conflicts
+
+    return with_design(continue_request(given, check), found)
 
 
 @grouped
