@@ -30,6 +30,8 @@ from alisio.core.errors import ReportError
 __all__ = [
     "ID_PATTERN",
     "RUN_RECORD_SCHEMA_VERSION",
+    "TOOL_NAME_MAX",
+    "TOOL_SEQUENCE_MAX",
     "Divergence",
     "Incident",
     "Measured",
@@ -135,6 +137,16 @@ class Measured(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     """The distinct ``model`` names the responses gave, in order of first appearance (what served the run)."""
     system_fingerprints: tuple[str, ...] = ()
     """The distinct ``system_fingerprint`` values the responses gave, in order of first appearance."""
+    tool_sequence: tuple[str, ...] = ()
+    """The names of the tools the agent called, in order (at most ``TOOL_SEQUENCE_MAX``, each cut to
+    ``TOOL_NAME_MAX`` characters): how alike a task's repetitions went (the reliability profile). Absent in
+    records written before it was kept, and for a run that called no tool."""
+
+
+TOOL_SEQUENCE_MAX = 2000
+"""Most tool calls a record lists in ``Measured.tool_sequence`` (the first ones)."""
+TOOL_NAME_MAX = 64
+"""Longest tool name kept in ``Measured.tool_sequence`` (a name is the model's text)."""
 
 
 class RunRecord(Frozen, frozen=True, kw_only=True):
