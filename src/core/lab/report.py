@@ -26,6 +26,7 @@ from enum import StrEnum
 
 from alisio.core.base import Frozen
 from alisio.core.harness.prices import Rates
+from alisio.core.lab.profile_block import ReliabilityProfile
 from alisio.core.lab.seq_block import SequentialBlock
 from alisio.core.stats.rates import ClusteredMean, Interval
 
@@ -290,6 +291,9 @@ class Report(Frozen, frozen=True, kw_only=True):
     sequential: SequentialBlock | None = None
     """A sequential command's design and each task's stop (``alisio.core.lab.seq_block``); ``None`` for a
     fixed-k run. ``plannedRuns`` is then tasks x maxK, the most it could run."""
+    reliability: ReliabilityProfile | None = None
+    """The reliability profile (``alisio.core.lab.profile_block``): k >= 2, not replay; ``None`` otherwise and
+    in reports written before it was kept."""
 
 
 def finished_runs(report: Report) -> str:

@@ -240,8 +240,13 @@ def runs_per_task(
     task_sd: float = 0.0,
     alpha: float = 0.05,
     power: float = 0.8,
+    within_rate_variance: float | None = None,
 ) -> tuple[float | None, int]:
     """Runs per task and side for the paired suite comparison (module docstring's second formula).
+
+    ``within_rate_variance``: E[p_i(1 − p_i)] over the tasks, measured (``eval power --from REPORT``); the
+    within-task variance per run is then 2·E[pq] + δ(1 − 2p1) − δ² instead of p1q1 + p2q2, which assumes every
+    task at p1 (the tasks' spread of rates, σ_b² = p1q1 − E[pq], is variance a larger k cannot remove).
 
     Returns:
         (k before rounding up, or ``None`` when no k is enough with this many tasks; the fewest tasks for
@@ -258,6 +263,10 @@ def runs_per_task(
     if task_sd < 0.0:
         raise ValueError(f"the between-task standard deviation must be >= 0, got {task_sd}")
     within = p1 * (1.0 - p1) + p2 * (1.0 - p2)
+    if within_rate_variance is not None:
+        if not 0.0 <= within_rate_variance <= 0.25:
+            raise ValueError(f"a within-task rate variance must be in [0, 0.25], got {within_rate_variance}")
+        within = max(0.0, 2.0 * within_rate_variance + delta * (1.0 - 2.0 * p1) - delta**2)
 
     def room(count: int) -> float:
         return count * delta**2 / _t_sum(count, alpha, power) ** 2 - task_sd**2

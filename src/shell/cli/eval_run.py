@@ -238,7 +238,9 @@ def show_outcome(outcome: LabOutcome, json_output: bool, quiet: bool = False) ->
     from alisio.shell.lab.store import REPORT_HTML, REPORT_MD
 
     (arm,) = outcome.arms
-    closing = "\n".join([summary_table(arm.report), *sequential_lines(arm.report)])
+    profile = arm.report.reliability  # its sentence, when it has an ICC to say something with
+    advice = [] if profile is None or profile.icc is None else [f"Reliability: {profile.advice}"]
+    closing = "\n".join([summary_table(arm.report), *sequential_lines(arm.report), *advice])
     if json_output:
         common.out(msgspec.json.encode(arm.report) + b"\n")
         if not quiet:
