@@ -155,8 +155,9 @@ def main() -> None:
         if args.part in (name, "all"):
             rng = np.random.default_rng([args.seed, index])
             began = time.perf_counter()
-            print(f"\n### {name} ({args.reps} replications per row)\n")
-            run(args.reps if name != "plan" else max(1, args.reps // 4), rng)
+            reps = args.reps if name != "plan" else max(1, args.reps // 4)  # a comparison costs more
+            print(f"\n### {name} ({reps} replications per row)\n")
+            run(reps, rng)
             print(f"\n({name}: {time.perf_counter() - began:.0f} s)")
 
 

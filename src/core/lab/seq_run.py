@@ -16,7 +16,7 @@ rules); this module applies them to a command's records:
   errored run on either side gives no pair (both of its runs are left out). Dropping errored runs per arm
   first and pairing what is left by position would pair repetition j of one arm with a later repetition of the
   other after an error, and under a drift common to both arms (a provider that gets better or worse over
-  the job) that makes a difference where there is none: 15.7% false decisions instead of 2.6% (max-k 100,
+  the job) that makes a difference where there is none: 16.3% false decisions instead of 1.75% (max-k 100,
   rates drifting from 0.1 to 0.9, 40% errors on one arm; ``bench/bench_sequential.py --part drift``).
 - ``look``: the task's stop at its outcomes so far, a pure function of them (resume recomputes it from
   runs.jsonl). ``first_stop`` finds the first look at which it had stopped, by bisection: a stop is monotone

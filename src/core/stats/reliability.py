@@ -31,6 +31,7 @@ input raises ``ValueError``.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Hashable, Sequence
 
@@ -109,6 +110,7 @@ def _beta_regularized(a: float, b: float, x: float) -> float:
     return 1.0 - front * _beta_cf(b, a, 1.0 - x) / b
 
 
+@functools.lru_cache(maxsize=4096)
 def f_quantile(prob: float, d1: float, d2: float) -> float:
     """The ``prob`` quantile of the F distribution with (``d1``, ``d2``) degrees of freedom: X ~ Beta(d1/2,
     d2/2) gives F = d2·X / (d1·(1 − X)); X's quantile by bisection on the regularized incomplete beta function
