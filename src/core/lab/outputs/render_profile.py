@@ -50,7 +50,7 @@ def cost_text(cost: CostPerSuccess) -> str:
     if cost.tokens is not None:
         parts.append(f"{ratio_text(cost.tokens)} tokens")
     if cost.usd is not None:
-        parts.append(f"{ratio_text(cost.usd, usd=True)} (estimated)")
+        parts.append(f"{ratio_text(cost.usd, usd=True)} estimated")
     over = (
         f"all {cost.of_tasks} tasks"
         if cost.tasks == cost.of_tasks
