@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from alisio.core.stats import reliability
@@ -72,6 +72,7 @@ suites = st.lists(
 
 @settings(max_examples=60, deadline=None)
 @given(suites)
+@example([(0, 1), (1, 3)])  # n0 = 1.5: the estimate is −1 (below it by rounding), its floor −2
 def test_the_icc_is_the_one_way_anova_of_the_runs(tasks: list[tuple[int, int]]) -> None:
     """On the expanded 0/1 runs: MSB and MSW from the sums of squares, n0 from the group sizes, ICC =
     (MSB − MSW)/(MSB + (n0 − 1)MSW); the design effect 1 + (Σn²/N − 1)·max(ICC, 0); None exactly when there is
@@ -94,7 +95,8 @@ def test_the_icc_is_the_one_way_anova_of_the_runs(tasks: list[tuple[int, int]]) 
     assert math.isclose(got.design_effect, 1 + (sum(len(g) ** 2 for g in groups) / N - 1) * rho, rel_tol=1e-9)
     assert (got.interval is None) == (msw == 0)
     if got.interval is not None:
-        assert -1.0 <= got.interval.low <= got.icc <= got.interval.high <= 1.0
+        assert got.interval.low <= got.icc <= got.interval.high <= 1.0
+        assert got.icc >= -1 / (n0 - 1) - 1e-9 if n0 > 1 else True  # the ANOVA estimate's floor
     assert 0.0 <= got.repetition_share <= 1.0 and 0.0 <= got.doubled_k_narrower <= 0.2929
 
 

@@ -178,7 +178,8 @@ def icc_binary(tasks: Sequence[tuple[int, int]]) -> IccEstimate | None:
         for prob in (0.975, 0.025):
             f = ratio / f_quantile(prob, count - 1, runs - count)
             ends.append((f - 1.0) / (f + n0 - 1.0))
-        interval = Interval(low=max(-1.0, min(ends[0], icc)), high=min(1.0, max(ends[1], icc)))
+        # the lower end can be below −1 with very unequal runs per task (the estimate's floor is −1/(n0 − 1))
+        interval = Interval(low=min(ends[0], icc), high=min(1.0, max(ends[1], icc)))
     rho = min(max(icc, 0.0), 1.0)
     weighted = sum(n * n for _, n in kept) / runs
     design_effect = 1.0 + (weighted - 1.0) * rho

@@ -238,15 +238,16 @@ def show_outcome(outcome: LabOutcome, json_output: bool, quiet: bool = False) ->
     from alisio.shell.lab.store import REPORT_HTML, REPORT_MD
 
     (arm,) = outcome.arms
-    profile = arm.report.reliability  # its sentence, when it has an ICC to say something with
-    advice = [] if profile is None or profile.icc is None else [f"Reliability: {profile.advice}"]
-    closing = "\n".join([summary_table(arm.report), *sequential_lines(arm.report), *advice])
+    closing = "\n".join([summary_table(arm.report), *sequential_lines(arm.report)])
     if json_output:
         common.out(msgspec.json.encode(arm.report) + b"\n")
         if not quiet:
             say(closing)
     else:
         common.out(closing + "\n")
+    profile = arm.report.reliability  # its sentence, when it has an ICC to say something with (not on stdout:
+    if not quiet and profile is not None and profile.icc is not None:  # scripts read the table there)
+        say(f"Reliability: {profile.advice}")
     say(f"report: {arm.arm.directory / REPORT_MD} ({REPORT_HTML} beside it)")  # --quiet too: where it went
     for line in stop_lines(outcome):
         say(line)

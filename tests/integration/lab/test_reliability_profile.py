@@ -53,7 +53,7 @@ def test_a_report_with_k_of_2_or_more_carries_its_reliability_profile(tmp_path: 
     assert math.isclose(profile.icc.icc, _icc(counts), rel_tol=1e-9)
     assert math.isclose(profile.icc.design_effect, 1 + (K - 1) * max(profile.icc.icc, 0.0), rel_tol=1e-9)
     assert profile.icc.interval is not None and profile.icc.interval.low <= profile.icc.icc
-    assert f"Reliability: {profile.advice}" in result.stdout
+    assert f"Reliability: {profile.advice}" in result.stderr
     assert profile.advice.startswith("Most of the noise is between tasks (ICC")
     runs = read_runs(out)
     for row in profile.tasks:

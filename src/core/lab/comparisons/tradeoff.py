@@ -63,18 +63,16 @@ def rate_cost_rows(arms: Sequence[tuple[str, Report]]) -> tuple[RateCostRow, ...
         for i, (row, (_, report)) in enumerate(zip(rows, arms, strict=True))
         if row.rate is not None and (row.tokens_per_success is not None or _no_success(report, shared))
     ]
-    marks = non_dominated(
-        [
-            (
-                rows[i].rate.mean if rows[i].rate is not None else 0.0,
-                None if rows[i].tokens_per_success is None else rows[i].tokens_per_success.estimate,
-            )
-            for i in ranked
-        ]
-    )
+    marks = non_dominated([_point(rows[i]) for i in ranked])
     for i, mark in zip(ranked, marks, strict=True):
         rows[i] = msgspec.structs.replace(rows[i], not_beaten=mark)
     return tuple(rows)
+
+
+def _point(row: RateCostRow) -> tuple[float, float | None]:
+    """(rate, tokens per success; None: no success) of a ranked row."""
+    rate = 0.0 if row.rate is None else row.rate.mean
+    return rate, None if row.tokens_per_success is None else row.tokens_per_success.estimate
 
 
 def _no_success(report: Report, shared: set[str]) -> bool:
