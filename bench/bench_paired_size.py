@@ -6,7 +6,8 @@ replication draws the runs, then computes both p-values with the functions ``eva
 table gives the share of replications with p < 0.05 and its 95% Wilson interval, per (baseline runs,
 candidate runs). The sign-flip test assumes each task's difference symmetric about 0, which fails with unequal
 runs per side; the stratified test is exact under the sharp null for any runs per side, so its size is at most
-5% up to simulation error.
+5% up to simulation error. The last column is how often the 95% t interval ``eval compare`` prints beside the
+p-value excludes 0 in the same null suites (it should be 5%; it is an approximation, and the test decides).
 
 Run by hand (not part of the test suite): ``.venv/bin/python bench/bench_paired_size.py [replications]``.
 """
@@ -27,8 +28,8 @@ TASKS = 10
 ALPHA = 0.05
 
 
-def _cell(rng: np.random.Generator, bn: int, cn: int, replications: int) -> tuple[int, int]:
-    stratified = sign_flip = 0
+def _cell(rng: np.random.Generator, bn: int, cn: int, replications: int) -> tuple[int, int, int]:
+    stratified = sign_flip = excludes = 0
     for _ in range(replications):
         base = rng.binomial(bn, RATE, size=TASKS)
         cand = rng.binomial(cn, RATE, size=TASKS)
@@ -36,9 +37,10 @@ def _cell(rng: np.random.Generator, bn: int, cn: int, replications: int) -> tupl
         result = paired_difference(tasks)
         assert result is not None
         stratified += result.p_value < ALPHA
+        excludes += result.interval.low > 0.0 or result.interval.high < 0.0
         diffs = [Fraction(c, cn) - Fraction(b, bn) for b, _, c, _ in tasks]
         sign_flip += sign_flip_p(diffs)[0] < ALPHA
-    return stratified, sign_flip
+    return stratified, sign_flip, excludes
 
 
 def _rate(hits: int, replications: int) -> str:
@@ -51,12 +53,17 @@ def main(replications: int) -> None:
     rng = np.random.default_rng(20261201)
     print(f"every task at p = {RATE}, {TASKS} tasks, nominal 5%, {replications:,} replications per row")
     print(
-        "| runs per side (baseline / candidate) | stratified permutation size [95%] | sign-flip size [95%] |"
+        "| runs per side (baseline / candidate) | stratified permutation size [95%] | sign-flip size [95%] "
+        "| t interval excludes 0 [95%] |"
     )
-    print("|---|---:|---:|")
+    print("|---|---:|---:|---:|")
     for bn, cn in GRID:
-        stratified, sign_flip = _cell(rng, bn, cn, replications)
-        print(f"| {bn} / {cn} | {_rate(stratified, replications)} | {_rate(sign_flip, replications)} |")
+        stratified, sign_flip, excludes = _cell(rng, bn, cn, replications)
+        print(
+            f"| {bn} / {cn} | {_rate(stratified, replications)} | {_rate(sign_flip, replications)} "
+            f"| {_rate(excludes, replications)} |",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

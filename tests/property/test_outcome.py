@@ -6,7 +6,14 @@ from hypothesis import assume, example, given
 from hypothesis import strategies as st
 from returns.result import Success
 
-from alisio.core.harness.events import Event, ProviderRequested, ProviderResponded, RunEnded, RunOutcome
+from alisio.core.harness.events import (
+    Event,
+    ProviderRequested,
+    ProviderResponded,
+    RunEnded,
+    RunOutcome,
+    ToolCalled,
+)
 from alisio.core.harness.protocol import Usage
 from alisio.core.lab.judges.outcome import (
     SetupError,
@@ -16,6 +23,8 @@ from alisio.core.lab.judges.outcome import (
     status_of,
 )
 from alisio.core.lab.records import (
+    TOOL_NAME_MAX,
+    TOOL_SEQUENCE_MAX,
     RunRecord,
     RunStatus,
     VerifierResult,
@@ -201,6 +210,23 @@ def test_counts_and_wall_time(log: tuple[tuple[Event, ...], LogModel]) -> None:
     assert measured.compactions == len(model.compactions)
     assert measured.turns == len(model.turns)
     assert measured.wall_ms == (events[-1].elapsed_ms if events else 0)
+    called = [e.name for e in events if isinstance(e, ToolCalled)]
+    assert measured.tool_sequence == tuple(called) and len(called) == measured.tool_calls
+
+
+def test_the_tool_sequence_is_capped_in_length_and_name() -> None:
+    """A run of more calls than ``TOOL_SEQUENCE_MAX`` keeps the first ones, each name cut to
+    ``TOOL_NAME_MAX`` characters; the count stays the true one."""
+    long = "x" * (TOOL_NAME_MAX + 10)
+    events = [
+        ToolCalled(
+            seq=i, elapsed_ms=i, call_id=f"c{i}", name=long if i == 0 else "bash", arguments="{}", effect=None
+        )
+        for i in range(TOOL_SEQUENCE_MAX + 5)
+    ]
+    measured = measured_from(events)
+    assert measured.tool_calls == TOOL_SEQUENCE_MAX + 5 and len(measured.tool_sequence) == TOOL_SEQUENCE_MAX
+    assert measured.tool_sequence[0] == "x" * TOOL_NAME_MAX and measured.tool_sequence[1] == "bash"
 
 
 @given(

@@ -160,9 +160,21 @@ def test_the_interval_is_never_a_point_and_contains_the_mean(tasks: list[tuple[i
     same = len({Fraction(c, cn) - Fraction(b, bn) for b, bn, c, cn in tasks}) == 1
     assert (result.interval_method is IntervalMethod.POOLED_NEWCOMBE) is same
     assert 0.0 < result.p_value <= 1.0
+    excludes = result.interval.low > 0.0 or result.interval.high < 0.0
+    assert result.interval_agrees == (excludes == (result.p_value < 0.05))
 
 
-def test_all_tasks_unchanged_gives_the_pooled_interval() -> None:
+def test_the_t_interval_can_exclude_zero_where_the_exact_test_does_not() -> None:
+    """The t interval is an approximation and the permutation p decides: six tasks at 0/5 on the baseline
+    against 0, 3, 3, 0, 3, 2 of 20 on the candidate give the t interval [+1.4, +16.9] pp, which excludes 0,
+    while the exact p is 0.12 (a baseline of 5 runs at 0/5 is weak evidence of a low rate); ``interval_agrees``
+    is False there."""
+    tasks = [(0, 5, c, 20) for c in (0, 3, 3, 0, 3, 2)]
+    result = paired_difference(tasks)
+    assert result is not None
+    assert round(result.interval.low, 3) == 0.014 and round(result.interval.high, 3) == 0.169
+    assert round(result.p_value, 2) == 0.12
+    assert result.interval_agrees is False
     """All 5/5 on both sides: the standard error is 0, so the interval is Newcombe's over 15 vs 15 runs."""
     result = paired_difference([(5, 5, 5, 5)] * 3)
     assert result is not None

@@ -14,6 +14,7 @@ from returns.result import Failure, Success
 
 from alisio.core.errors import PowerInputError
 from alisio.core.lab.comparisons.power_plan import PowerRequest, parse_power_request, plan_power, render_power
+from alisio.core.stats.exact import boschloo_p, boschloo_regions
 from alisio.core.stats.power import (
     GATE,
     SUITE_MIN_TASKS,
@@ -179,6 +180,39 @@ def test_small_plans_use_the_exact_power_of_boschloo() -> None:
     edge = plan_power(PowerRequest(baseline_rate=0.0, detect=1.0))
     assert edge.runs_per_side == 5 and boschloo_power(0.0, 1.0, 5, 5) == 1.0
     assert boschloo_power(0.5, 0.5, 6, 6) < 0.05  # the size of the test, not its power
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(1, 12), st.integers(1, 12), st.sampled_from([0.01, 0.05, 0.1]))
+def test_the_rejection_regions_are_boschloo_p_below_alpha_table_by_table(
+    n1: int, n2: int, alpha: float
+) -> None:
+    """``boschloo_regions`` (a cut on the sorted Fisher statistics) rejects exactly the tables whose
+    ``boschloo_p`` is below alpha, each toward the side its rates point to (better: c/n2 > a/n1); the exact
+    power is the probability of those tables, summed here table by table."""
+    better, worse = boschloo_regions(n1, n2, alpha)
+    for a in range(n1 + 1):
+        for c in range(n2 + 1):
+            p = boschloo_p(a, n1, c, n2)
+            assert p is not None
+            assert bool(better[a, c] or worse[a, c]) == (p < alpha)
+            assert not (better[a, c] and worse[a, c])
+            if better[a, c]:
+                assert c / n2 > a / n1
+    p1, p2 = 0.3, 0.7
+    chance = [
+        [
+            math.comb(n1, a) * p1**a * (1 - p1) ** (n1 - a) * math.comb(n2, c) * p2**c * (1 - p2) ** (n2 - c)
+            for c in range(n2 + 1)
+        ]
+        for a in range(n1 + 1)
+    ]
+    either = sum(chance[a][c] for a in range(n1 + 1) for c in range(n2 + 1) if better[a, c] or worse[a, c])
+    up = sum(chance[a][c] for a in range(n1 + 1) for c in range(n2 + 1) if better[a, c])
+    assert math.isclose(boschloo_power(p1, p2, n1, n2, alpha), min(1.0, either), rel_tol=1e-12, abs_tol=1e-15)
+    assert math.isclose(
+        boschloo_power(p1, p2, n1, n2, alpha, direction="better"), min(1.0, up), rel_tol=1e-12, abs_tol=1e-15
+    )
 
 
 def test_the_suite_plan_names_its_statistic_and_warns_below_six_tasks() -> None:

@@ -214,8 +214,16 @@ def test_comparison_markdown_explains_every_new_number() -> None:
         "Suite rate intervals: baseline 40.0% [0.0%, 100.0%]" in text
         and "(95% t interval, 2 degrees of freedom)" in text
     )
-    assert "Paired by task over 3 tasks: mean difference +30.0 pp," in text
+    assert "Paired by task over 3 tasks: mean difference +30.0 pp, [-78.3, +100.0] pp" in text
+    assert (
+        "(95% t interval, 2 degrees of freedom, approximate: where it and the test disagree, the test decides)"
+        in text
+    )
     assert "permutation p within tasks = 0.0384 (exact law, 28 values)" in text
+    # p < 0.05 but the t interval holds 0: the line says so, and so does the JSON (intervalAgrees false)
+    assert "(the interval and the test disagree here: the test decides)" in text
+    paired = compare_reports(base, cand).unwrap().summary.paired
+    assert paired is not None and paired.interval_agrees is False
 
 
 def test_report_markdown_shows_the_suite_interval_or_the_pooled_one() -> None:

@@ -17,6 +17,7 @@ from alisio.core.lab.seq_run import (
     first_stop,
     look,
     outcomes,
+    paired_outcomes,
     sequential_block,
     sequential_gate,
     sequential_plan,
@@ -82,6 +83,40 @@ def test_outcomes_are_the_judged_prefix_in_repetition_order(statuses: dict[int, 
     assert outcomes(reversed(records)) == expected
 
 
+ARM = st.dictionaries(st.integers(0, 12), st.sampled_from(list(RunStatus)), max_size=13)
+
+
+@given(ARM, ARM)
+def test_two_arms_are_paired_by_repetition_and_a_repetition_with_an_error_is_skipped(
+    base: dict[int, RunStatus], cand: dict[int, RunStatus]
+) -> None:
+    """Pair j is repetition j of both arms, for j up to the first repetition missing on either side; a
+    repetition with an errored run on either side gives no pair (the other arm's run is not paired with a
+    later repetition); records in any order give the same pairs."""
+    prefix = 0
+    while prefix in base and prefix in cand:
+        prefix += 1
+    expected = [
+        (base[j] is RunStatus.PASS, cand[j] is RunStatus.PASS)
+        for j in range(prefix)
+        if RunStatus.ERROR not in (base[j], cand[j])
+    ]
+    b_records = [_record("t", rep, status, "base") for rep, status in base.items()]
+    c_records = [_record("t", rep, status, "cand") for rep, status in cand.items()]
+    got = paired_outcomes(b_records, c_records)
+    assert got == (tuple(b for b, _ in expected), tuple(c for _, c in expected))
+    assert paired_outcomes(reversed(b_records), reversed(c_records)) == got
+
+
+def test_an_error_skips_its_whole_repetition() -> None:
+    """Baseline pass, fail, pass and candidate error, pass, pass: one error must not shift the candidate's
+    repetitions onto the baseline's earlier ones (per-arm dropping would pair (pass, pass), (fail, pass))."""
+    p, f, e = RunStatus.PASS, RunStatus.FAIL, RunStatus.ERROR
+    base = [_record("t", rep, s, "base") for rep, s in enumerate((p, f, p))]
+    cand = [_record("t", rep, s, "cand") for rep, s in enumerate((e, p, p))]
+    assert paired_outcomes(base, cand) == ((False, True), (True, True))
+
+
 WIDTH = SequentialPlan(kind="width", max_k=30, min_k=5, width=0.5)
 TWO_ARM = SequentialPlan(kind="two-arm", max_k=30, min_k=5, baseline="base")
 AGAINST = SequentialPlan(
@@ -118,8 +153,9 @@ def test_the_first_stop_is_the_fewest_outcomes_at_which_the_task_had_stopped(
 @settings(max_examples=20, deadline=None)
 @given(st.lists(st.booleans(), min_size=1, max_size=12), st.lists(st.booleans(), min_size=1, max_size=12))
 def test_each_arm_counts_its_own_runs_and_both_arms_add_them(base: list[bool], cand: list[bool]) -> None:
-    """In a two-variant block each arm's task counts its own runs and its savings against max_k; the
-    comparison's block adds the two arms' runs and savings and keeps the candidate's stop."""
+    """In a two-variant block each arm's task counts its own runs and its savings against max_k, and the
+    pairs its statistic used (repetitions both arms finished); the comparison's block adds the two arms' runs
+    and savings and keeps the candidate's stop."""
     records = [
         _record("t", rep, RunStatus.PASS if passed else RunStatus.FAIL, variant)
         for variant, arm in (("base", base), ("cand", cand))
@@ -128,7 +164,11 @@ def test_each_arm_counts_its_own_runs_and_both_arms_add_them(base: list[bool], c
     blocks = [sequential_block(TWO_ARM, ["t"], records, variant, {}) for variant in ("base", "cand")]
     for block, arm in zip(blocks, (base, cand), strict=True):
         (stop,) = block.tasks
-        assert (stop.runs, stop.judged, stop.runs_saved) == (len(arm), len(arm), 30 - len(arm))
+        assert (stop.runs, stop.judged, stop.runs_saved) == (
+            len(arm),
+            min(len(base), len(cand)),
+            30 - len(arm),
+        )
     both = both_arms(blocks)
     (stop,) = both.tasks
     assert stop.runs == len(base) + len(cand)

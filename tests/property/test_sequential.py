@@ -9,7 +9,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from alisio.core.lab.betting import BETS, pair_bounds
@@ -52,19 +52,19 @@ EXACT_BETS = tuple(Fraction(g, 21) for g in range(1, 21))
 
 
 def _exact_running_max(baseline: list[bool], candidate: list[bool], m: Fraction, two_sided: bool) -> Fraction:
-    """Independently, in exact rationals: the running maximum over looks t >= 1 of the mixture wealth
-    mean_u prod_{j <= t} (1 + lam_u (D_j - m)), lam_u = u/(1 + m) long and -u/(1 - m) short (1 with no pairs)."""
+    """Independently, in exact rationals: the running maximum over looks t >= 0 of the mixture wealth
+    mean_u prod_{j <= t} (1 + lam_u (D_j - m)), lam_u = u/(1 + m) long and -u/(1 - m) short; the look t = 0 is
+    the starting wealth 1."""
     lams = [u / (1 + m) for u in EXACT_BETS] + ([-u / (1 - m) for u in EXACT_BETS] if two_sided else [])
     wealth = [Fraction(1)] * len(lams)
-    best: Fraction | None = None
+    best = Fraction(1)
     for b, c in zip(baseline, candidate, strict=False):
         wealth = [w * (1 + lam * (int(c) - int(b) - m)) for w, lam in zip(wealth, lams, strict=True)]
         sides = (
             [sum(wealth[: len(EXACT_BETS)]), sum(wealth[len(EXACT_BETS) :])] if two_sided else [sum(wealth)]
         )
-        look = Fraction(max(sides)) / len(EXACT_BETS)
-        best = look if best is None else max(best, look)
-    return Fraction(1) if best is None else best
+        best = max(best, Fraction(max(sides)) / len(EXACT_BETS))
+    return best
 
 
 def test_the_bets_are_the_exact_fractions() -> None:
@@ -77,9 +77,9 @@ def test_the_bets_are_the_exact_fractions() -> None:
 def test_the_e_value_matches_an_exact_pair_by_pair_product(
     data: tuple[list[bool], list[bool]], side: str
 ) -> None:
-    """The statistic is the running maximum over looks of the mixture wealth, which an independent pair-by-pair
-    product in fractions reproduces to 1e-9 (relative), for every side (two-sided: the larger of long and
-    short); with no pairs it is the starting wealth 1."""
+    """The statistic is the running maximum over looks of the mixture wealth, its start 1 included, which an
+    independent pair-by-pair product in fractions reproduces to 1e-9 (relative), for every side (two-sided:
+    the larger of long and short); with no pairs it is the starting wealth 1."""
     baseline, candidate = data
     m = Fraction(-1, 10) if side == "not-worse" else Fraction(0)
     expected = _exact_running_max(baseline, candidate, m, side == "two-sided")
@@ -89,6 +89,7 @@ def test_the_e_value_matches_an_exact_pair_by_pair_product(
 
 @settings(max_examples=40, deadline=None)
 @given(pairs, st.integers(0, 30), sides)
+@example(([True], [False]), 0, "improved")  # the statistic fell below the empty prefix's 1 (issue 30)
 def test_a_stopped_task_stays_stopped_for_every_longer_prefix(
     data: tuple[list[bool], list[bool]], cut: int, side: str
 ) -> None:
@@ -150,6 +151,18 @@ def _counts(baseline: list[bool], candidate: list[bool]) -> tuple[np.ndarray, np
         np.cumsum(d == 0).astype(float),
         np.cumsum(d == -1).astype(float),
     )
+
+
+@pytest.mark.parametrize("side", ["improved", "not-worse"])
+def test_the_statistic_starts_at_one_and_a_first_pair_against_the_bet_leaves_it_there(side: str) -> None:
+    """The running maximum includes K_0 = 1: one pair against the bet (baseline passed, candidate failed)
+    multiplies the one-sided (long) wealth by 1 - mean(u) = 0.5, yet the statistic stays 1, as it is with no
+    pair at all; so an empty prefix's statistic is never above a longer prefix's (the case Hypothesis
+    found: a stopped task's statistic must not fall)."""
+    design = _design(side, max_k=40, min_k=3)
+    assert two_arm(design, [], []).statistic == 1.0
+    assert two_arm(design, [True], [False]).statistic == 1.0
+    assert two_arm(design, [True, True], [False, False]).statistic == 1.0
 
 
 def test_ten_wins_in_a_row_decide_improved_and_ten_losses_regressed() -> None:

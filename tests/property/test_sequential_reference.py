@@ -177,3 +177,25 @@ def test_the_method_notes_name_the_method_the_threshold_and_the_guarantee() -> N
     assert "Clopper-Pearson" in base and "reaches 320" in base and "fixed data" in base
     width = method_note("width", design, 0.2)
     assert "until width 0.2" in width and "0.9875" in width and "Wilson interval does not" in width
+
+
+def test_the_futility_footnote_names_the_predictive_chance_the_code_computes() -> None:
+    """The footnote says what ``futility_probability`` computes: the *predictive* chance (the remaining pairs
+    drawn from the posterior predictive, which the urn test above pins), not the chance at the current
+    estimate. The two differ: after 10 pairs of 5 wins and 5 ties, with 40 pairs left, the chance at the
+    estimate (every remaining pair +1 with probability 1/2, else 0; binomial, computed here) is far from the
+    predictive chance the code stops on."""
+    design = SequentialDesign(tasks=1, max_k=50)
+    for kind in ("two-arm", "baseline"):
+        note = method_note(kind, design)  # type: ignore[arg-type]
+        assert "predictive chance of being decided at 50 runs" in note and "posterior predictive" in note
+        assert "current estimate" not in note
+    predictive = futility_probability(design, 10, 5, 5, 0)
+    level = math.log(threshold(design))
+    plug_in = sum(
+        math.comb(40, wins) * 0.5**40
+        for wins in range(41)
+        if pair_log_wealth(np.array([5.0 + wins]), np.array([45.0 - wins]), np.array([0.0]), 0.0, True)[0]
+        >= level
+    )
+    assert abs(predictive - plug_in) > 0.02

@@ -31,6 +31,8 @@ from alisio.core.lab.workspace_diff import WorkspaceKept
 __all__ = [
     "ID_PATTERN",
     "RUN_RECORD_SCHEMA_VERSION",
+    "TOOL_NAME_MAX",
+    "TOOL_SEQUENCE_MAX",
     "Divergence",
     "Incident",
     "Measured",
@@ -146,6 +148,16 @@ class Measured(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     started_at: str | None = None
     """When the run started, ISO 8601 UTC to the millisecond (passed in by the shell); absent in records written
     before it was recorded. Its events' ``elapsedMs`` count from here (the trajectory exports' timestamps)."""
+    tool_sequence: tuple[str, ...] = ()
+    """The names of the tools the agent called, in order (at most ``TOOL_SEQUENCE_MAX``, each cut to
+    ``TOOL_NAME_MAX`` characters): how alike a task's repetitions went (the reliability profile). Absent in
+    records written before it was kept, and for a run that called no tool."""
+
+
+TOOL_SEQUENCE_MAX = 2000
+"""Most tool calls a record lists in ``Measured.tool_sequence`` (the first ones)."""
+TOOL_NAME_MAX = 64
+"""Longest tool name kept in ``Measured.tool_sequence`` (a name is the model's text)."""
 
 
 class RunRecord(Frozen, frozen=True, kw_only=True):

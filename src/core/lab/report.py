@@ -27,6 +27,7 @@ from enum import StrEnum
 from alisio.core.base import Frozen
 from alisio.core.harness.prices import Rates
 from alisio.core.lab.origin import RunOrigin
+from alisio.core.lab.profile_block import ReliabilityProfile
 from alisio.core.lab.seq_block import SequentialBlock
 from alisio.core.lab.trust import RejudgeBlock, SelfCheckBlock
 from alisio.core.stats.rates import ClusteredMean, Interval
@@ -324,6 +325,9 @@ class Report(Frozen, frozen=True, kw_only=True):
     origin: RunOrigin | None = None
     """Where the runs came from when not all from this command: one shard of a plan (``plannedRuns`` is then
     the shard's), a merge of shards, runs reused from a stored run (``alisio.core.lab.origin``)."""
+    reliability: ReliabilityProfile | None = None
+    """The reliability profile (``alisio.core.lab.profile_block``): k >= 2, not replay; ``None`` otherwise and
+    in reports written before it was kept."""
 
 
 def finished_runs(report: Report) -> str:

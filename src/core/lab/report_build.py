@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from alisio.core.harness.prices import Rates, cost_usd
+from alisio.core.lab.profile import with_profile
 from alisio.core.lab.records import RunRecord, RunStatus
 from alisio.core.lab.report import (
     LOW_POWER_BELOW,
@@ -365,7 +366,7 @@ def build_report(
     cached_totals = (int(agg.cached_tokens.sum()), int(agg.cached_input.sum()))
     summary = _summary(tasks, cols, agg, cached_totals, conditions)
     tasks, summary = _with_first_event_medians(records, tasks, summary)
-    return Report(
+    report = Report(
         conditions=conditions,
         tasks=tuple(tasks),
         summary=summary,
@@ -375,6 +376,7 @@ def build_report(
         capped=capped if interrupted else None,
         retried=retried,
     )
+    return with_profile(report, records)
 
 
 def _median(values: Sequence[int]) -> float | None:

@@ -83,7 +83,8 @@ class TaskStop(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     runs: int
     """Finished runs of the task in this arm (errored ones included)."""
     judged: int
-    """Judged runs of this arm the statistic used (outcomes; errored runs are not outcomes)."""
+    """Judged runs of this arm the statistic used (outcomes; errored runs are not outcomes). Two arms: the
+    pairs, repetition j of both arms, a repetition with an errored run on either side left out."""
     reason: StopReason | None = None
     """Why it stopped; ``None``: it had not stopped when the command ended (interrupted)."""
     direction: Literal["improved", "regressed", "not-worse"] | None = None
@@ -99,7 +100,9 @@ class TaskStop(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     stopped_at: int | None = None
     """Judged runs per arm at the first look at which the task had stopped."""
     after_stop: int = 0
-    """Runs of this arm that finished after that look (in flight then): waited for and included."""
+    """Judged runs of this arm that finished after that look (in flight then): waited for and included. Two
+    arms: this arm's judged runs past the stopping pair's repetition; one whose partner in the other arm never
+    ran stays in this arm's report but is in no pair."""
     runs_saved: int = 0
     """``max_k`` minus the runs of the task in this arm."""
     tokens_saved: int | None = None

@@ -116,8 +116,8 @@ class SequentialStop(Frozen, frozen=True, kw_only=True):
     runs: int
     """Judged runs (per arm; pairs for two arms) the statistic used."""
     statistic: float
-    """The running maximum of the e-value (the larger side's when two-sided); for ``until_width``, the width of
-    the confidence sequence."""
+    """The running maximum of the e-value over the looks so far, its start K_0 = 1 included (so never below 1;
+    the larger side's when two-sided); for ``until_width``, the width of the confidence sequence."""
     threshold: float
     """What the e-value must reach (2·m/α two-sided, m/α one-sided, 4·m/α against a baseline two-sided, 2·m/α
     one-sided); for ``until_width`` the width W it must fall below."""
@@ -178,11 +178,12 @@ def _crossing(
 ) -> tuple[NDArray[np.bool_], Direction | None, float]:
     """From each side's log e-values per look: whether any side's running maximum has reached ``level`` by each
     look (``crosses`` on the very float reported), the side that reached it first, and the largest e-value so
-    far (1 before the first look)."""
+    far. The running maximum starts at the e-process's value before the first look, K_0 = 1 (log 0): a first
+    pair against the bet leaves the statistic at 1, not at the wealth after it (0.5)."""
     import numpy as np
 
     cap = math.log(MAX_STATISTIC)
-    running = [np.exp(np.minimum(np.maximum.accumulate(x), cap)) for x in logs]
+    running = [np.exp(np.minimum(np.maximum.accumulate(np.maximum(x, 0.0)), cap)) for x in logs]
     reached = np.logical_or.reduce([crosses(r, level) for r in running])
     first: Direction | None = None
     if reached.any():
@@ -298,8 +299,9 @@ def method_note(kind: Kind, design: SequentialDesign, width: float | None = None
     level = threshold(design, kind if kind != "width" else "two-arm")
     tasks = f"{m} task{'s' if m != 1 else ''}"
     futility = (
-        f"; a task also stops for futility when its chance of deciding by {design.max_k} runs, at the current"
-        f" estimate, is below {design.futility:g} (or nil)"
+        f"; a task also stops for futility when its predictive chance of being decided at {design.max_k} runs"
+        f" (the remaining outcomes drawn from the posterior predictive of those so far, Jeffreys' prior) is"
+        f" below {design.futility:g}, or nil; futility never decides a direction"
     )
     if kind == "two-arm":
         what = {

@@ -58,7 +58,9 @@ Kind = Literal["two-arm", "baseline", "width"]
 MAX_K = 500
 """Largest ``max_k``: the futility tables are (max_k + 1)² cells, and a look costs O((max_k − t)²)."""
 FUTILITY = 0.05
-"""Default futility level: stop when the chance of deciding by ``max_k`` at the current estimate is below it."""
+"""Default futility level: stop when the predictive chance of being decided at ``max_k`` (``futility_probability``:
+the remaining outcomes drawn from the posterior predictive of those so far, not fixed at the current estimate)
+is below it."""
 MAX_STATISTIC = 1e300
 """E-values are reported capped here (a baseline bound at or below the margin makes the test certain)."""
 
@@ -331,7 +333,10 @@ def _first_decided(
     counts = np.stack([np.cumsum(diffs == v, axis=1, dtype=np.float64) for v in (1, 0, -1)])
     cap = math.log(MAX_STATISTIC)
     values = np.stack(
-        [np.exp(np.minimum(np.maximum.accumulate(x, axis=1), cap)) for x in pair_logs(design, *counts)]
+        [
+            np.exp(np.minimum(np.maximum.accumulate(np.maximum(x, 0.0), axis=1), cap))
+            for x in pair_logs(design, *counts)
+        ]
     )
     hit = crosses(values, threshold(design))
     eligible: NDArray[np.bool_] = np.logical_or.reduce(hit, axis=0)

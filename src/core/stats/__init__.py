@@ -10,7 +10,10 @@ reporting can reuse it:
 - ``paired``: the paired suite difference and its stratified permutation p-value;
 - ``power``: runs a comparison needs and the smallest change it can detect;
 - ``verdict``: the per-task verdict;
-- ``noninferiority``: the p-value of the non-inferiority gate.
+- ``noninferiority``: the p-value of the non-inferiority gate;
+- ``reliability``: where the noise lies (the ICC of the pass indicator and the design effect), the consistency
+  of repetitions (coefficient of variation, tool-call sequence similarity), cost per success with Fieller's
+  interval, and the arms no other beats on both rate and cost.
 
 Examples:
 
@@ -32,6 +35,10 @@ Interval(low=-0.6873262302663417, high=-0.03838582088800241)
 (0.0993, 0.0993, 1.0)
 >>> round(runs_per_side(0.5, 0.1), 2)
 387.34
+>>> round(icc_binary([(5, 5), (0, 5), (4, 5), (1, 5)]).icc, 3)
+0.674
+>>> sequence_similarity(["read_file", "edit_file"], ["read_file", "run", "edit_file"])
+0.8
 """
 
 from __future__ import annotations
@@ -40,6 +47,7 @@ from alisio.core.stats.exact import (
     PValueMethod,
     bh_adjust,
     boschloo_p,
+    boschloo_regions,
     difference_p,
     holm_adjust,
     newcombe_interval,
@@ -80,6 +88,19 @@ from alisio.core.stats.rates import (
     wilson_bounds,
     wilson_interval,
 )
+from alisio.core.stats.reliability import (
+    DOUBLED_TASKS_NARROWER,
+    IccEstimate,
+    RatioEstimate,
+    coefficient_of_variation,
+    f_quantile,
+    icc_binary,
+    lcs_length,
+    mean_pairwise_similarity,
+    non_dominated,
+    ratio_estimate,
+    sequence_similarity,
+)
 from alisio.core.stats.verdict import (
     ALPHA,
     MIN_JUDGED,
@@ -95,15 +116,18 @@ from alisio.core.stats.verdict import (
 
 __all__ = [
     "ALPHA",
+    "DOUBLED_TASKS_NARROWER",
     "MIN_JUDGED",
     "Z95",
     "Adjustment",
     "ClusteredMean",
+    "IccEstimate",
     "Interval",
     "IntervalMethod",
     "PValueMethod",
     "PairedDifference",
     "PermutationMethod",
+    "RatioEstimate",
     "Side",
     "TaskVerdict",
     "Verdict",
@@ -112,15 +136,22 @@ __all__ = [
     "boschloo_interval",
     "boschloo_p",
     "boschloo_power",
+    "boschloo_regions",
     "candidate_rate",
+    "coefficient_of_variation",
     "compare_intervals",
     "difference_interval",
     "difference_p",
     "exact_verdict",
+    "f_quantile",
     "holm_adjust",
+    "icc_binary",
+    "lcs_length",
+    "mean_pairwise_similarity",
     "median",
     "min_detectable_difference",
     "newcombe_interval",
+    "non_dominated",
     "noninferiority_p",
     "paired_difference",
     "paired_min_detectable",
@@ -130,10 +161,12 @@ __all__ = [
     "pass_hat_k_estimate",
     "pooled_z_p",
     "power_two_proportions",
+    "ratio_estimate",
     "runs_per_side",
     "runs_per_task",
     "sample_variance",
     "score_interval",
+    "sequence_similarity",
     "sign_flip_p",
     "stratified_permutation_p",
     "suite_rate",

@@ -8,7 +8,9 @@ unpaired sqrt(SE_b² + SE_c²).
 
 Rules this module keeps:
 
-- The interval is ``mean(d) ± t(0.975, T − 1) · sd(d)/√T``, clamped to [−1, 1]. When every d_i is the same
+- The interval is ``mean(d) ± t(0.975, T − 1) · sd(d)/√T``, clamped to [−1, 1]: an approximation, which can
+  disagree with the exact permutation test (under "no change" it excludes 0 in more than 5% of suites with
+  unequal runs per side); ``interval_agrees`` says whether it does, and the test decides. When every d_i is the same
   (for example all tasks 5/5 on both sides) that interval would be a point, so the interval is Newcombe's
   interval of the pooled counts instead (``pooled_newcombe``), and a single task gets its own Newcombe
   interval the same way.
@@ -93,6 +95,10 @@ class PairedDifference(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     """Smallest mean difference this many tasks had 80% power to detect at this spread of the d_i (paired
     t approximation, two-sided 5%); absent with fewer than 2 tasks, without spread, or when not even a
     difference of 1 (every task from 0% to 100%) reaches that power."""
+    interval_agrees: bool = True
+    """Whether the interval and the permutation test say the same: the interval excludes 0 exactly when
+    p < 0.05. The t interval is an approximation and under "no change" excludes 0 more often than 5% with few
+    tasks or unequal runs per side (``bench/bench_paired_size.py``); the test is exact, and decides."""
 
 
 def _scaled(diffs: Sequence[Fraction]) -> tuple[list[int], int] | None:
@@ -316,6 +322,7 @@ def paired_difference(
     same = len(set(diffs)) == 1
     interval, method, df = _interval(tasks, float(mean_exact), stderr, same)
     p_value, p_method, resamples = stratified_permutation_p(tasks, seed=seed)
+    excludes = interval.low > 0.0 or interval.high < 0.0
     spread = None if stderr is None or same else stderr * math.sqrt(count)
     detectable = None if spread is None else paired_min_detectable(spread, count)
     return PairedDifference(
@@ -329,4 +336,5 @@ def paired_difference(
         p_method=p_method,
         resamples=resamples,
         min_detectable=None if detectable is None or detectable > 1.0 else detectable,
+        interval_agrees=excludes == (p_value < 0.05),
     )

@@ -26,6 +26,7 @@ value (one line naming the file or the flag and what is wrong) or an output that
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -190,12 +191,13 @@ def compare(
             comparison = _shards_noted(comparison, reports)
             comparison = with_sequential_warnings(comparison, *reports)  # stopped sequentially: say so
             comparison = with_rejudge_note(comparison, *reports)  # the same runs, judged again
+            tradeoff = _tradeoff(_without(reports, excluded))
             if json:
                 sys.stdout.write(msgspec.json.encode(comparison).decode() + "\n")
             elif summary:
-                sys.stdout.write(_summary(comparison, gate_on))
+                sys.stdout.write(_summary(comparison, gate_on, tradeoff))
             else:
-                sys.stdout.write(render_comparison_markdown(comparison))
+                sys.stdout.write(render_comparison_markdown(comparison) + tradeoff)
             sys.stdout.flush()
             links, divergences = _page_parts(html, baseline, candidate, root)
             return _outputs(
@@ -229,8 +231,18 @@ def _markdown_path(comparison: Comparison) -> Path:
     return data_dir(environment()) / "comparisons" / pair
 
 
-def _summary(comparison: Comparison, gate_on: FailOn | float | None) -> str:
-    """The terminal summary, after writing the full Markdown where it says."""
+def _tradeoff(reports: Sequence[Report]) -> str:
+    """comparison.md's last section: each side's success rate against its cost per success
+    (``alisio.core.lab.comparisons.tradeoff``), or nothing."""
+    from alisio.core.lab.comparisons.tradeoff import rate_cost_rows
+    from alisio.core.lab.outputs.render_tradeoff import tradeoff_markdown
+
+    lines = tradeoff_markdown(rate_cost_rows(list(zip(("baseline", "candidate"), reports, strict=True))))
+    return "\n" + "\n".join(lines) + "\n" if lines else ""
+
+
+def _summary(comparison: Comparison, gate_on: FailOn | float | None, tradeoff: str = "") -> str:
+    """The terminal summary, after writing the full Markdown (with ``tradeoff`` at its end) where it says."""
     from alisio.core.lab.comparisons.gate import describe_gate
     from alisio.core.lab.outputs.render_compare import render_comparison_markdown, render_comparison_summary
     from alisio.shell.lab.ci_outputs import OutputProblem, write_output_file
@@ -239,7 +251,7 @@ def _summary(comparison: Comparison, gate_on: FailOn | float | None) -> str:
     full: str | None = str(target)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        write_output_file(target, render_comparison_markdown(comparison), "comparison.md")
+        write_output_file(target, render_comparison_markdown(comparison) + tradeoff, "comparison.md")
     except (OSError, OutputProblem):
         full = None  # the summary says the Markdown was not written; --format md still prints it
     lines = () if gate_on is None else tuple(describe_gate(_gate(comparison, gate_on)))

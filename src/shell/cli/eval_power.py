@@ -1,9 +1,9 @@
 """``alisio eval power --baseline-rate P --detect DELTA [--alpha A] [--power W] [--tasks T [--task-sd S]]
-[--json]``: how many runs a comparison needs.
+[--from REPORT] [--json]``: how many runs a comparison needs.
 
 Prints the runs per side for one task (two-proportion test, pooled variance under the null) and, with
-``--tasks``, the runs per task for the paired suite comparison over T tasks. Pure arithmetic: no files, no
-network.
+``--tasks``, the runs per task for the paired suite comparison over T tasks. Pure arithmetic, no network; with
+``--from REPORT`` it reads that report's measured profile (``alisio.core.lab.comparisons.power_profile``).
 
 Exit codes: 0 planned; 1 a missing, non-numeric or out-of-range flag (one line naming the flag).
 """
@@ -11,12 +11,17 @@ Exit codes: 0 planned; 1 a missing, non-numeric or out-of-range flag (one line n
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from alisio.core.exit_codes import ExitCode
+from alisio.shell.cli.foreign_flags import PassThreshold, Scorer
 from alisio.shell.cli.options import Json
+
+if TYPE_CHECKING:
+    from alisio.core.lab.comparisons.power_profile import MeasuredProfile
+    from alisio.core.lab.foreign import Scoring
 
 # Numbers are read as text and validated by the core, so a bad value is one line naming the flag.
 BaselineRate = Annotated[
@@ -48,6 +53,18 @@ TaskSd = Annotated[
 ]
 
 
+From = Annotated[
+    str | None,
+    typer.Option(
+        "--from",
+        metavar="REPORT",
+        help="Plan from a measured report (run id, directory, report.json or bundle): its suite rate, tasks and "
+        "within-task variance replace the assumption that every task sits at --baseline-rate with independent "
+        "runs; --baseline-rate and --tasks default to the report's.",
+    ),
+]
+
+
 def power(
     baseline_rate: BaselineRate = None,
     detect: Detect = None,
@@ -55,17 +72,49 @@ def power(
     power: Power = None,
     tasks: Tasks = None,
     task_sd: TaskSd = None,
+    source: From = None,
     json: Json = False,
+    pass_threshold: PassThreshold = None,
+    scorer: Scorer = None,
 ) -> ExitCode:
     """How many runs per side (and per task) a comparison needs to detect a change with a given power."""
     import msgspec
 
     from alisio.core.lab.comparisons.power_plan import parse_power_request, plan_power, render_power
+    from alisio.shell.cli.foreign_flags import scoring
     from alisio.shell.errors import expect
 
-    plan = plan_power(expect(parse_power_request(baseline_rate, detect, alpha, power, tasks, task_sd)))
+    measured = None
+    if source is not None:
+        measured = _measured(source, scoring(pass_threshold, scorer))
+        baseline_rate = baseline_rate if baseline_rate is not None else repr(measured.suite_rate)
+        tasks = tasks if tasks is not None else str(measured.tasks)
+    request = expect(parse_power_request(baseline_rate, detect, alpha, power, tasks, task_sd))
+    if measured is not None:
+        request = msgspec.structs.replace(request, measured=measured)
+    plan = plan_power(request)
     if json:
         sys.stdout.write(msgspec.json.encode(plan).decode() + "\n")
     else:
         sys.stdout.write(render_power(plan))
     return ExitCode.OK
+
+
+def _measured(source: str, judged: Scoring) -> MeasuredProfile:
+    """The measured profile of the report ``source`` names (a result from another harness judged as
+    ``judged`` says).
+
+    Raises:
+        CommandError: the report cannot be read, or has no profile to plan from (one line naming --from).
+    """
+    from alisio.core.lab.comparisons.power_profile import measured_profile
+    from alisio.shell.cli import common
+    from alisio.shell.config_home import data_dir
+    from alisio.shell.errors import CommandError, expect
+    from alisio.shell.lab.sources import report_of
+
+    try:
+        report = report_of(source, data_dir(common.environment()), judged)
+    except CommandError as error:
+        raise CommandError(f"--from {source}: {error.lines[0]}") from None
+    return expect(measured_profile(report))

@@ -45,8 +45,9 @@ from alisio.shell.cli.plan_flags import PlanFlags
 from alisio.shell.cli.seq_flags import RunSequentialFlags
 
 if TYPE_CHECKING:
+    from alisio.core.lab.manifest import RunManifest
     from alisio.core.lab.records import RunRecord
-    from alisio.core.lab.seq_block import SequentialBlock
+    from alisio.core.lab.seq_block import SequentialBlock, SequentialPlan
     from alisio.shell.cli.resume_flags import Given
     from alisio.shell.lab.model import LabOutcome, LabStart
     from alisio.shell.lab.request import LabRequest
@@ -92,12 +93,20 @@ def _request(
 
 def _resume_request(given: Given, seq: RunSequentialFlags) -> LabRequest:
     """The request that continues ``--resume``'s run; a flag that differs from what it stored is refused
-    (``alisio.shell.cli.resume_flags``), a sequential design too (``seq_flags.resume_design``)."""
-    from alisio.shell.cli.resume_flags import continue_request
+    (``alisio.shell.cli.resume_flags``), a sequential design too, but a larger ``--max-k`` continues the
+    same e-processes (``seq_flags.resume_design``)."""
+    from alisio.shell.cli.resume_flags import continue_request, with_design
     from alisio.shell.cli.seq_flags import resume_design
 
     env = common.environment()
-    return continue_request(given, lambda stored: resume_design(stored.sequential, seq, env))
+    found: list[SequentialPlan | None] = []
+
+    def check(stored: RunManifest) -> list[str]:
+        conflicts, design = resume_design(stored.sequential, seq, env)
+        found.append(design)
+        return conflicts
+
+    return with_design(continue_request(given, check), found)
 
 
 @grouped
@@ -255,6 +264,9 @@ def show_outcome(outcome: LabOutcome, json_output: bool, quiet: bool = False) ->
             say(closing)
     else:
         common.out(closing + "\n")
+    profile = arm.report.reliability  # its sentence, when it has an ICC to say something with (not on stdout:
+    if not quiet and profile is not None and profile.icc is not None:  # scripts read the table there)
+        say(f"Reliability: {profile.advice}")
     say(f"report: {arm.arm.directory / REPORT_MD} ({REPORT_HTML} beside it)")  # --quiet too: where it went
     for line in common.shard_lines(outcome):
         say(line)

@@ -53,6 +53,8 @@ from alisio.shell.cli.plan_flags import PlanFlags
 from alisio.shell.cli.seq_flags import VariantsSequentialFlags
 
 if TYPE_CHECKING:
+    from alisio.core.lab.manifest import RunManifest
+    from alisio.core.lab.seq_block import SequentialPlan
     from alisio.shell.cli.resume_flags import Given
     from alisio.shell.lab.model import LabOutcome, LabStart
     from alisio.shell.lab.request import LabRequest
@@ -153,12 +155,17 @@ def _request(
 def _resume_request(given: Given, seq: VariantsSequentialFlags, variants_file: Path | None) -> LabRequest:
     """The request that continues ``--resume``'s variants job; a flag that differs from what it stored is
     refused (``alisio.shell.cli.resume_flags``), a sequential design too (``seq_flags.variants_design``)."""
-    from alisio.shell.cli.resume_flags import continue_request
+    from alisio.shell.cli.resume_flags import continue_request, with_design
     from alisio.shell.cli.seq_flags import variants_design
 
-    return continue_request(
-        given, lambda stored: variants_design(stored.sequential, seq), variants_file=variants_file
-    )
+    found: list[SequentialPlan | None] = []
+
+    def check(stored: RunManifest) -> list[str]:
+        conflicts, design = variants_design(stored.sequential, seq)
+        found.append(design)
+        return conflicts
+
+    return with_design(continue_request(given, check, variants_file=variants_file), found)
 
 
 def _headline(start: LabStart) -> None:

@@ -30,9 +30,10 @@ from alisio.shell.cli.options import (
 )
 
 if TYPE_CHECKING:
+    from alisio.core.lab.seq_block import SequentialPlan
     from alisio.shell.lab.request import LabRequest
 
-__all__ = ["Given", "continue_request", "resume_conflicts"]
+__all__ = ["Given", "continue_request", "resume_conflicts", "with_design"]
 
 
 def _path(value: str | None) -> str:
@@ -197,3 +198,16 @@ def continue_request(
         sandbox=SandboxKind(execution.sandbox) if execution.sandbox is not None else None,
         variants_file=variants_file,
     )
+
+
+def with_design(request: LabRequest, found: list[SequentialPlan | None]) -> LabRequest:
+    """``request`` (a resume's) with the sequential design its flags continue with, when that is the stored
+    one with a larger ``--max-k`` (``found``: what the design check returned): its runs per task become the new
+    ``--max-k``, and plan.json takes it when the run starts (``alisio.shell.lab.resume.plan_file``)."""
+    import dataclasses
+
+    design = found[-1] if found else None
+    if design is None or design == request.sequential:
+        return request
+    selection = dataclasses.replace(request.selection, k=design.max_k)
+    return dataclasses.replace(request, sequential=design, selection=selection)

@@ -277,40 +277,63 @@ def _against(ref: str, top: int, low: int, env: Mapping[str, str]) -> Sequential
     )
 
 
-def resume_design(
-    stored: SequentialPlan | None, flags: RunSequentialFlags, env: Mapping[str, str]
-) -> list[str]:
-    """What the sequential flags given to ``--resume`` change in the stored design (empty: none, or no flag
-    given: the stored design continues)."""
-    from alisio.core.lab.seq_run import describe_plan
+Resumed = tuple[list[str], "SequentialPlan | None"]
+"""What a resume's sequential flags say: the lines that refuse them (empty: they continue the run), and the
+design the run continues with (the stored one, or the stored one with a larger ``--max-k``)."""
 
-    if not flags.asked:
-        return []
-    given = run_sequential(flags, None, False, env)
+
+def _resumed(stored: SequentialPlan | None, given: SequentialPlan | None) -> Resumed:
+    """The stored design continues when ``given`` says the same, or the same with a larger ``--max-k``
+    (``alisio.core.lab.seq_run.extended_plan``: the same e-processes, looked at longer); anything else is
+    refused."""
+    from alisio.core.lab.seq_run import describe_plan, extended_plan
+
     before = "a fixed k" if stored is None else describe_plan(stored)
     now = "a fixed k" if given is None else describe_plan(given)
     if before == now:
-        return []
-    return [f"the sequential design differs: {before} when the run started, {now} now"]
+        return [], stored
+    longer = None if stored is None or given is None else extended_plan(stored, given)
+    if longer is not None:
+        return [], longer
+    return [
+        f"the sequential design differs: {before} when the run started, {now} now (a resume may only raise "
+        "--max-k)"
+    ], stored
 
 
-def variants_design(stored: SequentialPlan | None, flags: VariantsSequentialFlags) -> list[str]:
-    """What the sequential flags given to ``eval variants --resume`` change in the stored design (empty: none,
-    or no flag given: the stored design continues).
+def _more_runs(stored: SequentialPlan, max_k: int | None, min_k: int | None) -> SequentialPlan:
+    """``--max-k``/``--min-k`` alone, given to ``--resume`` of a sequential run: the stored design with them."""
+    import msgspec
+
+    top, low = _limits(
+        stored.max_k if max_k is None else max_k, stored.min_k if min_k is None else min_k, None, "--resume"
+    )
+    return msgspec.structs.replace(stored, max_k=top, min_k=low)
+
+
+def resume_design(
+    stored: SequentialPlan | None, flags: RunSequentialFlags, env: Mapping[str, str]
+) -> Resumed:
+    """What the sequential flags given to ``eval run --resume`` say of the stored design (``Resumed``; no flag
+    given: the stored design continues)."""
+    if not flags.asked:
+        return [], stored
+    alone = not flags.sequential and flags.baseline is None and flags.until_width is None
+    if stored is not None and alone and flags.fail_on is None:  # --max-k alone speaks of the stored design
+        return _resumed(stored, _more_runs(stored, flags.max_k, flags.min_k))
+    return _resumed(stored, run_sequential(flags, None, False, env))
+
+
+def variants_design(stored: SequentialPlan | None, flags: VariantsSequentialFlags) -> Resumed:
+    """What the sequential flags given to ``eval variants --resume`` say of the stored design (``Resumed``; no
+    flag given: the stored design continues).
 
     Raises:
         CommandError: the flags do not make a design (one line).
     """
-    from alisio.core.lab.seq_run import describe_plan
-
     asked = (flags.max_k, flags.min_k, flags.fail_on) != (None, None, None)
     if not (flags.sequential or asked):
-        return []
+        return [], stored
     if stored is not None:  # --max-k alone, given to a sequential job, speaks of its design
         flags = dataclasses.replace(flags, sequential=True)
-    given = variants_sequential(flags, None)
-    before = "a fixed k" if stored is None else describe_plan(stored)
-    now = "a fixed k" if given is None else describe_plan(given)
-    if before == now:
-        return []
-    return [f"the sequential design differs: {before} when the run started, {now} now"]
+    return _resumed(stored, variants_sequential(flags, None))

@@ -461,4 +461,8 @@ def plan_file(
     stored = _refuse_mixed(
         stored, current, records, request.retry_errors, request.resume
     )  # before anything moves
+    if current.sequential is not None and current.sequential != stored.sequential:
+        # a larger --max-k (the CLI allows no other change): the same e-processes, looked at longer
+        stored = msgspec.structs.replace(stored, k=current.k, sequential=current.sequential)
+        write_manifest(request.resume, stored)
     return prepare_resume(directories, stored, plan, records, request.retry_errors, say)

@@ -22,7 +22,7 @@ from alisio.core.lab.comparisons.variants import VariantsPlan
 from alisio.core.lab.records import RunRecord
 from alisio.core.lab.report import Report
 from alisio.core.lab.seq_block import SequentialPlan
-from alisio.core.lab.seq_run import look, outcomes, sequential_block
+from alisio.core.lab.seq_run import look, outcomes, paired_outcomes, sequential_block
 from alisio.core.lab.suites.schedule import RunSpec
 from alisio.core.lab.suites.suite import Suite, Task
 from alisio.shell.errors import CommandError
@@ -48,9 +48,11 @@ class SeqWatch:
         mine.append(record)
         if record.task_id in self.stopped:
             return
-        if self.plan.kind == "two-arm":
-            base = outcomes(r for r in mine if r.variant == self.plan.baseline)
-            candidate = outcomes(r for r in mine if r.variant != self.plan.baseline)
+        if self.plan.kind == "two-arm":  # paired by repetition, a repetition with an error skipped
+            base, candidate = paired_outcomes(
+                (r for r in mine if r.variant == self.plan.baseline),
+                (r for r in mine if r.variant != self.plan.baseline),
+            )
         else:
             base, candidate = (), outcomes(mine)
         if look(self.plan, self.tasks, record.task_id, (base, candidate)).stopped:

@@ -37,7 +37,11 @@ def alisio(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def record(task_id: str, rep: int, passed: bool, **extra: object) -> RunRecord:
-    measured = Measured(wall_ms=1000, turns=3, tool_calls=2, compactions=0, usage_complete=False)
+    tools = tuple(extra.pop("tools", ("read_file", "run")))  # type: ignore[call-overload]
+    wall = int(extra.pop("wall_ms", 1000))  # type: ignore[call-overload]
+    measured = Measured(
+        wall_ms=wall, turns=3, tool_calls=len(tools), compactions=0, usage_complete=False, tool_sequence=tools
+    )
     status = extra.pop("status", RunStatus.PASS if passed else RunStatus.FAIL)
     check = VerifierResult(
         id="check",
@@ -68,7 +72,8 @@ def runs_of(index: int) -> list[RunRecord]:
             runs.append(record("timeout", rep, False, detail="timed out after 30000 ms and was killed"))
         compacted = rep < 2
         incidents = (Incident(kind="compaction", message="compacted"),) if compacted else ()
-        runs.append(record("compacted", rep, not compacted, incidents=incidents))
+        longer = {"tools": ("read_file", "edit_file", "run"), "wall_ms": 2000} if compacted else {}
+        runs.append(record("compacted", rep, not compacted, incidents=incidents, **longer))
     return runs
 
 
@@ -109,8 +114,20 @@ def test_tasks_sorted_by_flip_rate_with_rates_and_hints(tmp_path: Path) -> None:
     assert timeout["flipRate"] == 1.0
     assert timeout["hints"] == ["check timeout in 7 of 8 failures", "maxWallMs in 1 of 8 failures"]
     assert broken["flipRate"] == 0.0 and steady["flipRate"] == 0.0 and "hints" not in broken
+    # compacted's 20 runs: 10 of 3 tool calls in 2 s (read_file, edit_file, run), 10 of 2 in 1 s (read_file,
+    # run): CV tool calls 0.513/2.5, CV wall 513/1500, similarity (90 pairs alike + 100 at 2·2/5) / 190
+    alike = compacted["consistency"]
+    assert "tokensCv" not in alike and alike["runs"] == 20
+    assert round(alike["toolCallsCv"], 4) == round((5 / 19) ** 0.5 / 2.5, 4)
+    assert round(alike["wallCv"], 4) == round(500 * (20 / 19) ** 0.5 / 1500, 4)
+    assert round(alike["toolSimilarity"], 4) == round((90 + 100 * 0.8) / 190, 4)
+    assert steady["consistency"]["toolSimilarity"] == 1.0 and steady["consistency"]["wallCv"] == 0.0
     text = alisio(tmp_path, "eval", "stability", *names)
-    assert "| compacted | 5/5 | 10/20 [0.30, 0.70] | 2/4 (mixed) |" in text.stdout
+    assert (
+        "| task | flip rate | pooled | CV tokens | CV tool calls | CV wall time | tool-call similarity |"
+        in text.stdout
+    )
+    assert "| compacted | 5/5 | 10/20 [0.30, 0.70] | n/a | 0.21 | 0.34 | 0.89 | 2/4 (mixed) |" in text.stdout
     assert "- timeout: check timeout in 7 of 8 failures; maxWallMs in 1 of 8 failures" in text.stdout
 
 

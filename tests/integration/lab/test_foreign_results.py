@@ -80,6 +80,15 @@ def test_stability_reads_inspect_logs(tmp_path: Path) -> None:
     assert "mul" in found["unstable"] and "add" not in found["unstable"]
 
 
+def test_power_plans_from_an_inspect_log(tmp_path: Path) -> None:
+    """``eval power --from`` an Inspect log: its 3 tasks at k=5, suite rate 60%, plan from the measured
+    within-task variance."""
+    result = alisio(tmp_path, "eval", "power", "--from", LOGS / "baseline.eval", "--detect", "0.2")
+    assert result.returncode == 0, result.stderr
+    assert "(3 tasks, k=5): suite rate 60.0%" in result.stdout
+    assert "To detect 60.0% -> 80.0% (+20.0 pp)" in result.stdout
+
+
 def _rescored(tmp: Path, change: Any, name: str = "rescored") -> Path:
     """candidate.json with ``change(sample)`` applied to every sample."""
     log = json.loads((LOGS / "candidate.json").read_text())

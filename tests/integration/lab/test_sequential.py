@@ -300,6 +300,85 @@ def test_resume_recomputes_each_task_from_runs_jsonl_and_refuses_another_design(
     ]
 
 
+def test_resume_with_a_larger_max_k_continues_the_same_sequences(tmp_path: Path) -> None:
+    """``--resume`` with a larger ``--max-k`` (alone) continues the same design: tasks stopped at the old
+    max-k run on to their own stop, plan.json takes the new max-k, and the report is the one a run started
+    with it gives; a smaller --max-k, or another design, is still refused."""
+    suite, scripts = _scripted(tmp_path, good=True, bad=False)
+    out = tmp_path / "out"
+    code, _, stderr = _run(
+        tmp_path, suite, "--script", scripts, "--until-width", "0.5", "--max-k", "6", "--out", out
+    )
+    assert code == 0, stderr
+    first = read_report(out).sequential
+    assert first is not None and [(s.reason, s.runs) for s in first.tasks] == [("max-k", 6)] * 2
+    lower = _run(tmp_path, suite, "--resume", out, "--max-k", "5")
+    assert lower[0] == 1 and "(a resume may only raise --max-k)" in lower[2]
+    code, _, stderr = _run(tmp_path, suite, "--resume", out, "--max-k", "30")
+    assert code == 0, stderr
+    assert len(read_runs(out)) == 18  # reps 6, 7, 8 of each task: both stop for width at 9 runs
+    plan = json.loads((out / "plan.json").read_text())
+    assert plan["k"] == 30 and plan["sequential"]["maxK"] == 30
+    resumed = read_report(out).sequential
+    direct = tmp_path / "direct"
+    code, _, stderr = _run(
+        tmp_path, suite, "--script", scripts, "--until-width", "0.5", "--max-k", "30", "--out", direct
+    )
+    assert code == 0, stderr
+    whole = read_report(direct).sequential
+    assert resumed is not None and whole is not None
+    assert resumed.plan == whole.plan
+    assert [(s.task_id, s.reason, s.runs, s.statistic, s.runs_saved) for s in resumed.tasks] == [
+        (s.task_id, s.reason, s.runs, s.statistic, s.runs_saved) for s in whole.tasks
+    ]
+    again = _run(tmp_path, suite, "--resume", out)  # plan.json now holds --max-k 30: nothing left to run
+    assert again[0] == 0 and len(read_runs(out)) == 18
+
+
+def test_variants_resume_with_a_larger_max_k_decides_what_the_old_max_k_cut_short(tmp_path: Path) -> None:
+    """A task that needs 9 pairs to be decided stops for futility at 5 under --max-k 6 (no 6th pair could
+    decide it); ``eval variants --resume`` with --max-k 20 looks at it again under 20, runs it on from pair 6
+    and decides it at 9, as a job started at 20 does; the tie, futile under either max-k, stays stopped (no
+    run of it starts)."""
+    rates = {"base": {"differs": 0.0, "same": 1.0}, "cand": {"differs": 1.0, "same": 1.0}}
+    suite = seq_suite(tmp_path, *rates["base"])
+    compare = compare_file(tmp_path / "compare.json", "base", "cand")
+    out = tmp_path / "out"
+    server, model = stand_in(rates)
+    with server:
+        first = variants(
+            tmp_path, suite, compare, "--base-url", server.base_url, "--model", "m",
+            "--sequential", "--max-k", "6", "--jobs", "1", "--out", out,
+        )  # fmt: skip
+        assert first.returncode == 0, first.stderr
+        block = read_report(out / "cand").sequential
+        assert block is not None and [(s.task_id, s.reason, s.runs) for s in block.tasks] == [
+            ("differs", "futility", 5),
+            ("same", "futility", 5),
+        ]
+        resumed = alisio(
+            tmp_path, "eval", "variants", "--resume", out, "--max-k", "20", "--jobs", "1",
+            "--base-url", server.base_url, "--model", "m",
+        )  # fmt: skip
+        assert resumed.returncode == 0, resumed.stderr
+    assert dict(model.runs) == {
+        ("base", "differs"): 9,
+        ("cand", "differs"): 9,
+        ("base", "same"): 5,
+        ("cand", "same"): 5,
+    }
+    block = read_report(out / "cand").sequential
+    assert block is not None and block.plan.max_k == 20
+    differs, same = block.tasks
+    assert (differs.reason, differs.direction, differs.runs, differs.runs_saved) == (
+        "decided",
+        "improved",
+        9,
+        11,
+    )
+    assert (same.reason, same.runs) == ("futility", 5)
+
+
 def test_compare_and_stability_read_sequential_reports(tmp_path: Path) -> None:
     """eval compare of a sequential report says its verdicts peek and gives its own decisions; eval
     stability takes reports whose runs per task differ."""

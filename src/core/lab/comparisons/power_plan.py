@@ -12,6 +12,7 @@ from returns.result import Failure, Result, Success
 
 from alisio.core.base import Frozen
 from alisio.core.errors import PowerInputError
+from alisio.core.lab.comparisons.power_profile import MeasuredProfile
 from alisio.core.stats.power import (
     EXACT_UP_TO,
     GATE,
@@ -52,6 +53,8 @@ class PowerRequest(Frozen, frozen=True, kw_only=True):
     power: float = 0.8
     tasks: int | None = None
     task_sd: float = 0.0
+    measured: MeasuredProfile | None = None
+    """``--from REPORT``: the suite plan uses its within-task variance, not the independent-runs one."""
 
 
 class PowerPlan(Frozen, frozen=True, kw_only=True, omit_defaults=True):
@@ -81,6 +84,11 @@ class PowerPlan(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     """What the suite plan sizes: ``paired_t`` (the stratified permutation test compare prints is close to
     it from ``SUITE_MIN_TASKS`` tasks up)."""
     warnings: tuple[str, ...] = ()
+    measured: MeasuredProfile | None = None
+    """``--from REPORT``: what was read from the report, which the suite plan used."""
+    tasks_at_report_k: int | None = None
+    """``--from REPORT``: the fewest tasks for which the report's k per task and side is enough (absent when
+    more than ``MAX_TASKS`` would be needed)."""
 
 
 def _number(flag: str, text: str | None, default: float | None = None) -> Result[float, PowerInputError]:
@@ -181,13 +189,32 @@ def _request(
     )
 
 
+def _tasks_at_k(r: PowerRequest, k: int) -> int | None:
+    """The fewest tasks whose suite plan needs at most ``k`` runs per task and side (None past MAX_TASKS)."""
+    within = None if r.measured is None else r.measured.within_variance
+
+    def enough(tasks: int) -> bool:
+        need = runs_per_task(r.baseline_rate, r.detect, tasks, r.task_sd, r.alpha, r.power, within)[0]
+        return need is not None and max(GATE, math.ceil(need - 1e-9)) <= k
+
+    if not enough(MAX_TASKS):
+        return None
+    low, high = 2, MAX_TASKS  # the runs needed fall as tasks are added
+    while low < high:
+        middle = (low + high) // 2
+        low, high = (low, middle) if enough(middle) else (middle + 1, high)
+    return low
+
+
 def plan_power(request: PowerRequest) -> PowerPlan:
-    """Runs per side for one task and, with ``tasks``, runs per task for the paired suite comparison."""
+    """Runs per side for one task and, with ``tasks``, runs per task for the paired suite comparison (with
+    ``measured``: its within-task variance, and the fewest tasks at the report's k)."""
     r = request
     exact = runs_per_side(r.baseline_rate, r.detect, r.alpha, r.power)
     per_task: tuple[float | None, int] = (None, 0)
+    within = None if r.measured is None else r.measured.within_variance
     if r.tasks is not None:
-        per_task = runs_per_task(r.baseline_rate, r.detect, r.tasks, r.task_sd, r.alpha, r.power)
+        per_task = runs_per_task(r.baseline_rate, r.detect, r.tasks, r.task_sd, r.alpha, r.power, within)
     k_exact = per_task[0]
     normal = math.ceil(exact - 1e-9)
     small = None
@@ -218,6 +245,8 @@ def plan_power(request: PowerRequest) -> PowerPlan:
         min_tasks=None if r.tasks is None or per_task[1] > MAX_TASKS else per_task[1],
         suite_statistic=None if r.tasks is None else "paired_t",
         warnings=warnings,
+        measured=r.measured,
+        tasks_at_report_k=None if r.measured is None else _tasks_at_k(r, r.measured.k),
     )
 
 
@@ -234,16 +263,53 @@ def _one_task_line(p: PowerPlan) -> str:
     return f"- one task: {p.runs_per_side} runs per side ({how})."
 
 
+def _measured_lines(p: PowerPlan) -> list[str]:
+    """What ``--from REPORT`` read, and what the plan still assumes."""
+    m = p.measured
+    if m is None:
+        return []
+    icc = ""
+    if m.icc is not None:
+        shown = (
+            f"{m.icc:.2f}"
+            if m.icc_interval is None
+            else (f"{m.icc:.2f} [{m.icc_interval.low:.2f}, {m.icc_interval.high:.2f}]")
+        )
+        icc = f", ICC {shown}"
+    lines = [
+        f"Measured in report {m.run_id} ({m.tasks} tasks, k={m.k}): suite rate {_pct(m.suite_rate)}{icc}; "
+        f"within-task variance per run {m.within_variance:.4f}, against {m.independent_variance:.4f} if every "
+        f"task sat at {_pct(m.suite_rate)} (what the plan assumes without --from).",
+        f"Assumed: every task's rate moves by {p.detect * 100:+.1f} pp (give the spread of the change across "
+        f"tasks with --task-sd; now {(p.task_sd or 0.0) * 100:.1f} pp), runs independent within a task.",
+    ]
+    return lines
+
+
+def _report_k_line(p: PowerPlan) -> list[str]:
+    m = p.measured
+    if m is None:
+        return []
+    if p.tasks_at_report_k is None:
+        return [
+            f"- at the report's k={m.k} runs per task and side: more than {MAX_TASKS} tasks would be needed."
+        ]
+    return [f"- at the report's k={m.k} runs per task and side: {p.tasks_at_report_k} tasks."]
+
+
 def render_power(plan: PowerPlan) -> str:
     """What ``alisio eval power`` prints without ``--json``: the plan in sentences."""
     p = plan
     lines = [
+        *_measured_lines(p),
         f"To detect {_pct(p.baseline_rate)} -> {_pct(p.candidate_rate)} ({p.detect * 100:+.1f} pp) with "
         f"{p.power * 100:g}% power at two-sided alpha {p.alpha:g}:",
         _one_task_line(p),
     ]
     if p.tasks is not None:
         spread = f"the change varying across tasks with standard deviation {(p.task_sd or 0.0) * 100:.1f} pp"
+        if p.measured is not None:
+            spread += ", the measured within-task variance"
         if p.runs_per_task is not None and p.runs_per_task_exact is not None:
             lines.append(
                 f"- {p.tasks} tasks paired by task, {spread}: {p.runs_per_task} runs per task and side "
@@ -260,6 +326,7 @@ def render_power(plan: PowerPlan) -> str:
                 f"- {p.tasks} tasks paired by task, {spread}: no number of runs per task is enough; "
                 f"more than {MAX_TASKS} tasks would be needed."
             )
+    lines += _report_k_line(p)
     lines += [f"warning: {w}." for w in p.warnings]
     lines.append(
         "These sizes are for a 5% test (eval compare --verdict exact, before the correction across tasks); "

@@ -9,6 +9,8 @@ task:
   not), or whose rate lies outside the pooled interval (the task moved between reports). The **flip rate**
   is the share of the reports holding the task in which it flipped; a task with a flip rate above 0 is
   unstable;
+- how alike its judged runs were over all the reports (as the reliability profile of one report: the
+  coefficient of variation of tokens, tool calls and wall time, and the tool-call sequences' similarity);
 - for an unstable task, a first hint of the cause, from its failed runs: what decided them (the budget of a
   ``budget_exceeded`` run, else the verifiers that failed or errored) and the incidents they had in common
   ("fails only by maxWallMs", "check timeout in 4 of 5 failures", "fails only after compaction").
@@ -24,6 +26,8 @@ from collections.abc import Sequence
 from returns.result import Failure, Result, Success
 
 from alisio.core.base import Frozen
+from alisio.core.lab.profile import consistency
+from alisio.core.lab.profile_block import TaskConsistency
 from alisio.core.lab.records import RunRecord, RunStatus, VerifierStatus
 from alisio.core.stats.rates import Interval, wilson_interval
 
@@ -74,6 +78,9 @@ class TaskStability(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     flip_rate: float
     unstable: bool
     hints: tuple[str, ...] = ()
+    consistency: TaskConsistency | None = None
+    """How alike the task's judged runs were over all the reports: the CV of tokens, tool calls and wall time,
+    and the mean pairwise similarity of their tool-call sequences (``alisio.core.lab.profile.consistency``)."""
 
 
 class Stability(Frozen, frozen=True, kw_only=True):
@@ -169,6 +176,7 @@ def _task(task_id: str, reports: Sequence[ReportRuns]) -> TaskStability:
         flip_rate=flip_rate,
         unstable=flips > 0,
         hints=failure_hints(judged) if flips else (),
+        consistency=consistency(task_id, judged) if judged else None,
     )
 
 
@@ -208,13 +216,21 @@ def _rate(passes: int, judged: int, interval: Interval | None) -> str:
     return shown if interval is None else f"{shown} [{interval.low:.2f}, {interval.high:.2f}]"
 
 
+def _alike(c: TaskConsistency | None) -> str:
+    """The four consistency cells (``n/a`` for an undefined one)."""
+    values = (None,) * 4 if c is None else (c.tokens_cv, c.tool_calls_cv, c.wall_cv, c.tool_similarity)
+    return " | ".join("n/a" if v is None else f"{v:.2f}" for v in values)
+
+
 def render_stability(result: Stability) -> str:
     """A Markdown table (task, flip rate, pooled rate, one column per report), then the hints."""
     lines = [
         f"# Stability of {result.suite_id} {result.suite_version} over {len(result.reports)} reports",
         "",
-        "| task | flip rate | pooled | " + " | ".join(result.reports) + " |",
-        "|---|---|---|" + "---|" * len(result.reports),
+        "| task | flip rate | pooled | CV tokens | CV tool calls | CV wall time | tool-call similarity | "
+        + " | ".join(result.reports)
+        + " |",
+        "|---|---|---|---|---|---|---|" + "---|" * len(result.reports),
     ]
     for task in result.tasks:
         cells = {rate.report: rate for rate in task.reports}
@@ -226,8 +242,14 @@ def render_stability(result: Stability) -> str:
         ]
         flip = f"{task.flips}/{len([r for r in task.reports if r.judged])}"
         pooled = _rate(task.passes, task.judged, task.interval)
-        lines.append(f"| {task.task_id} | {flip} | {pooled} | " + " | ".join(per_report) + " |")
-    lines.append("")
+        alike = _alike(task.consistency)
+        lines.append(f"| {task.task_id} | {flip} | {pooled} | {alike} | " + " | ".join(per_report) + " |")
+    lines += [
+        "",
+        "CV: standard deviation over mean across the task's judged runs of all the reports; tool-call similarity: "
+        "the mean over pairs of runs of 2·LCS/(|a| + |b|) of their tool names (1: the same calls every time).",
+        "",
+    ]
     if not result.unstable:
         lines.append("No task flipped.")
     for task in result.tasks:

@@ -45,6 +45,7 @@ from alisio.core.base import Frozen
 from alisio.core.errors import ConfigError, IncompatibleReports
 from alisio.core.harness.config import MeasuredConfig, apply_overrides, config_hash
 from alisio.core.lab.comparisons.compare import Comparison, compare_reports
+from alisio.core.lab.comparisons.tradeoff import RateCostRow, rate_cost_rows
 from alisio.core.lab.naming import naming_brief
 from alisio.core.lab.report import Report
 from alisio.core.lab.seq_block import SequentialBlock
@@ -152,6 +153,9 @@ class VariantsComparison(Frozen, frozen=True, kw_only=True):
     sequential: SequentialBlock | None = None
     """``--sequential``: the design and each task's stop (the candidate's report's block); its decisions are
     the valid ones, the fixed-k verdicts of ``comparisons`` peek."""
+    rate_cost: tuple[RateCostRow, ...] = ()
+    """Each variant's success rate against its cost per success over the tasks all judged, and whether another
+    variant beats it on both (``alisio.core.lab.comparisons.tradeoff``)."""
 
 
 # --- parsing -------------------------------------------------------------------------------------------------
@@ -452,5 +456,6 @@ def compare_infos(
             baseline=base.id,
             variants=infos,
             comparisons=comparisons,
+            rate_cost=rate_cost_rows([(v.id, r) for v, r in zip(variants, reports, strict=True)]),
         )
     )

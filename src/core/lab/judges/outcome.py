@@ -44,7 +44,16 @@ from alisio.core.harness.events import (
     ToolCalled,
 )
 from alisio.core.lab.judges.integrity import TAMPERED
-from alisio.core.lab.records import Incident, Measured, RunRecord, RunStatus, VerifierResult, VerifierStatus
+from alisio.core.lab.records import (
+    TOOL_NAME_MAX,
+    TOOL_SEQUENCE_MAX,
+    Incident,
+    Measured,
+    RunRecord,
+    RunStatus,
+    VerifierResult,
+    VerifierStatus,
+)
 from alisio.core.lab.suites.schedule import RunSpec
 
 __all__ = ["SetupError", "exit_code_for", "measured_from", "record_from_run", "status_of"]
@@ -111,6 +120,7 @@ def measured_from(events: Sequence[Event]) -> Measured:
     requests = 0
     responses: list[ProviderResponded] = []
     tool_calls = compactions = wall_ms = 0
+    tools: list[str] = []
     turns: int | None = None
     for event in events:
         wall_ms = max(wall_ms, event.elapsed_ms)
@@ -119,8 +129,10 @@ def measured_from(events: Sequence[Event]) -> Measured:
                 requests += 1
             case ProviderResponded(purpose="main"):
                 responses.append(event)
-            case ToolCalled():
+            case ToolCalled(name=name):
                 tool_calls += 1
+                if len(tools) < TOOL_SEQUENCE_MAX:
+                    tools.append(name[:TOOL_NAME_MAX])
             case Compacted():
                 compactions += 1
             case RunEnded(turns=ended_turns):
@@ -158,6 +170,7 @@ def measured_from(events: Sequence[Event]) -> Measured:
         first_event_ms=tuple(r.first_event_ms for r in responded if r.first_event_ms is not None),
         served_models=_distinct(r.served_model for r in responded),
         system_fingerprints=_distinct(r.system_fingerprint for r in responded),
+        tool_sequence=tuple(tools),
     )
 
 

@@ -25,6 +25,7 @@ from collections.abc import Iterable, Sequence
 
 from alisio.core.lab.outputs.failing import FailureGroup, runs_text
 from alisio.core.lab.outputs.formats import visible_controls
+from alisio.core.lab.outputs.render_profile import PROFILE_NOTES, profile_lines, profile_table
 from alisio.core.lab.outputs.render_seq import sequential_table, sequential_totals
 from alisio.core.lab.outputs.view import ReportView, Table, condition_items, report_view
 from alisio.core.lab.records import RunRecord
@@ -142,6 +143,18 @@ def _sequential_markdown(report: Report) -> list[str]:
     ]
 
 
+def _profile_markdown(report: Report) -> list[str]:
+    """report.md's section ``## Reliability profile`` (k >= 2, not replay)."""
+    table = profile_table(report)
+    if table is None or report.reliability is None:
+        return []
+    advice, *cost = profile_lines(report.reliability)
+    lines = ["", "## Reliability profile", "", advice, "", *markdown_table(table.header, table.rows)]
+    if cost:
+        lines += ["", *cost]
+    return [*lines, "", *(f"- {note}" for note in PROFILE_NOTES)]
+
+
 def render_markdown(
     report: Report,
     records: Sequence[RunRecord] | None = None,
@@ -168,6 +181,7 @@ def render_markdown(
     if view.reasons:
         lines += ["", *(f"- {markdown_inline(line)}" for line in view.reasons)]
     lines += ["", view.tasks_note, *_sequential_markdown(report), "", "## Summary", "", *view.summary]
+    lines += _profile_markdown(report)
     lines += ["", "## Measured", "", *_table(view.measured), "", view.measured_note, "", "## Estimated", ""]
     if view.estimated is None:
         lines.append(view.estimated_note)

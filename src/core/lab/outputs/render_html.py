@@ -261,6 +261,21 @@ def divergences_html(
     return "".join(lines)
 
 
+def _profile_html(report: Report) -> list[str]:
+    """The section of the reliability profile (k >= 2, not replay)."""
+    from alisio.core.lab.outputs.render_profile import PROFILE_NOTES, profile_lines, profile_table
+
+    table = profile_table(report)
+    if table is None or report.reliability is None:
+        return []
+    advice, *cost = profile_lines(report.reliability)
+    notes = "".join(f'<p class="note">{esc(note)}</p>' for note in PROFILE_NOTES)
+    return [
+        f"<section><h2>Reliability profile</h2><p>{esc(advice)}</p>{table_html(table)}"
+        f"{paragraphs_html(cost)}{notes}</section>"
+    ]
+
+
 def render_report_html(
     report: Report,
     records: Sequence[RunRecord],
@@ -306,6 +321,7 @@ def render_report_html(
         '<p class="note">Each cell is one run; it opens that run\'s transcript below.</p></section>',
         f"<section><h2>Conditions</h2>{conditions_html(view.conditions)}</section>",
         f"<section><h2>Summary</h2>{paragraphs_html(view.summary)}</section>",
+        *_profile_html(report),
         f"<section><h2>Runs that did not pass</h2>{groups_html(records)}{_failing_html(view, records)}</section>",
         f'<section><h2>Measured</h2>{table_html(view.measured)}<p class="note">{esc(view.measured_note)}</p></section>',
         f"<section><h2>Estimated</h2>{estimated}</section>",

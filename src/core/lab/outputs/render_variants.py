@@ -12,6 +12,7 @@ from alisio.core.lab.outputs.progress import progress_line
 from alisio.core.lab.outputs.render import markdown_table
 from alisio.core.lab.outputs.render_compare import render_comparison_markdown
 from alisio.core.lab.outputs.render_seq import decision_table, sequential_totals
+from alisio.core.lab.outputs.render_tradeoff import tradeoff_markdown
 from alisio.core.lab.records import RunRecord
 from alisio.core.lab.seq_block import SequentialBlock
 
@@ -70,6 +71,9 @@ def render_variants_markdown(result: VariantsComparison) -> str:
     ]
     if result.sequential is not None:
         lines += _sequential_section(result.sequential)
+    tradeoff = tradeoff_markdown(result.rate_cost)
+    if tradeoff:
+        lines += ["", *tradeoff]
     for entry in result.comparisons:
         title, *body = _demoted(render_comparison_markdown(entry.comparison))
         lines += ["", f"## {entry.baseline} → {entry.candidate}: {title.lstrip('# ')}", *body]
