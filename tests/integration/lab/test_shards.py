@@ -33,6 +33,7 @@ TIMINGS = {
     "wallMsVariance",
     "msPerSuccess",
     "firstEventMsMedian",
+    "wallCv",
     "createdAt",
     "runId",
 }
