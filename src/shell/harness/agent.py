@@ -93,7 +93,7 @@ from alisio.core.harness.protocol import (
     assemble,
     usage_before_cut,
 )
-from alisio.core.harness.text_calls import text_tool_call
+from alisio.core.harness.text_calls import calls_to_run, text_call_results, text_calls, text_tool_call
 from alisio.core.harness.tooldefs import effect_of, tool_specs
 from alisio.core.harness.wire import parse_events
 from alisio.core.replay.fingerprint import ConversationHash, fingerprint, normalize_request
@@ -429,11 +429,16 @@ class _Run:
             self.session_grants = self.session_grants | {effect}
         return approval_refusal(effect, by) if answer == "no" else None
 
-    def run_tool(self, call: ToolCall) -> ToolMessage:
+    def run_tool(self, call: ToolCall, *, from_text: bool = False) -> ToolMessage:
         setup = self.setup
         gate = gate_tool(call, self.profile.tools, setup.policy, setup.granted, self.session_grants)
         self.emit(
-            ToolCalled, call_id=call.id, name=call.name, arguments=call.arguments, effect=effect_of(call.name)
+            ToolCalled,
+            call_id=call.id,
+            name=call.name,
+            arguments=call.arguments,
+            effect=effect_of(call.name),
+            from_text=from_text,
         )
         match gate:
             case Refuse():
@@ -495,9 +500,15 @@ class _Run:
         cap = self.setup.measured.tools.max_calls_per_turn
         match after_response(response, cap):
             case Finish(final_text=text):
-                written = text_tool_call(text, tuple(tool.name for tool in self.tools))
+                offered = tuple(tool.name for tool in self.tools)
+                written = text_tool_call(text, offered)
                 if written is not None:
                     self.incident(IncidentKind.TEXT_TOOL_CALL, written)
+                if self.setup.measured.tools.text_calls == "parse":
+                    calls = calls_to_run(text_calls(text, offered), self.turns)
+                    if calls:
+                        self.run_text_calls(calls, cap)
+                        return None
                 return self.end("completed", final_text=text)
             case CallTools(calls=calls, refused=refused) as step:
                 over_cap = over_cap_incident(step, cap)
@@ -509,6 +520,24 @@ class _Run:
                     self.append(self.run_tool(call))
                 self.refuse_over_cap(refused, cap)
         return None
+
+    def run_text_calls(self, calls: tuple[ToolCall, ...], cap: int) -> None:
+        """``tools.textCalls = "parse"``: run the calls the model wrote as text (the per-turn cap and budgets
+        as for any call) and answer them in one user message naming each (no API has an id to answer)."""
+        step = CallTools(calls=calls[:cap], refused=calls[cap:])
+        over_cap = over_cap_incident(step, cap)
+        if over_cap is not None:
+            self.incident(*over_cap)
+        answers: list[tuple[str, str, str]] = []
+        for call in step.calls:
+            self.check_budget(self.turns, self.tool_calls + 1)
+            self.tool_calls += 1
+            answer = self.run_tool(call, from_text=True)
+            answers.append((call.name, call.id, answer.content))
+        refusal = over_cap_refusal(cap)
+        for call in step.refused:
+            answers.append((call.name, call.id, self.refused(call, refusal.message).content))
+        self.append(UserMessage(content=text_call_results(tuple(answers))))
 
     def loop(self) -> RunResult:
         try:
