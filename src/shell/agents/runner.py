@@ -438,4 +438,5 @@ def _proxied(call: Call, rules: tuple[tuple[str, str], ...]) -> ProxiedCall:
         fingerprint=request_fingerprint(call.request, rules),
         status=call.status,
         cut=call.cut,
+        first_event_ms=call.first_event_ms,
     )
