@@ -155,6 +155,7 @@ start() {
 }
 
 [ $# -ge 2 ] || usage
+case $1 in server | model | all | start) ;; *) usage ;; esac
 STEP=$1
 DIR=$(mkdir -p "$2" && cd "$2" && pwd)
 shift 2
