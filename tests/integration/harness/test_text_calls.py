@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 from alisio.core.harness.events import IncidentRaised, ToolCalled
-from alisio.core.lab.records import RunStatus
-from alisio.core.lab.transcript import decode_transcript
+from alisio.core.lab.runs.records import RunStatus
+from alisio.core.lab.runs.transcript import decode_transcript
 from tests.integration.harness.test_provider_apis import APIS, RENDER, alisio, answer, configure, runs
 from tests.integration.helpers import make_suite, task
 from tests.integration.sse_server import Reply, SseServer
@@ -112,6 +112,8 @@ def test_parse_runs_every_written_shape_and_answers_by_name(api: str, tmp_path: 
         bodies = [request.json() for request in server.requests]
     assert record.status is RunStatus.PASS, record
     assert (record.measured.turns, record.measured.tool_calls) == (6, 5)
+    (rules,) = [v for v in record.verifiers if v.id == "read-edit-check"]
+    assert "over 5 tool call(s)" in rules.detail and "vacuous" not in rules.detail, rules.detail
     events = decode_transcript((tmp_path / "out" / "runs" / "fix-add" / "0.jsonl").read_bytes())
     calls = [e for e in events if isinstance(e, ToolCalled)]
     assert [c.name for c in calls] == list(NAMES)
