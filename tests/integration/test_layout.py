@@ -71,3 +71,17 @@ def test_no_function_is_over_60_lines() -> None:
         and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES
     ]
     assert not long, long
+
+
+def test_the_shell_floors_name_every_shell_package() -> None:
+    """import-linter's layers contract lists every package of the shell, so none sits outside the floors."""
+    import tomllib
+
+    config = tomllib.loads((SRC.parent / "pyproject.toml").read_text())
+    (floors,) = [
+        contract["layers"]
+        for contract in config["tool"]["importlinter"]["contracts"]
+        if contract["type"] == "layers" and not contract.get("containers")
+    ]
+    packages = {f"alisio.shell.{path.parent.name}" for path in (SRC / "shell").glob("*/__init__.py")}
+    assert packages == set(floors)

@@ -46,9 +46,9 @@ from alisio.core.lab.plans.manifest import RunManifest
 from alisio.core.lab.reports.report_build import build_report
 from alisio.core.lab.runs.records import RunRecord
 from alisio.core.lab.suites.schedule import RunSpec
+from alisio.shell.agents.seam import AgentRunner
 from alisio.shell.config_home import data_dir
 from alisio.shell.harness.providers.base import GIVE_UP_MARK
-from alisio.shell.lab.agents import AgentRunner
 from alisio.shell.lab.conditions import arm_conditions
 from alisio.shell.lab.deferred import held_signals
 from alisio.shell.lab.directory import created_at_for, report_directory
@@ -72,10 +72,10 @@ from alisio.shell.lab.slices import (
     take_over_shard,
 )
 from alisio.shell.lab.spend import CapState
-from alisio.shell.lab.stale import remove_stale
 from alisio.shell.lab.suite_choice import SuiteChoice, confirm_third_party
 from alisio.shell.lab.variants import compare_arms
 from alisio.shell.sandbox.bwrap import Sandbox
+from alisio.shell.stale import remove_stale
 
 __all__ = ["ArmResult", "LabOutcome", "LabStart", "Ui", "run_request", "sandbox_for"]
 
