@@ -275,7 +275,8 @@ def _resumed(stored: SequentialPlan | None, given: SequentialPlan | None) -> Res
     """The stored design continues when ``given`` says the same, or the same with a larger ``--max-k``
     (``alisio.core.lab.plans.seq_run.extended_plan``: the same e-processes, looked at longer); anything else is
     refused."""
-    from alisio.core.lab.plans.seq_run import describe_plan, extended_plan
+    from alisio.core.lab.plans.seq_run import extended_plan
+    from alisio.core.lab.reports.seq_block import describe_plan
 
     before = "a fixed k" if stored is None else describe_plan(stored)
     now = "a fixed k" if given is None else describe_plan(given)
