@@ -8,6 +8,7 @@ and is copied into the built package as ``alisio/README.md`` and ``alisio/docs/*
 it from the checkout (``alisio.shell.cli.manual``).
 """
 
+import shutil
 from pathlib import Path
 
 from setuptools import find_packages, setup
@@ -24,9 +25,12 @@ def _packages() -> list[str]:
 
 
 class _BuildPy(build_py):
-    """build_py, then the manual copied into the built ``alisio`` package (not in editable mode)."""
+    """build_py into a clean ``alisio`` (a module moved or removed since the last build must not ship from the
+    build folder's old copy), then the manual copied into it (not in editable mode)."""
 
     def run(self) -> None:
+        if not self.editable_mode:
+            shutil.rmtree(Path(self.build_lib, "alisio"), ignore_errors=True)
         super().run()
         if self.editable_mode:
             return

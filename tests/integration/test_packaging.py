@@ -117,6 +117,12 @@ def test_the_wheel_installs_alisio_core_and_shell_and_no_top_level_core(tmp_path
         and "alisio/core/stats/__init__.py" in names
         and "alisio/shell/cli/main.py" in names
     )
+    modules = {name for name in names if name.endswith(".py")}
+    sources = {
+        "alisio/" + str(path.relative_to(ROOT / "src")).removeprefix("alisio/")
+        for path in (ROOT / "src").rglob("*.py")
+    }
+    assert modules == sources  # no module a previous build left in build/ (one moved since, say)
     manual = sorted(name.removeprefix("alisio/") for name in names if name.endswith(".md"))
     assert manual == ["README.md", *sorted(f"docs/{page.name}" for page in (ROOT / "docs").glob("*.md"))]
     python = _fresh_venv(tmp_path / "venv")
