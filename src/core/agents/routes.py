@@ -3,7 +3,8 @@
 The proxy decides "model call" (counted, budgeted, recorded) and builds the provider's URL from the same
 ``Route``, so no spelling of a target can be one thing to the budget and another to the provider. A target is
 forwarded only when it is, exactly, the format's version segment followed by one of its own paths (its record,
-``alisio.core.harness.wire_format``: ``version``, ``model_calls``, ``side_paths``; ``{model}`` a model name):
+``alisio.core.harness.wire_format``: ``version``, ``model_calls``, ``side_paths``; ``{model}`` a model name),
+for instance:
 
 | api | model call | also forwarded (no model call, no tokens) |
 |---|---|---|
