@@ -34,6 +34,8 @@ from typing import Annotated, Any, TypeVar
 import typer
 from typer.models import OptionInfo
 
+from alisio.core.harness.presets import PRESET_NAMES
+
 __all__ = [
     "OUTPUT",
     "PERMISSIONS",
@@ -131,8 +133,8 @@ ProviderPreset = Annotated[
     str | None,
     option(
         "--provider",
-        help="A provider preset: openai, anthropic, openrouter, deepseek, ollama, vllm, llamacpp (its base "
-        "URL, api and key variable); overrides provider.preset.",
+        help=f"A provider preset: {', '.join(PRESET_NAMES)} (its base URL, api and key variable); overrides "
+        "provider.preset.",
         panel=PROVIDER,
         metavar="NAME",
     ),
