@@ -147,11 +147,13 @@ model() {
 
 # The server as measured: OMP_WAIT_POLICY=PASSIVE (without it generation drops below 1 token/s on 2 shared
 # cores), the model's own chat template (--jinja, needed for tools), a 64k context split over 2 slots, 2 threads,
-# loopback only. The served model name is "qwen2.5-coder-1.5b".
+# loopback only, no weight repacking (--no-repack: on this machine kind the CPU reports AMX, the native build
+# repacks the weights for it, and the first matrix product crashes in ggml_backend_amx_mul_mat; measured
+# 2026-12-02). The served model name is "qwen2.5-coder-1.5b".
 start() {
     local port=${1:-8080}
     exec env OMP_WAIT_POLICY=PASSIVE "$DIR/build/bin/llama-server" -m "$DIR/$MODEL_FILE" -a qwen2.5-coder-1.5b \
-        --jinja -c 65536 -np 2 -t 2 --host 127.0.0.1 --port "$port"
+        --jinja -c 65536 -np 2 -t 2 --no-repack --host 127.0.0.1 --port "$port"
 }
 
 [ $# -ge 2 ] || usage
