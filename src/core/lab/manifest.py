@@ -65,6 +65,8 @@ class ManifestVariant(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     agent: str | None = None
     overrides: tuple[Override, ...] = ()
     """Its overrides as the variants file writes them (``eval merge`` puts them in comparison.json)."""
+    context: str | None = None
+    """The digest of its context (``alisio.core.lab.contexts``); ``None``: none."""
 
 
 class ReusedFrom(Frozen, frozen=True, kw_only=True):
@@ -121,6 +123,10 @@ class RunManifest(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     continues it, recomputing each task's stop from runs.jsonl; ``None``: a fixed k."""
     variants_file: str | None = None
     """``eval variants``: the ``--variants`` file (absolute) the job started with; ``None``: a plain run."""
+    context_file: str | None = None
+    """``--context FILE`` (absolute) of a plain run: a resume reads it again; ``None``: none."""
+    context: str | None = None
+    """The digest of a plain run's context (a variant's is in its entry); ``None``: none."""
     variants: tuple[ManifestVariant, ...] = ()
     """``eval variants``: each variant in the file's order, the baseline first (empty: a plain run)."""
     digest: str | None = None

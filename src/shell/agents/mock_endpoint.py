@@ -85,6 +85,12 @@ def read_script(path: Path) -> tuple[Answer, ...]:
         raise ScriptError(f"{path}: not valid JSON: {error}") from None
     if not script.turns:
         raise ScriptError(f"{path}: invalid script: `$.turns` is empty")
+    conditional = [n for n, t in enumerate(script.turns) if t.when is not None or t.unless is not None]
+    if conditional:
+        raise ScriptError(
+            f"{path}: turns[{conditional[0]}]: when/unless: the mock endpoint picks turns by position "
+            "(eval run --script plays them)"
+        )
     answers = []
     for number, turn in enumerate(script.turns, start=1):
         if turn.failure is not None:

@@ -411,6 +411,16 @@ class EvalRunProviderFlags(ProviderFlags):
             metavar="DIR",
         ),
     ] = None
+    context: Annotated[
+        Path | None,
+        option(
+            "--context",
+            help="Add a context to every run: a JSON file of workspace files, home files, mcp servers and "
+            "system text, paths relative to it (docs/context-experiments.md); reports name it.",
+            panel=PROVIDER,
+            metavar="FILE",
+        ),
+    ] = None
 
 
 @dataclass(frozen=True)

@@ -59,6 +59,7 @@ class AgentSetup:
     sandbox: SandboxRun | None = None
     """Where ``bash`` commands run (``--sandbox bwrap``); ``None``: as plain subprocesses."""
     rates: Rates | None = None  # the model's prices: budget.max_cost_usd is counted at them (None: no cost)
+    system: str | None = None  # a context's text, appended to the agent's system prompt (None: none)
 
 
 @dataclass(frozen=True)

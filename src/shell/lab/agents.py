@@ -27,6 +27,7 @@ from alisio.core.lab.records import RunRecord
 from alisio.core.lab.suites.schedule import RunSpec
 from alisio.core.lab.suites.suite import Task
 from alisio.core.replay.fingerprint import Rules
+from alisio.shell.lab.contexts import LoadedContext
 from alisio.shell.lab.plans import ProviderPlan
 from alisio.shell.lab.preflight import task_policy
 from alisio.shell.sandbox.bwrap import SandboxRun
@@ -53,6 +54,9 @@ class AgentJob:
     """Where the run's commands run (``--sandbox bwrap``); ``None``: plain subprocesses."""
     rates: Rates | None = None
     """The arm's prices: ``budget.maxCostUsd`` is checked at them (``None``: no cost is counted)."""
+    context: LoadedContext | None = None
+    """The arm's context: its workspace files are already in ``workspace``; its ``system`` text goes to the
+    built-in agent's system prompt, its ``home`` files into an external agent's private HOME."""
 
 
 def _same(record: RunRecord) -> RunRecord:
@@ -120,6 +124,7 @@ class BuiltinRunner:
             on_event=self.on_event,
             sandbox=job.sandbox,
             rates=job.rates,
+            system=job.context.system if job.context is not None else None,
         )
         result = run_agent(setup)
         message = result.message if result.outcome == "error" else None

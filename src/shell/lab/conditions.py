@@ -45,4 +45,5 @@ def arm_conditions(start: LabStart, arm: Arm, created_at: str) -> Conditions:
         script_hash=start.provider.script_hash,
         sandbox=start.sandbox,
         label=start.label,
+        context=arm.context.condition if arm.context is not None else None,
     )

@@ -47,6 +47,7 @@ from alisio.shell.lab.agent_plan import (
     replay_placeholder,
     uses_external,
 )
+from alisio.shell.lab.contexts import LoadedContext, arm_contexts, check_context_agents
 from alisio.shell.lab.directory import created_at_for, run_id_for
 from alisio.shell.lab.model import LabStart, Ui
 from alisio.shell.lab.outputs import Checked, Output, check_outputs
@@ -197,11 +198,18 @@ def jobs_for(request: LabRequest, loaded: LoadedConfig | None) -> int:
 
 
 def _arms(
-    request: LabRequest, measured: MeasuredConfig, variants: VariantsPlan | None, run_id: str, root: Path
+    request: LabRequest,
+    measured: MeasuredConfig,
+    variants: VariantsPlan | None,
+    run_id: str,
+    root: Path,
+    contexts: Mapping[str | None, LoadedContext],
 ) -> tuple[Arm, ...]:
     if variants is None:
-        agent = request.provider.agent
-        return (Arm(variant=None, measured=measured, directory=root, run_id=run_id, agent=agent),)
+        agent, context = request.provider.agent, contexts.get(None)
+        return (
+            Arm(variant=None, measured=measured, directory=root, run_id=run_id, agent=agent, context=context),
+        )
     return tuple(
         Arm(
             variant=v.id,
@@ -210,6 +218,7 @@ def _arms(
             run_id=f"{run_id}/{v.id}",
             agent=v.agent or request.provider.agent,
             model=v.model,
+            context=contexts.get(v.id),
         )
         for v in variants.variants
     )
@@ -267,6 +276,23 @@ def _agents(
     return agents
 
 
+def _contexts(
+    request: LabRequest, loaded: LoadedConfig | None, variants: VariantsPlan | None, tasks: Sequence[Task]
+) -> dict[str | None, LoadedContext]:
+    """Each arm's context read (``--context``, each variant's) and checked against the arm's agents."""
+    contexts = arm_contexts(request.context_file, variants, request.variants_file)
+    if not contexts:
+        return contexts
+    arm_agents: dict[str | None, str | None] = {None: request.provider.agent}
+    source: dict[str | None, str] = {None: str(request.context_file)}
+    for v in variants.variants if variants is not None else ():
+        arm_agents[v.id] = v.agent or request.provider.agent
+        source[v.id] = f"{request.variants_file}: variant {v.id}"
+    external = loaded.external if loaded is not None else ()
+    check_context_agents(contexts, arm_agents, tasks, external, source)
+    return contexts
+
+
 @dataclass(frozen=True)
 class Prepared:
     """What steps 1-7 found (all but the confirmation): everything a command needs before its directory."""
@@ -282,6 +308,8 @@ class Prepared:
     sandbox: Sandbox | None
     plan: ProviderPlan
     agents: AgentPlan
+    contexts: Mapping[str | None, LoadedContext] = dataclasses.field(default_factory=dict)
+    """Each arm's context, its files read (``None``: the plain run's ``--context``; else by variant id)."""
 
     @property
     def subdirs(self) -> list[str]:
@@ -289,7 +317,7 @@ class Prepared:
 
     def start(self, run_id: str, root: Path) -> LabStart:
         request, plan = self.request, self.plan
-        arms = _arms(request, self.measured, self.variants, run_id, root)
+        arms = _arms(request, self.measured, self.variants, run_id, root, self.contexts)
         return LabStart(
             choice=self.choice,
             tasks=self.tasks,
@@ -315,6 +343,7 @@ def prepared(request: LabRequest, ui: Ui, outputs: Sequence[Output]) -> Iterator
     from alisio.shell.lab.record import recording_plan
 
     measured, loaded, choice, variants, tasks = _checked(request, outputs)
+    contexts = _contexts(request, loaded, variants, tasks)
     sequential = checked_sequential(request.sequential, variants, tasks, choice.loaded.suite)
     lab = loaded.config.lab if loaded is not None else LabSettings()
     kind, sandbox = sandbox_for(request.sandbox, lab, request.env, ui.say)
@@ -328,7 +357,18 @@ def prepared(request: LabRequest, ui: Ui, outputs: Sequence[Output]) -> Iterator
         plan = agents.plan or plan
         check_spend(request, plan, loaded, variants, tasks)
         yield Prepared(
-            request, measured, loaded, choice, variants, tasks, sequential, kind, sandbox, plan, agents
+            request,
+            measured,
+            loaded,
+            choice,
+            variants,
+            tasks,
+            sequential,
+            kind,
+            sandbox,
+            plan,
+            agents,
+            contexts=contexts,
         )
     finally:
         plan.close()

@@ -226,6 +226,7 @@ def manifest_request(
         ),
         output=output,
         variants_file=variants_file,
+        context_file=Path(stored.context_file) if stored.context_file else None,
         cassette_dir=cassette_dir or (Path(stored.cassette_dir) if stored.cassette_dir else None),
         rates=stored.rates,
         env=env,
@@ -344,6 +345,7 @@ def new_manifest(start: LabStart, request: LabRequest, run_id: str, created_at: 
     suite_dir = request.selection.suite_dir
     script = request.provider.script
     permissions = request.permissions
+    contexts = {a.variant: a.context.condition.digest for a in start.arms if a.context is not None}
     return RunManifest(
         run_id=run_id,
         created_at=created_at,
@@ -380,10 +382,17 @@ def new_manifest(start: LabStart, request: LabRequest, run_id: str, created_at: 
         else None,
         variants=tuple(
             ManifestVariant(
-                id=v.id, config_hash=v.config_hash, model=v.model, agent=v.agent, overrides=v.overrides
+                id=v.id,
+                config_hash=v.config_hash,
+                model=v.model,
+                agent=v.agent,
+                overrides=v.overrides,
+                context=contexts.get(v.id),
             )
             for v in (start.variants.variants if start.variants is not None else ())
         ),
+        context_file=str(request.context_file.resolve()) if request.context_file is not None else None,
+        context=contexts.get(None) if start.variants is None else None,
     )
 
 

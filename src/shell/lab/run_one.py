@@ -22,6 +22,7 @@ from alisio.core.harness.endpoint import redact_credentials
 from alisio.core.harness.events import Effect, Event
 from alisio.core.harness.policy import Allow, Policy, decide
 from alisio.core.harness.prices import Rates
+from alisio.core.lab.contexts import context_used
 from alisio.core.lab.judges.outcome import SetupError, record_from_run
 from alisio.core.lab.records import Incident, RunRecord
 from alisio.core.lab.suites.schedule import RunSpec
@@ -39,6 +40,7 @@ from alisio.shell.sandbox.bwrap import Sandbox, SandboxRun
 
 if TYPE_CHECKING:
     from alisio.shell.lab.agents import AgentJob, AgentRunner
+    from alisio.shell.lab.contexts import LoadedContext
     from alisio.shell.lab.workspace import Workspace
 
 __all__ = ["INTERNAL_ERROR", "Arm", "Finished", "RunContext", "run_one", "runner_for"]
@@ -65,6 +67,8 @@ class Arm:
     """The prices of this arm's model (``alisio.shell.lab.spend.arm_rates``); ``None``: no cost estimated."""
     rates_from: str | None = None
     """Where ``rates`` came from (the flags, or config.toml's table), as the report says it."""
+    context: LoadedContext | None = None
+    """The files and text every run of this arm gets (``--context``, the variant's); ``None``: none."""
 
 
 @dataclass(frozen=True)
@@ -147,7 +151,10 @@ def _judged_run(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> Finishe
     measured_hash = config_hash(arm.measured)
     fixture = ctx.loaded.fixture_dir(task)
     prefix = f"alisio-kept-{task.id}-" if ctx.keep else owned_prefix(task.id)
-    with prepare_workspace(fixture, fixture_git=task.fixture_git, keep=ctx.keep, prefix=prefix) as ws:
+    overlay = arm.context.workspace if arm.context is not None else ()
+    with prepare_workspace(
+        fixture, fixture_git=task.fixture_git, keep=ctx.keep, prefix=prefix, overlay=overlay
+    ) as ws:
         if ws.kept:
             ctx.say(f"  kept {task.id} rep {spec.repetition}: {ws.path}")
         sandbox, verifier_sandbox = _sandbox_runs(ctx, task, task_policy(task.policy, ctx.read_only), ws.path)
@@ -162,6 +169,7 @@ def _judged_run(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> Finishe
             model=arm.model,
             sandbox=sandbox,
             rates=arm.rates,
+            context=arm.context,
         )
         result = runner_for(ctx, job).run(job)
         kept, tampered = _after_agent(task, ws, ctx.credentials, keep=result.outcome != "error")
@@ -189,6 +197,9 @@ def _judged_run(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> Finishe
     if denied:  # the verifiers' sandbox_denied incidents, after the loop's
         record = msgspec.structs.replace(record, incidents=(*record.incidents, *denied))
     record = msgspec.structs.replace(record, workspace=kept[1])
+    if arm.context is not None:
+        used = context_used(arm.context.condition, result.events)
+        record = msgspec.structs.replace(record, context_used=used)
     return Finished(
         record=result.finish(record),
         transcript=encode_transcript(result.events, ctx.credentials),

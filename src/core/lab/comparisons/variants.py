@@ -10,8 +10,9 @@ compare.json (human-written; unknown fields are errors)::
       ]
     }
 
-A variant may also name its own ``agent`` (an ``[agents.NAME]`` of config.toml, built-in or external) and
-``model`` (what an external agent asks the provider for): "same tasks, Codex against OpenCode".
+A variant may also name its own ``agent`` (an ``[agents.NAME]`` of config.toml, built-in or external),
+``model`` (what an external agent asks the provider for): "same tasks, Codex against OpenCode", and
+``context`` (files and text added to its runs, ``alisio.core.lab.contexts``): "with and without AGENTS.md".
 
 Rules this module keeps:
 
@@ -46,6 +47,7 @@ from alisio.core.errors import ConfigError, IncompatibleReports
 from alisio.core.harness.config import MeasuredConfig, apply_overrides, config_hash
 from alisio.core.lab.comparisons.compare import Comparison, compare_reports
 from alisio.core.lab.comparisons.tradeoff import RateCostRow, rate_cost_rows
+from alisio.core.lab.contexts import ContextSpec, parse_context
 from alisio.core.lab.naming import naming_brief
 from alisio.core.lab.report import Report
 from alisio.core.lab.seq_block import SequentialBlock
@@ -78,9 +80,9 @@ _ID_RULE: Final = (
     "variant's report directory"
 )
 _FILE_FIELDS: Final = ("suite", "variants")
-_VARIANT_FIELDS: Final = ("id", "overrides", "agent", "model")
-_Pair = tuple[str, dict[str, Any], tuple[str | None, str | None]]
-"""A variant as checked: its id, its overrides, and its agent and model (``None``: the command's)."""
+_VARIANT_FIELDS: Final = ("id", "overrides", "agent", "model", "context")
+_Pair = tuple[str, dict[str, Any], tuple[str | None, str | None], ContextSpec | None]
+"""A variant as checked: its id, its overrides, its agent and model (``None``: the command's), its context."""
 _NOT_MEASURED: Final = ("plugins", "mcp", "mcpServers", "paths")
 """Settings that never enter the configuration hash besides ``provider`` (which alisio.core.harness.config explains)."""
 
@@ -104,6 +106,9 @@ class Variant(Frozen, frozen=True, kw_only=True):
     """The agent this variant's runs use (``None``: ``--agent``, else each task's)."""
     model: str | None = None
     """The model this variant's agent asks for (``None``: the configured one); an external agent's only."""
+    context: ContextSpec | None = None
+    """The files and text this variant's runs get (``alisio.core.lab.contexts``); ``None``: none. Its paths
+    are relative to compare.json's directory; the shell reads them before the first run."""
 
     @property
     def config_hash(self) -> str:
@@ -222,12 +227,17 @@ def _check_variant(raw: object, index: int, source: str) -> Result[_Pair, Config
     if not isinstance(overrides, dict):
         message = 'expected an object of measured keys to values, e.g. {"compaction.threshold": 0.6}'
         return Failure(ConfigError(source=source, key=f"{where}.overrides", message=message))
-    return _choice(raw, where, source).map(lambda choice: (variant_id, overrides, choice))
+    context: Result[ContextSpec | None, ConfigError] = Success(None)
+    if raw.get("context") is not None:
+        context = parse_context(raw["context"], f"{source}: variant {variant_id}")
+    return _choice(raw, where, source).bind(
+        lambda choice: context.map(lambda spec: (variant_id, overrides, choice, spec))
+    )
 
 
 def _check_ids(pairs: tuple[_Pair, ...], source: str) -> Result[None, ConfigError]:
     seen: dict[str, int] = {}
-    for index, (variant_id, _, _) in enumerate(pairs):
+    for index, (variant_id, _, _, _) in enumerate(pairs):
         first = seen.setdefault(variant_id.lower(), index)
         if first != index:
             message = (
@@ -297,6 +307,7 @@ def _variant(
     variant_id: str,
     overrides: dict[str, Any],
     choice: tuple[str | None, str | None],
+    context: ContextSpec | None,
     base: MeasuredConfig,
     source: str,
 ) -> Result[Variant, ConfigError]:
@@ -309,7 +320,12 @@ def _variant(
         .bind(lambda _: apply_overrides(base, overrides, where))
         .map(
             lambda measured: Variant(
-                id=variant_id, overrides=written, measured=measured, agent=choice[0], model=choice[1]
+                id=variant_id,
+                overrides=written,
+                measured=measured,
+                agent=choice[0],
+                model=choice[1],
+                context=context,
             )
         )
     )
@@ -319,7 +335,10 @@ def _same_hash_warnings(variants: tuple[Variant, ...]) -> tuple[str, ...]:
     first: dict[str, str] = {}
     out: list[str] = []
     for variant in variants:
-        earlier = first.setdefault(f"{variant.config_hash} {variant.agent} {variant.model}", variant.id)
+        context = _VALUE_ENCODER.encode(variant.context).decode() if variant.context is not None else ""
+        earlier = first.setdefault(
+            f"{variant.config_hash} {variant.agent} {variant.model} {context}", variant.id
+        )
         if earlier != variant.id:
             out.append(
                 f"variants {earlier} and {variant.id} have the same configuration (hash "
@@ -350,8 +369,8 @@ def parse_variants(data: bytes, source: str, base: MeasuredConfig) -> Result[Var
         .bind(lambda raw: _check_file(raw, source))
         .bind(
             lambda checked: _collect(
-                _variant(variant_id, overrides, choice, base, source)
-                for variant_id, overrides, choice in checked[1]
+                _variant(variant_id, overrides, choice, context, base, source)
+                for variant_id, overrides, choice, context in checked[1]
             ).map(
                 lambda variants: VariantsPlan(
                     suite=checked[0], variants=variants, warnings=_same_hash_warnings(variants)

@@ -36,7 +36,9 @@ from alisio.core.base import Frozen
 from alisio.core.harness.events import Event, RunEnded, RunStarted, ToolCalled, ToolResulted
 from alisio.core.lab.records import VerifierResult, VerifierStatus
 from alisio.core.lab.suites.suite import (
+    ANY_TOOL,
     BeforeRule,
+    CalledRule,
     CommandVerifier,
     FileAbsentVerifier,
     FileContainsVerifier,
@@ -44,6 +46,7 @@ from alisio.core.lab.suites.suite import (
     MaxCallsRule,
     NeverRule,
     NoRepeatFailureRule,
+    NotCalledRule,
     Rule,
     ToolSequenceVerifier,
     TreeDiffWithinVerifier,
@@ -62,6 +65,7 @@ __all__ = [
     "NotAFile",
     "TreeEntry",
     "TreeSnapshot",
+    "arguments_text",
     "canonical_arguments",
     "changed_paths",
     "is_ignored",
@@ -353,6 +357,32 @@ def canonical_arguments(raw: str) -> bytes:
         return b"raw:" + raw.encode("utf-8", "surrogatepass")
 
 
+def arguments_text(arguments: str) -> str:
+    """The raw arguments and, when they are JSON, every string in them unescaped (a path with a ``/`` the
+    model wrote as ``\\/`` is still named)."""
+    try:
+        decoded = msgspec.json.decode(arguments)
+    except (msgspec.DecodeError, RecursionError):
+        return arguments
+    strings: list[str] = []
+
+    def walk(value: object) -> None:
+        if isinstance(value, str):
+            strings.append(value)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+        elif isinstance(value, dict):
+            for item in value.values():
+                walk(item)
+
+    try:
+        walk(decoded)
+    except RecursionError:
+        return arguments
+    return "\n".join((arguments, *strings))
+
+
 class _Call(Frozen, frozen=True, kw_only=True):
     seq: int
     name: str
@@ -386,6 +416,10 @@ def _calls(events: tuple[Event, ...]) -> tuple[_Call, ...]:
 
 def _describe(rule: Rule) -> str:
     match rule:
+        case CalledRule(tool=tool, args_include=text) | NotCalledRule(tool=tool, args_include=text):
+            name = "called" if isinstance(rule, CalledRule) else "not-called"
+            shown = "" if text is None else f", {_excerpt(repr(text), 80)}"
+            return f"{name}({tool}{shown})"
         case BeforeRule(first=first, then=then):
             return f"before({first}, {then})"
         case NeverRule(tool=tool):
@@ -400,9 +434,28 @@ def _call_text(call: _Call) -> str:
     return f"{call.name} call at seq {call.seq} with {_excerpt(call.arguments)}"
 
 
+def _matching(tool: str, text: str | None, calls: tuple[_Call, ...]) -> list[_Call]:
+    """The calls of ``tool`` (``*``: every call) whose arguments hold ``text`` (``None``: any arguments)."""
+    return [
+        call
+        for call in calls
+        if (tool == ANY_TOOL or call.name == tool)
+        and (text is None or text in arguments_text(call.arguments))
+    ]
+
+
 def _rule_violation(rule: Rule, calls: tuple[_Call, ...]) -> str | None:
     """Why ``rule`` does not hold over ``calls`` (naming the offending call), or None when it holds."""
     match rule:
+        case CalledRule(tool=tool, args_include=text):
+            if _matching(tool, text, calls):
+                return None
+            what = "no call" if tool == ANY_TOOL else f"no {tool} call"
+            named = "" if text is None else f" whose arguments hold {_excerpt(repr(text), 80)}"
+            return f"{what}{named} among {plural(len(calls), 'tool call')}"
+        case NotCalledRule(tool=tool, args_include=text):
+            found = _matching(tool, text, calls)
+            return f"{_call_text(found[0])} ({len(found)} such call(s) in all)" if found else None
         case BeforeRule(first=first, then=then):
             for call in calls:
                 if call.name == first:
@@ -442,8 +495,10 @@ def _constrained(rule: Rule, calls: tuple[_Call, ...]) -> int:
     match rule:
         case BeforeRule(then=tool) | MaxCallsRule(tool=tool) | NoRepeatFailureRule(tool=tool):
             return sum(1 for call in calls if call.name == tool)
-        case NeverRule():
+        case NeverRule() | CalledRule():
             return len(calls)
+        case NotCalledRule(tool=tool):
+            return len(calls) if tool == ANY_TOOL else sum(1 for call in calls if call.name == tool)
 
 
 def _held_detail(rules: tuple[Rule, ...], calls: tuple[_Call, ...]) -> tuple[str, int]:
@@ -469,6 +524,8 @@ def _rule_tools(rule: Rule) -> tuple[str, ...]:
             return (first, then)
         case NeverRule(tool=tool) | MaxCallsRule(tool=tool) | NoRepeatFailureRule(tool=tool):
             return (tool,)
+        case CalledRule(tool=tool) | NotCalledRule(tool=tool):
+            return () if tool == ANY_TOOL else (tool,)
 
 
 def _inapplicable(rule: Rule, agent: AgentTools) -> str | None:
