@@ -37,6 +37,7 @@ from alisio.core.lab.outputs.formats import (
     suite_interval_text,
 )
 from alisio.core.lab.outputs.view import Notice, Table, condition_items
+from alisio.core.text import plural
 from alisio.core.stats.exact import PValueMethod
 from alisio.core.stats.paired import PairedDifference, PermutationMethod
 from alisio.core.stats.rates import Interval, IntervalMethod
@@ -48,6 +49,7 @@ __all__ = [
     "SideCondition",
     "answer_line",
     "comparison_view",
+    "context_line",
     "outcomes_line",
     "side_text",
     "suite_line",
@@ -94,7 +96,8 @@ def side_text(side: SideCounts | None) -> str:
     if side is None:
         return "absent"
     errored = f", {side.errored} error" if side.errored else ""
-    return f"{side.passes}/{side.judged}{errored}: {format_rate(side.success_rate, side.interval)}"
+    used = "" if side.context_used is None else f", used context {side.context_used}/{side.judged}"
+    return f"{side.passes}/{side.judged}{errored}: {format_rate(side.success_rate, side.interval)}{used}"
 
 
 def _no_negative_zero(text: str) -> str:
@@ -362,7 +365,46 @@ def answer_line(comparison: Comparison) -> str:
     paired = ""
     if s.paired is not None:
         paired = f", paired difference {format_pp(s.paired.mean)} {_pp_interval(s.paired.interval)}"
-    return f"{line} Suite success rate {sides}{paired}."
+    return f"{line} Suite success rate {sides}{paired}.{_context_part(comparison)}"
+
+
+def _context_part(comparison: Comparison) -> str:
+    """`` The context with-skill helped on 1 task, hurt on 0, no verdict on 2 (FWER 5%).`` when the two sides'
+    contexts differ (else empty): the verdicts counted as a context experiment reads them."""
+    line = context_line(comparison)
+    return f" {line}" if line else ""
+
+
+def context_line(comparison: Comparison) -> str | None:
+    """``The context with-skill helped on N tasks, hurt on M, no verdict on K (FWER 5%).``, or ``None`` when
+    both sides ran with the same context (or none), or in replay.
+
+    Helped and hurt are the tasks whose exact test (Boschloo), adjusted across the tasks that can get a
+    verdict, is below 0.05, by the sign of the difference: with Holm's adjustment (the default) the chance of
+    any false "helped" or "hurt" stays at 5% (FWER), with Benjamini-Hochberg it is the false discovery rate.
+    Every other task (adjusted p 0.05 or more, low power, errored runs, one side only) has no verdict."""
+    b, c = comparison.baseline.context, comparison.candidate.context
+    if (b.digest if b else None) == (c.digest if c else None) or comparison.replay:
+        return None
+    if c is None:
+        subject = f"Removing the context {b.label if b else ''}"
+    elif b is None:
+        subject = f"The context {c.label}"
+    else:
+        subject = f"The context {c.label} (against {b.label})"
+    decided = [
+        t.difference.estimate
+        for t in comparison.tasks
+        if t.difference is not None
+        and t.difference.p_adjusted is not None
+        and t.difference.p_adjusted < ALPHA
+        and t.difference.estimate != 0
+    ]
+    helped = sum(1 for estimate in decided if estimate > 0)
+    hurt = len(decided) - helped
+    none = len(comparison.tasks) - len(decided)
+    error = "FWER 5%" if comparison.adjustment is Adjustment.HOLM else "FDR 5%"
+    return f"{subject} helped on {plural(helped, 'task')}, hurt on {hurt}, no verdict on {none} ({error})."
 
 
 NOT_RECORDED = "not recorded"
