@@ -23,13 +23,13 @@ from alisio.core.stats.rates import ClusteredMean, Interval, IntervalMethod
 from alisio.core.stats.verdict import format_interval
 
 __all__ = [
-    "context_use",
     "NOT_REPORTED",
     "REPLAY_NOTICE",
     "SCRIPTED_NOTICE",
     "SCRIPTED_PROVIDER",
     "SUITE_INTERVAL_NOTE",
     "SUITE_RATE_NOTE",
+    "context_use",
     "format_counts",
     "format_int",
     "format_num",

@@ -37,11 +37,11 @@ from alisio.core.lab.outputs.formats import (
     suite_interval_text,
 )
 from alisio.core.lab.outputs.view import Notice, Table, condition_items
-from alisio.core.text import plural
 from alisio.core.stats.exact import PValueMethod
 from alisio.core.stats.paired import PairedDifference, PermutationMethod
 from alisio.core.stats.rates import Interval, IntervalMethod
 from alisio.core.stats.verdict import ALPHA, Adjustment, VerdictRule, format_interval, format_p
+from alisio.core.text import plural
 
 __all__ = [
     "NOT_RECORDED",
