@@ -228,8 +228,6 @@ def parse_context(raw: object, source: str) -> Result[ContextSpec, ConfigError]:
     unknown = [field for field in raw if field not in _FIELDS]
     if unknown:
         return Failure(fail(f"context.{unknown[0]}", f"unknown field (expected {', '.join(_FIELDS)})"))
-    if not any(raw.get(field) for field in _FIELDS[1:]):
-        return Failure(fail("context", "adds nothing: give workspace, home, mcp or system"))
     label = raw.get("label")
     if label is not None and (not isinstance(label, str) or not _LABEL.fullmatch(label)):
         return Failure(
@@ -242,6 +240,8 @@ def parse_context(raw: object, source: str) -> Result[ContextSpec, ConfigError]:
         return Failure(fail("context.system", "expected the text to append to the system prompt (not empty)"))
     if system is not None and len(system) > MAX_SYSTEM_CHARS:
         return Failure(fail("context.system", f"longer than {MAX_SYSTEM_CHARS} characters"))
+    if not any(raw.get(field) for field in _FIELDS[1:]):
+        return Failure(fail("context", "adds nothing: give workspace, home, mcp or system"))
     mcp = raw.get("mcp") or {}
     if not isinstance(mcp, dict):
         return Failure(fail("context.mcp", 'expected an object of server names to {"command": [...]}'))
