@@ -196,15 +196,17 @@ def _judged_run(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> Finishe
     )
     if denied:  # the verifiers' sandbox_denied incidents, after the loop's
         record = msgspec.structs.replace(record, incidents=(*record.incidents, *denied))
-    record = msgspec.structs.replace(record, workspace=kept[1])
-    if arm.context is not None:
-        used = context_used(arm.context.condition, result.events)
-        record = msgspec.structs.replace(record, context_used=used)
+    record = msgspec.structs.replace(record, workspace=kept[1], context_used=_used(arm, result.events))
     return Finished(
         record=result.finish(record),
         transcript=encode_transcript(result.events, ctx.credentials),
         workspace=kept[0],
     )
+
+
+def _used(arm: Arm, events: tuple[Event, ...]) -> bool | None:
+    """Whether the run used its arm's context (``alisio.core.lab.contexts.context_used``); ``None``: none."""
+    return None if arm.context is None else context_used(arm.context.condition, events)
 
 
 def _after_agent(
