@@ -63,20 +63,12 @@ def test_a_workspace_context_reaches_the_agent_and_is_not_a_change(tmp_path: Pat
     context = _context(tmp_path, {"workspace": {"AGENTS.md": "contexts/AGENTS.md", "docs/": "contexts/"}})
     script = tmp_path / "script.json"
     script.write_text(json.dumps(_read_agents_then(FIX)))
-    out = tmp_path / "out"
-    result = eval_run(
-        tmp_path,
-        suite,
-        "--k",
-        "2",
-        "--allow-write",
-        "--context",
-        context,
-        "--out",
-        out,
-        "--keep",
-        script=script,
-    )
+    out, summary = tmp_path / "out", tmp_path / "summary.md"
+    result = alisio(
+        tmp_path, "eval", "run", "calc-suite", "--suite-dir", suite, "--yes", "--script", script, "--k", "2",
+        "--allow-write", "--context", context, "--out", out, "--keep", "--junit", tmp_path / "junit.xml",
+        env={"GITHUB_STEP_SUMMARY": str(summary)},
+    )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert "context ctx " in result.stderr  # the headline names it
     records = read_runs(out)
@@ -102,6 +94,9 @@ def test_a_workspace_context_reaches_the_agent_and_is_not_a_change(tmp_path: Pat
     )
     assert "used context" in markdown and "used context" in (out / "report.html").read_text()
     assert _tree(suite) == before  # the suite's fixture on disk is never touched
+    junit = (tmp_path / "junit.xml").read_text()
+    assert f'<property name="context" value="ctx ({condition.digest[:16]}: workspace AGENTS.md' in junit
+    assert f"context ctx {condition.digest[:16]}" in summary.read_text()
     shown = alisio(tmp_path, "eval", "show", out)
     assert f"Context: ctx ({condition.digest[:16]}" in shown.stdout
     listed = alisio(tmp_path, "eval", "runs", "--json")
