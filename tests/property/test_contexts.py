@@ -1,4 +1,4 @@
-"""Properties of alisio.core.lab.contexts (parsing, the condition's digest, whether a run used a context), the
+"""Properties of alisio.core.lab.suites.context_spec and alisio.core.lab.reports.context (parsing, the condition's digest, whether a run used a context), the
 called / not-called tool-sequence rules against a slow oracle, and where a home file lands
 (alisio.core.agents.context_home)."""
 
@@ -6,22 +6,22 @@ from __future__ import annotations
 
 import json
 
+from alisio.core.lab.records import VerifierStatus
 from hypothesis import given
 from hypothesis import strategies as st
 from returns.result import Failure, Success
 
 from alisio.core.agents.context_home import home_path
 from alisio.core.harness.events import ToolCalled
-from alisio.core.lab.contexts import (
+from alisio.core.lab.judges.verify import judge_tool_sequence
+from alisio.core.lab.reports.context import (
     ContextFile,
     McpServer,
     context_condition,
     context_names,
     context_used,
-    parse_context,
 )
-from alisio.core.lab.judges.verify import judge_tool_sequence
-from alisio.core.lab.records import VerifierStatus
+from alisio.core.lab.suites.context_spec import parse_context
 from alisio.core.lab.suites.suite import CalledRule, NotCalledRule, ToolSequenceVerifier
 from tests.property.strategies_verify import TOOLS, event_log, gen_calls
 

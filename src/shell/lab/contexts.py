@@ -1,6 +1,6 @@
 """A context's files read before the first run, and laid into each run: ``load_context``, ``overlay``.
 
-``alisio.core.lab.contexts`` checks a context's paths lexically; here they meet the disk, once, before
+``alisio.core.lab.suites.context_spec`` checks a context's paths lexically; here they meet the disk, once, before
 anything runs:
 
 - every source is below the directory of the file that names it (compare.json's, or the ``--context``
@@ -31,15 +31,8 @@ import msgspec
 from alisio.core.agents.config import ExternalAgent
 from alisio.core.errors import ConfigError
 from alisio.core.lab.comparisons.variants import VariantsPlan
-from alisio.core.lab.contexts import (
-    Area,
-    ContextCondition,
-    ContextFile,
-    ContextSpec,
-    McpServer,
-    context_condition,
-    parse_context,
-)
+from alisio.core.lab.reports.context import Area, ContextCondition, ContextFile, McpServer, context_condition
+from alisio.core.lab.suites.context_spec import ContextSpec, parse_context
 from alisio.core.lab.suites.suite import Task
 from alisio.core.lab.suites.suite_paths import normalize
 from alisio.shell.errors import CommandError, expect

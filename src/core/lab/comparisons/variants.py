@@ -12,7 +12,7 @@ compare.json (human-written; unknown fields are errors)::
 
 A variant may also name its own ``agent`` (an ``[agents.NAME]`` of config.toml, built-in or external),
 ``model`` (what an external agent asks the provider for): "same tasks, Codex against OpenCode", and
-``context`` (files and text added to its runs, ``alisio.core.lab.contexts``): "with and without AGENTS.md".
+``context`` (files and text added to its runs, ``alisio.core.lab.suites.context_spec``): "with and without AGENTS.md".
 
 Rules this module keeps:
 
@@ -47,10 +47,10 @@ from alisio.core.errors import ConfigError, IncompatibleReports
 from alisio.core.harness.config import MeasuredConfig, apply_overrides, config_hash
 from alisio.core.lab.comparisons.compare import Comparison, compare_reports
 from alisio.core.lab.comparisons.tradeoff import RateCostRow, rate_cost_rows
-from alisio.core.lab.contexts import ContextSpec, parse_context
-from alisio.core.lab.naming import naming_brief
-from alisio.core.lab.report import Report
-from alisio.core.lab.seq_block import SequentialBlock
+from alisio.core.lab.reports.naming import naming_brief
+from alisio.core.lab.reports.report import Report
+from alisio.core.lab.reports.seq_block import SequentialBlock
+from alisio.core.lab.suites.context_spec import ContextSpec, parse_context
 from alisio.core.lab.suites.schedule import RunSpec, ScheduleError, plan_runs
 from alisio.core.shape import duplicate_keys
 
@@ -107,7 +107,7 @@ class Variant(Frozen, frozen=True, kw_only=True):
     model: str | None = None
     """The model this variant's agent asks for (``None``: the configured one); an external agent's only."""
     context: ContextSpec | None = None
-    """The files and text this variant's runs get (``alisio.core.lab.contexts``); ``None``: none. Its paths
+    """The files and text this variant's runs get (``alisio.core.lab.suites.context_spec``); ``None``: none. Its paths
     are relative to compare.json's directory; the shell reads them before the first run."""
 
     @property
@@ -132,7 +132,7 @@ class VariantInfo(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     config_hash: str
     overrides: tuple[Override, ...]
     agent: str | None = None
-    """The agent (and script) its report names, in a few words (``alisio.core.lab.naming.naming_brief``);
+    """The agent (and script) its report names, in a few words (``alisio.core.lab.reports.naming.naming_brief``);
     ``None`` in a comparison.json written before it was recorded."""
     model: str | None = None
     """The variant's own ``model`` (``None``: the command's)."""

@@ -34,7 +34,8 @@ import msgspec
 
 from alisio.core.base import Frozen
 from alisio.core.harness.events import Event, RunEnded, RunStarted, ToolCalled, ToolResulted
-from alisio.core.lab.records import VerifierResult, VerifierStatus
+from alisio.core.harness.tooldefs import arguments_text
+from alisio.core.lab.runs.records import VerifierResult, VerifierStatus
 from alisio.core.lab.suites.suite import (
     ANY_TOOL,
     BeforeRule,
@@ -65,7 +66,6 @@ __all__ = [
     "NotAFile",
     "TreeEntry",
     "TreeSnapshot",
-    "arguments_text",
     "canonical_arguments",
     "changed_paths",
     "is_ignored",
@@ -355,32 +355,6 @@ def canonical_arguments(raw: str) -> bytes:
         return b"json:" + _canonical_encoder.encode(_any_decoder.decode(raw))
     except (msgspec.DecodeError, RecursionError, OverflowError):
         return b"raw:" + raw.encode("utf-8", "surrogatepass")
-
-
-def arguments_text(arguments: str) -> str:
-    """The raw arguments and, when they are JSON, every string in them unescaped (a path with a ``/`` the
-    model wrote as ``\\/`` is still named)."""
-    try:
-        decoded = msgspec.json.decode(arguments)
-    except (msgspec.DecodeError, RecursionError):
-        return arguments
-    strings: list[str] = []
-
-    def walk(value: object) -> None:
-        if isinstance(value, str):
-            strings.append(value)
-        elif isinstance(value, list):
-            for item in value:
-                walk(item)
-        elif isinstance(value, dict):
-            for item in value.values():
-                walk(item)
-
-    try:
-        walk(decoded)
-    except RecursionError:
-        return arguments
-    return "\n".join((arguments, *strings))
 
 
 class _Call(Frozen, frozen=True, kw_only=True):

@@ -26,7 +26,7 @@ from returns.result import Failure, Result, Success
 
 from alisio.core.base import Frozen
 from alisio.core.errors import ReportError
-from alisio.core.lab.workspace_diff import WorkspaceKept
+from alisio.core.lab.runs.workspace_diff import WorkspaceKept
 
 __all__ = [
     "ID_PATTERN",
@@ -194,7 +194,7 @@ class RunRecord(Frozen, frozen=True, kw_only=True):
     ``eval rejudge``); ``None`` when the agent's loop never ran or ended error (nothing to judge again), and
     in records written before it was kept."""
     context_used: bool | None = None
-    """Whether the run used its context (``alisio.core.lab.contexts.context_used``: a tool call named one of
+    """Whether the run used its context (``alisio.core.lab.reports.context.context_used``: a tool call named one of
     its files or went to one of its MCP servers); ``None``: the run had no context."""
 
     @property

@@ -4,7 +4,7 @@ A model's name does not say what ran: two runs of the same model through Codex a
 through two scripts, are different measurements. ``NAMERS`` is the one list of the conditions that name a
 run besides the suite, the provider and the model: the agent (its name, kind, version and settings
 digest; ``alisio <version>`` for the built-in one), the ``--script`` digest and the context (its label, its
-digest and what it adds: ``alisio.core.lab.contexts``). Every output reads it
+digest and what it adds: ``alisio.core.lab.reports.context``). Every output reads it
 through ``run_naming``: the headline of ``eval run`` and ``eval variants``, ``eval runs``, ``eval show``,
 report.md and report.html (a row each), the JUnit properties, the GitHub step summary, and ``eval compare``
 and ``eval variants`` (``naming_differences``: "agent differs: A -> B", highlighted on the comparison page
@@ -28,8 +28,14 @@ from collections.abc import Callable, Iterable
 from typing import Final
 
 from alisio.core.base import Frozen
-from alisio.core.lab.contexts import ContextCondition
-from alisio.core.lab.report import DEFAULT_AGENT, MIXED_AGENTS, AgentCondition, AnswerSource, Conditions
+from alisio.core.lab.reports.context import ContextCondition
+from alisio.core.lab.reports.report import (
+    DEFAULT_AGENT,
+    MIXED_AGENTS,
+    AgentCondition,
+    AnswerSource,
+    Conditions,
+)
 
 __all__ = [
     "NAMERS",
