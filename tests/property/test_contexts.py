@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from alisio.core.lab.records import VerifierStatus
+from alisio.core.lab.runs.records import VerifierStatus
 from hypothesis import given
 from hypothesis import strategies as st
 from returns.result import Failure, Success
