@@ -23,13 +23,6 @@ pytestmark = [pytest.mark.xdist_group("real-agents"), pytest.mark.slow]
 
 WORKSPACE_MARKER = "ALISIO-WORKSPACE-CONTEXT-7f3a"
 HOME_MARKER = "ALISIO-HOME-CONTEXT-91c2"
-SKILL_MARKER = "alisio-skill-marker-5d1e"
-SKILLS = {
-    "codex": ".codex/skills/marker/SKILL.md",
-    "opencode": ".config/opencode/skill/marker/SKILL.md",
-    "claude-code": ".claude/skills/marker/SKILL.md",
-}
-"""Where each agent looks for a user-level skill (a folder with SKILL.md, its front matter naming it)."""
 FILES = {
     "codex": ("AGENTS.md", ".codex/AGENTS.md"),
     "opencode": ("AGENTS.md", ".config/opencode/AGENTS.md"),
@@ -63,14 +56,10 @@ def test_a_real_agent_reads_the_workspace_and_home_context(tmp_path: Path, kind:
     contexts.mkdir()
     (contexts / "workspace.md").write_text(f"# Conventions\n\nProject marker: {WORKSPACE_MARKER}.\n")
     (contexts / "home.md").write_text(f"# My preferences\n\nUser marker: {HOME_MARKER}.\n")
-    (contexts / "skill").mkdir()
-    (contexts / "skill" / "SKILL.md").write_text(
-        f"---\nname: marker\ndescription: Use when asked about {SKILL_MARKER}.\n---\n\nSay {SKILL_MARKER}.\n"
-    )
     context = {
         "label": "markers",
         "workspace": {workspace_file: "workspace.md"},
-        "home": {home_file: "home.md", SKILLS[kind].removesuffix("SKILL.md"): "skill/"},
+        "home": {home_file: "home.md"},
     }
     (contexts / "context.json").write_text(json.dumps(context))
     out = tmp_path / "out"
@@ -80,14 +69,9 @@ def test_a_real_agent_reads_the_workspace_and_home_context(tmp_path: Path, kind:
     bodies = "\n".join(call["body"] for call in done["calls"])
     assert WORKSPACE_MARKER in bodies, f"{kind}: the workspace {workspace_file} did not reach the model"
     assert HOME_MARKER in bodies, f"{kind}: the home {home_file} did not reach the model"
-    assert SKILL_MARKER in bodies, f"{kind}: the skill in {SKILLS[kind]} is not listed to the model"
     report = json.loads((out / "report.json").read_text())
     assert report["conditions"]["context"]["label"] == "markers"
-    assert [f["path"] for f in report["conditions"]["context"]["files"]] == [
-        workspace_file,
-        home_file,
-        SKILLS[kind],
-    ]
+    assert [f["path"] for f in report["conditions"]["context"]["files"]] == [workspace_file, home_file]
     assert (report["tasks"][0]["passes"], report["tasks"][0]["judged"]) == (
         1,
         1,
