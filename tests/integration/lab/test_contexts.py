@@ -278,3 +278,30 @@ def test_system_is_refused_for_an_external_agent_naming_what_it_reads(tmp_path: 
     )
     assert "context.system: agent cc (claude-code) is external" in stderr
     assert 'CLAUDE.md in the workspace, or ~/.claude/CLAUDE.md (home ".claude/CLAUDE.md")' in stderr
+
+
+def test_a_plan_carries_its_context_and_refuses_a_changed_one(tmp_path: Path) -> None:
+    """``eval plan --context`` records the file and its digest; ``eval run --plan`` runs with it, and refuses
+    to run once the file changed (another context is another plan)."""
+    suite = make_suite(tmp_path)
+    context = _context(tmp_path, {"workspace": {"AGENTS.md": "contexts/AGENTS.md"}})
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(_read_agents_then(FIX)))
+    plan = tmp_path / "plan.json"
+    planned = alisio(
+        tmp_path, "eval", "plan", "calc-suite", "--suite-dir", suite, "--yes", "--script", script, "--k", "1",
+        "--allow-write", "--context", context, "--out", plan,
+    )  # fmt: skip
+    assert planned.returncode == 0, planned.stderr
+    stored = json.loads(plan.read_text())
+    assert stored["contextFile"] == str(context) and len(stored["context"]) == 64
+    out = tmp_path / "out"
+    ran = alisio(tmp_path, "eval", "run", "--plan", plan, "--script", script, "--out", out)
+    assert ran.returncode == 0, ran.stderr
+    assert read_report(out).conditions.context is not None
+    assert [r.context_used for r in read_runs(out)] == [True]
+    (tmp_path / "contexts" / "AGENTS.md").write_text("Another text.\n")
+    again = alisio(tmp_path, "eval", "run", "--plan", plan, "--script", script, "--out", tmp_path / "again")
+    assert again.returncode == 1
+    assert any(": the context differs: " in line for line in again.stderr.splitlines()), again.stderr
+    assert not (tmp_path / "again" / "runs.jsonl").exists()
