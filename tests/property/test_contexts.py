@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 
-from alisio.core.lab.runs.records import VerifierStatus
 from hypothesis import given
 from hypothesis import strategies as st
 from returns.result import Failure, Success
@@ -21,6 +20,7 @@ from alisio.core.lab.reports.context import (
     context_names,
     context_used,
 )
+from alisio.core.lab.runs.records import VerifierStatus
 from alisio.core.lab.suites.context_spec import parse_context
 from alisio.core.lab.suites.suite import CalledRule, NotCalledRule, ToolSequenceVerifier
 from tests.property.strategies_verify import TOOLS, event_log, gen_calls
