@@ -41,7 +41,7 @@ __all__ = ["MAX_SYSTEM_CHARS", "ContextSpec", "parse_context"]
 
 _FIELDS: Final = ("label", "workspace", "home", "mcp", "system")
 _SERVER_FIELDS: Final = ("command", "env")
-_LABEL: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+_LABEL: Final = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9 _.-]{0,62}[A-Za-z0-9_.-])?")
 _SERVER: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 _ENV_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 MAX_SYSTEM_CHARS: Final = 1 << 20
@@ -174,7 +174,8 @@ def parse_context(raw: object, source: str) -> Result[ContextSpec, ConfigError]:
     if label is not None and (not isinstance(label, str) or not _LABEL.fullmatch(label)):
         return Failure(
             fail(
-                "context.label", "a label is a letter or digit, then letters, digits, _, . or - (at most 64)"
+                "context.label",
+                "a label is a letter or digit, then letters, digits, spaces, _, . or - (at most 64, no space at the end)",
             )
         )
     system = raw.get("system")
