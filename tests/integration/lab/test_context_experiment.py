@@ -21,7 +21,7 @@ def _reproduced_lines() -> list[str]:
     """Every line of the ```text blocks after the page's reproduced mark."""
     text = DOC.read_text(encoding="utf-8")
     after = text[text.index(MARK) :]
-    after = after[: after.index("\n## ")]
+    after = after[: after.index("\n### ")]
     blocks = re.findall(r"```text\n(.*?)```", after, flags=re.DOTALL)
     return [line for block in blocks for line in block.splitlines() if line.strip()]
 
@@ -88,3 +88,21 @@ def test_the_pages_refusals_are_what_the_command_says(tmp_path: Path) -> None:
     )  # fmt: skip
     assert result.returncode == 1
     assert result.stderr.splitlines() == [_doc_error("alisio eval run: ctx.json:")]
+
+
+def test_sequential_counts_the_sequential_decisions(tmp_path: Path) -> None:
+    """``--sequential`` runs the example unchanged; the summary line then counts the sequential decisions
+    (valid under its stopping), and the peeking fixed-k verdicts say nothing of the context."""
+    example = tmp_path / "example"
+    shutil.copytree(EXAMPLE, example)
+    result = alisio(
+        tmp_path, "eval", "variants", "house-style", "--suite-dir", "suite", "--yes", "--script", "scripts",
+        "--allow-write", "--variants", "compare.json", "--sequential", "--max-k", "30", "--out", "out", cwd=example,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    line = (
+        "The context agents-md helped on 1 task, hurt on 0, no verdict on 1 (sequential decisions, FWER 5%)."
+    )
+    assert line in result.stdout.splitlines()
+    assert DOC.read_text(encoding="utf-8").count(line) == 1
+    assert "(FWER 5%)." not in result.stdout

@@ -36,6 +36,7 @@ from alisio.core.lab.outputs.formats import (
     suite_interval_text,
 )
 from alisio.core.lab.outputs.view import Notice, Table, condition_items
+from alisio.core.lab.plans.seq_run import SEQUENTIAL_MARKS
 from alisio.core.lab.reports.naming import run_naming
 from alisio.core.stats.exact import PValueMethod
 from alisio.core.stats.paired import PairedDifference, PermutationMethod
@@ -50,6 +51,7 @@ __all__ = [
     "answer_line",
     "comparison_view",
     "context_line",
+    "context_subject",
     "outcomes_line",
     "side_text",
     "suite_line",
@@ -375,6 +377,19 @@ def _context_part(comparison: Comparison) -> str:
     return f" {line}" if line else ""
 
 
+def context_subject(comparison: Comparison) -> str | None:
+    """``The context with-skill``, ``The context b (against a)``, ``Removing the context a``; ``None`` when
+    both sides had the same context, or none."""
+    b, c = comparison.baseline.context, comparison.candidate.context
+    if (b.digest if b else None) == (c.digest if c else None):
+        return None
+    if c is None:
+        return f"Removing the context {b.label if b else ''}"
+    if b is None:
+        return f"The context {c.label}"
+    return f"The context {c.label} (against {b.label})"
+
+
 def context_line(comparison: Comparison) -> str | None:
     """``The context with-skill helped on N tasks, hurt on M, no verdict on K (FWER 5%).``, or ``None`` when
     both sides ran with the same context (or none), or in replay.
@@ -383,15 +398,11 @@ def context_line(comparison: Comparison) -> str | None:
     verdict, is below 0.05, by the sign of the difference: with Holm's adjustment (the default) the chance of
     any false "helped" or "hurt" stays at 5% (FWER), with Benjamini-Hochberg it is the false discovery rate.
     Every other task (adjusted p 0.05 or more, low power, errored runs, one side only) has no verdict."""
-    b, c = comparison.baseline.context, comparison.candidate.context
-    if (b.digest if b else None) == (c.digest if c else None) or comparison.replay:
+    subject = context_subject(comparison)
+    if subject is None or comparison.replay:
         return None
-    if c is None:
-        subject = f"Removing the context {b.label if b else ''}"
-    elif b is None:
-        subject = f"The context {c.label}"
-    else:
-        subject = f"The context {c.label} (against {b.label})"
+    if any(mark in warning for warning in comparison.warnings for mark in SEQUENTIAL_MARKS):
+        return None  # its fixed-k tests peek: eval variants --sequential counts the sequential decisions
     decided = [
         t.difference.estimate
         for t in comparison.tasks

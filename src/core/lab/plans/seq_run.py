@@ -26,6 +26,8 @@ rules); this module applies them to a command's records:
 
 from __future__ import annotations
 
+from typing import Final
+
 import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
@@ -48,6 +50,7 @@ from alisio.core.stats.sequential import (
 )
 
 __all__ = [
+    "SEQUENTIAL_MARKS",
     "TaskOutcomes",
     "both_arms",
     "describe_plan",
@@ -318,6 +321,11 @@ def _same_run(b: SequentialBlock, c: SequentialBlock) -> bool:
     """Both blocks are the two arms of one ``eval variants --sequential`` run: same design, same stops."""
     stops = [[(s.task_id, s.reason, s.direction, s.statistic) for s in x.tasks] for x in (b, c)]
     return b.plan.kind == "two-arm" and b.plan == c.plan and stops[0] == stops[1]
+
+
+SEQUENTIAL_MARKS: Final = ("both reports are arms of one sequential run", "stopped sequentially (")
+"""Words only ``sequential_warnings`` writes: a comparison that says one of them has fixed-k verdicts that
+peek (``alisio.core.lab.outputs.view_compare.context_line`` then counts no verdict of its own)."""
 
 
 def sequential_warnings(baseline: Report, candidate: Report) -> list[str]:
