@@ -26,10 +26,9 @@ rules); this module applies them to a command's records:
 
 from __future__ import annotations
 
-from typing import Final
-
 import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Final
 
 import msgspec
 from returns.result import Result
