@@ -226,11 +226,15 @@ def overlay(files: tuple[ContextOverlayFile, ...], root: Path) -> None:
     """Write ``files`` under ``root`` (parents made; a file the fixture had is replaced).
 
     Raises:
-        OSError: a file cannot be written (a fixture's file where the context has a directory).
+        OSError: a file cannot be written (a fixture's file where the context has a directory), or its
+            directory is a symlink of the fixture's that leads out of ``root`` (nothing is written there).
     """
+    base = root.resolve()
     for file in files:
         target = root / file.path
         target.parent.mkdir(parents=True, exist_ok=True)
+        if not _within(target.parent.resolve(), base):
+            raise OSError(f"{file.path}: its directory is a symlink that leads out of the copy")
         if target.is_symlink() or target.exists():
             target.unlink()
         target.write_bytes(file.data)

@@ -283,6 +283,8 @@ def _contexts(
     contexts = arm_contexts(request.context_file, variants, request.variants_file)
     if not contexts:
         return contexts
+    if request.executor is ExecutorKind.RAY:
+        raise CommandError("--executor ray: contexts are not passed to Ray workers yet; nothing was run")
     arm_agents: dict[str | None, str | None] = {None: request.provider.agent}
     source: dict[str | None, str] = {None: str(request.context_file)}
     for v in variants.variants if variants is not None else ():

@@ -305,3 +305,17 @@ def test_a_plan_carries_its_context_and_refuses_a_changed_one(tmp_path: Path) ->
     assert again.returncode == 1
     assert any(": the context differs: " in line for line in again.stderr.splitlines()), again.stderr
     assert not (tmp_path / "again" / "runs.jsonl").exists()
+
+
+def test_ray_is_refused_with_a_context(tmp_path: Path) -> None:
+    """Ray workers are not given the context's files: refused before the first run, never run without."""
+    suite = make_suite(tmp_path)
+    context = _context(tmp_path, {"workspace": {"AGENTS.md": "contexts/AGENTS.md"}})
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(FIX))
+    result = eval_run(
+        tmp_path, suite, "--allow-write", "--context", context, "--executor", "ray", script=script
+    )
+    assert refused(tmp_path, result).splitlines() == [
+        "alisio eval run: --executor ray: contexts are not passed to Ray workers yet; nothing was run"
+    ]
