@@ -319,3 +319,23 @@ def test_ray_is_refused_with_a_context(tmp_path: Path) -> None:
     assert refused(tmp_path, result).splitlines() == [
         "alisio eval run: --executor ray: contexts are not passed to Ray workers yet; nothing was run"
     ]
+
+
+def test_a_resume_reads_the_context_again_and_refuses_a_changed_one(tmp_path: Path) -> None:
+    suite = make_suite(tmp_path)
+    context = _context(tmp_path, {"workspace": {"AGENTS.md": "contexts/AGENTS.md"}})
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(_read_agents_then(FIX)))
+    out = tmp_path / "out"
+    first = eval_run(
+        tmp_path, suite, "--k", "1", "--allow-write", "--context", context, "--out", out, script=script
+    )
+    assert first.returncode == 0, first.stderr
+    before = (out / "runs.jsonl").read_bytes()
+    same = alisio(tmp_path, "eval", "run", "--resume", out, "--script", script)
+    assert same.returncode == 0, same.stderr
+    (tmp_path / "contexts" / "AGENTS.md").write_text("Another text.\n")
+    changed = alisio(tmp_path, "eval", "run", "--resume", out, "--script", script)
+    assert changed.returncode == 1
+    assert "the context differs: " in changed.stderr, changed.stderr
+    assert (out / "runs.jsonl").read_bytes() == before
