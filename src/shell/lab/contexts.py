@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -44,6 +44,7 @@ __all__ = [
     "LoadedContext",
     "arm_contexts",
     "check_context_agents",
+    "check_protected",
     "load_context",
     "mcp_servers_for",
     "overlay",
@@ -341,3 +342,38 @@ def mcp_servers_for(context: LoadedContext, kind: str | None, source: str) -> Ma
         f"MCP servers ({', '.join(server.name for server in context.mcp)}) cannot be given to "
         f"{'agent kind ' + kind if kind else 'the built-in agent'} by this build yet",
     )
+
+
+def check_protected(
+    contexts: Mapping[str | None, LoadedContext],
+    tasks: Sequence[Task],
+    fixture_dir: Callable[[Task], Path],
+    source: Mapping[str | None, str],
+) -> None:
+    """Refuse, before the first run, a context whose workspace files would land on what a task's verifiers
+    read (its protected files and directories, ``alisio.core.lab.judges.integrity.protected_of``): a context
+    adds to what the agent sees, never changes what judges it.
+
+    Raises:
+        CommandError: one line naming the file, the variant, the field, the path and the task.
+    """
+    from alisio.core.lab.judges.integrity import protected_of
+
+    for arm, context in contexts.items():
+        if not context.workspace:
+            continue
+        added = [file.path for file in context.workspace]
+        for task in tasks:
+            root = fixture_dir(task)
+            present = [
+                p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file() or p.is_symlink()
+            ]
+            files, directories = protected_of(task, [*present, *added])
+            for path in added:
+                if path in files or any(path.startswith(f"{d.rstrip('/')}/") for d in directories):
+                    raise _fail(
+                        source[arm],
+                        "context.workspace",
+                        f"{path} is read by the verifiers of task {task.id} (a protected file): a context adds "
+                        "to what the agent sees, never changes what judges it",
+                    )

@@ -47,7 +47,7 @@ from alisio.shell.lab.agent_plan import (
     replay_placeholder,
     uses_external,
 )
-from alisio.shell.lab.contexts import LoadedContext, arm_contexts, check_context_agents
+from alisio.shell.lab.contexts import LoadedContext, arm_contexts, check_context_agents, check_protected
 from alisio.shell.lab.directory import created_at_for, run_id_for
 from alisio.shell.lab.model import LabStart, Ui
 from alisio.shell.lab.outputs import Checked, Output, check_outputs
@@ -277,7 +277,11 @@ def _agents(
 
 
 def _contexts(
-    request: LabRequest, loaded: LoadedConfig | None, variants: VariantsPlan | None, tasks: Sequence[Task]
+    request: LabRequest,
+    loaded: LoadedConfig | None,
+    choice: SuiteChoice,
+    variants: VariantsPlan | None,
+    tasks: Sequence[Task],
 ) -> dict[str | None, LoadedContext]:
     """Each arm's context read (``--context``, each variant's) and checked against the arm's agents."""
     contexts = arm_contexts(request.context_file, variants, request.variants_file)
@@ -292,6 +296,7 @@ def _contexts(
         source[v.id] = f"{request.variants_file}: variant {v.id}"
     external = loaded.external if loaded is not None else ()
     check_context_agents(contexts, arm_agents, tasks, external, source)
+    check_protected(contexts, tasks, choice.loaded.fixture_dir, source)
     return contexts
 
 
@@ -345,7 +350,7 @@ def prepared(request: LabRequest, ui: Ui, outputs: Sequence[Output]) -> Iterator
     from alisio.shell.lab.record import recording_plan
 
     measured, loaded, choice, variants, tasks = _checked(request, outputs)
-    contexts = _contexts(request, loaded, variants, tasks)
+    contexts = _contexts(request, loaded, choice, variants, tasks)
     sequential = checked_sequential(request.sequential, variants, tasks, choice.loaded.suite)
     lab = loaded.config.lab if loaded is not None else LabSettings()
     kind, sandbox = sandbox_for(request.sandbox, lab, request.env, ui.say)

@@ -196,6 +196,10 @@ def test_variants_name_the_differing_context_and_count_its_use(tmp_path: Path) -
 
 BAD_CONTEXTS = [
     (
+        {"workspace": {"check.py": "contexts/AGENTS.md"}},
+        "context.workspace: check.py is read by the verifiers of task fix-add (a protected file)",
+    ),
+    (
         {"workspace": {"AGENTS.md": "../AGENTS.md"}},
         'context.workspace["AGENTS.md"]: source "../AGENTS.md": path escapes',
     ),
