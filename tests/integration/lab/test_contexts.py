@@ -99,6 +99,7 @@ def test_a_workspace_context_reaches_the_agent_and_is_not_a_change(tmp_path: Pat
     assert f"context ctx {condition.digest[:16]}" in summary.read_text()
     shown = alisio(tmp_path, "eval", "show", out)
     assert f"Context: ctx ({condition.digest[:16]}" in shown.stdout
+    assert "context: used (a tool call named one of its files)" in shown.stdout
     listed = alisio(tmp_path, "eval", "runs", "--json")
     assert any(f"context ctx {condition.digest[:16]}" in line for line in listed.stdout.splitlines())
     for kept_dir in (

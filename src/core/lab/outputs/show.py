@@ -213,6 +213,12 @@ def render_run(record: RunRecord, events: Sequence[Event] | None) -> str:
     failing = why_not_passed(record)
     if failing:
         lines.append(f"why: {failing}")
+    if record.context_used is not None:
+        lines.append(
+            "context: used (a tool call named one of its files)"
+            if record.context_used
+            else "context: not used (no tool call named one of its files)"
+        )
     lines.append("")
     if events is None:
         lines += ["(no transcript was kept for this run: it was written by an older alisio)", ""]
