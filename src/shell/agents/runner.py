@@ -70,16 +70,16 @@ from alisio.core.harness.toolenv import NO_PROMPTS
 from alisio.core.lab.judges.verify import AgentTools
 from alisio.core.replay.cassette import with_divergence
 from alisio.core.replay.fingerprint import Rules, path_rules
+from alisio.shell.agents.overlay import ContextOverlayFile, overlay
 from alisio.shell.agents.proxy import Call, RunProxy
 from alisio.shell.agents.replay import CassetteReplayer, recorded_cassette
+from alisio.shell.agents.seam import AgentJob, AgentRun
 from alisio.shell.harness.tools.bash import read_output, supervise_group
 from alisio.shell.harness.tools.processes import marked, new_mark
-from alisio.shell.lab.agents import AgentJob, AgentRun
-from alisio.shell.lab.contexts import ContextOverlayFile, overlay
-from alisio.shell.lab.stale import owned_prefix
 from alisio.shell.sandbox.agents import RELAY_PORT, ProxyRoute, agent_command, agent_files
 from alisio.shell.sandbox.bwrap import Launch, SandboxUnavailable
 from alisio.shell.sandbox.relay import START_FAILED
+from alisio.shell.stale import owned_prefix
 
 __all__ = ["BASIC_ENV", "OUTPUT_CHARS", "ExternalRunner", "Upstream"]
 
@@ -261,10 +261,8 @@ class ExternalRunner:
 
     def _home_files(self, job: AgentJob) -> tuple[ContextOverlayFile, ...]:
         """The context's ``home`` files, placed where this agent kind looks (``context_home.home_path``)."""
-        if job.context is None:
-            return ()
         kind = self.agent.kind
-        return tuple(dataclasses.replace(f, path=home_path(kind, f.path)) for f in job.context.home)
+        return tuple(dataclasses.replace(f, path=home_path(kind, f.path)) for f in job.context_home)
 
     def tools(self) -> AgentTools:
         return AgentTools(agent=self.agent.name, tools=lab_tools(self.agent))

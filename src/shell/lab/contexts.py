@@ -12,8 +12,8 @@ anything runs:
   while the command runs (at most ``MAX_CONTEXT_BYTES`` in all);
 - each problem is one ``CommandError`` line naming the file, the variant and the field; nothing has run.
 
-``overlay`` writes a context's files into a directory (a fresh fixture copy before its snapshot, or an
-external agent's private HOME); the suite's fixture on disk is never written.
+``alisio.shell.agents.overlay`` writes a context's files into a directory (a fresh fixture copy before its
+snapshot, or an external agent's private HOME); the suite's fixture on disk is never written.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from alisio.core.lab.reports.context import Area, ContextCondition, ContextFile,
 from alisio.core.lab.suites.context_spec import ContextSpec, parse_context
 from alisio.core.lab.suites.suite import Task
 from alisio.core.lab.suites.suite_paths import normalize
+from alisio.shell.agents.overlay import ContextOverlayFile, overlay, within
 from alisio.shell.errors import CommandError, expect
 from alisio.shell.lab.store import read_regular
 
@@ -60,15 +61,6 @@ _HASH: Final = "sha256"
 
 
 @dataclass(frozen=True)
-class ContextOverlayFile:
-    """One file a context adds: where it goes (relative, normalised), its bytes, whether it is executable."""
-
-    path: str
-    data: bytes
-    executable: bool = False
-
-
-@dataclass(frozen=True)
 class LoadedContext:
     """A context with its files read: what each run gets, and the condition its report names."""
 
@@ -90,14 +82,10 @@ def _fail(source: str, key: str, message: str) -> CommandError:
     return CommandError(f"{ConfigError(source=source, key=key, message=message)}; nothing was run")
 
 
-def _within(path: Path, base: Path) -> bool:
-    return path == base or path.is_relative_to(base)
-
-
 def _regular(path: Path, base: Path, where: tuple[str, str], shown: str) -> tuple[bytes, bool]:
     """The bytes and executable bit of a regular file below ``base``; raises ``CommandError``."""
     resolved = path.resolve()
-    if not _within(resolved, base):
+    if not within(resolved, base):
         raise _fail(*where, f"{shown} is a symlink that leads out of {base}")
     try:
         info = resolved.stat()
@@ -118,7 +106,7 @@ def _files_of(dest: str, source: str, base: Path, where: tuple[str, str]) -> lis
     if not os.path.lexists(path):
         raise _fail(*where, f"{source} does not exist (paths are relative to {base})")
     resolved = path.resolve()
-    if not _within(resolved, base):
+    if not within(resolved, base):
         raise _fail(*where, f"{source} is a symlink that leads out of {base}")
     if not resolved.is_dir():
         if dest.endswith("/"):
@@ -221,26 +209,6 @@ def _label_of(stem: str) -> str:
     """A file name as a label: the characters a label may hold, at most 64."""
     kept = "".join(c if c.isalnum() or c in "_.-" else "-" for c in stem).lstrip("_.-")[:64]
     return kept or "context"
-
-
-def overlay(files: tuple[ContextOverlayFile, ...], root: Path) -> None:
-    """Write ``files`` under ``root`` (parents made; a file the fixture had is replaced).
-
-    Raises:
-        OSError: a file cannot be written (a fixture's file where the context has a directory), or its
-            directory is a symlink of the fixture's that leads out of ``root`` (nothing is written there).
-    """
-    base = root.resolve()
-    for file in files:
-        target = root / file.path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if not _within(target.parent.resolve(), base):
-            raise OSError(f"{file.path}: its directory is a symlink that leads out of the copy")
-        if target.is_symlink() or target.exists():
-            target.unlink()
-        target.write_bytes(file.data)
-        if file.executable:
-            target.chmod(target.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
 
 
 def arm_contexts(

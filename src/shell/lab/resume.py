@@ -190,6 +190,7 @@ def manifest_request(
     suite_dir: Path | None = None,
     script: Path | None = None,
     cassette_dir: Path | None = None,
+    context_file: Path | None = None,
 ) -> LabRequest:
     """The request that runs what plan.json ``stored`` says (a resume's, or ``eval run --plan FILE``'s):
     its suite, tasks, k, seed, mode, grants, sandbox, agent and shard. ``suite_dir``, ``script``,
@@ -226,7 +227,7 @@ def manifest_request(
         ),
         output=output,
         variants_file=variants_file,
-        context_file=Path(stored.context_file) if stored.context_file else None,
+        context_file=context_file or (Path(stored.context_file) if stored.context_file else None),
         cassette_dir=cassette_dir or (Path(stored.cassette_dir) if stored.cassette_dir else None),
         rates=stored.rates,
         env=env,

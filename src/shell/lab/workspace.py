@@ -33,8 +33,8 @@ from typing import Final
 
 from alisio.core.lab.judges.verify import IGNORED_DIRS, TreeEntry, TreeSnapshot, tree_snapshot
 from alisio.shell.harness.tools.dispatch import scrubbed_env
-from alisio.shell.lab.contexts import ContextOverlayFile
-from alisio.shell.lab.contexts import overlay as write_overlay
+from alisio.shell.agents.overlay import ContextOverlayFile
+from alisio.shell.agents.overlay import overlay as write_overlay
 
 __all__ = [
     "FIXTURE_GIT_DATE",
