@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -169,8 +169,7 @@ def _judged_run(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> Finishe
             model=arm.model,
             sandbox=sandbox,
             rates=arm.rates,
-            context_system=arm.context.system if arm.context is not None else None,
-            context_home=arm.context.home if arm.context is not None else (),
+            **_job_context(arm),
         )
         result = runner_for(ctx, job).run(job)
         kept, tampered = _after_agent(task, ws, ctx.credentials, keep=result.outcome != "error")
@@ -203,6 +202,14 @@ def _judged_run(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> Finishe
         transcript=encode_transcript(result.events, ctx.credentials),
         workspace=kept[0],
     )
+
+
+def _job_context(arm: Arm) -> dict[str, Any]:
+    """What the agent seam carries of the arm's context: its system text and home files (its workspace files
+    are already in the copy)."""
+    if arm.context is None:
+        return {}
+    return {"context_system": arm.context.system, "context_home": arm.context.home}
 
 
 def _used(arm: Arm, events: tuple[Event, ...]) -> bool | None:

@@ -32,9 +32,9 @@ from pathlib import Path
 from typing import Final
 
 from alisio.core.lab.judges.verify import IGNORED_DIRS, TreeEntry, TreeSnapshot, tree_snapshot
-from alisio.shell.harness.tools.dispatch import scrubbed_env
 from alisio.shell.agents.overlay import ContextOverlayFile
 from alisio.shell.agents.overlay import overlay as write_overlay
+from alisio.shell.harness.tools.dispatch import scrubbed_env
 
 __all__ = [
     "FIXTURE_GIT_DATE",

@@ -23,6 +23,7 @@ from alisio.core.lab.comparisons.compare import (
     SideCounts,
     TaskComparison,
 )
+from alisio.core.lab.comparisons.compare_warnings import SEQUENTIAL_MARKS
 from alisio.core.lab.comparisons.gate import OUTCOME_LABEL
 from alisio.core.lab.outputs.formats import (
     NOT_REPORTED,
@@ -36,7 +37,6 @@ from alisio.core.lab.outputs.formats import (
     suite_interval_text,
 )
 from alisio.core.lab.outputs.view import Notice, Table, condition_items
-from alisio.core.lab.comparisons.compare_warnings import SEQUENTIAL_MARKS
 from alisio.core.lab.reports.naming import run_naming
 from alisio.core.stats.exact import PValueMethod
 from alisio.core.stats.paired import PairedDifference, PermutationMethod
