@@ -344,3 +344,24 @@ def test_a_resume_reads_the_context_again_and_refuses_a_changed_one(tmp_path: Pa
     assert changed.returncode == 1
     assert "the context differs: " in changed.stderr, changed.stderr
     assert (out / "runs.jsonl").read_bytes() == before
+
+
+def test_a_recording_with_a_context_replays_with_it_and_diverges_without(tmp_path: Path) -> None:
+    """``eval record --context``: the cassette holds what the agent saw of the context; a replay with the same
+    context is clean, one without it diverges (exit 2) where the agent read the file."""
+    suite = make_suite(tmp_path)
+    context = _context(tmp_path, {"workspace": {"AGENTS.md": "contexts/AGENTS.md"}})
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(_read_agents_then(FIX)))
+    cassettes = tmp_path / "cassettes"
+    common = ("calc-suite", "--suite-dir", suite, "--yes", "--allow-write", "--cassette-dir", cassettes)
+    recorded = alisio(tmp_path, "eval", "record", *common, "--script", script, "--context", context)
+    assert recorded.returncode == 0, recorded.stderr
+    replayed = alisio(
+        tmp_path, "eval", "run", *common, "--mode", "replay", "--context", context, "--out", tmp_path / "a"
+    )
+    assert replayed.returncode == 0, replayed.stderr
+    assert [r.status for r in read_runs(tmp_path / "a")] == ["pass"]
+    bare = alisio(tmp_path, "eval", "run", *common, "--mode", "replay", "--out", tmp_path / "b")
+    assert bare.returncode == 2
+    assert "divergence: task fix-add rep 0, call 1: messages[2].tool.result" in bare.stderr, bare.stderr
