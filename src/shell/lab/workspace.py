@@ -10,6 +10,8 @@ Rules:
 - ``fixture_git`` makes the copy a git repository with exactly one commit, "fixture", whose author, committer
   and dates are fixed through the environment, with the user's and system git configuration ignored: the
   same fixture gives the same commit id on every machine, and no ``user.name`` is needed;
+- a context's workspace files (``overlay``: ``--context``, a variant's ``context``) are written over the copy
+  before its commit and its snapshot: they are part of the starting tree, never the agent's changes;
 - the ``before`` snapshot is taken once the copy (and its commit) is ready; ``snapshot_tree`` hashes file
   bytes, records a symlink by its target text without following it, never opens a special file (a fifo
   would block), writes the bytes of a name (or link target) that is not UTF-8 as ``\\xNN``, and skips ``.git``, ``node_modules`` and ``__pycache__`` (``alisio.core.lab.judges.verify.IGNORED_DIRS``);
