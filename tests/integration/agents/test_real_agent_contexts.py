@@ -6,7 +6,10 @@ in the workspace (``AGENTS.md``; Claude Code reads ``CLAUDE.md``) and another in
 (Codex's ``~/.codex/AGENTS.md``, OpenCode's ``~/.config/opencode/AGENTS.md``, Claude Code's
 ``~/.claude/CLAUDE.md``), each holding a marker no other text has. Every agent loads them into its prompt on
 its own: the endpoint's log of the requests holds both markers, the report names the context, and the
-suite's fixture is unchanged. Marked ``slow`` (``make test-slow``).
+suite's fixture is unchanged. A skill put in the agent's HOME (Claude Code's ``~/.claude/skills/NAME/``,
+Codex's ``~/.codex/skills/NAME/``, OpenCode's ``~/.config/opencode/skill/NAME/``) is listed to the model: its
+description is in a request. Measured with Codex 0.171.0, OpenCode 1.18.33, Claude Code 2.1.197. Marked
+``slow`` (``make test-slow``).
 """
 
 from __future__ import annotations
@@ -38,12 +41,14 @@ def _tree(root: Path) -> dict[str, str]:
     }
 
 
-@pytest.mark.skipif(
+NETNS = pytest.mark.skipif(
     not _netns_works(), reason="needs unshare -n (root, or user namespaces) to cut the network"
 )
-@pytest.mark.parametrize(
-    ("kind", "binary"), [("codex", "codex"), ("opencode", "opencode"), ("claude-code", "claude")]
-)
+AGENTS = [("codex", "codex"), ("opencode", "opencode"), ("claude-code", "claude")]
+
+
+@NETNS
+@pytest.mark.parametrize(("kind", "binary"), AGENTS)
 def test_a_real_agent_reads_the_workspace_and_home_context(tmp_path: Path, kind: str, binary: str) -> None:
     """The agent's requests carry the text of the context's workspace file and of its home file."""
     if _binary(binary) is None:
@@ -77,3 +82,34 @@ def test_a_real_agent_reads_the_workspace_and_home_context(tmp_path: Path, kind:
         1,
     )  # the overlay is not a change
     assert _tree(fixture) == before
+
+
+SKILL_MARKER = "alisio-skill-marker-5d1e"
+SKILLS = {
+    "codex": ".codex/skills/marker/",
+    "opencode": ".config/opencode/skill/marker/",
+    "claude-code": ".claude/skills/marker/",
+}
+"""Where each agent looks for a user-level skill (a folder with SKILL.md whose front matter names it)."""
+
+
+@NETNS
+@pytest.mark.parametrize(("kind", "binary"), AGENTS)
+def test_a_real_agent_lists_a_home_skill(tmp_path: Path, kind: str, binary: str) -> None:
+    """A skill put in the agent's HOME by a context is listed to the model: its description is in a request."""
+    if _binary(binary) is None:
+        pytest.skip(f"{kind} is not installed (make agents)")
+    flags = _setup(tmp_path, kind)
+    skill = tmp_path / "ctx" / "skill"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text(
+        f"---\nname: marker\ndescription: Use when asked about {SKILL_MARKER}.\n---\n\nSay {SKILL_MARKER}.\n"
+    )
+    context = tmp_path / "ctx" / "context.json"
+    context.write_text(json.dumps({"label": "skill", "home": {SKILLS[kind]: "skill/"}}))
+    out = tmp_path / "out"
+    args = ("eval", "run", "smoke-coding", *flags, "--k", "1", "--base-url", "{base_url}", "--out", str(out))
+    done = _in_netns(tmp_path, "live", *args, "--context", str(context))
+    assert done["rc"] == 0, done["stderr"]
+    bodies = "\n".join(call["body"] for call in done["calls"])
+    assert SKILL_MARKER in bodies, f"{kind}: the skill in {SKILLS[kind]} is not listed to the model"
