@@ -233,20 +233,19 @@ ToolOrAny = Literal[
 ]
 
 
-class CalledRule(_SuiteStruct, frozen=True, kw_only=True, tag_field="type", tag="called"):
+class _CallRule(_SuiteStruct, frozen=True, kw_only=True):
+    tool: ToolOrAny
+    args_include: NonEmpty | None = None
+
+
+class CalledRule(_CallRule, frozen=True, kw_only=True, tag_field="type", tag="called"):
     """Some call of the tool (``*``: any) has arguments holding ``argsInclude`` (when given): the agent read
     the skill, named the file."""
 
-    tool: ToolOrAny
-    args_include: NonEmpty | None = None
 
-
-class NotCalledRule(_SuiteStruct, frozen=True, kw_only=True, tag_field="type", tag="not-called"):
+class NotCalledRule(_CallRule, frozen=True, kw_only=True, tag_field="type", tag="not-called"):
     """No call of the tool (``*``: any) has arguments holding ``argsInclude`` (when given): the negative
     control, a task where the skill must not trigger."""
-
-    tool: ToolOrAny
-    args_include: NonEmpty | None = None
 
 
 Rule = BeforeRule | NeverRule | MaxCallsRule | NoRepeatFailureRule | CalledRule | NotCalledRule
