@@ -291,18 +291,31 @@ def check_context_agents(
                     '"workspace", or its text in "system"',
                 )
             if context.mcp:
-                mcp_servers_for(context, kind, source[arm])
+                _refuse_mcp(context, kind, source[arm])
 
 
-def mcp_servers_for(context: LoadedContext, kind: str | None, source: str) -> Mapping[str, tuple[str, ...]]:
-    """A context's MCP servers as the agents' MCP seam takes them: server name -> argv.
+def mcp_servers_for(context: LoadedContext | None) -> dict[str, tuple[str, ...]]:
+    """A context's MCP servers as the agents' MCP seam takes them: server name -> argv; a server with ``env``
+    starts through ``env NAME=VALUE ...`` (the seam carries an argv only)."""
+    if context is None:
+        return {}
+    return {
+        server.name: ("env", *(f"{k}={v}" for k, v in server.env), *server.command)
+        if server.env
+        else server.command
+        for server in context.mcp
+    }
 
-    HOOKUP: the MCP client of the built-in agent and the external presets' MCP config files are another
-    change's (issue 28 section 2, ``mcp``); until it lands here a context with ``mcp`` is refused before
-    the first run, never run without its servers.
+
+def _refuse_mcp(context: LoadedContext, kind: str | None, source: str) -> None:
+    """HOOKUP (issue 28 section 2, ``mcp``): the built-in agent's MCP client and the external presets' MCP
+    configuration are another change's. Until this build has them, a context with ``mcp`` is refused before
+    the first run, never run without its servers; once they land, the built-in agent needs ``process`` among
+    the grants (``mcp_grant_problem``) and an external agent a preset that writes MCP servers
+    (``mcp_refusal``), and ``run_one`` hands ``mcp_servers_for(arm.context)`` to the seam.
 
     Raises:
-        CommandError: the servers cannot be given to this agent yet.
+        CommandError: always, naming the servers and the agent.
     """
     raise _fail(
         source,

@@ -365,3 +365,23 @@ def test_a_recording_with_a_context_replays_with_it_and_diverges_without(tmp_pat
     bare = alisio(tmp_path, "eval", "run", *common, "--mode", "replay", "--out", tmp_path / "b")
     assert bare.returncode == 2
     assert "divergence: task fix-add rep 0, call 1: messages[2].tool.result" in bare.stderr, bare.stderr
+
+
+def test_a_servers_env_reaches_it_through_env() -> None:
+    """The seam carries an argv: a server's ``env`` is given by starting it through ``env NAME=VALUE``."""
+    from pathlib import Path
+
+    from alisio.core.lab.reports.context import McpServer as _McpServer
+    from alisio.core.lab.suites.context_spec import ContextSpec
+    from alisio.shell.lab.contexts import load_context, mcp_servers_for
+
+    servers = (
+        _McpServer(name="plain", command=("python3", "s.py")),
+        _McpServer(name="set", command=("python3", "s.py"), env=(("A", "1"), ("B", "x y"))),
+    )
+    loaded = load_context(ContextSpec(mcp=servers), Path("."), "ctx.json", "ctx")
+    assert mcp_servers_for(loaded) == {
+        "plain": ("python3", "s.py"),
+        "set": ("env", "A=1", "B=x y", "python3", "s.py"),
+    }
+    assert mcp_servers_for(None) == {}
