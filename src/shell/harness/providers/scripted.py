@@ -36,8 +36,11 @@ Rules:
 
 from __future__ import annotations
 
+import errno
+import os
+import stat
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 import msgspec
 
@@ -60,6 +63,37 @@ from alisio.core.text import plural
 from alisio.shell.harness.providers.base import FailureKind, FirstEvent, ProviderFailure, RetryNotice
 
 RESULT_EXCERPT = 200
+MAX_SCRIPT_BYTES: Final = 64 << 20
+"""The most a script file may hold: a link to ``/dev/zero`` or a runaway file is refused, not read until
+memory runs out."""
+
+
+def read_script_bytes(path: Path | str) -> bytes:
+    """The bytes of the script file ``path``: a regular file (a link to one is fine) of at most
+    ``MAX_SCRIPT_BYTES``, opened without blocking, so a FIFO never hangs the reader.
+
+    Raises:
+        OSError: it cannot be opened or read, is a directory, is not a regular file or is too large (the
+            strerror says which).
+    """
+    from alisio.shell.harness.tools.files import file_kind
+
+    flags = (
+        os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    )
+    descriptor = os.open(path, flags)
+    with os.fdopen(descriptor, "rb") as handle:
+        mode = os.fstat(descriptor).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, "Is a directory", str(path))
+        if not stat.S_ISREG(mode):
+            raise OSError(errno.EINVAL, f"it is {file_kind(mode)}, not a regular file", str(path))
+        data = handle.read(MAX_SCRIPT_BYTES + 1)
+    if len(data) > MAX_SCRIPT_BYTES:
+        raise OSError(
+            errno.EFBIG, f"it is larger than {MAX_SCRIPT_BYTES >> 20} MiB, the most a script may hold"
+        )
+    return data
 
 
 class _Strict(msgspec.Struct, frozen=True, kw_only=True, rename="camel", forbid_unknown_fields=True):
@@ -112,7 +146,7 @@ class ScriptedProvider:
     def from_file(cls, path: Path | str) -> ScriptedProvider:
         """Load a script file; ``ProviderFailure("script")`` names the file and the field when it is invalid."""
         try:
-            data = Path(path).read_bytes()
+            data = read_script_bytes(path)
         except OSError as error:
             raise ProviderFailure("script", f"{path}: cannot read the script: {error.strerror}") from None
         return cls.from_json(data, str(path))
