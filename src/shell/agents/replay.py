@@ -99,12 +99,16 @@ def read_agent_cassettes(directory: Path, agent: str, tasks: Sequence[Task]) -> 
     Raises:
         CommandError: a missing or unreadable cassette (naming the file and how to record it), one line each.
     """
+    from alisio.shell.lab.store import read_regular
+
     found: dict[str, AgentCassette] = {}
     problems: list[str] = []
     for task in tasks:
         path = agent_cassette_path(directory, agent, task.id)
         try:
-            data = path.read_bytes()
+            data = read_regular(
+                path, what="a cassette"
+            )  # never a FIFO or /dev/zero read until memory runs out
         except OSError as error:
             why = error.strerror or str(error)
             problems.append(f"{path}: {why} (record it with eval record --agent {agent} --tasks {task.id})")
