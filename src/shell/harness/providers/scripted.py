@@ -36,9 +36,6 @@ Rules:
 
 from __future__ import annotations
 
-import errno
-import os
-import stat
 from pathlib import Path
 from typing import Any, Final, Literal
 
@@ -76,24 +73,9 @@ def read_script_bytes(path: Path | str) -> bytes:
         OSError: it cannot be opened or read, is a directory, is not a regular file or is too large (the
             strerror says which).
     """
-    from alisio.shell.harness.tools.files import file_kind
+    from alisio.shell.harness.bounded_read import read_bounded
 
-    flags = (
-        os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
-    )
-    descriptor = os.open(path, flags)
-    with os.fdopen(descriptor, "rb") as handle:
-        mode = os.fstat(descriptor).st_mode
-        if stat.S_ISDIR(mode):
-            raise IsADirectoryError(errno.EISDIR, "Is a directory", str(path))
-        if not stat.S_ISREG(mode):
-            raise OSError(errno.EINVAL, f"it is {file_kind(mode)}, not a regular file", str(path))
-        data = handle.read(MAX_SCRIPT_BYTES + 1)
-    if len(data) > MAX_SCRIPT_BYTES:
-        raise OSError(
-            errno.EFBIG, f"it is larger than {MAX_SCRIPT_BYTES >> 20} MiB, the most a script may hold"
-        )
-    return data
+    return read_bounded(path, MAX_SCRIPT_BYTES, "a script")
 
 
 class _Strict(msgspec.Struct, frozen=True, kw_only=True, rename="camel", forbid_unknown_fields=True):
