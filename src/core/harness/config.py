@@ -43,6 +43,9 @@
     readMaxChars = 100000
     maxCallsPerTurn = 32            # tool calls past this many in one turn are refused, not run
 
+    [retries]
+    max = 4                         # retries of a failed model call (429, 5xx, network) after the first try
+
     [agents.reviewer]               # a main agent, picked with --agent reviewer
     instructions = "..."
     tools = ["read_file", "list_dir", "search"]
@@ -64,7 +67,7 @@ import functools
 import hashlib
 import re
 from collections.abc import Iterable, Mapping
-from typing import Final, Literal, TypeVar, get_args
+from typing import Annotated, Final, Literal, TypeVar, get_args
 
 import msgspec
 from returns.result import Failure, Result, Success
@@ -97,6 +100,7 @@ __all__ = [
     "DEFAULT_API_KEY_ENVS",
     "DEFAULT_INSTRUCTIONS",
     "DEFAULT_MAX_RESPONSE_BYTES",
+    "DEFAULT_MAX_RETRIES",
     "HARNESS_TOOLS",
     "AgentConfig",
     "Compaction",
@@ -107,6 +111,7 @@ __all__ = [
     "MeasuredConfig",
     "ProviderSettings",
     "Reasoning",
+    "Retries",
     "Sampling",
     "ToolName",
     "ToolSettings",
@@ -118,6 +123,10 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+
+DEFAULT_MAX_RETRIES: Final = 4
+"""``retries.max``: the built-in provider's retries of a failed model call."""
+RetryCount = Annotated[int, msgspec.Meta(ge=0, le=20)]
 
 ToolName = Literal[
     "read_file", "list_dir", "search", "write_file", "edit_file", "bash", "fetch_url", "analyze"
@@ -194,6 +203,14 @@ class ToolSettings(_Input, frozen=True, kw_only=True):
     result saying so, and the turn raises one ``too_many_tool_calls`` incident."""
 
 
+class Retries(_Input, frozen=True, kw_only=True):
+    """``[retries]``: how the built-in provider retries a failed model call (a 429, a 5xx, a connection
+    error or timeout before any event; ``alisio.shell.harness.providers.transport``)."""
+
+    max: RetryCount = DEFAULT_MAX_RETRIES
+    """Retries of one model call after its first attempt (0: none). Enters the hash only when not 4."""
+
+
 class AgentConfig(Frozen, frozen=True, kw_only=True):
     """A main agent (``[agents.NAME]``), picked with ``--agent NAME`` or a task's ``agent``."""
 
@@ -225,6 +242,7 @@ class MeasuredConfig(_Input, frozen=True, kw_only=True):
     reasoning: Reasoning = msgspec.field(default_factory=Reasoning)
     sampling: Sampling = msgspec.field(default_factory=Sampling)
     tools: ToolSettings = msgspec.field(default_factory=ToolSettings)
+    retries: Retries = msgspec.field(default_factory=Retries)
     instructions: NonEmptyText = DEFAULT_INSTRUCTIONS
     """The system prompt of the harness."""
     cache: bool = True
@@ -273,7 +291,17 @@ def measured_keys() -> tuple[str, ...]:
 def _known_keys() -> tuple[str, ...]:
     provider = tuple(_keys_of(ProviderSettings, "provider."))
     lab = tuple(_keys_of(LabSettings, "lab."))
-    sections = ("provider", "lab", "prices", "limits", "compaction", "reasoning", "sampling", "tools")
+    sections = (
+        "provider",
+        "lab",
+        "prices",
+        "limits",
+        "compaction",
+        "reasoning",
+        "sampling",
+        "tools",
+        "retries",
+    )
     return (*sections, *provider, *lab, *measured_keys(), "agents.NAME.instructions", "agents.NAME.tools")
 
 
@@ -506,6 +534,8 @@ def config_hash(measured: MeasuredConfig) -> str:
         del data["cache"]  # added after the first reports: at its default it leaves their hashes as they were
     if not _without_none(data.get("sampling")):
         del data["sampling"]  # the same: sampling enters only once a value is written
+    if data.get("retries") == {"max": DEFAULT_MAX_RETRIES}:
+        del data["retries"]  # the same: retries enter only when not at the default
     return hashlib.sha256(_IN_ORDER.encode(data)).hexdigest()
 
 
@@ -520,7 +550,7 @@ def _measured_data(measured: MeasuredConfig) -> dict[str, object]:
     agents = {agent.name: _without_none(msgspec.to_builtins(agent)) for agent in measured.agents}
     for body in agents.values():
         del body["name"]
-    sections = ("limits", "compaction", "reasoning", "sampling", "tools")
+    sections = ("limits", "compaction", "reasoning", "sampling", "tools", "retries")
     return {**built, **{section: _without_none(built[section]) for section in sections}, "agents": agents}
 
 

@@ -37,6 +37,7 @@ __all__ = [
     "ExecutionFlags",
     "ExecutorChoice",
     "ExecutorFlag",
+    "Faults",
     "Force",
     "GrantFlags",
     "Jobs",
@@ -392,6 +393,19 @@ class ModeFlag(StrEnum):
     REPLAY = "replay"
 
 
+Faults = Annotated[
+    str | None,
+    option(
+        "--faults",
+        help="Inject provider faults into a share of the model calls, from a seed: KIND:RATE entries "
+        "(429, 500, 503, stall, cut, slow) and settings seed=N, retry-after=S, drip-ms=MS, e.g. "
+        "429:0.1,cut:0.05,seed=7 (docs/faults.md). Recorded in each run and in the report's conditions.",
+        panel=PROVIDER,
+        metavar="SPEC",
+    ),
+]
+
+
 @dataclass(frozen=True)
 class EvalRunProviderFlags(ProviderFlags):
     """Provider of ``eval run``: also replay, from cassettes."""
@@ -411,6 +425,7 @@ class EvalRunProviderFlags(ProviderFlags):
             metavar="DIR",
         ),
     ] = None
+    faults: Faults = None
 
 
 @dataclass(frozen=True)
@@ -421,6 +436,7 @@ class VariantsProviderFlags(ProviderFlags):
         ModeFlag,
         option("--mode", help="live only: variants refuses replay.", panel=PROVIDER, metavar="live"),
     ] = ModeFlag.LIVE
+    faults: Faults = None
 
 
 MaxTotalTokens = Annotated[

@@ -19,14 +19,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+import msgspec
+
 from alisio.core.harness.config import MeasuredConfig
 from alisio.core.harness.events import Effect, Event, RunOutcome
+from alisio.core.harness.faults import FaultSpec
 from alisio.core.harness.prices import Rates
 from alisio.core.lab.judges.verify import AgentTools
 from alisio.core.lab.records import RunRecord
 from alisio.core.lab.suites.schedule import RunSpec
 from alisio.core.lab.suites.suite import Task
 from alisio.core.replay.fingerprint import Rules
+from alisio.shell.harness.providers.faults import RunWire, run_wire
 from alisio.shell.lab.plans import ProviderPlan
 from alisio.shell.lab.preflight import task_policy
 from alisio.shell.sandbox.bwrap import SandboxRun
@@ -53,6 +57,8 @@ class AgentJob:
     """Where the run's commands run (``--sandbox bwrap``); ``None``: plain subprocesses."""
     rates: Rates | None = None
     """The arm's prices: ``budget.maxCostUsd`` is checked at them (``None``: no cost is counted)."""
+    faults: FaultSpec | None = None
+    """The arm's injected provider faults (``--faults``, a variant's ``faults``); ``None``: none."""
 
 
 def _same(record: RunRecord) -> RunRecord:
@@ -121,9 +127,16 @@ class BuiltinRunner:
             sandbox=job.sandbox,
             rates=job.rates,
         )
-        result = run_agent(setup)
+        wire = RunWire(job.faults, f"{job.task.id}/{job.spec.repetition}", job.measured.retries.max)
+        with run_wire(wire):  # the run's faults and retries.max, in the provider's HTTP layer
+            result = run_agent(setup)
         message = result.message if result.outcome == "error" else None
-        finish = _same if hook is None else (lambda record: hook.finish(provider, job.task, record))
+        faults = wire.recorded()
+
+        def finish(record: RunRecord) -> RunRecord:
+            record = record if faults is None else msgspec.structs.replace(record, faults=faults)
+            return record if hook is None else hook.finish(provider, job.task, record)
+
         return AgentRun(
             events=result.events, outcome=result.outcome, reason=result.reason, message=message, finish=finish
         )
