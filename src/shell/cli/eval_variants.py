@@ -197,6 +197,7 @@ def _headline(start: LabStart) -> None:
 
 
 def _show(outcome: LabOutcome, json_output: bool) -> ExitCode:
+    from alisio.core.lab.comparisons.robustness import robustness_sentence
     from alisio.core.lab.outputs.progress import summary_table
     from alisio.core.lab.outputs.render_seq import comparison_lines
     from alisio.core.lab.outputs.render_variants import render_variants_markdown
@@ -217,6 +218,8 @@ def _show(outcome: LabOutcome, json_output: bool) -> ExitCode:
         say(f"report: {arm.arm.directory / REPORT_MD}")
     for line in comparison_lines(outcome.comparison.sequential):  # the decisions, over both variants
         say(line)
+    for row in outcome.comparison.robustness:
+        say(robustness_sentence(row))
     say("")
     say(
         f"comparison: {outcome.start.root / COMPARISON_MD} ({COMPARISON_JSON} and {COMPARISON_HTML} beside it)"

@@ -48,6 +48,7 @@ from alisio.core.errors import ConfigError, IncompatibleReports
 from alisio.core.harness.config import MeasuredConfig, apply_overrides, config_hash
 from alisio.core.harness.faults import FaultSpec, parse_faults, spec_text
 from alisio.core.lab.comparisons.compare import Comparison, compare_reports
+from alisio.core.lab.comparisons.robustness import Robustness, robustness_rows
 from alisio.core.lab.comparisons.tradeoff import RateCostRow, rate_cost_rows
 from alisio.core.lab.naming import naming_brief
 from alisio.core.lab.report import Report
@@ -166,6 +167,9 @@ class VariantsComparison(Frozen, frozen=True, kw_only=True):
     rate_cost: tuple[RateCostRow, ...] = ()
     """Each variant's success rate against its cost per success over the tasks all judged, and whether another
     variant beats it on both (``alisio.core.lab.comparisons.tradeoff``)."""
+    robustness: tuple[Robustness, ...] = ()
+    """Each faulted variant's success rate relative to the first clean one's, paired by task
+    (``alisio.core.lab.comparisons.robustness``); empty without both a clean and a faulted variant."""
 
 
 # --- parsing -------------------------------------------------------------------------------------------------
@@ -494,5 +498,6 @@ def compare_infos(
             variants=infos,
             comparisons=comparisons,
             rate_cost=rate_cost_rows([(v.id, r) for v, r in zip(variants, reports, strict=True)]),
+            robustness=robustness_rows([(v.id, r) for v, r in zip(variants, reports, strict=True)]),
         )
     )
