@@ -24,7 +24,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
@@ -91,11 +91,19 @@ def current_retries(default: int) -> int:
     return default if wire is None or wire.max_retries is None else wire.max_retries
 
 
-def _wait(seconds: float) -> None:
+def _never() -> bool:
+    return False
+
+
+def _wait(seconds: float, aborted: Callable[[], bool] = _never) -> bool:
+    """Wait ``seconds``, or less when a cancellation or ``aborted`` ends it; whether it was aborted."""
     end = time.monotonic() + seconds
     while (left := end - time.monotonic()) > 0:
         cancel.check()
+        if aborted():
+            return True
         time.sleep(min(_STEP_S, left))
+    return False
 
 
 class _CutStream(httpx.SyncByteStream):
@@ -124,13 +132,14 @@ class _CutStream(httpx.SyncByteStream):
 class _DripStream(httpx.SyncByteStream):
     """The answer's bytes in ``DRIP_PIECES`` pieces, ``delay`` seconds apart."""
 
-    def __init__(self, body: bytes, delay: float) -> None:
-        self._body, self._delay = body, delay
+    def __init__(self, body: bytes, delay: float, aborted: Callable[[], bool]) -> None:
+        self._body, self._delay, self._aborted = body, delay, aborted
 
     def __iter__(self) -> Iterator[bytes]:
         size = max(1, -(-len(self._body) // DRIP_PIECES))
         for start in range(0, len(self._body), size):
-            _wait(self._delay)
+            if _wait(self._delay, self._aborted):
+                return
             yield self._body[start : start + size]
 
 
@@ -141,13 +150,22 @@ def _plain(headers: httpx.Headers) -> list[tuple[str, str]]:
 
 
 class FaultTransport(httpx.BaseTransport):
-    """``inner`` with the faults of the run on the calling thread (see the module docstring)."""
+    """``inner`` with the faults of the run on the calling thread (see the module docstring).
 
-    def __init__(self, inner: httpx.BaseTransport) -> None:
+    ``wire``: one run's faults for every request, whatever the thread (the recording proxy of an external
+    agent's run, whose requests arrive on its server's threads); ``aborted``: ends a stall or a drip early
+    (the proxy's run ended).
+    """
+
+    def __init__(
+        self, inner: httpx.BaseTransport, wire: RunWire | None = None, aborted: Callable[[], bool] = _never
+    ) -> None:
         self._inner = inner
+        self._wire = wire
+        self._aborted = aborted
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
-        wire = _CURRENT.get()
+        wire = self._wire or _CURRENT.get()
         api = api_of(request.url.path)
         if wire is None or wire.faults is None or api in (None, "count_tokens"):
             return self._inner.handle_request(request)
@@ -181,7 +199,7 @@ class FaultTransport(httpx.BaseTransport):
                 return httpx.Response(
                     response.status_code,
                     headers=_plain(response.headers),
-                    stream=_DripStream(body, spec.drip_ms / 1000),
+                    stream=_DripStream(body, spec.drip_ms / 1000, self._aborted),
                     request=request,
                 )
         raise AssertionError("unreachable")  # pragma: no cover
