@@ -68,8 +68,8 @@ _SYNTAX: Final = "KIND:RATE entries and settings, e.g. 429:0.1,cut:0.05,seed=7"
 
 
 class FaultSpec(Frozen, frozen=True, kw_only=True):
-    """A valid spec: the rate of each kind (in ``FAULT_KINDS`` order, kinds with rate 0 left out) and the
-    settings."""
+    """A valid spec: the rate of each kind given (in ``FAULT_KINDS`` order; a rate of 0 is kept, so the spec
+    still names the faults it was asked for) and the settings."""
 
     rates: tuple[tuple[FaultKind, float], ...]
     seed: int = 0
@@ -132,6 +132,8 @@ def parse_faults(text: str) -> Result[FaultSpec | None, str]:
     '429:2: a rate is a number from 0 to 1 (the share of calls faulted)'
     """
     cleaned = text.strip()
+    if not cleaned.isprintable():
+        return Failure(f"{cleaned[:60]!r}: a faults spec is one line of printable characters ({_SYNTAX})")
     if cleaned in ("", "none"):
         return Success(None)
     rates: dict[str, float] = {}
@@ -171,7 +173,7 @@ def parse_faults(text: str) -> Result[FaultSpec | None, str]:
         return Failure(
             f"{cleaned}: the rates add up to {total:g}, more than 1 (each call gets one fault at most)"
         )
-    ordered = tuple((kind, rates[kind]) for kind in FAULT_KINDS if rates.get(kind, 0.0) > 0.0)
+    ordered = tuple((kind, rates[kind]) for kind in FAULT_KINDS if kind in rates)
     return Success(msgspec.structs.replace(spec, rates=ordered))
 
 
