@@ -29,6 +29,7 @@ from returns.result import Success
 from alisio.core.harness.config import config_hash
 from alisio.core.harness.endpoint import endpoint_of
 from alisio.core.harness.events import Effect
+from alisio.core.harness.faults import parse_faults, spec_text
 from alisio.core.harness.sandbox import SandboxKind
 from alisio.core.lab.manifest import (
     ManifestAgent,
@@ -215,6 +216,9 @@ def manifest_request(
             preset=preset,
             script=script or stored_script,
             agent=stored.agent,
+            faults=None
+            if stored.faults is None
+            else expect(parse_faults(stored.faults), "plan.json: faults"),
         ),
         permissions=Permissions(
             write="write" in granted,
@@ -370,6 +374,7 @@ def new_manifest(start: LabStart, request: LabRequest, run_id: str, created_at: 
         script_hash=script_hash(script, tuple(task.id for task in start.tasks)),
         sandbox=start.sandbox,
         label=request.output.label,
+        faults=None if request.provider.faults is None else spec_text(request.provider.faults),
         agents=tuple(
             ManifestAgent(name=name, kind=c.kind, version=c.version, config=start.agent_configs.get(name, ""))
             for name, c in sorted(start.agent_conditions.items())
@@ -380,9 +385,14 @@ def new_manifest(start: LabStart, request: LabRequest, run_id: str, created_at: 
         else None,
         variants=tuple(
             ManifestVariant(
-                id=v.id, config_hash=v.config_hash, model=v.model, agent=v.agent, overrides=v.overrides
+                id=v.id,
+                config_hash=v.config_hash,
+                model=v.model,
+                agent=v.agent,
+                overrides=v.overrides,
+                faults=None if arm.faults is None else spec_text(arm.faults),
             )
-            for v in (start.variants.variants if start.variants is not None else ())
+            for v, arm in (zip(start.variants.variants, start.arms, strict=True) if start.variants else ())
         ),
     )
 

@@ -193,3 +193,24 @@ def test_faults_are_refused_with_replay(home: Path) -> None:
     )
     assert result.returncode == 1
     assert "--faults: a replay answers from cassettes, with no provider to fault (run live)" in result.stderr
+
+
+def test_plan_json_keeps_the_faults_and_a_resume_refuses_other_ones(home: Path, tmp_path: Path) -> None:
+    suite = make_suite(tmp_path)
+    script = write_script(tmp_path / "fix.json", FIX)
+    out = tmp_path / "out"
+    spec = "cut:0.2,429:0.1,seed=4,retry-after=0"
+    first = eval_run(
+        home, suite.parent, "--script", script, "-k", "2", "--faults", spec, "--out", out, "--allow-write"
+    )
+    assert first.returncode == 0, first.stderr
+    plan = json.loads((out / "plan.json").read_text())
+    assert plan["faults"] == "429:0.1,cut:0.2,seed=4,retry-after=0"  # canonical
+    other = alisio(home, "eval", "run", "--resume", out, "--faults", "429:0.5")
+    assert other.returncode == 1
+    assert (
+        "--faults: the run started with 429:0.1,cut:0.2,seed=4,retry-after=0, given 429:0.5" in other.stderr
+    )
+    same = alisio(home, "eval", "run", "--resume", out)
+    assert same.returncode == 0, same.stderr
+    assert read_report(out).conditions.faults == "429:0.1,cut:0.2,seed=4,retry-after=0"
