@@ -23,11 +23,12 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from alisio.core.lab.records import decode_runs  # noqa: E402
+from alisio.core.lab.runs.records import decode_runs  # noqa: E402
 from alisio.shell.agents.mock_endpoint import MockEndpoint  # noqa: E402
 from alisio.shell.agents.setup import agents_bin  # noqa: E402
 
@@ -38,7 +39,7 @@ PRESETS = {"codex": "codex", "opencode": "opencode", "claude-code": "claude", "a
 """Each preset and its executable in ``.agents/bin``."""
 
 
-def _variants(work: Path, compare: dict[str, object], *args: str) -> tuple[dict[str, object], float, Path]:
+def _variants(work: Path, compare: dict[str, object], *args: str) -> tuple[dict[str, Any], float, Path]:
     (work / "compare.json").write_text(json.dumps(compare))
     out = work / "out"
     env = {**os.environ, "ALISIO_CONFIG_HOME": str(work / "config"), "ALISIO_DATA_HOME": str(work / "data")}
@@ -59,10 +60,10 @@ def _variants(work: Path, compare: dict[str, object], *args: str) -> tuple[dict[
     return json.loads((out / "comparison.json").read_text()), elapsed, out
 
 
-def _row(row: dict[str, object]) -> str:
+def _row(row: dict[str, Any]) -> str:
     ratio, low, high = row.get("ratio"), row.get("ratioLow"), row.get("ratioHigh")
-    shown = "n/a" if ratio is None else f"{ratio:.0%}"  # type: ignore[str-format]
-    bounds = "" if low is None else f" [{low:.0%}, {'unbounded' if high is None else f'{high:.0%}'}]"  # type: ignore[str-format]
+    shown = "n/a" if ratio is None else f"{ratio:.0%}"
+    bounds = "" if low is None else f" [{low:.0%}, {'unbounded' if high is None else f'{high:.0%}'}]"
     return (
         f"{row['faulted']:<14} {row['faults']:<36} {shown}{bounds}  "
         f"{row['faultedPasses']}/{row['faultedRuns']} against {row['cleanPasses']}/{row['cleanRuns']}"
@@ -84,7 +85,7 @@ def builtin(k: int, faults: str) -> None:
         scripts = str(ROOT / "suites" / "smoke-coding" / "scripts")
         result, elapsed, _ = _variants(work, compare, "--tasks", SCRIPTED, "--script", scripts, "-k", str(k))
     print(f"built-in harness, smoke-coding's 4 scripted tasks, k={k}, {elapsed:.0f} s")
-    for row in result["robustness"]:  # type: ignore[union-attr]
+    for row in result["robustness"]:
         print("  " + _row(row))
 
 
@@ -115,7 +116,7 @@ def external(agent: str, k: int, faults: str) -> None:
         f"{agent}: k={k}, {elapsed:.0f} s; faulted arm: {calls} model calls, {hits} faulted; "
         f"median wall {walls[len(walls) // 2] / 1000:.1f} s; outcomes {', '.join(reasons)}"
     )
-    for row in result["robustness"]:  # type: ignore[union-attr]
+    for row in result["robustness"]:
         print("  " + _row(row))
 
 

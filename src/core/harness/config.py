@@ -67,7 +67,7 @@ import functools
 import hashlib
 import re
 from collections.abc import Iterable, Mapping
-from typing import Annotated, Final, Literal, TypeVar, get_args
+from typing import Final, Literal, TypeVar, get_args
 
 import msgspec
 from returns.result import Failure, Result, Success
@@ -77,6 +77,7 @@ from alisio.core.errors import ConfigError
 from alisio.core.harness.config_provider import (
     AGENT_NAME_PATTERN,
     DEFAULT_MAX_RESPONSE_BYTES,
+    DEFAULT_MAX_RETRIES,
     AgentName,
     CallsPerTurn,
     Effort,
@@ -86,6 +87,7 @@ from alisio.core.harness.config_provider import (
     PositiveMs,
     PositiveTokens,
     ProviderSettings,
+    Retries,
     Sampling,
 )
 from alisio.core.harness.config_provider import TomlInput as _Input
@@ -123,10 +125,6 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-
-DEFAULT_MAX_RETRIES: Final = 4
-"""``retries.max``: the built-in provider's retries of a failed model call."""
-RetryCount = Annotated[int, msgspec.Meta(ge=0, le=20)]
 
 ToolName = Literal[
     "read_file", "list_dir", "search", "write_file", "edit_file", "bash", "fetch_url", "analyze"
@@ -203,14 +201,6 @@ class ToolSettings(_Input, frozen=True, kw_only=True):
     result saying so, and the turn raises one ``too_many_tool_calls`` incident."""
 
 
-class Retries(_Input, frozen=True, kw_only=True):
-    """``[retries]``: how the built-in provider retries a failed model call (a 429, a 5xx, a connection
-    error or timeout before any event; ``alisio.shell.harness.providers.transport``)."""
-
-    max: RetryCount = DEFAULT_MAX_RETRIES
-    """Retries of one model call after its first attempt (0: none). Enters the hash only when not 4."""
-
-
 class AgentConfig(Frozen, frozen=True, kw_only=True):
     """A main agent (``[agents.NAME]``), picked with ``--agent NAME`` or a task's ``agent``."""
 
@@ -255,6 +245,10 @@ class MeasuredConfig(_Input, frozen=True, kw_only=True):
         _agent_names_unique(self.agents)
 
 
+_MEASURED_TABLES: Final = ("limits", "compaction", "reasoning", "sampling", "tools", "retries")
+"""The tables of the measured configuration (``[limits]``...); ``instructions``, ``cache`` and ``agents`` aside."""
+
+
 class Config(Frozen, frozen=True, kw_only=True):
     """A whole configuration: the provider (not measured) and the measured configuration."""
 
@@ -291,17 +285,7 @@ def measured_keys() -> tuple[str, ...]:
 def _known_keys() -> tuple[str, ...]:
     provider = tuple(_keys_of(ProviderSettings, "provider."))
     lab = tuple(_keys_of(LabSettings, "lab."))
-    sections = (
-        "provider",
-        "lab",
-        "prices",
-        "limits",
-        "compaction",
-        "reasoning",
-        "sampling",
-        "tools",
-        "retries",
-    )
+    sections = ("provider", "lab", "prices", *_MEASURED_TABLES)
     return (*sections, *provider, *lab, *measured_keys(), "agents.NAME.instructions", "agents.NAME.tools")
 
 
@@ -550,8 +534,8 @@ def _measured_data(measured: MeasuredConfig) -> dict[str, object]:
     agents = {agent.name: _without_none(msgspec.to_builtins(agent)) for agent in measured.agents}
     for body in agents.values():
         del body["name"]
-    sections = ("limits", "compaction", "reasoning", "sampling", "tools", "retries")
-    return {**built, **{section: _without_none(built[section]) for section in sections}, "agents": agents}
+    tables = {section: _without_none(built[section]) for section in _MEASURED_TABLES}
+    return {**built, **tables, "agents": agents}
 
 
 def config_to_data(config: Config) -> dict[str, object]:

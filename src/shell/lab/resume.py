@@ -1,6 +1,6 @@
 """``eval run|variants --resume DIR|RUN_ID [--retry-errors]``: continue a run in its own report directory.
 
-- The directory's plan.json (``alisio.core.lab.manifest``, written before the first run of every ``eval
+- The directory's plan.json (``alisio.core.lab.plans.manifest``, written before the first run of every ``eval
   run``) says what the run was asked: suite, tasks, k, seed, mode, provider, model, endpoint, grants. The
   command rebuilds that request (``resume_request``; a live run's endpoint and model come from plan.json, so
   it resumes without the flags or the config.toml it started with, ``resumed_base_url``); the pipeline
@@ -31,7 +31,7 @@ from alisio.core.harness.endpoint import endpoint_of
 from alisio.core.harness.events import Effect
 from alisio.core.harness.faults import parse_faults, spec_text
 from alisio.core.harness.sandbox import SandboxKind
-from alisio.core.lab.manifest import (
+from alisio.core.lab.plans.manifest import (
     ManifestAgent,
     ManifestVariant,
     RunManifest,
@@ -42,11 +42,11 @@ from alisio.core.lab.manifest import (
     remaining,
     whole_lines,
 )
-from alisio.core.lab.naming import script_digest
-from alisio.core.lab.records import RunRecord, RunStatus, decode_runs, encode_runs
+from alisio.core.lab.reports.naming import script_digest
+from alisio.core.lab.runs.records import RunRecord, RunStatus, decode_runs, encode_runs
+from alisio.core.lab.runs.transcript import transcript_path
+from alisio.core.lab.runs.workspace_diff import diff_path
 from alisio.core.lab.suites.schedule import RunSpec
-from alisio.core.lab.transcript import transcript_path
-from alisio.core.lab.workspace_diff import diff_path
 from alisio.shell.config_home import load_config
 from alisio.shell.errors import CommandError, expect
 from alisio.shell.lab.model import LabStart, Resumed
@@ -177,6 +177,25 @@ def resume_request(
     return dataclasses.replace(request, resume=directory, retry_errors=retry_errors)
 
 
+def _stored_provider(
+    stored: RunManifest,
+    model: str | None,
+    base_url: str | None,
+    preset: str | None,
+    script: Path | None,
+    env: Mapping[str, str],
+) -> ProviderOptions:
+    """The provider plan.json ``stored`` names (its model, script, agent and faults), with the flags given."""
+    return ProviderOptions(
+        model=model or (stored.model if stored.script is None else None),
+        base_url=resumed_base_url(stored, base_url, env),
+        preset=preset,
+        script=script or (Path(stored.script) if stored.script else None),
+        agent=stored.agent,
+        faults=None if stored.faults is None else expect(parse_faults(stored.faults), "plan.json: faults"),
+    )
+
+
 def manifest_request(
     stored: RunManifest,
     *,
@@ -199,7 +218,6 @@ def manifest_request(
     granted = set(stored.granted)
     if variants_file is None and stored.variants_file is not None:
         variants_file = Path(stored.variants_file)
-    stored_script = Path(stored.script) if stored.script else None
     return LabRequest(
         selection=Selection(
             suite=stored.suite_id,
@@ -210,16 +228,7 @@ def manifest_request(
             yes=True,  # confirmed when the run or the plan started
         ),
         mode=LabMode.REPLAY if stored.mode == "replay" else LabMode.LIVE,
-        provider=ProviderOptions(
-            model=model or (stored.model if stored.script is None else None),
-            base_url=resumed_base_url(stored, base_url, env),
-            preset=preset,
-            script=script or stored_script,
-            agent=stored.agent,
-            faults=None
-            if stored.faults is None
-            else expect(parse_faults(stored.faults), "plan.json: faults"),
-        ),
+        provider=_stored_provider(stored, model, base_url, preset, script, env),
         permissions=Permissions(
             write="write" in granted,
             process="process" in granted,

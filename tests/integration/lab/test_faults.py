@@ -11,7 +11,7 @@ import pytest
 
 from alisio.core.harness.faults import fault_at, parse_faults
 from alisio.core.lab.comparisons.variants import VariantsComparison
-from alisio.core.lab.records import RunStatus
+from alisio.core.lab.runs.records import RunStatus
 from tests.integration.helpers import (
     FIX,
     ROOT,

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from alisio.core.base import Frozen
-from alisio.core.lab.report import Report
+from alisio.core.lab.reports.report import Report
 from alisio.core.stats import PairedDifference, paired_difference, ratio_estimate
 
 __all__ = ["Robustness", "robustness_rows", "robustness_sentence"]

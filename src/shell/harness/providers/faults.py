@@ -32,7 +32,7 @@ import httpx
 
 from alisio.core.agents.mock import api_of
 from alisio.core.harness.faults import DRIP_PIECES, FaultHit, FaultKind, FaultSpec, fault_answer, fault_at
-from alisio.core.lab.records import RunFaults
+from alisio.core.lab.runs.records import RunFaults
 from alisio.shell import cancel
 
 __all__ = ["FaultTransport", "RunWire", "current_retries", "run_wire"]
