@@ -89,9 +89,8 @@ def builtin(k: int, faults: str) -> None:
         print("  " + _row(row))
 
 
-def external(agent: str, k: int, faults: str) -> None:
-    found = agents_bin()
-    binary = (found or ROOT / ".agents" / "bin") / PRESETS[agent]
+def external(agent: str, k: int, faults: str, where: Path | None) -> None:
+    binary = (where or agents_bin() or ROOT / ".agents" / "bin") / PRESETS[agent]
     if not binary.exists():
         print(f"{agent}: not installed ({binary}); skipped")
         return
@@ -127,11 +126,14 @@ def main() -> None:
     parser.add_argument("--agent-faults", default="500:0.5,seed=1")
     parser.add_argument("--agents", default=",".join(PRESETS))
     parser.add_argument("--skip-builtin", action="store_true")
+    parser.add_argument(
+        "--agents-bin", type=Path, help="where the agents are (default: the checkout's .agents/bin)"
+    )
     options = parser.parse_args()
     if not options.skip_builtin:
         builtin(options.k, options.faults)
     for agent in filter(None, options.agents.split(",")):
-        external(agent, options.k, options.agent_faults)
+        external(agent, options.k, options.agent_faults, options.agents_bin)
 
 
 if __name__ == "__main__":

@@ -118,6 +118,8 @@ def test_each_api_gets_its_own_error_shape() -> None:
     responses = fault_answer("openai-responses", "500", spec)
     assert responses.status == 500 and json.loads(responses.body)["error"]["type"] == "server_error"
     assert not any(name == "retry-after" for name, _ in responses.headers)
+    gemini = json.loads(fault_answer("gemini", "429", spec).body)
+    assert gemini["error"]["code"] == 429 and gemini["error"]["status"] == "RESOURCE_EXHAUSTED"
     anthropic = fault_answer("anthropic", "503", spec)
     body = json.loads(anthropic.body)
     assert anthropic.status == 503 and body["type"] == "error" and body["error"]["type"] == "overloaded_error"

@@ -225,17 +225,26 @@ _ANTHROPIC_ERRORS: Final = {
 }
 
 
+_GEMINI_STATUS: Final = {"429": "RESOURCE_EXHAUSTED", "500": "INTERNAL", "503": "UNAVAILABLE"}
+
+
 def fault_answer(api: str, kind: Literal["429", "500", "503"], spec: FaultSpec) -> FaultAnswer:
-    """The answer a provider of ``api`` (``openai-chat``, ``openai-responses``, ``anthropic``) gives for an
-    error fault: its status, its headers (a 429's ``retry-after``, the request id header the api sends) and
-    its error body, as that api writes them."""
+    """The answer a provider of ``api`` (``openai-chat``, ``openai-responses``, ``anthropic``, ``gemini``)
+    gives for an error fault: its status, its headers (a 429's ``retry-after``, the request id header the api
+    sends) and its error body, as that api writes them (an api not named here gets OpenAI's shape)."""
     status = int(kind)
     headers: list[tuple[str, str]] = [("content-type", "application/json")]
     if kind == "429":
         headers.append(("retry-after", f"{spec.retry_after_s:g}"))
+    if api == "gemini":
+        message = f"{_OPENAI_ERRORS[kind][1]}"
+        body: dict[str, object] = {
+            "error": {"code": status, "message": message, "status": _GEMINI_STATUS[kind]}
+        }
+        return FaultAnswer(status=status, headers=tuple(headers), body=json.dumps(body).encode())
     if api == "anthropic":
         error_type, message = _ANTHROPIC_ERRORS[kind]
-        body: dict[str, object] = {"type": "error", "error": {"type": error_type, "message": message}}
+        body = {"type": "error", "error": {"type": error_type, "message": message}}
         headers.append(("request-id", "req_injected_fault"))
     else:
         code, message = _OPENAI_ERRORS[kind]

@@ -31,10 +31,10 @@ __all__ = ["faulted_client_transport"]
 
 
 def faulted_client_transport(
-    inner: httpx.BaseTransport, wire: RunWire | None, aborted: Callable[[], bool]
+    inner: httpx.BaseTransport, wire: RunWire | None, aborted: Callable[[], bool], api: str
 ) -> httpx.BaseTransport:
-    """The proxy client's transport: ``inner``, with ``wire``'s faults when the run has some (``aborted``:
-    the run ended, which ends a stall or a drip)."""
+    """The proxy client's transport: ``inner``, with ``wire``'s faults when the run has some, in ``api``'s
+    error shape (``aborted``: the run ended, which ends a stall or a drip)."""
     if wire is None or wire.faults is None:
         return inner
-    return FaultTransport(inner, wire=wire, aborted=aborted)
+    return FaultTransport(inner, wire=wire, aborted=aborted, api=api)

@@ -123,7 +123,7 @@ class RunProxy:
         self.on_stop = on_stop
         self._connections = Connections()
         transport = faulted_client_transport(
-            cancellable_transport(self._connections), faults, lambda: self._connections.aborted
+            cancellable_transport(self._connections), faults, lambda: self._connections.aborted, api
         )
         self.client = httpx.Client(timeout=timeout, trust_env=False, transport=transport)
         """The proxy's own client: its connections are this run's, cut at ``close``."""

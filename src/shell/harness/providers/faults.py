@@ -8,7 +8,8 @@ provider's own retries (``alisio.shell.harness.providers.transport``) see a real
 retry may be faulted again. What a fault does:
 
 - ``429``, ``500``, ``503``: the request never reaches the endpoint; the answer is that status with the
-  api's headers and error body (``fault_answer``), the api read off the request's path;
+  api's headers and error body (``fault_answer``), the api given (the proxy's) or read off the request's
+  path. Only model calls count: a POST that is not a token count (listing the models is never faulted);
 - ``stall``: nothing arrives until the request's read timeout passes, then ``httpx.ReadTimeout``: what a
   silent server gives (the wait ends early on a cancellation);
 - ``cut``: the real answer, whose body breaks after half of its bytes with ``httpx.RemoteProtocolError``;
@@ -143,6 +144,19 @@ class _DripStream(httpx.SyncByteStream):
             yield self._body[start : start + size]
 
 
+def _model_call(request: httpx.Request) -> bool:
+    """Whether a request is a model call, which the schedule counts: a POST, not a token count."""
+    return request.method == "POST" and not request.url.path.endswith(("/count_tokens", ":countTokens"))
+
+
+def _api_of(path: str) -> str:
+    """The api whose error shape a faulted answer takes, by the request's path (OpenAI's when unknown)."""
+    if ":generateContent" in path or ":streamGenerateContent" in path:
+        return "gemini"
+    found = api_of(path)
+    return "openai-chat" if found in (None, "count_tokens") else found
+
+
 def _plain(headers: httpx.Headers) -> list[tuple[str, str]]:
     """The headers of an answer whose body was read (decoded) and is sent again in other pieces."""
     dropped = ("content-encoding", "content-length", "transfer-encoding")
@@ -158,17 +172,22 @@ class FaultTransport(httpx.BaseTransport):
     """
 
     def __init__(
-        self, inner: httpx.BaseTransport, wire: RunWire | None = None, aborted: Callable[[], bool] = _never
+        self,
+        inner: httpx.BaseTransport,
+        wire: RunWire | None = None,
+        aborted: Callable[[], bool] = _never,
+        api: str | None = None,
     ) -> None:
         self._inner = inner
         self._wire = wire
         self._aborted = aborted
+        self._api = api
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         wire = self._wire or _CURRENT.get()
-        api = api_of(request.url.path)
-        if wire is None or wire.faults is None or api in (None, "count_tokens"):
+        if wire is None or wire.faults is None or not _model_call(request):
             return self._inner.handle_request(request)
+        api = self._api or _api_of(request.url.path)
         spec = wire.faults
         match wire.next_call():
             case None:
