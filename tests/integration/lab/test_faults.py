@@ -129,6 +129,11 @@ def test_the_same_spec_gives_the_same_schedule_and_faults_name_the_run(home: Pat
         runs.append([(r.repetition, r.faults) for r in read_runs(tmp_path / name)])
     assert runs[0] == runs[1]
     assert any(faults is not None and faults.hits for _, faults in runs[0])
+    rep, faults = next((rep, faults) for rep, faults in runs[0] if faults is not None and faults.hits)
+    shown = alisio(home, "eval", "show", tmp_path / "a", "--task", "fix-add", "--rep", str(rep))
+    assert shown.returncode == 0, shown.stderr
+    listed = ", ".join(f"call {hit.call}: {hit.kind}" for hit in faults.hits)
+    assert f"faults: {len(faults.hits)} of {faults.calls} model calls faulted ({listed})" in shown.stdout
     clean = eval_run(
         home,
         suite.parent,
