@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 
+import msgspec
 from hypothesis import given
 from hypothesis import strategies as st
 from returns.result import Failure, Success
@@ -18,6 +19,10 @@ from alisio.core.harness.faults import (
     parse_faults,
     spec_text,
 )
+from alisio.core.lab.comparisons.robustness import robustness_rows
+from alisio.core.lab.reports.report_build import build_report
+from alisio.core.stats import paired_difference, ratio_estimate
+from tests.property.strategies_report import conditions, task_runs
 
 kinds = st.lists(st.sampled_from(FAULT_KINDS), min_size=1, max_size=len(FAULT_KINDS), unique=True)
 
@@ -123,3 +128,43 @@ def test_each_api_gets_its_own_error_shape() -> None:
     anthropic = fault_answer("anthropic", "503", spec)
     body = json.loads(anthropic.body)
     assert anthropic.status == 503 and body["type"] == "error" and body["error"]["type"] == "overloaded_error"
+
+
+outcomes = st.tuples(st.integers(0, 4), st.integers(0, 3), st.integers(0, 2))
+"""One task's passes, fails and errors."""
+
+
+@given(st.lists(st.tuples(outcomes, outcomes), min_size=1, max_size=6))
+def test_robustness_is_the_faulted_passes_over_the_clean_ones_paired_by_task(
+    tasks: list[tuple[tuple[int, int, int], tuple[int, int, int]]],
+) -> None:
+    """Against a direct computation: errors count as not passing, the ratio is Σ faulted / Σ clean passes with
+    the kernel's Fieller interval of the per-task passes, and the difference is the kernel's paired one."""
+    used = [(c, f) for c, f in tasks if sum(c) > 0 and sum(f) > 0]
+    clean_records = [r for i, (c, _) in enumerate(tasks) for r in task_runs(f"t{i}", c[0], c[1], 0, c[2])]
+    faulted_records = [r for i, (_, f) in enumerate(tasks) for r in task_runs(f"t{i}", f[0], f[1], 0, f[2])]
+    clean = build_report(clean_records, conditions())
+    faulted = build_report(faulted_records, msgspec.structs.replace(conditions(), faults="500:0.5,seed=1"))
+    rows = robustness_rows([("clean", clean), ("faulted", faulted)])
+    assert robustness_rows([("faulted", faulted)]) == ()  # no clean arm, no robustness
+    if not used:
+        assert rows == ()
+        return
+    (row,) = rows
+    assert (row.clean, row.faulted, row.faults, row.tasks) == (
+        "clean",
+        "faulted",
+        "500:0.5,seed=1",
+        len(used),
+    )
+    assert row.clean_passes == sum(c[0] for c, _ in used) and row.clean_runs == sum(sum(c) for c, _ in used)
+    assert row.faulted_passes == sum(f[0] for _, f in used) and row.faulted_runs == sum(
+        sum(f) for _, f in used
+    )
+    expected = ratio_estimate([float(f[0]) for _, f in used], [c[0] for c, _ in used])
+    if expected is None:
+        assert row.ratio is None
+    else:
+        assert row.ratio == row.faulted_passes / row.clean_passes == expected.estimate
+        assert (row.ratio_low, row.ratio_high) == (expected.low, expected.high)
+    assert row.difference == paired_difference([(c[0], sum(c), f[0], sum(f)) for c, f in used])
