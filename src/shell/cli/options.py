@@ -26,6 +26,7 @@ from typing import Annotated, Any, TypeVar
 import typer
 
 __all__ = [
+    "FAULTS_SPEC_HELP",
     "OUTPUT",
     "PERMISSIONS",
     "PROVIDER",
@@ -393,13 +394,26 @@ class ModeFlag(StrEnum):
     REPLAY = "replay"
 
 
+FAULTS_SPEC_HELP = (
+    "Inject provider faults into a share of the model calls, from a seed: KIND:RATE entries (429, 500, 503, "
+    "stall, cut, slow) and settings seed=N, retry-after=S, drip-ms=MS, e.g. 429:0.1,cut:0.05,seed=7 "
+    "(docs/faults.md)."
+)
 Faults = Annotated[
     str | None,
     option(
         "--faults",
-        help="Inject provider faults into a share of the model calls, from a seed: KIND:RATE entries "
-        "(429, 500, 503, stall, cut, slow) and settings seed=N, retry-after=S, drip-ms=MS, e.g. "
-        "429:0.1,cut:0.05,seed=7 (docs/faults.md). Recorded in each run and in the report's conditions.",
+        help=FAULTS_SPEC_HELP + " Recorded in each run and in the report's conditions.",
+        panel=PROVIDER,
+        metavar="SPEC",
+    ),
+]
+VariantsFaults = Annotated[
+    str | None,
+    option(
+        "--faults",
+        help=FAULTS_SPEC_HELP + ' For every variant without its own "faults" in the variants file; with a '
+        "clean and a faulted variant, the comparison states each faulted one's robustness.",
         panel=PROVIDER,
         metavar="SPEC",
     ),
@@ -436,7 +450,7 @@ class VariantsProviderFlags(ProviderFlags):
         ModeFlag,
         option("--mode", help="live only: variants refuses replay.", panel=PROVIDER, metavar="live"),
     ] = ModeFlag.LIVE
-    faults: Faults = None
+    faults: VariantsFaults = None
 
 
 MaxTotalTokens = Annotated[

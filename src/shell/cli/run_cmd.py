@@ -33,10 +33,10 @@ import typer
 from alisio.core.exit_codes import ExitCode
 from alisio.shell.cli.common import faults_of
 from alisio.shell.cli.options import (
+    FAULTS_SPEC_HELP,
     PROVIDER,
     BaseUrl,
     Cwd,
-    Faults,
     GrantFlags,
     JsonLines,
     Model,
@@ -113,7 +113,15 @@ class RunProviderFlags:
             metavar="FILE",
         ),
     ] = None
-    faults: Faults = None
+    faults: Annotated[
+        str | None,
+        option(
+            "--faults",
+            help=FAULTS_SPEC_HELP + " The end of the run says which calls were faulted.",
+            panel=PROVIDER,
+            metavar="SPEC",
+        ),
+    ] = None
 
 
 @dataclass(frozen=True)
