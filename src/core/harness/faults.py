@@ -38,6 +38,7 @@ import msgspec
 from returns.result import Failure, Result, Success
 
 from alisio.core.base import Frozen
+from alisio.core.harness.wire import Api, wire_format
 
 __all__ = [
     "DEFAULT_DRIP_MS",
@@ -213,41 +214,40 @@ def hits_text(hits: tuple[FaultHit, ...]) -> str:
     return ", ".join(f"call {hit.call}: {hit.kind}" for hit in hits) or "none"
 
 
-_OPENAI_ERRORS: Final = {
-    "429": ("rate_limit_exceeded", "Rate limit reached (injected fault). Please try again later."),
-    "500": ("server_error", "The server had an error while processing your request (injected fault)."),
-    "503": ("server_error", "The server is overloaded or not ready yet (injected fault)."),
+_MESSAGES: Final[dict[str, str]] = {
+    "429": "Rate limit reached (injected fault). Please try again later.",
+    "500": "The server had an error while processing your request (injected fault).",
+    "503": "The server is overloaded or not ready yet (injected fault).",
 }
-_ANTHROPIC_ERRORS: Final = {
-    "429": ("rate_limit_error", "Number of requests has exceeded your rate limit (injected fault)."),
-    "500": ("api_error", "Internal server error (injected fault)."),
-    "503": ("overloaded_error", "Overloaded (injected fault)."),
+_ERROR_TYPES: Final[dict[str, dict[str, str | None]]] = {
+    "openai-chat": {"429": "rate_limit_exceeded", "500": None, "503": None},
+    "openai-responses": {"429": "rate_limit_exceeded", "500": None, "503": None},
+    "anthropic": {"429": "rate_limit_error", "500": None, "503": "overloaded_error"},
 }
+"""The error type each api names a fault with (``None``: its server error); Gemini's status says it all."""
+_REQUEST_ID: Final = {"anthropic": "request-id", "gemini": None}
+"""The header an api's answers carry their request id in (``x-request-id`` unless named here)."""
 
 
-_GEMINI_STATUS: Final = {"429": "RESOURCE_EXHAUSTED", "500": "INTERNAL", "503": "UNAVAILABLE"}
-
-
-def fault_answer(api: str, kind: Literal["429", "500", "503"], spec: FaultSpec) -> FaultAnswer:
-    """The answer a provider of ``api`` (``openai-chat``, ``openai-responses``, ``anthropic``, ``gemini``)
-    gives for an error fault: its status, its headers (a 429's ``retry-after``, the request id header the api
-    sends) and its error body, as that api writes them (an api not named here gets OpenAI's shape)."""
+def fault_answer(api: Api, kind: Literal["429", "500", "503"], spec: FaultSpec) -> FaultAnswer:
+    """The answer a provider of ``api`` gives for an error fault: its status, its headers (a 429's
+    ``retry-after``, the api's request id header) and its error body in the api's own shape (its wire
+    format's record: ``alisio.core.harness.wire.wire_format(api).error_body``; Gemini's 429 also carries the
+    ``RetryInfo`` its clients read)."""
     status = int(kind)
     headers: list[tuple[str, str]] = [("content-type", "application/json")]
     if kind == "429":
         headers.append(("retry-after", f"{spec.retry_after_s:g}"))
-    if api == "gemini":
-        message = f"{_OPENAI_ERRORS[kind][1]}"
-        body: dict[str, object] = {
-            "error": {"code": status, "message": message, "status": _GEMINI_STATUS[kind]}
+    request_id = _REQUEST_ID.get(api, "x-request-id")
+    if request_id is not None:
+        headers.append((request_id, "req_injected_fault"))
+    body = wire_format(api).error_body(status, _ERROR_TYPES.get(api, {}).get(kind), _MESSAGES[kind])
+    if api == "gemini" and kind == "429":
+        document = json.loads(body)
+        delay = {
+            "@type": "type.googleapis.com/google.rpc.RetryInfo",
+            "retryDelay": f"{spec.retry_after_s:g}s",
         }
-        return FaultAnswer(status=status, headers=tuple(headers), body=json.dumps(body).encode())
-    if api == "anthropic":
-        error_type, message = _ANTHROPIC_ERRORS[kind]
-        body = {"type": "error", "error": {"type": error_type, "message": message}}
-        headers.append(("request-id", "req_injected_fault"))
-    else:
-        code, message = _OPENAI_ERRORS[kind]
-        body = {"error": {"message": message, "type": code, "param": None, "code": code}}
-        headers.append(("x-request-id", "req_injected_fault"))
-    return FaultAnswer(status=status, headers=tuple(headers), body=json.dumps(body).encode())
+        document["error"]["details"] = [*document["error"].get("details", []), delay]
+        body = json.dumps(document).encode()
+    return FaultAnswer(status=status, headers=tuple(headers), body=body)

@@ -25,13 +25,14 @@ from collections.abc import Callable
 
 import httpx
 
+from alisio.core.harness.wire import Api
 from alisio.shell.harness.providers.faults import FaultTransport, RunWire
 
 __all__ = ["faulted_client_transport"]
 
 
 def faulted_client_transport(
-    inner: httpx.BaseTransport, wire: RunWire | None, aborted: Callable[[], bool], api: str
+    inner: httpx.BaseTransport, wire: RunWire | None, aborted: Callable[[], bool], api: Api
 ) -> httpx.BaseTransport:
     """The proxy client's transport: ``inner``, with ``wire``'s faults when the run has some, in ``api``'s
     error shape (``aborted``: the run ended, which ends a stall or a drip)."""

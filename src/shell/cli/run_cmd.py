@@ -34,15 +34,13 @@ from alisio.core.exit_codes import ExitCode
 from alisio.shell.cli.common import faults_of
 from alisio.shell.cli.options import (
     FAULTS_SPEC_HELP,
-    PROVIDER,
-    BaseUrl,
     Cwd,
-    GrantFlags,
     JsonLines,
-    Model,
-    ProviderPreset,
+    PermissionFlags,
+    ProviderFlags,
     SandboxChoice,
     SandboxFlag,
+    Take,
     grouped,
     option,
 )
@@ -97,31 +95,15 @@ class RunFlags:
     sandbox: SandboxFlag = None
 
 
-@dataclass(frozen=True)
-class RunProviderFlags:
-    """Provider of ``alisio run``."""
-
-    model: Model = None
-    base_url: BaseUrl = None
-    preset: ProviderPreset = None
-    script: Annotated[
-        Path | None,
-        option(
-            "--script",
-            help="Play the assistant turns of a JSON file instead of calling a model (testing).",
-            panel=PROVIDER,
-            metavar="FILE",
-        ),
-    ] = None
-    faults: Annotated[
-        str | None,
-        option(
-            "--faults",
-            help=FAULTS_SPEC_HELP + " The end of the run says which calls were faulted.",
-            panel=PROVIDER,
-            metavar="SPEC",
-        ),
-    ] = None
+PROVIDER_TAKEN = Take(
+    omit=("agent", "mode", "cassette_dir"),  # the agent is --agent of the Run panel; one live run
+    help={
+        "script": "Play the assistant turns of a JSON file instead of calling a model (testing).",
+        "faults": FAULTS_SPEC_HELP + " The end of the run says which calls were faulted.",
+    },
+    metavar={"script": "FILE"},
+)
+"""How ``alisio run`` takes the lab's provider group."""
 
 
 @dataclass(frozen=True)
@@ -368,8 +350,8 @@ def _sandbox(
 def _setup(
     prompt: str,
     run: RunFlags,
-    provider_flags: RunProviderFlags,
-    permissions: GrantFlags,
+    provider_flags: ProviderFlags,
+    permissions: PermissionFlags,
     budget: BudgetFlags,
     json_out: bool,
 ) -> tuple[AgentSetup, str | None]:
@@ -459,8 +441,8 @@ def run_command(
         ),
     ],
     run: RunFlags,
-    provider: RunProviderFlags,
-    permissions: GrantFlags,
+    provider: Annotated[ProviderFlags, PROVIDER_TAKEN],
+    permissions: Annotated[PermissionFlags, Take(omit=("allow_suite_full",))],  # a person present: no suite
     budget: BudgetFlags,
     json_out: JsonLines = False,
 ) -> ExitCode:

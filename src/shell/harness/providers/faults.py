@@ -31,8 +31,9 @@ from dataclasses import dataclass, field
 
 import httpx
 
-from alisio.core.agents.mock import api_of
+from alisio.core.agents.mock import target_of
 from alisio.core.harness.faults import DRIP_PIECES, FaultHit, FaultKind, FaultSpec, fault_answer, fault_at
+from alisio.core.harness.wire import Api
 from alisio.core.lab.runs.records import RunFaults
 from alisio.shell import cancel
 
@@ -144,17 +145,11 @@ class _DripStream(httpx.SyncByteStream):
             yield self._body[start : start + size]
 
 
-def _model_call(request: httpx.Request) -> bool:
-    """Whether a request is a model call, which the schedule counts: a POST, not a token count."""
-    return request.method == "POST" and not request.url.path.endswith(("/count_tokens", ":countTokens"))
-
-
-def _api_of(path: str) -> str:
-    """The api whose error shape a faulted answer takes, by the request's path (OpenAI's when unknown)."""
-    if ":generateContent" in path or ":streamGenerateContent" in path:
-        return "gemini"
-    found = api_of(path)
-    return "openai-chat" if found in (None, "count_tokens") else found
+def _model_call(request: httpx.Request) -> Api | None:
+    """The api of a model call (which the schedule counts), by its path (the wire formats' records:
+    ``alisio.core.agents.mock.target_of``); ``None`` for anything else (listing models, counting tokens)."""
+    target = target_of(request.url.path) if request.method == "POST" else None
+    return None if target is None or target.call is None else target.api
 
 
 def _plain(headers: httpx.Headers) -> list[tuple[str, str]]:
@@ -176,7 +171,7 @@ class FaultTransport(httpx.BaseTransport):
         inner: httpx.BaseTransport,
         wire: RunWire | None = None,
         aborted: Callable[[], bool] = _never,
-        api: str | None = None,
+        api: Api | None = None,
     ) -> None:
         self._inner = inner
         self._wire = wire
@@ -185,9 +180,10 @@ class FaultTransport(httpx.BaseTransport):
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         wire = self._wire or _CURRENT.get()
-        if wire is None or wire.faults is None or not _model_call(request):
+        called = _model_call(request)
+        if wire is None or wire.faults is None or called is None:
             return self._inner.handle_request(request)
-        api = self._api or _api_of(request.url.path)
+        api = self._api or called
         spec = wire.faults
         match wire.next_call():
             case None:
