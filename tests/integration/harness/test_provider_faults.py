@@ -11,10 +11,12 @@ import pytest
 
 from alisio.core.harness.faults import parse_faults
 from alisio.core.harness.protocol import ProviderRequest, UserMessage, assemble
+from alisio.core.harness.wire import Api
 from alisio.shell.agents.mock_endpoint import MockEndpoint
 from alisio.shell.harness.providers.base import ProviderFailure
 from alisio.shell.harness.providers.faults import RunWire, run_wire
 from alisio.shell.harness.providers.openai_compat import OpenAICompatProvider
+from alisio.shell.harness.providers.streaming import StreamingProvider
 
 REQUEST = ProviderRequest(model="m", instructions="Be brief.", messages=(UserMessage(content="hi"),))
 
@@ -118,3 +120,16 @@ def test_a_slow_drip_gives_the_same_answer_later(endpoint: MockEndpoint) -> None
 def test_outside_a_run_nothing_is_faulted(endpoint: MockEndpoint) -> None:
     with OpenAICompatProvider(endpoint.base_url, "m") as provider:
         assert assemble(provider.stream(REQUEST)).unwrap().text == "Fix add"
+
+
+@pytest.mark.parametrize("api", ["openai-chat", "openai-responses", "anthropic", "gemini"])
+def test_every_api_retries_its_own_429_after_the_wait_it_asks(endpoint: MockEndpoint, api: Api) -> None:
+    """The fault reaches each api's provider in that api's shape: it reads it as a rate limit and waits what
+    the fault asked (``retry-after``; Gemini's also in its ``RetryInfo``), then gets the real answer."""
+    waits: list[float] = []
+    wire = _wire("429:0.5,seed=9,retry-after=3")  # run t/0's schedule: calls 0 and 1 faulted, call 2 not
+    with StreamingProvider(endpoint.base_url, "m", api=api, sleep=waits.append) as provider, run_wire(wire):
+        events = provider.stream(REQUEST)
+    assert waits == [3.0, 3.0]
+    assert assemble(events).unwrap().finish_reason
+    assert len(endpoint.model_calls) == 1
