@@ -84,6 +84,9 @@ def test_a_harness_without_retries_is_less_robust_than_one_with_retries(home: Pa
     assert without.difference is not None and without.difference.interval.high < 0.0
     assert f"robustness of no-retries ({FAULTS}) against clean:" in stderr
     assert "## Robustness under injected faults" in (out / "comparison.md").read_text()
+    page = (out / "comparison.html").read_text()
+    assert '<section id="robustness"><h2>Robustness under injected faults</h2>' in page
+    assert f"robustness of no-retries ({FAULTS}) against clean:" in page
     # each arm's conditions name its faults, and every run's record its schedule's hits
     assert read_report(out / "clean").conditions.faults is None
     assert read_report(out / "no-retries").conditions.faults == FAULTS
