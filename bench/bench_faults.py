@@ -8,7 +8,9 @@
    (``alisio eval mock-endpoint``'s default answers, served in-process): clean against one fault type
    (``--agent-faults``, default ``500:0.5,seed=1``: half the model calls answered HTTP 500 in the agent's
    own api's error shape). Reported: the robustness, the wall time of the faulted arm, and how many model calls
-   the agent made and how many the schedule faulted (its own retries are calls too).
+   the agent made and how many the schedule faulted (its own retries are calls too). ``--agents alisio``
+   runs the built-in agent the same way, for comparison. ``--agents alisio`` runs
+   the built-in agent the same way, for comparison.
 
 Run by hand: ``.venv/bin/python bench/bench_faults.py [--k N] [--agents codex,opencode] [--skip-builtin]``.
 """
@@ -90,22 +92,24 @@ def builtin(k: int, faults: str) -> None:
 
 
 def external(agent: str, k: int, faults: str, where: Path | None) -> None:
-    binary = (where or agents_bin() or ROOT / ".agents" / "bin") / PRESETS[agent]
-    if not binary.exists():
+    """``agent``: a preset, or ``alisio`` (the built-in agent on the same endpoint, for comparison)."""
+    binary = (where or agents_bin() or ROOT / ".agents" / "bin") / PRESETS.get(agent, agent)
+    if agent != "alisio" and not binary.exists():
         print(f"{agent}: not installed ({binary}); skipped")
         return
     with tempfile.TemporaryDirectory() as tmp, MockEndpoint(strict=False) as endpoint:
         work = Path(tmp)
         (work / "config").mkdir()
-        (work / "config" / "config.toml").write_text(
-            f'[provider]\nbaseUrl = "{endpoint.base_url}"\nmodel = "m"\n\n[agents.a]\nkind = "{agent}"\n'
-            f'binary = "{binary}"\n'
-        )
+        config = f'[provider]\nbaseUrl = "{endpoint.base_url}"\nmodel = "m"\n'
+        if agent != "alisio":
+            config += f'\n[agents.a]\nkind = "{agent}"\nbinary = "{binary}"\n'
+        (work / "config" / "config.toml").write_text(config)
         compare = {
             "suite": "smoke-coding",
             "variants": [{"id": "clean"}, {"id": "faulted", "faults": faults}],
         }
-        result, elapsed, out = _variants(work, compare, "--tasks", "fix-add", "--agent", "a", "-k", str(k))
+        chosen = () if agent == "alisio" else ("--agent", "a")
+        result, elapsed, out = _variants(work, compare, "--tasks", "fix-add", *chosen, "-k", str(k))
         records = decode_runs((out / "faulted" / "runs.jsonl").read_bytes(), "runs.jsonl").unwrap()
     calls = sum(r.faults.calls for r in records if r.faults is not None)
     hits = sum(len(r.faults.hits) for r in records if r.faults is not None)
