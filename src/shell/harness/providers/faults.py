@@ -9,7 +9,8 @@ retry may be faulted again. What a fault does:
 
 - ``429``, ``500``, ``503``: the request never reaches the endpoint; the answer is that status with the
   api's headers and error body (``fault_answer``), the api given (the proxy's) or read off the request's
-  path. Only model calls count: a POST that is not a token count (listing the models is never faulted);
+  path. Only model calls count, as the wire formats' records tell them by their paths: listing the models
+  and counting tokens are never faulted;
 - ``stall``: nothing arrives until the request's read timeout passes, then ``httpx.ReadTimeout``: what a
   silent server gives (the wait ends early on a cancellation);
 - ``cut``: the real answer, whose body breaks after half of its bytes with ``httpx.RemoteProtocolError``;
