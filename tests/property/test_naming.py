@@ -41,10 +41,18 @@ agents = st.none() | st.builds(
 )
 
 
+faults = st.none() | st.sampled_from(("429:0.1,seed=0", "500:0.2,cut:0.05,seed=7", "stall:1,seed=3"))
+
+
 def _with(
-    agent: AgentCondition | None, script: str | None, context: ContextCondition | None = None
+    agent: AgentCondition | None,
+    script: str | None,
+    fault: str | None = None,
+    context: ContextCondition | None = None,
 ) -> Conditions:
-    return msgspec.structs.replace(conditions(), agent=agent, script_hash=script, context=context)
+    return msgspec.structs.replace(
+        conditions(), agent=agent, script_hash=script, faults=fault, context=context
+    )
 
 
 contexts = st.one_of(
@@ -60,22 +68,25 @@ contexts = st.one_of(
 )
 
 
-@given(agents, digests, agents, digests, contexts, contexts)
+@given(agents, digests, faults, contexts, agents, digests, faults, contexts)
 def test_compare_names_a_difference_exactly_when_what_names_the_runs_differs(
     a: AgentCondition | None,
     s: str | None,
+    f: str | None,
+    x: ContextCondition | None,
     b: AgentCondition | None,
     t: str | None,
-    x: ContextCondition | None,
+    g: str | None,
     y: ContextCondition | None,
 ) -> None:
     """One warning per naming condition whose text differs, naming both sides; none when both read the same.
     Equal conditions never differ; different agents read differently (the text carries every field shown)."""
-    base, cand = _with(a, s, x), _with(b, t, y)
+    base, cand = _with(a, s, f, x), _with(b, t, g, y)
     lines = naming_differences(base, cand)
     assert naming_differences(base, base) == []
     assert any(line.startswith("agent differs: ") for line in lines) == (agent_text(a) != agent_text(b))
     assert any(line.startswith("script differs: ") for line in lines) == (s != t)
+    assert any(line == f"faults differs: {f or 'none'} -> {g or 'none'}" for line in lines) == (f != g)
     assert any(line.startswith("context differs: ") for line in lines) == (x != y)
     if a is not None and b is not None and "builtin" not in (a.kind, b.kind):
 
@@ -91,15 +102,16 @@ def test_compare_names_a_difference_exactly_when_what_names_the_runs_differs(
     assert [w for w in comparison.unwrap().warnings if w in lines] == lines
 
 
-@given(agents, digests, contexts)
+@given(agents, digests, faults, contexts)
 def test_every_naming_condition_is_read_by_the_outputs(
-    agent: AgentCondition | None, script: str | None, context: ContextCondition | None
+    agent: AgentCondition | None, script: str | None, fault: str | None, context: ContextCondition | None
 ) -> None:
     """Each present naming condition is a row of report.md; the agent always is (unknown when not recorded)."""
-    c = _with(agent, script, context)
+    c = _with(agent, script, fault, context)
     named = run_naming(c)
-    assert [n.key for n in named] == ["agent", "script", "context"] and len(named) == len(NAMERS)
-    assert named[2].present == (context is not None)
+    assert [n.key for n in named] == ["agent", "script", "faults", "context"] and len(named) == len(NAMERS)
+    assert named[2].present == (fault is not None)
+    assert named[3].present == (context is not None)
     assert named[0].present and named[0].value == agent_text(agent)
     assert (agent is None) == (named[0].value == UNKNOWN_AGENT)
     text = render_markdown(build_report(task_runs("a", 1), c))

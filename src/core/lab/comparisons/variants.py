@@ -12,6 +12,8 @@ compare.json (human-written; unknown fields are errors)::
 
 A variant may also name its own ``agent`` (an ``[agents.NAME]`` of config.toml, built-in or external),
 ``model`` (what an external agent asks the provider for): "same tasks, Codex against OpenCode", and
+``faults`` (a ``--faults`` spec, or ``"none"``; it replaces the command's ``--faults``): "the same harness on
+a clean and on a flaky provider" (the comparison then states each faulted arm's robustness).
 ``context`` (files and text added to its runs, ``alisio.core.lab.suites.context_spec``): "with and without AGENTS.md".
 
 Rules this module keeps:
@@ -45,7 +47,9 @@ from returns.result import Failure, Result, Success, safe
 from alisio.core.base import Frozen
 from alisio.core.errors import ConfigError, IncompatibleReports
 from alisio.core.harness.config import MeasuredConfig, apply_overrides, config_hash
+from alisio.core.harness.faults import FaultSpec, parse_faults, spec_text
 from alisio.core.lab.comparisons.compare import Comparison, compare_reports
+from alisio.core.lab.comparisons.robustness import Robustness, robustness_rows
 from alisio.core.lab.comparisons.tradeoff import RateCostRow, rate_cost_rows
 from alisio.core.lab.reports.naming import naming_brief
 from alisio.core.lab.reports.report import Report
@@ -80,9 +84,12 @@ _ID_RULE: Final = (
     "variant's report directory"
 )
 _FILE_FIELDS: Final = ("suite", "variants")
-_VARIANT_FIELDS: Final = ("id", "overrides", "agent", "model", "context")
-_Pair = tuple[str, dict[str, Any], tuple[str | None, str | None], ContextSpec | None]
-"""A variant as checked: its id, its overrides, its agent and model (``None``: the command's), its context."""
+_VARIANT_FIELDS: Final = ("id", "overrides", "agent", "model", "faults", "context")
+_Faults = tuple[bool, FaultSpec | None]
+"""A variant's ``faults``: whether it gave its own, and the spec (``None``: none, ``"none"`` written)."""
+_Pair = tuple[str, dict[str, Any], tuple[str | None, str | None], _Faults, ContextSpec | None]
+"""A variant as checked: its id, its overrides, its agent and model (``None``: the command's), its faults,
+its context."""
 _NOT_MEASURED: Final = ("plugins", "mcp", "mcpServers", "paths")
 """Settings that never enter the configuration hash besides ``provider`` (which alisio.core.harness.config explains)."""
 
@@ -106,6 +113,11 @@ class Variant(Frozen, frozen=True, kw_only=True):
     """The agent this variant's runs use (``None``: ``--agent``, else each task's)."""
     model: str | None = None
     """The model this variant's agent asks for (``None``: the configured one); an external agent's only."""
+    own_faults: bool = False
+    """Whether the variant gives its own ``faults`` (else the command's ``--faults`` apply)."""
+    faults: FaultSpec | None = None
+    """The variant's own injected provider faults (``"faults": "none"``: a clean arm); read with
+    ``own_faults``."""
     context: ContextSpec | None = None
     """The files and text this variant's runs get (``alisio.core.lab.suites.context_spec``); ``None``: none. Its paths
     are relative to compare.json's directory; the shell reads them before the first run."""
@@ -161,6 +173,9 @@ class VariantsComparison(Frozen, frozen=True, kw_only=True):
     rate_cost: tuple[RateCostRow, ...] = ()
     """Each variant's success rate against its cost per success over the tasks all judged, and whether another
     variant beats it on both (``alisio.core.lab.comparisons.tradeoff``)."""
+    robustness: tuple[Robustness, ...] = ()
+    """Each faulted variant's success rate relative to the first clean one's, paired by task
+    (``alisio.core.lab.comparisons.robustness``); empty without both a clean and a faulted variant."""
 
 
 # --- parsing -------------------------------------------------------------------------------------------------
@@ -206,6 +221,21 @@ def _choice(
     return Success((raw.get("agent"), raw.get("model")))
 
 
+def _faults(raw: dict[str, Any], where: str, source: str) -> Result[_Faults, ConfigError]:
+    """The variant's ``faults``: a ``--faults`` spec, or ``"none"`` for a clean arm."""
+    if "faults" not in raw:
+        return Success((False, None))
+    value = raw["faults"]
+    if not isinstance(value, str):
+        message = 'expected a faults spec such as "429:0.1,cut:0.05,seed=7", or "none"'
+        return Failure(ConfigError(source=source, key=f"{where}.faults", message=message))
+    return (
+        parse_faults(value)
+        .map(lambda spec: (True, spec))
+        .alt(lambda problem: ConfigError(source=source, key=f"{where}.faults", message=problem))
+    )
+
+
 def _check_variant(raw: object, index: int, source: str) -> Result[_Pair, ConfigError]:
     where = f"variants[{index}]"
     if not isinstance(raw, dict):
@@ -231,7 +261,9 @@ def _check_variant(raw: object, index: int, source: str) -> Result[_Pair, Config
     if raw.get("context") is not None:
         context = parse_context(raw["context"], f"{source}: variant {variant_id}")
     return _choice(raw, where, source).bind(
-        lambda choice: context.map(lambda spec: (variant_id, overrides, choice, spec))
+        lambda choice: _faults(raw, where, source).bind(
+            lambda faults: context.map(lambda spec: (variant_id, overrides, choice, faults, spec))
+        )
     )
 
 
@@ -307,6 +339,7 @@ def _variant(
     variant_id: str,
     overrides: dict[str, Any],
     choice: tuple[str | None, str | None],
+    faults: _Faults,
     context: ContextSpec | None,
     base: MeasuredConfig,
     source: str,
@@ -325,6 +358,8 @@ def _variant(
                 measured=measured,
                 agent=choice[0],
                 model=choice[1],
+                own_faults=faults[0],
+                faults=faults[1],
                 context=context,
             )
         )
@@ -335,9 +370,10 @@ def _same_hash_warnings(variants: tuple[Variant, ...]) -> tuple[str, ...]:
     first: dict[str, str] = {}
     out: list[str] = []
     for variant in variants:
+        faults = spec_text(variant.faults) if variant.own_faults else "command"
         context = _VALUE_ENCODER.encode(variant.context).decode() if variant.context is not None else ""
         earlier = first.setdefault(
-            f"{variant.config_hash} {variant.agent} {variant.model} {context}", variant.id
+            f"{variant.config_hash} {variant.agent} {variant.model} {faults} {context}", variant.id
         )
         if earlier != variant.id:
             out.append(
@@ -369,8 +405,8 @@ def parse_variants(data: bytes, source: str, base: MeasuredConfig) -> Result[Var
         .bind(lambda raw: _check_file(raw, source))
         .bind(
             lambda checked: _collect(
-                _variant(variant_id, overrides, choice, context, base, source)
-                for variant_id, overrides, choice, context in checked[1]
+                _variant(variant_id, overrides, choice, faults, context, base, source)
+                for variant_id, overrides, choice, faults, context in checked[1]
             ).map(
                 lambda variants: VariantsPlan(
                     suite=checked[0], variants=variants, warnings=_same_hash_warnings(variants)
@@ -476,5 +512,6 @@ def compare_infos(
             variants=infos,
             comparisons=comparisons,
             rate_cost=rate_cost_rows([(v.id, r) for v, r in zip(variants, reports, strict=True)]),
+            robustness=robustness_rows([(v.id, r) for v, r in zip(variants, reports, strict=True)]),
         )
     )
