@@ -172,8 +172,7 @@ def _judged_run(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> Finishe
             model=arm.model,
             sandbox=sandbox,
             rates=arm.rates,
-            faults=arm.faults,
-            **_job_context(arm),
+            **_from_arm(arm),
         )
         result = runner_for(ctx, job).run(job)
         kept, tampered = _after_agent(task, ws, ctx.credentials, keep=result.outcome != "error")
@@ -208,12 +207,12 @@ def _judged_run(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> Finishe
     )
 
 
-def _job_context(arm: Arm) -> dict[str, Any]:
-    """What the agent seam carries of the arm's context: its system text and home files (its workspace files
-    are already in the copy)."""
+def _from_arm(arm: Arm) -> dict[str, Any]:
+    """What the agent seam carries of the arm besides its configuration: its provider faults, its context's
+    system text and home files (its workspace files are already in the copy)."""
     if arm.context is None:
-        return {}
-    return {"context_system": arm.context.system, "context_home": arm.context.home}
+        return {"faults": arm.faults}
+    return {"faults": arm.faults, "context_system": arm.context.system, "context_home": arm.context.home}
 
 
 def _used(arm: Arm, events: tuple[Event, ...]) -> bool | None:

@@ -269,7 +269,7 @@ def _check_variant(raw: object, index: int, source: str) -> Result[_Pair, Config
 
 def _check_ids(pairs: tuple[_Pair, ...], source: str) -> Result[None, ConfigError]:
     seen: dict[str, int] = {}
-    for index, (variant_id, _, _, _) in enumerate(pairs):
+    for index, (variant_id, *_) in enumerate(pairs):
         first = seen.setdefault(variant_id.lower(), index)
         if first != index:
             message = (
