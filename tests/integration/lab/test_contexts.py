@@ -385,3 +385,15 @@ def test_a_servers_env_reaches_it_through_env() -> None:
         "set": ("env", "A=1", "B=x y", "python3", "s.py"),
     }
     assert mcp_servers_for(None) == {}
+
+
+def test_the_mock_endpoint_refuses_turns_that_branch(tmp_path: Path) -> None:
+    """``when``/``unless`` are for ``eval run --script``: the mock endpoint picks turns by position, and says so."""
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"turns": [{"text": "a"}, {"when": "AGENTS.md", "text": "b"}]}))
+    result = alisio(tmp_path, "eval", "mock-endpoint", "--script", script)
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == [
+        f"alisio eval mock-endpoint: {script}: turns[1]: when/unless: the mock endpoint picks turns by position "
+        "(eval run --script plays them)"
+    ]
