@@ -14,7 +14,7 @@ from returns.result import Failure, Success
 from alisio.core.agents.exchange import read_exchange
 from alisio.core.agents.ledger import Admit, Ledger, Refuse, Reservation, Wait, admit, reservation_of, settle
 from alisio.core.agents.routes import forwarded, route
-from alisio.core.harness import sse, wire_anthropic, wire_responses
+from alisio.core.harness import sse, wire_anthropic, wire_gemini, wire_responses
 from alisio.core.harness.budget import RunBudget
 from alisio.core.harness.prices import Rates
 from alisio.core.harness.protocol import MAX_NORMALISED_COUNT, MAX_TOKEN_COUNT, Usage, usage_problem
@@ -31,6 +31,7 @@ READERS = {
     "openai-chat": (sse.usage_from, "prompt_tokens"),
     "openai-responses": (wire_responses.usage_from, "input_tokens"),
     "anthropic": (wire_anthropic.usage_from, "input_tokens"),
+    "gemini": (wire_gemini.usage_from, "promptTokenCount"),
 }
 
 
@@ -45,7 +46,7 @@ def test_every_parser_uses_a_count_only_from_0_to_the_maximum(api: Api, value: o
     """An input count is used as sent when it is an integer from 0 to MAX_TOKEN_COUNT; anything else (10**30,
     -5, 12.5, inf) makes the whole usage unusable, named, and never raises."""
     read, key = READERS[api]
-    usage = read({key: value, "output_tokens": 3, "completion_tokens": 3})
+    usage = read({key: value, "output_tokens": 3, "completion_tokens": 3, "candidatesTokenCount": 3})
     if _usable(value):
         assert usage.input_tokens == int(value) and usage_problem(usage) is None  # type: ignore[call-overload]
     else:
@@ -181,16 +182,25 @@ def test_a_reservation_bounds_input_by_bytes_and_output_by_the_declared_limit(
 ) -> None:
     """The reservation is the body's bytes plus the declared output limit, priced at the dearest rates; a
     request without a declared limit (or continuing a stored conversation) is unbounded."""
-    field = {"openai-chat": "max_tokens", "openai-responses": "max_output_tokens", "anthropic": "max_tokens"}[
-        api
-    ]
-    body: dict[str, Any] = {"model": "m", "messages": [{"role": "user", "content": prompt}], field: limit}
+    if api == "gemini":  # the limit sits in generationConfig, the model in the URL
+        body: dict[str, Any] = {
+            "contents": [{"role": "user", "parts": [{"text": prompt}]}],
+            "generationConfig": {"maxOutputTokens": limit},
+        }
+        unbounded = json.dumps({"contents": body["contents"], "generationConfig": {}}).encode()
+    else:
+        field = {
+            "openai-chat": "max_tokens",
+            "openai-responses": "max_output_tokens",
+            "anthropic": "max_tokens",
+        }[api]
+        body = {"model": "m", "messages": [{"role": "user", "content": prompt}], field: limit}
+        unbounded = json.dumps({k: v for k, v in body.items() if k != field}).encode()
     raw = json.dumps(body).encode()
     reservation = reservation_of(api, raw, RATES)
     assert reservation.tokens == len(raw) + limit
     assert reservation.cost is not None
     assert abs(reservation.cost - (len(raw) * 3.0 + limit * 15.0) / 1e6) < 1e-9
-    unbounded = json.dumps({k: v for k, v in body.items() if k != field}).encode()
     assert reservation_of(api, unbounded, RATES) == Reservation(tokens=None, cost=None)
     if api == "openai-responses":
         stored = json.dumps(body | {"previous_response_id": "resp_1"}).encode()

