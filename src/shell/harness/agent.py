@@ -20,7 +20,12 @@ Rules this module keeps:
   ``failure.reason``, and any other exception ends it with ``error``, reason ``internal_error`` and the
   exception's type and message: the event log always ends with ``run_end``;
 - when the run ends, every process its bash commands started that is still running (found by the run's
-  process mark, even one that left its process group) is stopped;
+  process mark, even one that left its process group) is stopped, and so is every MCP server it started
+  (``alisio.shell.harness.mcp_client``), also when the run ends by an error, a budget or Ctrl-C;
+- a run given MCP servers starts them before its first turn (the start counts against maxWallMs) and needs
+  ``process`` granted; a server that does not start ends the run ``error``, reason ``mcp_start``, with a
+  line naming it; its tools are offered after the harness's own, and each call is a ``tool_call`` and a
+  ``tool_result`` event like any other (effect ``process``);
 - maxWallMs bounds everything: a running tool is killed at it, and each provider call (checkpoint calls too) is
   given only the wall time left, so a hung stream stops the run with ``budget_exceeded`` maxWallMs on time;
 - a call cut short (at maxWallMs, a stream that broke off or ended early) still gets its ``provider_response``
@@ -31,6 +36,7 @@ Rules this module keeps:
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -80,6 +86,7 @@ from alisio.core.harness.events import (
     ToolResulted,
     excerpt,
 )
+from alisio.core.harness.mcp import MCP_EFFECT, mcp_arguments, mcp_servers_from
 from alisio.core.harness.protocol import (
     AssistantMessage,
     Message,
@@ -99,9 +106,11 @@ from alisio.core.harness.wire import parse_events
 from alisio.core.replay.fingerprint import ConversationHash, fingerprint, normalize_request
 from alisio.shell import cancel
 from alisio.shell.harness.agent_setup import AgentSetup, ApprovalAnswer, Approver, RunResult
+from alisio.shell.harness.mcp_client import McpClients, McpStartError
 from alisio.shell.harness.providers.base import ProviderFailure
-from alisio.shell.harness.tools.dispatch import ToolContext, ToolOutcome, execute_tool
-from alisio.shell.harness.tools.processes import stop_marked
+from alisio.shell.harness.tools.context import NOT_RUN, call_time
+from alisio.shell.harness.tools.dispatch import ToolContext, ToolOutcome, execute_tool, tool_env
+from alisio.shell.harness.tools.processes import new_mark, stop_marked
 
 __all__ = ["KEEP_RECENT_MESSAGES", "AgentSetup", "ApprovalAnswer", "Approver", "RunResult", "run_agent"]
 
@@ -148,6 +157,8 @@ class _Run:
     hashed: ConversationHash | None = None
     """The fingerprint state of the first ``hashed.count`` normalised messages (reset when compaction rewrites)."""
     context: ToolContext | None = None
+    mcp: McpClients | None = None
+    """The run's MCP sessions (``None``: the run was given no MCP server)."""
     started_processes: bool = False
     """A process tool (bash) ran: only then can a process carry the run's mark, for ``end`` to look for."""
 
@@ -186,6 +197,7 @@ class _Run:
     ) -> RunResult:
         if self.context is not None and self.started_processes:
             stop_marked(self.context.process_mark)  # what a command left running (each call already swept)
+        self.close_mcp()
         self.emit(
             RunEnded, outcome=outcome, reason=reason, final_text=final_text, turns=self.turns, message=message
         )
@@ -200,6 +212,11 @@ class _Run:
             usage_complete=self.usage_complete,
             message=message,
         )
+
+    def close_mcp(self) -> None:
+        mcp, self.mcp = self.mcp, None
+        if mcp is not None:
+            mcp.close()
 
     def budget_stop(self, stop: BudgetStop) -> RunResult:
         self.emit(BudgetStopped, budget=stop.budget, limit=stop.limit, value=stop.value)
@@ -431,10 +448,11 @@ class _Run:
 
     def run_tool(self, call: ToolCall) -> ToolMessage:
         setup = self.setup
-        gate = gate_tool(call, self.profile.tools, setup.policy, setup.granted, self.session_grants)
-        self.emit(
-            ToolCalled, call_id=call.id, name=call.name, arguments=call.arguments, effect=effect_of(call.name)
-        )
+        listing = None if self.mcp is None else self.mcp.listing
+        gate = gate_tool(call, self.profile.tools, setup.policy, setup.granted, self.session_grants, listing)
+        target = None if listing is None else listing.target(call.name)
+        effect = MCP_EFFECT if target is not None else effect_of(call.name)
+        self.emit(ToolCalled, call_id=call.id, name=call.name, arguments=call.arguments, effect=effect)
         match gate:
             case Refuse():
                 return self.refuse(call, gate)
@@ -447,7 +465,11 @@ class _Run:
         self.started_processes |= effect_of(call.name) is Effect.PROCESS
         started = setup.clock()
         try:
-            outcome = execute_tool(call, self.tool_context())
+            outcome = (
+                execute_tool(call, self.tool_context())
+                if target is None
+                else self.call_mcp(call, target.server, target.name)
+            )
         except Exception as error:  # execute_tool turns failures into results; this is the last safety net
             detail = redact_credentials(f"{type(error).__name__}: {error}")[:_MESSAGE_CHARS]
             outcome = ToolOutcome(False, f"{call.name} failed: {detail}")
@@ -465,6 +487,43 @@ class _Run:
             duration_ms=duration_ms,
         )
         return ToolMessage(tool_call_id=call.id, name=call.name, content=outcome.output)
+
+    def call_mcp(self, call: ToolCall, server: str, tool: str) -> ToolOutcome:
+        """One MCP tool call, bounded like a bash command: ``tools.bashTimeoutMs`` and the run's deadline."""
+        assert self.mcp is not None
+        arguments = mcp_arguments(call.name, call.arguments).value_or({})
+        budget = call_time(self.tool_context(), self.setup.measured.tools.bash_timeout_ms / 1000)
+        if budget is None:
+            return ToolOutcome(False, NOT_RUN, timed_out=True)
+        return self.mcp.call(server, tool, arguments, budget.seconds)
+
+    def start_mcp(self) -> RunResult | None:
+        """Start the run's MCP servers and offer their tools; the run's end when they cannot start."""
+        setup = self.setup
+        servers = mcp_servers_from(setup.mcp_servers)
+        if not servers:
+            return None
+        names = ", ".join(server.name for server in servers)
+        if Effect.PROCESS not in setup.granted:
+            message = (
+                f"MCP servers ({names}) run a process each: they need the process effect granted "
+                "(--allow-process), which this run does not have"
+            )
+            return self.end("error", reason="mcp_start", message=message)
+        self.mcp = McpClients(
+            servers=servers,
+            workspace=setup.workspace,
+            env=setup.env if setup.env is not None else tool_env(os.environ, None),
+            mark=new_mark(),
+            sandbox=setup.sandbox,
+        )
+        try:
+            listing = self.mcp.start(self.wall_left_s())
+        except McpStartError as error:
+            self.mcp = None  # start() stopped what it had started
+            return self.end("error", reason="mcp_start", message=str(error))
+        self.tools = (*self.tools, *listing.specs())
+        return None
 
     # --- the loop -------------------------------------------------------------------------------------
 
@@ -556,8 +615,18 @@ def run_agent(setup: AgentSetup) -> RunResult:
             return run.end("error", reason="config", message=str(unknown_tool))
         case Success(specs):
             run.tools = specs
+    try:
+        started = run.start_mcp()
+    except KeyboardInterrupt:
+        run.end("error", reason="interrupted", message="interrupted by the user")
+        raise
+    if started is not None:
+        return started
     run.chars = len(run.profile.instructions)
     instructions_only = ProviderRequest(model="", instructions=run.profile.instructions, messages=())
     run.normalized_instructions = normalize_request(instructions_only, setup.normalize_rules).instructions
     run.append(UserMessage(content=setup.prompt))
-    return run.loop()
+    try:
+        return run.loop()
+    finally:
+        run.close_mcp()  # loop() ends through end(), which closes them; this covers what escapes it

@@ -15,7 +15,7 @@ outcome ``error`` and its reason); its events end with ``run_end``; ``finish`` i
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -53,6 +53,10 @@ class AgentJob:
     """Where the run's commands run (``--sandbox bwrap``); ``None``: plain subprocesses."""
     rates: Rates | None = None
     """The arm's prices: ``budget.maxCostUsd`` is checked at them (``None``: no cost is counted)."""
+    mcp_servers: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """MCP servers (stdio) given to the run: server name -> argv. The built-in agent starts them itself
+    (``AgentSetup.mcp_servers``); an external agent gets them in its own config format
+    (``alisio.core.agents.mcp_config``)."""
 
 
 def _same(record: RunRecord) -> RunRecord:
@@ -120,6 +124,7 @@ class BuiltinRunner:
             on_event=self.on_event,
             sandbox=job.sandbox,
             rates=job.rates,
+            mcp_servers=job.mcp_servers,
         )
         result = run_agent(setup)
         message = result.message if result.outcome == "error" else None

@@ -29,6 +29,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from alisio.core.harness.config import LabSettings, MeasuredConfig, config_hash
+from alisio.core.harness.events import Effect
 from alisio.core.harness.sandbox import SandboxKind
 from alisio.core.lab.comparisons.variants import VariantsPlan, interleave
 from alisio.core.lab.manifest import RunManifest
@@ -230,12 +231,25 @@ def _checked(
     lab_sandbox = loaded.config.lab.sandbox if loaded is not None else None
     sandboxed = (request.sandbox or lab_sandbox) is SandboxKind.BWRAP
     tasks = _selected(request, choice, configs, agents_of(request, external, chosen), sandboxed)
+    _check_mcp(request, loaded)
     check_outputs(Checked(request, choice.loaded, tuple(variant for variant, _ in configs)), outputs)
     if request.executor is ExecutorKind.RAY and request.ray_address is not None:
         from alisio.shell.lab.ray_executor import check_address
 
         check_address(request.ray_address)
     return measured, loaded, choice, variants, tasks
+
+
+def _check_mcp(request: LabRequest, loaded: LoadedConfig | None) -> None:
+    """config.toml's MCP servers need ``--allow-process`` (each is a process); refused before the first run."""
+    from alisio.core.harness.mcp import mcp_grant_problem
+
+    if loaded is None:
+        return
+    ceiling = frozenset({Effect.READ}) if request.permissions.read_only else request.permissions.granted
+    problem = mcp_grant_problem((server.name for server in loaded.config.mcp_servers), ceiling)
+    if problem is not None:
+        raise CommandError(f"{loaded.path}: mcp.servers: {problem}; nothing was run")
 
 
 def _agents(
