@@ -21,7 +21,7 @@ import hashlib
 import json
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final
 
@@ -287,6 +287,7 @@ def write_imported(
     sandbox: Sandbox | None = None,
     confirm: Callable[[], None] | None = None,
     on_task: Callable[[int, int, TaskCheck], None] | None = None,
+    binary: Mapping[str, bytes] | None = None,
 ) -> SelfCheck:
     """Write ``imported`` to ``out`` (which must not exist) in one rename, after self-checking it (in
     ``sandbox`` when given; ``confirm`` is asked once the suite validates, before its first test runs, and
@@ -313,6 +314,10 @@ def write_imported(
             path = temp / relative
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
+        for relative, data in (binary or {}).items():  # files copied as they are (a skill eval's inputs)
+            path = temp / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
         for task in suite["tasks"]:
             fixture = temp / task["fixture"]
             fixture.mkdir(parents=True, exist_ok=True)

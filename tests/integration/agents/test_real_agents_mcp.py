@@ -57,7 +57,7 @@ def test_the_agent_offers_the_mcp_servers_tools_and_still_fixes_fix_add(
                      "{base_url}", "--out", str(out))  # fmt: skip
     assert live["rc"] == 0, live["stderr"]
     offered = {name for call in live["calls"] for name in _tool_names(call["body"]) if name}
-    # Claude Code offers mcp__docs__lookup, OpenCode docs_lookup, Codex a namespace mcp__docs (its tools inside)
+    # OpenCode offers docs_lookup, Codex a namespace mcp__docs (its tools inside)
     assert any("docs" in name for name in offered), sorted(offered)
     report = json.loads((out / "report.json").read_text())
     assert report["tasks"][0]["passes"] == 1, live["stderr"]

@@ -272,6 +272,9 @@ class Task(_SuiteStruct, frozen=True, kw_only=True):
     solution: str | None = None  # a directory laid over the copy, or a script run with bash in it
     sandbox: TaskSandbox | None = None  # fixed paths under --sandbox bwrap (core.lab.suite_sandbox)
     protected: tuple[NonEmpty, ...] | None = None  # kept from the agent (core.lab.suites.protected)
+    advisory: tuple[NonEmpty, ...] = ()
+    """Notes no check decides (an imported skill eval's expectations for a grader model): shown with the task
+    in report.md, never counted."""
 
 
 class Suite(_SuiteStruct, frozen=True, kw_only=True):

@@ -1,0 +1,266 @@
+"""A skill's own evals (``evals/evals.json`` in a skill folder) as an alisio suite whose runs have the skill as
+their context (pure mapping; ``alisio eval import skill DIR``).
+
+The format read is skill-creator's (anthropics/skills, ``references/schemas.md``)::
+
+    {"skill_name": "pdf",
+     "evals": [{"id": 1, "prompt": "...", "expected_output": "...", "files": ["evals/files/a.pdf"],
+                "expectations": ["The output includes X", "The skill used script Y"]}]}
+
+Its ``expectations`` are sentences for a grader model, and ``expected_output`` a description for a person:
+neither has a deterministic check, so neither is counted. Each becomes an *advisory* note of its task
+(``Task.advisory``), shown with the task in report.md and never counted. A check is imported only when the
+eval states one alisio can decide: an expectation written as an alisio verifier object
+(``{"kind": "file-contains", "path": "out.txt", "text": "42"}``; its ``id`` defaults to ``expect-N``). An eval
+with no such check is left out (``SkillSuite.skipped`` says so, with its advisory notes): a task that nothing
+decides would count every run as a pass.
+
+What the suite holds:
+- one task per imported eval (id ``eval-<id>``), its prompt as written, a fixture holding its input
+  ``files`` (under ``evals/files/`` they keep their path below it, other files their path in the skill);
+- ``skill/<name>/``: the skill folder without its ``evals/`` (the agent must not read the expectations);
+- ``compare.json``: ``without-skill`` against ``with-skill``, whose context puts the skill in the workspace
+  at ``skills/<name>/`` and tells the built-in agent where it is (``system``); ``context-claude-code.json``
+  puts it where Claude Code looks for user skills (``home``: ``.claude/skills/<name>/``).
+
+Rules: every refusal is one line naming the file and the field (``evals[2].prompt``); ids are unique; a file
+an eval names must be in the skill (no absolute path, no ``..``); the suite version carries a digest of
+SKILL.md, evals.json and every file copied, so a changed skill is another suite version.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from returns.result import Failure, Result, Success
+
+from alisio.core.base import Frozen
+from alisio.core.lab.suites.importers import source_version, task_id_of
+
+__all__ = ["EVALS_FILE", "SKILL_FILE", "SkillSuite", "skill_front_matter", "skill_suite"]
+
+SKILL_FILE: Final = "SKILL.md"
+EVALS_FILE: Final = "evals/evals.json"
+_BUDGET: Final = {"maxTurns": 30, "maxWallMs": 600_000}
+_POLICY: Final = {"mode": "auto", "allow": ["write", "process"]}
+_NAME: Final = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
+_FILES_DIR: Final = "evals/files/"
+
+
+class SkillSuite(Frozen, frozen=True, kw_only=True):
+    """What the shell writes: suite.json, compare.json and context files as data, and what to copy."""
+
+    suite: dict[str, Any]
+    extra: tuple[tuple[str, dict[str, Any]], ...]
+    """Other JSON files by suite-relative path (compare.json, the context files)."""
+    copies: tuple[tuple[str, str], ...]
+    """(suite-relative destination, skill-relative source) of every file to copy."""
+    skipped: tuple[str, ...]
+    """One line per eval left out (no deterministic check), with its advisory notes."""
+    advisory: int
+    """Advisory notes kept in the imported tasks."""
+
+
+def skill_front_matter(text: str) -> dict[str, str]:
+    """The ``key: value`` lines of SKILL.md's front matter (between the first two ``---`` lines)."""
+    lines = text.splitlines()
+    if not lines or lines[0].strip() != "---":
+        return {}
+    found: dict[str, str] = {}
+    for line in lines[1:]:
+        if line.strip() == "---":
+            return found
+        key, colon, value = line.partition(":")
+        if colon and key.strip() and not key.startswith((" ", "\t")):
+            found[key.strip()] = value.strip().strip("\"'")
+    return {}
+
+
+def _fail(where: str, message: str) -> Failure[str]:
+    return Failure(f"{where}: {message}")
+
+
+def _relative_problem(path: str) -> str | None:
+    parts = path.split("/")
+    if not path or path.startswith("/") or "\\" in path or any(part in ("", ".", "..") for part in parts):
+        return "must be a path inside the skill (relative, no '..', no empty part)"
+    if path == EVALS_FILE:
+        return "names evals.json itself"
+    return None
+
+
+def _fixture_path(path: str) -> str:
+    return path[len(_FILES_DIR) :] if path.startswith(_FILES_DIR) else path
+
+
+class _Eval(Frozen, frozen=True, kw_only=True):
+    task_id: str
+    prompt: str
+    files: tuple[str, ...]
+    verifiers: tuple[dict[str, Any], ...]
+    advisory: tuple[str, ...]
+
+
+def _advisory(raw: Mapping[str, Any]) -> list[str]:
+    notes = []
+    expected = raw.get("expected_output")
+    if isinstance(expected, str) and expected.strip():
+        notes.append(f"expected output: {expected.strip()}")
+    return notes
+
+
+def _one_eval(index: int, raw: object, source: str, skill_files: frozenset[str]) -> Result[_Eval, str]:
+    where = f"{source}: evals[{index}]"
+    if not isinstance(raw, dict):
+        return _fail(where, "expected an object with id and prompt")
+    eval_id = raw.get("id")
+    if isinstance(eval_id, bool) or not isinstance(eval_id, (int, str)) or str(eval_id).strip() == "":
+        return _fail(f"{where}.id", "expected an integer or a non-empty string")
+    prompt = raw.get("prompt")
+    if not isinstance(prompt, str) or not prompt.strip():
+        return _fail(f"{where}.prompt", "expected the task's prompt (a non-empty string)")
+    files = raw.get("files", [])
+    if not isinstance(files, list) or not all(isinstance(path, str) for path in files):
+        return _fail(f"{where}.files", "expected a list of paths relative to the skill")
+    for number, path in enumerate(files):
+        problem = _relative_problem(path)
+        if problem is None and path not in skill_files:
+            problem = "is not a file of the skill"
+        if problem is not None:
+            return _fail(f"{where}.files[{number}]", f"{path!r} {problem}")
+    fixture_paths = [_fixture_path(path) for path in files]
+    if len(set(fixture_paths)) != len(fixture_paths):
+        return _fail(f"{where}.files", "two files land on the same path in the fixture")
+    expectations = raw.get("expectations", [])
+    if not isinstance(expectations, list):
+        return _fail(f"{where}.expectations", "expected a list")
+    verifiers: list[dict[str, Any]] = []
+    advisory = _advisory(raw)
+    for number, expectation in enumerate(expectations):
+        if isinstance(expectation, str):
+            if expectation.strip():
+                advisory.append(expectation.strip())
+        elif isinstance(expectation, dict) and isinstance(expectation.get("kind"), str):
+            verifiers.append({"id": f"expect-{number + 1}", **expectation})
+        else:
+            message = "expected a sentence (advisory) or an alisio verifier object with a kind"
+            return _fail(f"{where}.expectations[{number}]", message)
+    return Success(
+        _Eval(
+            task_id=task_id_of(f"eval-{eval_id}"),
+            prompt=prompt,
+            files=tuple(files),
+            verifiers=tuple(verifiers),
+            advisory=tuple(advisory),
+        )
+    )
+
+
+def _contexts(name: str, description: str) -> tuple[tuple[str, dict[str, Any]], ...]:
+    where = f"skills/{name}/"
+    what = f": {description}" if description else ""
+    system = (
+        f"A skill is installed in the workspace at {where}SKILL.md ({name}{what}). When the task matches it, "
+        "read that file first and follow it; its scripts and references are beside it."
+    )
+    builtin = {"label": f"skill {name}", "workspace": {where: f"skill/{name}/"}, "system": system}
+    claude = {"label": f"skill {name}", "home": {f".claude/skills/{name}/": f"skill/{name}/"}}
+    compare = {
+        "suite": f"skill-{name}",
+        "variants": [{"id": "without-skill"}, {"id": "with-skill", "context": builtin}],
+    }
+    return (
+        ("compare.json", compare),
+        ("context-builtin.json", builtin),
+        ("context-claude-code.json", claude),
+    )
+
+
+def skill_suite(
+    skill_md: str,
+    evals_raw: object,
+    skill_files: Sequence[str],
+    digests: Sequence[str],
+    source: str,
+) -> Result[SkillSuite, str]:
+    """The suite of a skill's evals.
+
+    Args:
+        skill_md: SKILL.md's text.
+        evals_raw: evals.json, decoded.
+        skill_files: every regular file of the skill, relative to its root (``/``-separated).
+        digests: the sha256 of SKILL.md, evals.json and every file copied (the suite version's digest).
+        source: how messages name evals.json (its path).
+
+    Returns:
+        The suite, or one line naming the file and field that is wrong (no eval with a deterministic check:
+        a line saying so, listing what was read).
+    """
+    front = skill_front_matter(skill_md)
+    if not isinstance(evals_raw, dict) or not isinstance(evals_raw.get("evals"), list):
+        return _fail(source, 'expected {"skill_name": ..., "evals": [...]}')
+    name = front.get("name") or str(evals_raw.get("skill_name") or "")
+    if not _NAME.match(name):
+        return _fail(
+            f"{source}: skill_name", f"{name!r} is not a skill name (lower-case letters, digits, '-')"
+        )
+    files = frozenset(skill_files)
+    parsed: list[_Eval] = []
+    for index, raw in enumerate(evals_raw["evals"]):
+        match _one_eval(index, raw, source, files):
+            case Failure() as failure:
+                return failure
+            case Success(one):
+                parsed.append(one)
+    seen: set[str] = set()
+    for one in parsed:
+        if one.task_id in seen:
+            return _fail(f"{source}: evals", f"two evals have the id of task {one.task_id}")
+        seen.add(one.task_id)
+    kept = [one for one in parsed if one.verifiers]
+    skipped = tuple(
+        f"{one.task_id}: not imported, no deterministic check ({len(one.advisory)} advisory note"
+        f"{'s' if len(one.advisory) != 1 else ''}: {' | '.join(one.advisory) or 'none'})"
+        for one in parsed
+        if not one.verifiers
+    )
+    if not kept:
+        return _fail(
+            source,
+            f"none of its {len(parsed)} evals has a deterministic check: their expectations are sentences for "
+            "a grader model, imported only as advisory notes of a task that has one (write an expectation "
+            'as an alisio verifier, e.g. {"kind": "file-contains", "path": "out.txt", "text": "42"})',
+        )
+    tasks = [
+        {
+            "id": one.task_id,
+            "prompt": one.prompt,
+            "fixture": f"fixtures/{one.task_id}",
+            "budget": dict(_BUDGET),
+            "policy": dict(_POLICY),
+            "verifiers": list(one.verifiers),
+            **({"advisory": list(one.advisory)} if one.advisory else {}),
+        }
+        for one in kept
+    ]
+    description = front.get("description", "")
+    suite = {
+        "schemaVersion": 1,
+        "suiteId": f"skill-{name}",
+        "suiteVersion": source_version("1.0.0", digests),
+        "description": f"The evals of the skill {name} (imported from {source})",
+        "tasks": tasks,
+    }
+    copies = [(f"fixtures/{one.task_id}/{_fixture_path(path)}", path) for one in kept for path in one.files]
+    copies += [(f"skill/{name}/{path}", path) for path in sorted(files) if not path.startswith("evals/")]
+    return Success(
+        SkillSuite(
+            suite=suite,
+            extra=_contexts(name, description),
+            copies=tuple(copies),
+            skipped=skipped,
+            advisory=sum(len(one.advisory) for one in kept),
+        )
+    )
