@@ -250,8 +250,7 @@ class Config(Frozen, frozen=True, kw_only=True):
     prices: tuple[ModelPrices, ...] = ()
     """``[prices."MODEL"]`` tables, sorted by model (not measured: they price what was measured)."""
     mcp_servers: tuple[McpServer, ...] = ()
-    """``[mcp.servers.NAME]`` tables, sorted by name: MCP servers given to every run (not measured: a
-    context, named by its own label in reports; ``alisio.core.harness.mcp``)."""
+    """``[mcp.servers.NAME]``, sorted by name: MCP servers given to every run (not measured: a context)."""
 
 
 # --- keys ----------------------------------------------------------------------------------------------------
@@ -443,9 +442,11 @@ def _canonical(measured: MeasuredConfig) -> MeasuredConfig:
     return msgspec.structs.replace(measured, agents=agents)
 
 
+_NOT_MEASURED: Final = ("provider", "lab", "prices", "mcp", "agents")
+
+
 def _parse_measured(data: Mapping[str, object], source: str) -> Result[MeasuredConfig, ConfigError]:
-    others = ("provider", "lab", "prices", "mcp", "agents")
-    rest = {key: value for key, value in data.items() if key not in others}
+    rest = {key: value for key, value in data.items() if key not in _NOT_MEASURED}
     agents = _parse_agents(data["agents"], source) if "agents" in data else Success(())
     return agents.bind(
         lambda parsed: _convert(rest, MeasuredConfig, "", source).map(
@@ -488,20 +489,14 @@ def parse_config(data: Mapping[str, object], source: str) -> Result[Config, Conf
     return provider.bind(
         lambda settings: lab.bind(
             lambda lab_settings: prices.bind(
-                lambda priced: mcp.bind(
-                    lambda servers: _parse_measured(data, source).map(
-                        lambda measured: Config(
-                            provider=settings,
-                            measured=measured,
-                            lab=lab_settings,
-                            prices=priced,
-                            mcp_servers=servers,
-                        )
+                lambda priced: _parse_measured(data, source).map(
+                    lambda measured: Config(
+                        provider=settings, measured=measured, lab=lab_settings, prices=priced
                     )
                 )
             )
         )
-    )
+    ).bind(lambda config: mcp.map(lambda servers: msgspec.structs.replace(config, mcp_servers=servers)))
 
 
 # --- hash, data, overrides -----------------------------------------------------------------------------------

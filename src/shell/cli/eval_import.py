@@ -35,6 +35,7 @@ from alisio.shell.cli.options import SandboxFlag, check_min
 if TYPE_CHECKING:
     from alisio.core.lab.judges.selfcheck import SelfCheck, TaskCheck
     from alisio.core.lab.suites.importers import ImportedSuite
+    from alisio.shell.lab.skill_import import ImportedSkill
     from alisio.shell.sandbox.bwrap import Sandbox
 
 KINDS = ("humaneval", "exercism", "harbor", "skill")
@@ -96,16 +97,8 @@ def import_suite(
         raise CommandError(f"{kind} needs SOURCE: the directory to import from")
     if kind == "harbor" and sandbox is not None and str(sandbox) != "bwrap":
         raise CommandError("--sandbox none: Harbor tasks run only in the sandbox (their tests use its paths)")
-    binary: dict[str, bytes] = {}
-    if kind == "skill":
-        from alisio.shell.lab.skill_import import import_skill
-
-        skill = import_skill(source or Path())
-        imported, binary = skill.imported, skill.binary
-        for line in skill.skipped:
-            say(f"alisio eval import: {line}")
-    else:
-        imported = _read(kind, source)
+    skill = _read_skill(source or Path()) if kind == "skill" else None
+    imported = skill.imported if skill is not None else _read(kind, source)
     boxed = _sandbox("bwrap" if kind == "harbor" else (None if sandbox is None else str(sandbox)))
     total = len(imported[0]["tasks"])
     where = "in the bwrap sandbox" if boxed is not None else "not sandboxed"
@@ -123,28 +116,43 @@ def import_suite(
         sandbox=boxed,
         confirm=confirm,
         on_task=_show_task,
-        binary=binary,
+        binary=skill.binary if skill is not None else None,
     )
     if any(task.flags for task in check.tasks):
         print(render_selfcheck(check), end="")
     result = _parity(kind, imported, check)
+    _said(check, result, out, skill)
+    return ExitCode.OK if check.clean else ExitCode.FAILURE
+
+
+def _said(check: SelfCheck, result: dict[str, Any], out: Path, skill: ImportedSkill | None) -> None:
+    """The import's last lines: what was written and its parity (a skill: how to run it)."""
+    from alisio.shell.cli.common import say
+
+    total = result["tasks"]
+    oracle = f"the reference solution passes {result['oraclePasses']} of {total}"
     say(
         f"imported {check.suite_id} {check.suite_version}: {total} task{'s' if total != 1 else ''} to {out}; "
         f"untouched fails {result['noopFails']} of {total}, "
-        + (
-            "no reference solution (a skill's evals have none)"
-            if kind == "skill"
-            else f"the reference solution passes {result['oraclePasses']} of {total}"
-        )
-        + f" ({out / 'parity.json'})"
+        f"{oracle if skill is None else 'no reference solution (a skill has none)'} ({out / 'parity.json'})"
     )
-    if kind == "skill":
+    if skill is not None:
         say(
             f"the skill's runs: alisio eval variants --variants {out / 'compare.json'} (without-skill against "
             f"with-skill; an external agent: {out / 'context-claude-code.json'}); advisory notes kept: "
             f"{skill.advisory} (shown in report.md, never counted)"
         )
-    return ExitCode.OK if check.clean else ExitCode.FAILURE
+
+
+def _read_skill(source: Path) -> ImportedSkill:
+    """A skill folder's suite (``alisio.shell.lab.skill_import``); the evals left out are said."""
+    from alisio.shell.cli.common import say
+    from alisio.shell.lab.skill_import import import_skill
+
+    skill = import_skill(source)
+    for line in skill.skipped:
+        say(f"alisio eval import: {line}")
+    return skill
 
 
 def _read(kind: str, source: Path | None) -> ImportedSuite:

@@ -36,7 +36,6 @@ Rules this module keeps:
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -86,7 +85,7 @@ from alisio.core.harness.events import (
     ToolResulted,
     excerpt,
 )
-from alisio.core.harness.mcp import MCP_EFFECT, mcp_arguments, mcp_servers_from
+from alisio.core.harness.mcp import MCP_EFFECT
 from alisio.core.harness.protocol import (
     AssistantMessage,
     Message,
@@ -106,11 +105,10 @@ from alisio.core.harness.wire import parse_events
 from alisio.core.replay.fingerprint import ConversationHash, fingerprint, normalize_request
 from alisio.shell import cancel
 from alisio.shell.harness.agent_setup import AgentSetup, ApprovalAnswer, Approver, RunResult
-from alisio.shell.harness.mcp_client import McpClients, McpStartError
+from alisio.shell.harness.mcp_client import McpClients, McpStartError, start_servers
 from alisio.shell.harness.providers.base import ProviderFailure
-from alisio.shell.harness.tools.context import NOT_RUN, call_time
-from alisio.shell.harness.tools.dispatch import ToolContext, ToolOutcome, execute_tool, tool_env
-from alisio.shell.harness.tools.processes import new_mark, stop_marked
+from alisio.shell.harness.tools.dispatch import ToolContext, ToolOutcome, execute_tool
+from alisio.shell.harness.tools.processes import stop_marked
 
 __all__ = ["KEEP_RECENT_MESSAGES", "AgentSetup", "ApprovalAnswer", "Approver", "RunResult", "run_agent"]
 
@@ -467,8 +465,10 @@ class _Run:
         try:
             outcome = (
                 execute_tool(call, self.tool_context())
-                if target is None
-                else self.call_mcp(call, target.server, target.name)
+                if target is None or self.mcp is None
+                else self.mcp.call_tool(
+                    call, target, self.tool_context(), setup.measured.tools.bash_timeout_ms
+                )
             )
         except Exception as error:  # execute_tool turns failures into results; this is the last safety net
             detail = redact_credentials(f"{type(error).__name__}: {error}")[:_MESSAGE_CHARS]
@@ -488,42 +488,17 @@ class _Run:
         )
         return ToolMessage(tool_call_id=call.id, name=call.name, content=outcome.output)
 
-    def call_mcp(self, call: ToolCall, server: str, tool: str) -> ToolOutcome:
-        """One MCP tool call, bounded like a bash command: ``tools.bashTimeoutMs`` and the run's deadline."""
-        assert self.mcp is not None
-        arguments = mcp_arguments(call.name, call.arguments).value_or({})
-        budget = call_time(self.tool_context(), self.setup.measured.tools.bash_timeout_ms / 1000)
-        if budget is None:
-            return ToolOutcome(False, NOT_RUN, timed_out=True)
-        return self.mcp.call(server, tool, arguments, budget.seconds)
-
-    def start_mcp(self) -> RunResult | None:
-        """Start the run's MCP servers and offer their tools; the run's end when they cannot start."""
-        setup = self.setup
-        servers = mcp_servers_from(setup.mcp_servers)
-        if not servers:
-            return None
-        names = ", ".join(server.name for server in servers)
-        if Effect.PROCESS not in setup.granted:
-            message = (
-                f"MCP servers ({names}) run a process each: they need the process effect granted "
-                "(--allow-process), which this run does not have"
-            )
-            return self.end("error", reason="mcp_start", message=message)
-        self.mcp = McpClients(
-            servers=servers,
-            workspace=setup.workspace,
-            env=setup.env if setup.env is not None else tool_env(os.environ, None),
-            mark=new_mark(),
-            sandbox=setup.sandbox,
-        )
+    def start_mcp(self) -> None:
+        """Start the run's MCP servers and offer their tools; raises ``_Stop`` when they cannot start."""
+        setup, wall = self.setup, self.wall_left_s()
         try:
-            listing = self.mcp.start(self.wall_left_s())
+            self.mcp = start_servers(
+                setup.mcp_servers, setup.granted, setup.workspace, setup.env, setup.sandbox, wall
+            )
         except McpStartError as error:
-            self.mcp = None  # start() stopped what it had started
-            return self.end("error", reason="mcp_start", message=str(error))
-        self.tools = (*self.tools, *listing.specs())
-        return None
+            raise _Stop(self.end("error", reason="mcp_start", message=str(error))) from None
+        if self.mcp is not None:
+            self.tools = (*self.tools, *self.mcp.listing.specs())
 
     # --- the loop -------------------------------------------------------------------------------------
 
@@ -571,6 +546,7 @@ class _Run:
 
     def loop(self) -> RunResult:
         try:
+            self.start_mcp()
             while True:
                 result = self.turn()
                 if result is not None:
@@ -615,18 +591,8 @@ def run_agent(setup: AgentSetup) -> RunResult:
             return run.end("error", reason="config", message=str(unknown_tool))
         case Success(specs):
             run.tools = specs
-    try:
-        started = run.start_mcp()
-    except KeyboardInterrupt:
-        run.end("error", reason="interrupted", message="interrupted by the user")
-        raise
-    if started is not None:
-        return started
     run.chars = len(run.profile.instructions)
     instructions_only = ProviderRequest(model="", instructions=run.profile.instructions, messages=())
     run.normalized_instructions = normalize_request(instructions_only, setup.normalize_rules).instructions
     run.append(UserMessage(content=setup.prompt))
-    try:
-        return run.loop()
-    finally:
-        run.close_mcp()  # loop() ends through end(), which closes them; this covers what escapes it
+    return run.loop()

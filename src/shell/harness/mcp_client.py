@@ -37,10 +37,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TextIO
 
 from alisio.core.harness.endpoint import redact_credentials
-from alisio.core.harness.mcp import McpListing, McpServer, mcp_definitions
+from alisio.core.harness.events import Effect
+from alisio.core.harness.mcp import (
+    McpListing,
+    McpServer,
+    McpTool,
+    mcp_arguments,
+    mcp_definitions,
+    mcp_grant_problem,
+    mcp_servers_from,
+)
+from alisio.core.harness.protocol import ToolCall
 from alisio.core.harness.sandbox import BIND_ROOTS, Bind, bwrap_argv, sandbox_path_problem
-from alisio.shell.harness.tools.context import ToolOutcome
-from alisio.shell.harness.tools.processes import marked, stop_marked
+from alisio.shell.harness.tools.context import NOT_RUN, ToolContext, ToolOutcome, call_time
+from alisio.shell.harness.tools.dispatch import tool_env
+from alisio.shell.harness.tools.processes import marked, new_mark, stop_marked
 
 if TYPE_CHECKING:
     from anyio.from_thread import BlockingPortal
@@ -48,7 +59,7 @@ if TYPE_CHECKING:
 
     from alisio.shell.sandbox.bwrap import SandboxRun
 
-__all__ = ["START_TIMEOUT_S", "McpClients", "McpStartError", "server_binds"]
+__all__ = ["START_TIMEOUT_S", "McpClients", "McpStartError", "server_binds", "start_servers"]
 
 START_TIMEOUT_S: Final = 60.0
 """The longest a server may take to start, initialise and list its tools."""
@@ -195,6 +206,14 @@ class McpClients:
             return ToolOutcome(False, redact_credentials(f"the MCP server {server!r} failed: {detail}{tail}"))
         return ToolOutcome(not result.is_error, _result_text(result))
 
+    def call_tool(self, call: ToolCall, target: McpTool, ctx: ToolContext, timeout_ms: int) -> ToolOutcome:
+        """The model's call of ``target``, bounded like a bash command (``timeout_ms``, the run's deadline)."""
+        budget = call_time(ctx, timeout_ms / 1000)
+        if budget is None:
+            return ToolOutcome(False, NOT_RUN, timed_out=True)
+        arguments = mcp_arguments(call.name, call.arguments).value_or({})
+        return self.call(target.server, target.name, arguments, budget.seconds)
+
     def close(self) -> None:
         """Stop every server, then whatever carries the run's mark; idempotent."""
         with self._lock:
@@ -212,6 +231,33 @@ class McpClients:
             for errlog in self._stderr.values():
                 errlog.close()
             self._stderr.clear()
+
+
+def start_servers(
+    servers: Mapping[str, tuple[str, ...]],
+    granted: frozenset[Effect],
+    workspace: Path,
+    env: Mapping[str, str] | None,
+    sandbox: SandboxRun | None,
+    timeout_s: float,
+) -> McpClients | None:
+    """A run's servers started and listed (``None``: it was given none); raises ``McpStartError`` when they
+    may not start (``process`` not granted) or one cannot (the others are stopped first)."""
+    found = mcp_servers_from(servers)
+    if not found:
+        return None
+    problem = mcp_grant_problem((server.name for server in found), granted)
+    if problem is not None:
+        raise McpStartError(problem)
+    clients = McpClients(
+        servers=found,
+        workspace=workspace,
+        env=env if env is not None else tool_env(os.environ, None),
+        mark=new_mark(),
+        sandbox=sandbox,
+    )
+    clients.start(timeout_s)
+    return clients
 
 
 async def _list_tools(session: ClientSession, timeout_s: float) -> list[Any]:

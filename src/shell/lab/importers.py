@@ -310,14 +310,11 @@ def write_imported(
         raise CommandError(f"--out {out}: cannot write here: {why.strerror or why}") from None
     try:
         suite, files = imported
-        for relative, text in files.items():
+        texts = {relative: text.encode("utf-8") for relative, text in files.items()}
+        for relative, content in {**texts, **(binary or {})}.items():  # binary: copied as they are
             path = temp / relative
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-        for relative, data in (binary or {}).items():  # files copied as they are (a skill eval's inputs)
-            path = temp / relative
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(data)
+            path.write_bytes(content)
         for task in suite["tasks"]:
             fixture = temp / task["fixture"]
             fixture.mkdir(parents=True, exist_ok=True)

@@ -47,6 +47,11 @@ _BUDGET: Final = {"maxTurns": 30, "maxWallMs": 600_000}
 _POLICY: Final = {"mode": "auto", "allow": ["write", "process"]}
 _NAME: Final = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 _FILES_DIR: Final = "evals/files/"
+_NOTHING_DETERMINISTIC: Final = (
+    "none of its {count} evals has a deterministic check: their expectations are sentences for a grader "
+    "model, imported only as advisory notes of a task that has one (write an expectation as an alisio "
+    'verifier, e.g. {{"kind": "file-contains", "path": "out.txt", "text": "42"}})'
+)
 
 
 class SkillSuite(Frozen, frozen=True, kw_only=True):
@@ -206,61 +211,63 @@ def skill_suite(
         return _fail(
             f"{source}: skill_name", f"{name!r} is not a skill name (lower-case letters, digits, '-')"
         )
-    files = frozenset(skill_files)
-    parsed: list[_Eval] = []
-    for index, raw in enumerate(evals_raw["evals"]):
-        match _one_eval(index, raw, source, files):
-            case Failure() as failure:
-                return failure
-            case Success(one):
-                parsed.append(one)
-    seen: set[str] = set()
-    for one in parsed:
-        if one.task_id in seen:
-            return _fail(f"{source}: evals", f"two evals have the id of task {one.task_id}")
-        seen.add(one.task_id)
+    match _evals(evals_raw["evals"], source, frozenset(skill_files)):
+        case Failure() as failure:
+            return failure
+        case Success(parsed):
+            pass
     kept = [one for one in parsed if one.verifiers]
-    skipped = tuple(
-        f"{one.task_id}: not imported, no deterministic check ({len(one.advisory)} advisory note"
-        f"{'s' if len(one.advisory) != 1 else ''}: {' | '.join(one.advisory) or 'none'})"
-        for one in parsed
-        if not one.verifiers
-    )
     if not kept:
-        return _fail(
-            source,
-            f"none of its {len(parsed)} evals has a deterministic check: their expectations are sentences for "
-            "a grader model, imported only as advisory notes of a task that has one (write an expectation "
-            'as an alisio verifier, e.g. {"kind": "file-contains", "path": "out.txt", "text": "42"})',
-        )
-    tasks = [
-        {
-            "id": one.task_id,
-            "prompt": one.prompt,
-            "fixture": f"fixtures/{one.task_id}",
-            "budget": dict(_BUDGET),
-            "policy": dict(_POLICY),
-            "verifiers": list(one.verifiers),
-            **({"advisory": list(one.advisory)} if one.advisory else {}),
-        }
-        for one in kept
-    ]
-    description = front.get("description", "")
+        return _fail(source, _NOTHING_DETERMINISTIC.format(count=len(parsed)))
     suite = {
         "schemaVersion": 1,
         "suiteId": f"skill-{name}",
         "suiteVersion": source_version("1.0.0", digests),
         "description": f"The evals of the skill {name} (imported from {source})",
-        "tasks": tasks,
+        "tasks": [_task(one) for one in kept],
     }
     copies = [(f"fixtures/{one.task_id}/{_fixture_path(path)}", path) for one in kept for path in one.files]
-    copies += [(f"skill/{name}/{path}", path) for path in sorted(files) if not path.startswith("evals/")]
+    copies += [
+        (f"skill/{name}/{path}", path) for path in sorted(skill_files) if not path.startswith("evals/")
+    ]
     return Success(
         SkillSuite(
             suite=suite,
-            extra=_contexts(name, description),
+            extra=_contexts(name, front.get("description", "")),
             copies=tuple(copies),
-            skipped=skipped,
+            skipped=tuple(_skipped(one) for one in parsed if not one.verifiers),
             advisory=sum(len(one.advisory) for one in kept),
         )
     )
+
+
+def _evals(raw: list[object], source: str, files: frozenset[str]) -> Result[list[_Eval], str]:
+    """Every eval parsed, their task ids unique."""
+    parsed: list[_Eval] = []
+    for index, entry in enumerate(raw):
+        match _one_eval(index, entry, source, files):
+            case Failure() as failure:
+                return failure
+            case Success(one):
+                if any(other.task_id == one.task_id for other in parsed):
+                    return _fail(f"{source}: evals[{index}].id", f"repeats the id of task {one.task_id}")
+                parsed.append(one)
+    return Success(parsed)
+
+
+def _task(one: _Eval) -> dict[str, Any]:
+    return {
+        "id": one.task_id,
+        "prompt": one.prompt,
+        "fixture": f"fixtures/{one.task_id}",
+        "budget": dict(_BUDGET),
+        "policy": dict(_POLICY),
+        "verifiers": list(one.verifiers),
+        **({"advisory": list(one.advisory)} if one.advisory else {}),
+    }
+
+
+def _skipped(one: _Eval) -> str:
+    count = len(one.advisory)
+    notes = " | ".join(one.advisory) or "none"
+    return f"{one.task_id}: not imported, no deterministic check ({count} advisory note{'s' if count != 1 else ''}: {notes})"
