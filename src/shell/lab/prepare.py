@@ -241,11 +241,17 @@ def _checked(
 
 
 def _check_mcp(request: LabRequest, loaded: LoadedConfig | None) -> None:
-    """config.toml's MCP servers need ``--allow-process`` (each is a process); refused before the first run."""
+    """config.toml's MCP servers need ``--allow-process`` (each is a process) and this machine (a Ray worker
+    does not get them); refused before the first run."""
     from alisio.core.harness.mcp import mcp_grant_problem
 
-    if loaded is None:
+    if loaded is None or not loaded.config.mcp_servers:
         return
+    if request.executor is ExecutorKind.RAY:
+        raise CommandError(
+            f"--executor ray: {loaded.path}: mcp.servers are not passed to Ray workers yet (remove them, or run "
+            "on this machine); nothing was run"
+        )
     ceiling = frozenset({Effect.READ}) if request.permissions.read_only else request.permissions.granted
     problem = mcp_grant_problem((server.name for server in loaded.config.mcp_servers), ceiling)
     if problem is not None:

@@ -240,3 +240,17 @@ def test_under_the_sandbox_the_server_runs_inside_it(home: Path) -> None:
     done = next(e for e in events if e["type"] == "tool_result")
     assert done["ok"] is True, done
     assert done["outputExcerpt"] == "cwd=/workspace host=sandbox"
+
+
+def test_the_ray_executor_is_refused_rather_than_run_without_the_servers(home: Path) -> None:
+    configure(home)
+    suite = make_suite(home, process_task())
+    script = helpers.write_script(home / "s.json", FIX)
+    result = alisio(home, "eval", "run", "calc-suite", "--suite-dir", suite, "--yes", "--allow-write",
+                    "--allow-process", "--script", script, "--executor", "ray", "--out", home / "out")  # fmt: skip
+    assert result.returncode == 1
+    assert (
+        "--executor ray: " in result.stderr
+        and "mcp.servers are not passed to Ray workers yet" in result.stderr
+    )
+    assert not (home / "out").exists()
