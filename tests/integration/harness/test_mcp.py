@@ -41,7 +41,7 @@ def process_task(**overrides: Any) -> dict[str, Any]:
     rules = [{"type": "before", "first": "read_file", "then": "edit_file"}]
     verifiers = [*task("fix-add")["verifiers"], {"kind": "tool-sequence", "id": "order", "rules": rules}]
     fields = {"policy": {"mode": "auto", "allow": ["write", "process"]}, "verifiers": verifiers, **overrides}
-    return task("fix-add", **fields)
+    return task(str(fields.pop("id", "fix-add")), **fields)
 
 
 def transcript(out: Path) -> list[dict[str, Any]]:
@@ -92,19 +92,31 @@ def test_the_servers_tools_are_offered_called_and_recorded(home: Path) -> None:
     assert gone(int((home / "server.pid").read_text()))
 
 
-def test_a_tool_sequence_rule_names_an_mcp_tool(home: Path) -> None:
-    """A rule over the run's calls sees the MCP call like any other (here: it came before the edit)."""
+def test_tool_sequence_rules_name_mcp_tools(home: Path) -> None:
+    """A rule names an MCP tool as offered: the lookup came before the edit (holds), the lookup was never
+    called (fails, naming the call)."""
     configure(home)
-    rules = [{"type": "called", "tool": "*", "argsInclude": "naming"}]
-    verifier = {"kind": "tool-sequence", "id": "asked", "rules": rules}
-    suite = make_suite(home, process_task(verifiers=[*task("x")["verifiers"], verifier]))
+    before = {"type": "before", "first": "mcp__docs__lookup", "then": "edit_file"}
+    looked = {"kind": "tool-sequence", "id": "looked-first", "rules": [before]}
+    never = {
+        "kind": "tool-sequence",
+        "id": "no-lookup",
+        "rules": [{"type": "never", "tool": "mcp__docs__lookup"}],
+    }
+    suite = make_suite(
+        home,
+        process_task(id="looked", verifiers=[looked]),
+        process_task(id="never", verifiers=[never]),
+    )
     script = helpers.write_script(home / "s.json", LOOK_THEN_FIX)
     result = alisio(home, "eval", "run", "calc-suite", "--suite-dir", suite, "--yes", "--allow-write",
                     "--allow-process", "--k", "1", "--script", script, "--out", home / "out")  # fmt: skip
-    if result.returncode == 1 and "called" in result.stderr:
-        pytest.skip("the called rule (issue 28 section 3) is not in this build yet")
     assert result.returncode == 0, result.stderr
-    assert read_runs(home / "out")[0].status == "pass"
+    records = {record.task_id: record for record in read_runs(home / "out")}
+    assert records["looked"].status == "pass"
+    assert records["never"].status == "fail"
+    (verdict,) = records["never"].verifiers
+    assert verdict.status == "fail" and "mcp__docs__lookup" in verdict.detail
 
 
 def test_without_allow_process_the_servers_are_refused_before_the_first_run(home: Path) -> None:
