@@ -73,6 +73,9 @@ def test_advisory_notes_are_in_the_report_and_not_counted(home: Path) -> None:
         "The agent used scripts/count.py",
     ]
     assert (tasks["eval-1"]["passes"], tasks["eval-1"]["judged"]) == (1, 1)
+    html = (report / "report.html").read_text()
+    assert '<section id="advisory"><h2>Advisory notes</h2>' in html
+    assert "<li>eval-1: The agent used scripts/count.py</li>" in html
 
 
 def test_a_skill_whose_evals_have_no_deterministic_check_is_refused(home: Path) -> None:
