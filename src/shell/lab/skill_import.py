@@ -83,7 +83,7 @@ def import_skill(source: Path) -> ImportedSkill:
     except ValueError as error:
         raise CommandError(f"{evals_path}: not valid JSON: {error}") from None
     digests = [hashlib.sha256(path.read_bytes()).hexdigest() for _, path in sorted(files.items())]
-    result = skill_suite(skill_md, evals, tuple(files), digests, str(evals_path))
+    result = skill_suite(skill_md, evals, tuple(files), digests, str(evals_path), source.resolve().name)
     if isinstance(result, Failure):
         raise CommandError(result.failure())
     made = result.unwrap()

@@ -119,3 +119,20 @@ def test_a_link_leaving_the_skill_is_refused(home: Path) -> None:
     assert result.returncode == 1
     assert "a symbolic link that leaves the source" in result.stderr and "leak.txt" in result.stderr
     assert not out.exists()
+
+
+def test_the_list_alone_and_expected_are_read_as_published_skills_write_them(home: Path) -> None:
+    """evals.json as a bare list, ``expected`` for ``expected_output``, no name in SKILL.md: the folder names it."""
+    skill = home / "tally"
+    shutil.copytree(SKILL, skill)
+    (skill / "SKILL.md").write_text("# Tally\n\nCount words with scripts/count.py.\n")
+    check = {"kind": "file-contains", "path": "count.txt", "text": "7"}
+    evals = [{"id": "a", "prompt": "Count notes.txt into count.txt.", "files": ["evals/files/notes.txt"],
+              "expected": "PASS", "expectations": [check]}]  # fmt: skip
+    (skill / "evals/evals.json").write_text(json.dumps(evals))
+    out, result = imported(home, skill)
+    assert result.returncode == 0, result.stderr
+    suite = json.loads((out / "suite.json").read_text())
+    assert suite["suiteId"] == "skill-tally"
+    (only,) = suite["tasks"]
+    assert only["id"] == "eval-a" and only["advisory"] == ["expected: PASS"]

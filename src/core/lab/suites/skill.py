@@ -1,7 +1,8 @@
 """A skill's own evals (``evals/evals.json`` in a skill folder) as an alisio suite whose runs have the skill as
 their context (pure mapping; ``alisio eval import skill DIR``).
 
-The format read is skill-creator's (anthropics/skills, ``references/schemas.md``)::
+The format read is skill-creator's (anthropics/skills, ``references/schemas.md``; published skills also write
+the list of evals alone, and ``expected`` beside ``expected_output``)::
 
     {"skill_name": "pdf",
      "evals": [{"id": 1, "prompt": "...", "expected_output": "...", "files": ["evals/files/a.pdf"],
@@ -109,10 +110,12 @@ class _Eval(Frozen, frozen=True, kw_only=True):
 
 
 def _advisory(raw: Mapping[str, Any]) -> list[str]:
+    """``expected_output`` (skill-creator's) and ``expected`` (seen in published skills: "PASS"), as notes."""
     notes = []
-    expected = raw.get("expected_output")
-    if isinstance(expected, str) and expected.strip():
-        notes.append(f"expected output: {expected.strip()}")
+    for key, label in (("expected_output", "expected output"), ("expected", "expected")):
+        expected = raw.get(key)
+        if isinstance(expected, str) and expected.strip():
+            notes.append(f"{label}: {expected.strip()}")
     return notes
 
 
@@ -189,6 +192,7 @@ def skill_suite(
     skill_files: Sequence[str],
     digests: Sequence[str],
     source: str,
+    folder: str = "",
 ) -> Result[SkillSuite, str]:
     """The suite of a skill's evals.
 
@@ -198,20 +202,21 @@ def skill_suite(
         skill_files: every regular file of the skill, relative to its root (``/``-separated).
         digests: the sha256 of SKILL.md, evals.json and every file copied (the suite version's digest).
         source: how messages name evals.json (its path).
+        folder: the skill folder's name: the skill's name when neither SKILL.md nor evals.json gives one.
 
     Returns:
         The suite, or one line naming the file and field that is wrong (no eval with a deterministic check:
         a line saying so, listing what was read).
     """
     front = skill_front_matter(skill_md)
-    if not isinstance(evals_raw, dict) or not isinstance(evals_raw.get("evals"), list):
-        return _fail(source, 'expected {"skill_name": ..., "evals": [...]}')
-    name = front.get("name") or str(evals_raw.get("skill_name") or "")
+    listed = _listed(evals_raw)
+    if listed is None:
+        return _fail(source, 'expected {"skill_name": ..., "evals": [...]} (or the list of evals alone)')
+    named = evals_raw.get("skill_name") if isinstance(evals_raw, dict) else None
+    name = front.get("name") or (named if isinstance(named, str) else "") or folder
     if not _NAME.match(name):
-        return _fail(
-            f"{source}: skill_name", f"{name!r} is not a skill name (lower-case letters, digits, '-')"
-        )
-    match _evals(evals_raw["evals"], source, frozenset(skill_files)):
+        return _fail(f"{source}: skill_name", f"{name!r} is not a skill name (lower-case letters, digits, -)")
+    match _evals(listed, source, frozenset(skill_files)):
         case Failure() as failure:
             return failure
         case Success(parsed):
@@ -239,6 +244,13 @@ def skill_suite(
             advisory=sum(len(one.advisory) for one in kept),
         )
     )
+
+
+def _listed(raw: object) -> list[object] | None:
+    """The evals: ``{"evals": [...]}``, or the list alone (as some published skills write it)."""
+    if isinstance(raw, dict) and isinstance(raw.get("evals"), list):
+        return list(raw["evals"])
+    return list(raw) if isinstance(raw, list) else None
 
 
 def _evals(raw: list[object], source: str, files: frozenset[str]) -> Result[list[_Eval], str]:
