@@ -49,9 +49,9 @@ _POLICY: Final = {"mode": "auto", "allow": ["write", "process"]}
 _NAME: Final = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 _FILES_DIR: Final = "evals/files/"
 _NOTHING_DETERMINISTIC: Final = (
-    "none of its {count} evals has a deterministic check: their expectations are sentences for a grader "
-    "model, imported only as advisory notes of a task that has one (write an expectation as an alisio "
-    'verifier, e.g. {{"kind": "file-contains", "path": "out.txt", "text": "42"}})'
+    "none of its {count} evals has a deterministic check: their expectations and expected outputs are text "
+    "for a grader model or a person, imported only as advisory notes of a task that has one (write an "
+    'expectation as an alisio verifier, e.g. {{"kind": "file-contains", "path": "out.txt", "text": "42"}})'
 )
 
 
