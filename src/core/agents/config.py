@@ -6,7 +6,7 @@ invocations, ``alisio.core.agents.presets``) or a generic ``command``::
     [agents.mine]
     kind = "command"
     command = ["python3", "/path/agent.py", "--model", "{model}", "--prompt-file", "{prompt_file}"]
-    api = "openai-chat"            # openai-chat | openai-responses | anthropic (default: openai-chat)
+    api = "openai-chat"            # one of alisio.core.harness.wire.APIS (default: openai-chat)
     baseUrlEnv = "OPENAI_BASE_URL" # the variable that carries the proxy's base URL (default per api)
     keyEnv = "OPENAI_API_KEY"      # the variable that carries the (dummy) key (default per api)
     env = ["MY_SETTING"]           # the user's variables passed through (an allow-list)
@@ -32,6 +32,7 @@ from returns.result import Failure, Result, Success
 from alisio.core.agents.exchange import Api
 from alisio.core.base import Frozen
 from alisio.core.errors import ConfigError
+from alisio.core.harness.wire import wire_format
 from alisio.core.shape import shape_problems
 
 __all__ = [
@@ -61,11 +62,6 @@ _DEFAULT_API: Final[Mapping[str, Api]] = {
     "aider": "openai-chat",
     "claude-code": "anthropic",
     "command": "openai-chat",
-}
-_ENV_DEFAULTS: Final[Mapping[Api, tuple[str, str]]] = {
-    "openai-chat": ("OPENAI_BASE_URL", "OPENAI_API_KEY"),
-    "openai-responses": ("OPENAI_BASE_URL", "OPENAI_API_KEY"),
-    "anthropic": ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY"),
 }
 EnvName = Annotated[str, Meta(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")]
 Argv = Annotated[tuple[Annotated[str, Meta(min_length=1)], ...], Meta(min_length=1)]
@@ -114,8 +110,9 @@ def default_api(kind: str) -> Api:
 
 
 def env_names(api: Api) -> tuple[str, str]:
-    """The default base-URL and key variables of ``api``."""
-    return _ENV_DEFAULTS[api]
+    """The default base-URL and key variables of ``api`` (its record's ``base_url_env`` and ``key_env``)."""
+    record = wire_format(api)
+    return record.base_url_env, record.key_env
 
 
 def _error(source: str, name: str, field: str, message: str) -> Failure[ConfigError]:
