@@ -50,6 +50,9 @@
     instructions = "..."
     tools = ["read_file", "list_dir", "search"]
 
+    [mcp.servers.docs]              # not measured: an MCP server given to every run (docs/mcp.md)
+    command = ["python3", "/abs/path/docs_server.py"]
+
 Rules this module keeps:
 - every value is validated when parsed; a failure is a ``ConfigError`` naming the source and the dotted key;
 - only ``MeasuredConfig`` enters ``config_hash``, hashed with every default filled in, so an empty file and a
@@ -92,6 +95,7 @@ from alisio.core.harness.config_provider import (
 )
 from alisio.core.harness.config_provider import TomlInput as _Input
 from alisio.core.harness.lab_settings import LabSettings
+from alisio.core.harness.mcp import McpServer, mcp_config_data, parse_mcp_config
 from alisio.core.harness.presets import PRESET_NAMES
 from alisio.core.harness.prices import ModelPrices, parse_prices, prices_data
 from alisio.core.harness.wire import APIS, DEFAULT_API, DEFAULT_API_KEY_ENVS, FORMAT_IDS
@@ -257,6 +261,8 @@ class Config(Frozen, frozen=True, kw_only=True):
     lab: LabSettings = msgspec.field(default_factory=LabSettings)
     prices: tuple[ModelPrices, ...] = ()
     """``[prices."MODEL"]`` tables, sorted by model (not measured: they price what was measured)."""
+    mcp_servers: tuple[McpServer, ...] = ()
+    """``[mcp.servers.NAME]``, sorted by name: MCP servers given to every run (not measured: a context)."""
 
 
 # --- keys ----------------------------------------------------------------------------------------------------
@@ -285,8 +291,9 @@ def measured_keys() -> tuple[str, ...]:
 def _known_keys() -> tuple[str, ...]:
     provider = tuple(_keys_of(ProviderSettings, "provider."))
     lab = tuple(_keys_of(LabSettings, "lab."))
-    sections = ("provider", "lab", "prices", *_MEASURED_TABLES)
-    return (*sections, *provider, *lab, *measured_keys(), "agents.NAME.instructions", "agents.NAME.tools")
+    sections = ("provider", "lab", "prices", "mcp", *_MEASURED_TABLES)
+    agents = ("agents.NAME.instructions", "agents.NAME.tools")
+    return (*sections, *provider, *lab, *measured_keys(), *agents, "mcp.servers.NAME.command")
 
 
 # --- parsing -------------------------------------------------------------------------------------------------
@@ -447,8 +454,11 @@ def _canonical(measured: MeasuredConfig) -> MeasuredConfig:
     return msgspec.structs.replace(measured, agents=agents)
 
 
+_NOT_MEASURED: Final = ("provider", "lab", "prices", "mcp", "agents")
+
+
 def _parse_measured(data: Mapping[str, object], source: str) -> Result[MeasuredConfig, ConfigError]:
-    rest = {key: value for key, value in data.items() if key not in ("provider", "lab", "prices", "agents")}
+    rest = {key: value for key, value in data.items() if key not in _NOT_MEASURED}
     agents = _parse_agents(data["agents"], source) if "agents" in data else Success(())
     return agents.bind(
         lambda parsed: _convert(rest, MeasuredConfig, "", source).map(
@@ -487,6 +497,7 @@ def parse_config(data: Mapping[str, object], source: str) -> Result[Config, Conf
     )
     lab = _convert(data.get("lab", {}), LabSettings, "lab", source)
     prices = parse_prices(data.get("prices", {}), source)
+    mcp = parse_mcp_config(data.get("mcp", {}), source)
     return provider.bind(
         lambda settings: lab.bind(
             lambda lab_settings: prices.bind(
@@ -497,7 +508,7 @@ def parse_config(data: Mapping[str, object], source: str) -> Result[Config, Conf
                 )
             )
         )
-    )
+    ).bind(lambda config: mcp.map(lambda servers: msgspec.structs.replace(config, mcp_servers=servers)))
 
 
 # --- hash, data, overrides -----------------------------------------------------------------------------------
@@ -547,6 +558,7 @@ def config_to_data(config: Config) -> dict[str, object]:
         "provider": _without_none(msgspec.to_builtins(config.provider)),
         "lab": _without_none(msgspec.to_builtins(config.lab)),
         **({"prices": prices_data(config.prices)} if config.prices else {}),
+        **({"mcp": mcp_config_data(config.mcp_servers)} if config.mcp_servers else {}),
         **_measured_data(config.measured),
     }
 

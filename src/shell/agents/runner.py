@@ -43,6 +43,7 @@ import msgspec
 
 from alisio.core.agents.cassette import AgentCassette, AgentCassetteHeader, unplayed_divergence
 from alisio.core.agents.config import ExternalAgent
+from alisio.core.agents.mcp_config import MCP_WRITERS, mcp_refusal, with_mcp_servers
 from alisio.core.agents.presets import (
     RUN_DIR,
     Invocation,
@@ -72,6 +73,7 @@ from alisio.core.replay.fingerprint import Rules, path_rules
 from alisio.shell.agents.proxy import Call, RunProxy
 from alisio.shell.agents.replay import CassetteReplayer, recorded_cassette
 from alisio.shell.agents.seam import AgentJob, AgentRun
+from alisio.shell.harness.mcp_client import server_binds
 from alisio.shell.harness.providers.faults import RunWire
 from alisio.shell.harness.tools.bash import read_output, supervise_group
 from alisio.shell.harness.tools.processes import marked, new_mark
@@ -198,6 +200,10 @@ class ExternalRunner:
             base_url = proxy.url if place.socket is None else f"http://127.0.0.1:{RELAY_PORT}"
             model = job.model or self.model
             inv = invocation(self.agent, self.binary, job.task.prompt, model, base_url, place.dirs, token)
+            refusal = mcp_refusal(self.agent.kind, job.mcp_servers)
+            if refusal is not None:
+                return self._failed(job, "agent_start", f"agent {self.agent.name}: {refusal}")
+            inv = _with_mcp(self.agent.kind, inv, job.mcp_servers, place.dirs.run)
             problem = argument_problem(self.agent, inv.argv)
             if problem is not None:
                 why = f"agent {self.agent.name}: cannot start {inv.argv[0]}: {problem}"
@@ -403,6 +409,16 @@ def _files(workspace: Path) -> tuple[str, ...]:
         if path.is_file() and not any(part.startswith(".") or part == "__pycache__" for part in parts):
             found.append(str(path.relative_to(workspace)))
     return tuple(sorted(found)[:_MAX_FILES])
+
+
+def _with_mcp(kind: str, inv: Invocation, servers: Mapping[str, tuple[str, ...]], run: str) -> Invocation:
+    """``inv`` with the run's MCP servers in the preset's own configuration (``alisio.core.agents.mcp_config``),
+    and what their commands need bound in the agent's sandbox."""
+    writer = MCP_WRITERS.get(kind)
+    if writer is None or not servers:
+        return inv
+    binds = [bind.source for argv in servers.values() for bind in server_binds(argv)]
+    return with_mcp_servers(writer, inv, servers, run, binds)
 
 
 def _read(file: IO[bytes]) -> str:

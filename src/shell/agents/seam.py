@@ -15,8 +15,8 @@ the external runner that implements it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -55,6 +55,10 @@ class AgentJob:
     """The arm's prices: ``budget.maxCostUsd`` is checked at them (``None``: no cost is counted)."""
     faults: FaultSpec | None = None
     """The arm's injected provider faults (``--faults``, a variant's ``faults``); ``None``: none."""
+    mcp_servers: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """MCP servers (stdio) given to the run: server name -> argv. The built-in agent starts them itself
+    (``AgentSetup.mcp_servers``); an external agent gets them in its own config format
+    (``alisio.core.agents.mcp_config``)."""
 
 
 def same_record(record: RunRecord) -> RunRecord:

@@ -404,8 +404,19 @@ def _setup(
         on_event=_json_sink() if json_out else _progress,
         env=tool_env(os.environ, key),
         sandbox=sandbox,
+        mcp_servers={server.name: server.command for server in config.mcp_servers},
     )
+    _check_mcp(setup)
     return setup, key
+
+
+def _check_mcp(setup: AgentSetup) -> None:
+    """config.toml's MCP servers need the process effect: refused with one line before the run (--read-only)."""
+    from alisio.core.harness.mcp import mcp_grant_problem
+
+    problem = mcp_grant_problem(setup.mcp_servers, setup.granted)
+    if problem is not None:
+        raise CommandError(f"config.toml: mcp.servers: {problem}; nothing was run")
 
 
 def _execute(setup: AgentSetup, faults: FaultSpec | None) -> RunResult:

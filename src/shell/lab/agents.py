@@ -57,6 +57,7 @@ class BuiltinRunner:
             on_event=self.on_event,
             sandbox=job.sandbox,
             rates=job.rates,
+            mcp_servers=job.mcp_servers,
         )
         wire = RunWire(job.faults, f"{job.task.id}/{job.spec.repetition}", job.measured.retries.max)
         with run_wire(wire):  # the run's faults and retries.max, in the provider's HTTP layer

@@ -22,7 +22,7 @@ import io
 import json
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final
 
@@ -332,6 +332,7 @@ def write_imported(
     sandbox: Sandbox | None = None,
     confirm: Callable[[], None] | None = None,
     on_task: Callable[[int, int, TaskCheck], None] | None = None,
+    binary: Mapping[str, bytes] | None = None,
 ) -> SelfCheck:
     """Write ``imported`` to ``out`` (which must not exist) in one rename, after self-checking it (in
     ``sandbox`` when given; ``confirm`` is asked once the suite validates, before its first test runs, and
@@ -354,10 +355,11 @@ def write_imported(
         raise CommandError(f"--out {out}: cannot write here: {why.strerror or why}") from None
     try:
         suite, files = imported
-        for relative, text in files.items():
+        texts = {relative: text.encode("utf-8") for relative, text in files.items()}
+        for relative, content in {**texts, **(binary or {})}.items():  # binary: copied as they are
             path = temp / relative
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
+            path.write_bytes(content)
         for task in suite["tasks"]:
             fixture = temp / task["fixture"]
             fixture.mkdir(parents=True, exist_ok=True)

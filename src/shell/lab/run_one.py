@@ -92,6 +92,8 @@ class RunContext:
     """The runners of the external agents the command uses, by agent name (checked before the first run)."""
     sandbox: Sandbox | None = None
     """Where bash commands and command verifiers run (``--sandbox bwrap``); ``None``: plain subprocesses."""
+    mcp_servers: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """MCP servers given to every run (config.toml's ``[mcp.servers.NAME]``): server name -> argv."""
 
 
 @dataclass(frozen=True)
@@ -166,6 +168,7 @@ def _judged_run(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> Finishe
             sandbox=sandbox,
             rates=arm.rates,
             faults=arm.faults,
+            mcp_servers=ctx.mcp_servers,
         )
         result = runner_for(ctx, job).run(job)
         kept, tampered = _after_agent(task, ws, ctx.credentials, keep=result.outcome != "error")

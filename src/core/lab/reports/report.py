@@ -263,6 +263,8 @@ class TaskReport(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     cached_input_runs: int = 0
     cached_input_tokens: int | None = None
     estimated: Estimated | None = None
+    advisory: tuple[str, ...] = ()
+    """The task's advisory notes (suite.json ``advisory``): shown, never counted."""
 
 
 class Summary(Frozen, frozen=True, kw_only=True, omit_defaults=True):
