@@ -25,10 +25,10 @@ from alisio.core.harness.events import (
     ToolCalled,
     ToolResulted,
 )
-from alisio.core.lab.records import Measured, RunRecord, RunStatus
-from alisio.core.lab.report import AnswerSource, CompactionSettings, Conditions
-from alisio.core.lab.report_build import build_report
-from alisio.core.lab.transcript import encode_transcript, transcript_path
+from alisio.core.lab.reports.report import AnswerSource, CompactionSettings, Conditions
+from alisio.core.lab.reports.report_build import build_report
+from alisio.core.lab.runs.records import Measured, RunRecord, RunStatus
+from alisio.core.lab.runs.transcript import encode_transcript, transcript_path
 from alisio.shell.lab.store import REPORT_HTML, write_report_html
 
 MAX_BYTES = 8_000_000

@@ -24,14 +24,14 @@ from pathlib import Path
 
 import msgspec
 
-from alisio.core.lab.manifest import decode_manifest, encode_manifest
-from alisio.core.lab.merge import plan_of_manifest
-from alisio.core.lab.plan_key import plan_digest
-from alisio.core.lab.records import RunStatus, decode_runs, encode_runs
-from alisio.core.lab.report_build import build_report
-from alisio.core.lab.report_json import decode_report, encode_report
-from alisio.core.lab.shards import ShardBlock, ShardChoice, owned_runs, slice_plan
-from alisio.core.lab.transcript import transcript_path
+from alisio.core.lab.plans.manifest import decode_manifest, encode_manifest
+from alisio.core.lab.plans.merge import plan_of_manifest
+from alisio.core.lab.plans.plan_key import plan_digest
+from alisio.core.lab.plans.shards import ShardBlock, ShardChoice, owned_runs, slice_plan
+from alisio.core.lab.reports.report_build import build_report
+from alisio.core.lab.reports.report_json import decode_report, encode_report
+from alisio.core.lab.runs.records import RunStatus, decode_runs, encode_runs
+from alisio.core.lab.runs.transcript import transcript_path
 
 ROOT = Path(__file__).resolve().parents[1]
 ALISIO = Path(sys.executable).with_name("alisio")

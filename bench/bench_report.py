@@ -11,9 +11,9 @@ import time
 
 import numpy as np
 
-from alisio.core.lab.records import Incident, Measured, RunRecord, RunStatus, decode_runs, encode_runs
-from alisio.core.lab.report import AnswerSource, CompactionSettings, Conditions, Rates
-from alisio.core.lab.report_build import build_report
+from alisio.core.lab.reports.report import AnswerSource, CompactionSettings, Conditions, Rates
+from alisio.core.lab.reports.report_build import build_report
+from alisio.core.lab.runs.records import Incident, Measured, RunRecord, RunStatus, decode_runs, encode_runs
 
 STATUSES = (RunStatus.PASS, RunStatus.FAIL, RunStatus.BUDGET_EXCEEDED, RunStatus.ERROR)
 

@@ -1,6 +1,6 @@
 """The sequential mode's guarantees, measured by simulation with the functions the CLI runs (issue 19).
 
-Every simulated task is scanned by ``alisio.core.lab.sequential_kernel.scan_pairs`` / ``scan_width``, the very
+Every simulated task is scanned by ``alisio.core.stats.sequential_kernel.scan_pairs`` / ``scan_width``, the very
 functions behind ``two_arm`` and ``until_width`` (a property test checks that the scan stops where the CLI's
 look after every pair stops), with the CLI's defaults: alpha 0.05 family-wise, ``--min-k`` 5, futility 0.05.
 
@@ -47,10 +47,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from alisio.core.lab.betting import pair_log_wealth
-from alisio.core.lab.records import Measured, RunRecord, RunStatus
-from alisio.core.lab.seq_run import outcomes, paired_outcomes
-from alisio.core.lab.sequential_kernel import (
+from alisio.core.lab.plans.seq_run import outcomes, paired_outcomes
+from alisio.core.lab.runs.records import Measured, RunRecord, RunStatus
+from alisio.core.stats.betting import pair_log_wealth
+from alisio.core.stats.power import boschloo_power, runs_per_side
+from alisio.core.stats.rates import wilson_interval
+from alisio.core.stats.sequential_kernel import (
     MAX_K,
     SequentialDesign,
     baseline_futility_probability,
@@ -61,8 +63,6 @@ from alisio.core.lab.sequential_kernel import (
     scan_width,
     threshold,
 )
-from alisio.core.stats.power import boschloo_power, runs_per_side
-from alisio.core.stats.rates import wilson_interval
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-from alisio.core.lab.records import Incident, Measured, RunRecord, RunStatus, VerifierResult, VerifierStatus
-from alisio.core.lab.report import (
+from alisio.core.lab.runs.records import Incident, Measured, RunRecord, RunStatus, VerifierResult, VerifierStatus
+from alisio.core.lab.reports.report import (
     DEFAULT_AGENT,
     AgentCondition,
     AnswerSource,
@@ -31,7 +31,7 @@ from alisio.core.lab.report import (
     Conditions,
     Rates,
 )
-from alisio.core.lab.report_build import build_report
+from alisio.core.lab.reports.report_build import build_report
 from alisio.shell.lab.outputs import write_report_files
 
 K = 10

@@ -30,8 +30,8 @@ from typing import Any
 
 import msgspec
 
-from alisio.core.lab.records import RunRecord
-from alisio.core.lab.report import Report
+from alisio.core.lab.reports.report import Report
+from alisio.core.lab.runs.records import RunRecord
 
 ROOT = Path(__file__).resolve().parents[2]
 ALISIO = Path(sys.executable).with_name("alisio")
@@ -251,7 +251,7 @@ def eval_run(
 
 def write(directory: Path, records: list[RunRecord], **cond: object) -> Path:
     """A report directory written by the shell from ``records`` (conditions from the property strategies)."""
-    from alisio.core.lab.report_build import build_report
+    from alisio.core.lab.reports.report_build import build_report
     from alisio.shell.lab.outputs import write_report_files
     from tests.property.strategies_report import conditions
 
@@ -360,7 +360,7 @@ class Lab:
         self, records: list[RunRecord], run_id: str = RUN_ID, provider: str = "openai_compat"
     ) -> Path:
         """Write report.json, runs.jsonl and report.md of a run, built with the core's own functions."""
-        from alisio.core.lab.report_build import build_report
+        from alisio.core.lab.reports.report_build import build_report
         from alisio.shell.lab.outputs import write_report_files
         from tests.property.strategies_report import conditions
 

@@ -20,7 +20,14 @@ from alisio.core.harness.events import (
     ToolCalled,
     ToolResulted,
 )
-from alisio.core.lab.records import Divergence, Measured, RunRecord, RunStatus, VerifierResult, VerifierStatus
+from alisio.core.lab.runs.records import (
+    Divergence,
+    Measured,
+    RunRecord,
+    RunStatus,
+    VerifierResult,
+    VerifierStatus,
+)
 from tests.property.strategies_harness import usages
 from tests.property.strategies_report import REASONS
 

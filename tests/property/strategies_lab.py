@@ -20,7 +20,7 @@ from alisio.core.harness.events import (
 )
 from alisio.core.harness.protocol import Usage
 from alisio.core.lab.judges.outcome import SetupError
-from alisio.core.lab.records import VerifierResult, VerifierStatus
+from alisio.core.lab.runs.records import VerifierResult, VerifierStatus
 from alisio.core.lab.suites.schedule import RunSpec
 
 task_id_lists = st.lists(st.from_regex(r"[a-z][a-z0-9-]{0,8}", fullmatch=True), max_size=6, unique=True)

@@ -6,7 +6,8 @@ from hypothesis import settings
 from hypothesis import strategies as st
 
 from alisio.core.lab.outputs.formats import SCRIPTED_PROVIDER
-from alisio.core.lab.records import (
+from alisio.core.lab.reports.report import AnswerSource, CompactionSettings, Conditions, Rates, Report
+from alisio.core.lab.runs.records import (
     Divergence,
     Incident,
     Measured,
@@ -15,7 +16,6 @@ from alisio.core.lab.records import (
     VerifierResult,
     VerifierStatus,
 )
-from alisio.core.lab.report import AnswerSource, CompactionSettings, Conditions, Rates, Report
 
 TASK_IDS = ("alpha", "beta", "gamma", "delta")
 
@@ -210,7 +210,7 @@ MODES = ("live", "replay", "scripted", "variants", "resumed", "interrupted")
 def reports_of_mode(draw: st.DrawFn, mode: str | None = None) -> Report:
     """A report as one mode writes it: live (with an endpoint), replay and scripted (none), one variant of a
     variants run, a resumed run (with retried runs) or an interrupted one (fewer runs than planned)."""
-    from alisio.core.lab.report_build import build_report
+    from alisio.core.lab.reports.report_build import build_report
 
     mode = mode or draw(st.sampled_from(MODES))
     live = AnswerSource.REPLAY if mode == "replay" else AnswerSource.LIVE

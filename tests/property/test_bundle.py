@@ -1,4 +1,4 @@
-"""Properties of alisio.core.lab.bundle: a bundle decodes back to what was put in it; anything else is refused."""
+"""Properties of alisio.core.lab.sources.bundle: a bundle decodes back to what was put in it; anything else is refused."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from returns.result import Failure, Success
 
-from alisio.core.lab.bundle import decode_bundle, is_bundle
-from alisio.core.lab.records import RunRecord
-from alisio.core.lab.report import Report
+from alisio.core.lab.reports.report import Report
+from alisio.core.lab.runs.records import RunRecord
+from alisio.core.lab.sources.bundle import decode_bundle, is_bundle
 from tests.property.strategies_report import record_lists_settings, reports_of_mode, run_records
 
 

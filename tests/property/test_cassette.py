@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from returns.result import Failure, Success
 
 from alisio.core.harness.protocol import ProviderRequest, ToolSpec, UserMessage
-from alisio.core.lab.records import Divergence, Measured, RunRecord, RunStatus
+from alisio.core.lab.runs.records import Divergence, Measured, RunRecord, RunStatus
 from alisio.core.replay.cassette import (
     MAX_CASSETTE_BYTES,
     MAX_DIRECTORY_BYTES,

@@ -18,9 +18,9 @@ from alisio.core.lab.comparisons.compare import (
     compare_reports,
     limits_footnote,
 )
-from alisio.core.lab.records import RunRecord
-from alisio.core.lab.report import AnswerSource, CompactionSettings, Rates, Report
-from alisio.core.lab.report_build import build_report
+from alisio.core.lab.reports.report import AnswerSource, CompactionSettings, Rates, Report
+from alisio.core.lab.reports.report_build import build_report
+from alisio.core.lab.runs.records import RunRecord
 from alisio.core.stats.exact import PValueMethod, difference_p, pooled_z_p
 from alisio.core.stats.rates import IntervalMethod
 from alisio.core.stats.verdict import Adjustment, VerdictRule

@@ -8,9 +8,9 @@ from hypothesis import strategies as st
 from alisio.core.lab.comparisons.compare import Comparison, Outcome, compare_reports
 from alisio.core.lab.comparisons.gate import FailOn, describe_gate, gate
 from alisio.core.lab.outputs.step_summary import CiSuiteLine, ci_summary, comparison_summary, run_summary
-from alisio.core.lab.records import RunRecord
-from alisio.core.lab.report import AnswerSource
-from alisio.core.lab.report_build import build_report
+from alisio.core.lab.reports.report import AnswerSource
+from alisio.core.lab.reports.report_build import build_report
+from alisio.core.lab.runs.records import RunRecord
 from tests.property.strategies_report import conditions, record_lists_settings, run_records, task_runs
 
 records_lists = st.lists(run_records(lean=True), max_size=20)

@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 
 from alisio.core.lab.outputs.html_filter import FILTER_SCRIPT, failure_groups, run_attributes, script_source
 from alisio.core.lab.outputs.render_html import render_report_html
-from alisio.core.lab.records import RunRecord, RunStatus
-from alisio.core.lab.report import Conditions
-from alisio.core.lab.report_build import build_report
+from alisio.core.lab.reports.report import Conditions
+from alisio.core.lab.reports.report_build import build_report
+from alisio.core.lab.runs.records import RunRecord, RunStatus
 from tests.property.strategies_report import conditions_strategy, run_records
 
 

@@ -8,12 +8,12 @@ from hypothesis import strategies as st
 
 from alisio.core.lab.judges.integrity import tampering
 from alisio.core.lab.judges.outcome import status_of
+from alisio.core.lab.judges.rejudge import verdict_changes
 from alisio.core.lab.judges.selfcheck import SelfCheck, TaskCheck, merged_selfcheck, self_check_block
 from alisio.core.lab.judges.verify import TreeEntry, TreeSnapshot
-from alisio.core.lab.records import Measured, RunRecord, RunStatus, VerifierResult, VerifierStatus
-from alisio.core.lab.rejudge import verdict_changes
+from alisio.core.lab.reports.trust import self_check_line
+from alisio.core.lab.runs.records import Measured, RunRecord, RunStatus, VerifierResult, VerifierStatus
 from alisio.core.lab.suites.protected import protected_paths
-from alisio.core.lab.trust import self_check_line
 
 FILES = ("check.py", "src/calc.py", "tests/test_a.py", "tests/data/x.txt", "README")
 

@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from alisio.core.lab.outputs.junit import BrokenSuite, ReportSuite, SkippedSuite, junit_xml
-from alisio.core.lab.records import RunRecord, RunStatus, VerifierResult, VerifierStatus
-from alisio.core.lab.report_build import build_report
+from alisio.core.lab.reports.report_build import build_report
+from alisio.core.lab.runs.records import RunRecord, RunStatus, VerifierResult, VerifierStatus
 from tests.property.strategies_html import KNOWN, SECRET, arm_records
 from tests.property.strategies_report import conditions, task_runs
 

@@ -1,4 +1,4 @@
-"""Properties of ``alisio.core.lab.manifest``: plan.json round-trips, what a resume compares, torn lines, and
+"""Properties of ``alisio.core.lab.plans.manifest``: plan.json round-trips, what a resume compares, torn lines, and
 what a resume runs, keeps and sets apart."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from returns.result import Failure, Success
 
 from alisio.core.errors import ReportError
-from alisio.core.lab.manifest import (
+from alisio.core.lab.plans.manifest import (
     MANIFEST_SCHEMA_VERSION,
     ManifestAgent,
     RunManifest,
@@ -19,8 +19,8 @@ from alisio.core.lab.manifest import (
     remaining,
     whole_lines,
 )
-from alisio.core.lab.records import RunRecord, RunStatus
-from alisio.core.lab.report import AnswerSource, Rates
+from alisio.core.lab.reports.report import AnswerSource, Rates
+from alisio.core.lab.runs.records import RunRecord, RunStatus
 from alisio.core.lab.suites.schedule import RunSpec, plan_runs
 from tests.property.strategies_lab import ks, seeds, task_id_lists
 from tests.property.strategies_report import run_records

@@ -6,9 +6,14 @@ import msgspec
 from hypothesis import given
 from hypothesis import strategies as st
 
-from alisio.core.lab.manifest import RunManifest, decode_manifest, encode_manifest, measurement_differences
-from alisio.core.lab.records import RunRecord
-from alisio.core.lab.report import AnswerSource
+from alisio.core.lab.plans.manifest import (
+    RunManifest,
+    decode_manifest,
+    encode_manifest,
+    measurement_differences,
+)
+from alisio.core.lab.reports.report import AnswerSource
+from alisio.core.lab.runs.records import RunRecord
 from tests.property.strategies_report import run_records
 
 STORED = RunManifest(

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from returns.result import Success
 
-from alisio.core.lab.manifest import (
+from alisio.core.lab.plans.manifest import (
     ManifestVariant,
     RunManifest,
     decode_manifest,
@@ -17,7 +17,7 @@ from alisio.core.lab.manifest import (
     encode_manifest,
     measurement_differences,
 )
-from alisio.core.lab.records import RunRecord
+from alisio.core.lab.runs.records import RunRecord
 from tests.property.strategies_report import run_records
 from tests.property.test_manifest import _hash, _task_id, manifests
 

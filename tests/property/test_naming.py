@@ -1,4 +1,4 @@
-"""Properties of what names a run (alisio.core.lab.naming), of the runs listed once per message
+"""Properties of what names a run (alisio.core.lab.reports.naming), of the runs listed once per message
 (alisio.core.lab.outputs.failing) and of a file's changed lines in a replay divergence."""
 
 from __future__ import annotations
@@ -10,7 +10,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from alisio.core.lab.comparisons.compare import compare_reports
-from alisio.core.lab.naming import (
+from alisio.core.lab.outputs.failing import failing_runs, group_failures
+from alisio.core.lab.outputs.render import render_markdown
+from alisio.core.lab.reports.naming import (
     NAMERS,
     UNKNOWN_AGENT,
     agent_text,
@@ -19,12 +21,10 @@ from alisio.core.lab.naming import (
     run_naming,
     script_digest,
 )
-from alisio.core.lab.outputs.failing import failing_runs, group_failures
-from alisio.core.lab.outputs.render import render_markdown
-from alisio.core.lab.records import RunRecord
-from alisio.core.lab.report import DEFAULT_AGENT, AgentCondition, AnswerSource, Conditions
-from alisio.core.lab.report_build import build_report
-from alisio.core.lab.report_json import decode_report, encode_report
+from alisio.core.lab.reports.report import DEFAULT_AGENT, AgentCondition, AnswerSource, Conditions
+from alisio.core.lab.reports.report_build import build_report
+from alisio.core.lab.reports.report_json import decode_report, encode_report
+from alisio.core.lab.runs.records import RunRecord
 from alisio.core.replay.fingerprint import CHANGED_LINES, changed_lines
 from tests.property.strategies_html import KNOWN, arm_records
 from tests.property.strategies_report import conditions, task_runs

@@ -22,7 +22,7 @@ from alisio.core.lab.judges.outcome import (
     record_from_run,
     status_of,
 )
-from alisio.core.lab.records import (
+from alisio.core.lab.runs.records import (
     TOOL_NAME_MAX,
     TOOL_SEQUENCE_MAX,
     RunRecord,

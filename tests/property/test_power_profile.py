@@ -14,9 +14,9 @@ from returns.result import Failure, Success
 
 from alisio.core.lab.comparisons.power_plan import PowerRequest, plan_power, render_power
 from alisio.core.lab.comparisons.power_profile import measured_profile
-from alisio.core.lab.records import Measured, RunRecord, RunStatus
-from alisio.core.lab.report import AnswerSource
-from alisio.core.lab.report_build import build_report
+from alisio.core.lab.reports.report import AnswerSource
+from alisio.core.lab.reports.report_build import build_report
+from alisio.core.lab.runs.records import Measured, RunRecord, RunStatus
 from alisio.core.stats.paired import paired_difference
 from alisio.core.stats.power import runs_per_task
 from tests.property.strategies_report import conditions

@@ -22,7 +22,7 @@ from alisio.core.harness.prices import (
     rate_items,
 )
 from alisio.core.harness.protocol import Usage
-from alisio.core.lab.report_build import build_report
+from alisio.core.lab.reports.report_build import build_report
 from tests.property.strategies_report import conditions, run_records
 
 rate = st.floats(0, 100, allow_nan=False)

@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 
 from alisio.core.harness.prices import rate_items
 from alisio.core.lab.outputs.progress import progress_line, summary_table, why_not_passed
-from alisio.core.lab.records import RunRecord, RunStatus, VerifierResult, VerifierStatus
-from alisio.core.lab.report import Conditions
-from alisio.core.lab.report_build import build_report
+from alisio.core.lab.reports.report import Conditions
+from alisio.core.lab.reports.report_build import build_report
+from alisio.core.lab.runs.records import RunRecord, RunStatus, VerifierResult, VerifierStatus
 from tests.property.strategies_report import conditions, conditions_strategy, run_records, task_runs
 
 

@@ -1,4 +1,4 @@
-"""Properties of alisio.core.lab.records: runs.jsonl round-trips, forward compatibility, clear decode errors."""
+"""Properties of alisio.core.lab.runs.records: runs.jsonl round-trips, forward compatibility, clear decode errors."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from returns.result import Failure, Success
 
-from alisio.core.lab.records import (
+from alisio.core.lab.runs.records import (
     RUN_RECORD_SCHEMA_VERSION,
     RunRecord,
     RunStatus,

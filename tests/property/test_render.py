@@ -12,10 +12,10 @@ from alisio.core.lab.comparisons.compare import compare_reports
 from alisio.core.lab.outputs.formats import REPLAY_NOTICE, SCRIPTED_NOTICE, SUITE_RATE_NOTE, format_rate
 from alisio.core.lab.outputs.render import render_markdown
 from alisio.core.lab.outputs.render_compare import render_comparison_markdown
-from alisio.core.lab.records import RunRecord
-from alisio.core.lab.report import AnswerSource, Conditions, Rates
-from alisio.core.lab.report_build import build_report
-from alisio.core.lab.report_json import encode_report
+from alisio.core.lab.reports.report import AnswerSource, Conditions, Rates
+from alisio.core.lab.reports.report_build import build_report
+from alisio.core.lab.reports.report_json import encode_report
+from alisio.core.lab.runs.records import RunRecord
 from alisio.core.stats.rates import wilson_interval
 from tests.property.strategies_report import conditions, conditions_strategy, run_records, task_runs
 

@@ -28,9 +28,9 @@ from alisio.core.lab.outputs.html_transcript import (
 )
 from alisio.core.lab.outputs.render_html import render_report_html
 from alisio.core.lab.outputs.render_html_compare import render_comparison_html, render_variants_html
-from alisio.core.lab.records import RunRecord, RunStatus
-from alisio.core.lab.report_build import build_report
-from alisio.core.lab.transcript import decode_transcript, encode_transcript
+from alisio.core.lab.reports.report_build import build_report
+from alisio.core.lab.runs.records import RunRecord, RunStatus
+from alisio.core.lab.runs.transcript import decode_transcript, encode_transcript
 from tests.property.strategies_html import KNOWN, SECRET, arm_records, transcripts
 from tests.property.strategies_report import conditions, task_runs
 

@@ -1,4 +1,4 @@
-"""Properties of alisio.core.lab.report: counts add up, errored runs change no rate, measured figures are honest."""
+"""Properties of alisio.core.lab.reports.report: counts add up, errored runs change no rate, measured figures are honest."""
 
 from __future__ import annotations
 
@@ -9,16 +9,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 from returns.result import Failure, Success
 
-from alisio.core.lab.records import RunRecord, RunStatus
-from alisio.core.lab.report import (
+from alisio.core.lab.reports.report import (
     REPORT_SCHEMA_VERSION,
     AnswerSource,
     Rates,
     Report,
     finished_runs,
 )
-from alisio.core.lab.report_build import build_report
-from alisio.core.lab.report_json import decode_report, encode_report
+from alisio.core.lab.reports.report_build import build_report
+from alisio.core.lab.reports.report_json import decode_report, encode_report
+from alisio.core.lab.runs.records import RunRecord, RunStatus
 from alisio.core.stats.rates import median, sample_variance, wilson_interval
 from tests.property.strategies_report import (
     conditions,

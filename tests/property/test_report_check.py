@@ -1,4 +1,4 @@
-"""Properties of alisio.core.lab.report_check through decode_report: every report build_report writes is
+"""Properties of alisio.core.lab.reports.report_check through decode_report: every report build_report writes is
 accepted, and an impossible number anywhere is refused naming its field, never passed on to compare."""
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 from returns.result import Failure, Success
 
-from alisio.core.lab.records import RunRecord
-from alisio.core.lab.report import Rates
-from alisio.core.lab.report_build import build_report
-from alisio.core.lab.report_check import report_problems
-from alisio.core.lab.report_json import decode_report, encode_report
+from alisio.core.lab.reports.report import Rates
+from alisio.core.lab.reports.report_build import build_report
+from alisio.core.lab.reports.report_check import report_problems
+from alisio.core.lab.reports.report_json import decode_report, encode_report
+from alisio.core.lab.runs.records import RunRecord
 from tests.property.strategies_report import (
     conditions,
     conditions_strategy,

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from alisio.core.lab.records import Measured, RunRecord, RunStatus, VerifierResult, VerifierStatus
+from alisio.core.lab.runs.records import Measured, RunRecord, RunStatus, VerifierResult, VerifierStatus
 from alisio.core.share.secrets import SecretHit, describe, known_credentials, scan
 from tests.property.strategies_secrets import (
     SHAPES,

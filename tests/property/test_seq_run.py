@@ -1,4 +1,4 @@
-"""Properties of ``alisio.core.lab.seq_run``: the sequential plan, a task's outcomes, its first stop, the
+"""Properties of ``alisio.core.lab.plans.seq_run``: the sequential plan, a task's outcomes, its first stop, the
 block of both arms and the sequential gate."""
 
 from __future__ import annotations
@@ -10,9 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from alisio.core.lab.comparisons.variants import interleave
-from alisio.core.lab.records import Measured, RunRecord, RunStatus
-from alisio.core.lab.seq_block import BaselineCount, SequentialBlock, SequentialPlan, TaskStop
-from alisio.core.lab.seq_run import (
+from alisio.core.lab.plans.seq_run import (
     both_arms,
     first_stop,
     look,
@@ -22,6 +20,8 @@ from alisio.core.lab.seq_run import (
     sequential_gate,
     sequential_plan,
 )
+from alisio.core.lab.reports.seq_block import BaselineCount, SequentialBlock, SequentialPlan, TaskStop
+from alisio.core.lab.runs.records import Measured, RunRecord, RunStatus
 from alisio.core.lab.suites.schedule import plan_runs
 
 TASK_IDS = st.lists(st.sampled_from(("a", "b", "c", "d", "e")), min_size=1, max_size=5, unique=True)

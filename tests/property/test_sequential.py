@@ -1,4 +1,4 @@
-"""Properties of the anytime-valid sequential tests (``alisio.core.lab.sequential``): the e-values against an
+"""Properties of the anytime-valid sequential tests (``alisio.core.stats.sequential``): the e-values against an
 independent exact implementation, the stopping rules, the confidence sequences, the alpha boundary and the
 symmetry between arms. Each test states the property it checks."""
 
@@ -12,8 +12,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from alisio.core.lab.betting import BETS, pair_bounds
-from alisio.core.lab.sequential import (
+from alisio.core.stats.betting import BETS, pair_bounds
+from alisio.core.stats.sequential import (
     SequentialDesign,
     against_baseline,
     crosses,
@@ -24,7 +24,7 @@ from alisio.core.lab.sequential import (
     until_width,
     width_problem,
 )
-from alisio.core.lab.sequential_kernel import REASONS, baseline_nulls, rate_bounds
+from alisio.core.stats.sequential_kernel import REASONS, baseline_nulls, rate_bounds
 
 runs = st.lists(st.booleans(), min_size=0, max_size=60)
 pairs = st.integers(0, 60).flatmap(

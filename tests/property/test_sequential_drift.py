@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from alisio.core.lab.records import Measured, RunRecord, RunStatus
-from alisio.core.lab.seq_run import outcomes, paired_outcomes
-from alisio.core.lab.sequential_kernel import SequentialDesign, scan_pairs
+from alisio.core.lab.plans.seq_run import outcomes, paired_outcomes
+from alisio.core.lab.runs.records import Measured, RunRecord, RunStatus
 from alisio.core.stats.rates import wilson_interval
+from alisio.core.stats.sequential_kernel import SequentialDesign, scan_pairs
 
 ROWS = 1500
 MAX_K = 100

@@ -14,7 +14,7 @@ import numpy as np
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
-from alisio.core.lab.sequential import (
+from alisio.core.stats.sequential import (
     SequentialDesign,
     against_baseline,
     baseline_futility_probability,
@@ -22,7 +22,7 @@ from alisio.core.lab.sequential import (
     two_arm,
     until_width,
 )
-from alisio.core.lab.sequential_kernel import baseline_nulls, one_arm_logs, rate_bounds, threshold
+from alisio.core.stats.sequential_kernel import baseline_nulls, one_arm_logs, rate_bounds, threshold
 
 BETS = [g / 21 for g in range(1, 21)]
 GUARD = 1e-7

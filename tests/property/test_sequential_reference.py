@@ -14,15 +14,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from alisio.core.lab.betting import clopper_pearson, pair_log_wealth
-from alisio.core.lab.sequential import (
+from alisio.core.stats.betting import clopper_pearson, pair_log_wealth
+from alisio.core.stats.sequential import (
     SequentialDesign,
     baseline_futility_probability,
     futility_probability,
     method_note,
     threshold,
 )
-from alisio.core.lab.sequential_kernel import baseline_nulls, one_arm_logs
+from alisio.core.stats.sequential_kernel import baseline_nulls, one_arm_logs
 
 
 def _urn_paths(counts: tuple[float, ...], rest: int) -> list[tuple[tuple[int, ...], float]]:

@@ -1,4 +1,4 @@
-"""Properties of shards and their merge (``alisio.core.lab.shards``, ``plan_key``, ``merge``): the slices
+"""Properties of shards and their merge (``alisio.core.lab.plans.shards``, ``plan_key``, ``merge``): the slices
 partition every plan; a merge of the shards of a random plan, its runs finished in any order and the
 outputs given in any order, some of them twice, gives the report (and for variants the comparison) of the
 unsharded run, field by field; and what keeps outputs from being one plan's shards is named."""
@@ -14,13 +14,20 @@ from hypothesis import strategies as st
 from returns.result import Failure, Success
 
 from alisio.core.lab.comparisons.variants import VariantInfo, compare_infos
-from alisio.core.lab.manifest import ManifestVariant, RunManifest
-from alisio.core.lab.merge import ShardOutput, merge_shards, plan_of_manifest
-from alisio.core.lab.plan_key import arm_keys, plan_digest, planned_runs, run_fingerprint
-from alisio.core.lab.records import RunRecord, RunStatus
-from alisio.core.lab.report import AnswerSource
-from alisio.core.lab.report_build import build_report
-from alisio.core.lab.shards import ShardBlock, ShardChoice, TaskWeight, owned_runs, parse_shard, slice_plan
+from alisio.core.lab.plans.manifest import ManifestVariant, RunManifest
+from alisio.core.lab.plans.merge import ShardOutput, merge_shards, plan_of_manifest
+from alisio.core.lab.plans.plan_key import arm_keys, plan_digest, planned_runs, run_fingerprint
+from alisio.core.lab.plans.shards import (
+    ShardBlock,
+    ShardChoice,
+    TaskWeight,
+    owned_runs,
+    parse_shard,
+    slice_plan,
+)
+from alisio.core.lab.reports.report import AnswerSource
+from alisio.core.lab.reports.report_build import build_report
+from alisio.core.lab.runs.records import RunRecord, RunStatus
 from alisio.core.lab.suites.schedule import RunSpec
 from tests.property.strategies_report import conditions, measured
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from alisio.core.harness.edits import apply_edit
 from alisio.core.harness.events import ToolCalled, ToolResulted
 from alisio.core.lab.outputs.show import edit_lines, render_run
-from alisio.core.lab.records import Measured, RunRecord, RunStatus
+from alisio.core.lab.runs.records import Measured, RunRecord, RunStatus
 
 RECORD = RunRecord(
     task_id="t",

@@ -8,7 +8,14 @@ from returns.result import Failure, Success
 
 from alisio.core.lab.comparisons.stability import ReportRuns, Stability, failure_hints, stability
 from alisio.core.lab.judges.selfcheck import TaskObservation, VerifierRepeat, judge_task, task_line
-from alisio.core.lab.records import Incident, Measured, RunRecord, RunStatus, VerifierResult, VerifierStatus
+from alisio.core.lab.runs.records import (
+    Incident,
+    Measured,
+    RunRecord,
+    RunStatus,
+    VerifierResult,
+    VerifierStatus,
+)
 
 MEASURED = Measured(wall_ms=1, turns=1, tool_calls=0, compactions=0, usage_complete=True)
 TASKS = ("a", "b", "c")

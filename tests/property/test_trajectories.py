@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from alisio.core.harness.events import ProviderResponded, RunEnded, ToolCalled, ToolResulted
 from alisio.core.harness.protocol import Usage
-from alisio.core.lab.records import Measured, RunRecord, RunStatus
+from alisio.core.lab.runs.records import Measured, RunRecord, RunStatus
 from alisio.core.lab.trajectories.align import BLIP_STEPS, RESYNC_STEPS, align, diff_trajectories
 from alisio.core.lab.trajectories.contrast import group_runs, pick_pair, pick_sides
 from alisio.core.lab.trajectories.trajectory import (

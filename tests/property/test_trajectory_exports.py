@@ -12,7 +12,7 @@ from alisio.core.harness.events import Event
 from alisio.core.lab.judges.outcome import record_from_run
 from alisio.core.lab.outputs.atif import ATIF_VERSION, atif_trajectory
 from alisio.core.lab.outputs.otlp import otlp_request
-from alisio.core.lab.records import RunRecord
+from alisio.core.lab.runs.records import RunRecord
 from alisio.core.lab.suites.schedule import RunSpec
 from tests.property.strategies_lab import LogModel, event_logs
 from tests.property.strategies_report import conditions

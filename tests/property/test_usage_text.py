@@ -11,7 +11,7 @@ from alisio.core.harness.protocol import Usage
 from alisio.core.lab.outputs.formats import format_usage
 from alisio.core.lab.outputs.html_transcript import transcript_view
 from alisio.core.lab.outputs.show import render_run
-from alisio.core.lab.records import RunRecord
+from alisio.core.lab.runs.records import RunRecord
 from tests.property.strategies_report import run_records
 
 counts = st.none() | st.integers(0, 10**7)

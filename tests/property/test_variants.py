@@ -22,8 +22,8 @@ from alisio.core.lab.comparisons.variants import (
     parse_variants,
 )
 from alisio.core.lab.outputs.render_variants import render_variants_markdown, variant_progress_line
-from alisio.core.lab.records import RunRecord
-from alisio.core.lab.report_build import build_report
+from alisio.core.lab.reports.report_build import build_report
+from alisio.core.lab.runs.records import RunRecord
 from alisio.core.lab.suites.schedule import plan_runs
 from tests.property.strategies_config import junk, measured_configs
 from tests.property.strategies_lab import ks, seeds, task_id_lists

@@ -24,7 +24,7 @@ from alisio.core.lab.judges.verify import (
     judge_tree_diff,
     tree_snapshot,
 )
-from alisio.core.lab.records import VerifierStatus
+from alisio.core.lab.runs.records import VerifierStatus
 from alisio.core.lab.suites.suite import (
     BeforeRule,
     CommandVerifier,

@@ -19,8 +19,8 @@ from alisio.core.lab.outputs.failing import (
 )
 from alisio.core.lab.outputs.render import render_markdown
 from alisio.core.lab.outputs.view import FAILING_SHOWN, run_grid, variant_grid
-from alisio.core.lab.records import RunRecord, RunStatus, VerifierResult, VerifierStatus
-from alisio.core.lab.report_build import build_report
+from alisio.core.lab.reports.report_build import build_report
+from alisio.core.lab.runs.records import RunRecord, RunStatus, VerifierResult, VerifierStatus
 from tests.property.strategies_html import KNOWN, SECRET, arm_records
 from tests.property.strategies_report import conditions, task_runs
 

@@ -12,7 +12,7 @@ from alisio.core.lab.outputs.render_compare import render_comparison_markdown
 from alisio.core.lab.outputs.render_html_compare import render_comparison_html
 from alisio.core.lab.outputs.step_summary import comparison_summary
 from alisio.core.lab.outputs.view_compare import NOT_RECORDED, comparison_view
-from alisio.core.lab.report import Report
+from alisio.core.lab.reports.report import Report
 from tests.property.strategies_report import record_lists_settings, reports_of_mode
 
 

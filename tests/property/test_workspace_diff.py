@@ -1,4 +1,4 @@
-"""Properties of alisio.core.lab.workspace_diff: a text patch applies back exactly, finds its place when the
+"""Properties of alisio.core.lab.runs.workspace_diff: a text patch applies back exactly, finds its place when the
 file moved, refuses a file it does not match; the cap; the paths a kept diff may name."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from returns.result import Failure, Success
 
-from alisio.core.lab.workspace_diff import (
+from alisio.core.lab.runs.workspace_diff import (
     FileChange,
     WorkspaceDiff,
     apply_text_patch,

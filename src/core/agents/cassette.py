@@ -23,7 +23,7 @@ import msgspec
 from returns.result import Failure, Result, Success
 
 from alisio.core.base import Frozen
-from alisio.core.lab.records import Divergence
+from alisio.core.lab.runs.records import Divergence
 from alisio.core.replay.cassette import CassetteError, decode_lines
 
 __all__ = [

@@ -30,7 +30,7 @@ from returns.result import Failure, Result, Success
 
 from alisio.core.base import Frozen
 from alisio.core.harness.protocol import ProviderRequest, Purpose, StreamEvent
-from alisio.core.lab.records import Divergence, RunRecord, RunStatus
+from alisio.core.lab.runs.records import Divergence, RunRecord, RunStatus
 from alisio.core.replay.fingerprint import fingerprint, first_difference
 from alisio.core.text import plural
 

@@ -13,7 +13,10 @@ reporting can reuse it:
 - ``noninferiority``: the p-value of the non-inferiority gate;
 - ``reliability``: where the noise lies (the ICC of the pass indicator and the design effect), the consistency
   of repetitions (coefficient of variation, tool-call sequence similarity), cost per success with Fieller's
-  interval, and the arms no other beats on both rate and cost.
+  interval, and the arms no other beats on both rate and cost;
+- ``sequential``: anytime-valid sequential tests (``eval variants --sequential``, ``eval run --sequential
+  --baseline``, ``eval run --until-width``), on the betting e-processes of ``betting`` and the decisions of
+  ``sequential_kernel``.
 
 Examples:
 
@@ -39,6 +42,9 @@ Interval(low=-0.6873262302663417, high=-0.03838582088800241)
 0.674
 >>> sequence_similarity(["read_file", "edit_file"], ["read_file", "run", "edit_file"])
 0.8
+>>> stop = two_arm(SequentialDesign(alpha=0.05, tasks=1, max_k=100), [False] * 20, [True] * 20)
+>>> stop.reason, stop.direction, stop.runs
+('decided', 'improved', 20)
 """
 
 from __future__ import annotations
@@ -101,6 +107,28 @@ from alisio.core.stats.reliability import (
     ratio_estimate,
     sequence_similarity,
 )
+from alisio.core.stats.sequential import (
+    FUTILITY,
+    MAX_K,
+    Direction,
+    Kind,
+    Reason,
+    SequentialDesign,
+    SequentialSide,
+    SequentialStop,
+    against_baseline,
+    baseline_futility_probability,
+    crosses,
+    design_problem,
+    futility_probability,
+    method_note,
+    scan_pairs,
+    scan_width,
+    threshold,
+    two_arm,
+    until_width,
+    width_problem,
+)
 from alisio.core.stats.verdict import (
     ALPHA,
     MIN_JUDGED,
@@ -117,21 +145,31 @@ from alisio.core.stats.verdict import (
 __all__ = [
     "ALPHA",
     "DOUBLED_TASKS_NARROWER",
+    "FUTILITY",
+    "MAX_K",
     "MIN_JUDGED",
     "Z95",
     "Adjustment",
     "ClusteredMean",
+    "Direction",
     "IccEstimate",
     "Interval",
     "IntervalMethod",
+    "Kind",
     "PValueMethod",
     "PairedDifference",
     "PermutationMethod",
     "RatioEstimate",
+    "Reason",
+    "SequentialDesign",
+    "SequentialSide",
+    "SequentialStop",
     "Side",
     "TaskVerdict",
     "Verdict",
     "VerdictRule",
+    "against_baseline",
+    "baseline_futility_probability",
     "bh_adjust",
     "boschloo_interval",
     "boschloo_p",
@@ -140,15 +178,19 @@ __all__ = [
     "candidate_rate",
     "coefficient_of_variation",
     "compare_intervals",
+    "crosses",
+    "design_problem",
     "difference_interval",
     "difference_p",
     "exact_verdict",
     "f_quantile",
+    "futility_probability",
     "holm_adjust",
     "icc_binary",
     "lcs_length",
     "mean_pairwise_similarity",
     "median",
+    "method_note",
     "min_detectable_difference",
     "newcombe_interval",
     "non_dominated",
@@ -165,6 +207,8 @@ __all__ = [
     "runs_per_side",
     "runs_per_task",
     "sample_variance",
+    "scan_pairs",
+    "scan_width",
     "score_interval",
     "sequence_similarity",
     "sign_flip_p",
@@ -173,6 +217,10 @@ __all__ = [
     "t_quantile",
     "task_clustered_mean",
     "task_verdict",
+    "threshold",
+    "two_arm",
+    "until_width",
+    "width_problem",
     "wilson_bounds",
     "wilson_interval",
 ]

@@ -29,7 +29,7 @@ from alisio.core.agents.cassette import (
     match_agent_call,
 )
 from alisio.core.agents.run import normalized_body, request_fingerprint
-from alisio.core.lab.records import Divergence
+from alisio.core.lab.runs.records import Divergence
 from alisio.core.lab.suites.suite import Task
 from alisio.core.replay.cassette import divergence_message
 from alisio.core.replay.fingerprint import WORKSPACE, Rules

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from alisio.core.exit_codes import ExitCode
-    from alisio.core.lab.records import RunRecord
+    from alisio.core.lab.runs.records import RunRecord
     from alisio.shell.lab.model import LabOutcome, LabStart, Ui
     from alisio.shell.lab.request import (
         ExecutorKind,
@@ -257,8 +257,8 @@ def show_dry_run(request: LabRequest) -> ExitCode:
 
 def naming_note(start: LabStart, arm: int = 0) -> str:
     """``agent codex (codex-cli 0.171.0)``, ``agent alisio 0.4.0, script 1a2b...``: what names the run, as
-    its report's conditions will (``alisio.core.lab.naming``)."""
-    from alisio.core.lab.naming import naming_brief
+    its report's conditions will (``alisio.core.lab.reports.naming``)."""
+    from alisio.core.lab.reports.naming import naming_brief
     from alisio.shell.lab.conditions import arm_conditions
 
     return f"agent {naming_brief(arm_conditions(start, start.arms[arm], ''))}"

@@ -194,7 +194,7 @@ def _sandbox(flags: CiFlags, env: Mapping[str, str]) -> SandboxKind | None:
 
 def _show_suite(replay: SuiteReplay, kept: bool) -> None:
     from alisio.core.lab.outputs.failing import divergence_lines
-    from alisio.core.lab.records import RunStatus
+    from alisio.core.lab.runs.records import RunStatus
     from alisio.core.replay.cassette import divergence_message
 
     suite = replay.loaded.suite
@@ -228,7 +228,7 @@ def _show_suite(replay: SuiteReplay, kept: bool) -> None:
 
 
 def _suite_json(replay: SuiteReplay) -> dict[str, object]:
-    from alisio.core.lab.records import RunStatus
+    from alisio.core.lab.runs.records import RunStatus
 
     suite_id = replay.loaded.suite.suite_id
     if replay.problems:

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from alisio.core.lab.comparisons.compare import Comparison
     from alisio.core.lab.comparisons.gate import FailOn, GateResult
     from alisio.core.lab.outputs.render_html_compare import SideLinks
-    from alisio.core.lab.report import Report
+    from alisio.core.lab.reports.report import Report
     from alisio.core.lab.trajectories.contrast import TaskDivergence
 
 from alisio.core.exit_codes import ExitCode
@@ -168,7 +168,7 @@ def compare(
     from alisio.core.lab.comparisons.compare import compare_reports
     from alisio.core.lab.comparisons.rejudged import comparable, with_rejudge_note
     from alisio.core.lab.outputs.render_compare import render_comparison_markdown
-    from alisio.core.lab.seq_run import with_sequential_warnings
+    from alisio.core.lab.plans.seq_run import with_sequential_warnings
     from alisio.core.stats.verdict import Adjustment, VerdictRule
     from alisio.shell.cli.common import environment
     from alisio.shell.config_home import data_dir

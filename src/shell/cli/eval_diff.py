@@ -33,7 +33,7 @@ from alisio.shell.cli import common
 from alisio.shell.cli.options import Json
 
 if TYPE_CHECKING:
-    from alisio.core.lab.records import RunRecord
+    from alisio.core.lab.runs.records import RunRecord
     from alisio.core.lab.trajectories.contrast import RunDiff, Side, TaskContrast
     from alisio.core.lab.trajectories.trajectory import Trajectory
     from alisio.shell.lab.trajectories import Runs

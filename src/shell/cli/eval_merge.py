@@ -4,7 +4,7 @@ a plan (``eval run --shard I/N``, ``eval variants --shard I/N``).
 - Each SHARD_DIR is a shard's report directory (a variants job's root) or its run id. The shards must be one
   plan (the same suite, version and content, configuration, agent, model, endpoint, mode, seed, k and verdict
   rule) cut into all of its shards, each holding a record of every run it owns: else one line per problem,
-  naming the shard and the field, exit 1, nothing written (``alisio.core.lab.merge``).
+  naming the shard and the field, exit 1, nothing written (``alisio.core.lab.plans.merge``).
 - A shard given twice (run again): the newest output is used, and stderr says which one was left out.
 - ``--allow-partial``: merge what is there; the report says which runs were never run (counted apart, as an
   interrupted run's), and the command exits 1; ``eval run --resume DIR`` (``eval variants --resume``) runs them.

@@ -4,7 +4,7 @@
   the sandbox, ``--label``) and ``--variants FILE`` for an ``eval variants`` job. Everything ``eval run``
   checks before its first run is checked (``alisio.shell.lab.prepare.preview_request``); nothing runs and
   nothing is spent.
-- plan.json is the plan.json of a report directory (``alisio.core.lab.manifest``: the suite, its content
+- plan.json is the plan.json of a report directory (``alisio.core.lab.plans.manifest``: the suite, its content
   hash, tasks, k, seed, mode, provider, model, endpoint, configuration hash, grants, agents, sandbox) with
   the plan's digest and every run in order: its task, repetition, variant, seed and fingerprint.
 - ``eval run --plan plan.json --shard I/N`` (``eval variants --plan``) runs a slice of it where a scheduler
@@ -98,8 +98,8 @@ def plan(
     plan.json, without running anything: eval run --plan FILE --shard I/N runs a slice of it."""
     import msgspec
 
-    from alisio.core.lab.manifest import encode_manifest
-    from alisio.core.lab.plan_key import planned_runs
+    from alisio.core.lab.plans.manifest import encode_manifest
+    from alisio.core.lab.plans.plan_key import planned_runs
     from alisio.core.text import plural
     from alisio.shell.errors import CommandError
     from alisio.shell.lab.ci_outputs import check_output_file, write_output_file

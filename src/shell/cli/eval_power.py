@@ -21,7 +21,7 @@ from alisio.shell.cli.options import Json
 
 if TYPE_CHECKING:
     from alisio.core.lab.comparisons.power_profile import MeasuredProfile
-    from alisio.core.lab.foreign import Scoring
+    from alisio.core.lab.sources.foreign import Scoring
 
 # Numbers are read as text and validated by the core, so a bad value is one line naming the flag.
 BaselineRate = Annotated[

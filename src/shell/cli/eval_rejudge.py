@@ -32,8 +32,8 @@ from alisio.shell.cli.options import Json, SandboxFlag, check_min
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from alisio.core.lab.records import RunRecord
-    from alisio.core.lab.report import Report
+    from alisio.core.lab.reports.report import Report
+    from alisio.core.lab.runs.records import RunRecord
     from alisio.shell.lab.rejudge import Judged, Rejudging
     from alisio.shell.lab.suite_choice import SuiteChoice
     from alisio.shell.lab.suites import LoadedSuite
@@ -220,8 +220,8 @@ def _new_report(
     now, the suite's self-check, and the rejudge block."""
     import msgspec
 
-    from alisio.core.lab.rejudge import rejudge_block, rejudged_conditions
-    from alisio.core.lab.report_build import build_report
+    from alisio.core.lab.judges.rejudge import rejudge_block, rejudged_conditions
+    from alisio.core.lab.reports.report_build import build_report
     from alisio.shell.lab.selfcheck_store import with_suite_checks
 
     new_records = tuple(one.record for one in judged)
@@ -262,8 +262,8 @@ def _write(
 ) -> tuple[Report, Path]:
     """Build the new report and write it with the runs' evidence; the report and where it went."""
     from alisio.core.lab.outputs.render import render_markdown
-    from alisio.core.lab.records import encode_runs
-    from alisio.core.lab.report_json import encode_report
+    from alisio.core.lab.reports.report_json import encode_report
+    from alisio.core.lab.runs.records import encode_runs
     from alisio.shell.errors import CommandError
     from alisio.shell.lab.cassettes import credentials_of
     from alisio.shell.lab.directory import claim_run_dir, created_at_for, run_id_for
@@ -304,7 +304,7 @@ def _write(
 def _summary(report: Report, directory: Path) -> str:
     """The rejudge's line, each changed verdict, the suite's success rate now, and where the report is."""
     from alisio.core.lab.outputs.view import suite_rate_line
-    from alisio.core.lab.trust import change_line, rejudge_line
+    from alisio.core.lab.reports.trust import change_line, rejudge_line
 
     block = report.rejudge
     assert block is not None

@@ -45,9 +45,9 @@ from alisio.shell.cli.plan_flags import PlanFlags
 from alisio.shell.cli.seq_flags import RunSequentialFlags
 
 if TYPE_CHECKING:
-    from alisio.core.lab.manifest import RunManifest
-    from alisio.core.lab.records import RunRecord
-    from alisio.core.lab.seq_block import SequentialBlock, SequentialPlan
+    from alisio.core.lab.plans.manifest import RunManifest
+    from alisio.core.lab.reports.seq_block import SequentialBlock, SequentialPlan
+    from alisio.core.lab.runs.records import RunRecord
     from alisio.shell.cli.resume_flags import Given
     from alisio.shell.lab.model import LabOutcome, LabStart
     from alisio.shell.lab.request import LabRequest
@@ -278,7 +278,7 @@ def show_outcome(outcome: LabOutcome, json_output: bool, quiet: bool = False) ->
 def gated(block: SequentialBlock | None, code: ExitCode) -> ExitCode:
     """``code``; 4 when the sequential non-inferiority gate (``--fail-on worse-than:M``) is hit (its line on
     stderr either way)."""
-    from alisio.core.lab.seq_run import sequential_gate
+    from alisio.core.lab.plans.seq_run import sequential_gate
 
     if block is None or block.plan.side != "not-worse":
         return code

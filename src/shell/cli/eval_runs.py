@@ -3,7 +3,7 @@ runs, newest first.
 
 The runs of ``<dataDir>/eval`` and the ``--out`` directories registered there (``alisio.shell.lab.registry``).
 A header row, then one line per report (a variants run: one per variant, ``<runId>/<variant>``): the run id,
-the suite and its version, the agent (``alisio.core.lab.naming``), the model and its mode (``scripted`` for
+the suite and its version, the agent (``alisio.core.lab.reports.naming``), the model and its mode (``scripted`` for
 ``--script``), when it was created, the pass rate (passes over judged runs), the runs that ended error, and
 the ``--label``. A run a command is writing shows how far it got (``running (3/5 done)``), one whose command
 ended before its report says so (``stopped (3/5 done, no report: ...)``), and a report that cannot be read
@@ -64,7 +64,7 @@ HEADER = ("RUN ID", "SUITE", "AGENT", "MODEL (MODE)", "CREATED", "RESULT", "LABE
 
 def _row(run: StoredRun) -> dict[str, object]:
     """What ``eval runs`` says of one run (``--json`` prints it as is)."""
-    from alisio.core.lab.naming import mode_text, naming_brief, run_naming
+    from alisio.core.lab.reports.naming import mode_text, naming_brief, run_naming
 
     report, progress = run.report, run.progress
     row: dict[str, object] = {"runId": run.run_id, "directory": str(run.directory)}

@@ -1,6 +1,6 @@
 """``alisio eval show DIR|RUN_ID|BUNDLE [--task ID] [--rep N] [--json]``: one run, as a readable transcript.
 
-Above the run, what names it (the agent, the script: ``alisio.core.lab.naming``) as its report does. DIR is a
+Above the run, what names it (the agent, the script: ``alisio.core.lab.reports.naming``) as its report does. DIR is a
 report directory; RUN_ID a run id (``latest``, or any unique prefix; ``alisio.shell.lab.stored``);
 BUNDLE a file written by ``eval export``, so that whoever receives one can read its runs. A directory that
 ``alisio run`` kept (``<dataDir>/run/<runId>``, named on its last line) shows that run's transcript.
@@ -25,8 +25,8 @@ from alisio.shell.cli.options import JsonLines
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from alisio.core.lab.bundle import Bundle
-    from alisio.core.lab.records import RunRecord
+    from alisio.core.lab.runs.records import RunRecord
+    from alisio.core.lab.sources.bundle import Bundle
 
 Ref = Annotated[
     str,
@@ -82,7 +82,7 @@ def _show_run(ref: str, json_output: bool) -> ExitCode:
     import msgspec
 
     from alisio.core.lab.outputs.run_record import render_run_transcript
-    from alisio.core.lab.transcript import decode_transcript
+    from alisio.core.lab.runs.transcript import decode_transcript
     from alisio.shell.errors import CommandError
 
     path = _run_transcript(ref)
@@ -137,7 +137,7 @@ def _show_directory(ref: str, task: str | None, rep: int | None, json_output: bo
     import msgspec
 
     from alisio.core.lab.outputs.show import render_run
-    from alisio.core.lab.transcript import transcript_path
+    from alisio.core.lab.runs.transcript import transcript_path
     from alisio.shell.cli.safe_text import redacted, shown
     from alisio.shell.config_home import data_dir
     from alisio.shell.errors import CommandError, expect
@@ -160,7 +160,7 @@ def _show_directory(ref: str, task: str | None, rep: int | None, json_output: bo
         return ExitCode.OK
     events = None
     if data is not None:
-        from alisio.core.lab.transcript import decode_transcript
+        from alisio.core.lab.runs.transcript import decode_transcript
 
         try:
             events = decode_transcript(data)
@@ -172,7 +172,7 @@ def _show_directory(ref: str, task: str | None, rep: int | None, json_output: bo
 
 
 def _report_note(directory: Path, task_id: str) -> str:
-    """What names the run (the agent: ``alisio.core.lab.naming``) and how its task stopped, when the directory
+    """What names the run (the agent: ``alisio.core.lab.reports.naming``) and how its task stopped, when the directory
     holds a sequential report; nothing when the directory holds no readable report."""
     from returns.result import Success
 

@@ -53,8 +53,8 @@ from alisio.shell.cli.plan_flags import PlanFlags
 from alisio.shell.cli.seq_flags import VariantsSequentialFlags
 
 if TYPE_CHECKING:
-    from alisio.core.lab.manifest import RunManifest
-    from alisio.core.lab.seq_block import SequentialPlan
+    from alisio.core.lab.plans.manifest import RunManifest
+    from alisio.core.lab.reports.seq_block import SequentialPlan
     from alisio.shell.cli.resume_flags import Given
     from alisio.shell.lab.model import LabOutcome, LabStart
     from alisio.shell.lab.request import LabRequest

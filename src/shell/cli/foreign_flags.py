@@ -1,7 +1,7 @@
 """``--pass-threshold T`` and ``--scorer NAME``: how a result from another harness is judged pass or fail.
 
 Shared by the commands that read such results (``eval compare``, ``eval stability``): an Inspect AI log or a
-Harbor job directory whose score is not already pass/fail (``alisio.core.lab.foreign``).
+Harbor job directory whose score is not already pass/fail (``alisio.core.lab.sources.foreign``).
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Annotated
 
-from alisio.core.lab.foreign import Scoring
+from alisio.core.lab.sources.foreign import Scoring
 from alisio.shell.cli.options import option
 
 __all__ = ["FOREIGN", "PassThreshold", "Scorer", "scoring"]

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from alisio.core.harness.events import Event
     from alisio.core.harness.prices import Rates
-    from alisio.core.lab.records import RunRecord
+    from alisio.core.lab.runs.records import RunRecord
     from alisio.core.lab.suites.schedule import RunSpec
 
 _STATUS_STYLE = {"pass": "green", "fail": "red", "budget_exceeded": "yellow", "error": "magenta"}

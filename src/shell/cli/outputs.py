@@ -72,7 +72,7 @@ def ci_outputs(
     ``eval ci``; ``verdict`` is the line the command printed last."""
     from alisio.core.lab.outputs.junit import BrokenSuite, ReportSuite, SkippedSuite
     from alisio.core.lab.outputs.step_summary import CiSuiteLine, ci_summary
-    from alisio.core.lab.records import RunStatus
+    from alisio.core.lab.runs.records import RunStatus
     from alisio.shell.lab.cassettes import credentials_of
     from alisio.shell.lab.ci_outputs import append_step_summary
 

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Annotated
 from alisio.shell.cli.options import option
 
 if TYPE_CHECKING:
-    from alisio.core.lab.manifest import RunManifest
-    from alisio.core.lab.shards import TaskWeight
+    from alisio.core.lab.plans.manifest import RunManifest
+    from alisio.core.lab.plans.shards import TaskWeight
     from alisio.shell.cli.resume_flags import Given
     from alisio.shell.lab.request import LabRequest
 
@@ -123,7 +123,7 @@ def _weights(ref: str, env: dict[str, str]) -> tuple[TaskWeight, ...]:
     Raises:
         CommandError: the report cannot be read, or it has no task with a judged run.
     """
-    from alisio.core.lab.shards import TaskWeight
+    from alisio.core.lab.plans.shards import TaskWeight
     from alisio.shell.config_home import data_dir
     from alisio.shell.errors import CommandError
     from alisio.shell.lab.sources import report_of
@@ -145,7 +145,7 @@ def with_plan_flags(request: LabRequest, flags: PlanFlags | RecordPlanFlags) -> 
     Raises:
         CommandError: what the module docstring refuses (nothing was run).
     """
-    from alisio.core.lab.shards import ShardChoice, parse_shard
+    from alisio.core.lab.plans.shards import ShardChoice, parse_shard
     from alisio.shell.errors import CommandError, expect
 
     if isinstance(flags, RecordPlanFlags):
@@ -212,7 +212,7 @@ def plan_request(path: Path, given: Given, variants_file: Path | None = None) ->
         CommandError: the file cannot be read, is a variants plan given to eval run (or the reverse), or a
             flag says something else than the plan.
     """
-    from alisio.core.lab.manifest import decode_manifest
+    from alisio.core.lab.plans.manifest import decode_manifest
     from alisio.shell.cli import common
     from alisio.shell.cli.options import EvalRunProviderFlags, VariantsProviderFlags
     from alisio.shell.errors import CommandError, expect

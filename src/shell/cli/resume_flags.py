@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from alisio.core.lab.manifest import RunManifest
-from alisio.core.lab.report import Rates
+from alisio.core.lab.plans.manifest import RunManifest
+from alisio.core.lab.reports.report import Rates
 from alisio.shell.cli.options import (
     EvalRunProviderFlags,
     ExecutionFlags,
@@ -30,7 +30,7 @@ from alisio.shell.cli.options import (
 )
 
 if TYPE_CHECKING:
-    from alisio.core.lab.seq_block import SequentialPlan
+    from alisio.core.lab.reports.seq_block import SequentialPlan
     from alisio.shell.lab.request import LabRequest
 
 __all__ = ["Given", "continue_request", "resume_conflicts", "with_design"]

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from alisio.shell.cli.options import option
 
 if TYPE_CHECKING:
-    from alisio.core.lab.seq_block import SequentialPlan
+    from alisio.core.lab.reports.seq_block import SequentialPlan
 
 __all__ = [
     "SEQUENTIAL",
@@ -143,8 +143,8 @@ class RunSequentialFlags:
 
 def _limits(max_k: int | None, min_k: int | None, k: int | None, flag: str) -> tuple[int, int]:
     """``--max-k`` and ``--min-k`` (their defaults when not given), checked."""
-    from alisio.core.lab.seq_block import DEFAULT_MAX_K, DEFAULT_MIN_K
-    from alisio.core.lab.sequential import MAX_K
+    from alisio.core.lab.reports.seq_block import DEFAULT_MAX_K, DEFAULT_MIN_K
+    from alisio.core.stats.sequential import MAX_K
     from alisio.shell.errors import CommandError
 
     if k is not None:
@@ -169,7 +169,7 @@ def variants_sequential(flags: VariantsSequentialFlags, k: int | None) -> Sequen
     Raises:
         CommandError: the flags do not make a design (one line).
     """
-    from alisio.core.lab.seq_block import SequentialPlan
+    from alisio.core.lab.reports.seq_block import SequentialPlan
     from alisio.shell.errors import CommandError
 
     if not flags.sequential:
@@ -197,8 +197,8 @@ def run_sequential(
     Raises:
         CommandError: the flags do not make a design, or the baseline report cannot be read (one line).
     """
-    from alisio.core.lab.seq_block import SequentialPlan
-    from alisio.core.lab.sequential import width_problem
+    from alisio.core.lab.reports.seq_block import SequentialPlan
+    from alisio.core.stats.sequential import width_problem
     from alisio.shell.errors import CommandError
 
     if not flags.asked:
@@ -249,7 +249,7 @@ def _margin(fail_on: str) -> float:
 
 def _against(ref: str, top: int, low: int, env: Mapping[str, str]) -> SequentialPlan:
     """The baseline design of the report ``ref`` names: its suite and each task's counts."""
-    from alisio.core.lab.seq_block import BaselineCount, SequentialPlan
+    from alisio.core.lab.reports.seq_block import BaselineCount, SequentialPlan
     from alisio.shell.config_home import data_dir  # (it imports httpx: only when a baseline is read)
     from alisio.shell.errors import CommandError
     from alisio.shell.lab.sources import report_of
@@ -284,9 +284,9 @@ design the run continues with (the stored one, or the stored one with a larger `
 
 def _resumed(stored: SequentialPlan | None, given: SequentialPlan | None) -> Resumed:
     """The stored design continues when ``given`` says the same, or the same with a larger ``--max-k``
-    (``alisio.core.lab.seq_run.extended_plan``: the same e-processes, looked at longer); anything else is
+    (``alisio.core.lab.plans.seq_run.extended_plan``: the same e-processes, looked at longer); anything else is
     refused."""
-    from alisio.core.lab.seq_run import describe_plan, extended_plan
+    from alisio.core.lab.plans.seq_run import describe_plan, extended_plan
 
     before = "a fixed k" if stored is None else describe_plan(stored)
     now = "a fixed k" if given is None else describe_plan(given)

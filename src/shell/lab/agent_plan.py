@@ -19,8 +19,8 @@ import msgspec
 
 from alisio.core.agents.cassette import AgentCassette
 from alisio.core.agents.config import ExternalAgent
-from alisio.core.lab.records import RunRecord
-from alisio.core.lab.report import DEFAULT_AGENT, MIXED_AGENTS, AgentCondition
+from alisio.core.lab.reports.report import DEFAULT_AGENT, MIXED_AGENTS, AgentCondition
+from alisio.core.lab.runs.records import RunRecord
 from alisio.core.lab.suites.schedule import RunSpec
 from alisio.core.lab.suites.suite import Task
 from alisio.shell.errors import CommandError

@@ -23,7 +23,7 @@ from alisio.core.harness.config import MeasuredConfig
 from alisio.core.harness.events import Effect, Event, RunOutcome
 from alisio.core.harness.prices import Rates
 from alisio.core.lab.judges.verify import AgentTools
-from alisio.core.lab.records import RunRecord
+from alisio.core.lab.runs.records import RunRecord
 from alisio.core.lab.suites.schedule import RunSpec
 from alisio.core.lab.suites.suite import Task
 from alisio.core.replay.fingerprint import Rules

@@ -2,7 +2,7 @@
 
 The pipeline writes them into each report; the headline of ``eval run`` and ``eval variants`` reads the same
 ones before the first run, so what a command says it runs is what its report says it ran (the agent, the
-script: ``alisio.core.lab.naming``).
+script: ``alisio.core.lab.reports.naming``).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from importlib.metadata import version
 
 from alisio.core.harness.config import config_hash
-from alisio.core.lab.report import CompactionSettings, Conditions
+from alisio.core.lab.reports.report import CompactionSettings, Conditions
 from alisio.shell.lab.agent_plan import condition_for
 from alisio.shell.lab.model import LabStart
 from alisio.shell.lab.run_one import Arm

@@ -9,7 +9,7 @@ the configuration, the provider, the variants, a ``--plan`` file, the shard), th
 - with ``--reuse RUN|DIR``: how many runs would be reused from it (a mismatch named, as the real command
   names it), and how many would run;
 - for each arm, an estimate of the tokens, the cost (when the model has prices) and the wall time, from the
-  stored runs of the same suite, model and mode (``alisio.core.lab.estimate``); ``no past runs to estimate
+  stored runs of the same suite, model and mode (``alisio.core.lab.plans.estimate``); ``no past runs to estimate
   from`` when there are none.
 """
 
@@ -22,8 +22,8 @@ from pathlib import Path
 import msgspec
 from returns.result import Success
 
-from alisio.core.lab.estimate import estimate, estimate_lines
-from alisio.core.lab.records import RunRecord
+from alisio.core.lab.plans.estimate import estimate, estimate_lines
+from alisio.core.lab.runs.records import RunRecord
 from alisio.core.lab.suites.schedule import RunSpec
 from alisio.core.text import plural
 from alisio.shell.errors import CommandError

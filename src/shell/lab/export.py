@@ -32,9 +32,9 @@ from returns.result import Failure, Result, Success
 
 from alisio.core.harness.config import DEFAULT_API_KEY_ENV
 from alisio.core.lab.outputs.render import render_markdown
-from alisio.core.lab.records import RunRecord
-from alisio.core.lab.report import Report
-from alisio.core.lab.transcript import decode_transcript, transcript_path
+from alisio.core.lab.reports.report import Report
+from alisio.core.lab.runs.records import RunRecord
+from alisio.core.lab.runs.transcript import decode_transcript, transcript_path
 from alisio.core.share.scrub import ScrubFacts, scrub_bundle
 from alisio.core.share.secrets import SecretHit, known_credentials, scan
 from alisio.shell.config_home import data_dir, key_variable, load_config

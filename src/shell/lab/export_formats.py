@@ -26,8 +26,8 @@ from returns.result import Failure, Result, Success
 from alisio.core.harness.events import Event
 from alisio.core.lab.outputs.atif import atif_trajectory
 from alisio.core.lab.outputs.otlp import otlp_request
-from alisio.core.lab.records import RunRecord
-from alisio.core.lab.report import Report
+from alisio.core.lab.reports.report import Report
+from alisio.core.lab.runs.records import RunRecord
 from alisio.shell.lab.store import NOT_REGULAR, not_regular
 
 __all__ = ["TRACES_FILE", "encode_files", "out_dir_problem", "trajectory_files", "write_directory"]

@@ -2,7 +2,7 @@
 
 ``read_foreign`` tells them apart by content, reads them with bounds (a zip's members by their declared sizes,
 each checked against its CRC; at most ``MAX_BYTES`` in all), and hands the decoded JSON to
-``alisio.core.lab.foreign``, which maps them onto tasks and repetitions. Anything else (a report directory, a
+``alisio.core.lab.sources.foreign``, which maps them onto tasks and repetitions. Anything else (a report directory, a
 report.json, an export bundle, a run id) is ``None``: the caller reads it as its own.
 
 Inspect writes its ``.eval`` members compressed with zstd, which Python's zipfile cannot read before 3.14:
@@ -20,7 +20,7 @@ from pathlib import Path
 
 from returns.result import Failure, Success
 
-from alisio.core.lab.foreign import ForeignRuns, Scoring, harbor_runs, inspect_runs
+from alisio.core.lab.sources.foreign import ForeignRuns, Scoring, harbor_runs, inspect_runs
 from alisio.shell.errors import CommandError
 
 __all__ = ["MAX_BYTES", "read_foreign"]

@@ -1,5 +1,5 @@
 """``alisio eval merge SHARD_DIR... --out DIR``: read shard outputs, prove they are one plan
-(``alisio.core.lab.merge``), and write the whole plan's report from their pooled runs.
+(``alisio.core.lab.plans.merge``), and write the whole plan's report from their pooled runs.
 
 - Each SHARD_DIR is a shard's report directory (a variants job's root for ``eval variants --shard``) or its
   run id. Its plan.json, each arm's runs.jsonl (a torn last line is dropped with a warning, as a resume
@@ -27,13 +27,13 @@ import msgspec
 from returns.result import Failure, Success
 
 from alisio.core.lab.comparisons.variants import VariantInfo, VariantsComparison, compare_infos
-from alisio.core.lab.manifest import RunManifest, whole_lines
-from alisio.core.lab.merge import MergePlan, ShardOutput, merge_shards
-from alisio.core.lab.origin import ReusedRuns, RunOrigin
-from alisio.core.lab.records import RunRecord, decode_runs
-from alisio.core.lab.report import Report
-from alisio.core.lab.report_build import build_report
-from alisio.core.lab.transcript import transcript_path
+from alisio.core.lab.plans.manifest import RunManifest, whole_lines
+from alisio.core.lab.plans.merge import MergePlan, ShardOutput, merge_shards
+from alisio.core.lab.reports.origin import ReusedRuns, RunOrigin
+from alisio.core.lab.reports.report import Report
+from alisio.core.lab.reports.report_build import build_report
+from alisio.core.lab.runs.records import RunRecord, decode_runs
+from alisio.core.lab.runs.transcript import transcript_path
 from alisio.shell.config_home import data_dir
 from alisio.shell.errors import CommandError
 from alisio.shell.lab.directory import clear_out, created_at_for, lock_directory, prepare_out, run_id_for

@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING
 from alisio.core.exit_codes import ExitCode
 from alisio.core.lab.comparisons.variants import VariantsComparison, VariantsPlan
 from alisio.core.lab.judges.outcome import exit_code_for
-from alisio.core.lab.manifest import RunManifest
-from alisio.core.lab.records import RunRecord
-from alisio.core.lab.report import AgentCondition, AnswerSource, Report
-from alisio.core.lab.seq_block import SequentialPlan
-from alisio.core.lab.shards import ShardChoice
+from alisio.core.lab.plans.manifest import RunManifest
+from alisio.core.lab.plans.shards import ShardChoice
+from alisio.core.lab.reports.report import AgentCondition, AnswerSource, Report
+from alisio.core.lab.reports.seq_block import SequentialPlan
+from alisio.core.lab.runs.records import RunRecord
 from alisio.core.lab.suites.schedule import RunSpec
 from alisio.core.lab.suites.suite import Task
 from alisio.shell.errors import Terminated

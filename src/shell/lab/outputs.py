@@ -35,9 +35,9 @@ import msgspec
 from alisio.core.lab.comparisons.variants import VariantsComparison
 from alisio.core.lab.outputs.render import render_markdown
 from alisio.core.lab.outputs.render_html import REPORT_HTML
-from alisio.core.lab.records import RunRecord, encode_runs
-from alisio.core.lab.report import Report
-from alisio.core.lab.report_json import encode_report
+from alisio.core.lab.reports.report import Report
+from alisio.core.lab.reports.report_json import encode_report
+from alisio.core.lab.runs.records import RunRecord, encode_runs
 from alisio.shell.errors import CommandError
 from alisio.shell.lab.ci_outputs import (
     STEP_SUMMARY,

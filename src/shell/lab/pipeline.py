@@ -22,7 +22,7 @@ The steps, in order, and the module that does each (steps 1-6 are ``alisio.shell
 9. the run loop (``runner.run_loop``): every planned run through ``run_one.run_one`` and an executor, each
    record appended to its arm's runs.jsonl as it finishes; a sequential command's feed skips the runs of a
    task that has stopped (``seq_watch``);
-10. outputs: each arm's report (``alisio.core.lab.report_build``), then every row of the outputs table that
+10. outputs: each arm's report (``alisio.core.lab.reports.report_build``), then every row of the outputs table that
     applies is written (``outputs.write_outputs``): each arm's runs.jsonl, report.json, report.md and
     report.html, the comparison of the variants, the cassettes of a recording, ``--junit``, the step summary;
     a signal then waits until they are written (``deferred``), and the command ends interrupted.
@@ -42,9 +42,9 @@ from pathlib import Path
 
 import msgspec
 
-from alisio.core.lab.manifest import RunManifest
-from alisio.core.lab.records import RunRecord
-from alisio.core.lab.report_build import build_report
+from alisio.core.lab.plans.manifest import RunManifest
+from alisio.core.lab.reports.report_build import build_report
+from alisio.core.lab.runs.records import RunRecord
 from alisio.core.lab.suites.schedule import RunSpec
 from alisio.shell.config_home import data_dir
 from alisio.shell.harness.providers.base import GIVE_UP_MARK

@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from alisio.core.harness.endpoint import endpoint_of
-from alisio.core.lab.naming import script_digest
 from alisio.core.lab.outputs.formats import SCRIPTED_PROVIDER
-from alisio.core.lab.records import RunRecord
+from alisio.core.lab.reports.naming import script_digest
+from alisio.core.lab.runs.records import RunRecord
 from alisio.core.lab.suites.schedule import RunSpec
 from alisio.core.lab.suites.suite import Task
 from alisio.core.replay.fingerprint import Rules
@@ -83,7 +83,7 @@ class ProviderPlan:
     api: str | None = None
     """The live provider's wire format (``provider.api``); ``None`` otherwise."""
     script_hash: str | None = None
-    """``--script``: the digest of the scripts (``alisio.core.lab.naming.script_digest``), a condition of the
+    """``--script``: the digest of the scripts (``alisio.core.lab.reports.naming.script_digest``), a condition of the
     report; ``None`` otherwise."""
     local_only: tuple[str, ...] = ()
     """Settings only this machine's provider applies (``provider.headers``, ``provider.timeoutMs``): Ray

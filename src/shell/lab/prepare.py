@@ -31,10 +31,10 @@ from pathlib import Path
 from alisio.core.harness.config import LabSettings, MeasuredConfig, config_hash
 from alisio.core.harness.sandbox import SandboxKind
 from alisio.core.lab.comparisons.variants import VariantsPlan, interleave
-from alisio.core.lab.manifest import RunManifest
-from alisio.core.lab.report import AnswerSource
-from alisio.core.lab.seq_block import SequentialPlan
-from alisio.core.lab.seq_run import sequential_plan
+from alisio.core.lab.plans.manifest import RunManifest
+from alisio.core.lab.plans.seq_run import sequential_plan
+from alisio.core.lab.reports.report import AnswerSource
+from alisio.core.lab.reports.seq_block import SequentialPlan
 from alisio.core.lab.suites.schedule import RunSpec, plan_runs
 from alisio.core.lab.suites.suite import Task
 from alisio.shell.config_home import LoadedConfig, data_dir, load_config

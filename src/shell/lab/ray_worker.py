@@ -33,7 +33,7 @@ from alisio.core.harness.config import config_hash
 from alisio.core.harness.endpoint import endpoint_of
 from alisio.core.harness.sandbox import SandboxLimits
 from alisio.core.lab.judges.outcome import SetupError, record_from_run
-from alisio.core.lab.records import RunRecord
+from alisio.core.lab.runs.records import RunRecord
 from alisio.core.lab.suites.schedule import RunSpec
 from alisio.core.lab.suites.suite import Task
 from alisio.core.replay.cassette import RecordedCall

@@ -21,7 +21,7 @@ import msgspec
 from returns.result import Failure, Success
 
 from alisio.core.harness.events import Effect
-from alisio.core.lab.records import RunRecord, RunStatus
+from alisio.core.lab.runs.records import RunRecord, RunStatus
 from alisio.core.lab.suites.suite import Task
 from alisio.core.replay.cassette import Cassette, CassetteHeader, RecordedCall, with_divergence
 from alisio.core.replay.fingerprint import Rules

@@ -1,6 +1,6 @@
 """``eval rejudge``: a report's runs judged again by the suite as it is now, without the model.
 
-For each run of the report (``alisio.core.lab.rejudge`` decides what happens to it): a fresh copy of the
+For each run of the report (``alisio.core.lab.judges.rejudge`` decides what happens to it): a fresh copy of the
 task's fixture (``prepare_workspace``, as a run makes it), the run's kept workspace diff applied to it
 (``workspace_kept.apply_changes``), its protected files checked and put back (``integrity``), then the task's
 verifiers (``verifiers.run_verifiers``), with the run's transcript as the event log the tool-sequence
@@ -25,9 +25,7 @@ from returns.result import Failure, Success
 from alisio.core.agents.external import kind_tools
 from alisio.core.harness.events import AgentExited, Event, RunEnded, RunStarted
 from alisio.core.lab.judges.outcome import record_from_run
-from alisio.core.lab.judges.verify import AgentTools
-from alisio.core.lab.records import RunRecord
-from alisio.core.lab.rejudge import (
+from alisio.core.lab.judges.rejudge import (
     DIFF_DOES_NOT_APPLY,
     TASK_MISSING,
     TRANSCRIPT_MISSING,
@@ -35,10 +33,12 @@ from alisio.core.lab.rejudge import (
     not_judged_record,
     rejudged_record,
 )
+from alisio.core.lab.judges.verify import AgentTools
+from alisio.core.lab.runs.records import RunRecord
+from alisio.core.lab.runs.transcript import decode_transcript, transcript_path
+from alisio.core.lab.runs.workspace_diff import decode_workspace_diff, diff_path
 from alisio.core.lab.suites.schedule import RunSpec
 from alisio.core.lab.suites.suite import Task
-from alisio.core.lab.transcript import decode_transcript, transcript_path
-from alisio.core.lab.workspace_diff import decode_workspace_diff, diff_path
 from alisio.shell.lab.integrity import guard_protected
 from alisio.shell.lab.store import read_regular
 from alisio.shell.lab.suites import LoadedSuite

@@ -15,10 +15,10 @@ from pathlib import Path
 
 from alisio.core.harness.events import Effect
 from alisio.core.harness.sandbox import SandboxKind
-from alisio.core.lab.manifest import RunManifest
-from alisio.core.lab.report import Rates
-from alisio.core.lab.seq_block import SequentialPlan
-from alisio.core.lab.shards import ShardChoice
+from alisio.core.lab.plans.manifest import RunManifest
+from alisio.core.lab.plans.shards import ShardChoice
+from alisio.core.lab.reports.report import Rates
+from alisio.core.lab.reports.seq_block import SequentialPlan
 from alisio.shell.errors import CommandError
 
 __all__ = [
@@ -187,7 +187,7 @@ class LabRequest:
     """``--sequential`` or ``--until-width``: stop each task when its statistic decides (``selection.k`` is
     then the design's ``max_k``); ``None``: run every planned run."""
     shard: ShardChoice | None = None
-    """``--shard I/N``: run only this slice of the plan (``alisio.core.lab.shards``); ``None``: all of it."""
+    """``--shard I/N``: run only this slice of the plan (``alisio.core.lab.plans.shards``); ``None``: all of it."""
     planned: RunManifest | None = None
     """``--plan FILE``: the plan ``eval plan`` wrote, which what this command would run must match."""
     planned_from: Path | None = None

@@ -1,6 +1,6 @@
 """``eval run|variants --resume DIR|RUN_ID [--retry-errors]``: continue a run in its own report directory.
 
-- The directory's plan.json (``alisio.core.lab.manifest``, written before the first run of every ``eval
+- The directory's plan.json (``alisio.core.lab.plans.manifest``, written before the first run of every ``eval
   run``) says what the run was asked: suite, tasks, k, seed, mode, provider, model, endpoint, grants. The
   command rebuilds that request (``resume_request``; a live run's endpoint and model come from plan.json, so
   it resumes without the flags or the config.toml it started with, ``resumed_base_url``); the pipeline
@@ -30,7 +30,7 @@ from alisio.core.harness.config import config_hash
 from alisio.core.harness.endpoint import endpoint_of
 from alisio.core.harness.events import Effect
 from alisio.core.harness.sandbox import SandboxKind
-from alisio.core.lab.manifest import (
+from alisio.core.lab.plans.manifest import (
     ManifestAgent,
     ManifestVariant,
     RunManifest,
@@ -41,11 +41,11 @@ from alisio.core.lab.manifest import (
     remaining,
     whole_lines,
 )
-from alisio.core.lab.naming import script_digest
-from alisio.core.lab.records import RunRecord, RunStatus, decode_runs, encode_runs
+from alisio.core.lab.reports.naming import script_digest
+from alisio.core.lab.runs.records import RunRecord, RunStatus, decode_runs, encode_runs
+from alisio.core.lab.runs.transcript import transcript_path
+from alisio.core.lab.runs.workspace_diff import diff_path
 from alisio.core.lab.suites.schedule import RunSpec
-from alisio.core.lab.transcript import transcript_path
-from alisio.core.lab.workspace_diff import diff_path
 from alisio.shell.config_home import load_config
 from alisio.shell.errors import CommandError, expect
 from alisio.shell.lab.model import LabStart, Resumed

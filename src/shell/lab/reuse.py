@@ -1,5 +1,5 @@
 """``eval run|variants --reuse RUN|DIR``: take the stored runs that measured what the command would measure
-instead of running them again (``alisio.core.lab.reuse`` decides which).
+instead of running them again (``alisio.core.lab.plans.reuse`` decides which).
 
 - RUN|DIR names a stored run as ``eval show`` takes it: a report directory, a variants job's root (each of
   its variants may serve an arm), one variant (``<runId>/<variant>``), or a run id. It must hold plan.json
@@ -22,13 +22,13 @@ from pathlib import Path
 import msgspec
 from returns.result import Failure, Success
 
-from alisio.core.lab.manifest import ReusedFrom, RunManifest
-from alisio.core.lab.origin import ReusedRuns, reused_line
-from alisio.core.lab.records import RunRecord, encode_runs
-from alisio.core.lab.reuse import ReusePick, pick_reused
-from alisio.core.lab.shards import ShardRun
+from alisio.core.lab.plans.manifest import ReusedFrom, RunManifest
+from alisio.core.lab.plans.reuse import ReusePick, pick_reused
+from alisio.core.lab.plans.shards import ShardRun
+from alisio.core.lab.reports.origin import ReusedRuns, reused_line
+from alisio.core.lab.runs.records import RunRecord, encode_runs
+from alisio.core.lab.runs.transcript import transcript_path
 from alisio.core.lab.suites.schedule import RunSpec
-from alisio.core.lab.transcript import transcript_path
 from alisio.shell.config_home import data_dir
 from alisio.shell.errors import CommandError
 from alisio.shell.lab.model import LabStart, Resumed

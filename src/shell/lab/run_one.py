@@ -23,11 +23,11 @@ from alisio.core.harness.events import Effect, Event
 from alisio.core.harness.policy import Allow, Policy, decide
 from alisio.core.harness.prices import Rates
 from alisio.core.lab.judges.outcome import SetupError, record_from_run
-from alisio.core.lab.records import Incident, RunRecord
+from alisio.core.lab.runs.records import Incident, RunRecord
+from alisio.core.lab.runs.transcript import encode_transcript
+from alisio.core.lab.runs.workspace_diff import WorkspaceKept
 from alisio.core.lab.suites.schedule import RunSpec
 from alisio.core.lab.suites.suite import Task
-from alisio.core.lab.transcript import encode_transcript
-from alisio.core.lab.workspace_diff import WorkspaceKept
 from alisio.core.replay.fingerprint import WORKSPACE as WORKSPACE_TOKEN
 from alisio.core.replay.fingerprint import Rules, path_rules
 from alisio.shell.lab.plans import ProviderPlan
@@ -98,7 +98,7 @@ class Finished:
     record: RunRecord
     transcript: bytes
     workspace: bytes = b""
-    """The workspace the agent left, as a diff (``alisio.core.lab.workspace_diff``); empty when not kept."""
+    """The workspace the agent left, as a diff (``alisio.core.lab.runs.workspace_diff``); empty when not kept."""
 
 
 def _rules(task: Task, workspace: Path, sandbox: SandboxRun | None) -> Rules:
@@ -203,7 +203,7 @@ def _after_agent(
     a diff that cannot be read is not kept, saying why; none at all without ``keep``: a loop that ended error
     left nothing to judge again), then its protected files checked and put back (``alisio.shell.lab.integrity``):
     the kept diff and the tampering message."""
-    from alisio.core.lab.workspace_diff import kept_diff
+    from alisio.core.lab.runs.workspace_diff import kept_diff
     from alisio.shell.lab.integrity import guard_protected
     from alisio.shell.lab.workspace import WorkspaceError, snapshot_tree
     from alisio.shell.lab.workspace_kept import changes_of

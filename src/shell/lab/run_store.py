@@ -1,7 +1,7 @@
 """Where ``alisio run`` keeps its record: ``<dataDir>/run/<runId>/transcript.jsonl``.
 
 The transcript is the run's whole event log, redacted as an eval run's transcripts are
-(``alisio.core.lab.transcript``); ``eval show DIR`` opens it. A record that cannot be written is a warning
+(``alisio.core.lab.runs.transcript``); ``eval show DIR`` opens it. A record that cannot be written is a warning
 for the caller, never a failed run: the work in the workspace is done either way.
 """
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 from alisio.core.harness.events import Event
 from alisio.core.lab.outputs.run_record import TRANSCRIPT_JSONL
-from alisio.core.lab.transcript import encode_transcript
+from alisio.core.lab.runs.transcript import encode_transcript
 from alisio.shell.config_home import data_dir
 from alisio.shell.lab.directory import run_id_for
 from alisio.shell.lab.store import write_bytes_atomic

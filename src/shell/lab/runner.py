@@ -35,10 +35,10 @@ from typing import IO, Protocol
 
 import msgspec
 
-from alisio.core.lab.records import RunRecord
+from alisio.core.lab.runs.records import RunRecord
+from alisio.core.lab.runs.transcript import transcript_path
+from alisio.core.lab.runs.workspace_diff import diff_path
 from alisio.core.lab.suites.schedule import RunSpec
-from alisio.core.lab.transcript import transcript_path
-from alisio.core.lab.workspace_diff import diff_path
 from alisio.shell.errors import CommandError, Terminated
 from alisio.shell.lab.errors import LabStopped
 from alisio.shell.lab.run_one import Finished

@@ -44,7 +44,7 @@ from alisio.core.lab.judges.selfcheck import (
     judge_task,
     self_check,
 )
-from alisio.core.lab.records import VerifierResult
+from alisio.core.lab.runs.records import VerifierResult
 from alisio.core.lab.suites.suite import CommandVerifier, Task, ToolSequenceVerifier
 from alisio.core.lab.suites.suite_paths import normalize
 from alisio.shell.errors import CommandError

@@ -17,7 +17,7 @@ from pathlib import Path
 import msgspec
 
 from alisio.core.lab.judges.selfcheck import SelfCheck, StoredSelfCheck, merged_selfcheck, self_check_block
-from alisio.core.lab.report import Report
+from alisio.core.lab.reports.report import Report
 from alisio.shell.lab.store import read_regular, write_bytes_atomic
 from alisio.shell.lab.suites import LoadedSuite
 

@@ -1,9 +1,9 @@
 """The feed of a sequential command: after every finished run, the task's look; a stopped task starts no run.
 
 ``eval variants --sequential``, ``eval run --sequential --baseline`` and ``eval run --until-width`` run the
-repetition-major plan of ``alisio.core.lab.seq_run.sequential_plan`` through a ``SpecFeed`` whose ``skip`` is
+repetition-major plan of ``alisio.core.lab.plans.seq_run.sequential_plan`` through a ``SpecFeed`` whose ``skip`` is
 ``SeqWatch.skip`` and whose ``learn`` is ``SeqWatch.learn``: each finished record updates its task's outcomes
-and its stop (``alisio.core.lab.seq_run.look``, a pure function of the outcomes so far); an executor pulls
+and its stop (``alisio.core.lab.plans.seq_run.look``, a pure function of the outcomes so far); an executor pulls
 the next spec only when it can start it, and a spec of a stopped task is skipped then. Runs already in
 flight when their task stops are waited for, and their records kept and counted (the report's
 ``afterStop``): the final look includes them, which is valid because the stop is monotone and the final
@@ -19,10 +19,10 @@ from collections.abc import Sequence
 import msgspec
 
 from alisio.core.lab.comparisons.variants import VariantsPlan
-from alisio.core.lab.records import RunRecord
-from alisio.core.lab.report import Report
-from alisio.core.lab.seq_block import SequentialPlan
-from alisio.core.lab.seq_run import look, outcomes, paired_outcomes, sequential_block
+from alisio.core.lab.plans.seq_run import look, outcomes, paired_outcomes, sequential_block
+from alisio.core.lab.reports.report import Report
+from alisio.core.lab.reports.seq_block import SequentialPlan
+from alisio.core.lab.runs.records import RunRecord
 from alisio.core.lab.suites.schedule import RunSpec
 from alisio.core.lab.suites.suite import Suite, Task
 from alisio.shell.errors import CommandError

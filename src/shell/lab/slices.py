@@ -2,7 +2,7 @@
 (the plan's digest, the shard's block), a ``--plan FILE`` checked against what the command would run, and a
 shard's earlier output replaced.
 
-- ``sliced``: the command's runs are the shard's slice of the plan (``alisio.core.lab.shards.slice_plan``);
+- ``sliced``: the command's runs are the shard's slice of the plan (``alisio.core.lab.plans.shards.slice_plan``);
   the headline, the progress and the report count those.
 - ``plan_manifest``: plan.json gets the plan's digest, and for a shard its index, count, slicing and the runs
   it owns, so ``eval merge`` can prove the shards partition one plan.
@@ -22,11 +22,11 @@ from pathlib import Path
 import msgspec
 from returns.result import Failure, Success
 
-from alisio.core.lab.manifest import RunManifest, decode_manifest
-from alisio.core.lab.origin import ReusedRuns, RunOrigin, ShardOf
-from alisio.core.lab.plan_key import plan_differences, plan_digest, verdict_rule
-from alisio.core.lab.records import RunRecord
-from alisio.core.lab.shards import ShardBlock, ShardChoice, owned_runs, slice_plan
+from alisio.core.lab.plans.manifest import RunManifest, decode_manifest
+from alisio.core.lab.plans.plan_key import plan_differences, plan_digest, verdict_rule
+from alisio.core.lab.plans.shards import ShardBlock, ShardChoice, owned_runs, slice_plan
+from alisio.core.lab.reports.origin import ReusedRuns, RunOrigin, ShardOf
+from alisio.core.lab.runs.records import RunRecord
 from alisio.core.lab.suites.schedule import RunSpec
 from alisio.shell.errors import CommandError
 from alisio.shell.lab.directory import clear_out

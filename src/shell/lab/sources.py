@@ -1,5 +1,5 @@
 """What ``eval compare`` and ``eval show`` read a run from: a report directory, its report.json, a run id
-(``alisio.shell.lab.stored``), an ``eval export`` bundle (``alisio.core.lab.bundle``), or a result from
+(``alisio.shell.lab.stored``), an ``eval export`` bundle (``alisio.core.lab.sources.bundle``), or a result from
 another harness (an Inspect AI log, a Harbor job directory: ``alisio.shell.lab.foreign``), whose report is
 built here from its runs.
 
@@ -13,12 +13,12 @@ from pathlib import Path
 
 from returns.result import Failure, Success
 
-from alisio.core.lab.bundle import Bundle, decode_bundle, is_bundle
-from alisio.core.lab.foreign import ForeignRuns, Scoring
-from alisio.core.lab.records import RunRecord
-from alisio.core.lab.report import Report
-from alisio.core.lab.report_build import build_report
-from alisio.core.lab.report_json import decode_report
+from alisio.core.lab.reports.report import Report
+from alisio.core.lab.reports.report_build import build_report
+from alisio.core.lab.reports.report_json import decode_report
+from alisio.core.lab.runs.records import RunRecord
+from alisio.core.lab.sources.bundle import Bundle, decode_bundle, is_bundle
+from alisio.core.lab.sources.foreign import ForeignRuns, Scoring
 from alisio.shell.errors import CommandError, expect
 from alisio.shell.lab.foreign import read_foreign
 from alisio.shell.lab.store import read_report, read_runs

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from alisio.core.harness.prices import ModelPrices, Rates, cost_usd, prices_for, table_name
 from alisio.core.lab.outputs.formats import SCRIPTED_PROVIDER
-from alisio.core.lab.records import RunRecord, RunStatus
+from alisio.core.lab.runs.records import RunRecord, RunStatus
 from alisio.shell.errors import CommandError
 from alisio.shell.lab.request import Caps, ExecutorKind, LabMode
 

@@ -26,11 +26,11 @@ from alisio.core.lab.outputs.html_transcript import (
     unavailable,
 )
 from alisio.core.lab.outputs.render_html import REPORT_HTML, render_report_html
-from alisio.core.lab.records import RunRecord, decode_runs
-from alisio.core.lab.report import Report
-from alisio.core.lab.report_json import decode_report
+from alisio.core.lab.reports.report import Report
+from alisio.core.lab.reports.report_json import decode_report
+from alisio.core.lab.runs.records import RunRecord, decode_runs
+from alisio.core.lab.runs.transcript import transcript_path
 from alisio.core.lab.trajectories.contrast import TaskDivergence
-from alisio.core.lab.transcript import transcript_path
 
 __all__ = [
     "NOT_REGULAR",
@@ -52,7 +52,7 @@ REPORT_JSON = "report.json"
 REPORT_MD = "report.md"
 RUNS_JSONL = "runs.jsonl"
 PLAN_JSON = "plan.json"
-"""The run as it was asked (``alisio.core.lab.manifest``), written before the first run."""
+"""The run as it was asked (``alisio.core.lab.plans.manifest``), written before the first run."""
 
 
 NOT_REGULAR = (
@@ -162,9 +162,9 @@ def _divergences(directory: Path, records: Sequence[RunRecord]) -> tuple[TaskDiv
     a time; a transcript that cannot be read leaves its run out)."""
     import msgspec
 
+    from alisio.core.lab.runs.transcript import decode_transcript
     from alisio.core.lab.trajectories.contrast import failing, passing, task_divergences
     from alisio.core.lab.trajectories.trajectory import trajectory_of
-    from alisio.core.lab.transcript import decode_transcript
 
     found: list[TaskDivergence] = []
     for task_id in sorted({r.task_id for r in records}):

@@ -25,8 +25,8 @@ from typing import Final
 
 from returns.result import Success
 
-from alisio.core.lab.manifest import RunManifest, decode_manifest
-from alisio.core.lab.report import Report
+from alisio.core.lab.plans.manifest import RunManifest, decode_manifest
+from alisio.core.lab.reports.report import Report
 from alisio.shell.errors import CommandError
 from alisio.shell.lab.registry import registered_directories
 from alisio.shell.lab.store import PLAN_JSON, REPORT_JSON, RUNS_JSONL, read_report

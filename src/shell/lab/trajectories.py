@@ -21,10 +21,10 @@ import msgspec
 
 from alisio.core.harness.events import Event
 from alisio.core.lab.outputs.run_record import TRANSCRIPT_JSONL
-from alisio.core.lab.records import RunRecord
+from alisio.core.lab.runs.records import RunRecord
+from alisio.core.lab.runs.transcript import decode_transcript, transcript_path
 from alisio.core.lab.trajectories.contrast import TaskDivergence
 from alisio.core.lab.trajectories.trajectory import Trajectory, trajectory_of
-from alisio.core.lab.transcript import decode_transcript, transcript_path
 from alisio.shell.errors import CommandError, expect
 from alisio.shell.lab.sources import read_bundle
 from alisio.shell.lab.store import RUNS_JSONL, read_regular, read_runs

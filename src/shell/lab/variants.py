@@ -23,8 +23,8 @@ from alisio.core.lab.comparisons.variants import (
     compare_variants,
     parse_variants,
 )
-from alisio.core.lab.report import Report
-from alisio.core.lab.seq_run import both_arms, with_sequential_warnings
+from alisio.core.lab.plans.seq_run import both_arms, with_sequential_warnings
+from alisio.core.lab.reports.report import Report
 from alisio.shell.errors import CommandError, expect
 from alisio.shell.lab.store import read_regular
 from alisio.shell.lab.suites import LoadedSuite

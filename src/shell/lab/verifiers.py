@@ -55,7 +55,7 @@ from alisio.core.lab.judges.verify import (
     judge_tool_sequence,
     judge_tree_diff,
 )
-from alisio.core.lab.records import VerifierResult, VerifierStatus
+from alisio.core.lab.runs.records import VerifierResult, VerifierStatus
 from alisio.core.lab.suites.suite import (
     CommandVerifier,
     FileAbsentVerifier,

@@ -1,5 +1,5 @@
 """A run's workspace kept as a diff against its fixture, and that diff applied to a fresh copy
-(``alisio.core.lab.workspace_diff`` holds the format and the rules; this module reads and writes files).
+(``alisio.core.lab.runs.workspace_diff`` holds the format and the rules; this module reads and writes files).
 
 ``changes_of(workspace, after, known)`` compares the snapshot taken when the agent stopped with the one taken
 before it started, and reads what it needs: the original of a changed text file from the fixture, what the
@@ -26,7 +26,7 @@ from typing import Literal
 from returns.result import Failure, Success
 
 from alisio.core.lab.judges.verify import TreeSnapshot, is_ignored
-from alisio.core.lab.workspace_diff import (
+from alisio.core.lab.runs.workspace_diff import (
     MAX_DIFF_BYTES,
     TEXT_MAX_BYTES,
     FileChange,

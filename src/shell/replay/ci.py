@@ -18,7 +18,7 @@ from pathlib import Path
 from returns.result import Failure, Success
 
 from alisio.core.harness.sandbox import SandboxKind
-from alisio.core.lab.records import RunRecord, RunStatus
+from alisio.core.lab.runs.records import RunRecord, RunStatus
 from alisio.core.lab.suites.suite import violations
 from alisio.shell.errors import CommandError
 from alisio.shell.lab.cassettes import cassette_dir_for

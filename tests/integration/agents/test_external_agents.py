@@ -25,7 +25,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from alisio.core.lab.records import RunRecord
+from alisio.core.lab.runs.records import RunRecord
 from alisio.shell.agents.mock_endpoint import MockEndpoint
 from tests.integration.fake_agent import HANG_WRAPPER
 from tests.integration.helpers import alisio, write_config

@@ -17,7 +17,7 @@ import msgspec
 import pytest
 
 from alisio.core.agents.mock import FIX_COMMAND
-from alisio.core.lab.records import RunRecord
+from alisio.core.lab.runs.records import RunRecord
 from tests.integration.agents.hostile_endpoint import (
     HostileEndpoint,
     absurd_chat,

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from alisio.core.lab.records import RunStatus
+from alisio.core.lab.runs.records import RunStatus
 from alisio.shell.cli.eval_app import COMMANDS as EVAL_COMMANDS
 from tests.integration.helpers import (
     ALISIO,

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from alisio.core.harness.events import ProviderResponded
-from alisio.core.lab.transcript import decode_transcript
+from alisio.core.lab.runs.transcript import decode_transcript
 from tests.integration.helpers import (
     NOOP,
     alisio,

@@ -17,7 +17,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from alisio.core.lab.records import RunRecord, RunStatus
+from alisio.core.lab.runs.records import RunRecord, RunStatus
 from tests.integration import helpers
 from tests.integration.helpers import SPEC_CHECK as CHECK
 from tests.integration.helpers import SPEC_EXAMPLE

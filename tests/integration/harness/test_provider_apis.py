@@ -23,8 +23,8 @@ import msgspec
 import pytest
 
 from alisio.core.harness.events import Event, IncidentRaised, ProviderResponded
-from alisio.core.lab.records import RunRecord, RunStatus
-from alisio.core.lab.report import Report
+from alisio.core.lab.reports.report import Report
+from alisio.core.lab.runs.records import RunRecord, RunStatus
 from alisio.core.replay.cassette import decode_cassette
 from tests.integration.helpers import alisio as run_cli
 from tests.integration.helpers import make_suite

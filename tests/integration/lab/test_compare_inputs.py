@@ -11,8 +11,8 @@ import msgspec
 import pytest
 
 from alisio.core.lab.outputs.formats import SCRIPTED_PROVIDER
-from alisio.core.lab.report import AnswerSource
-from alisio.core.lab.report_build import build_report
+from alisio.core.lab.reports.report import AnswerSource
+from alisio.core.lab.reports.report_build import build_report
 from alisio.shell.lab.outputs import write_report_files
 from tests.integration.inprocess import alisio, in_process_home
 from tests.property.strategies_report import conditions, task_runs
@@ -138,7 +138,7 @@ def test_compare_of_a_file_that_is_no_report_names_it(home: Path) -> None:
 def test_show_opens_the_first_non_passing_run_in_task_and_repetition_order(home: Path) -> None:
     """runs.jsonl in the order runs finished (beta 0, alpha 1, alpha 0): ``eval show`` with no --task/--rep
     opens alpha rep 1, the first non-passing run as report.md lists them; one turn reads "1 turn"."""
-    from alisio.core.lab.records import RunStatus
+    from alisio.core.lab.runs.records import RunStatus
 
     one = [msgspec.structs.replace(r, measured=msgspec.structs.replace(r.measured, turns=1, tool_calls=1))
            for r in task_runs("alpha", 1, 1)]  # fmt: skip

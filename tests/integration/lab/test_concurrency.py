@@ -18,7 +18,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from alisio.core.lab.records import RunRecord
+from alisio.core.lab.runs.records import RunRecord
 from tests.integration.helpers import (
     ALISIO,
     FIX,

@@ -7,8 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from alisio.core.lab.report import Rates
-from alisio.core.lab.report_build import build_report
+from alisio.core.lab.reports.report import Rates
+from alisio.core.lab.reports.report_build import build_report
 from alisio.shell.lab.outputs import write_report_files
 from alisio.shell.lab.store import read_report, read_runs
 from tests.integration import helpers

@@ -10,7 +10,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from alisio.core.lab.records import Incident, RunRecord, VerifierResult, VerifierStatus
+from alisio.core.lab.runs.records import Incident, RunRecord, VerifierResult, VerifierStatus
 from tests.integration.helpers import RUN_ID, Lab
 from tests.property.strategies_report import task_runs
 

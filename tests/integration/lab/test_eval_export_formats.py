@@ -18,7 +18,7 @@ from google.protobuf import json_format
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.semconv._incubating.attributes import gen_ai_attributes
 
-from alisio.core.lab.records import RunRecord
+from alisio.core.lab.runs.records import RunRecord
 from tests.integration.helpers import FIX, NOOP, alisio, eval_run, make_suite, read_runs, write_script
 
 SCHEMA = json.loads(

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from alisio.core.lab.records import RunStatus
+from alisio.core.lab.runs.records import RunStatus
 from alisio.shell.lab.directory import claim_run_dir, run_id_for
 from alisio.shell.lab.suite_choice import NO_BUNDLED, bundled_suites_root
 from tests.integration.helpers import (

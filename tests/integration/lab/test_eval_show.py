@@ -9,7 +9,7 @@ from pathlib import Path
 import msgspec
 
 from alisio.core.harness.events import ProviderResponded, ToolCalled, ToolResulted
-from alisio.core.lab.transcript import decode_transcript
+from alisio.core.lab.runs.transcript import decode_transcript
 from tests.integration.helpers import FIX, alisio, make_suite, read_runs, write_script
 
 WRONG = {

@@ -19,9 +19,16 @@ from pathlib import Path
 
 import msgspec
 
-from alisio.core.lab.records import Incident, Measured, RunRecord, RunStatus, VerifierResult, VerifierStatus
-from alisio.core.lab.report import Conditions
-from alisio.core.lab.report_build import build_report
+from alisio.core.lab.reports.report import Conditions
+from alisio.core.lab.reports.report_build import build_report
+from alisio.core.lab.runs.records import (
+    Incident,
+    Measured,
+    RunRecord,
+    RunStatus,
+    VerifierResult,
+    VerifierStatus,
+)
 from alisio.shell.lab.outputs import write_report_files
 
 ALISIO = Path(sys.executable).with_name("alisio")

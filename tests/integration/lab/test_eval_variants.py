@@ -17,8 +17,8 @@ import pytest
 
 from alisio.core.harness.config import MeasuredConfig, apply_overrides, config_hash
 from alisio.core.lab.comparisons.variants import VariantsComparison, interleave
-from alisio.core.lab.records import RunRecord, RunStatus
-from alisio.core.lab.report import Report
+from alisio.core.lab.reports.report import Report
+from alisio.core.lab.runs.records import RunRecord, RunStatus
 from tests.integration.helpers import (
     ALISIO,
     FIX,

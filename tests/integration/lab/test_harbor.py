@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from alisio.core.lab.records import VerifierStatus
+from alisio.core.lab.runs.records import VerifierStatus
 from tests.integration.helpers import alisio, command_env, read_runs, write_script
 
 pytestmark = pytest.mark.skipif(

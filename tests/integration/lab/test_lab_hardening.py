@@ -16,7 +16,7 @@ from pathlib import Path
 import msgspec
 
 from alisio.core.harness.config import MeasuredConfig
-from alisio.core.lab.records import RunRecord, RunStatus
+from alisio.core.lab.runs.records import RunRecord, RunStatus
 from alisio.core.lab.suites.schedule import RunSpec
 from alisio.shell.lab.plans import ProviderPlan
 from alisio.shell.lab.run_one import Arm, RunContext, run_one

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from alisio.core.lab.records import RunStatus
+from alisio.core.lab.runs.records import RunStatus
 from tests.integration.helpers import alisio, eval_run, make_suite, read_report, read_runs, run_dirs, task
 from tests.integration.sse_server import Reply, SseServer
 

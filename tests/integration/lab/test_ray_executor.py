@@ -37,7 +37,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from alisio.core.lab.records import RunRecord
+from alisio.core.lab.runs.records import RunRecord
 from alisio.shell.lab.portable import suite_archive, suite_entries, unpack_suite
 from alisio.shell.lab.suites import load_suite
 from tests.integration.helpers import (

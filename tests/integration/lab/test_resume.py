@@ -9,7 +9,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from alisio.core.lab.records import RunStatus
+from alisio.core.lab.runs.records import RunStatus
 from tests.integration.helpers import (
     ALISIO,
     FIX,

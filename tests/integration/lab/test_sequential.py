@@ -1,7 +1,7 @@
 """Issue 19's sequential mode through the CLI: ``eval variants --sequential``, ``eval run --sequential
 --baseline REPORT`` and ``eval run --until-width W``, against a local stand-in model whose success
 probability is set per variant and task (``tests.integration.seq_model``) or scripted runs whose outcome
-depends on the task. Every number asserted follows from the outcomes and ``alisio.core.lab.sequential``:
+depends on the task. Every number asserted follows from the outcomes and ``alisio.core.stats.sequential``:
 with 2 tasks (threshold 2·2/0.05 = 80) a task whose candidate always passes and baseline always fails is
 decided at 9 pairs, a tie is stopped for futility at the first look (5 pairs), and at width 0.5 a task whose
 runs all agree stops after 9 runs.
@@ -16,7 +16,7 @@ import msgspec
 import pytest
 
 from alisio.core.lab.comparisons.variants import VariantsComparison
-from alisio.core.lab.sequential import MAX_K
+from alisio.core.stats.sequential import MAX_K
 from tests.integration.helpers import (
     NOOP,
     alisio,

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from alisio.core.lab.records import RunStatus
+from alisio.core.lab.runs.records import RunStatus
 from tests.integration.helpers import (
     FIX,
     NOOP,

@@ -22,7 +22,7 @@ import msgspec
 import pytest
 
 from alisio.core.lab.comparisons.variants import VariantsComparison
-from alisio.core.lab.report import Report
+from alisio.core.lab.reports.report import Report
 from tests.integration.helpers import (
     ALISIO,
     NOOP,

@@ -6,7 +6,7 @@ import hashlib
 import tracemalloc
 from pathlib import Path
 
-from alisio.core.lab.workspace_diff import kept_diff
+from alisio.core.lab.runs.workspace_diff import kept_diff
 from alisio.shell.lab.workspace import prepare_workspace, snapshot_tree
 from alisio.shell.lab.workspace_kept import changes_of
 

@@ -12,7 +12,7 @@ import msgspec
 import pytest
 
 from alisio.core.harness.events import Event, RunEnded, RunStarted, ToolCalled, ToolResulted
-from alisio.core.lab.records import VerifierResult, VerifierStatus
+from alisio.core.lab.runs.records import VerifierResult, VerifierStatus
 from alisio.core.lab.suites.suite import (
     BeforeRule,
     Budget,

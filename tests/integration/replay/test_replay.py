@@ -14,8 +14,8 @@ import msgspec
 import pytest
 
 from alisio.core.agents.cassette import AgentCassetteHeader
-from alisio.core.lab.records import RunRecord, RunStatus
-from alisio.core.lab.report import Report
+from alisio.core.lab.reports.report import Report
+from alisio.core.lab.runs.records import RunRecord, RunStatus
 from alisio.core.replay.cassette import decode_cassette
 from tests.integration import helpers
 from tests.integration.helpers import FIX, NOOP, make_suite, task

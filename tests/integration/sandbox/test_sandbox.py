@@ -26,7 +26,7 @@ import msgspec
 import pytest
 
 from alisio.core.harness.sandbox import SandboxLimits
-from alisio.core.lab.records import RunRecord, RunStatus
+from alisio.core.lab.runs.records import RunRecord, RunStatus
 from alisio.shell.sandbox.cgroups import Launch
 from tests.integration.servers import QuietServer
 

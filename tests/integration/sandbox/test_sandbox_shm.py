@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from alisio.core.lab.records import RunStatus
+from alisio.core.lab.runs.records import RunStatus
 from tests.integration.sandbox.test_sandbox import RECORD, _tool_outputs, alisio, needs_bwrap
 
 TMP_BYTES = 2 << 20

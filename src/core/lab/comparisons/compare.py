@@ -36,7 +36,7 @@ from alisio.core.lab.comparisons.compare_warnings import (
     interrupted_warnings,
     task_set_warning,
 )
-from alisio.core.lab.report import AnswerSource, Conditions, Count, Report, TaskReport
+from alisio.core.lab.reports.report import AnswerSource, Conditions, Count, Report, TaskReport
 from alisio.core.stats.exact import PValueMethod, bh_adjust, difference_p, holm_adjust, newcombe_interval
 from alisio.core.stats.inverted import difference_interval
 from alisio.core.stats.paired import PairedDifference, paired_difference

@@ -2,14 +2,14 @@
 
 Rules this module keeps: every condition that differs between the two sides is one line naming both values
 (``model differs: a -> b``), the conditions that name a run included (``agent differs: ...``, from
-``alisio.core.lab.naming``, so a condition added there is warned of here with no change); a report that
+``alisio.core.lab.reports.naming``, so a condition added there is warned of here with no change); a report that
 stopped early or holds other tasks says what its figures then cover.
 """
 
 from __future__ import annotations
 
-from alisio.core.lab.naming import naming_differences
-from alisio.core.lab.report import Conditions, Report, finished_runs
+from alisio.core.lab.reports.naming import naming_differences
+from alisio.core.lab.reports.report import Conditions, Report, finished_runs
 
 __all__ = ["condition_warnings", "interrupted_warnings", "task_set_warning"]
 

@@ -21,7 +21,7 @@ from returns.result import Failure, Result, Success
 
 from alisio.core.base import Frozen
 from alisio.core.lab.comparisons.compare import Comparison, Outcome
-from alisio.core.lab.report import Count
+from alisio.core.lab.reports.report import Count
 from alisio.core.stats.exact import bh_adjust, holm_adjust
 from alisio.core.stats.noninferiority import noninferiority_p
 from alisio.core.stats.verdict import ALPHA, Adjustment

@@ -16,7 +16,7 @@ from returns.result import Failure, Result, Success
 
 from alisio.core.base import Frozen
 from alisio.core.errors import PowerInputError
-from alisio.core.lab.report import AnswerSource, Report
+from alisio.core.lab.reports.report import AnswerSource, Report
 from alisio.core.stats.rates import Interval
 from alisio.core.stats.reliability import icc_binary
 

@@ -21,8 +21,8 @@ from __future__ import annotations
 import msgspec
 
 from alisio.core.lab.comparisons.compare import Comparison
-from alisio.core.lab.report import Report
-from alisio.core.lab.trust import RejudgeBlock
+from alisio.core.lab.reports.report import Report
+from alisio.core.lab.reports.trust import RejudgeBlock
 from alisio.core.text import plural
 
 __all__ = ["comparable", "rejudge_pair", "with_rejudge_note"]

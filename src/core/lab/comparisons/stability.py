@@ -26,9 +26,9 @@ from collections.abc import Sequence
 from returns.result import Failure, Result, Success
 
 from alisio.core.base import Frozen
-from alisio.core.lab.profile import consistency
-from alisio.core.lab.profile_block import TaskConsistency
-from alisio.core.lab.records import RunRecord, RunStatus, VerifierStatus
+from alisio.core.lab.reports.profile import consistency
+from alisio.core.lab.reports.profile_block import TaskConsistency
+from alisio.core.lab.runs.records import RunRecord, RunStatus, VerifierStatus
 from alisio.core.stats.rates import Interval, wilson_interval
 
 __all__ = [
@@ -80,7 +80,7 @@ class TaskStability(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     hints: tuple[str, ...] = ()
     consistency: TaskConsistency | None = None
     """How alike the task's judged runs were over all the reports: the CV of tokens, tool calls and wall time,
-    and the mean pairwise similarity of their tool-call sequences (``alisio.core.lab.profile.consistency``)."""
+    and the mean pairwise similarity of their tool-call sequences (``alisio.core.lab.reports.profile.consistency``)."""
 
 
 class Stability(Frozen, frozen=True, kw_only=True):

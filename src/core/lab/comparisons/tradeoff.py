@@ -16,8 +16,8 @@ from collections.abc import Sequence
 import msgspec
 
 from alisio.core.base import Frozen
-from alisio.core.lab.profile import cost_per_success
-from alisio.core.lab.report import Report
+from alisio.core.lab.reports.profile import cost_per_success
+from alisio.core.lab.reports.report import Report
 from alisio.core.stats.rates import ClusteredMean, suite_rate
 from alisio.core.stats.reliability import RatioEstimate, non_dominated
 

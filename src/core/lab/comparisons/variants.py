@@ -46,9 +46,9 @@ from alisio.core.errors import ConfigError, IncompatibleReports
 from alisio.core.harness.config import MeasuredConfig, apply_overrides, config_hash
 from alisio.core.lab.comparisons.compare import Comparison, compare_reports
 from alisio.core.lab.comparisons.tradeoff import RateCostRow, rate_cost_rows
-from alisio.core.lab.naming import naming_brief
-from alisio.core.lab.report import Report
-from alisio.core.lab.seq_block import SequentialBlock
+from alisio.core.lab.reports.naming import naming_brief
+from alisio.core.lab.reports.report import Report
+from alisio.core.lab.reports.seq_block import SequentialBlock
 from alisio.core.lab.suites.schedule import RunSpec, ScheduleError, plan_runs
 from alisio.core.shape import duplicate_keys
 
@@ -127,7 +127,7 @@ class VariantInfo(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     config_hash: str
     overrides: tuple[Override, ...]
     agent: str | None = None
-    """The agent (and script) its report names, in a few words (``alisio.core.lab.naming.naming_brief``);
+    """The agent (and script) its report names, in a few words (``alisio.core.lab.reports.naming.naming_brief``);
     ``None`` in a comparison.json written before it was recorded."""
     model: str | None = None
     """The variant's own ``model`` (``None``: the command's)."""

@@ -44,7 +44,7 @@ from alisio.core.harness.events import (
     ToolCalled,
 )
 from alisio.core.lab.judges.integrity import TAMPERED
-from alisio.core.lab.records import (
+from alisio.core.lab.runs.records import (
     TOOL_NAME_MAX,
     TOOL_SEQUENCE_MAX,
     Incident,

@@ -17,7 +17,7 @@ A task is clean when nothing is flagged; the command exits 1 when any task is fl
 
 Each self-check is kept in the data directory under the suite's content hash (``StoredSelfCheck``, one entry
 per task, the latest check of each task winning: ``merged_selfcheck``), and every report of the same suite
-content says what it found over its own tasks (``self_check_block``, ``alisio.core.lab.trust``).
+content says what it found over its own tasks (``self_check_block``, ``alisio.core.lab.reports.trust``).
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from collections.abc import Sequence
 from typing import Literal
 
 from alisio.core.base import Frozen
-from alisio.core.lab.records import VerifierResult, VerifierStatus
-from alisio.core.lab.trust import SelfCheckBlock
+from alisio.core.lab.reports.trust import SelfCheckBlock
+from alisio.core.lab.runs.records import VerifierResult, VerifierStatus
 
 __all__ = [
     "SELFCHECK_SCHEMA_VERSION",

@@ -34,7 +34,7 @@ import msgspec
 
 from alisio.core.base import Frozen
 from alisio.core.harness.events import Event, RunEnded, RunStarted, ToolCalled, ToolResulted
-from alisio.core.lab.records import VerifierResult, VerifierStatus
+from alisio.core.lab.runs.records import VerifierResult, VerifierStatus
 from alisio.core.lab.suites.suite import (
     BeforeRule,
     CommandVerifier,

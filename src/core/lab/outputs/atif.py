@@ -33,8 +33,8 @@ from typing import Final
 from alisio.core.harness.events import Event, ToolCalled
 from alisio.core.harness.protocol import Usage
 from alisio.core.lab.outputs.steps import CompactionStep, ModelStep, RunSteps, run_steps
-from alisio.core.lab.records import RunRecord
-from alisio.core.lab.report import Conditions
+from alisio.core.lab.reports.report import Conditions
+from alisio.core.lab.runs.records import RunRecord
 
 __all__ = ["ATIF_VERSION", "agent_identity", "atif_trajectory", "parse_start", "run_key", "tool_arguments"]
 

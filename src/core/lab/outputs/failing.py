@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from alisio.core.base import Frozen
-from alisio.core.lab.records import Divergence, RunRecord, RunStatus, VerifierStatus
+from alisio.core.lab.runs.records import Divergence, RunRecord, RunStatus, VerifierStatus
 from alisio.core.share.secrets import redact
 from alisio.core.text import plural
 

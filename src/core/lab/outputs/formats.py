@@ -15,9 +15,9 @@ import re
 from collections.abc import Iterable
 
 from alisio.core.harness.protocol import Usage
-from alisio.core.lab.naming import SCRIPTED
-from alisio.core.lab.records import VerifierResult
-from alisio.core.lab.report import AnswerSource, Count
+from alisio.core.lab.reports.naming import SCRIPTED
+from alisio.core.lab.reports.report import AnswerSource, Count
+from alisio.core.lab.runs.records import VerifierResult
 from alisio.core.share.secrets import redact
 from alisio.core.stats.rates import ClusteredMean, Interval, IntervalMethod
 from alisio.core.stats.verdict import format_interval

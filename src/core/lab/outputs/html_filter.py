@@ -19,7 +19,7 @@ import hashlib
 from collections.abc import Sequence
 
 from alisio.core.lab.outputs.html_page import anchor, attr, esc, status_class
-from alisio.core.lab.records import RunRecord, RunStatus, VerifierStatus
+from alisio.core.lab.runs.records import RunRecord, RunStatus, VerifierStatus
 
 __all__ = [
     "FILTER_SCRIPT",

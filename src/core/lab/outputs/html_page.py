@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from alisio.core.base import Frozen
 from alisio.core.lab.outputs.formats import visible_controls
 from alisio.core.lab.outputs.view import Condition, Notice, Table
-from alisio.core.lab.records import RunStatus
+from alisio.core.lab.runs.records import RunStatus
 from alisio.core.stats.rates import Interval
 
 __all__ = [

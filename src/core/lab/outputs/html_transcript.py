@@ -14,7 +14,7 @@ A transcript on disk (``runs/<task>/<repetition>.jsonl``) keeps tool results up 
 - An ``edit_file`` call shows as the unified diff ``alisio eval show`` prints (its lines numbered by the
   file's once its result says where it replaced), the added and removed lines marked.
 - Text is shown as the transcript holds it, which the secret scanner redacted when the transcript was
-  written (``alisio.core.lab.transcript``), and escaped (``alisio.core.lab.outputs.html_page.esc``): a
+  written (``alisio.core.lab.runs.transcript``), and escaped (``alisio.core.lab.outputs.html_page.esc``): a
   ``<script>`` in a tool output is shown as text. (Scanning it again here would cost about a second per
   megabyte of page and find nothing new: the same scanner, the same credentials.)
 """
@@ -44,7 +44,7 @@ from alisio.core.harness.events import (
 from alisio.core.lab.outputs.formats import format_usage
 from alisio.core.lab.outputs.html_page import esc
 from alisio.core.lab.outputs.show import edit_diff, edited_line
-from alisio.core.lab.records import RunRecord, RunStatus
+from alisio.core.lab.runs.records import RunRecord, RunStatus
 from alisio.core.text import plural
 
 __all__ = [

@@ -10,7 +10,7 @@ Rules this module keeps:
   the error lists the failing runs too), else a ``<failure>`` when its success rate is below 100%, with each
   run that did not pass, its failing verifiers and the first lines of their details, the runs with the same
   message once (``alisio.core.lab.outputs.failing``, as report.md lists them). ``<system-out>`` holds its
-  rate. The properties name the agent (and the script) as every report does (``alisio.core.lab.naming``).
+  rate. The properties name the agent (and the script) as every report does (``alisio.core.lab.reports.naming``).
 - An interrupted report adds an ``(interrupted)`` testcase in error: tasks that never ran are missing; a report
   a cap stopped (``--max-cost-usd``) adds a skipped one instead: its runs not started are not run, not failed. A
   suite ``eval ci`` skipped (no cassettes) is one skipped testcase; a suite it could not replay, one error.
@@ -27,11 +27,11 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 
 from alisio.core.base import Frozen
-from alisio.core.lab.naming import mode_text, run_naming
 from alisio.core.lab.outputs.failing import FailureGroup, failing_runs, group_failures
 from alisio.core.lab.outputs.formats import format_rate, visible_controls
-from alisio.core.lab.records import RunRecord
-from alisio.core.lab.report import Conditions, Report, TaskReport, finished_runs
+from alisio.core.lab.reports.naming import mode_text, run_naming
+from alisio.core.lab.reports.report import Conditions, Report, TaskReport, finished_runs
+from alisio.core.lab.runs.records import RunRecord
 from alisio.core.share.secrets import redact
 from alisio.core.text import plural
 

@@ -2,7 +2,7 @@
 
 In order: what the numbers measure (a replay measures the harness; a scripted run no model), whether the
 command stopped early, errored runs run again, then whether the verdicts can be trusted: the suite's
-self-check (``alisio.core.lab.trust.self_check_line``: always said, "not self-checked" included), each task
+self-check (``alisio.core.lab.reports.trust.self_check_line``: always said, "not self-checked" included), each task
 whose untouched fixture passes (a warning), and, for a report made by ``eval rejudge``, what was judged again
 and which verdicts changed. Reports written before a block existed (``None``) say nothing of it.
 """
@@ -10,10 +10,10 @@ and which verdicts changed. Reports written before a block existed (``None``) sa
 from __future__ import annotations
 
 from alisio.core.base import Frozen
-from alisio.core.lab.origin import origin_lines
 from alisio.core.lab.outputs.formats import REPLAY_NOTICE, SCRIPTED_NOTICE, SCRIPTED_PROVIDER
-from alisio.core.lab.report import AnswerSource, Conditions, Report, finished_runs
-from alisio.core.lab.trust import change_line, noop_passing_line, rejudge_line, self_check_line
+from alisio.core.lab.reports.origin import origin_lines
+from alisio.core.lab.reports.report import AnswerSource, Conditions, Report, finished_runs
+from alisio.core.lab.reports.trust import change_line, noop_passing_line, rejudge_line, self_check_line
 
 __all__ = ["CHANGES_SHOWN", "Notice", "report_notices", "scripted"]
 

@@ -36,8 +36,8 @@ from alisio.core.harness.events import Event, IncidentRaised
 from alisio.core.harness.protocol import Usage
 from alisio.core.lab.outputs.atif import agent_identity, parse_start, run_key
 from alisio.core.lab.outputs.steps import CompactionStep, ModelStep, ToolStep, run_steps
-from alisio.core.lab.records import RunRecord, RunStatus
-from alisio.core.lab.report import Conditions
+from alisio.core.lab.reports.report import Conditions
+from alisio.core.lab.runs.records import RunRecord, RunStatus
 
 __all__ = ["SCHEMA_URL", "SEMCONV_VERSION", "otlp_request"]
 

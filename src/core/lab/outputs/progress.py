@@ -10,8 +10,8 @@ from __future__ import annotations
 from alisio.core.harness.events import IncidentKind
 from alisio.core.harness.prices import rate_items
 from alisio.core.lab.outputs.formats import NOT_REPORTED, format_rate, format_seconds, format_usd
-from alisio.core.lab.records import RunRecord, RunStatus, VerifierStatus
-from alisio.core.lab.report import AnswerSource, Conditions, Estimated, Report
+from alisio.core.lab.reports.report import AnswerSource, Conditions, Estimated, Report
+from alisio.core.lab.runs.records import RunRecord, RunStatus, VerifierStatus
 
 __all__ = ["progress_line", "rates_line", "summary_table", "why_not_passed"]
 

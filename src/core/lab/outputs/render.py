@@ -28,8 +28,8 @@ from alisio.core.lab.outputs.formats import visible_controls
 from alisio.core.lab.outputs.render_profile import PROFILE_NOTES, profile_lines, profile_table
 from alisio.core.lab.outputs.render_seq import sequential_table, sequential_totals
 from alisio.core.lab.outputs.view import ReportView, Table, condition_items, report_view
-from alisio.core.lab.records import RunRecord
-from alisio.core.lab.report import Conditions, Report
+from alisio.core.lab.reports.report import Conditions, Report
+from alisio.core.lab.runs.records import RunRecord
 
 __all__ = ["conditions_rows", "fenced", "markdown_inline", "markdown_table", "render_markdown"]
 

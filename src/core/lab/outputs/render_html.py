@@ -46,8 +46,8 @@ from alisio.core.lab.outputs.html_page import (
 from alisio.core.lab.outputs.html_transcript import TranscriptView, transcript_html, unavailable
 from alisio.core.lab.outputs.progress import why_not_passed
 from alisio.core.lab.outputs.view import RATE_COLUMN, GridCell, GridRow, ReportView, report_view
-from alisio.core.lab.records import RunRecord
-from alisio.core.lab.report import Report
+from alisio.core.lab.reports.report import Report
+from alisio.core.lab.runs.records import RunRecord
 from alisio.core.lab.trajectories.contrast import TaskDivergence
 from alisio.core.share.secrets import redact
 from alisio.core.text import plural

@@ -18,7 +18,6 @@ from collections.abc import Sequence
 from alisio.core.base import Frozen
 from alisio.core.lab.comparisons.compare import Comparison, SideCounts
 from alisio.core.lab.comparisons.variants import VariantsComparison, describe_overrides
-from alisio.core.lab.naming import UNKNOWN_AGENT
 from alisio.core.lab.outputs.html_page import (
     Bar,
     anchor,
@@ -35,7 +34,8 @@ from alisio.core.lab.outputs.html_page import (
 from alisio.core.lab.outputs.render_html import REPORT_HTML, grid_html
 from alisio.core.lab.outputs.view import variant_grid
 from alisio.core.lab.outputs.view_compare import ComparisonView, SideCondition, answer_line, comparison_view
-from alisio.core.lab.records import RunRecord
+from alisio.core.lab.reports.naming import UNKNOWN_AGENT
+from alisio.core.lab.runs.records import RunRecord
 from alisio.core.lab.trajectories.contrast import TaskDivergence
 
 __all__ = [

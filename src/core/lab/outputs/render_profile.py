@@ -8,8 +8,8 @@ upper end cannot be bounded prints "no upper bound"; USD appears only when the r
 from __future__ import annotations
 
 from alisio.core.lab.outputs.view import Table
-from alisio.core.lab.profile_block import CostPerSuccess, ReliabilityProfile
-from alisio.core.lab.report import Report, TaskReport
+from alisio.core.lab.reports.profile_block import CostPerSuccess, ReliabilityProfile
+from alisio.core.lab.reports.report import Report, TaskReport
 from alisio.core.stats.reliability import RatioEstimate
 
 __all__ = ["PROFILE_NOTES", "cost_text", "profile_lines", "profile_table", "ratio_text"]

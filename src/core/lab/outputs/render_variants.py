@@ -7,14 +7,14 @@ The variants' model, plan and comparison are ``alisio.core.lab.comparisons.varia
 from __future__ import annotations
 
 from alisio.core.lab.comparisons.variants import VariantsComparison, describe_overrides
-from alisio.core.lab.naming import UNKNOWN_AGENT
 from alisio.core.lab.outputs.progress import progress_line
 from alisio.core.lab.outputs.render import markdown_table
 from alisio.core.lab.outputs.render_compare import render_comparison_markdown
 from alisio.core.lab.outputs.render_seq import decision_table, sequential_totals
 from alisio.core.lab.outputs.render_tradeoff import tradeoff_markdown
-from alisio.core.lab.records import RunRecord
-from alisio.core.lab.seq_block import SequentialBlock
+from alisio.core.lab.reports.naming import UNKNOWN_AGENT
+from alisio.core.lab.reports.seq_block import SequentialBlock
+from alisio.core.lab.runs.records import RunRecord
 
 __all__ = ["render_variants_markdown", "variant_progress_line"]
 

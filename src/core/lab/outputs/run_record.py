@@ -1,7 +1,7 @@
 """What ``alisio run`` keeps of a run: its usage line, and its transcript read back by ``eval show``.
 
 ``alisio run`` stores its event log as ``<dataDir>/run/<runId>/transcript.jsonl`` (the format of
-``alisio.core.lab.transcript``, redacted the same way) and ends with one usage line: main-loop tokens over the
+``alisio.core.lab.runs.transcript``, redacted the same way) and ends with one usage line: main-loop tokens over the
 calls that reported them (with the count when some did not), turns, tool calls and wall time. ``eval show`` on
 that directory lays the transcript out as it does an eval run's, under a header from the ``run_end`` event
 (and its message, when the run ended ``error``: the provider's own words, redacted when the run ended).

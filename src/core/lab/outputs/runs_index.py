@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from alisio.core.base import Frozen
 from alisio.core.lab.outputs.formats import pct
 from alisio.core.lab.outputs.html_page import attr, esc, page
-from alisio.core.lab.report import Report
+from alisio.core.lab.reports.report import Report
 
 __all__ = ["IndexRow", "agent_name", "index_row", "render_runs_index"]
 

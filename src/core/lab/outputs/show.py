@@ -33,11 +33,11 @@ from alisio.core.harness.events import (
     ToolCalled,
     ToolResulted,
 )
-from alisio.core.lab.naming import run_naming
 from alisio.core.lab.outputs.formats import format_usage, verifier_kind_text
 from alisio.core.lab.outputs.progress import why_not_passed
-from alisio.core.lab.records import RunRecord, RunStatus
-from alisio.core.lab.report import Conditions
+from alisio.core.lab.reports.naming import run_naming
+from alisio.core.lab.reports.report import Conditions
+from alisio.core.lab.runs.records import RunRecord, RunStatus
 from alisio.core.text import plural
 
 __all__ = [
@@ -196,7 +196,7 @@ def transcript_lines(events: Sequence[Event]) -> list[str]:
 
 
 def naming_lines(conditions: Conditions) -> str:
-    """``Agent: codex: codex-cli 0.171.0 (codex, settings ...)``: what names the run (``alisio.core.lab.naming``),
+    """``Agent: codex: codex-cli 0.171.0 (codex, settings ...)``: what names the run (``alisio.core.lab.reports.naming``),
     one line each, over the run ``render_run`` shows."""
     return "".join(f"{n.name}: {n.value}\n" for n in run_naming(conditions) if n.present)
 

@@ -3,7 +3,7 @@
 Rules this module keeps:
 
 - Short: a heading, the notices a reader must not miss (replay, scripted provider, interrupted), the
-  conditions in one line (the agent named: ``alisio.core.lab.naming``), the task table as report.md has it (``alisio.core.lab.outputs.view``) or the verdicts as
+  conditions in one line (the agent named: ``alisio.core.lab.reports.naming``), the task table as report.md has it (``alisio.core.lab.outputs.view``) or the verdicts as
   comparison.md has them (``alisio.core.lab.outputs.view_compare``), and the suite line. No run details, no paths:
   the report files hold those.
 - Every block ends with a blank line, so blocks appended by several commands to one file stay apart.
@@ -17,12 +17,12 @@ from alisio.core.base import Frozen
 from alisio.core.lab.comparisons.compare import Comparison
 from alisio.core.lab.comparisons.gate import GateResult, describe_gate
 from alisio.core.lab.comparisons.variants import VariantsComparison
-from alisio.core.lab.naming import mode_text, naming_brief
 from alisio.core.lab.outputs.render import markdown_inline, markdown_table
 from alisio.core.lab.outputs.render_compare import comparison_table_rows
 from alisio.core.lab.outputs.view import report_view, suite_rate_line
 from alisio.core.lab.outputs.view_compare import comparison_view
-from alisio.core.lab.report import Report
+from alisio.core.lab.reports.naming import mode_text, naming_brief
+from alisio.core.lab.reports.report import Report
 from alisio.core.text import plural
 
 __all__ = ["CiSuiteLine", "ci_summary", "comparison_summary", "run_summary", "variants_summary"]

@@ -13,7 +13,7 @@ Rules this module keeps:
 - Measured and Estimated are separate tables, never summed; absent figures are "not reported" or "n/a".
 - The runs that did not pass are listed grouped by message (``alisio.core.lab.outputs.failing``): at most
   ``FAILING_SHOWN`` groups (the count of the others is kept).
-- The conditions that name the run (the agent, the script: ``alisio.core.lab.naming``) are rows like every
+- The conditions that name the run (the agent, the script: ``alisio.core.lab.reports.naming``) are rows like every
   other; a scripted run's mode reads ``scripted``.
 """
 
@@ -23,7 +23,6 @@ from collections.abc import Iterable, Sequence
 
 from alisio.core.base import Frozen
 from alisio.core.harness.prices import rate_items, rates_text
-from alisio.core.lab.naming import mode_text, naming_brief, run_naming
 from alisio.core.lab.outputs.failing import FailureGroup, failing_runs, group_failures
 from alisio.core.lab.outputs.formats import (
     NOT_REPORTED,
@@ -40,8 +39,8 @@ from alisio.core.lab.outputs.formats import (
     suite_interval_text,
 )
 from alisio.core.lab.outputs.notices import Notice, report_notices
-from alisio.core.lab.records import RunRecord, RunStatus
-from alisio.core.lab.report import (
+from alisio.core.lab.reports.naming import mode_text, naming_brief, run_naming
+from alisio.core.lab.reports.report import (
     AnswerSource,
     Conditions,
     MeasuredBlock,
@@ -49,6 +48,7 @@ from alisio.core.lab.report import (
     TaskReport,
     Tokens,
 )
+from alisio.core.lab.runs.records import RunRecord, RunStatus
 from alisio.core.stats.verdict import format_interval
 from alisio.core.text import plural
 

@@ -24,7 +24,6 @@ from alisio.core.lab.comparisons.compare import (
     TaskComparison,
 )
 from alisio.core.lab.comparisons.gate import OUTCOME_LABEL
-from alisio.core.lab.naming import run_naming
 from alisio.core.lab.outputs.formats import (
     NOT_REPORTED,
     REPLAY_NOTICE,
@@ -37,6 +36,7 @@ from alisio.core.lab.outputs.formats import (
     suite_interval_text,
 )
 from alisio.core.lab.outputs.view import Notice, Table, condition_items
+from alisio.core.lab.reports.naming import run_naming
 from alisio.core.stats.exact import PValueMethod
 from alisio.core.stats.paired import PairedDifference, PermutationMethod
 from alisio.core.stats.rates import Interval, IntervalMethod

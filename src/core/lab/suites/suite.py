@@ -33,7 +33,7 @@ from returns.result import Failure, Result, Success, safe
 from alisio.core.base import Frozen
 from alisio.core.errors import SuiteError
 from alisio.core.harness.budget import RunBudget
-from alisio.core.lab.records import ID_PATTERN
+from alisio.core.lab.runs.records import ID_PATTERN
 from alisio.core.lab.suites.protected import protected_problems
 from alisio.core.lab.suites.suite_messages import format_problems
 from alisio.core.lab.suites.suite_paths import (

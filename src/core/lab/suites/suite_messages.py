@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from alisio.core.lab.records import ID_PATTERN
+from alisio.core.lab.runs.records import ID_PATTERN
 from alisio.core.shape import FieldPath, Problem, json_repr
 
 __all__ = ["format_problems"]

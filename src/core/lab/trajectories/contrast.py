@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from alisio.core.base import Frozen
-from alisio.core.lab.records import RunRecord, RunStatus
+from alisio.core.lab.runs.records import RunRecord, RunStatus
 from alisio.core.lab.trajectories.align import TrajectoryDiff, diff_trajectories, divergence_line
 from alisio.core.lab.trajectories.trajectory import Trajectory, step_key
 

@@ -1,6 +1,6 @@
 """A run's trajectory: its tool calls, in order, with what each cost and what the model said before it.
 
-``trajectory_of(events)`` reads one run's event log (a transcript, ``alisio.core.lab.transcript``). It works
+``trajectory_of(events)`` reads one run's event log (a transcript, ``alisio.core.lab.runs.transcript``). It works
 the same for the built-in agent and for an external one: an external agent's tool calls are in its event log
 already, read off the model's responses the proxy recorded and named through its preset's tool map
 (``alisio.core.agents.run``), so Claude Code's ``Bash`` is ``bash`` there.

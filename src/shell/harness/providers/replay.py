@@ -13,7 +13,7 @@ from __future__ import annotations
 from returns.result import Failure
 
 from alisio.core.harness.protocol import ProviderRequest, StreamEvent
-from alisio.core.lab.records import Divergence
+from alisio.core.lab.runs.records import Divergence
 from alisio.core.replay.cassette import Cassette, match_call, unplayed
 from alisio.core.replay.fingerprint import Rules, normalize_request
 from alisio.shell.harness.providers.base import FirstEvent, ProviderFailure, RetryNotice

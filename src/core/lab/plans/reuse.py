@@ -3,7 +3,7 @@
 Rules this module keeps:
 
 - A stored run is taken for a planned run of the same task and repetition when the arms' keys are equal
-  (``alisio.core.lab.plan_key.ArmKey``: the suite's content, the configuration, the agent, the model, the
+  (``alisio.core.lab.plans.plan_key.ArmKey``: the suite's content, the configuration, the agent, the model, the
   endpoint, the mode...): it measured what the planned run would measure. The seed only orders runs, so it
   need not match.
 - A stored run that ended ``error`` (infrastructure) is not taken: the planned run runs.
@@ -21,9 +21,9 @@ from collections.abc import Mapping, Sequence
 import msgspec
 
 from alisio.core.base import Frozen
-from alisio.core.lab.manifest import RunManifest
-from alisio.core.lab.plan_key import arm_keys, key_differences
-from alisio.core.lab.records import RunRecord, RunStatus
+from alisio.core.lab.plans.manifest import RunManifest
+from alisio.core.lab.plans.plan_key import arm_keys, key_differences
+from alisio.core.lab.runs.records import RunRecord, RunStatus
 from alisio.core.lab.suites.schedule import RunSpec
 
 __all__ = ["ReusePick", "pick_reused"]

@@ -1,6 +1,6 @@
 """The sequential commands' plan and looks: which run comes next, and each task's stop from its records.
 
-``alisio.core.lab.sequential`` holds the statistics (the e-values, the confidence sequences and their stop
+``alisio.core.stats.sequential`` holds the statistics (the e-values, the confidence sequences and their stop
 rules); this module applies them to a command's records:
 
 - ``sequential_plan``: repetition-major, so every task grows its outcomes in repetition order. Round ``r``
@@ -21,7 +21,7 @@ rules); this module applies them to a command's records:
 - ``look``: the task's stop at its outcomes so far, a pure function of them (resume recomputes it from
   runs.jsonl). ``first_stop`` finds the first look at which it had stopped, by bisection: a stop is monotone
   (once stopped at some prefix, stopped at every longer one).
-- ``sequential_block``: report.json's ``sequential`` of one arm (``alisio.core.lab.seq_block``).
+- ``sequential_block``: report.json's ``sequential`` of one arm (``alisio.core.lab.reports.seq_block``).
 """
 
 from __future__ import annotations
@@ -33,10 +33,12 @@ import msgspec
 from returns.result import Result
 
 from alisio.core.lab.comparisons.compare import Comparison
-from alisio.core.lab.records import RunRecord, RunStatus
-from alisio.core.lab.report import Report, TaskReport
-from alisio.core.lab.seq_block import SequentialBlock, SequentialPlan, TaskStop
-from alisio.core.lab.sequential import (
+from alisio.core.lab.reports.report import Report, TaskReport
+from alisio.core.lab.reports.seq_block import SequentialBlock, SequentialPlan, TaskStop
+from alisio.core.lab.runs.records import RunRecord, RunStatus
+from alisio.core.lab.suites.schedule import RunSpec, ScheduleError, plan_runs
+from alisio.core.stats.rates import Interval
+from alisio.core.stats.sequential import (
     SequentialDesign,
     SequentialStop,
     against_baseline,
@@ -44,8 +46,6 @@ from alisio.core.lab.sequential import (
     two_arm,
     until_width,
 )
-from alisio.core.lab.suites.schedule import RunSpec, ScheduleError, plan_runs
-from alisio.core.stats.rates import Interval
 
 __all__ = [
     "TaskOutcomes",

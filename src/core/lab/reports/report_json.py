@@ -6,9 +6,9 @@ import msgspec
 from returns.result import Failure, Result, Success
 
 from alisio.core.errors import ReportError
-from alisio.core.lab.records import schema_version_problem
-from alisio.core.lab.report import REPORT_SCHEMA_VERSION, Report
-from alisio.core.lab.report_check import describe, report_problems
+from alisio.core.lab.reports.report import REPORT_SCHEMA_VERSION, Report
+from alisio.core.lab.reports.report_check import describe, report_problems
+from alisio.core.lab.runs.records import schema_version_problem
 
 __all__ = ["decode_report", "encode_report"]
 
@@ -28,7 +28,7 @@ def decode_report(data: bytes, source: str) -> Result[Report, ReportError]:
         The Report, or ``Failure(ReportError)`` with msgspec's message (not JSON, or the field path that is
         missing or of the wrong type), a hint when the JSON is not a report at all, the schemaVersion
         when it is newer than this version reads (never a silent misreading), or the first impossible
-        number with its task and field (``alisio.core.lab.report_check``: negative counts, counts that do
+        number with its task and field (``alisio.core.lab.reports.report_check``: negative counts, counts that do
         not add up, rates outside [0, 1]).
     """
     try:

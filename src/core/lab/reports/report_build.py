@@ -1,6 +1,6 @@
 """Building a Report from run records: one pass over the records into numpy columns, then per-task figures.
 
-The rules are the Report's (``alisio.core.lab.report``): judged runs are pass, fail and budget_exceeded;
+The rules are the Report's (``alisio.core.lab.reports.report``): judged runs are pass, fail and budget_exceeded;
 errored runs are counted apart and excluded from every rate and measured figure; tokens are summed over the
 judged runs that reported usage for every turn, never guessed, with the count of those runs when not all did
 (then no per-success figure or cost is given); per-success figures are the judged runs' total spend over the
@@ -17,9 +17,8 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from alisio.core.harness.prices import Rates, cost_usd
-from alisio.core.lab.profile import with_profile
-from alisio.core.lab.records import RunRecord, RunStatus
-from alisio.core.lab.report import (
+from alisio.core.lab.reports.profile import with_profile
+from alisio.core.lab.reports.report import (
     LOW_POWER_BELOW,
     AnswerSource,
     CachedInput,
@@ -33,6 +32,7 @@ from alisio.core.lab.report import (
     TaskReport,
     Tokens,
 )
+from alisio.core.lab.runs.records import RunRecord, RunStatus
 from alisio.core.stats.rates import (
     ClusteredMean,
     pass_at_k_estimate,

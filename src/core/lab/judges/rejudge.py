@@ -25,9 +25,9 @@ from typing import Final
 import msgspec
 
 from alisio.core.lab.outputs.progress import why_not_passed
-from alisio.core.lab.records import RunRecord, RunStatus
-from alisio.core.lab.report import Conditions, Report
-from alisio.core.lab.trust import RejudgeBlock, VerdictChange
+from alisio.core.lab.reports.report import Conditions, Report
+from alisio.core.lab.reports.trust import RejudgeBlock, VerdictChange
+from alisio.core.lab.runs.records import RunRecord, RunStatus
 
 __all__ = [
     "DIFF_DOES_NOT_APPLY",

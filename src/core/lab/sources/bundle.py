@@ -3,7 +3,7 @@
 The bundle (``{"schemaVersion": 1, "report", "runs", "markdown", "transcripts"}``, written by
 ``alisio.shell.lab.export``) holds everything a colleague needs to read a run without its directory:
 ``eval compare`` takes its report, ``eval show`` its runs and transcripts. Decoding checks what a report
-directory's files are checked for: the report's numbers (``alisio.core.lab.report_json``), each run record,
+directory's files are checked for: the report's numbers (``alisio.core.lab.reports.report_json``), each run record,
 each transcript event, and a schemaVersion no newer than this version reads.
 """
 
@@ -15,9 +15,9 @@ from returns.result import Failure, Result, Success
 from alisio.core.base import Frozen
 from alisio.core.errors import ReportError
 from alisio.core.harness.events import Event
-from alisio.core.lab.records import RunRecord, schema_version_problem
-from alisio.core.lab.report import Report
-from alisio.core.lab.report_json import decode_report
+from alisio.core.lab.reports.report import Report
+from alisio.core.lab.reports.report_json import decode_report
+from alisio.core.lab.runs.records import RunRecord, schema_version_problem
 
 __all__ = ["BUNDLE_SCHEMA_VERSION", "Bundle", "decode_bundle", "is_bundle"]
 

@@ -2,7 +2,7 @@
 
 So that ``eval compare`` and ``eval stability`` (and ``eval power --from`` once it exists: issue 30) give
 their verdicts on results alisio did not run, each foreign result becomes a ``RunRecord`` and its log's facts a ``Conditions``; the report is
-then built as for any run (``alisio.core.lab.report_build``), every statistic recomputed from the runs.
+then built as for any run (``alisio.core.lab.reports.report_build``), every statistic recomputed from the runs.
 
 **Inspect AI** (a ``.eval`` log, or a ``.json`` one: a header and its samples). Each sample is a task, each
 epoch a repetition (``epoch - 1``). The score: ``C`` (correct) passes, ``I`` (incorrect) and ``N`` (no
@@ -37,7 +37,8 @@ from typing import Final
 from returns.result import Failure, Result, Success
 
 from alisio.core.base import Frozen
-from alisio.core.lab.records import (
+from alisio.core.lab.reports.report import AgentCondition, AnswerSource, CompactionSettings, Conditions
+from alisio.core.lab.runs.records import (
     ID_PATTERN,
     Incident,
     Measured,
@@ -46,7 +47,6 @@ from alisio.core.lab.records import (
     VerifierResult,
     VerifierStatus,
 )
-from alisio.core.lab.report import AgentCondition, AnswerSource, CompactionSettings, Conditions
 
 __all__ = ["ForeignRuns", "Scoring", "harbor_runs", "inspect_runs", "pass_value"]
 

@@ -1,8 +1,8 @@
 """The Report: per-task metrics and a suite summary of run records, with their conditions.
 
-Its wire format (report.json) is ``alisio.core.lab.report_json``.
+Its wire format (report.json) is ``alisio.core.lab.reports.report_json``.
 
-``alisio.core.lab.report_build.build_report`` builds it. Rules the report keeps (the spec's "Reading the results" and "Measured and estimated"):
+``alisio.core.lab.reports.report_build.build_report`` builds it. Rules the report keeps (the spec's "Reading the results" and "Measured and estimated"):
 
 - A number without its conditions is an anecdote: every report carries its ``Conditions``.
 - Judged runs are pass, fail and budget_exceeded. Errored runs are counted apart and excluded from every rate
@@ -26,10 +26,10 @@ from enum import StrEnum
 
 from alisio.core.base import Frozen
 from alisio.core.harness.prices import Rates
-from alisio.core.lab.origin import RunOrigin
-from alisio.core.lab.profile_block import ReliabilityProfile
-from alisio.core.lab.seq_block import SequentialBlock
-from alisio.core.lab.trust import RejudgeBlock, SelfCheckBlock
+from alisio.core.lab.reports.origin import RunOrigin
+from alisio.core.lab.reports.profile_block import ReliabilityProfile
+from alisio.core.lab.reports.seq_block import SequentialBlock
+from alisio.core.lab.reports.trust import RejudgeBlock, SelfCheckBlock
 from alisio.core.stats.rates import ClusteredMean, Interval
 
 __all__ = [
@@ -314,19 +314,19 @@ class Report(Frozen, frozen=True, kw_only=True):
     """Errored runs run again by ``eval run --resume --retry-errors``: their earlier records are kept apart in
     retried/runs.jsonl and counted nowhere else."""
     sequential: SequentialBlock | None = None
-    """A sequential command's design and each task's stop (``alisio.core.lab.seq_block``); ``None`` for a
+    """A sequential command's design and each task's stop (``alisio.core.lab.reports.seq_block``); ``None`` for a
     fixed-k run. ``plannedRuns`` is then tasks x maxK, the most it could run."""
     self_check: SelfCheckBlock | None = None
-    """The suite's self-check over the report's tasks (``alisio.core.lab.trust``); ``None`` in reports written
+    """The suite's self-check over the report's tasks (``alisio.core.lab.reports.trust``); ``None`` in reports written
     before it was recorded."""
     rejudge: RejudgeBlock | None = None
     """Set in a report made by ``eval rejudge``: what was judged again, the hashes before and after, and the
     verdicts that changed."""
     origin: RunOrigin | None = None
     """Where the runs came from when not all from this command: one shard of a plan (``plannedRuns`` is then
-    the shard's), a merge of shards, runs reused from a stored run (``alisio.core.lab.origin``)."""
+    the shard's), a merge of shards, runs reused from a stored run (``alisio.core.lab.reports.origin``)."""
     reliability: ReliabilityProfile | None = None
-    """The reliability profile (``alisio.core.lab.profile_block``): k >= 2, not replay; ``None`` otherwise and
+    """The reliability profile (``alisio.core.lab.reports.profile_block``): k >= 2, not replay; ``None`` otherwise and
     in reports written before it was kept."""
 
 

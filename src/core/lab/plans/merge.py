@@ -3,13 +3,13 @@
 Rules this module keeps:
 
 - Every input is a shard's output (its plan.json has a ``shard`` block). Every one is the same plan as the
-  first: each field ``alisio.core.lab.plan_key.plan_differences`` compares (the suite's id, version and
+  first: each field ``alisio.core.lab.plans.plan_key.plan_differences`` compares (the suite's id, version and
   content hash, the configuration hash, the agent, the model, the endpoint, the mode, the seed, k, the
   verdict rule... and the plan's digest), the number of shards and the slicing. A difference is one line
   naming the shard, its directory and the field: ``shard 3 (DIR): the model differs: a in shard 1 (DIR1),
   b here``.
 - The plan is made again from the first manifest (its tasks, k, seed and variants) and must give its digest;
-  each shard's runs must be the slice ``alisio.core.lab.shards.slice_plan`` cuts for its index: so the shards
+  each shard's runs must be the slice ``alisio.core.lab.plans.shards.slice_plan`` cuts for its index: so the shards
   partition the plan, and a run owned twice, or by no shard, is named.
 - A shard given more than once (a retried CI job, a shard run again): the newest output (by its plan.json's
   createdAt, the later argument on a tie) is used, and the merge says which it left out.
@@ -17,7 +17,7 @@ Rules this module keeps:
   or a record measured under another configuration hash than its arm's is refused. A run with no record (a
   shard that did not finish, a shard missing) is refused too, unless ``allow_partial``: then the merge holds
   what is there and says which runs were never run, counted apart, never as failures.
-- The pooled records come in plan order: the report built from them (``alisio.core.lab.report_build``) is the
+- The pooled records come in plan order: the report built from them (``alisio.core.lab.reports.report_build``) is the
   report the unsharded run would have written, but for timings, run ids and the shard list.
 """
 
@@ -30,11 +30,11 @@ from returns.result import Failure, Result, Success
 
 from alisio.core.base import Frozen
 from alisio.core.lab.comparisons.variants import interleave
-from alisio.core.lab.manifest import RunManifest
-from alisio.core.lab.origin import MergedShard
-from alisio.core.lab.plan_key import plan_differences, plan_digest
-from alisio.core.lab.records import RunRecord
-from alisio.core.lab.shards import ShardBlock, slice_plan
+from alisio.core.lab.plans.manifest import RunManifest
+from alisio.core.lab.plans.plan_key import plan_differences, plan_digest
+from alisio.core.lab.plans.shards import ShardBlock, slice_plan
+from alisio.core.lab.reports.origin import MergedShard
+from alisio.core.lab.runs.records import RunRecord
 from alisio.core.lab.suites.schedule import RunSpec, plan_runs
 
 __all__ = ["MergePlan", "ShardOutput", "merge_shards", "plan_of_manifest"]

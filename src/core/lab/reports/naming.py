@@ -27,7 +27,13 @@ from collections.abc import Callable, Iterable
 from typing import Final
 
 from alisio.core.base import Frozen
-from alisio.core.lab.report import DEFAULT_AGENT, MIXED_AGENTS, AgentCondition, AnswerSource, Conditions
+from alisio.core.lab.reports.report import (
+    DEFAULT_AGENT,
+    MIXED_AGENTS,
+    AgentCondition,
+    AnswerSource,
+    Conditions,
+)
 
 __all__ = [
     "NAMERS",

@@ -26,8 +26,8 @@ from collections.abc import Callable, Sequence
 import msgspec
 
 from alisio.core.base import Frozen
-from alisio.core.lab.manifest import ManifestAgent, RunManifest
-from alisio.core.lab.shards import PlannedRun
+from alisio.core.lab.plans.manifest import ManifestAgent, RunManifest
+from alisio.core.lab.plans.shards import PlannedRun
 from alisio.core.lab.suites.schedule import RunSpec
 
 __all__ = [

@@ -7,7 +7,7 @@ nonnegative supermartingale under H0, then P_H0(sup_t K_t >= 1/a) <= a. So "reje
 1/a" errs with probability at most a, for every stopping time, including "stop when it looks good" and "stop
 when the budget runs out", and the running maximum of K is as valid as its last value.
 
-The methods (the wealth processes are in ``alisio.core.lab.betting``):
+The methods (the wealth processes are in ``alisio.core.stats.betting``):
 
 - **Two arms** (``two_arm``): the pairs (baseline run j, candidate run j) give D_j = candidate − baseline in
   {−1, 0, +1}, and the rates differ by E[D] = p_cand − p_base. The e-process is a mixture of bets on D
@@ -51,8 +51,8 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from alisio.core.base import Frozen
-from alisio.core.lab.betting import one_arm_bounds, pair_bounds
-from alisio.core.lab.sequential_kernel import (
+from alisio.core.stats.betting import one_arm_bounds, pair_bounds
+from alisio.core.stats.sequential_kernel import (
     FUTILITY,
     MAX_K,
     MAX_STATISTIC,

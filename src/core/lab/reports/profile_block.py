@@ -1,5 +1,5 @@
 """What report.json's ``reliability`` holds: where the noise lies, how consistent each task's repetitions are, and
-what a success costs. ``alisio.core.lab.profile`` computes it from the run records and the report; this module
+what a success costs. ``alisio.core.lab.reports.profile`` computes it from the run records and the report; this module
 only holds the values (report.json imports it, so it imports nothing of the lab).
 
 Rules the values keep:

@@ -1,4 +1,4 @@
-"""Betting e-processes and confidence sequences on counts: the arithmetic under ``alisio.core.lab.sequential``.
+"""Betting e-processes and confidence sequences on counts: the arithmetic under ``alisio.core.stats.sequential``.
 
 Rules this module keeps:
 

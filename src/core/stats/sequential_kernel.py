@@ -1,7 +1,7 @@
-"""The decisions under ``alisio.core.lab.sequential``: the design, its thresholds, the futility chances and the
+"""The decisions under ``alisio.core.stats.sequential``: the design, its thresholds, the futility chances and the
 vectorised scan over looks that both the CLI's per-task calls and ``bench/bench_sequential.py`` run.
 
-The methods and their guarantees are in ``alisio.core.lab.sequential``'s docstring; this module holds the parts
+The methods and their guarantees are in ``alisio.core.stats.sequential``'s docstring; this module holds the parts
 that are shared between a single task's prefix and many simulated tasks at once, so the simulation runs the
 very code the CLI does.
 """
@@ -13,7 +13,7 @@ import math
 from typing import TYPE_CHECKING, Literal, overload
 
 from alisio.core.base import Frozen
-from alisio.core.lab.betting import (
+from alisio.core.stats.betting import (
     clopper_pearson,
     log_factorials,
     one_arm_bounds,

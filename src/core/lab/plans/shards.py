@@ -1,5 +1,5 @@
 """Shards: a run plan cut into N deterministic slices, each run by its own process (a CI matrix job, a
-Kubernetes Job index, a Slurm array task), then merged (``alisio.core.lab.merge``).
+Kubernetes Job index, a Slurm array task), then merged (``alisio.core.lab.plans.merge``).
 
 Rules this module keeps:
 
@@ -26,7 +26,7 @@ from msgspec import Meta
 from returns.result import Failure, Result, Success
 
 from alisio.core.base import Frozen
-from alisio.core.lab.records import TaskId
+from alisio.core.lab.runs.records import TaskId
 from alisio.core.lab.suites.schedule import RunSpec
 
 __all__ = [
@@ -70,7 +70,7 @@ class PlannedRun(ShardRun, frozen=True, kw_only=True, omit_defaults=True):
 
     seed: int
     fingerprint: str
-    """``alisio.core.lab.plan_key.run_fingerprint``: runs with equal fingerprints are interchangeable."""
+    """``alisio.core.lab.plans.plan_key.run_fingerprint``: runs with equal fingerprints are interchangeable."""
 
 
 class TaskWeight(Frozen, frozen=True, kw_only=True):
@@ -101,7 +101,7 @@ class ShardBlock(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     """plan.json's ``shard``: which slice of which plan a shard's report directory holds."""
 
     digest: str
-    """The whole plan's digest (``alisio.core.lab.plan_key.plan_digest``): every shard of one plan has it."""
+    """The whole plan's digest (``alisio.core.lab.plans.plan_key.plan_digest``): every shard of one plan has it."""
     index: Annotated[int, Meta(ge=1)]
     count: Annotated[int, Meta(ge=1, le=MAX_SHARDS)]
     slicing: str = "even"

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from alisio.core.base import Frozen
 from alisio.core.harness.prices import Rates, cost_usd
-from alisio.core.lab.records import RunRecord
+from alisio.core.lab.runs.records import RunRecord
 from alisio.core.text import plural
 
 __all__ = ["Estimate", "Spread", "estimate", "estimate_lines"]

@@ -21,10 +21,10 @@ from returns.result import Failure, Result, Success
 from alisio.core.base import Frozen
 from alisio.core.errors import ReportError
 from alisio.core.lab.comparisons.variants import Override
-from alisio.core.lab.records import RunRecord, RunStatus, TaskId
-from alisio.core.lab.report import AnswerSource, Rates
-from alisio.core.lab.seq_block import SequentialPlan
-from alisio.core.lab.shards import PlannedRun, ShardBlock, ShardRun
+from alisio.core.lab.plans.shards import PlannedRun, ShardBlock, ShardRun
+from alisio.core.lab.reports.report import AnswerSource, Rates
+from alisio.core.lab.reports.seq_block import SequentialPlan
+from alisio.core.lab.runs.records import RunRecord, RunStatus, TaskId
 from alisio.core.lab.suites.schedule import MAX_K, RunSpec
 
 __all__ = [
@@ -124,7 +124,7 @@ class RunManifest(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     variants: tuple[ManifestVariant, ...] = ()
     """``eval variants``: each variant in the file's order, the baseline first (empty: a plain run)."""
     digest: str | None = None
-    """The plan's digest (``alisio.core.lab.plan_key.plan_digest``); ``None`` in plan.json written before it."""
+    """The plan's digest (``alisio.core.lab.plans.plan_key.plan_digest``); ``None`` in plan.json written before it."""
     shard: ShardBlock | None = None
     """``--shard I/N``: the slice of the plan this directory holds; ``None``: the whole plan."""
     runs: tuple[PlannedRun, ...] = ()

@@ -1,7 +1,7 @@
 """The reliability profile of a report with k >= 2 (issue 30): where the noise is, how consistent each task's
 repetitions are, and what a success costs, from the run records and the report built from them.
 
-``alisio.core.lab.profile_block`` holds the values; the statistics are ``alisio.core.stats.reliability``. The
+``alisio.core.lab.reports.profile_block`` holds the values; the statistics are ``alisio.core.stats.reliability``. The
 advice sentence compares what doubling k and doubling the tasks would do to the suite interval (both double the
 runs): with k runs per task the suite rate's variance is σ_b²/T + σ_w²/(kT), so a larger k only shrinks the
 repetition part, while more tasks shrink both.
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from alisio.core.lab.profile_block import CostPerSuccess, ReliabilityProfile, TaskConsistency
-from alisio.core.lab.records import RunRecord
-from alisio.core.lab.report import AnswerSource, Report, TaskReport
+from alisio.core.lab.reports.profile_block import CostPerSuccess, ReliabilityProfile, TaskConsistency
+from alisio.core.lab.reports.report import AnswerSource, Report, TaskReport
+from alisio.core.lab.runs.records import RunRecord
 from alisio.core.stats.reliability import (
     DOUBLED_TASKS_NARROWER,
     IccEstimate,

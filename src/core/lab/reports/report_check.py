@@ -1,6 +1,6 @@
 """The numbers a report.json may hold: every reader checks them before it believes them.
 
-``alisio.core.lab.report_json.decode_report`` checks the shape (msgspec); this module checks what types cannot state, so a report edited
+``alisio.core.lab.reports.report_json.decode_report`` checks the shape (msgspec); this module checks what types cannot state, so a report edited
 by hand, truncated by a tool or written by a buggy version is refused with the file and the field instead of
 reaching the statistics (which raise on impossible counts) or, worse, being compared as if it were true.
 
@@ -25,7 +25,7 @@ import math
 import re
 from collections.abc import Iterable
 
-from alisio.core.lab.report import Estimated, MeasuredBlock, Report, Summary, TaskReport
+from alisio.core.lab.reports.report import Estimated, MeasuredBlock, Report, Summary, TaskReport
 from alisio.core.shape import FieldPath, Problem, json_repr
 
 __all__ = ["describe", "report_problems"]

@@ -26,7 +26,7 @@ from returns.result import Failure, Result, Success
 
 from alisio.core.base import Frozen
 from alisio.core.errors import ReportError
-from alisio.core.lab.workspace_diff import WorkspaceKept
+from alisio.core.lab.runs.workspace_diff import WorkspaceKept
 
 __all__ = [
     "ID_PATTERN",

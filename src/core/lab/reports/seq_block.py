@@ -1,8 +1,8 @@
 """What a sequential command records: its design (plan.json, report.json) and each task's stop (report.json).
 
 ``eval variants --sequential``, ``eval run --sequential --baseline REPORT`` and ``eval run --until-width W``
-stop each task as soon as its anytime-valid statistic (``alisio.core.lab.sequential``) decides, or when a
-decision has become out of reach (futility), or at ``--max-k``. ``alisio.core.lab.seq_run`` computes these
+stop each task as soon as its anytime-valid statistic (``alisio.core.stats.sequential``) decides, or when a
+decision has become out of reach (futility), or at ``--max-k``. ``alisio.core.lab.plans.seq_run`` computes these
 values from the records; this module only holds them (report.json imports it, so it imports nothing of the
 lab).
 
@@ -120,4 +120,4 @@ class SequentialBlock(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     tokens_saved: int | None = None
     """Estimated, over the tasks with token counts."""
     method: str
-    """The method footnote (``alisio.core.lab.sequential.method_note``)."""
+    """The method footnote (``alisio.core.stats.sequential.method_note``)."""
