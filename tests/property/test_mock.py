@@ -15,7 +15,6 @@ from alisio.core.agents.mock import (
     FIX_COMMAND,
     SHELL_TOOL,
     Answer,
-    MockApi,
     MockCall,
     default_reply,
     read_request,
@@ -23,6 +22,7 @@ from alisio.core.agents.mock import (
     scripted_reply,
 )
 from alisio.core.harness.protocol import Usage
+from alisio.core.harness.wire import Api as MockApi
 
 APIS: list[MockApi] = ["openai-chat", "openai-responses", "anthropic"]
 TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), max_size=40)

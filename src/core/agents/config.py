@@ -6,7 +6,7 @@ headless invocations, one record each in ``alisio.core.agents.presets``) or a ge
     [agents.mine]
     kind = "command"
     command = ["python3", "/path/agent.py", "--model", "{model}", "--prompt-file", "{prompt_file}"]
-    api = "openai-chat"            # openai-chat | openai-responses | anthropic | gemini (default: openai-chat)
+    api = "openai-chat"            # one of alisio.core.harness.wire.APIS (default: openai-chat)
     baseUrlEnv = "OPENAI_BASE_URL" # the variable that carries the proxy's base URL (default per api)
     keyEnv = "OPENAI_API_KEY"      # the variable that carries the (dummy) key (default per api)
     env = ["MY_SETTING"]           # the user's variables passed through (an allow-list)
@@ -33,6 +33,7 @@ from alisio.core.agents.exchange import Api
 from alisio.core.agents.presets import PRESETS, PresetName
 from alisio.core.base import Frozen
 from alisio.core.errors import ConfigError
+from alisio.core.harness.wire import wire_format
 from alisio.core.shape import shape_problems
 
 __all__ = [
@@ -56,11 +57,6 @@ PROMPT: Final = "{prompt}"
 PROMPT_FILE: Final = "{prompt_file}"
 MODEL: Final = "{model}"
 """In a command agent's arguments: the model the lab's provider is asked for (``--model``, a variant's)."""
-_ENV_DEFAULTS: Final[Mapping[Api, tuple[str, str]]] = {
-    "openai-chat": ("OPENAI_BASE_URL", "OPENAI_API_KEY"),
-    "openai-responses": ("OPENAI_BASE_URL", "OPENAI_API_KEY"),
-    "anthropic": ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY"),
-}
 EnvName = Annotated[str, Meta(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")]
 Argv = Annotated[tuple[Annotated[str, Meta(min_length=1)], ...], Meta(min_length=1)]
 
@@ -109,8 +105,9 @@ def default_api(kind: str) -> Api:
 
 
 def env_names(api: Api) -> tuple[str, str]:
-    """The default base-URL and key variables of ``api``."""
-    return _ENV_DEFAULTS[api]
+    """The default base-URL and key variables of ``api`` (its record's ``base_url_env`` and ``key_env``)."""
+    record = wire_format(api)
+    return record.base_url_env, record.key_env
 
 
 def _error(source: str, name: str, field: str, message: str) -> Failure[ConfigError]:

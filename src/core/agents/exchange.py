@@ -21,7 +21,7 @@ from returns.result import Failure, Result, Success
 from alisio.core.base import Frozen
 from alisio.core.harness.protocol import ToolCall, Usage, usage_before_cut, usage_problem
 from alisio.core.harness.sse import error_message
-from alisio.core.harness.wire import APIS, Api, ParsedAnswer, parse_response
+from alisio.core.harness.wire import APIS, Api, ParsedAnswer, parse_response, wire_format
 
 __all__ = [
     "API_NAMES",
@@ -37,12 +37,9 @@ __all__ = [
 
 API_NAMES: Final[tuple[Api, ...]] = APIS
 SUPPORTED_APIS: Final[frozenset[Api]] = frozenset(APIS)
-"""The wire APIs the proxy reads: all three."""
-USAGE_CONVENTION: Final[Mapping[Api, str]] = {
-    "openai-chat": "prompt_tokens includes cached input (prompt_tokens_details.cached_tokens)",
-    "openai-responses": "input_tokens includes cached input (input_tokens_details.cached_tokens)",
-    "anthropic": "input_tokens excludes cache_read_input_tokens and cache_creation_input_tokens",
-}
+"""The wire APIs the proxy reads: all of them."""
+USAGE_CONVENTION: Final[Mapping[Api, str]] = {api: wire_format(api).usage_convention for api in APIS}
+"""How each api counts usage, in words (its record's ``usage_convention``)."""
 
 
 def unsupported_api(api: str) -> str | None:
@@ -103,53 +100,39 @@ def _json(data: bytes) -> object:
         return None
 
 
-def _tool_names(tools: object) -> tuple[str, ...]:
-    """Tool names: Chat Completions nests them (``function.name``), Responses and Anthropic do not."""
-    names: list[str] = []
-    for tool in tools if isinstance(tools, list) else []:
-        table = tool if isinstance(tool, Mapping) else {}
-        function = table.get("function")
-        name = function.get("name") if isinstance(function, Mapping) else table.get("name")
-        if isinstance(name, str):
-            names.append(name)
-    return tuple(names)
+def read_request(api: Api, body: bytes, path: str = "") -> Result[RequestFacts, ExchangeError]:
+    """The facts of a request body of ``api`` (posted to ``path``, after the base URL): its model,
+    conversation length, tool names and whether it streams.
 
-
-_MESSAGES: Final[Mapping[Api, str]] = {
-    "openai-chat": "messages",
-    "openai-responses": "input",
-    "anthropic": "messages",
-}
-"""Where each api's request keeps its conversation (Responses: ``input``, a list of items or one string)."""
-
-
-def read_request(api: Api, body: bytes) -> Result[RequestFacts, ExchangeError]:
-    """The facts of a request body of ``api``: its ``model``, conversation length and tool names.
-
-    The conversation is ``messages`` (Chat Completions, Anthropic) or ``input`` (Responses: its items, or
-    one message when it is a string); a system prompt outside it (``system``, ``instructions``) is not
-    counted.
+    Where each sits is the record's (``alisio.core.harness.wire_format``): the conversation is ``messages``
+    (Chat Completions, Anthropic), ``input`` (Responses: its items, or one message when it is a string) or
+    ``contents`` (Gemini); a system prompt outside it is not counted. The model and ``stream`` are the
+    body's, unless the path says them (Gemini's ``models/M:streamGenerateContent``).
     """
     data = _json(body)
     if not isinstance(data, Mapping):
         return Failure(ExchangeError(message="the request body is not a JSON object"))
-    messages = data.get(_MESSAGES[api])
-    model = data.get("model")
+    record = wire_format(api)
+    messages = data.get(record.conversation)
+    called = record.call_path(path) if path else None
+    model = called.model if called is not None and called.model is not None else data.get("model")
+    stream = called.stream if called is not None and called.stream is not None else data.get("stream") is True
     count = len(messages) if isinstance(messages, list) else 1 if isinstance(messages, str) else 0
     return Success(
         RequestFacts(
             model=model if isinstance(model, str) else "",
             message_count=count,
-            tools=_tool_names(data.get("tools")),
-            stream=data.get("stream") is True,
+            tools=tuple(name for name, _schema in record.tool_schemas(data.get("tools"))),
+            stream=stream,
         )
     )
 
 
 def read_exchange(
-    api: Api, request: bytes, status: int, content_type: str, response: bytes
+    api: Api, request: bytes, status: int, content_type: str, response: bytes, path: str = ""
 ) -> Result[Exchange, ExchangeError]:
-    """Read one call of ``api`` from its request body and its response (status, content type, body).
+    """Read one call of ``api`` from its request body and its response (status, content type, body);
+    ``path``: where it was posted, after the base URL (Gemini's names the model).
 
     Returns:
         The exchange; a non-2xx status or an in-stream error is an exchange with ``error`` set (the provider
@@ -159,7 +142,7 @@ def read_exchange(
     problem = unsupported_api(api)
     if problem is not None:
         return Failure(ExchangeError(message=problem))
-    return read_request(api, request).bind(
+    return read_request(api, request, path).bind(
         lambda facts: _read_answer(api, facts, status, content_type, response)
     )
 

@@ -17,6 +17,7 @@ from typing import Final
 
 from alisio.core.agents.config import MODEL, PROMPT, PROMPT_FILE, ExternalAgent
 from alisio.core.agents.presets import PRESETS, Invocation, Preset, RunDirs, home_env
+from alisio.core.harness.wire import wire_format
 from alisio.core.replay.fingerprint import Rules
 
 __all__ = [
@@ -141,7 +142,8 @@ def _command(
         arg.replace(PROMPT_FILE, dirs.prompt_file).replace(MODEL, model).replace(PROMPT, prompt)
         for arg in agent.command
     )
-    suffix = "" if agent.api == "anthropic" else "/v1"
+    record = wire_format(agent.api)
+    suffix = "" if record.sdk_adds_version else record.version
     env = (*home_env(dirs), (agent.base_url_env, f"{base_url}{suffix}"), (agent.key_env, key))
     stdin = prompt if agent.stdin else None
     return Invocation(argv=argv, env=env, stdin=stdin, host_paths=command_paths(agent.command))

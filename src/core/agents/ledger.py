@@ -5,11 +5,13 @@ Rules (``admit`` before a call is forwarded, ``settle`` when it ended):
 - ``maxTurns`` counts the calls let through, answered or in flight: the call past it is refused;
 - ``maxTokens`` counts the input + output tokens finished calls reported, ``maxCostUsd`` their cost at the
   model's rates, ``maxToolCalls`` the tool calls they asked for: once one is reached (past, for
-  ``maxToolCalls``) the next call is refused, and every call after it (``Ledger.stop``);
+  ``maxToolCalls``) the next call is refused, and every call after it (``Ledger.stop``). That decision is
+  the harness's own budget check (``alisio.core.harness.budget.check``, no second copy): when several
+  budgets are passed at once, the first in ``BUDGET_ORDER`` is named;
 - a call in flight holds a ``Reservation``: an upper bound of what it can spend, its request's bytes as input
-  tokens (a token is at least one byte of its text) plus the output limit the request declares
-  (``max_completion_tokens`` else ``max_tokens``, times ``n``, for Chat Completions; ``max_output_tokens`` for
-  Responses; ``max_tokens`` for Anthropic), priced at the dearest input and output rates. A request that
+  tokens (a token is at least one byte of its text) plus the output limit the request declares (its wire
+  format's record says where: ``max_completion_tokens`` else ``max_tokens``, times ``n``, for Chat
+  Completions; ``max_output_tokens`` for Responses; ``max_tokens`` for Anthropic), priced at the dearest input and output rates. A request that
   declares no output limit, or continues a conversation kept at the provider (Responses'
   ``previous_response_id`` or ``conversation``), has no bound: its reservation is unbounded;
 - a call that arrives while others are in flight waits (``Wait``) as long as what finished calls used plus
@@ -25,15 +27,13 @@ provider's own additions, such as Anthropic's tool-use system prompt of a few hu
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import msgspec
 
 from alisio.core.base import Frozen
-from alisio.core.harness.budget import RunBudget, cost_after
+from alisio.core.harness.budget import RunBudget, check, cost_after
 from alisio.core.harness.prices import Rates
 from alisio.core.harness.protocol import Usage
-from alisio.core.harness.wire import Api
+from alisio.core.harness.wire import Api, wire_format
 
 __all__ = [
     "Admit",
@@ -105,15 +105,13 @@ class Wait(Frozen, frozen=True, kw_only=True):
 
 
 def _reached(ledger: Ledger, budget: RunBudget) -> BudgetHit | None:
-    if budget.max_turns is not None and ledger.started >= budget.max_turns:
-        return BudgetHit(budget="maxTurns", limit=budget.max_turns, value=ledger.started)
-    if budget.max_tokens is not None and ledger.tokens >= budget.max_tokens:
-        return BudgetHit(budget="maxTokens", limit=budget.max_tokens, value=ledger.tokens)
-    if budget.max_cost_usd is not None and ledger.cost is not None and ledger.cost >= budget.max_cost_usd:
-        return BudgetHit(budget="maxCostUsd", limit=budget.max_cost_usd, value=round(ledger.cost, 6))
-    if budget.max_tool_calls is not None and ledger.tool_calls > budget.max_tool_calls:
-        return BudgetHit(budget="maxToolCalls", limit=budget.max_tool_calls, value=ledger.tool_calls)
-    return None
+    """The budget the next call would pass: the harness's own check (``alisio.core.harness.budget.check``),
+    asked as before a turn, with the call about to start counted (the wall clock is the runner's)."""
+    stop = check(budget, ledger.started + 1, ledger.tool_calls, 0, ledger.tokens, ledger.cost)
+    if stop is None:
+        return None
+    value = ledger.started if stop.budget == "maxTurns" else stop.value
+    return BudgetHit(budget=stop.budget, limit=stop.limit, value=value)
 
 
 def _would_reach(ledger: Ledger, budget: RunBudget) -> bool:
@@ -157,42 +155,24 @@ def settle(ledger: Ledger, ticket: int, usage: Usage | None, tool_calls: int, ra
     )
 
 
-_OUTPUT_LIMITS: Mapping[Api, tuple[str, ...]] = {
-    "openai-chat": ("max_completion_tokens", "max_tokens"),
-    "openai-responses": ("max_output_tokens",),
-    "anthropic": ("max_tokens",),
-}
 _UNBOUNDED = Reservation(tokens=None, cost=None)
 
 
 def reservation_of(api: Api, body: bytes, rates: Rates | None) -> Reservation:
-    """The reservation of a model call whose request body is ``body`` (rules in the module docstring)."""
+    """The reservation of a model call whose request body is ``body`` (rules in the module docstring; the
+    output limit it declares is its record's ``output_limit``)."""
     try:
         data: object = msgspec.json.decode(body)
     except msgspec.DecodeError:
         return _UNBOUNDED
     if not isinstance(data, dict):
         return _UNBOUNDED
-    if api == "openai-responses" and (data.get("previous_response_id") or data.get("conversation")):
-        return _UNBOUNDED
-    output = next((_positive(data.get(name)) for name in _OUTPUT_LIMITS[api] if name in data), None)
+    output = wire_format(api).output_limit(data)
     if output is None:
         return _UNBOUNDED
-    if api == "openai-chat" and "n" in data:
-        choices = _positive(data.get("n"))
-        if choices is None:
-            return _UNBOUNDED
-        output *= choices
     if rates is None:
         return Reservation(tokens=len(body) + output, cost=0.0)
     input_rate = max(rates.input_rate, rates.cached_input_rate or 0.0, rates.cache_write_rate or 0.0)
     output_rate = max(rates.output_rate, rates.reasoning_rate or 0.0)
     cost = len(body) * input_rate / 1e6 + output * output_rate / 1e6
     return Reservation(tokens=len(body) + output, cost=cost)
-
-
-def _positive(value: object) -> int | None:
-    """A positive integer (not a boolean), else ``None``."""
-    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-        return value
-    return None

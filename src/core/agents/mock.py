@@ -1,10 +1,12 @@
 """The mock model endpoint's answers (``alisio eval mock-endpoint``): what to answer a request, in its wire format.
 
 Pure: a request's path and JSON body in, the HTTP status, content type and body out. The shell
-(``alisio.shell.agents.mock_endpoint``) serves them. Three wire APIs, by path: Chat Completions
-(``.../chat/completions``), Responses (``.../responses``) and Anthropic Messages (``.../messages``;
-``.../messages/count_tokens`` is answered ``{"input_tokens": 100}`` and is not a model call). A request with
-``stream: true`` gets server-sent events, with the usage in the last ones, else one JSON answer.
+(``alisio.shell.agents.mock_endpoint``) serves them. Every wire API the lab speaks, by path (``target_of``:
+a path ending in one of a format's model calls, ``.../chat/completions``, ``.../responses``,
+``.../messages``, ``.../models/M:streamGenerateContent``; a token count, ``.../messages/count_tokens``, is
+answered 100 tokens and is not a model call). How a request is read and an answer written is the format's
+record's (``alisio.core.harness.wire_format``). A streamed request (``stream: true``, or a streaming path)
+gets server-sent events, with the usage in the last ones, else one JSON answer.
 
 What is answered (``reply_for``), first match wins:
 
@@ -30,10 +32,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 from alisio.core.base import Frozen
-from alisio.core.harness.protocol import Usage
+from alisio.core.harness.protocol import ProviderResponse, ToolCall, Usage
+from alisio.core.harness.wire import APIS, Api, wire_format
+from alisio.core.harness.wire_common import mapping
+from alisio.core.harness.wire_format import CallPath, path_matches
 
 __all__ = [
     "AIDER_EDIT",
@@ -41,17 +46,15 @@ __all__ = [
     "FIX_COMMAND",
     "SHELL_TOOL",
     "Answer",
-    "MockApi",
     "MockCall",
     "Request",
-    "api_of",
+    "Target",
     "default_reply",
     "read_request",
     "render",
     "scripted_reply",
+    "target_of",
 ]
-
-MockApi = Literal["openai-chat", "openai-responses", "anthropic"]
 
 FIX_COMMAND: Final = "sed -i 's/return a - b/return a + b/' src/calc.py"
 """The shell command that fixes smoke-coding's fix-add (``src/calc.py``'s ``add``)."""
@@ -85,7 +88,7 @@ class Answer(Frozen, frozen=True, kw_only=True):
 class Request(Frozen, frozen=True, kw_only=True):
     """What the answer depends on, read from a request's body (``read_request``)."""
 
-    api: MockApi
+    api: Api
     model: str
     stream: bool
     tools: tuple[str, ...]
@@ -100,81 +103,74 @@ class Request(Frozen, frozen=True, kw_only=True):
     """No tools, and the messages ask for SEARCH/REPLACE blocks (aider)."""
 
 
-def api_of(path: str) -> MockApi | Literal["count_tokens"] | None:
-    """The wire API a POST to ``path`` speaks (``count_tokens`` for Anthropic's), or ``None`` (404)."""
+class Target(Frozen, frozen=True, kw_only=True):
+    """What a POST's path is: a model call of ``api`` (``call``: what its path says), or a token count."""
+
+    api: Api
+    call: CallPath | None
+    """``None``: a token count (a side request), not a model call."""
+
+
+def target_of(path: str) -> Target | None:
+    """What a POST to ``path`` is (a path ending in one of a format's model calls or token counts), or
+    ``None`` (404)."""
     path = path.split("?")[0].split("#")[0].rstrip("/")
-    if path.endswith("/messages/count_tokens"):
-        return "count_tokens"
-    if path.endswith("/chat/completions"):
-        return "openai-chat"
-    if path.endswith("/responses"):
-        return "openai-responses"
-    return "anthropic" if path.endswith("/messages") else None
+    for api in APIS:
+        record = wire_format(api)
+        if any(method == "POST" and _ends_with(template, path) for method, template in record.side_paths):
+            return Target(api=api, call=None)
+    for api in APIS:
+        record = wire_format(api)
+        for template, stream in record.model_calls:
+            found = _ends_with(template, path)
+            if found is not None:
+                return Target(api=api, call=CallPath(model=found.groupdict().get("model"), stream=stream))
+    return None
 
 
-def _tool_name(tool: Any) -> str | None:
-    if not isinstance(tool, dict):
-        return None
-    function = tool.get("function")
-    name = function.get("name") if isinstance(function, dict) else tool.get("name")
-    return name if isinstance(name, str) else None
+def _ends_with(template: str, path: str) -> Any:
+    """The match of ``template`` against the end of ``path`` (from one of its ``/``), or ``None``."""
+    for cut in (i for i, char in enumerate(path) if char == "/"):
+        found = path_matches(template, path[cut:])
+        if found is not None:
+            return found
+    return None
 
 
-def _takes_description(tool: Any) -> bool:
-    """Whether the tool's schema has a ``description`` argument (OpenCode's and Claude Code's shell tools)."""
-    if not isinstance(tool, dict):
-        return False
-    function = tool.get("function")
-    holder = function if isinstance(function, dict) else tool
-    schema = holder.get("parameters") or holder.get("input_schema")
-    properties = schema.get("properties") if isinstance(schema, dict) else None
+def _takes_description(schema: Mapping[str, object]) -> bool:
+    """Whether a tool's schema has a ``description`` argument (OpenCode's and Claude Code's shell tools)."""
+    properties = schema.get("properties")
     return isinstance(properties, dict) and "description" in properties
 
 
-def _is_assistant(item: Any) -> bool:
-    if not isinstance(item, dict):
-        return False
-    if item.get("type") in ("function_call", "custom_tool_call", "reasoning"):
-        return True
-    return item.get("role") == "assistant"
-
-
-def _turns_and_last(api: MockApi, body: Mapping[str, Any]) -> tuple[int, bool]:
+def _turns_and_last(api: Api, body: Mapping[str, Any]) -> tuple[int, bool]:
     """How many assistant turns the conversation holds, and whether its last item is a tool result."""
-    items = body.get("input") if api == "openai-responses" else body.get("messages")
+    record = wire_format(api)
+    items = body.get(record.conversation)
     items = items if isinstance(items, list) else []
     turns, inside = 0, False
     for item in items:
-        assistant = _is_assistant(item)
+        assistant = record.assistant_item(mapping(item))
         turns += assistant and not inside
         inside = assistant
-    last = items[-1] if items and isinstance(items[-1], dict) else {}
-    if api == "openai-responses":
-        after = last.get("type") in ("function_call_output", "custom_tool_call_output")
-    elif api == "anthropic":
-        content = last.get("content")
-        blocks = content if isinstance(content, list) else []
-        after = last.get("role") == "user" and any(
-            isinstance(b, dict) and b.get("type") == "tool_result" for b in blocks
-        )
-    else:
-        after = last.get("role") == "tool"
-    return turns, after
+    last = mapping(items[-1]) if items else {}
+    return turns, record.tool_result_item(last)
 
 
-def read_request(api: MockApi, body: Mapping[str, Any]) -> Request:
-    """The facts of a request's (already parsed) JSON body that its answer depends on."""
-    offered = body.get("tools")
-    listed = offered if isinstance(offered, list) else []
-    tools = tuple(name for tool in listed if (name := _tool_name(tool)))
-    described = frozenset(name for tool in listed if _takes_description(tool) and (name := _tool_name(tool)))
+def read_request(api: Api, body: Mapping[str, Any], call: CallPath | None = None) -> Request:
+    """The facts of a request's (already parsed) JSON body that its answer depends on (``call``: what its
+    path says, the model and whether it streams, where the api puts them there)."""
+    schemas = wire_format(api).tool_schemas(body.get("tools"))
+    tools = tuple(name for name, _schema in schemas)
+    described = frozenset(name for name, schema in schemas if _takes_description(schema))
     turns, after = _turns_and_last(api, body)
-    model = body.get("model")
-    messages = json.dumps(body.get("messages") or body.get("input") or [])
+    model = call.model if call is not None and call.model is not None else body.get("model")
+    stream = call.stream if call is not None and call.stream is not None else body.get("stream") is True
+    messages = json.dumps(body.get(wire_format(api).conversation) or [])
     return Request(
         api=api,
         model=model if isinstance(model, str) else "m",
-        stream=body.get("stream") is True,
+        stream=stream,
         tools=tools,
         described=described,
         assistant_turns=turns,
@@ -252,170 +248,13 @@ def _command(arguments: str) -> str:
     return command if isinstance(command, str) else arguments
 
 
-_STOP_REASONS: Final = {
-    "stop": "end_turn",
-    "tool_calls": "tool_use",
-    "length": "max_tokens",
-    "content_filter": "refusal",
-}
-
-
-def render(api: MockApi, model: str, answer: Answer, stream: bool) -> tuple[int, str, bytes]:
-    """The HTTP status, content type and body of ``answer`` in ``api``'s wire format."""
+def render(api: Api, model: str, answer: Answer, stream: bool) -> tuple[int, str, bytes]:
+    """The HTTP status, content type and body of ``answer`` in ``api``'s wire format (its record's)."""
+    record = wire_format(api)
     if answer.status != 200:
-        return answer.status, "application/json", _error(api, answer.text)
-    if api == "openai-responses":
-        return (200, *_responses(model, answer, stream))
-    if api == "anthropic":
-        return (200, *_anthropic(model, answer, stream))
-    return (200, *_chat(model, answer, stream))
-
-
-def _error(api: MockApi, message: str) -> bytes:
-    if api == "anthropic":
-        return json.dumps({"type": "error", "error": {"type": "api_error", "message": message}}).encode()
-    return json.dumps({"error": {"message": message, "type": "server_error"}}).encode()
-
-
-def _sse(events: Sequence[tuple[str | None, Mapping[str, Any]]]) -> bytes:
-    named = (
-        ((f"event: {name}\n" if name else "") + f"data: {json.dumps(data)}\n\n") for name, data in events
+        return answer.status, "application/json", record.error_body(answer.status, None, answer.text)
+    calls = tuple(ToolCall(id=c.id, name=c.name, arguments=c.arguments) for c in answer.calls)
+    response = ProviderResponse(
+        text=answer.text, reasoning=None, tool_calls=calls, finish_reason=answer.finish, usage=answer.usage
     )
-    return "".join(named).encode()
-
-
-def _chat_usage(usage: Usage | None) -> dict[str, Any] | None:
-    if usage is None:
-        return None
-    out: dict[str, Any] = {
-        "prompt_tokens": usage.input_tokens or 0,
-        "completion_tokens": usage.output_tokens or 0,
-    }
-    out["total_tokens"] = usage.total_tokens or out["prompt_tokens"] + out["completion_tokens"]
-    if usage.cached_input_tokens is not None:
-        out["prompt_tokens_details"] = {"cached_tokens": usage.cached_input_tokens}
-    return out
-
-
-def _chat(model: str, answer: Answer, stream: bool) -> tuple[str, bytes]:
-    calls = [
-        {"index": i, "id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
-        for i, c in enumerate(answer.calls)
-    ]
-    message: dict[str, Any] = {"role": "assistant", "content": answer.text or None}
-    if calls:
-        message["tool_calls"] = calls
-    usage = _chat_usage(answer.usage)
-    if not stream:
-        for call in calls:
-            call.pop("index")
-        choice = {"index": 0, "message": message, "finish_reason": answer.finish}
-        whole = {"id": "chatcmpl-mock", "object": "chat.completion", "model": model, "choices": [choice]}
-        return "application/json", json.dumps(whole | ({"usage": usage} if usage else {})).encode()
-    base = {"id": "chatcmpl-mock", "object": "chat.completion.chunk", "created": 0, "model": model}
-    chunks = [
-        base | {"choices": [{"index": 0, "delta": message, "finish_reason": None}]},
-        base | {"choices": [{"index": 0, "delta": {}, "finish_reason": answer.finish}]},
-    ]
-    if usage:
-        chunks.append(base | {"choices": [], "usage": usage})
-    return "text/event-stream", _sse([(None, chunk) for chunk in chunks]) + b"data: [DONE]\n\n"
-
-
-def _responses_usage(usage: Usage | None) -> dict[str, Any] | None:
-    if usage is None:
-        return None
-    given, out = usage.input_tokens or 0, usage.output_tokens or 0
-    return {
-        "input_tokens": given,
-        "input_tokens_details": {"cached_tokens": usage.cached_input_tokens or 0},
-        "output_tokens": out,
-        "output_tokens_details": {"reasoning_tokens": usage.reasoning_tokens or 0},
-        "total_tokens": usage.total_tokens or given + out,
-    }
-
-
-def _responses(model: str, answer: Answer, stream: bool) -> tuple[str, bytes]:
-    items: list[dict[str, Any]] = [
-        {"type": "function_call", "id": f"fc_{n}", "call_id": c.id, "status": "completed"}
-        | {"name": c.name, "arguments": c.arguments}
-        for n, c in enumerate(answer.calls)
-    ]
-    if answer.text:
-        text = {"type": "output_text", "text": answer.text, "annotations": []}
-        items.append(
-            {"type": "message", "id": "msg_0", "role": "assistant", "status": "completed"}
-            | {"content": [text]}
-        )
-    status = "incomplete" if answer.finish == "length" else "completed"
-    response = {"id": "resp_mock", "object": "response", "created_at": 0, "status": status, "model": model}
-    usage = _responses_usage(answer.usage)
-    done = response | {"output": items} | ({"usage": usage} if usage else {})
-    if answer.finish == "length":
-        done["incomplete_details"] = {"reason": "max_output_tokens"}
-    if not stream:
-        return "application/json", json.dumps(done).encode()
-    events: list[tuple[str | None, Mapping[str, Any]]] = [
-        ("response.created", {"type": "response.created", "response": response | {"status": "in_progress"}})
-    ]
-    events += [
-        ("response.output_item.done", {"type": "response.output_item.done", "output_index": n, "item": item})
-        for n, item in enumerate(items)
-    ]
-    end = "response.incomplete" if answer.finish == "length" else "response.completed"
-    events.append((end, {"type": end, "response": done}))
-    return "text/event-stream", _sse(events)
-
-
-def _anthropic(model: str, answer: Answer, stream: bool) -> tuple[str, bytes]:
-    blocks: list[dict[str, Any]] = [{"type": "text", "text": answer.text}] if answer.text else []
-    blocks += [
-        {"type": "tool_use", "id": c.id, "name": c.name, "input": _object(c.arguments)} for c in answer.calls
-    ]
-    stop = _STOP_REASONS.get(answer.finish, "end_turn")
-    usage = answer.usage
-    counts: dict[str, int] = {}
-    if usage is not None:  # no usage object at all: "not reported" (zeros would be a report of 0)
-        cached = usage.cached_input_tokens or 0
-        counts = {"input_tokens": (usage.input_tokens or 0) - cached, "cache_read_input_tokens": cached}
-        counts["cache_creation_input_tokens"] = 0
-    output = {"output_tokens": usage.output_tokens or 0} if usage is not None else {}
-    message: dict[str, Any] = {"id": "msg_mock", "type": "message", "role": "assistant", "model": model}
-    message["stop_reason"] = None
-    if not stream:
-        whole = message | {"content": blocks, "stop_reason": stop}
-        return "application/json", json.dumps(whole | ({"usage": counts | output} if usage else {})).encode()
-    start: dict[str, Any] = message | {"content": []}
-    if usage is not None:
-        start["usage"] = counts | {"output_tokens": 1}
-    events: list[tuple[str | None, Mapping[str, Any]]] = [
-        ("message_start", {"type": "message_start", "message": start})
-    ]
-    for index, block in enumerate(blocks):
-        text = block["type"] == "text"
-        empty = {"type": "text", "text": ""} if text else block | {"input": {}}
-        delta = (
-            {"type": "text_delta", "text": block["text"]}
-            if text
-            else {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
-        )
-        events += [
-            ("content_block_start", {"type": "content_block_start", "index": index, "content_block": empty}),
-            ("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}),
-            ("content_block_stop", {"type": "content_block_stop", "index": index}),
-        ]
-    end = {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None}}
-    events += [
-        ("message_delta", end | ({"usage": output} if usage else {})),
-        ("message_stop", {"type": "message_stop"}),
-    ]
-    return "text/event-stream", _sse(events)
-
-
-def _object(arguments: str) -> Any:
-    """A tool call's arguments as Anthropic's ``input`` object (text that is not a JSON object is wrapped)."""
-    try:
-        value = json.loads(arguments)
-    except ValueError:
-        return {"arguments": arguments}
-    return value if isinstance(value, dict) else {"arguments": value}
+    return (200, *record.render(model, response, stream))

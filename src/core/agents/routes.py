@@ -2,8 +2,9 @@
 
 The proxy decides "model call" (counted, budgeted, recorded) and builds the provider's URL from the same
 ``Route``, so no spelling of a target can be one thing to the budget and another to the provider. A target is
-forwarded only when it is, exactly, ``/v1`` followed by one of its wire format's own paths
-(``alisio.core.harness.wire``: ``path_of`` for the model call, ``side_paths`` for the rest):
+forwarded only when it is, exactly, the format's version segment followed by one of its own paths (its record,
+``alisio.core.harness.wire_format``: ``version``, ``model_calls``, ``side_paths``; ``{model}`` a model name),
+for instance:
 
 | api | model call | also forwarded (no model call, no tokens) |
 |---|---|---|
@@ -27,26 +28,21 @@ shape, so an agent's client reads them as it reads the provider's errors.
 
 from __future__ import annotations
 
-from typing import Final
-
-import msgspec
 from returns.result import Failure, Result, Success
 
 from alisio.core.base import Frozen
-from alisio.core.harness.wire import Api, path_of, side_paths
+from alisio.core.harness.wire import Api, wire_format
+from alisio.core.harness.wire_format import path_matches
 
-__all__ = ["VERSION", "Route", "RouteRefusal", "error_body", "forwarded", "route"]
-
-VERSION: Final = "/v1"
-"""The version segment every forwarded target starts with (the agent's base URL ends with it, or its SDK adds
-it): the provider's base URL already has its own, so it is replaced, never appended."""
+__all__ = ["Route", "RouteRefusal", "error_body", "forwarded", "route"]
 
 
 class Route(Frozen, frozen=True, kw_only=True):
     """A target the proxy forwards."""
 
     path: str
-    """After the base URL: ``/chat/completions``, ``/models``."""
+    """After the base URL (the target without the format's version segment, which the provider's base URL
+    already has: it is replaced, never appended): ``/chat/completions``, ``/models``."""
     query: str
     """As sent, without its ``?`` (``beta=true``); empty when none."""
     model_call: bool
@@ -65,9 +61,12 @@ class RouteRefusal(Frozen, frozen=True, kw_only=True):
 
 
 def forwarded(api: Api) -> tuple[tuple[str, str, bool], ...]:
-    """Every ``(method, target path, model call)`` the proxy forwards for ``api``: the model call first."""
-    side = tuple((method, VERSION + path, False) for method, path in side_paths(api))
-    return (("POST", VERSION + path_of(api), True), *side)
+    """Every ``(method, target path template, model call)`` the proxy forwards for ``api``: model calls
+    first."""
+    record = wire_format(api)
+    calls = tuple(("POST", record.version + template, True) for template, _stream in record.model_calls)
+    side = tuple((method, record.version + template, False) for method, template in record.side_paths)
+    return (*calls, *side)
 
 
 def route(api: Api, method: str, target: str) -> Result[Route, RouteRefusal]:
@@ -79,9 +78,10 @@ def route(api: Api, method: str, target: str) -> Result[Route, RouteRefusal]:
     if "#" in target:
         return Failure(_not_forwarded(api, method, target, "a request target has no fragment"))
     path, _, query = target.partition("?")
-    for allowed, allowed_path, model_call in forwarded(api):
-        if path == allowed_path and method == allowed:
-            return Success(Route(path=path[len(VERSION) :], query=query, model_call=model_call))
+    version = wire_format(api).version
+    for allowed, template, model_call in forwarded(api):
+        if method == allowed and path_matches(template, path) is not None:
+            return Success(Route(path=path[len(version) :], query=query, model_call=model_call))
     return Failure(_not_forwarded(api, method, target, None))
 
 
@@ -99,9 +99,4 @@ def _not_forwarded(api: Api, method: str, target: str, why: str | None) -> Route
 def error_body(api: Api, status: int, kind: str, message: str) -> bytes:
     """The proxy's own error answer in ``api``'s error shape (``kind``: its type, such as
     ``budget_exceeded``; a 401 is the api's authentication error)."""
-    if api == "anthropic":
-        shown = "authentication_error" if status == 401 else kind
-        return msgspec.json.encode({"type": "error", "error": {"type": shown, "message": message}})
-    code = "invalid_api_key" if status == 401 else kind
-    shape = "invalid_request_error" if status == 401 else kind
-    return msgspec.json.encode({"error": {"message": message, "type": shape, "code": code}})
+    return wire_format(api).error_body(status, kind, message)

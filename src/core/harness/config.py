@@ -7,7 +7,7 @@
 
     [provider]                      # not measured: never in the hash, never a variant override
     preset = "deepseek"             # a known provider: its baseUrl, api and key variable (alisio...presets)
-    api = "openai-chat"             # the wire format: openai-chat (default), openai-responses, anthropic
+    api = "openai-chat"             # the wire format: one of alisio.core.harness.wire.APIS (default openai-chat)
     id = "openai_compat"            # a label recorded in events and reports (e.g. "deepseek"), not a format
     baseUrl = "http://localhost:8000/v1"
     model = "qwen2.5-coder"

@@ -15,7 +15,8 @@ from msgspec import Meta
 
 from alisio.core.base import Frozen
 from alisio.core.harness.presets import PRESETS, PresetName
-from alisio.core.harness.wire import DEFAULT_API, Api
+from alisio.core.harness.wire import APIS, DEFAULT_API, Api, wire_format
+from alisio.core.harness.wire_format import SAMPLING_KEYS
 
 __all__ = [
     "AGENT_NAME_PATTERN",
@@ -127,8 +128,9 @@ class ProviderSettings(TomlInput, frozen=True, kw_only=True):
 class Sampling(TomlInput, frozen=True, kw_only=True):
     """``[sampling]`` (measured): sent only when written, and only to the apis that take it.
 
-    ``temperature`` and ``topP`` go to all three apis; ``seed`` only to ``openai-chat`` (the Responses and
-    Messages apis have none, and a seed written for them is refused, see ``alisio.core.harness.wire``).
+    Each api takes the settings its record lists (``alisio.core.harness.wire_format.WireFormat.sampling``):
+    ``temperature`` and ``topP`` go to all; ``seed`` only to the apis that have one (the Responses and
+    Messages apis have none, and a seed written for them is refused).
     """
 
     temperature: Temperature | None = None
@@ -139,22 +141,18 @@ class Sampling(TomlInput, frozen=True, kw_only=True):
     """The provider's sampling seed (best effort on its side); ``None`` sends none."""
 
 
-_SAMPLING_APIS: Final[tuple[tuple[str, str, tuple[Api, ...]], ...]] = (
-    ("temperature", "temperature", ("openai-chat", "openai-responses", "anthropic")),
-    ("top_p", "topP", ("openai-chat", "openai-responses", "anthropic")),
-    ("seed", "seed", ("openai-chat",)),
-)
-"""Each sampling setting (its field, its key) and the apis that take it."""
-
-
 def unsupported_sampling(api: Api, sampling: Sampling) -> tuple[str, str] | None:
     """The first sampling setting ``api`` cannot take, as ``(dotted key, why)``; ``None`` when all can go.
 
-    ``seed`` goes only to ``openai-chat``; Anthropic takes a temperature of at most 1.
+    What each api takes is its record's (``WireFormat.sampling``, ``max_temperature``): ``seed`` goes only to
+    the apis that have one; Anthropic takes a temperature of at most 1.
     """
-    for field, key, apis in _SAMPLING_APIS:
-        if getattr(sampling, field) is not None and api not in apis:
-            return f"sampling.{key}", f"the {api} api takes no {key} (only {', '.join(apis)})"
-    if api == "anthropic" and sampling.temperature is not None and sampling.temperature > 1:
-        return "sampling.temperature", f"the anthropic api takes 0 to 1, got {sampling.temperature}"
+    record = wire_format(api)
+    for field, key in SAMPLING_KEYS.items():
+        if getattr(sampling, field) is not None and field not in record.sampling:
+            takers = ", ".join(name for name in APIS if field in wire_format(name).sampling)
+            return f"sampling.{key}", f"the {api} api takes no {key} (only {takers})"
+    if sampling.temperature is not None and sampling.temperature > record.max_temperature:
+        limit = f"{record.max_temperature:g}"
+        return "sampling.temperature", f"the {api} api takes 0 to {limit}, got {sampling.temperature}"
     return None

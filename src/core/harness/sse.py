@@ -26,17 +26,18 @@ Rules the parser keeps (checked against the recordings in tests/fixtures/provide
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Literal
+from typing import Any, Final, Literal
+from urllib.parse import urlsplit
 
 import msgspec
 from returns.result import Failure, Result, Success
 
-from alisio.core.base import Frozen
 from alisio.core.harness.protocol import (
     AssistantMessage,
     FinishEvent,
     Message,
     ProviderRequest,
+    ProviderResponse,
     ReasoningDelta,
     ServedEvent,
     StreamErrorEvent,
@@ -49,12 +50,22 @@ from alisio.core.harness.protocol import (
     UsageEvent,
     UserMessage,
 )
+from alisio.core.harness.wire_common import ChunkError as ChunkError
 from alisio.core.harness.wire_common import code_of as _code
 from alisio.core.harness.wire_common import excerpt as _excerpt
 from alisio.core.harness.wire_common import int_of as _int
+from alisio.core.harness.wire_common import (
+    json_body,
+    no_retry_hint,
+    openai_error_body,
+    sampling_fields,
+    sse_body,
+    tools_by_name,
+)
+from alisio.core.harness.wire_common import positive as _positive
 from alisio.core.harness.wire_common import read_count as _count
-from alisio.core.harness.wire_common import sampling_fields
 from alisio.core.harness.wire_common import text_of as _text
+from alisio.core.harness.wire_format import WireFormat
 
 DONE = "[DONE]"
 """The data payload that ends an OpenAI-style stream."""
@@ -63,16 +74,6 @@ PATH = "/chat/completions"
 """Where requests are posted, after the base URL."""
 
 LimitField = Literal["max_tokens", "max_completion_tokens"]
-
-
-class ChunkError(Frozen, frozen=True, kw_only=True, tag="chunk_error"):
-    """An SSE data payload that is not a JSON object. ``str()`` names an excerpt of the payload."""
-
-    message: str
-    excerpt: str
-
-    def __str__(self) -> str:
-        return f"{self.message}: {self.excerpt!r}"
 
 
 # --- request ------------------------------------------------------------------------------------------
@@ -338,3 +339,99 @@ def _error_event(error: object) -> StreamErrorEvent:
     if isinstance(error, str):
         return StreamErrorEvent(message=error)
     return StreamErrorEvent(message="an error occurred during streaming")
+
+
+# --- the record ---------------------------------------------------------------------------------------
+
+
+def limit_field_for(base_url: str) -> LimitField:
+    """``max_completion_tokens`` for api.openai.com (its reasoning models require it), else ``max_tokens``."""
+    try:
+        host = urlsplit(base_url).hostname
+    except ValueError:
+        host = None
+    return "max_completion_tokens" if host == "api.openai.com" else "max_tokens"
+
+
+def _output_limit(body: Mapping[str, object]) -> int | None:
+    """``max_completion_tokens`` else ``max_tokens``, times ``n`` (``None``: no bound declared)."""
+    declared = next((body[name] for name in ("max_completion_tokens", "max_tokens") if name in body), None)
+    limit = _positive(declared)
+    if limit is None or "n" not in body:
+        return limit
+    choices = _positive(body.get("n"))
+    return None if choices is None else limit * choices
+
+
+def render(model: str, answer: ProviderResponse, stream: bool) -> tuple[str, bytes]:
+    """``answer`` as a Chat Completions server sends it: a ``chat.completion``, or chunks then ``[DONE]``."""
+    calls = [
+        {"index": i, "id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+        for i, c in enumerate(answer.tool_calls)
+    ]
+    message: dict[str, Any] = {"role": "assistant", "content": answer.text or None}
+    if calls:
+        message["tool_calls"] = calls
+    usage = _usage_json(answer.usage)
+    if not stream:
+        for call in calls:
+            call.pop("index")
+        choice = {"index": 0, "message": message, "finish_reason": answer.finish_reason}
+        whole = {"id": "chatcmpl-mock", "object": "chat.completion", "model": model, "choices": [choice]}
+        return "application/json", json_body(whole | ({"usage": usage} if usage else {}))
+    base = {"id": "chatcmpl-mock", "object": "chat.completion.chunk", "created": 0, "model": model}
+    chunks: list[tuple[str | None, object]] = [
+        (None, base | {"choices": [{"index": 0, "delta": message, "finish_reason": None}]}),
+        (None, base | {"choices": [{"index": 0, "delta": {}, "finish_reason": answer.finish_reason}]}),
+    ]
+    if usage:
+        chunks.append((None, base | {"choices": [], "usage": usage}))
+    return "text/event-stream", sse_body(chunks) + b"data: [DONE]\n\n"
+
+
+def _usage_json(usage: Usage | None) -> dict[str, Any] | None:
+    if usage is None:
+        return None
+    out: dict[str, Any] = {
+        "prompt_tokens": usage.input_tokens or 0,
+        "completion_tokens": usage.output_tokens or 0,
+    }
+    out["total_tokens"] = usage.total_tokens or out["prompt_tokens"] + out["completion_tokens"]
+    if usage.cached_input_tokens is not None:
+        out["prompt_tokens_details"] = {"cached_tokens": usage.cached_input_tokens}
+    if usage.reasoning_tokens is not None:
+        out["completion_tokens_details"] = {"reasoning_tokens": usage.reasoning_tokens}
+    return out
+
+
+FORMAT: Final = WireFormat(
+    api="openai-chat",
+    default_id="openai_compat",
+    path=lambda _model: PATH,
+    model_calls=((PATH, None),),
+    side_paths=(("GET", "/models"),),
+    version="/v1",
+    sdk_adds_version=False,
+    key_header="Authorization",
+    key_prefix="Bearer ",
+    format_headers=(),
+    key_env="OPENAI_API_KEY",
+    base_url_env="OPENAI_BASE_URL",
+    conversation="messages",
+    tool_schemas=tools_by_name,
+    assistant_item=lambda item: item.get("role") == "assistant",
+    tool_result_item=lambda item: item.get("role") == "tool",
+    sampling=("temperature", "top_p", "seed"),
+    max_temperature=2.0,
+    output_limit=_output_limit,
+    request_body=lambda request, base_url: chat_request_body(request, limit_field=limit_field_for(base_url)),
+    stream_decoder=ChatStream,
+    body_events=body_events,
+    retry_after=no_retry_hint,
+    error_body=openai_error_body,
+    render=render,
+    token_count=lambda count: msgspec.json.encode({"input_tokens": count}),
+    usage_convention="prompt_tokens includes cached input (prompt_tokens_details.cached_tokens); "
+    "completion_tokens includes reasoning (completion_tokens_details.reasoning_tokens)",
+)
+"""The Chat Completions record (``alisio.core.harness.wire_format``)."""

@@ -1,8 +1,11 @@
-"""The three wire formats behind one small, stable API: which apis there are, and what one answer said.
+"""The wire formats, registered by name: which apis there are, their records, and what one answer said.
 
-``Api`` names a wire format (``provider.api`` of config.toml). Each has one core module:
+``Api`` names a wire format (``provider.api`` of config.toml). Each has one core module, which ends with the
+format's record (``alisio.core.harness.wire_format.WireFormat``: its paths, key header, environment variables,
+request layout, sampling keys, codec and usage convention); ``FORMATS`` registers the records, and every
+per-api fact elsewhere is read off them (``wire_format(api)``):
 
-| api | module | path |
+| api | module | model call, after the base URL |
 |---|---|---|
 | ``openai-chat`` | ``alisio.core.harness.sse`` | ``/chat/completions`` |
 | ``openai-responses`` | ``alisio.core.harness.wire_responses`` | ``/responses`` |
@@ -11,12 +14,13 @@
 Each module builds a request body from a ``ProviderRequest``, decodes a streamed answer one SSE event at a
 time (``stream_decoder``: an object with ``feed(event, data)`` and ``done``), decodes a non-streamed answer
 (``body_events``), and normalises usage to the lab's convention: ``inputTokens`` includes cached input,
-``cachedInputTokens`` is cache reads, ``cacheWriteInputTokens`` cache writes, ``reasoningTokens`` reasoning;
-the provider's own usage object is kept verbatim in ``providerFields`` (Responses and Anthropic).
+``cachedInputTokens`` is cache reads, ``cacheWriteInputTokens`` cache writes, ``reasoningTokens`` reasoning
+(part of ``outputTokens``); the provider's own usage object is kept verbatim in ``providerFields`` (all but
+Chat Completions).
 
 Besides its model call, a format has a few requests an agent of it makes that are no model call and spend no
-tokens (``side_paths``: ``GET /models``; Anthropic's ``POST /messages/count_tokens``): the recording proxy
-forwards those and nothing else (``alisio.core.agents.routes``).
+tokens (the record's ``side_paths``: ``GET /models``; Anthropic's ``POST /messages/count_tokens``): the
+recording proxy forwards those and nothing else (``alisio.core.agents.routes``).
 
 For readers of recorded traffic (a recording proxy): ``parse_response(api, body, content_type)`` reads one
 complete response body, streamed (``text/event-stream``) or not, into a ``ParsedAnswer``: text, reasoning,
@@ -27,7 +31,7 @@ all is a ``Failure(ChunkError)``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Final, Literal, Protocol, get_args
+from typing import Final, Literal, get_args
 
 import msgspec
 from returns.result import Failure, Result, Success
@@ -46,11 +50,13 @@ from alisio.core.harness.protocol import (
 )
 from alisio.core.harness.sse import ChunkError
 from alisio.core.harness.wire_common import excerpt, sse_messages
+from alisio.core.harness.wire_format import StreamDecoder, WireFormat
 
 __all__ = [
     "APIS",
     "DEFAULT_API",
     "DEFAULT_API_KEY_ENVS",
+    "FORMATS",
     "FORMAT_IDS",
     "Api",
     "ParsedAnswer",
@@ -62,79 +68,50 @@ __all__ = [
     "side_paths",
     "stream_decoder",
     "stream_events",
+    "wire_format",
 ]
 
 Api = Literal["openai-chat", "openai-responses", "anthropic"]
 APIS: Final[tuple[Api, ...]] = get_args(Api)
 DEFAULT_API: Final[Api] = "openai-chat"
-DEFAULT_API_KEY_ENVS: Final[Mapping[Api, str]] = {
-    "openai-chat": "OPENAI_API_KEY",
-    "openai-responses": "OPENAI_API_KEY",
-    "anthropic": "ANTHROPIC_API_KEY",
+FORMATS: Final[Mapping[Api, WireFormat]] = {
+    "openai-chat": sse.FORMAT,
+    "openai-responses": wire_responses.FORMAT,
+    "anthropic": wire_anthropic.FORMAT,
 }
-"""The variable a key is read from when ``provider.apiKeyEnv`` names none, by api."""
-FORMAT_IDS: Final[Mapping[str, Api]] = {"anthropic": "anthropic", "openai-responses": "openai-responses"}
+"""The record of each wire format (the one registration of a format)."""
+DEFAULT_API_KEY_ENVS: Final[Mapping[Api, str]] = {api: record.key_env for api, record in FORMATS.items()}
+"""The variable a key is read from when ``provider.apiKeyEnv`` names none, by api (the records' ``key_env``)."""
+FORMAT_IDS: Final[Mapping[str, Api]] = {api: api for api in APIS if api != DEFAULT_API}
 """``provider.id`` values that read as a wire format: with no ``provider.api`` written, the configuration
 refuses them, so that ``id = "anthropic"`` never silently speaks Chat Completions."""
-_PATHS: Final[Mapping[Api, str]] = {
-    "openai-chat": sse.PATH,
-    "openai-responses": wire_responses.PATH,
-    "anthropic": wire_anthropic.PATH,
-}
 
 
-_SIDE_PATHS: Final[Mapping[Api, tuple[tuple[str, str], ...]]] = {
-    "openai-chat": (("GET", "/models"),),
-    "openai-responses": (("GET", "/models"),),
-    "anthropic": (("POST", "/messages/count_tokens"), ("GET", "/models")),
-}
+def wire_format(api: Api) -> WireFormat:
+    """The record of ``api``."""
+    return FORMATS[api]
 
 
-class StreamDecoder(Protocol):
-    """What each format's stream decoder offers (``sse.ChatStream``, ``AnthropicStream``, ``ResponsesStream``)."""
-
-    done: bool
-    """True once the format's last event arrived (``[DONE]``, ``message_stop``, ``response.completed``)."""
-
-    def feed(self, event: str, data: str) -> Result[tuple[StreamEvent, ...], ChunkError]:
-        """The stream events of one SSE event (``event``: its name, ``message`` when unnamed)."""
-        ...
-
-
-def path_of(api: Api) -> str:
-    """Where the format's requests are posted, after the base URL (``/chat/completions``)."""
-    return _PATHS[api]
+def path_of(api: Api, model: str = "") -> str:
+    """Where the format's streamed model calls for ``model`` are posted, after the base URL
+    (``/chat/completions``)."""
+    return FORMATS[api].path(model)
 
 
 def side_paths(api: Api) -> tuple[tuple[str, str], ...]:
-    """The format's requests that are no model call and spend no tokens, as ``(method, path after the base
-    URL)``: listing the models, and Anthropic's token count (``("POST", "/messages/count_tokens")``)."""
-    return _SIDE_PATHS[api]
+    """The format's requests that are no model call and spend no tokens, as ``(method, path pattern after the
+    base URL)``: listing the models, and Anthropic's token count."""
+    return FORMATS[api].side_paths
 
 
 def stream_decoder(api: Api) -> StreamDecoder:
     """A fresh decoder for one streamed answer in ``api``."""
-    match api:
-        case "openai-chat":
-            return sse.ChatStream()
-        case "openai-responses":
-            return wire_responses.ResponsesStream()
-        case "anthropic":
-            return wire_anthropic.AnthropicStream()
+    return FORMATS[api].stream_decoder()
 
 
 def body_events(api: Api, body: Mapping[str, object]) -> tuple[StreamEvent, ...] | None:
     """The events of one non-streamed JSON answer (or error body); ``None`` when it is not one of ``api``."""
-    match api:
-        case "openai-chat":
-            return sse.body_events(body)
-        case "openai-responses":
-            if body.get("object") == "response" or "output" in body or "error" in body:
-                return wire_responses.response_events(body)
-        case "anthropic":
-            if body.get("type") in ("message", "error"):
-                return wire_anthropic.message_events(body)
-    return None
+    return FORMATS[api].body_events(body)
 
 
 def stream_events(api: Api, body: bytes) -> Result[tuple[StreamEvent, ...], ChunkError]:

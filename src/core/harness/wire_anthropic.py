@@ -48,8 +48,9 @@ Rules the stream keeps:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
-from typing import Final
+from typing import Any, Final
 
 import msgspec
 from returns.result import Failure, Result, Success
@@ -59,6 +60,7 @@ from alisio.core.harness.protocol import (
     FinishEvent,
     Message,
     ProviderRequest,
+    ProviderResponse,
     ReasoningDelta,
     ReasoningItemEvent,
     StreamErrorEvent,
@@ -76,12 +78,18 @@ from alisio.core.harness.wire_common import (
     code_of,
     excerpt,
     int_of,
+    json_body,
     json_text,
     mapping,
+    no_retry_hint,
+    positive,
     read_count,
     sampling_fields,
+    sse_body,
     text_of,
+    tools_by_name,
 )
+from alisio.core.harness.wire_format import WireFormat
 
 PATH: Final = "/messages"
 ANTHROPIC_VERSION: Final = "2023-06-01"
@@ -410,3 +418,117 @@ def usage_from(usage: Mapping[str, object]) -> Usage:
         provider_fields=json_text(usage),
         invalid="; ".join(problems) or None,
     )
+
+
+# --- the record ---------------------------------------------------------------------------------------
+
+_STOP_REASONS: Final[Mapping[str, str]] = {
+    "stop": "end_turn",
+    "tool_calls": "tool_use",
+    "length": "max_tokens",
+    "content_filter": "refusal",
+}
+"""The lab's finish reasons in Anthropic's words (``render``)."""
+
+
+def error_body(status: int, kind: str | None, message: str) -> bytes:
+    """An error in Anthropic's shape (a 401 is an ``authentication_error``; ``kind`` ``None`` an
+    ``api_error``)."""
+    shown = "authentication_error" if status == 401 else kind or "api_error"
+    return msgspec.json.encode({"type": "error", "error": {"type": shown, "message": message}})
+
+
+def _tool_result_item(item: Mapping[str, object]) -> bool:
+    content = item.get("content")
+    blocks = content if isinstance(content, list) else []
+    return item.get("role") == "user" and any(mapping(b).get("type") == "tool_result" for b in blocks)
+
+
+def render(model: str, answer: ProviderResponse, stream: bool) -> tuple[str, bytes]:
+    """``answer`` as the Messages api sends it: a ``message``, or its events up to ``message_stop``."""
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": answer.text}] if answer.text else []
+    blocks += [
+        {"type": "tool_use", "id": c.id, "name": c.name, "input": _object(c.arguments)}
+        for c in answer.tool_calls
+    ]
+    stop = _STOP_REASONS.get(answer.finish_reason, "end_turn")
+    usage = answer.usage
+    counts: dict[str, int] = {}
+    if usage is not None:  # no usage object at all: "not reported" (zeros would be a report of 0)
+        cached = usage.cached_input_tokens or 0
+        counts = {"input_tokens": (usage.input_tokens or 0) - cached, "cache_read_input_tokens": cached}
+        counts["cache_creation_input_tokens"] = 0
+    output = {"output_tokens": usage.output_tokens or 0} if usage is not None else {}
+    message: dict[str, Any] = {"id": "msg_mock", "type": "message", "role": "assistant", "model": model}
+    message["stop_reason"] = None
+    if not stream:
+        whole = message | {"content": blocks, "stop_reason": stop}
+        return "application/json", json_body(whole | ({"usage": counts | output} if usage else {}))
+    start: dict[str, Any] = message | {"content": []}
+    if usage is not None:
+        start["usage"] = counts | {"output_tokens": 1}
+    events: list[tuple[str | None, object]] = [("message_start", {"type": "message_start", "message": start})]
+    for index, block in enumerate(blocks):
+        text = block["type"] == "text"
+        empty = {"type": "text", "text": ""} if text else block | {"input": {}}
+        delta = (
+            {"type": "text_delta", "text": block["text"]}
+            if text
+            else {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
+        )
+        events += [
+            ("content_block_start", {"type": "content_block_start", "index": index, "content_block": empty}),
+            ("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}),
+            ("content_block_stop", {"type": "content_block_stop", "index": index}),
+        ]
+    end = {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None}}
+    events += [
+        ("message_delta", end | ({"usage": output} if usage else {})),
+        ("message_stop", {"type": "message_stop"}),
+    ]
+    return "text/event-stream", sse_body(events)
+
+
+def _object(arguments: str) -> object:
+    """A tool call's arguments as an ``input`` object (text that is not a JSON object is wrapped)."""
+    try:
+        value = msgspec.json.decode(arguments)
+    except msgspec.DecodeError:
+        return {"arguments": arguments}
+    return value if isinstance(value, dict) else {"arguments": value}
+
+
+def _body_events(body: Mapping[str, object]) -> tuple[StreamEvent, ...] | None:
+    return message_events(body) if body.get("type") in ("message", "error") else None
+
+
+FORMAT: Final = WireFormat(
+    api="anthropic",
+    default_id="anthropic",
+    path=lambda _model: PATH,
+    model_calls=((PATH, None),),
+    side_paths=(("POST", "/messages/count_tokens"), ("GET", "/models")),
+    version="/v1",
+    sdk_adds_version=True,
+    key_header="x-api-key",
+    key_prefix="",
+    format_headers=(("anthropic-version", ANTHROPIC_VERSION),),
+    key_env="ANTHROPIC_API_KEY",
+    base_url_env="ANTHROPIC_BASE_URL",
+    conversation="messages",
+    tool_schemas=tools_by_name,
+    assistant_item=lambda item: item.get("role") == "assistant",
+    tool_result_item=_tool_result_item,
+    sampling=("temperature", "top_p"),
+    max_temperature=1.0,
+    output_limit=lambda body: positive(body.get("max_tokens")),
+    request_body=lambda request, _base_url: request_body(request),
+    stream_decoder=AnthropicStream,
+    body_events=_body_events,
+    retry_after=no_retry_hint,
+    error_body=error_body,
+    render=render,
+    token_count=lambda count: msgspec.json.encode({"input_tokens": count}),
+    usage_convention="input_tokens excludes cache_read_input_tokens and cache_creation_input_tokens",
+)
+"""The Messages record (``alisio.core.harness.wire_format``)."""

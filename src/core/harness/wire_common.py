@@ -14,6 +14,7 @@ framing of a response body.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 
 import msgspec
@@ -22,6 +23,16 @@ from alisio.core.base import Frozen
 from alisio.core.harness.protocol import MAX_TOKEN_COUNT, ProviderRequest
 
 EXCERPT_CHARS = 120
+
+
+class ChunkError(Frozen, frozen=True, kw_only=True, tag="chunk_error"):
+    """An SSE data payload that is not a JSON object. ``str()`` names an excerpt of the payload."""
+
+    message: str
+    excerpt: str
+
+    def __str__(self) -> str:
+        return f"{self.message}: {self.excerpt!r}"
 
 
 def sampling_fields(request: ProviderRequest, *, seed: bool) -> dict[str, object]:
@@ -160,3 +171,52 @@ def excerpt(text: str) -> str:
 def json_text(value: object) -> str:
     """``value`` as compact JSON text, keys in the order they were decoded (as the provider sent them)."""
     return msgspec.json.encode(value).decode()
+
+
+def openai_error_body(status: int, kind: str | None, message: str) -> bytes:
+    """An error in OpenAI's shape (Chat Completions, Responses): ``{"error": {"message", "type", "code"}}``;
+    a 401 is ``invalid_api_key``; ``kind`` ``None`` is a ``server_error`` with no code."""
+    if kind is None:
+        return json_body({"error": {"message": message, "type": "server_error"}})
+    code = "invalid_api_key" if status == 401 else kind
+    shape = "invalid_request_error" if status == 401 else kind
+    return msgspec.json.encode({"error": {"message": message, "type": shape, "code": code}})
+
+
+def no_retry_hint(body: object) -> float | None:
+    """The retry hint of a format whose error bodies carry none (its ``Retry-After`` header says it)."""
+    return None
+
+
+def positive(value: object) -> int | None:
+    """A positive integer (not a boolean), else ``None``."""
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    return None
+
+
+def tools_by_name(tools: object) -> tuple[tuple[str, Mapping[str, object]], ...]:
+    """Each tool's name and parameter schema, for tools listed flat (``{"name", "parameters"}``, Anthropic's
+    ``input_schema``) or nested (Chat Completions' ``{"function": {"name", "parameters"}}``)."""
+    found: list[tuple[str, Mapping[str, object]]] = []
+    for tool in tools if isinstance(tools, list) else []:
+        table = mapping(tool)
+        function = table.get("function")
+        holder = function if isinstance(function, Mapping) else table
+        name = holder.get("name")
+        schema = holder.get("parameters") or holder.get("input_schema")
+        if isinstance(name, str) and name:
+            found.append((name, mapping(schema)))
+    return tuple(found)
+
+
+def json_body(value: object) -> bytes:
+    """``value`` as JSON written as Python's ``json`` writes it (``", "``, ``": "``, ASCII): how the mock
+    endpoint's answers have always looked."""
+    return json.dumps(value).encode()
+
+
+def sse_body(events: list[tuple[str | None, object]]) -> bytes:
+    """A ``text/event-stream`` body of ``(event name or None, data)`` events (the data as ``json_body``)."""
+    named = ((f"event: {name}\n" if name else "") + f"data: {json.dumps(data)}\n\n" for name, data in events)
+    return "".join(named).encode()

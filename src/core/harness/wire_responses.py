@@ -41,7 +41,7 @@ Rules the stream keeps:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Final
+from typing import Any, Final
 
 import msgspec
 from returns.result import Failure, Result, Success
@@ -51,6 +51,7 @@ from alisio.core.harness.protocol import (
     FinishEvent,
     Message,
     ProviderRequest,
+    ProviderResponse,
     ReasoningDelta,
     ReasoningItemEvent,
     StreamErrorEvent,
@@ -68,12 +69,19 @@ from alisio.core.harness.wire_common import (
     code_of,
     excerpt,
     int_of,
+    json_body,
     json_text,
     mapping,
+    no_retry_hint,
+    openai_error_body,
+    positive,
     read_count,
     sampling_fields,
+    sse_body,
     text_of,
+    tools_by_name,
 )
+from alisio.core.harness.wire_format import WireFormat
 
 PATH: Final = "/responses"
 INCOMPLETE_REASONS: Final[Mapping[str, str]] = {"max_output_tokens": "length"}
@@ -316,3 +324,107 @@ def usage_from(usage: Mapping[str, object]) -> Usage:
         provider_fields=json_text(usage),
         invalid="; ".join(problems) or None,
     )
+
+
+# --- the record ---------------------------------------------------------------------------------------
+
+
+def _output_limit(body: Mapping[str, object]) -> int | None:
+    """``max_output_tokens``; none for a call continuing a conversation kept at the provider
+    (``previous_response_id``, ``conversation``): its input is not in the body."""
+    if body.get("previous_response_id") or body.get("conversation"):
+        return None
+    return positive(body.get("max_output_tokens"))
+
+
+def _assistant_item(item: Mapping[str, object]) -> bool:
+    if item.get("type") in ("function_call", "custom_tool_call", "reasoning"):
+        return True
+    return item.get("role") == "assistant"
+
+
+def render(model: str, answer: ProviderResponse, stream: bool) -> tuple[str, bytes]:
+    """``answer`` as the Responses api sends it: a ``response``, or its events up to ``response.completed``
+    (``response.incomplete`` for a ``length`` finish)."""
+    items: list[dict[str, Any]] = [
+        {"type": "function_call", "id": f"fc_{n}", "call_id": c.id, "status": "completed"}
+        | {"name": c.name, "arguments": c.arguments}
+        for n, c in enumerate(answer.tool_calls)
+    ]
+    if answer.text:
+        text = {"type": "output_text", "text": answer.text, "annotations": []}
+        items.append(
+            {"type": "message", "id": "msg_0", "role": "assistant", "status": "completed"}
+            | {"content": [text]}
+        )
+    cut = answer.finish_reason == "length"
+    status = "incomplete" if cut else "completed"
+    response = {"id": "resp_mock", "object": "response", "created_at": 0, "status": status, "model": model}
+    usage = _usage_json(answer.usage)
+    done: dict[str, Any] = response | {"output": items} | ({"usage": usage} if usage else {})
+    if cut:
+        done["incomplete_details"] = {"reason": "max_output_tokens"}
+    if not stream:
+        return "application/json", json_body(done)
+    events: list[tuple[str | None, object]] = [
+        ("response.created", {"type": "response.created", "response": response | {"status": "in_progress"}})
+    ]
+    events += [
+        ("response.output_item.done", {"type": "response.output_item.done", "output_index": n, "item": item})
+        for n, item in enumerate(items)
+    ]
+    end = "response.incomplete" if cut else "response.completed"
+    events.append((end, {"type": end, "response": done}))
+    return "text/event-stream", sse_body(events)
+
+
+def _usage_json(usage: Usage | None) -> dict[str, Any] | None:
+    if usage is None:
+        return None
+    given, out = usage.input_tokens or 0, usage.output_tokens or 0
+    return {
+        "input_tokens": given,
+        "input_tokens_details": {"cached_tokens": usage.cached_input_tokens or 0},
+        "output_tokens": out,
+        "output_tokens_details": {"reasoning_tokens": usage.reasoning_tokens or 0},
+        "total_tokens": usage.total_tokens or given + out,
+    }
+
+
+def _body_events(body: Mapping[str, object]) -> tuple[StreamEvent, ...] | None:
+    if body.get("object") == "response" or "output" in body or "error" in body:
+        return response_events(body)
+    return None
+
+
+FORMAT: Final = WireFormat(
+    api="openai-responses",
+    default_id="openai-responses",
+    path=lambda _model: PATH,
+    model_calls=((PATH, None),),
+    side_paths=(("GET", "/models"),),
+    version="/v1",
+    sdk_adds_version=False,
+    key_header="Authorization",
+    key_prefix="Bearer ",
+    format_headers=(),
+    key_env="OPENAI_API_KEY",
+    base_url_env="OPENAI_BASE_URL",
+    conversation="input",
+    tool_schemas=tools_by_name,
+    assistant_item=_assistant_item,
+    tool_result_item=lambda item: item.get("type") in ("function_call_output", "custom_tool_call_output"),
+    sampling=("temperature", "top_p"),
+    max_temperature=2.0,
+    output_limit=_output_limit,
+    request_body=lambda request, _base_url: request_body(request),
+    stream_decoder=ResponsesStream,
+    body_events=_body_events,
+    retry_after=no_retry_hint,
+    error_body=openai_error_body,
+    render=render,
+    token_count=lambda count: msgspec.json.encode({"input_tokens": count}),
+    usage_convention="input_tokens includes cached input (input_tokens_details.cached_tokens); "
+    "output_tokens includes reasoning (output_tokens_details.reasoning_tokens)",
+)
+"""The Responses record (``alisio.core.harness.wire_format``)."""

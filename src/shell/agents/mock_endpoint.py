@@ -1,7 +1,8 @@
 """``MockEndpoint``: a model endpoint on 127.0.0.1 that answers from a script, for trying an agent with no model.
 
-``alisio eval mock-endpoint`` serves one; the tests serve it in-process. It speaks Chat Completions, Responses
-and Anthropic Messages by path (its ``base_url`` ends with ``/v1``); what it answers is the core's
+``alisio eval mock-endpoint`` serves one; the tests serve it in-process. It speaks every wire format the lab
+does, by path (its ``base_url`` ends with ``/v1``; a request under another version segment, such as Gemini's
+``/v1beta``, is answered as well); what it answers is the core's
 (``alisio.core.agents.mock``): a script's turns, or the default that fixes smoke-coding's fix-add. A ``GET``
 lists one model, ``m``.
 
@@ -37,26 +38,24 @@ from alisio.core.agents.mock import (
     Answer,
     MockCall,
     Request,
-    api_of,
     default_reply,
     read_request,
     render,
     scripted_reply,
+    target_of,
 )
 from alisio.core.harness.protocol import Usage
+from alisio.core.harness.wire import wire_format
 
 __all__ = [
     "DEFAULT_USAGE",
     "FIX_COMMAND",
-    "MODEL_PATHS",
     "Logged",
     "MockEndpoint",
     "ScriptError",
     "read_script",
 ]
 
-MODEL_PATHS: Final = ("/chat/completions", "/responses", "/messages")
-"""The paths of a model call (``/messages/count_tokens`` is not one)."""
 _MAX_BODY: Final = 64 << 20
 _JOIN_S: Final = 5.0
 _STATUS: Final = {"auth": 401, "bad_request": 400, "rate_limited": 429}
@@ -177,7 +176,9 @@ class MockEndpoint:
 
     @property
     def model_calls(self) -> list[Logged]:
-        return [r for r in self.requests if r.path.split("?")[0].endswith(MODEL_PATHS)]
+        return [
+            r for r in self.requests if (found := target_of(r.path)) is not None and found.call is not None
+        ]
 
     @property
     def errors(self) -> list[str]:
@@ -274,20 +275,20 @@ class _Handler(BaseHTTPRequestHandler):
             self.state.on_request(f"POST {self.path.split('?')[0]}: {said}")
 
     def _answer(self, body: bytes) -> tuple[int, str, bytes, str]:
-        api = api_of(self.path)
-        if api is None:
-            message = "mock-endpoint: no such path (POST .../chat/completions, .../responses or .../messages)"
+        target = target_of(self.path)
+        if target is None:
+            message = "mock-endpoint: no such path (POST a model call of one of the wire formats)"
             return 404, "application/json", json.dumps({"error": {"message": message}}).encode(), "HTTP 404"
-        if api == "count_tokens":
-            return 200, "application/json", b'{"input_tokens": 100}', "count_tokens: 100"
+        if target.call is None:
+            return 200, "application/json", wire_format(target.api).token_count(100), "count_tokens: 100"
         try:
             document = json.loads(body) if body else {}
         except ValueError as error:
             message = f"mock-endpoint: the body is not JSON: {error}"
             return 400, "application/json", json.dumps({"error": {"message": message}}).encode(), "HTTP 400"
-        request = read_request(api, document if isinstance(document, dict) else {})
+        request = read_request(target.api, document if isinstance(document, dict) else {}, target.call)
         answer = self._reply(request)
-        status, content_type, data = render(api, request.model, answer, request.stream)
+        status, content_type, data = render(target.api, request.model, answer, request.stream)
         return status, content_type, data, _said(request, answer)
 
     def _reply(self, request: Request) -> Answer:

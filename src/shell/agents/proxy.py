@@ -8,17 +8,18 @@ bounded copy (``alisio.shell.agents.proxy_http``). Each model call is read with
 
 Rules it keeps:
 - **who**: a request must carry the run's token (``token``: the only "API key" the agent was given, random
-  per run) as ``Authorization: Bearer`` or ``x-api-key``; any other caller (another local process, another
+  per run) as ``Authorization: Bearer``, ``x-api-key`` or its api's own key header (``x-goog-api-key``); any other caller (another local process, another
   user) gets a 401 in the api's error shape, and nothing is forwarded;
 - **what**: one decision per request target (``alisio.core.agents.routes.route``) says both whether it is a
-  model call and where it goes: only ``/v1`` + the api's own paths are forwarded (the model call; listing the
+  model call and where it goes: only the api's version segment + its own paths are forwarded (the model call; listing the
   models; Anthropic's token count), compared byte for byte; anything else is refused (404, or 400 for a
   target that is not a path), so no spelling of a target is forwarded with the key and left uncounted;
 - **budgets** (``alisio.core.agents.ledger``): a model call is let through, refused (a 400 naming the budget:
   the proxy's ``stop`` is set and ``on_stop`` is called, the runner ends the agent) or held until calls in
   flight finish, when their reservations could reach ``maxTokens`` or ``maxCostUsd``;
-- **the key** is added as ``Authorization: Bearer`` (``x-api-key`` for anthropic), never logged or kept; the
-  agent's own ``Authorization`` and ``x-api-key`` (its token) are not forwarded;
+- **the key** is added in the header the api's record names (``Authorization: Bearer``, ``x-api-key``,
+  ``x-goog-api-key``: the built-in provider's own), never logged or kept; the agent's own key headers (its
+  token) are not forwarded;
 - **the run's end** (``close``): every call still in flight is cut (its provider connection shut down at
   once, by the proxy's own client, ``Connections``) and kept as a cut call with what had arrived; ``close``
   returns once they are kept, so the run's record counts them;
@@ -51,6 +52,7 @@ from alisio.core.agents.ledger import (
 from alisio.core.agents.routes import Route, RouteRefusal, route
 from alisio.core.harness.budget import RunBudget
 from alisio.core.harness.prices import Rates
+from alisio.core.harness.wire import wire_format
 from alisio.shell.agents.proxy_http import Replayer, serve, server_url, shut
 from alisio.shell.harness.providers.cancellable import Connections, cancellable_transport
 
@@ -113,6 +115,7 @@ class RunProxy:
         """``token``: the run's token, the only key the agent has; ``unix``: listen on this unix socket path
         instead of ``host:port``; ``timeout``: the provider client's (connect, and each read)."""
         self.api, self.base_url, self._key, self.budget = api, base_url.rstrip("/"), key, budget
+        self._wire = wire_format(api)
         self._token = token.encode()
         self.rates = rates
         """The model's prices: ``budget.max_cost_usd`` is counted at them (``None``: no cost is counted)."""
@@ -188,6 +191,10 @@ class RunProxy:
         given = authorization[7:] if authorization[:7].lower() == "bearer " else api_key
         return hmac.compare_digest(given.strip().encode("utf-8", "replace"), self._token)
 
+    def given_key(self, header: Callable[[str, str], str]) -> str:
+        """The key a request carries in ``x-api-key`` or its api's own key header (``header(name, "")``)."""
+        return header("x-api-key", "") or header(self._wire.key_header, "")
+
     def route(self, method: str, target: str) -> Result[tuple[Route, str], RouteRefusal]:
         """The route of a request and the provider URL it goes to, or why it is refused."""
         match route(self.api, method, target):
@@ -235,13 +242,13 @@ class RunProxy:
                 self._cond.wait(timeout=1.0)
 
     def headers(self, incoming: list[tuple[str, str]]) -> dict[str, str]:
-        headers = {name: value for name, value in incoming if name.lower() not in _HOP}
+        own = self._wire.key_header.lower()
+        headers = {
+            name: value for name, value in incoming if name.lower() not in _HOP and name.lower() != own
+        }
         headers["accept-encoding"] = "identity"
         if self._key:
-            if self.api == "anthropic":
-                headers["x-api-key"] = self._key
-            else:
-                headers["authorization"] = f"Bearer {self._key}"
+            headers.update(self._wire.key_headers(self._key))
         return headers
 
     def keep(
@@ -252,11 +259,13 @@ class RunProxy:
         answer: tuple[int, str, bytes],
         *,
         cut: bool = False,
+        path: str = "",
     ) -> None:
-        """Keep one model call (its answer: status, content type, body) and count it against the budgets."""
+        """Keep one model call (its answer: status, content type, body; ``path``: where it went, after the
+        base URL) and count it against the budgets."""
         status, content_type, response = answer
         duration = self.elapsed_ms() - started_ms
-        match read_exchange(self.api, request, status, content_type, response):
+        match read_exchange(self.api, request, status, content_type, response, path):
             case Success(exchange):
                 read: Exchange | None = exchange
                 problem = None

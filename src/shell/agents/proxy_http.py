@@ -55,6 +55,8 @@ class Owner(Protocol):
 
     def authorized(self, authorization: str, api_key: str) -> bool: ...
 
+    def given_key(self, header: Callable[[str, str], str]) -> str: ...
+
     def route(self, method: str, target: str) -> Result[tuple[Route, str], RouteRefusal]: ...
 
     def admit(self, body: bytes) -> tuple[int, BudgetHit | str | None]: ...
@@ -71,6 +73,7 @@ class Owner(Protocol):
         answer: tuple[int, str, bytes],
         *,
         cut: bool = False,
+        path: str = "",
     ) -> None: ...
 
     def release(self, ticket: int) -> None: ...
@@ -143,7 +146,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _serve(self) -> None:
         proxy = self.proxy
-        if not proxy.authorized(self.headers.get("authorization", ""), self.headers.get("x-api-key", "")):
+        if not proxy.authorized(self.headers.get("authorization", ""), proxy.given_key(self.headers.get)):
             message = (
                 "alisio proxy: this request does not carry the run's key; refused (nothing was forwarded)"
             )
@@ -168,19 +171,19 @@ class _Handler(BaseHTTPRequestHandler):
         if hit is not None:
             self._refuse(hit)
             return
-        self._model_call(ticket, url, body)
+        self._model_call(ticket, url, body, found.path)
 
-    def _model_call(self, ticket: int, url: str, body: bytes) -> None:
+    def _model_call(self, ticket: int, url: str, body: bytes, path: str) -> None:
         proxy = self.proxy
         started = proxy.elapsed_ms()
         kept = False
         try:
             if proxy.replay is not None:
-                kept = self._replayed(ticket, started, body, proxy.replay)
+                kept = self._replayed(ticket, started, body, proxy.replay, path)
                 return
             answer, broken = self._relay(url, body)
             cut = broken and proxy.closing
-            proxy.keep(ticket, started, body, _complete(answer) if broken else answer, cut=cut)
+            proxy.keep(ticket, started, body, _complete(answer) if broken else answer, cut=cut, path=path)
             kept = True
         finally:
             if not kept:
@@ -229,7 +232,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._error(400, "budget_exceeded", message)
         self.proxy.on_stop()
 
-    def _replayed(self, ticket: int, started: int, body: bytes, replay: Replayer) -> bool:
+    def _replayed(self, ticket: int, started: int, body: bytes, replay: Replayer, path: str) -> bool:
         """Answer from the cassette; a divergence is answered with an error and ends the run. Whether the
         call was kept."""
         proxy = self.proxy
@@ -242,7 +245,7 @@ class _Handler(BaseHTTPRequestHandler):
         status, content_type, data = answer
         with contextlib.suppress(OSError):
             self._send(status, content_type, data)
-        proxy.keep(ticket, started, body, answer)
+        proxy.keep(ticket, started, body, answer, path=path)
         return True
 
     def _relay(self, url: str, body: bytes) -> tuple[tuple[int, str, bytes], bool]:

@@ -25,6 +25,8 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
+from alisio.core.harness.presets import PRESET_NAMES
+
 __all__ = [
     "OUTPUT",
     "PERMISSIONS",
@@ -124,8 +126,8 @@ ProviderPreset = Annotated[
     str | None,
     option(
         "--provider",
-        help="A provider preset: openai, anthropic, openrouter, deepseek, ollama, vllm, llamacpp (its base "
-        "URL, api and key variable); overrides provider.preset.",
+        help=f"A provider preset: {', '.join(PRESET_NAMES)} (its base URL, api and key variable); overrides "
+        "provider.preset.",
         panel=PROVIDER,
         metavar="NAME",
     ),

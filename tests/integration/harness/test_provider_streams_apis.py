@@ -23,7 +23,7 @@ from alisio.core.harness.protocol import ProviderRequest, UserMessage, assemble
 from alisio.core.harness.wire import ParsedAnswer, parse_events, parse_response
 from alisio.core.harness.wire_anthropic import FINISH_REASONS
 from alisio.core.harness.wire_common import SseDecoder
-from alisio.shell.harness.providers.registry import PROVIDERS
+from alisio.shell.harness.providers.streaming import StreamingProvider
 from tests.integration.sse_server import Reply, SseServer
 
 STREAMS = Path(__file__).resolve().parents[2] / "fixtures" / "provider-streams"
@@ -154,13 +154,15 @@ def server() -> Iterator[SseServer]:
 
 @pytest.mark.parametrize("recording", RECORDINGS, ids=lambda p: p.stem)
 def test_recording_through_the_provider_over_http(server: SseServer, recording: Path) -> None:
-    """The real provider class of the api, over HTTP, with the body cut in random pieces: the events it
+    """The real provider of the api, over HTTP, with the body cut in random pieces: the events it
     returns assemble to the same answer (an error stream fails to assemble, with the provider's message)."""
     api, body, content_type = body_of(recording)
     expected = json.loads(recording.read_text())["expected"]
     server.enqueue(Reply(body=body, content_type=content_type).split(seed=len(body), max_piece=50))
     with httpx.Client() as client:
-        provider = PROVIDERS[api](server.base_url, "m", api_key="k-test", client=client, max_retries=0)  # type: ignore[index]
+        provider = StreamingProvider(
+            server.base_url, "m", api=api, api_key="k-test", client=client, max_retries=0
+        )
         events = provider.stream(
             ProviderRequest(model="m", instructions="i", messages=(UserMessage(content="u"),))
         )

@@ -4,7 +4,7 @@ Works with OpenAI, DeepSeek, OpenRouter, Groq, xAI, Z.ai and local servers (vLLM
 
 - **Body.** ``alisio.core.harness.sse.chat_request_body``: ``stream: true``, ``stream_options.include_usage:
   true``; the output limit goes in ``max_completion_tokens`` for api.openai.com and ``max_tokens`` elsewhere
-  (override with ``limit_field``).
+  (the record's choice, ``sse.limit_field_for``; override with ``limit_field``).
 - **Key.** ``Authorization: Bearer <key>``, only when a key is given (local servers need none).
 - **Everything else** (URL, retries, ``Retry-After``, the deadline, the size cap, the gate, redaction) is the
   shared transport's: ``alisio.shell.harness.providers.transport``.
@@ -13,13 +13,10 @@ Works with OpenAI, DeepSeek, OpenRouter, Groq, xAI, Z.ai and local servers (vLLM
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import ClassVar, Unpack
-
-import httpx
+from typing import Unpack
 
 from alisio.core.harness.protocol import ProviderRequest
-from alisio.core.harness.sse import LimitField, chat_request_body
-from alisio.core.harness.wire import Api
+from alisio.core.harness.sse import LimitField, chat_request_body, limit_field_for
 from alisio.shell.harness.providers.streaming import StreamingProvider, TransportOptions
 
 __all__ = ["OpenAICompatProvider"]
@@ -31,9 +28,6 @@ class OpenAICompatProvider(StreamingProvider):
     Args:
         limit_field: the body field for the output limit; by default chosen from the host.
     """
-
-    api: ClassVar[Api] = "openai-chat"
-    default_id: ClassVar[str] = "openai_compat"
 
     def __init__(
         self,
@@ -47,12 +41,15 @@ class OpenAICompatProvider(StreamingProvider):
         **options: Unpack[TransportOptions],
     ) -> None:
         super().__init__(
-            base_url, model, api_key=api_key, provider_id=provider_id, extra_headers=extra_headers, **options
+            base_url,
+            model,
+            api="openai-chat",
+            api_key=api_key,
+            provider_id=provider_id,
+            extra_headers=extra_headers,
+            **options,
         )
-        host = httpx.URL(base_url).host
-        self._limit_field: LimitField = limit_field or (
-            "max_completion_tokens" if host == "api.openai.com" else "max_tokens"
-        )
+        self._limit_field: LimitField = limit_field or limit_field_for(base_url)
 
     def request_body(self, request: ProviderRequest) -> dict[str, object]:
         return chat_request_body(request, limit_field=self._limit_field)

@@ -1,33 +1,20 @@
-"""The one registry of wire formats, and the one place a live provider is built.
+"""The one place a live provider is built: ``build_provider``.
 
-``PROVIDERS`` maps each ``provider.api`` to its provider class; ``build_provider`` is the construction site
 ``alisio run``, the lab (``alisio.shell.lab.plans.live_plan``) and the Ray worker
-(``alisio.shell.lab.ray_worker.provider_plan``) all use, so the three can never build a provider differently.
-
-Adding a fourth api touches: ``alisio.core.harness.wire`` (the ``Api`` name and its dispatch), one core module
-for the format (request body, stream decoder, non-streamed body, usage), one shell module (a
-``StreamingProvider`` subclass: its headers and body), this registry, and docs/providers.md.
+(``alisio.shell.lab.ray_worker.provider_plan``) all build their provider here, so the three can never build
+one differently. Every api is the one ``StreamingProvider`` reading its format's record
+(``alisio.core.harness.wire.FORMATS``): adding an api adds no class here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Final
 
 from alisio.core.harness.wire import Api
-from alisio.shell.harness.providers.anthropic import AnthropicProvider
 from alisio.shell.harness.providers.gate import Gate
-from alisio.shell.harness.providers.openai_compat import OpenAICompatProvider
-from alisio.shell.harness.providers.responses import ResponsesProvider
 from alisio.shell.harness.providers.streaming import StreamingProvider, TransportOptions
 
-__all__ = ["PROVIDERS", "build_provider"]
-
-PROVIDERS: Final[Mapping[Api, type[StreamingProvider]]] = {
-    "openai-chat": OpenAICompatProvider,
-    "openai-responses": ResponsesProvider,
-    "anthropic": AnthropicProvider,
-}
+__all__ = ["build_provider"]
 
 
 def build_provider(
@@ -55,6 +42,6 @@ def build_provider(
     }
     if timeout_ms is not None:
         options["connect_timeout"] = options["read_timeout"] = timeout_ms / 1000
-    return PROVIDERS[api](
-        base_url, model, api_key=api_key, provider_id=provider_id, extra_headers=headers, **options
+    return StreamingProvider(
+        base_url, model, api=api, api_key=api_key, provider_id=provider_id, extra_headers=headers, **options
     )

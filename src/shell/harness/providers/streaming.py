@@ -1,24 +1,26 @@
-"""The base of the three HTTP providers: a wire format (``alisio.core.harness.wire``) over the shared
-``Transport``.
+"""The HTTP provider of every wire format: a format's record (``alisio.core.harness.wire_format``) over the
+shared ``Transport``.
 
-A provider subclass says only what is its format's: ``api`` (which core module reads the answers), the
-request body, and the headers that carry the key. Everything else (retries, the deadline, the size cap, the
-endpoint gate, redaction) is the transport's, so the three providers behave the same way on the network.
+The record says what is the format's: the request body, the path of a model call (which may name the model:
+Gemini's), the header that carries the key and the headers every request carries, and how the answer is
+read. Everything else (retries, the deadline, the size cap, the endpoint gate, redaction) is the transport's,
+so every api behaves the same way on the network. The provider knows the endpoint and builds each call's URL
+(base URL + the record's path for the call's model); the transport knows the network.
 """
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from types import TracebackType
-from typing import ClassVar, Self, TypedDict, Unpack
+from typing import Self, TypedDict, Unpack
 
 import httpx
 import msgspec
 
+from alisio.core.harness.endpoint import redact_credentials
 from alisio.core.harness.protocol import ProviderRequest, StreamEvent
-from alisio.core.harness.wire import Api, body_events, path_of, stream_decoder
+from alisio.core.harness.wire import DEFAULT_API, Api, wire_format
 from alisio.shell.harness.providers.base import FirstEvent, ProviderFailure, RetryNotice
 from alisio.shell.harness.providers.gate import Gate
 from alisio.shell.harness.providers.transport import Transport
@@ -45,63 +47,58 @@ class TransportOptions(TypedDict, total=False):
     rate_limit_give_up_s: float
 
 
-class StreamingProvider(ABC):
-    """Streams one wire format from an endpoint; subclasses give ``api``, ``request_body`` and ``key_headers``.
+class StreamingProvider:
+    """Streams one wire format from an endpoint.
 
     Args:
         base_url: e.g. ``https://api.openai.com/v1``, ``https://api.anthropic.com/v1``.
         model: used when a request names no model.
+        api: the wire format (``provider.api``).
         api_key: the key, or ``None`` for servers that need none.
         provider_id: the label recorded in events and reports (``provider.id``); the format's default otherwise.
         extra_headers: ``provider.headers``, sent with every request (never logged or stored).
         **options: the transport's settings (``TransportOptions``).
     """
 
-    api: ClassVar[Api]
-    default_id: ClassVar[str]
-
     def __init__(
         self,
         base_url: str,
         model: str | None = None,
         *,
+        api: Api = DEFAULT_API,
         api_key: str | None = None,
         provider_id: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         **options: Unpack[TransportOptions],
     ) -> None:
-        self._provider_id = provider_id or self.default_id
+        self.api = api
+        self.wire = wire_format(api)
+        self._provider_id = provider_id or self.wire.default_id
         self._model = model
-        base = base_url.rstrip("/")
+        self._base = base_url.rstrip("/")
         key = api_key or None
-        headers = _merged(self.format_headers(), extra_headers or {})  # may replace a format header
-        headers = _merged(headers, self.key_headers(key) if key else {})  # never the key's
+        headers = _merged(dict(self.wire.format_headers), extra_headers or {})  # may replace a format header
+        headers = _merged(headers, self.wire.key_headers(key) if key else {})  # never the key's
         hidden = tuple((extra_headers or {}).values())
-        self._transport = Transport(
-            base + path_of(self.api), base, headers=headers, secret=key, hidden=hidden, **options
-        )
+        self._transport = Transport(self._base, headers=headers, secret=key, hidden=hidden, **options)
 
     @property
     def id(self) -> str:
         """The configured ``provider.id`` (a label of the endpoint; ``provider.api`` picks the format)."""
         return self._provider_id
 
+    def url_for(self, model: str) -> str:
+        """The endpoint a model call for ``model`` is posted to."""
+        return self._base + self.wire.path(model)
+
     @property
     def url(self) -> str:
-        """The endpoint requests are posted to, with any user name and password redacted."""
-        return self._transport.shown_url
+        """The endpoint of the default model's calls, with any user name and password redacted."""
+        return redact_credentials(self.url_for(self._model or "MODEL"))
 
-    def key_headers(self, key: str) -> dict[str, str]:
-        """The headers that carry ``key`` (``Authorization: Bearer`` unless the format says otherwise)."""
-        return {"Authorization": f"Bearer {key}"}
-
-    def format_headers(self) -> dict[str, str]:
-        """Headers every request of the format carries (Anthropic's ``anthropic-version``)."""
-        return {}
-
-    @abstractmethod
     def request_body(self, request: ProviderRequest) -> dict[str, object]:
-        """The JSON body for ``request`` (the model is already filled in); each format gives its own."""
+        """The JSON body for ``request`` (the model is already filled in): the record's builder."""
+        return self.wire.request_body(request, self._base)
 
     def close(self) -> None:
         """Close the HTTP client if this provider created it."""
@@ -126,15 +123,15 @@ class StreamingProvider(ABC):
         """Send ``request`` and return every stream event (``timeout_s`` bounds the whole call)."""
         model = request.model or self._model
         if not model:
-            raise ProviderFailure("bad_request", f"no model given for {self.url} (set --model)")
+            shown = redact_credentials(self._base + self.wire.path("MODEL"))
+            raise ProviderFailure("bad_request", f"no model given for {shown} (set --model)")
         if model != request.model:
             request = msgspec.structs.replace(request, model=model)
         content = msgspec.json.encode(self.request_body(request))
-        api = self.api
         return self._transport.post(
+            self.url_for(model),
             content,
-            lambda: stream_decoder(api),
-            lambda body: body_events(api, body),
+            self.wire,
             on_retry,
             timeout_s=timeout_s,
             on_first_event=on_first_event,

@@ -4,22 +4,26 @@ provider's; everything about getting the bytes is here, once.
 
 Rules:
 
-- **URL.** ``base_url`` as given (trailing ``/`` removed) + the format's path (``/chat/completions``,
-  ``/responses``, ``/messages``). Pass the base URL *with* its version segment (``https://api.openai.com/v1``,
-  ``https://api.anthropic.com/v1``); nothing is guessed, and a 404 from a base URL without one says so.
+- **URL.** Each call is posted to the URL it is given (``post(url, ...)``, as an httpx transport handles the
+  request it is given): the provider knows the endpoint (its base URL + the format's path, which may name the
+  model), the transport the network. The base URL is passed *with* its version segment
+  (``https://api.openai.com/v1``, ``https://api.anthropic.com/v1``); nothing is guessed, and a 404 from a base
+  URL without one says so.
 - **Secrets.** The key travels only in the headers the provider gives. It never appears in an event, an
   exception message or a retry notice; a provider message echoing it is redacted, and so are key-shaped
   strings (``sk-…`` and so ``sk-ant-…``, ``gsk-…``, ``xai-…``). A user name and password in the base URL are sent as
   HTTP basic auth by httpx and shown nowhere (``alisio.core.harness.endpoint.redact_credentials``).
-- **Stream.** SSE via httpx-sse; each event goes to the format's decoder (``alisio.core.harness.wire``), which
-  says when the stream is done (``[DONE]``, ``message_stop``, ``response.completed``). A stream that ends
+- **Stream.** SSE via httpx-sse; each event goes to the format's decoder (the record's, ``alisio.core.harness
+  .wire_format``), which says when the stream is done (``[DONE]``, ``message_stop``, ``response.completed``;
+  a format without an end event ends with the connection). A stream that ends
   before it returns its events: ``alisio.core.harness.protocol.assemble`` reports the truncation. A malformed
   event raises ``ProviderFailure("protocol")`` naming an excerpt. A 200 answer with a JSON body instead of a
   stream is read as one non-streamed answer of the format.
 - **Retries.** 408, 429, 5xx (Anthropic's 529 included), connection errors and timeouts *before any event
   arrived* are retried up to ``max_retries`` times with exponential backoff and full jitter
   (``uniform(0, min(cap, base * 2**n))``), or after exactly ``Retry-After`` / ``retry-after-ms`` (seconds or an
-  HTTP date, capped at ``retry_after_cap``); then ``ProviderFailure`` ``rate_limited`` / ``server`` /
+  HTTP date) or, without those headers, the wait the error body names (the record's ``retry_after``: Gemini's
+  ``RetryInfo.retryDelay``), capped at ``retry_after_cap``; then ``ProviderFailure`` ``rate_limited`` / ``server`` /
   ``network`` / ``timeout``. Other 4xx fail at once (``auth`` for 401/403, else ``bad_request``) with the
   provider's error message.
 - **Giving up on 429s.** Once the endpoint has refused every request with 429 for ``rate_limit_give_up_s``
@@ -45,6 +49,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
@@ -57,7 +62,7 @@ from alisio.core.harness.config import DEFAULT_MAX_RESPONSE_BYTES
 from alisio.core.harness.endpoint import redact_credentials
 from alisio.core.harness.protocol import StreamEvent, served_changes
 from alisio.core.harness.sse import error_message
-from alisio.core.harness.wire import StreamDecoder
+from alisio.core.harness.wire_format import StreamDecoder, WireFormat
 from alisio.shell import cancel
 from alisio.shell.harness.providers.base import (
     GIVE_UP_MARK,
@@ -74,10 +79,15 @@ EXCERPT_CHARS = 200
 DEFAULT_RATE_LIMIT_GIVE_UP_S = 120.0
 _KEY_SHAPE = re.compile(r"\b(sk|gsk|xai)-[A-Za-z0-9_\-*]{6,}")
 
-Decode = Callable[[], StreamDecoder]
-"""A fresh stream decoder for one attempt."""
-BodyEvents = Callable[[Mapping[str, object]], tuple[StreamEvent, ...] | None]
-"""A non-streamed JSON answer -> its events (``None``: not an answer of the format)."""
+
+@dataclass(frozen=True)
+class _Call:
+    """One call: where it goes (``shown``: without credentials), its body and its format's record."""
+
+    url: str
+    shown: str
+    content: bytes
+    wire: WireFormat
 
 
 def _utc_now() -> datetime:
@@ -110,7 +120,6 @@ class Transport:
     """POSTs one JSON body and reads the streamed answer (see the module docstring for every rule).
 
     Args:
-        url: the full endpoint (base URL + the format's path).
         base_url: the base URL as configured (for the "no version segment" hint of a 404).
         headers: sent with every attempt (the key's header included); ``secret`` is redacted from messages.
         client: an ``httpx.Client`` to use (tests, proxies); one is created and owned otherwise.
@@ -125,7 +134,6 @@ class Transport:
 
     def __init__(
         self,
-        url: str,
         base_url: str,
         *,
         headers: Mapping[str, str],
@@ -146,10 +154,7 @@ class Transport:
         gate: Gate | None = None,
         rate_limit_give_up_s: float = DEFAULT_RATE_LIMIT_GIVE_UP_S,
     ) -> None:
-        self.url = url
         self._base_url = base_url
-        self.shown_url = redact_credentials(url)
-        """The endpoint as every message shows it: without a user name or password."""
         self._headers = {"Content-Type": "application/json", **headers}
         self._secret = secret or None
         self._hidden = tuple(value for value in hidden if len(value) >= 4)
@@ -182,26 +187,28 @@ class Transport:
 
     def post(
         self,
+        url: str,
         content: bytes,
-        decode: Decode,
-        body_events: BodyEvents,
+        wire: WireFormat,
         on_retry: RetryNotice | None = None,
         *,
         timeout_s: float | None = None,
         on_first_event: FirstEvent | None = None,
     ) -> tuple[StreamEvent, ...]:
-        """Send ``content`` and return every stream event, retrying as the module docstring says.
+        """POST ``content`` to ``url`` and return every stream event of the answer, read with ``wire``'s
+        codec, retrying as the module docstring says.
 
         ``on_first_event`` is called once per attempt, when the first event of the answer arrives.
         """
+        call = _Call(url, redact_credentials(url), content, wire)
         deadline = None if timeout_s is None else self._clock() + timeout_s
         attempt = 0
         while True:
             try:
-                return self._gated_attempt(content, decode, body_events, deadline, timeout_s, on_first_event)
+                return self._gated_attempt(call, deadline, timeout_s, on_first_event)
             except _Retryable as retryable:
                 attempt += 1
-                delay = self._before_retry(retryable, attempt, deadline, timeout_s)
+                delay = self._before_retry(call, retryable, attempt, deadline, timeout_s)
                 if on_retry is not None:
                     on_retry(
                         f"{retryable.failure.message}; retry {attempt} of {self._max_retries} in {delay:.1f} s"
@@ -213,15 +220,20 @@ class Transport:
                     and failure.kind in ("timeout", "network")
                     and self._clock() >= deadline
                 ):
-                    raise self._deadline_failure(timeout_s, failure.partial) from None
+                    raise self._deadline_failure(call, timeout_s, failure.partial) from None
                 raise
 
     def _before_retry(
-        self, retryable: _Retryable, attempt: int, deadline: float | None, timeout_s: float | None
+        self,
+        call: _Call,
+        retryable: _Retryable,
+        attempt: int,
+        deadline: float | None,
+        timeout_s: float | None,
     ) -> float:
         """The wait before retry ``attempt``; raises the failure when no retry is to be made."""
         if deadline is not None and self._clock() >= deadline:
-            raise self._deadline_failure(timeout_s) from None
+            raise self._deadline_failure(call, timeout_s) from None
         if attempt > self._max_retries:
             raise retryable.failure from None
         delay = self._delay(attempt - 1, retryable.retry_after)
@@ -237,26 +249,20 @@ class Transport:
         return delay
 
     def _gated_attempt(
-        self,
-        content: bytes,
-        decode: Decode,
-        body_events: BodyEvents,
-        deadline: float | None,
-        timeout_s: float | None,
-        first: FirstEvent | None = None,
+        self, call: _Call, deadline: float | None, timeout_s: float | None, first: FirstEvent | None = None
     ) -> tuple[StreamEvent, ...]:
         if self._gate is None:
-            return self._attempt(content, decode, body_events, deadline, first)
+            return self._attempt(call, deadline, first)
         try:
             with self._gate.slot(deadline):
-                return self._attempt(content, decode, body_events, deadline, first)
+                return self._attempt(call, deadline, first)
         except GateTimeout:
-            raise self._deadline_failure(timeout_s) from None
+            raise self._deadline_failure(call, timeout_s) from None
 
     def _deadline_failure(
-        self, timeout_s: float | None, partial: tuple[StreamEvent, ...] = ()
+        self, call: _Call, timeout_s: float | None, partial: tuple[StreamEvent, ...] = ()
     ) -> ProviderFailure:
-        line = f"the call to {self.shown_url} did not finish within the {timeout_s or 0:.1f} s it was given"
+        line = f"the call to {call.shown} did not finish within the {timeout_s or 0:.1f} s it was given"
         failure = ProviderFailure("deadline", line)
         failure.partial = partial
         return failure
@@ -270,55 +276,53 @@ class Transport:
     # --- one attempt --------------------------------------------------------------------------------------
 
     def _attempt(
-        self,
-        content: bytes,
-        decode: Decode,
-        body_events: BodyEvents,
-        deadline: float | None,
-        first: FirstEvent | None = None,
+        self, call: _Call, deadline: float | None, first: FirstEvent | None = None
     ) -> tuple[StreamEvent, ...]:
         with (
-            self._transport_errors(received=0),
+            self._transport_errors(call, received=0),
             connect_sse(
                 self._client,
                 "POST",
-                self.url,
-                content=content,
+                call.url,
+                content=call.content,
                 headers=self._headers,
                 timeout=self._timeout_until(deadline),
             ) as source,
         ):
             response = source.response
-            guard = _GuardedStream(response.stream, self._max_response_bytes, self._too_large)
+            guard = _GuardedStream(
+                response.stream, self._max_response_bytes, lambda received: self._too_large(call, received)
+            )
             response.stream = guard
             if not response.is_success:
                 response.read()
-                raise self._http_failure(response)
+                raise self._http_failure(call, response)
             self._answered()
             content_type = response.headers.get("content-type", "")
             if "text/event-stream" not in content_type:
                 response.read()
                 if first is not None:
                     first()
-                return self._non_stream(response, content_type, body_events)
-            return self._read_stream(source, decode(), deadline, guard, first)
+                return self._non_stream(call, response, content_type)
+            return self._read_stream(call, source, deadline, guard, first)
 
-    def _too_large(self, received: int) -> ProviderFailure:
+    def _too_large(self, call: _Call, received: int) -> ProviderFailure:
         return ProviderFailure(
             "too_large",
-            f"the response from {self.shown_url} passed {self._max_response_bytes} bytes "
+            f"the response from {call.shown} passed {self._max_response_bytes} bytes "
             f"(provider.maxResponseBytes) after {received} bytes without ending; the partial response was "
             "discarded",
         )
 
     def _read_stream(
         self,
+        call: _Call,
         source: EventSource,
-        decoder: StreamDecoder,
         deadline: float | None,
         guard: _GuardedStream,
         first: FirstEvent | None = None,
     ) -> tuple[StreamEvent, ...]:
+        decoder: StreamDecoder = call.wire.stream_decoder()
         events: list[StreamEvent] = []
         received = 0
 
@@ -327,7 +331,7 @@ class Transport:
             if deadline is not None and self._clock() >= deadline:
                 failure = ProviderFailure(
                     "deadline",
-                    f"the stream from {self.shown_url} was still running when its time ran out "
+                    f"the stream from {call.shown} was still running when its time ran out "
                     f"({received} events received; the partial response was discarded)",
                 )
                 failure.partial = tuple(events)
@@ -337,7 +341,7 @@ class Transport:
         # deadline on every chunk of bytes, so a server sending only comments cannot outlive the call.
         guard.check = past_deadline
         try:
-            with self._transport_errors(received=lambda: received):
+            with self._transport_errors(call, received=lambda: received):
                 for sse in source.iter_sse():
                     if received == 0 and first is not None:
                         first()
@@ -347,7 +351,7 @@ class Transport:
                         case Success(found):
                             events.extend(found)
                         case Failure(error):
-                            raise ProviderFailure("protocol", self._redact(f"{self.shown_url}: {error}"))
+                            raise ProviderFailure("protocol", self._redact(f"{call.shown}: {error}"))
                     if decoder.done:
                         break
         except ProviderFailure as failure:
@@ -356,26 +360,26 @@ class Transport:
         return served_changes(tuple(events))
 
     def _non_stream(
-        self, response: httpx.Response, content_type: str, body_events: BodyEvents
+        self, call: _Call, response: httpx.Response, content_type: str
     ) -> tuple[StreamEvent, ...]:
         try:
             body: object = msgspec.json.decode(response.content)
         except msgspec.DecodeError:
             body = None
-        events = body_events(body) if isinstance(body, dict) else None
+        events = call.wire.body_events(body) if isinstance(body, dict) else None
         if events is not None:
             return events
         raise ProviderFailure(
             "protocol",
             self._redact(
-                f"{self.shown_url} answered {content_type or 'without a content type'} instead of "
+                f"{call.shown} answered {content_type or 'without a content type'} instead of "
                 f"text/event-stream: {_excerpt(response.text)!r}"
             ),
             response.status_code,
         )
 
     @contextmanager
-    def _transport_errors(self, received: int | Callable[[], int]) -> Iterator[None]:
+    def _transport_errors(self, call: _Call, received: int | Callable[[], int]) -> Iterator[None]:
         """Translate httpx's transport errors into retryable or final ``ProviderFailure``s (one place)."""
         try:
             yield
@@ -385,35 +389,40 @@ class Transport:
             detail = _excerpt(str(error)) or type(error).__name__
             if count == 0:
                 raise _Retryable(
-                    ProviderFailure(kind, self._redact(f"{kind} error calling {self.shown_url}: {detail}"))
+                    ProviderFailure(kind, self._redact(f"{kind} error calling {call.shown}: {detail}"))
                 ) from None
             raise ProviderFailure(
                 kind,
                 self._redact(
-                    f"the stream from {self.shown_url} broke off mid-stream after {count} events ({detail}); "
+                    f"the stream from {call.shown} broke off mid-stream after {count} events ({detail}); "
                     "the partial response was discarded and not retried"
                 ),
             ) from None
 
-    def _http_failure(self, response: httpx.Response) -> Exception:
+    def _http_failure(self, call: _Call, response: httpx.Response) -> Exception:
         status = response.status_code
         try:
-            message = error_message(msgspec.json.decode(response.content))
+            body: object = msgspec.json.decode(response.content)
         except msgspec.DecodeError:
-            message = None
+            body = None
+        message = error_message(body)
         text = message or _excerpt(response.text) or response.reason_phrase
-        line = f"HTTP {status} from {self.shown_url}: {text}"
+        line = f"HTTP {status} from {call.shown}: {text}"
         if status == 404:
-            line += _not_found_hint(self._base_url, self.url)
+            line += _not_found_hint(self._base_url, call.url)
         line = self._redact(line)
+        wait = self._retry_after(response)
+        if wait is None:
+            hinted = call.wire.retry_after(body)
+            wait = None if hinted is None else max(0.0, hinted)
         if status in (401, 403):
             return ProviderFailure("auth", line, status)
         if status == 429:
-            return self._refused(line, self._retry_after(response))
+            return self._refused(line, wait)
         if status == 408:
-            return _Retryable(ProviderFailure("timeout", line, status), self._retry_after(response))
+            return _Retryable(ProviderFailure("timeout", line, status), wait)
         if status >= 500:
-            return _Retryable(ProviderFailure("server", line, status), self._retry_after(response))
+            return _Retryable(ProviderFailure("server", line, status), wait)
         return ProviderFailure("bad_request", line, status)
 
     # --- 429s over time -----------------------------------------------------------------------------------
