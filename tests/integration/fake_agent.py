@@ -4,8 +4,9 @@
 
 It reads the prompt from PROMPT, from --prompt-file, or from stdin, and talks ``--api`` (streamed) to the
 proxy: ``openai-chat`` (the default; ``$OPENAI_BASE_URL/chat/completions``), ``openai-responses``
-(``$OPENAI_BASE_URL/responses``) or ``anthropic`` (``$ANTHROPIC_BASE_URL/v1/messages``, key in
-``x-api-key``). It offers one tool, ``bash``, which it runs in its working directory, sends each result back
+(``$OPENAI_BASE_URL/responses``), ``anthropic`` (``$ANTHROPIC_BASE_URL/v1/messages``, key in
+``x-api-key``) or ``gemini`` (``$GOOGLE_GEMINI_BASE_URL/v1beta/models/MODEL:streamGenerateContent?alt=sse``,
+key in ``x-goog-api-key``, the model only in the path). It offers one tool, ``bash``, which it runs in its working directory, sends each result back
 in the api's own shape, and stops at the first answer without a tool call and prints it. Modes:
 - ``normal`` (default): the loop above;
 - ``no-model``: prints the prompt's length and exits, never calling the model;
@@ -199,19 +200,65 @@ def _anthropic_turn(messages: list[dict[str, Any]], calls: list[dict[str, str]],
     messages += [{"role": "assistant", "content": uses}, {"role": "user", "content": results}]
 
 
+def _gemini_call(contents: list[dict[str, Any]]) -> dict[str, Any]:
+    function = TOOLS[0]["function"]
+    declaration = {
+        "name": function["name"],
+        "description": function["description"],
+        "parametersJsonSchema": function["parameters"],
+    }
+    body = {
+        "contents": contents,
+        "systemInstruction": {"parts": [{"text": "You are a test agent."}]},
+        "tools": [{"functionDeclarations": [declaration]}],
+    }
+    key = ("x-goog-api-key", os.environ["GEMINI_API_KEY"])
+    path = f"/v1beta/models/{MODEL[0]}:streamGenerateContent?alt=sse"
+    text: list[str] = []
+    calls: list[dict[str, str]] = []
+    for _, chunk in _post("GOOGLE_GEMINI_BASE_URL", path, key, body):
+        for candidate in chunk.get("candidates", [])[:1]:
+            for part in candidate.get("content", {}).get("parts", []):
+                if "functionCall" in part:
+                    call = part["functionCall"]
+                    calls.append(
+                        {
+                            "id": call.get("id", ""),
+                            "name": call["name"],
+                            "arguments": json.dumps(call["args"]),
+                        }
+                    )
+                elif not part.get("thought"):
+                    text.append(part.get("text", ""))
+    return {"content": "".join(text), "tool_calls": calls}
+
+
+def _gemini_turn(contents: list[dict[str, Any]], calls: list[dict[str, str]], outputs: list[str]) -> None:
+    uses = [{"functionCall": {"name": c["name"], "args": json.loads(c["arguments"])}} for c in calls]
+    results = [
+        {"functionResponse": {"name": c["name"], "response": {"output": out}}}
+        for c, out in zip(calls, outputs, strict=True)
+    ]
+    contents += [{"role": "model", "parts": uses}, {"role": "user", "parts": results}]
+
+
 def _loop(prompt: str) -> str:
     call: Callable[[list[dict[str, Any]]], dict[str, Any]]
     turn: Callable[[list[dict[str, Any]], list[dict[str, str]], list[str]], None]
     if API[0] == "openai-chat":
         history: list[dict[str, Any]] = [{"role": "system", "content": "You are a test agent."}]
         call, turn = _chat_call, _chat_turn
+    elif API[0] == "gemini":
+        history = [{"role": "user", "parts": [{"text": prompt}]}]
+        call, turn = _gemini_call, _gemini_turn
     else:
         history = []
         call, turn = {
             "openai-responses": (_responses_call, _responses_turn),
             "anthropic": (_anthropic_call, _anthropic_turn),
         }[API[0]]
-    history.append({"role": "user", "content": prompt})
+    if API[0] != "gemini":
+        history.append({"role": "user", "content": prompt})
     while True:
         answer = call(history)
         calls = answer["tool_calls"]

@@ -4,6 +4,7 @@
 |---|---|---|---|
 | ``openai`` | openai-responses | ``https://api.openai.com/v1`` | ``OPENAI_API_KEY`` |
 | ``anthropic`` | anthropic | ``https://api.anthropic.com/v1`` | ``ANTHROPIC_API_KEY`` |
+| ``gemini`` | gemini | ``https://generativelanguage.googleapis.com/v1beta`` | ``GEMINI_API_KEY`` |
 | ``openrouter`` | openai-chat | ``https://openrouter.ai/api/v1`` | ``OPENROUTER_API_KEY`` |
 | ``deepseek`` | openai-chat | ``https://api.deepseek.com/v1`` | ``DEEPSEEK_API_KEY`` |
 | ``ollama`` | openai-chat | ``http://localhost:11434/v1`` | none |
@@ -29,7 +30,7 @@ from alisio.core.harness.wire import Api
 
 __all__ = ["PRESETS", "PRESET_NAMES", "Preset", "PresetName", "key_host_refusal"]
 
-PresetName = Literal["openai", "anthropic", "openrouter", "deepseek", "ollama", "vllm", "llamacpp"]
+PresetName = Literal["openai", "anthropic", "gemini", "openrouter", "deepseek", "ollama", "vllm", "llamacpp"]
 PRESET_NAMES: Final[tuple[PresetName, ...]] = get_args(PresetName)
 
 
@@ -46,6 +47,9 @@ PRESETS: Final[Mapping[PresetName, Preset]] = {
     "openai": Preset(api="openai-responses", base_url="https://api.openai.com/v1", key_env="OPENAI_API_KEY"),
     "anthropic": Preset(
         api="anthropic", base_url="https://api.anthropic.com/v1", key_env="ANTHROPIC_API_KEY"
+    ),
+    "gemini": Preset(
+        api="gemini", base_url="https://generativelanguage.googleapis.com/v1beta", key_env="GEMINI_API_KEY"
     ),
     "openrouter": Preset(
         api="openai-chat", base_url="https://openrouter.ai/api/v1", key_env="OPENROUTER_API_KEY"

@@ -10,6 +10,7 @@ per-api fact elsewhere is read off them (``wire_format(api)``):
 | ``openai-chat`` | ``alisio.core.harness.sse`` | ``/chat/completions`` |
 | ``openai-responses`` | ``alisio.core.harness.wire_responses`` | ``/responses`` |
 | ``anthropic`` | ``alisio.core.harness.wire_anthropic`` | ``/messages`` |
+| ``gemini`` | ``alisio.core.harness.wire_gemini`` | ``/models/{model}:streamGenerateContent?alt=sse`` |
 
 Each module builds a request body from a ``ProviderRequest``, decodes a streamed answer one SSE event at a
 time (``stream_decoder``: an object with ``feed(event, data)`` and ``done``), decodes a non-streamed answer
@@ -37,7 +38,7 @@ import msgspec
 from returns.result import Failure, Result, Success
 
 from alisio.core.base import Frozen
-from alisio.core.harness import sse, wire_anthropic, wire_responses
+from alisio.core.harness import sse, wire_anthropic, wire_gemini, wire_responses
 from alisio.core.harness.protocol import (
     FinishEvent,
     ReasoningBlock,
@@ -71,13 +72,14 @@ __all__ = [
     "wire_format",
 ]
 
-Api = Literal["openai-chat", "openai-responses", "anthropic"]
+Api = Literal["openai-chat", "openai-responses", "anthropic", "gemini"]
 APIS: Final[tuple[Api, ...]] = get_args(Api)
 DEFAULT_API: Final[Api] = "openai-chat"
 FORMATS: Final[Mapping[Api, WireFormat]] = {
     "openai-chat": sse.FORMAT,
     "openai-responses": wire_responses.FORMAT,
     "anthropic": wire_anthropic.FORMAT,
+    "gemini": wire_gemini.FORMAT,
 }
 """The record of each wire format (the one registration of a format)."""
 DEFAULT_API_KEY_ENVS: Final[Mapping[Api, str]] = {api: record.key_env for api, record in FORMATS.items()}

@@ -66,7 +66,7 @@ def test_each_preset_gives_its_url_api_and_key_variable(name: str) -> None:
     own variable and only from it."""
     loaded = LoadedConfig(config=parse_config({}, "c.toml").unwrap(), path=Path("c.toml"), found=False)
     env = {"OPENAI_API_KEY": "sk-openai-123456", "ANTHROPIC_API_KEY": "ak-123456", "OPENROUTER_API_KEY": "or-1",
-           "DEEPSEEK_API_KEY": "ds-1"}  # fmt: skip
+           "DEEPSEEK_API_KEY": "ds-1", "GEMINI_API_KEY": "gm-1"}  # fmt: skip
     resolved = resolve_provider(loaded, "m", None, env, name).unwrap()
     preset = PRESETS[name]
     assert (resolved.base_url, resolved.api, resolved.id) == (preset.base_url, preset.api, name)
@@ -80,6 +80,7 @@ def test_the_table_of_presets_is_the_issues(tmp_path: Path) -> None:
     assert rows == {
         "openai": ("openai-responses", "https://api.openai.com/v1", "OPENAI_API_KEY"),
         "anthropic": ("anthropic", "https://api.anthropic.com/v1", "ANTHROPIC_API_KEY"),
+        "gemini": ("gemini", "https://generativelanguage.googleapis.com/v1beta", "GEMINI_API_KEY"),
         "openrouter": ("openai-chat", "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY"),
         "deepseek": ("openai-chat", "https://api.deepseek.com/v1", "DEEPSEEK_API_KEY"),
         "ollama": ("openai-chat", "http://localhost:11434/v1", None),
@@ -144,8 +145,8 @@ def test_an_unknown_preset_gets_a_did_you_mean(tmp_path: Path) -> None:
     result = run_hi(tmp_path, {}, "--provider", "openrutor")
     assert result.returncode == 1
     assert result.stderr == (
-        "alisio run: --provider: 'openrutor' is not a provider preset (one of openai, anthropic, openrouter, "
-        "deepseek, ollama, vllm, llamacpp); did you mean 'openrouter'?\n"
+        "alisio run: --provider: 'openrutor' is not a provider preset (one of openai, anthropic, gemini, "
+        "openrouter, deepseek, ollama, vllm, llamacpp); did you mean 'openrouter'?\n"
     )
 
 
@@ -218,9 +219,13 @@ def test_no_sampling_written_sends_none_and_keeps_the_hash() -> None:
 @pytest.mark.parametrize(
     ("api", "sampling", "message"),
     [
-        ("openai-responses", {"seed": 3}, "the openai-responses api takes no seed (only openai-chat)"),
+        (
+            "openai-responses",
+            {"seed": 3},
+            "the openai-responses api takes no seed (only openai-chat, gemini)",
+        ),
         ("anthropic", {"temperature": 1.5}, "the anthropic api takes 0 to 1, got 1.5"),
-        ("anthropic", {"topP": 0.5, "seed": 1}, "the anthropic api takes no seed (only openai-chat)"),
+        ("anthropic", {"topP": 0.5, "seed": 1}, "the anthropic api takes no seed (only openai-chat, gemini)"),
     ],
 )
 def test_what_an_api_cannot_take_is_refused(api: str, sampling: dict[str, float], message: str) -> None:
@@ -242,7 +247,7 @@ def test_a_seed_for_anthropic_is_refused_before_any_request(tmp_path: Path) -> N
     path = tmp_path / "config" / "config.toml"
     assert (
         result.stderr
-        == f"alisio run: {path}: sampling.seed: the anthropic api takes no seed (only openai-chat)\n"
+        == f"alisio run: {path}: sampling.seed: the anthropic api takes no seed (only openai-chat, gemini)\n"
     )
 
 
@@ -279,7 +284,7 @@ def test_sampling_is_a_variant_override_and_a_seed_for_anthropic_is_refused(tmp_
         assert server.requests == []
     assert refused.returncode == 1
     assert refused.stderr == (
-        f"alisio eval variants: {bad}: variant warm: sampling.seed: the anthropic api takes no seed (only openai-chat)\n"
+        f"alisio eval variants: {bad}: variant warm: sampling.seed: the anthropic api takes no seed (only openai-chat, gemini)\n"
     )
 
 
