@@ -54,7 +54,7 @@ __all__ = [
     "home_env",
 ]
 
-PresetName = Literal["codex", "opencode", "aider", "claude-code"]
+PresetName = Literal["codex", "opencode", "aider", "claude-code", "gemini-cli"]
 """The external agents the lab knows how to start (``[agents.NAME] kind``); each has a record in
 ``PRESETS``."""
 PRESET_NAMES: Final[tuple[str, ...]] = get_args(PresetName)
@@ -412,7 +412,77 @@ _CLAUDE: Final = Preset(
 )
 
 
+# --- gemini-cli -------------------------------------------------------------------------------------------
+
+_GEMINI_SETTINGS: Final = "home/.gemini/settings.json"
+_GEMINI_SETTINGS_BODY: Final = {
+    # API-key auth with the key from GEMINI_API_KEY (with only GOOGLE_GEMINI_BASE_URL set it picks its
+    # "gateway" auth, which headless mode refuses: "Invalid auth method selected")
+    "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": False}},
+    "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
+    "privacy": {"usageStatisticsEnabled": False},
+    "telemetry": {"enabled": False},
+    # its two built-in skills are listed in the system prompt in the order its file search finds them, which
+    # differs from run to run (a replay would diverge on it); they are not the task's
+    "skills": {"disabled": ["antigravity-support", "skill-creator"]},
+}
+
+
+def _gemini(binary: str, prompt: str, model: str, base_url: str, dirs: RunDirs, key: str) -> Invocation:
+    env = (*home_env(dirs), ("GOOGLE_GEMINI_BASE_URL", base_url), ("GEMINI_API_KEY", key))
+    settings = json.dumps(_GEMINI_SETTINGS_BODY, indent=1)
+    # the prompt on stdin (headless when stdin is not a terminal): a "-p" value starting with "-" would be
+    # read as an option; stdin is sent as it is (the shell writes it at once: Gemini CLI waits 500 ms for it)
+    argv = (binary, "--model", model, "--output-format", "stream-json", "--approval-mode", "yolo")
+    return Invocation(argv=argv, env=env, files=((f"{dirs.run}/{_GEMINI_SETTINGS}", settings),), stdin=prompt)
+
+
+_GEMINI: Final = Preset(
+    name="gemini-cli",
+    binary="gemini",
+    package=Package(registry="npm", name="@google/gemini-cli", version="0.61.0"),
+    api="gemini",
+    env=(
+        ("GEMINI_CLI_TRUST_WORKSPACE", "true"),  # else it drops --approval-mode yolo in an untrusted folder
+        ("GEMINI_CLI_NO_RELAUNCH", "true"),  # it would start a second node process for a larger heap
+        ("NO_COLOR", "1"),
+        # it instantiates WebAssembly, which by default reserves ~10 GB of address space per memory: more than
+        # the sandbox's limit of one process (sandboxMemory, 8 GiB), so it would not start there (Node >= 20.15)
+        ("NODE_OPTIONS", "--disable-wasm-trap-handler"),
+    ),
+    config_files=(_GEMINI_SETTINGS,),
+    places=Places(
+        instructions="home/.gemini/GEMINI.md",
+        skills="home/.gemini/skills",
+        mcp=McpPlace(file=_GEMINI_SETTINGS, key="mcpServers", format="json"),
+    ),
+    tool_map=(
+        ("run_shell_command", "bash"),
+        ("read_file", "read_file"),
+        ("read_many_files", "read_file"),
+        ("write_file", "write_file"),
+        ("replace", "edit_file"),
+        ("list_directory", "list_dir"),
+        ("grep_search", "search"),
+        ("glob", "search"),
+        ("web_fetch", "fetch_url"),
+    ),
+    noise=(
+        (r"Today's date is [^\\\n(]*\(", "Today's date is <date> ("),
+        # a call id it makes when the model sends none: the tool's name, the time in ms, a counter
+        (r'"id":"[a-z_]+_[0-9]{13}_[0-9]+"', '"id":"<id>"'),
+        (r"Process Group PGID: [0-9]+", "Process Group PGID: <pid>"),
+        # its project's temporary directory is named after the workspace directory's name
+        (r"/\.gemini/tmp/[^/\\\"`]+", "/.gemini/tmp/<project>"),
+    ),
+    # it runs a prompt starting with "/" as one of its commands ("//" and "/*" are text to it)
+    own_command=r"/(?![/*])",
+    takes_files=False,
+    start=_gemini,
+)
+
+
 PRESETS: Final[Mapping[PresetName, Preset]] = {
-    preset.name: preset for preset in (_CODEX, _OPENCODE, _AIDER, _CLAUDE)
+    preset.name: preset for preset in (_CODEX, _OPENCODE, _AIDER, _CLAUDE, _GEMINI)
 }
 """Every preset by name (a test proves each ``PresetName`` has a complete record)."""

@@ -1,11 +1,15 @@
-"""``make agents`` installs each preset's record's pinned package and links its record's binary."""
+"""``make agents`` installs each preset's record's pinned package and links its record's binary; ``--agent``'s
+help names every kind."""
 
 from __future__ import annotations
 
 import re
+import typing
 from pathlib import Path
 
+from alisio.core.agents.config import EXTERNAL_KINDS
 from alisio.core.agents.presets import PRESET_NAMES, PRESETS
+from alisio.shell.cli.options import AgentFlag
 
 MAKEFILE = Path(__file__).resolve().parents[3] / "Makefile"
 
@@ -52,3 +56,10 @@ def test_the_makefile_installs_every_presets_pinned_package_and_links_its_binary
             assert f" {package.spec}" in stamp, name
             link = f"ln -sf ../{preset.binary}/bin/{preset.binary} {variables['AGENTS']}/bin/{preset.binary}"
             assert link in stamp, name
+
+
+def test_the_agent_flags_help_names_every_external_kind() -> None:
+    """``--agent``'s help (kept free of core imports, so ``--help`` stays quick) lists every preset and
+    ``command``, in the config's order."""
+    (option,) = [meta for meta in typing.get_args(AgentFlag)[1:] if hasattr(meta, "help")]
+    assert f"external: {', '.join(EXTERNAL_KINDS)};" in option.help
