@@ -406,6 +406,7 @@ def _usage_json(usage: Usage | None) -> dict[str, Any] | None:
 
 FORMAT: Final = WireFormat(
     api="openai-chat",
+    title="OpenAI Chat Completions",
     default_id="openai_compat",
     path=lambda _model: PATH,
     model_calls=((PATH, None),),

@@ -504,6 +504,7 @@ def _body_events(body: Mapping[str, object]) -> tuple[StreamEvent, ...] | None:
 
 FORMAT: Final = WireFormat(
     api="anthropic",
+    title="Anthropic Messages",
     default_id="anthropic",
     path=lambda _model: PATH,
     model_calls=((PATH, None),),

@@ -1,4 +1,4 @@
-"""What the three wire formats' parsers share: reading counts, texts and codes from decoded JSON, and the SSE
+"""What the wire formats' parsers share: reading counts, texts and codes from decoded JSON, and the SSE
 framing of a response body.
 
 - ``read_count`` reads a token count: an integer from 0 to ``MAX_TOKEN_COUNT`` (a float with an integer value

@@ -80,6 +80,8 @@ class WireFormat:
 
     api: str
     """Its ``provider.api`` name."""
+    title: str
+    """Its name for people: ``Chat Completions``, ``Anthropic Messages``."""
     default_id: str
     """The ``provider`` label of a provider built for it with no ``provider.id``."""
 

@@ -475,6 +475,7 @@ def _path(model: str) -> str:
 
 FORMAT: Final = WireFormat(
     api="gemini",
+    title="Gemini API",
     default_id="gemini",
     path=_path,
     model_calls=(("/models/{model}:streamGenerateContent", True), ("/models/{model}:generateContent", False)),

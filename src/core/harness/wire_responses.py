@@ -399,6 +399,7 @@ def _body_events(body: Mapping[str, object]) -> tuple[StreamEvent, ...] | None:
 
 FORMAT: Final = WireFormat(
     api="openai-responses",
+    title="OpenAI Responses",
     default_id="openai-responses",
     path=lambda _model: PATH,
     model_calls=((PATH, None),),

@@ -1,6 +1,6 @@
 """``alisio eval mock-endpoint [--script FILE] [--port N]``: a model endpoint to try an agent on, with no model.
 
-It serves Chat Completions, Responses and Anthropic Messages on 127.0.0.1 (``alisio.shell.agents.mock_endpoint``;
+It serves every wire format the lab speaks (their records' ``title``) on 127.0.0.1 (``alisio.shell.agents.mock_endpoint``;
 what it answers: ``alisio.core.agents.mock``): the turns of ``--script FILE`` (``eval run --script``'s format),
 or by default the answers that fix the bundled smoke-coding fix-add through the agent's own shell tool. stdout
 gets its base URL (``http://127.0.0.1:PORT/v1``) as one line, at once, for a script to read; stderr how to use
@@ -39,7 +39,7 @@ MockPort = Annotated[
 
 
 def mock_endpoint(script: MockScript = None, port: MockPort = 0) -> ExitCode:
-    """Serve a mock model endpoint (three wire APIs) that answers from a script: try an agent with no model."""
+    """Serve a mock model endpoint (every wire API) that answers from a script: try an agent with no model."""
     import threading
 
     from alisio.shell.agents.mock_endpoint import MockEndpoint, ScriptError, read_script
@@ -64,7 +64,7 @@ def mock_endpoint(script: MockScript = None, port: MockPort = 0) -> ExitCode:
             else "the answers that fix smoke-coding's fix-add"
         )
         say(
-            f"serving Chat Completions, Responses and Anthropic Messages at {endpoint.base_url}, with {answers}; "
+            f"serving {_titles()} at {endpoint.base_url}, with {answers}; "
             "point your agent's base URL there (any key), or alisio eval run --base-url; Ctrl-C stops it"
         )
         stop = threading.Event()
@@ -79,3 +79,11 @@ def mock_endpoint(script: MockScript = None, port: MockPort = 0) -> ExitCode:
     finally:
         endpoint.close()
     return ExitCode.OK
+
+
+def _titles() -> str:
+    """``OpenAI Chat Completions, ..., and Gemini API``: every wire format, by its record's title."""
+    from alisio.core.harness.wire import FORMATS
+
+    titles = [record.title for record in FORMATS.values()]
+    return ", ".join(titles[:-1]) + f" and {titles[-1]}" if len(titles) > 1 else titles[0]

@@ -87,7 +87,7 @@ def test_alisios_own_clients_of_each_api_fix_fix_add_against_the_default(tmp_pat
     assert code == 130, err
     lines = err.splitlines()
     assert lines[0].startswith(
-        f"serving Chat Completions, Responses and Anthropic Messages at {url}, with the answers"
+        f"serving OpenAI Chat Completions, OpenAI Responses, Anthropic Messages and Gemini API at {url}, with the answers"
     )
     served = [line for line in lines if line.startswith("POST ")]
     assert [line.split(":")[0] for line in served] == [

@@ -107,7 +107,37 @@ def chat_stream(turn: dict[str, Any]) -> bytes:
     return sse_body(payloads)
 
 
-RENDER = {"openai-chat": chat_stream, "openai-responses": responses_stream, "anthropic": anthropic_stream}
+def gemini_stream(turn: dict[str, Any]) -> bytes:
+    """A turn as the Gemini API streams it: a thought part, each call whole (with its id; the signature on the
+    first), the text; the finish and usage (prompt includes cached input) on the last chunk."""
+    parts: list[dict[str, Any]] = []
+    if turn["thinking"]:
+        parts.append({"text": "".join(turn["thinking"]), "thought": True})
+    for n, (call_id, name, pieces) in enumerate(turn["calls"]):
+        call = {"functionCall": {"id": call_id, "name": name, "args": json.loads("".join(pieces))}}
+        parts.append(call | ({"thoughtSignature": turn["signature"]} if n == 0 and turn["signature"] else {}))
+    parts += [{"text": piece} for piece in turn["text"]]
+    chunks: list[dict[str, Any]] = [
+        {"candidates": [{"content": {"parts": [part], "role": "model"}, "index": 0}]} for part in parts
+    ]
+    chunks[-1]["candidates"][0]["finishReason"] = "STOP"
+    prompt = turn["input"] + turn["cache_read"] + turn["cache_write"]
+    chunks[-1]["usageMetadata"] = {
+        "promptTokenCount": prompt,
+        "cachedContentTokenCount": turn["cache_read"],
+        "candidatesTokenCount": turn["output"],
+        "totalTokenCount": prompt + turn["output"],
+    }
+    return "".join(f"data: {json.dumps(chunk)}\r\n\r\n" for chunk in chunks).encode()
+
+
+RENDER = {
+    "openai-chat": chat_stream,
+    "openai-responses": responses_stream,
+    "anthropic": anthropic_stream,
+    "gemini": gemini_stream,
+}
+"""Each api's stream of a turn (``test_provider_hostile`` runs every api in ``wire.APIS``)."""
 
 
 def replies(api: str) -> list[Reply]:

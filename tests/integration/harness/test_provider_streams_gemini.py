@@ -184,22 +184,20 @@ def test_a_429_with_retry_info_is_retried_after_the_delay_it_names() -> None:
 
 
 def test_a_401_fails_at_once_with_the_api_s_message_and_no_key() -> None:
-    """An API key refused: ``auth``, the provider's message, the key itself never in it."""
-    refused = {
-        "error": {
-            "code": 400,
-            "message": "API key not valid k-test. Please pass a valid API key.",
-            "status": "INVALID_ARGUMENT",
-        }
-    }
+    """An API key refused: ``auth``, the provider's message, neither the key sent nor another Google-shaped key
+    the message echoes in it."""
+    other = "AIzaSyD" + "x" * 32
+    message = f"API key not valid k-test (nor {other}). Please pass a valid API key."
+    refused = {"error": {"code": 400, "message": message, "status": "INVALID_ARGUMENT"}}
     with (
         SseServer(Reply.json(refused, status=401)) as server,
         httpx.Client() as client,
         pytest.raises(ProviderFailure) as caught,
     ):
         provider(server, client).stream(ASK)
-    assert caught.value.kind == "auth" and "API key not valid" in str(caught.value)
-    assert "k-test" not in str(caught.value)
+    shown = str(caught.value)
+    assert caught.value.kind == "auth" and "API key not valid" in shown
+    assert "k-test" not in shown and other not in shown and "AIza<redacted>" in shown
 
 
 def test_an_error_in_the_stream_is_the_call_s_error() -> None:

@@ -11,7 +11,8 @@ Rules:
   URL without one says so.
 - **Secrets.** The key travels only in the headers the provider gives. It never appears in an event, an
   exception message or a retry notice; a provider message echoing it is redacted, and so are key-shaped
-  strings (``sk-…`` and so ``sk-ant-…``, ``gsk-…``, ``xai-…``). A user name and password in the base URL are sent as
+  strings (``sk-…`` and so ``sk-ant-…``, ``gsk-…``, ``xai-…``, Google's ``AIza…``). A user name and password
+  in the base URL are sent as
   HTTP basic auth by httpx and shown nowhere (``alisio.core.harness.endpoint.redact_credentials``).
 - **Stream.** SSE via httpx-sse; each event goes to the format's decoder (the record's, ``alisio.core.harness
   .wire_format``), which says when the stream is done (``[DONE]``, ``message_stop``, ``response.completed``;
@@ -78,6 +79,7 @@ __all__ = ["DEFAULT_RATE_LIMIT_GIVE_UP_S", "GIVE_UP_MARK", "Transport"]
 EXCERPT_CHARS = 200
 DEFAULT_RATE_LIMIT_GIVE_UP_S = 120.0
 _KEY_SHAPE = re.compile(r"\b(sk|gsk|xai)-[A-Za-z0-9_\-*]{6,}")
+_GOOGLE_KEY_SHAPE = re.compile(r"\bAIza[0-9A-Za-z_\-]{20,}")
 
 
 @dataclass(frozen=True)
@@ -482,6 +484,7 @@ class Transport:
             text = text.replace(self._secret, "<redacted>")
         for value in self._hidden:
             text = text.replace(value, "<redacted>")
+        text = _GOOGLE_KEY_SHAPE.sub("AIza<redacted>", text)
         return redact_credentials(_KEY_SHAPE.sub(lambda match: f"{match.group(1)}-<redacted>", text))
 
 
