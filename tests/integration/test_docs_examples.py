@@ -263,6 +263,7 @@ def config_keys() -> set[str]:
         "reasoning.": config.Reasoning,
         "sampling.": config.Sampling,
         "tools.": config.ToolSettings,
+        "retries.": config.Retries,
     }
     found = {key for prefix, struct in tables.items() for key in keys(prefix, struct)}
     agent = {f"agents.NAME.{field.encode_name}" for field in msgspec.structs.fields(config.AgentConfig)}

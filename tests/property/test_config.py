@@ -158,6 +158,7 @@ def test_measured_keys_are_derived_from_the_structs() -> None:
         "tools.bashTimeoutMs",
         "tools.readMaxChars",
         "tools.maxCallsPerTurn",
+        "retries.max",
         "instructions",
         "cache",
         "agents",

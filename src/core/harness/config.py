@@ -43,6 +43,9 @@
     readMaxChars = 100000
     maxCallsPerTurn = 32            # tool calls past this many in one turn are refused, not run
 
+    [retries]
+    max = 4                         # retries of a failed model call (429, 5xx, network) after the first try
+
     [agents.reviewer]               # a main agent, picked with --agent reviewer
     instructions = "..."
     tools = ["read_file", "list_dir", "search"]
@@ -74,6 +77,7 @@ from alisio.core.errors import ConfigError
 from alisio.core.harness.config_provider import (
     AGENT_NAME_PATTERN,
     DEFAULT_MAX_RESPONSE_BYTES,
+    DEFAULT_MAX_RETRIES,
     AgentName,
     CallsPerTurn,
     Effort,
@@ -83,6 +87,7 @@ from alisio.core.harness.config_provider import (
     PositiveMs,
     PositiveTokens,
     ProviderSettings,
+    Retries,
     Sampling,
 )
 from alisio.core.harness.config_provider import TomlInput as _Input
@@ -97,6 +102,7 @@ __all__ = [
     "DEFAULT_API_KEY_ENVS",
     "DEFAULT_INSTRUCTIONS",
     "DEFAULT_MAX_RESPONSE_BYTES",
+    "DEFAULT_MAX_RETRIES",
     "HARNESS_TOOLS",
     "AgentConfig",
     "Compaction",
@@ -107,6 +113,7 @@ __all__ = [
     "MeasuredConfig",
     "ProviderSettings",
     "Reasoning",
+    "Retries",
     "Sampling",
     "ToolName",
     "ToolSettings",
@@ -225,6 +232,7 @@ class MeasuredConfig(_Input, frozen=True, kw_only=True):
     reasoning: Reasoning = msgspec.field(default_factory=Reasoning)
     sampling: Sampling = msgspec.field(default_factory=Sampling)
     tools: ToolSettings = msgspec.field(default_factory=ToolSettings)
+    retries: Retries = msgspec.field(default_factory=Retries)
     instructions: NonEmptyText = DEFAULT_INSTRUCTIONS
     """The system prompt of the harness."""
     cache: bool = True
@@ -235,6 +243,10 @@ class MeasuredConfig(_Input, frozen=True, kw_only=True):
 
     def __post_init__(self) -> None:
         _agent_names_unique(self.agents)
+
+
+_MEASURED_TABLES: Final = ("limits", "compaction", "reasoning", "sampling", "tools", "retries")
+"""The tables of the measured configuration (``[limits]``...); ``instructions``, ``cache`` and ``agents`` aside."""
 
 
 class Config(Frozen, frozen=True, kw_only=True):
@@ -273,7 +285,7 @@ def measured_keys() -> tuple[str, ...]:
 def _known_keys() -> tuple[str, ...]:
     provider = tuple(_keys_of(ProviderSettings, "provider."))
     lab = tuple(_keys_of(LabSettings, "lab."))
-    sections = ("provider", "lab", "prices", "limits", "compaction", "reasoning", "sampling", "tools")
+    sections = ("provider", "lab", "prices", *_MEASURED_TABLES)
     return (*sections, *provider, *lab, *measured_keys(), "agents.NAME.instructions", "agents.NAME.tools")
 
 
@@ -506,6 +518,8 @@ def config_hash(measured: MeasuredConfig) -> str:
         del data["cache"]  # added after the first reports: at its default it leaves their hashes as they were
     if not _without_none(data.get("sampling")):
         del data["sampling"]  # the same: sampling enters only once a value is written
+    if data.get("retries") == {"max": DEFAULT_MAX_RETRIES}:
+        del data["retries"]  # the same: retries enter only when not at the default
     return hashlib.sha256(_IN_ORDER.encode(data)).hexdigest()
 
 
@@ -520,8 +534,8 @@ def _measured_data(measured: MeasuredConfig) -> dict[str, object]:
     agents = {agent.name: _without_none(msgspec.to_builtins(agent)) for agent in measured.agents}
     for body in agents.values():
         del body["name"]
-    sections = ("limits", "compaction", "reasoning", "sampling", "tools")
-    return {**built, **{section: _without_none(built[section]) for section in sections}, "agents": agents}
+    tables = {section: _without_none(built[section]) for section in _MEASURED_TABLES}
+    return {**built, **tables, "agents": agents}
 
 
 def config_to_data(config: Config) -> dict[str, object]:

@@ -54,6 +54,7 @@ __all__ = [
     "MockEndpoint",
     "ScriptError",
     "read_script",
+    "script_answers",
 ]
 
 _MAX_BODY: Final = 64 << 20
@@ -72,18 +73,31 @@ def read_script(path: Path) -> tuple[Answer, ...]:
     Raises:
         ScriptError: unreadable, not JSON, invalid (msgspec's path to the field), or no turn.
     """
-    from alisio.shell.harness.providers.scripted import Script, read_script_bytes
+    from alisio.shell.harness.providers.scripted import read_script_bytes
 
     try:
-        script = msgspec.json.decode(read_script_bytes(path), type=Script)
+        data = read_script_bytes(path)
     except OSError as error:
         raise ScriptError(f"{path}: cannot read the script: {error.strerror or error}") from None
+    return script_answers(data, str(path))
+
+
+def script_answers(data: bytes, source: str) -> tuple[Answer, ...]:
+    """The turns of a script's bytes as the answers they give (``source`` names it in errors).
+
+    Raises:
+        ScriptError: not JSON, invalid (msgspec's path to the field), or no turn.
+    """
+    from alisio.shell.harness.providers.scripted import Script
+
+    try:
+        script = msgspec.json.decode(data, type=Script)
     except msgspec.ValidationError as error:
-        raise ScriptError(f"{path}: invalid script: {error}") from None
+        raise ScriptError(f"{source}: invalid script: {error}") from None
     except msgspec.DecodeError as error:
-        raise ScriptError(f"{path}: not valid JSON: {error}") from None
+        raise ScriptError(f"{source}: not valid JSON: {error}") from None
     if not script.turns:
-        raise ScriptError(f"{path}: invalid script: `$.turns` is empty")
+        raise ScriptError(f"{source}: invalid script: `$.turns` is empty")
     answers = []
     for number, turn in enumerate(script.turns, start=1):
         if turn.failure is not None:

@@ -53,8 +53,10 @@ from alisio.core.agents.routes import Route, RouteRefusal, route
 from alisio.core.harness.budget import RunBudget
 from alisio.core.harness.prices import Rates
 from alisio.core.harness.wire import wire_format
+from alisio.shell.agents.faults import faulted_client_transport
 from alisio.shell.agents.proxy_http import Replayer, serve, server_url, shut
 from alisio.shell.harness.providers.cancellable import Connections, cancellable_transport
+from alisio.shell.harness.providers.faults import RunWire
 
 __all__ = ["BudgetHit", "Call", "Replayer", "RunProxy"]
 
@@ -111,9 +113,11 @@ class RunProxy:
         unix: str | None = None,
         rates: Rates | None = None,
         timeout: httpx.Timeout = _TIMEOUT,
+        faults: RunWire | None = None,
     ) -> None:
         """``token``: the run's token, the only key the agent has; ``unix``: listen on this unix socket path
-        instead of ``host:port``; ``timeout``: the provider client's (connect, and each read)."""
+        instead of ``host:port``; ``timeout``: the provider client's (connect, and each read); ``faults``:
+        the run's injected faults (``alisio.shell.agents.faults``)."""
         self.api, self.base_url, self._key, self.budget = api, base_url.rstrip("/"), key, budget
         self._wire = wire_format(api)
         self._token = token.encode()
@@ -121,9 +125,10 @@ class RunProxy:
         """The model's prices: ``budget.max_cost_usd`` is counted at them (``None``: no cost is counted)."""
         self.on_stop = on_stop
         self._connections = Connections()
-        self.client = httpx.Client(
-            timeout=timeout, trust_env=False, transport=cancellable_transport(self._connections)
+        transport = faulted_client_transport(
+            cancellable_transport(self._connections), faults, lambda: self._connections.aborted, api
         )
+        self.client = httpx.Client(timeout=timeout, trust_env=False, transport=transport)
         """The proxy's own client: its connections are this run's, cut at ``close``."""
         self._address = (host, port)
         self._unix = unix

@@ -72,6 +72,7 @@ from alisio.core.replay.fingerprint import Rules, path_rules
 from alisio.shell.agents.proxy import Call, RunProxy
 from alisio.shell.agents.replay import CassetteReplayer, recorded_cassette
 from alisio.shell.agents.seam import AgentJob, AgentRun
+from alisio.shell.harness.providers.faults import RunWire
 from alisio.shell.harness.tools.bash import read_output, supervise_group
 from alisio.shell.harness.tools.processes import marked, new_mark
 from alisio.shell.sandbox.agents import RELAY_PORT, ProxyRoute, agent_command, agent_files
@@ -156,6 +157,7 @@ class ExternalRunner:
         token: str,
         holder: list[subprocess.Popen[bytes]],
         replayer: CassetteReplayer | None,
+        wire: RunWire | None = None,
     ) -> RunProxy:
         """The run's proxy: it forwards requests carrying ``token`` upstream (or answers from the cassette),
         under the task's budget, and stops the agent in ``holder`` when a budget is spent."""
@@ -170,6 +172,7 @@ class ExternalRunner:
             port=self.proxy_port,
             unix=None if place.socket is None else str(place.socket),
             rates=job.rates,
+            faults=wire,
         )
 
     def _run_in(self, job: AgentJob, place: _Place) -> AgentRun:
@@ -183,7 +186,8 @@ class ExternalRunner:
         if self.cassettes is not None:
             replayer = CassetteReplayer(self.cassettes[job.task.id], rules, place.workspace)
         token = f"alisio-run-{secrets.token_hex(16)}"  # the agent's only key, good for this run's proxy only
-        proxy = self._proxy(job, place, token, holder, replayer)
+        wire = None if job.faults is None else RunWire(job.faults, f"{job.task.id}/{job.spec.repetition}")
+        proxy = self._proxy(job, place, token, holder, replayer, wire)
         try:
             proxy.start()
         except OSError as error:
@@ -219,6 +223,8 @@ class ExternalRunner:
         finally:
             proxy.close()
         run = self._verdict(job, proxy, end, budget.max_wall_ms, rules)
+        if wire is not None:
+            run = _with_faults(run, wire)
         if self.recorded is not None:
             self.recorded[job.task.id] = self._cassette(job, proxy, rules)
         return run if replayer is None else _with_divergence(run, replayer)
@@ -419,6 +425,15 @@ def _with_divergence(run: AgentRun, replayer: CassetteReplayer) -> AgentRun:
     if divergence is None:
         return run
     return dataclasses.replace(run, finish=lambda record: with_divergence(record, divergence))
+
+
+def _with_faults(run: AgentRun, wire: RunWire) -> AgentRun:
+    """The run with its injected faults (the calls the proxy saw, the faulted ones) added to its record."""
+    faults = wire.recorded()
+    before = run.finish
+    return dataclasses.replace(
+        run, finish=lambda record: before(msgspec.structs.replace(record, faults=faults))
+    )
 
 
 def _terminate(holder: list[subprocess.Popen[bytes]]) -> None:

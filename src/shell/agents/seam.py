@@ -22,6 +22,7 @@ from typing import Protocol
 
 from alisio.core.harness.config import MeasuredConfig
 from alisio.core.harness.events import Event, RunOutcome
+from alisio.core.harness.faults import FaultSpec
 from alisio.core.harness.prices import Rates
 from alisio.core.lab.judges.verify import AgentTools
 from alisio.core.lab.runs.records import RunRecord
@@ -52,6 +53,8 @@ class AgentJob:
     """Where the run's commands run (``--sandbox bwrap``); ``None``: plain subprocesses."""
     rates: Rates | None = None
     """The arm's prices: ``budget.maxCostUsd`` is checked at them (``None``: no cost is counted)."""
+    faults: FaultSpec | None = None
+    """The arm's injected provider faults (``--faults``, a variant's ``faults``); ``None``: none."""
 
 
 def same_record(record: RunRecord) -> RunRecord:

@@ -37,6 +37,7 @@ from typer.models import OptionInfo
 from alisio.core.harness.presets import PRESET_NAMES
 
 __all__ = [
+    "FAULTS_SPEC_HELP",
     "OUTPUT",
     "PERMISSIONS",
     "PROVIDER",
@@ -46,6 +47,7 @@ __all__ = [
     "ExecutionFlags",
     "ExecutorChoice",
     "ExecutorFlag",
+    "Faults",
     "Force",
     "InputRate",
     "Jobs",
@@ -271,6 +273,23 @@ AgentFlag = Annotated[
 ]
 
 
+FAULTS_SPEC_HELP = (
+    "Inject provider faults into a share of the model calls, from a seed: KIND:RATE entries (429, 500, 503, "
+    "stall, cut, slow) and settings seed=N, retry-after=S, drip-ms=MS, e.g. 429:0.1,cut:0.05,seed=7 "
+    "(docs/faults.md)."
+)
+"""What every command's ``--faults`` says first (``eval variants`` and ``alisio run`` say the rest their way)."""
+Faults = Annotated[
+    str | None,
+    option(
+        "--faults",
+        help=FAULTS_SPEC_HELP + " Recorded in each run and in the report's conditions.",
+        panel=PROVIDER,
+        metavar="SPEC",
+    ),
+]
+
+
 class ModeFlag(StrEnum):
     """``--mode``: live (the configured provider) or replay (cassettes)."""
 
@@ -302,6 +321,7 @@ class ProviderFlags:
             metavar="DIR",
         ),
     ] = None
+    faults: Faults = None
 
 
 @dataclass(frozen=True)

@@ -75,6 +75,13 @@ def _provider(stored: RunManifest, provider: ProviderFlags) -> list[str]:
         lines.append(
             f"--cassette-dir: the run started with {_path(stored.cassette_dir)}, given {cassette_dir}"
         )
+    if provider.faults is not None:
+        from alisio.core.harness.faults import spec_text
+        from alisio.shell.cli.common import faults_of
+
+        given = faults_of(provider.faults)
+        if (None if given is None else spec_text(given)) != stored.faults:
+            lines.append(f"--faults: the run started with {stored.faults or 'none'}, given {provider.faults}")
     return lines
 
 

@@ -186,8 +186,13 @@ def _read_script(path: Path) -> bytes:
     return data
 
 
-def scripted_plan(script: Path, tasks: tuple[Task, ...], model: str | None) -> ProviderPlan:
+def scripted_plan(
+    script: Path, tasks: tuple[Task, ...], model: str | None, *, over_http: bool = False
+) -> ProviderPlan:
     """A fresh scripted provider per run: from one file, or from ``<dir>/<task-id>.json``.
+
+    ``over_http``: each run's script is served over in-memory HTTP to the built-in OpenAI-compatible provider
+    (``alisio.shell.lab.scripted_http``), so injected faults reach its transport and its retries.
 
     Raises:
         CommandError: a selected task without its script in a directory, or a script that cannot be read or
@@ -202,8 +207,12 @@ def scripted_plan(script: Path, tasks: tuple[Task, ...], model: str | None) -> P
         )
     scripts = {task_id: (_read_script(path), str(path)) for task_id, path in (files or {"": script}).items()}
 
-    def factory(task: Task, _spec: RunSpec) -> ScriptedProvider:
+    def factory(task: Task, _spec: RunSpec) -> Provider:
         data, source = scripts[task.id if files is not None else ""]
+        if over_http:
+            from alisio.shell.lab.scripted_http import scripted_http_provider
+
+            return scripted_http_provider(data, source, model or SCRIPTED_PROVIDER, SCRIPTED_PROVIDER)
         return ScriptedProvider.from_json(data, source)
 
     return ProviderPlan(

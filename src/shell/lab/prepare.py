@@ -116,8 +116,12 @@ def _provider_plan(
     measured: MeasuredConfig,
     loaded: LoadedConfig | None,
     say: Callable[[str], None],
+    *,
+    faulted: bool = False,
 ) -> ProviderPlan:
-    """The provider of every run: the cassettes (replay), the script, or the configured provider."""
+    """The provider of every run: the cassettes (replay), the script, or the configured provider.
+
+    ``faulted``: some arm injects faults, so a script is served over HTTP (``scripted_plan``'s ``over_http``)."""
     if request.mode is LabMode.REPLAY and uses_external(request, tasks, loaded.external if loaded else ()):
         return replay_placeholder()  # the external agents' proxies serve their cassettes (agent_plan)
     if request.mode is LabMode.REPLAY:
@@ -132,7 +136,7 @@ def _provider_plan(
         return replay_plan(cassettes)
     options = request.provider
     if options.script is not None:
-        return scripted_plan(options.script, tasks, options.model)
+        return scripted_plan(options.script, tasks, options.model, over_http=faulted)
     if loaded is None:
         raise CommandError("a live run needs the configuration (pass --script to play scripted turns)")
     return live_plan(
@@ -190,9 +194,11 @@ def jobs_for(request: LabRequest, loaded: LoadedConfig | None) -> int:
 def _arms(
     request: LabRequest, measured: MeasuredConfig, variants: VariantsPlan | None, run_id: str, root: Path
 ) -> tuple[Arm, ...]:
+    faults = request.provider.faults
     if variants is None:
         agent = request.provider.agent
-        return (Arm(variant=None, measured=measured, directory=root, run_id=run_id, agent=agent),)
+        arm = Arm(variant=None, measured=measured, directory=root, run_id=run_id, agent=agent, faults=faults)
+        return (arm,)
     return tuple(
         Arm(
             variant=v.id,
@@ -201,6 +207,7 @@ def _arms(
             run_id=f"{run_id}/{v.id}",
             agent=v.agent or request.provider.agent,
             model=v.model,
+            faults=v.faults if v.own_faults else faults,
         )
         for v in variants.variants
     )
@@ -259,6 +266,32 @@ def _agents(
     return agents
 
 
+def _check_faults(request: LabRequest, variants: VariantsPlan | None) -> bool:
+    """Whether some arm injects faults; refused (one line) where faults cannot be injected.
+
+    Raises:
+        CommandError: faults with ``eval record`` or replay (their answers are cassettes, not a provider), or
+            with ``--executor ray`` (workers do not take them yet).
+    """
+    given = [("--faults", request.provider.faults)] + [
+        (f"{request.variants_file}: variant {v.id}: faults", v.faults)
+        for v in (variants.variants if variants is not None else ())
+        if v.own_faults
+    ]
+    named = [name for name, spec in given if spec is not None]
+    if not named:
+        return False
+    if request.mode is LabMode.REPLAY:
+        raise CommandError(
+            f"{named[0]}: a replay answers from cassettes, with no provider to fault (run live)"
+        )
+    if request.mode is LabMode.RECORD:
+        raise CommandError(f"{named[0]}: eval record writes clean cassettes; inject faults with eval run")
+    if request.executor is ExecutorKind.RAY:
+        raise CommandError(f"{named[0]}: --executor ray does not pass faults to its workers yet; run here")
+    return True
+
+
 @dataclass(frozen=True)
 class Prepared:
     """What steps 1-6 found: everything a command needs before its confirmation and its directory."""
@@ -311,7 +344,8 @@ def prepared(request: LabRequest, ui: Ui, outputs: Sequence[Output]) -> Iterator
     sequential = checked_sequential(request.sequential, variants, tasks, choice.loaded.suite)
     lab = loaded.config.lab if loaded is not None else LabSettings()
     kind, sandbox = sandbox_for(request.sandbox, lab, request.env, ui.say)
-    plan = _provider_plan(request, choice, tasks, measured, loaded, ui.say)
+    faulted = _check_faults(request, variants)
+    plan = _provider_plan(request, choice, tasks, measured, loaded, ui.say, faulted=faulted)
     if variants is not None:
         check_sampling(plan, [(v.id, v.measured) for v in variants.variants], str(request.variants_file))
     if request.mode is LabMode.RECORD:

@@ -20,6 +20,7 @@ import msgspec
 from alisio.core.harness.config import MeasuredConfig, config_hash
 from alisio.core.harness.endpoint import redact_credentials
 from alisio.core.harness.events import Effect, Event
+from alisio.core.harness.faults import FaultSpec
 from alisio.core.harness.policy import Allow, Policy, decide
 from alisio.core.harness.prices import Rates
 from alisio.core.lab.judges.outcome import SetupError, record_from_run
@@ -65,6 +66,8 @@ class Arm:
     """The prices of this arm's model (``alisio.shell.lab.spend.arm_rates``); ``None``: no cost estimated."""
     rates_from: str | None = None
     """Where ``rates`` came from (the flags, or config.toml's table), as the report says it."""
+    faults: FaultSpec | None = None
+    """The provider faults this arm's runs get (``--faults``, a variant's ``faults``); ``None``: none."""
 
 
 @dataclass(frozen=True)
@@ -162,6 +165,7 @@ def _judged_run(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> Finishe
             model=arm.model,
             sandbox=sandbox,
             rates=arm.rates,
+            faults=arm.faults,
         )
         result = runner_for(ctx, job).run(job)
         kept, tampered = _after_agent(task, ws, ctx.credentials, keep=result.outcome != "error")

@@ -6,6 +6,7 @@ The variants' model, plan and comparison are ``alisio.core.lab.comparisons.varia
 
 from __future__ import annotations
 
+from alisio.core.lab.comparisons.robustness import robustness_sentence
 from alisio.core.lab.comparisons.variants import VariantsComparison, describe_overrides
 from alisio.core.lab.outputs.progress import progress_line
 from alisio.core.lab.outputs.render import markdown_table
@@ -74,6 +75,13 @@ def render_variants_markdown(result: VariantsComparison) -> str:
     tradeoff = tradeoff_markdown(result.rate_cost)
     if tradeoff:
         lines += ["", *tradeoff]
+    if result.robustness:
+        lines += [
+            "",
+            "## Robustness under injected faults",
+            "",
+            *(f"- {robustness_sentence(row)}." for row in result.robustness),
+        ]
     for entry in result.comparisons:
         title, *body = _demoted(render_comparison_markdown(entry.comparison))
         lines += ["", f"## {entry.baseline} → {entry.candidate}: {title.lstrip('# ')}", *body]

@@ -65,6 +65,8 @@ class ManifestVariant(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     agent: str | None = None
     overrides: tuple[Override, ...] = ()
     """Its overrides as the variants file writes them (``eval merge`` puts them in comparison.json)."""
+    faults: str | None = None
+    """The faults its runs get (its own ``faults``, else the command's ``--faults``; canonical spec)."""
 
 
 class ReusedFrom(Frozen, frozen=True, kw_only=True):
@@ -114,6 +116,8 @@ class RunManifest(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     """Where commands ran (``none`` or ``bwrap``): a resume runs them the same way."""
     label: str | None = None
     """``--label TEXT``, kept by a resume."""
+    faults: str | None = None
+    """``--faults SPEC`` (canonical), kept by a resume; ``None``: none (a variant's own are in ``variants``)."""
     agents: tuple[ManifestAgent, ...] = ()
     """The external agents the run used, by name (empty: none, or plan.json written before it was kept)."""
     sequential: SequentialPlan | None = None
@@ -166,6 +170,7 @@ _COMPARED = (
     ("provider", "the provider"),
     ("mode", "the mode"),
     ("sandbox", "the sandbox"),
+    ("faults", "the injected faults (--faults)"),
 )
 
 
@@ -206,6 +211,7 @@ def _variant_differences(stored: Sequence[ManifestVariant], current: Sequence[Ma
             ("config_hash", "configuration hash (its measured configuration changed)"),
             ("model", "model"),
             ("agent", "agent"),
+            ("faults", "injected faults"),
         ):
             was, is_ = getattr(old, field), getattr(new, field)
             if was != is_:

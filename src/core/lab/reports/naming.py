@@ -3,7 +3,8 @@
 A model's name does not say what ran: two runs of the same model through Codex and through Claude Code, or
 through two scripts, are different measurements. ``NAMERS`` is the one list of the conditions that name a
 run besides the suite, the provider and the model: today the agent (its name, kind, version and settings
-digest; ``alisio <version>`` for the built-in one) and the ``--script`` digest. Every output reads it
+digest; ``alisio <version>`` for the built-in one), the ``--script`` digest and the injected provider faults
+(``--faults``: the canonical spec). Every output reads it
 through ``run_naming``: the headline of ``eval run`` and ``eval variants``, ``eval runs``, ``eval show``,
 report.md and report.html (a row each), the JUnit properties, the GitHub step summary, and ``eval compare``
 and ``eval variants`` (``naming_differences``: "agent differs: A -> B", highlighted on the comparison page
@@ -112,7 +113,13 @@ def _script(c: Conditions) -> NamedCondition:
     return NamedCondition(key="script", name="Script", value=c.script_hash, brief=brief, code=True)
 
 
-NAMERS: Final[tuple[Callable[[Conditions], NamedCondition], ...]] = (_agent, _script)
+def _faults(c: Conditions) -> NamedCondition:
+    if c.faults is None:
+        return NamedCondition(key="faults", name="Faults", value="none", brief="", present=False)
+    return NamedCondition(key="faults", name="Faults", value=c.faults, brief=f"faults {c.faults}", code=True)
+
+
+NAMERS: Final[tuple[Callable[[Conditions], NamedCondition], ...]] = (_agent, _script, _faults)
 """The conditions that name a run, in the order outputs show them: add one here (and its field in
 ``Conditions``) and every output shows it and every comparison names its difference."""
 

@@ -150,6 +150,9 @@ class Conditions(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     of ``suiteHash`` that judges; ``None`` in reports written before it was recorded."""
     fixtures_hash: str | None = None
     """The sha256 of the fixture files, the other part of ``suiteHash``; ``None`` before it was recorded."""
+    faults: str | None = None
+    """``--faults``: the injected provider faults, as their canonical spec (``429:0.1,cut:0.05,seed=7``;
+    ``alisio.core.harness.faults.spec_text``); ``None``: none were injected."""
 
 
 class Count(Frozen, frozen=True, kw_only=True):
