@@ -141,7 +141,10 @@ def test_the_presets_parse_on_the_apis_the_doc_names() -> None:
         ("oc", "opencode", "openai-chat"),
     ]
     table = DOC.read_text(encoding="utf-8")
-    rows = {line.split("`")[1]: line for line in table.splitlines() if line.startswith("| `")}
+    rows: dict[str, str] = {}  # the presets table's rows: the first cell is the kind alone
+    for line in table.splitlines():
+        if (cell := re.match(r"\| `([a-z-]+)` \| ", line)) is not None:
+            rows.setdefault(cell.group(1), line)
     for name, preset in PRESETS.items():  # a row per preset, naming its record's version and package
         assert f" {preset.package.version}, {preset.package.registry.replace('pypi', 'PyPI')} `" in rows[name]
         assert f"`{preset.package.name}`" in rows[name]
