@@ -134,9 +134,9 @@ def test_a_cut_off_or_unreadable_answer_is_never_a_silent_empty_one() -> None:
     assert exchange.error == "the answer ended before it finished" and exchange.finish_reason == "error"
     wrong = read_exchange("anthropic", REQUESTS["anthropic"], 200, "application/json", b'{"object": "x"}')
     assert isinstance(wrong, Failure) and "not an anthropic answer" in str(wrong.failure())
-    problem = unsupported_api("gemini")
-    assert problem is not None and "gemini" in problem
-    assert isinstance(read_exchange("gemini", REQUEST, 200, "text/event-stream", b""), Failure)  # type: ignore[arg-type]
+    problem = unsupported_api("cohere")
+    assert problem is not None and "cohere" in problem
+    assert isinstance(read_exchange("cohere", REQUEST, 200, "text/event-stream", b""), Failure)  # type: ignore[arg-type]
 
 
 @given(JSON_VALUES, JSON_VALUES)
