@@ -350,8 +350,8 @@ def test_a_prompt_no_command_line_can_carry_is_an_error_naming_why(
             "agents.x.command: has neither {prompt} nor {prompt_file}, and stdin is false",
         ),
         (
-            '[agents.x]\nkind = "command"\napi = "gemini"\ncommand = ["a", "{prompt}"]\n',
-            'agents.x.api: unknown api "gemini" (expected openai-chat, openai-responses or anthropic)',
+            '[agents.x]\nkind = "command"\napi = "cohere"\ncommand = ["a", "{prompt}"]\n',
+            'agents.x.api: unknown api "cohere" (expected openai-chat, openai-responses, anthropic or gemini)',
         ),
         (
             '[agents.x]\nkind = "command"\napi = "antropic"\ncommand = ["a", "{prompt}"]\n',
