@@ -28,11 +28,11 @@ bytecode: | $(BIN)/python
 	$(BIN)/python -m compileall -q src >/dev/null
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests bench
-	$(BIN)/ruff format --check src tests bench
+	$(BIN)/ruff check src tests bench tools setup.py
+	$(BIN)/ruff format --check src tests bench tools setup.py
 
 typecheck: $(STAMP)
-	$(BIN)/mypy
+	$(BIN)/python tools/typecheck.py
 
 imports: $(STAMP)
 	$(BIN)/lint-imports
@@ -125,4 +125,4 @@ bench: $(STAMP) bytecode
 	$(BIN)/python bench/run.py
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis build

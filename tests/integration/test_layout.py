@@ -5,7 +5,9 @@
   import-linter contract), and the shell's packages are floors that import only downwards (another one);
 - no module over 600 lines;
 - no private name (``_x``) imported from another module;
-- no function over 60 lines.
+- no function over 60 lines;
+- the shell's floors (import-linter's layers contract) name every package of the shell;
+- docs/architecture.md's module map has a line for every module.
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ def _sources() -> list[Path]:
 
 
 def test_no_module_imports_a_module_that_imports_it_back() -> None:
-    graph = grimp.build_graph("alisio", include_external_packages=False, exclude_type_checking_imports=False)
+    graph = grimp.build_graph(
+        "alisio.core", "alisio.shell", include_external_packages=False, exclude_type_checking_imports=False
+    )
     cycles = set()
     for module in graph.modules:
         for imported in graph.find_modules_directly_imported_by(module):
@@ -69,3 +73,44 @@ def test_no_function_is_over_60_lines() -> None:
         and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES
     ]
     assert not long, long
+
+
+def test_the_shell_floors_name_every_shell_package() -> None:
+    """import-linter's layers contract lists every package of the shell, so none sits outside the floors."""
+    import tomllib
+
+    config = tomllib.loads((SRC.parent / "pyproject.toml").read_text())
+    (floors,) = [
+        contract["layers"]
+        for contract in config["tool"]["importlinter"]["contracts"]
+        if contract["type"] == "layers" and not contract.get("containers")
+    ]
+    packages = {f"alisio.shell.{path.parent.name}" for path in (SRC / "shell").glob("*/__init__.py")}
+    assert packages == set(floors)
+
+
+def _mapped_modules(text: str) -> set[str]:
+    """The modules docs/architecture.md's module map names, as paths under the repository (``src/core/x.py``).
+
+    The map is a tree: a folder is ``name/`` and its entries are indented two spaces more; a line names one
+    module (``name.py``, then its description) or several (``a.py, b.py,``, on as many lines as they take).
+    """
+    start = text.index("```text\n", text.index("## The module map")) + len("```text\n")
+    folders: list[str] = []
+    mapped = set()
+    for line in text[start : text.index("```\n", start)].splitlines():
+        level = (len(line) - len(line.lstrip(" "))) // 2
+        head = line.strip().split("  ")[0]
+        names = [name.strip() for name in head.split(",") if name.strip()]
+        if len(names) == 1 and names[0].endswith("/"):
+            folders = [*folders[:level], names[0].rstrip("/")]
+        mapped |= {"/".join([*folders[:level], name]) for name in names if name.endswith(".py")}
+    return mapped
+
+
+def test_the_module_map_has_a_line_for_every_module() -> None:
+    """docs/architecture.md's module map names every module of src (``__init__.py`` aside) and no other."""
+    mapped = _mapped_modules((SRC.parent / "docs" / "architecture.md").read_text())
+    modules = {str(path.relative_to(SRC.parent)) for path in SRC.rglob("*.py") if path.name != "__init__.py"}
+    assert sorted(modules - mapped) == [], "modules without a line in the map"
+    assert sorted(mapped - modules) == [], "lines of the map for modules that do not exist"

@@ -71,13 +71,13 @@ from alisio.core.replay.cassette import with_divergence
 from alisio.core.replay.fingerprint import Rules, path_rules
 from alisio.shell.agents.proxy import Call, RunProxy
 from alisio.shell.agents.replay import CassetteReplayer, recorded_cassette
+from alisio.shell.agents.seam import AgentJob, AgentRun
 from alisio.shell.harness.tools.bash import read_output, supervise_group
 from alisio.shell.harness.tools.processes import marked, new_mark
-from alisio.shell.lab.agents import AgentJob, AgentRun
-from alisio.shell.lab.stale import owned_prefix
 from alisio.shell.sandbox.agents import RELAY_PORT, ProxyRoute, agent_command, agent_files
 from alisio.shell.sandbox.bwrap import Launch, SandboxUnavailable
 from alisio.shell.sandbox.relay import START_FAILED
+from alisio.shell.stale import owned_prefix
 
 __all__ = ["BASIC_ENV", "OUTPUT_CHARS", "ExternalRunner", "Upstream"]
 

@@ -17,15 +17,15 @@ import shutil
 import subprocess
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Final
+from typing import Final, Protocol
 
 from alisio.core.agents.cassette import AgentCassette
 from alisio.core.agents.config import ExternalAgent
 from alisio.core.agents.exchange import unsupported_api
 from alisio.core.agents.presets import BINARIES, INSTALL, version_command
 from alisio.shell.agents.runner import BASIC_ENV, ExternalRunner, Upstream
+from alisio.shell.checkout import checkout_root
 from alisio.shell.errors import CommandError
-from alisio.shell.lab.plans import ProviderPlan
 
 __all__ = ["agent_version", "agents_bin", "external_runners", "find_binary"]
 
@@ -34,12 +34,26 @@ _RAY = "--executor ray: external agents ({names}) run on this machine only; noth
 _VERSION_TIMEOUT_S: Final = 60.0
 
 
+class Forwarding(Protocol):
+    """What an external agent's proxy needs of the command's provider plan (``alisio.shell.lab.plans``'
+    ``ProviderPlan``, a floor above): where to forward, with what key, and what it cannot pass on."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def model(self) -> str: ...
+    @property
+    def key(self) -> str | None: ...
+    @property
+    def base_url(self) -> str | None: ...
+    @property
+    def local_only(self) -> tuple[str, ...]: ...
+
+
 def agents_bin() -> Path | None:
     """``.agents/bin`` of the source checkout (where ``make agents`` installs), or ``None`` in a wheel."""
-    from alisio.shell.lab.suite_choice import bundled_suites_root
-
-    suites = bundled_suites_root()
-    return None if suites is None else suites.parent / ".agents" / "bin"
+    root = checkout_root()
+    return None if root is None else root / ".agents" / "bin"
 
 
 def find_binary(agent: ExternalAgent, env: Mapping[str, str]) -> str | None:
@@ -71,7 +85,7 @@ def agent_version(argv: tuple[str, ...], env: Mapping[str, str]) -> str:
     return next((line for line in lines if line), "unknown")[:200]
 
 
-def _refuse_unforwardable(wanted: Sequence[ExternalAgent], plan: ProviderPlan, source: str) -> None:
+def _refuse_unforwardable(wanted: Sequence[ExternalAgent], plan: Forwarding, source: str) -> None:
     """Refuse, before the first run, settings the proxy does not pass on yet (``provider.headers``,
     ``provider.timeoutMs``). An agent's wire format may differ from ``provider.api``: one endpoint (a gateway,
     a local server) often serves several, and the proxy forwards the agent's requests unchanged."""
@@ -115,7 +129,7 @@ def external_runners(
     external: Iterable[ExternalAgent],
     used: Iterable[str | None],
     source: str,
-    plan: ProviderPlan,
+    plan: Forwarding,
     env: Mapping[str, str],
     *,
     ray: bool,

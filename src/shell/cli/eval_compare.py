@@ -168,7 +168,6 @@ def compare(
     from alisio.core.lab.comparisons.compare import compare_reports
     from alisio.core.lab.comparisons.rejudged import comparable, with_rejudge_note
     from alisio.core.lab.outputs.render_compare import render_comparison_markdown
-    from alisio.core.lab.plans.seq_run import with_sequential_warnings
     from alisio.core.stats.verdict import Adjustment, VerdictRule
     from alisio.shell.cli.common import environment
     from alisio.shell.config_home import data_dir
@@ -189,7 +188,6 @@ def compare(
             summary = not json and (layout == "summary" or (layout is None and sys.stdout.isatty()))
             comparison = _noted(comparison, reports, excluded, exclude_tasks)
             comparison = _shards_noted(comparison, reports)
-            comparison = with_sequential_warnings(comparison, *reports)  # stopped sequentially: say so
             comparison = with_rejudge_note(comparison, *reports)  # the same runs, judged again
             tradeoff = _tradeoff(_without(reports, excluded))
             if json:

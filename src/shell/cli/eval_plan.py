@@ -27,11 +27,13 @@ from alisio.shell.cli.common import say
 from alisio.shell.cli.options import (
     OUTPUT,
     SELECTION,
-    EvalRunProviderFlags,
     ExecutionFlags,
     Force,
+    InputRate,
     ModeFlag,
+    OutputRate,
     PermissionFlags,
+    ProviderFlags,
     SelectionFlags,
     SuiteArg,
     grouped,
@@ -56,24 +58,6 @@ VariantsFile = Annotated[
         rich_help_panel=SELECTION,
     ),
 ]
-InputRate = Annotated[
-    float | None,
-    typer.Option(
-        "--input-rate",
-        help="USD per million input tokens (with --output-rate).",
-        metavar="USD",
-        rich_help_panel=OUTPUT,
-    ),
-]
-OutputRate = Annotated[
-    float | None,
-    typer.Option(
-        "--output-rate",
-        help="USD per million output tokens (with --input-rate).",
-        metavar="USD",
-        rich_help_panel=OUTPUT,
-    ),
-]
 Label = Annotated[
     str | None,
     typer.Option("--label", help="A name for the runs of the plan.", metavar="TEXT", rich_help_panel=OUTPUT),
@@ -83,7 +67,7 @@ Label = Annotated[
 @grouped
 def plan(
     selection: SelectionFlags,
-    provider: EvalRunProviderFlags,
+    provider: ProviderFlags,
     permissions: PermissionFlags,
     execution: ExecutionFlags,
     out: PlanOut,
@@ -136,7 +120,7 @@ def plan(
 def _request(
     suite: str | None,
     s: SelectionFlags,
-    provider: EvalRunProviderFlags,
+    provider: ProviderFlags,
     permissions: PermissionFlags,
     execution: ExecutionFlags,
     variants_file: Path | None,

@@ -28,15 +28,16 @@ from alisio.shell.cli import common
 from alisio.shell.cli.common import say
 from alisio.shell.cli.options import (
     OUTPUT,
-    CheckedFlags,
     ExecutionFlags,
+    OutputFlags,
     PermissionFlags,
     ProviderFlags,
-    RecordSelectionFlags,
+    SelectionFlags,
     SuiteArg,
+    Take,
     grouped,
 )
-from alisio.shell.cli.plan_flags import RecordPlanFlags
+from alisio.shell.cli.plan_flags import PlanFlags
 
 if TYPE_CHECKING:
     from alisio.shell.lab.model import LabOutcome, LabStart
@@ -52,14 +53,18 @@ CassetteDir = Annotated[
 ]
 
 
+RECORD_OUTPUT = Take(omit=("out", "force", "junit", "input_rate", "output_rate", "label"))
+"""A recording writes cassettes, not a report: no report directory, CI files, rates or label."""
+
+
 @grouped
 def record(
-    selection: RecordSelectionFlags,
-    provider: ProviderFlags,
+    selection: Annotated[SelectionFlags, Take(omit=("k",))],  # each task runs once
+    provider: Annotated[ProviderFlags, Take(omit=("mode", "cassette_dir"))],  # live; it writes the cassettes
     permissions: PermissionFlags,
-    output: CheckedFlags,
+    output: Annotated[OutputFlags, RECORD_OUTPUT],
     execution: ExecutionFlags,
-    plan: RecordPlanFlags,
+    plan: Annotated[PlanFlags, Take(omit=("plan", "shard", "balance_from", "reuse"))],  # --dry-run
     cassette_dir: CassetteDir = None,
     suite: SuiteArg = None,
 ) -> ExitCode:

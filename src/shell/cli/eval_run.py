@@ -31,18 +31,18 @@ from alisio.core.exit_codes import ExitCode
 from alisio.shell.cli import common
 from alisio.shell.cli.common import say
 from alisio.shell.cli.options import (
-    EvalRunProviderFlags,
     ExecutionFlags,
     ModeFlag,
     OptionalSuiteArg,
     OutputFlags,
     PermissionFlags,
+    ProviderFlags,
     ResumeFlags,
     SelectionFlags,
     grouped,
 )
 from alisio.shell.cli.plan_flags import PlanFlags
-from alisio.shell.cli.seq_flags import RunSequentialFlags
+from alisio.shell.cli.seq_flags import SequentialFlags
 
 if TYPE_CHECKING:
     from alisio.core.lab.plans.manifest import RunManifest
@@ -58,11 +58,11 @@ DEFAULT_K = 5
 def _request(
     suite: str | None,
     selection: SelectionFlags,
-    provider: EvalRunProviderFlags,
+    provider: ProviderFlags,
     permissions: PermissionFlags,
     output: OutputFlags,
     execution: ExecutionFlags,
-    seq: RunSequentialFlags,
+    seq: SequentialFlags,
 ) -> LabRequest:
     from alisio.shell.cli.seq_flags import run_sequential
     from alisio.shell.errors import CommandError
@@ -91,7 +91,7 @@ def _request(
     )
 
 
-def _resume_request(given: Given, seq: RunSequentialFlags) -> LabRequest:
+def _resume_request(given: Given, seq: SequentialFlags) -> LabRequest:
     """The request that continues ``--resume``'s run; a flag that differs from what it stored is refused
     (``alisio.shell.cli.resume_flags``), a sequential design too, but a larger ``--max-k`` continues the
     same e-processes (``seq_flags.resume_design``)."""
@@ -113,11 +113,11 @@ def _resume_request(given: Given, seq: RunSequentialFlags) -> LabRequest:
 def run(
     resume: ResumeFlags,
     selection: SelectionFlags,
-    provider: EvalRunProviderFlags,
+    provider: ProviderFlags,
     permissions: PermissionFlags,
     output: OutputFlags,
     execution: ExecutionFlags,
-    seq: RunSequentialFlags,
+    seq: SequentialFlags,
     plan: PlanFlags,
     suite: OptionalSuiteArg = None,
 ) -> ExitCode:

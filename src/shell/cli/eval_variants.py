@@ -43,14 +43,15 @@ from alisio.shell.cli.options import (
     ModeFlag,
     OutputFlags,
     PermissionFlags,
+    ProviderFlags,
     ResumeFlags,
     SelectionFlags,
     SuiteArg,
-    VariantsProviderFlags,
+    Take,
     grouped,
 )
 from alisio.shell.cli.plan_flags import PlanFlags
-from alisio.shell.cli.seq_flags import VariantsSequentialFlags
+from alisio.shell.cli.seq_flags import VARIANTS, SequentialFlags
 
 if TYPE_CHECKING:
     from alisio.core.lab.plans.manifest import RunManifest
@@ -61,6 +62,13 @@ if TYPE_CHECKING:
 
 DEFAULT_K = 5
 REFUSE_REPLAY = "variants refuses replay: it compares configurations, replay pins one"
+
+PROVIDER = Take(
+    omit=("cassette_dir",),
+    help={"mode": "live only: variants refuses replay."},
+    metavar={"mode": "live"},
+)
+"""How ``eval variants`` takes the provider group: live only (replay pins one configuration)."""
 
 VariantsFile = Annotated[
     Path | None,
@@ -79,11 +87,11 @@ VariantsFile = Annotated[
 def variants(
     resume: ResumeFlags,
     selection: SelectionFlags,
-    provider: VariantsProviderFlags,
+    provider: Annotated[ProviderFlags, PROVIDER],
     permissions: PermissionFlags,
     output: OutputFlags,
     execution: ExecutionFlags,
-    seq: VariantsSequentialFlags,
+    seq: Annotated[SequentialFlags, VARIANTS],
     plan: PlanFlags,
     variants_file: VariantsFile = None,
     suite: SuiteArg = None,
@@ -99,7 +107,7 @@ def variants(
 
     if provider.mode is ModeFlag.REPLAY:
         raise CommandError(REFUSE_REPLAY)
-    given = Given(suite, resume, selection, provider, permissions, output, execution)
+    given = Given(suite, resume, selection, provider, permissions, output, execution, variants=True)
     if resume.resume is not None:
         refuse_with_resume(plan)
         request = _resume_request(given, seq, variants_file)
@@ -127,11 +135,11 @@ def variants(
 def _request(
     suite: str | None,
     s: SelectionFlags,
-    provider: VariantsProviderFlags,
+    provider: ProviderFlags,
     permissions: PermissionFlags,
     output: OutputFlags,
     execution: ExecutionFlags,
-    seq: VariantsSequentialFlags,
+    seq: SequentialFlags,
     variants_file: Path,
 ) -> LabRequest:
     from alisio.shell.cli.seq_flags import variants_sequential
@@ -152,7 +160,7 @@ def _request(
     )
 
 
-def _resume_request(given: Given, seq: VariantsSequentialFlags, variants_file: Path | None) -> LabRequest:
+def _resume_request(given: Given, seq: SequentialFlags, variants_file: Path | None) -> LabRequest:
     """The request that continues ``--resume``'s variants job; a flag that differs from what it stored is
     refused (``alisio.shell.cli.resume_flags``), a sequential design too (``seq_flags.variants_design``)."""
     from alisio.shell.cli.resume_flags import continue_request, with_design

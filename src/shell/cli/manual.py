@@ -1,15 +1,15 @@
 """``alisio help TOPIC``: a page of the manual, or one section of it, read from the installed package.
 
-The pages of ``docs/`` and the README ship inside the wheel (``alisio/docs/*.md``, ``alisio/README.md``;
-symbolic links to the checkout's files in ``src/alisio``), so a wheel user reads the page every ``--help``'s
-``Docs:`` line names. ``alisio help topics`` lists them. What a topic and an anchor are:
-``alisio.core.manual``.
+The pages of ``docs/`` and the README ship inside the wheel (``alisio/docs/*.md``, ``alisio/README.md``, copied
+there by setup.py's build), so a wheel user reads the page every ``--help``'s ``Docs:`` line names. An editable
+install runs from the checkout, whose ``README.md`` and ``docs/`` are the manual itself (two folders above
+``src/shell``). ``alisio help topics`` lists the pages. What a topic and an anchor are: ``alisio.core.manual``.
 """
 
 from __future__ import annotations
 
 from importlib.resources import files
-from importlib.resources.abc import Traversable
+from pathlib import Path
 
 from alisio.core.manual import section
 from alisio.shell.errors import CommandError
@@ -17,8 +17,12 @@ from alisio.shell.errors import CommandError
 __all__ = ["page_of", "topic_text", "topics"]
 
 
-def _root() -> Traversable:
-    return files("alisio")
+def _root() -> Path:
+    """The installed ``alisio`` folder when it holds the manual (a wheel), else the checkout an editable install
+    runs from (``src/shell``'s grandparent). ``alisio`` is a namespace package: its folder is ``alisio.shell``'s
+    parent."""
+    shell = Path(str(files("alisio.shell")))
+    return shell.parent if (shell.parent / "README.md").is_file() else shell.parents[1]
 
 
 def topics() -> list[str]:

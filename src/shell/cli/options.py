@@ -1,9 +1,16 @@
-"""The options of the commands, in groups: Selection, Provider, Permissions, Output, Execution.
+"""The options of the commands, in groups: Selection, Provider, Permissions, Output, Execution, Resume (and
+Plan, ``alisio.shell.cli.plan_flags``; Sequential, ``alisio.shell.cli.seq_flags``).
 
 The spec writes global flags after the sub-command (``alisio eval run X --allow-write``), so each command
-declares the groups it uses. A group is a frozen dataclass whose fields are typer options; a command takes
-the group as one parameter (``selection: SelectionFlags``) and ``grouped`` spreads its fields into typer
-options and gathers them back into the dataclass for the call. The help shows each group as a panel.
+declares the groups it uses. A group is a frozen dataclass whose fields are typer options, defined once; a
+command takes the group as one parameter (``selection: SelectionFlags``) and ``grouped`` spreads its fields
+into typer options and gathers them back into the dataclass for the call. The help shows each group as a panel.
+
+A command that has no use for some options of a group, or says one in its own words, takes the group as
+``Annotated[ProviderFlags, Take(omit=("agent",), help={"script": "..."})]``: the options it omits keep their
+defaults, and every other option of the group is the command's. So an option is one edit: a field of its
+group, which every command taking the group then has (``eval run``, ``eval record``, ``eval variants``, ``eval
+plan`` and ``alisio run`` share the groups; docs/architecture.md, "Adding an option").
 
 Metavars name what a value is (``N``, ``DIR``, ``FILE``, ``IDS``, ``URL``); ``alisio.shell.cli.style``
 shows them instead of typer's type placeholders. Ranges are checked by ``check_min`` (a one-line usage
@@ -13,17 +20,19 @@ Import only typer and the standard library here: ``alisio --help`` must stay fas
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import functools
 import inspect
 import typing
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
+from typer.models import OptionInfo
 
 from alisio.core.harness.presets import PRESET_NAMES
 
@@ -33,14 +42,12 @@ __all__ = [
     "PROVIDER",
     "SELECTION",
     "BaseUrl",
-    "CheckedFlags",
     "Cwd",
-    "EvalRunProviderFlags",
     "ExecutionFlags",
     "ExecutorChoice",
     "ExecutorFlag",
     "Force",
-    "GrantFlags",
+    "InputRate",
     "Jobs",
     "Json",
     "JsonLines",
@@ -49,17 +56,17 @@ __all__ = [
     "Model",
     "OptionalSuiteArg",
     "OutputFlags",
+    "OutputRate",
     "PermissionFlags",
     "ProviderFlags",
     "ProviderPreset",
     "RayAddress",
-    "RecordSelectionFlags",
     "ResumeFlags",
     "SandboxChoice",
     "SandboxFlag",
     "SelectionFlags",
     "SuiteArg",
-    "VariantsProviderFlags",
+    "Take",
     "check_min",
     "grouped",
     "option",
@@ -252,26 +259,23 @@ class SelectionFlags:
     yes: Yes = False
 
 
-@dataclass(frozen=True)
-class RecordSelectionFlags:
-    """Selection for ``eval record`` (each task runs once: no ``--k``)."""
-
-    tasks: Tasks = None
-    seed: Seed = 0
-    suite_dir: SuiteDir = None
-    yes: Yes = False
-
-
 AgentFlag = Annotated[
     str | None,
     option(
         "--agent",
-        help="Run every task with this agent of config.toml's [agents.NAME] (built-in or external: codex, "
+        help="Run every task with this agent of config.toml's \\[agents.NAME] (built-in or external: codex, "
         "opencode, aider, claude-code, command; docs/agents.md); overrides a task's agent.",
         panel=PROVIDER,
         metavar="NAME",
     ),
 ]
+
+
+class ModeFlag(StrEnum):
+    """``--mode``: live (the configured provider) or replay (cassettes)."""
+
+    LIVE = "live"
+    REPLAY = "replay"
 
 
 @dataclass(frozen=True)
@@ -283,17 +287,34 @@ class ProviderFlags:
     preset: ProviderPreset = None
     script: Script = None
     agent: AgentFlag = None
+    mode: Annotated[
+        ModeFlag,
+        option(
+            "--mode", help="live (a provider) or replay (cassettes).", panel=PROVIDER, metavar="live|replay"
+        ),
+    ] = ModeFlag.LIVE
+    cassette_dir: Annotated[
+        Path | None,
+        option(
+            "--cassette-dir",
+            help="Cassettes to replay (default <suite>/cassettes).",
+            panel=PROVIDER,
+            metavar="DIR",
+        ),
+    ] = None
 
 
 @dataclass(frozen=True)
-class GrantFlags:
-    """Permissions: the effects granted (``alisio run`` puts them in the policy's allow)."""
+class PermissionFlags:
+    """Permissions: the effects granted (``alisio run`` puts them in the policy's allow; the lab's tasks must stay
+    within them)."""
 
     allow_write: AllowWrite = False
     allow_process: AllowProcess = False
     allow_external: AllowExternal = False
     allow_analysis: AllowAnalysis = False
     read_only: ReadOnly = False
+    allow_suite_full: AllowSuiteFull = False
 
     def granted(self) -> dict[str, bool]:
         """``{"write": on, ...}``, each effect's ``--allow-*`` flag."""
@@ -303,13 +324,6 @@ class GrantFlags:
             "external": self.allow_external,
             "analysis": self.allow_analysis,
         }
-
-
-@dataclass(frozen=True)
-class PermissionFlags(GrantFlags):
-    """Permissions: what the runner grants; every task's policy must stay within it."""
-
-    allow_suite_full: AllowSuiteFull = False
 
 
 @dataclass(frozen=True)
@@ -338,41 +352,81 @@ class OutputFlags:
     ] = None
 
 
-@dataclass(frozen=True)
-class CheckedFlags:
-    """Output of ``eval record``: no report directory, no rates."""
-
-    keep: Keep = False
-    json_output: JsonLines = False
-    quiet: Quiet = False
-
-
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def grouped(func: F) -> F:
-    """``func`` with each dataclass-typed parameter spread into its fields (typer options) for typer.
+@dataclass(frozen=True)
+class Take:
+    """How a command takes a group (``Annotated[Group, Take(...)]``): the options it has no use for (``omit``:
+    they keep their defaults), and those it describes in its own words (``help``, ``metavar``: by field name).
+    Every other option of the group is the command's."""
 
-    The wrapper typer sees has the flat signature; it gathers the values back into each dataclass and calls
-    ``func`` with them. Field names are unique across a command's groups (typer passes them by name).
+    omit: tuple[str, ...] = ()
+    help: Mapping[str, str] = field(default_factory=dict)
+    metavar: Mapping[str, str] = field(default_factory=dict)
+
+
+def _reworded(annotation: Any, help: str | None, metavar: str | None) -> Any:
+    """``Annotated[T, typer option]`` with the option's help and metavar replaced (``None``: kept)."""
+    base, *extras = typing.get_args(annotation)
+    infos = []
+    for extra in extras:
+        info = copy.copy(extra)
+        if isinstance(extra, OptionInfo):
+            info.help = extra.help if help is None else help
+            info.metavar = extra.metavar if metavar is None else metavar
+        infos.append(info)
+    return Annotated[(base, *infos)]
+
+
+def _group_params(cls: type[Any], take: Take) -> tuple[list[inspect.Parameter], list[str]]:
+    """The typer parameters of the group ``cls`` as ``take`` takes it, and their field names."""
+    field_hints = typing.get_type_hints(cls, include_extras=True)
+    fields = dataclasses.fields(cls)
+    unknown = (set(take.omit) | set(take.help) | set(take.metavar)) - {f.name for f in fields}
+    if unknown:
+        raise TypeError(f"Take names no option of {cls.__name__}: {', '.join(sorted(unknown))}")
+    params = [
+        inspect.Parameter(
+            f.name,
+            inspect.Parameter.KEYWORD_ONLY,
+            default=f.default,
+            annotation=_reworded(field_hints[f.name], take.help.get(f.name), take.metavar.get(f.name))
+            if f.name in take.help or f.name in take.metavar
+            else field_hints[f.name],
+        )
+        for f in fields
+        if f.name not in take.omit
+    ]
+    return params, [param.name for param in params]
+
+
+def grouped(func: F) -> F:
+    """``func`` with each dataclass-typed parameter (a group, or ``Annotated[group, Take(...)]``) spread into its
+    fields (typer options) for typer.
+
+    The wrapper typer sees has the flat signature; it gathers the values back into each dataclass (an omitted
+    option at its default) and calls ``func`` with them. Field names are unique across a command's groups
+    (typer passes them by name): a clash raises ``TypeError`` when the command is defined.
     """
     hints = typing.get_type_hints(func, include_extras=True)
     flat: list[inspect.Parameter] = []
     groups: list[tuple[str, type[Any], list[str]]] = []
     for name, param in inspect.signature(func).parameters.items():
-        cls = hints[name]
+        hint = hints[name]
+        cls, take = hint, Take()
+        if typing.get_origin(hint) is Annotated:
+            cls, *extras = typing.get_args(hint)
+            take = next((extra for extra in extras if isinstance(extra, Take)), take)
         if isinstance(cls, type) and dataclasses.is_dataclass(cls):
-            field_hints = typing.get_type_hints(cls, include_extras=True)
-            fields = dataclasses.fields(cls)
-            flat += [
-                inspect.Parameter(
-                    f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default, annotation=field_hints[f.name]
-                )
-                for f in fields
-            ]
-            groups.append((name, cls, [f.name for f in fields]))
+            params, names = _group_params(cls, take)
+            flat += params
+            groups.append((name, cls, names))
         else:
-            flat.append(param.replace(kind=inspect.Parameter.KEYWORD_ONLY, annotation=hints[name]))
+            flat.append(param.replace(kind=inspect.Parameter.KEYWORD_ONLY, annotation=hint))
+    clash = sorted({p.name for p in flat if [q.name for q in flat].count(p.name) > 1})
+    if clash:
+        raise TypeError(f"{func.__name__}: options named twice across its groups: {', '.join(clash)}")
 
     @functools.wraps(func)
     def wrapper(**kwargs: Any) -> Any:
@@ -385,44 +439,6 @@ def grouped(func: F) -> F:
     setattr(wrapper, "__signature__", signature)  # noqa: B010 (functools' wrapper type has no such attribute)
     wrapper.__annotations__ = {param.name: param.annotation for param in flat}
     return typing.cast(F, wrapper)
-
-
-class ModeFlag(StrEnum):
-    """``--mode``: live (the configured provider) or replay (cassettes)."""
-
-    LIVE = "live"
-    REPLAY = "replay"
-
-
-@dataclass(frozen=True)
-class EvalRunProviderFlags(ProviderFlags):
-    """Provider of ``eval run``: also replay, from cassettes."""
-
-    mode: Annotated[
-        ModeFlag,
-        option(
-            "--mode", help="live (a provider) or replay (cassettes).", panel=PROVIDER, metavar="live|replay"
-        ),
-    ] = ModeFlag.LIVE
-    cassette_dir: Annotated[
-        Path | None,
-        option(
-            "--cassette-dir",
-            help="Cassettes to replay (default <suite>/cassettes).",
-            panel=PROVIDER,
-            metavar="DIR",
-        ),
-    ] = None
-
-
-@dataclass(frozen=True)
-class VariantsProviderFlags(ProviderFlags):
-    """Provider of ``eval variants``: live only (``--mode replay`` is refused: replay pins one configuration)."""
-
-    mode: Annotated[
-        ModeFlag,
-        option("--mode", help="live only: variants refuses replay.", panel=PROVIDER, metavar="live"),
-    ] = ModeFlag.LIVE
 
 
 MaxTotalTokens = Annotated[

@@ -1,7 +1,8 @@
 """The flags of a plan and its shards: ``--plan FILE``, ``--shard I/N``, ``--balance-from REPORT``, ``--reuse
 RUN|DIR`` and ``--dry-run`` (``eval run`` and ``eval variants``; ``eval record`` takes ``--dry-run``).
 
-Each command takes its group (``PlanFlags``, ``RecordPlanFlags``) and puts it on its request here, refusing,
+Each command takes the group (``PlanFlags``; ``eval record`` omits all but ``--dry-run``) and puts it on its
+request here, refusing,
 one line each and before anything runs, what cannot be: ``--shard`` with a sequential design or
 ``--fail-on`` (a shard sees a slice of each task's runs, and draws no verdict), ``--balance-from`` without
 ``--shard``, any of them with ``--resume`` (a resume continues its own run, slice and reuse included), and
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from alisio.shell.cli.resume_flags import Given
     from alisio.shell.lab.request import LabRequest
 
-__all__ = ["PLAN", "PlanFlags", "RecordPlanFlags", "plan_request", "refuse_with_resume", "with_plan_flags"]
+__all__ = ["PLAN", "PlanFlags", "plan_request", "refuse_with_resume", "with_plan_flags"]
 
 PLAN = "Plan"
 
@@ -91,13 +92,6 @@ class PlanFlags:
     dry_run: DryRun = False
 
 
-@dataclass(frozen=True)
-class RecordPlanFlags:
-    """Plan: preview what ``eval record`` would run."""
-
-    dry_run: DryRun = False
-
-
 def refuse_with_resume(flags: PlanFlags) -> None:
     """``--resume`` continues its own run: a plan, a shard, a reuse or a dry run is refused with it.
 
@@ -139,7 +133,7 @@ def _weights(ref: str, env: dict[str, str]) -> tuple[TaskWeight, ...]:
     return weights
 
 
-def with_plan_flags(request: LabRequest, flags: PlanFlags | RecordPlanFlags) -> LabRequest:
+def with_plan_flags(request: LabRequest, flags: PlanFlags) -> LabRequest:
     """``request`` with the shard, the reuse and the dry run of ``flags``.
 
     Raises:
@@ -148,8 +142,6 @@ def with_plan_flags(request: LabRequest, flags: PlanFlags | RecordPlanFlags) -> 
     from alisio.core.lab.plans.shards import ShardChoice, parse_shard
     from alisio.shell.errors import CommandError, expect
 
-    if isinstance(flags, RecordPlanFlags):
-        return dataclasses.replace(request, dry_run=flags.dry_run)
     if flags.balance_from is not None and flags.shard is None:
         raise CommandError("--balance-from goes with --shard I/N (it balances the shards' wall times)")
     shard = request.shard  # a resumed shard's own, or none
@@ -214,7 +206,6 @@ def plan_request(path: Path, given: Given, variants_file: Path | None = None) ->
     """
     from alisio.core.lab.plans.manifest import decode_manifest
     from alisio.shell.cli import common
-    from alisio.shell.cli.options import EvalRunProviderFlags, VariantsProviderFlags
     from alisio.shell.errors import CommandError, expect
     from alisio.shell.lab.resume import manifest_request
     from alisio.shell.lab.store import read_regular
@@ -224,8 +215,7 @@ def plan_request(path: Path, given: Given, variants_file: Path | None = None) ->
     except OSError as error:
         raise CommandError(f"--plan {path}: cannot read: {error.strerror or error}") from None
     stored = expect(decode_manifest(data, str(path)), error=CommandError)
-    variants = isinstance(given.provider, VariantsProviderFlags)
-    if bool(stored.variants) != variants:
+    if bool(stored.variants) != given.variants:
         command = "eval variants" if stored.variants else "eval run"
         raise CommandError(
             f"--plan {path}: a plan of {'an ' if command == 'eval run' else ''}{command}: run it with alisio {command} --plan {path}"
@@ -234,7 +224,6 @@ def plan_request(path: Path, given: Given, variants_file: Path | None = None) ->
     if conflicts:
         raise CommandError(*conflicts, f"nothing was run: --plan {path} says what to run")
     provider = given.provider
-    cassettes = provider.cassette_dir if isinstance(provider, EvalRunProviderFlags) else None
     request = manifest_request(
         stored,
         model=provider.model,
@@ -246,7 +235,7 @@ def plan_request(path: Path, given: Given, variants_file: Path | None = None) ->
         variants_file=variants_file,
         suite_dir=given.selection.suite_dir,
         script=provider.script,
-        cassette_dir=cassettes,
+        cassette_dir=provider.cassette_dir,
     )
     _exists(stored, request)
     return dataclasses.replace(request, planned=stored, planned_from=path)

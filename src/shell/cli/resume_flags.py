@@ -19,14 +19,13 @@ from typing import TYPE_CHECKING
 from alisio.core.lab.plans.manifest import RunManifest
 from alisio.core.lab.reports.report import Rates
 from alisio.shell.cli.options import (
-    EvalRunProviderFlags,
     ExecutionFlags,
     ModeFlag,
     OutputFlags,
     PermissionFlags,
+    ProviderFlags,
     ResumeFlags,
     SelectionFlags,
-    VariantsProviderFlags,
 )
 
 if TYPE_CHECKING:
@@ -65,9 +64,9 @@ def _selection(stored: RunManifest, suite: str | None, selection: SelectionFlags
     return lines
 
 
-def _provider(stored: RunManifest, provider: EvalRunProviderFlags | VariantsProviderFlags) -> list[str]:
+def _provider(stored: RunManifest, provider: ProviderFlags) -> list[str]:
     lines = []
-    cassette_dir = provider.cassette_dir if isinstance(provider, EvalRunProviderFlags) else None
+    cassette_dir = provider.cassette_dir
     if provider.script is not None and not _same_path(provider.script, stored.script):
         lines.append(f"--script: the run started with {_path(stored.script)}, given {provider.script}")
     if provider.mode is not ModeFlag.LIVE and str(provider.mode) != str(stored.mode):
@@ -122,7 +121,7 @@ def resume_conflicts(
     directory: Path,
     suite: str | None,
     selection: SelectionFlags,
-    provider: EvalRunProviderFlags | VariantsProviderFlags,
+    provider: ProviderFlags,
     permissions: PermissionFlags,
     output: OutputFlags,
 ) -> list[str]:
@@ -142,10 +141,12 @@ class Given:
     suite: str | None
     resume: ResumeFlags
     selection: SelectionFlags
-    provider: EvalRunProviderFlags | VariantsProviderFlags
+    provider: ProviderFlags
     permissions: PermissionFlags
     output: OutputFlags
     execution: ExecutionFlags
+    variants: bool = False
+    """``eval variants``' command line (else ``eval run``'s)."""
 
 
 def continue_request(
@@ -170,9 +171,7 @@ def continue_request(
     env = common.environment()
     directory = resume_target(given.resume.resume, data_dir(env))
     stored = read_manifest(directory)
-    check_kind(
-        stored, given.resume.resume, directory, variants=isinstance(given.provider, VariantsProviderFlags)
-    )
+    check_kind(stored, given.resume.resume, directory, variants=given.variants)
     conflicts = resume_conflicts(
         stored, directory, given.suite, given.selection, given.provider, given.permissions, given.output
     )

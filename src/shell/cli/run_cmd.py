@@ -32,15 +32,13 @@ import typer
 
 from alisio.core.exit_codes import ExitCode
 from alisio.shell.cli.options import (
-    PROVIDER,
-    BaseUrl,
     Cwd,
-    GrantFlags,
     JsonLines,
-    Model,
-    ProviderPreset,
+    PermissionFlags,
+    ProviderFlags,
     SandboxChoice,
     SandboxFlag,
+    Take,
     grouped,
     option,
 )
@@ -94,22 +92,12 @@ class RunFlags:
     sandbox: SandboxFlag = None
 
 
-@dataclass(frozen=True)
-class RunProviderFlags:
-    """Provider of ``alisio run``."""
-
-    model: Model = None
-    base_url: BaseUrl = None
-    preset: ProviderPreset = None
-    script: Annotated[
-        Path | None,
-        option(
-            "--script",
-            help="Play the assistant turns of a JSON file instead of calling a model (testing).",
-            panel=PROVIDER,
-            metavar="FILE",
-        ),
-    ] = None
+PROVIDER_TAKEN = Take(
+    omit=("agent", "mode", "cassette_dir"),  # the agent is --agent of the Run panel; one live run
+    help={"script": "Play the assistant turns of a JSON file instead of calling a model (testing)."},
+    metavar={"script": "FILE"},
+)
+"""How ``alisio run`` takes the lab's provider group."""
 
 
 @dataclass(frozen=True)
@@ -347,8 +335,8 @@ def _sandbox(
 def _setup(
     prompt: str,
     run: RunFlags,
-    provider_flags: RunProviderFlags,
-    permissions: GrantFlags,
+    provider_flags: ProviderFlags,
+    permissions: PermissionFlags,
     budget: BudgetFlags,
     json_out: bool,
 ) -> tuple[AgentSetup, str | None]:
@@ -423,8 +411,8 @@ def run_command(
         ),
     ],
     run: RunFlags,
-    provider: RunProviderFlags,
-    permissions: GrantFlags,
+    provider: Annotated[ProviderFlags, PROVIDER_TAKEN],
+    permissions: Annotated[PermissionFlags, Take(omit=("allow_suite_full",))],  # a person present: no suite
     budget: BudgetFlags,
     json_out: JsonLines = False,
 ) -> ExitCode:

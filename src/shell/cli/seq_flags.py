@@ -1,7 +1,8 @@
 """The sequential flags: ``eval variants --sequential``, ``eval run --sequential --baseline``, ``--until-width``.
 
-Each command takes its group (``VariantsSequentialFlags``, ``RunSequentialFlags``) and turns it into the
-request's ``SequentialPlan`` here, refusing, one line each and before anything runs, what does not make a
+Each command takes the group (``SequentialFlags``; ``eval variants`` as ``VARIANTS`` takes it: no
+``--baseline`` or ``--until-width``, and its own words for ``--sequential`` and ``--fail-on``) and turns it into
+the request's ``SequentialPlan`` here, refusing, one line each and before anything runs, what does not make a
 design: ``--k`` with a sequential flag (``--max-k`` is the most runs), ``--max-k``/``--min-k``/``--fail-on``
 without one, ``--min-k`` above ``--max-k``, a width outside (0, 1], ``--sequential`` without ``--baseline`` on
 ``eval run``, and replay. Every executor (threads, Ray) pulls the next run from the feed only when it can start
@@ -14,17 +15,17 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
-from alisio.shell.cli.options import option
+from alisio.shell.cli.options import Take, option
 
 if TYPE_CHECKING:
     from alisio.core.lab.reports.seq_block import SequentialPlan
 
 __all__ = [
     "SEQUENTIAL",
-    "RunSequentialFlags",
-    "VariantsSequentialFlags",
+    "VARIANTS",
+    "SequentialFlags",
     "resume_design",
     "run_sequential",
     "variants_design",
@@ -32,11 +33,6 @@ __all__ = [
 ]
 
 SEQUENTIAL = "Sequential"
-
-
-def _fail_on(help: str) -> Any:
-    """The ``--fail-on worse-than:M`` option of a sequential group (``help`` says which design it gates)."""
-    return option("--fail-on", help=help, panel=SEQUENTIAL, metavar="worse-than:M", show_default=False)
 
 
 MaxK = Annotated[
@@ -64,33 +60,9 @@ MinK = Annotated[
 
 
 @dataclass(frozen=True)
-class VariantsSequentialFlags:
-    """Sequential: stop each task when the two variants' difference is decided (``eval variants``)."""
-
-    sequential: Annotated[
-        bool,
-        option(
-            "--sequential",
-            help="Stop each task as soon as an anytime-valid test (e-value) decides that the two variants "
-            "differ, or that it cannot by --max-k (futility): valid however often it looks, family-wise "
-            "over the tasks.",
-            panel=SEQUENTIAL,
-        ),
-    ] = False
-    max_k: MaxK = None
-    min_k: MinK = None
-    fail_on: Annotated[
-        str | None,
-        _fail_on(
-            "With --sequential: worse-than:M (M in (0, 1)) stops each task once the candidate is shown at "
-            "most M worse than the baseline, and exits 4 unless every task is."
-        ),
-    ] = None
-
-
-@dataclass(frozen=True)
-class RunSequentialFlags:
-    """Sequential: stop each task against a stored baseline, or once its rate is known to a width."""
+class SequentialFlags:
+    """Sequential: stop each task once it is decided: against a stored baseline or once its rate is known to a
+    width (``eval run``), or once two variants' difference is (``eval variants``, which takes ``VARIANTS``)."""
 
     sequential: Annotated[
         bool,
@@ -127,9 +99,13 @@ class RunSequentialFlags:
     min_k: MinK = None
     fail_on: Annotated[
         str | None,
-        _fail_on(
-            "With --sequential --baseline: worse-than:M (M in (0, 1)) tests each task for 'at most M worse "
-            "than the baseline', stops it once shown, and exits 4 unless every task is."
+        option(
+            "--fail-on",
+            help="With --sequential --baseline: worse-than:M (M in (0, 1)) tests each task for 'at most M worse "
+            "than the baseline', stops it once shown, and exits 4 unless every task is.",
+            panel=SEQUENTIAL,
+            metavar="worse-than:M",
+            show_default=False,
         ),
     ] = None
 
@@ -139,6 +115,19 @@ class RunSequentialFlags:
         return self.sequential or any(
             v is not None for v in (self.baseline, self.until_width, self.max_k, self.min_k, self.fail_on)
         )
+
+
+VARIANTS = Take(
+    omit=("baseline", "until_width"),
+    help={
+        "sequential": "Stop each task as soon as an anytime-valid test (e-value) decides that the two variants "
+        "differ, or that it cannot by --max-k (futility): valid however often it looks, family-wise over the "
+        "tasks.",
+        "fail_on": "With --sequential: worse-than:M (M in (0, 1)) stops each task once the candidate is shown "
+        "at most M worse than the baseline, and exits 4 unless every task is.",
+    },
+)
+"""How ``eval variants`` takes the group: the two arms it runs are the design's, so no baseline or width."""
 
 
 def _limits(max_k: int | None, min_k: int | None, k: int | None, flag: str) -> tuple[int, int]:
@@ -162,7 +151,7 @@ def _limits(max_k: int | None, min_k: int | None, k: int | None, flag: str) -> t
     return top, low
 
 
-def variants_sequential(flags: VariantsSequentialFlags, k: int | None) -> SequentialPlan | None:
+def variants_sequential(flags: SequentialFlags, k: int | None) -> SequentialPlan | None:
     """The two-arm design ``eval variants`` asked for (``None``: fixed k); the baseline variant is filled in
     once the variants file is read.
 
@@ -190,7 +179,7 @@ def variants_sequential(flags: VariantsSequentialFlags, k: int | None) -> Sequen
 
 
 def run_sequential(
-    flags: RunSequentialFlags, k: int | None, replay: bool, env: Mapping[str, str]
+    flags: SequentialFlags, k: int | None, replay: bool, env: Mapping[str, str]
 ) -> SequentialPlan | None:
     """The design ``eval run`` asked for (``None``: fixed k).
 
@@ -286,7 +275,8 @@ def _resumed(stored: SequentialPlan | None, given: SequentialPlan | None) -> Res
     """The stored design continues when ``given`` says the same, or the same with a larger ``--max-k``
     (``alisio.core.lab.plans.seq_run.extended_plan``: the same e-processes, looked at longer); anything else is
     refused."""
-    from alisio.core.lab.plans.seq_run import describe_plan, extended_plan
+    from alisio.core.lab.plans.seq_run import extended_plan
+    from alisio.core.lab.reports.seq_block import describe_plan
 
     before = "a fixed k" if stored is None else describe_plan(stored)
     now = "a fixed k" if given is None else describe_plan(given)
@@ -311,9 +301,7 @@ def _more_runs(stored: SequentialPlan, max_k: int | None, min_k: int | None) -> 
     return msgspec.structs.replace(stored, max_k=top, min_k=low)
 
 
-def resume_design(
-    stored: SequentialPlan | None, flags: RunSequentialFlags, env: Mapping[str, str]
-) -> Resumed:
+def resume_design(stored: SequentialPlan | None, flags: SequentialFlags, env: Mapping[str, str]) -> Resumed:
     """What the sequential flags given to ``eval run --resume`` say of the stored design (``Resumed``; no flag
     given: the stored design continues)."""
     if not flags.asked:
@@ -324,7 +312,7 @@ def resume_design(
     return _resumed(stored, run_sequential(flags, None, False, env))
 
 
-def variants_design(stored: SequentialPlan | None, flags: VariantsSequentialFlags) -> Resumed:
+def variants_design(stored: SequentialPlan | None, flags: SequentialFlags) -> Resumed:
     """What the sequential flags given to ``eval variants --resume`` say of the stored design (``Resumed``; no
     flag given: the stored design continues).
 

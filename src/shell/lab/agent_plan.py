@@ -23,9 +23,9 @@ from alisio.core.lab.reports.report import DEFAULT_AGENT, MIXED_AGENTS, AgentCon
 from alisio.core.lab.runs.records import RunRecord
 from alisio.core.lab.suites.schedule import RunSpec
 from alisio.core.lab.suites.suite import Task
+from alisio.shell.agents.seam import AgentRunner
 from alisio.shell.errors import CommandError
 from alisio.shell.harness.providers.base import Provider
-from alisio.shell.lab.agents import AgentRunner
 from alisio.shell.lab.plans import ProviderPlan
 from alisio.shell.lab.preflight import Agents
 from alisio.shell.lab.record import Recorded

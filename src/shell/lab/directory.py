@@ -207,7 +207,7 @@ def report_directory(
     from alisio.shell.lab.registry import register_directory
     from alisio.shell.lab.request import LabMode
     from alisio.shell.lab.resume import read_manifest
-    from alisio.shell.lab.stale import owned_prefix
+    from alisio.shell.stale import owned_prefix
 
     run_id = run_id_for(now)
     if request.mode is LabMode.RECORD:

@@ -2,30 +2,38 @@
 
 ``eval run``, ``eval record``, ``eval variants``, ``eval ci`` and ``make record-bundled`` are thin callers:
 they build a request, hand it here with a ``Ui`` (how to talk to the person), and show the ``LabOutcome``.
-The steps, in order, and the module that does each (steps 1-6 are ``alisio.shell.lab.prepare``'s):
+The steps, in order, and the module that does each (steps 1-6 are ``alisio.shell.lab.prepare``'s; each is
+marked ``# step N`` where the code does it). Before them, the workspaces of killed commands are removed
+(``alisio.shell.stale``).
 
 1. configuration: config.toml (``alisio.shell.config_home``), or the defaults for ``eval ci`` and
    record-bundled;
 2. the suite: found by id or directory name (``suite_choice.find_suite``);
 3. the variants file, when there is one (``variants.read_variants``): each variant is an arm;
-4. preflight: the selected tasks, and every task's policy and agent against the grants and each arm's
-   configuration (``preflight.preflight``), before anything runs;
+4. preflight: the selected tasks, and every task's policy, agent and sandbox needs against the grants and each
+   arm's configuration (``preflight.preflight``);
 5. outputs: every row of the outputs table that applies is checked (``outputs.check_outputs``): ``--out``
    (refused when it holds a report, unless ``--force``), the cassette directory, ``--junit``; nothing is
-   removed yet (step 8);
-6. the provider plan: live, ``--script``, or the cassettes of replay (``plans``, ``alisio.shell.lab.record``);
-   record wraps it to keep every call;
+   removed yet (step 8); the Ray address of ``--executor ray`` is reached (``ray_executor.check_address``);
+6. what the runs need: the sequential design against the suite (``seq_watch.checked_sequential``), the sandbox
+   (``prepare.sandbox_for``), the provider plan: live, ``--script``, or the cassettes of replay (``plans``,
+   ``alisio.shell.lab.record``), each variant's sampling checked against it, and wrapped by record to keep
+   every call; the external agents' runners (``agent_plan``, their isolation checked); the spending caps
+   (``spend.check_spend``);
 7. confirmation of a third-party suite (``suite_choice.confirm_third_party``);
 8. the report directory, claimed and locked for the command's life (``directory``); with ``--force``, the
-   report it held is removed now, under the lock; the plan (a shard's slice of it, ``slices``), plan.json
-   written or checked on resume (``resume``), the runs ``--reuse`` takes (``reuse``);
+   report it held is removed now, under the lock; then (not for ``eval record``) the plan: a shard's slice of
+   it (``slices``), a ``--plan`` file checked against it, an earlier output of the same shard taken over,
+   plan.json written or checked on resume (``resume``), the runs ``--reuse`` takes (``reuse``);
 9. the run loop (``runner.run_loop``): every planned run through ``run_one.run_one`` and an executor, each
-   record appended to its arm's runs.jsonl as it finishes; a sequential command's feed skips the runs of a
-   task that has stopped (``seq_watch``);
-10. outputs: each arm's report (``alisio.core.lab.reports.report_build``), then every row of the outputs table that
-    applies is written (``outputs.write_outputs``): each arm's runs.jsonl, report.json, report.md and
-    report.html, the comparison of the variants, the cassettes of a recording, ``--junit``, the step summary;
-    a signal then waits until they are written (``deferred``), and the command ends interrupted.
+   record appended to its arm's runs.jsonl as it finishes, the spending caps counted; a sequential command's
+   feed skips the runs of a task that has stopped (``seq_watch``); a refused key or an unreachable endpoint
+   stops it;
+10. outputs: from here a signal waits until they are written (``deferred``), and the command ends
+    interrupted; each arm's report (``alisio.core.lab.reports.report_build``, with its sequential stops, the
+    suite's self-check and its origin), the comparison of the variants, then every row of the outputs table
+    that applies is written (``outputs.write_outputs``): each arm's runs.jsonl, report.json, report.md and
+    report.html, the comparison files, the cassettes of a recording, ``--junit``, the step summary.
 
 Nothing is run until steps 1-8 have passed: every problem they find is a ``CommandError`` (exit 1). After the
 first run, Ctrl-C, a signal, a refused key, an unreachable endpoint or a full disk stop the loop, and the
@@ -46,9 +54,9 @@ from alisio.core.lab.plans.manifest import RunManifest
 from alisio.core.lab.reports.report_build import build_report
 from alisio.core.lab.runs.records import RunRecord
 from alisio.core.lab.suites.schedule import RunSpec
+from alisio.shell.agents.seam import AgentRunner
 from alisio.shell.config_home import data_dir
 from alisio.shell.harness.providers.base import GIVE_UP_MARK
-from alisio.shell.lab.agents import AgentRunner
 from alisio.shell.lab.conditions import arm_conditions
 from alisio.shell.lab.deferred import held_signals
 from alisio.shell.lab.directory import created_at_for, report_directory
@@ -72,10 +80,10 @@ from alisio.shell.lab.slices import (
     take_over_shard,
 )
 from alisio.shell.lab.spend import CapState
-from alisio.shell.lab.stale import remove_stale
 from alisio.shell.lab.suite_choice import SuiteChoice, confirm_third_party
 from alisio.shell.lab.variants import compare_arms
 from alisio.shell.sandbox.bwrap import Sandbox
+from alisio.shell.stale import remove_stale
 
 __all__ = ["ArmResult", "LabOutcome", "LabStart", "Ui", "run_request", "sandbox_for"]
 
@@ -198,7 +206,7 @@ def _execute(
 
     log = RunsLog({arm.variant: arm.directory for arm in start.arms})
     spent = CapState(request.caps, {arm.variant: arm.rates for arm in start.arms})
-    try:
+    try:  # step 9
         kept = () if resumed is None else resumed.kept
         loop = run_loop(
             sequential_feed(start.sequential, todo, list(by_task), kept),
@@ -212,14 +220,14 @@ def _execute(
     finally:
         log.close()
     records = _in_plan_order(plan, kept, loop.records)
-    with held_signals() as held:  # a signal now waits until the reports are written
+    with held_signals() as held:  # step 10: a signal now waits until the reports are written
         capped = spent.reached if loop.stopped is not None and loop.stopped == spent.line else None
         arms = _arm_results(start, records, loop.stopped, capped, created_at, resumed, manifest, request.env)
         comparison = None
         if start.variants is not None and start.shard is None:  # a shard draws no verdict
             comparison = compare_arms(start.variants, [arm.report for arm in arms])
         done = Done(request, start, ctx, loop, arms, comparison, ui.say)
-        write_outputs(done, outputs)  # step 10
+        write_outputs(done, outputs)
     return LabOutcome(
         start=start,
         arms=arms,
@@ -270,7 +278,8 @@ def _planned(
     outputs: Sequence[Output],
     ui: Ui,
 ) -> tuple[LabStart, RunManifest | None, Resumed | None]:
-    """The plan (a shard's slice of it), plan.json written or checked, and what a resume or ``--reuse`` keeps."""
+    """Step 8 after the directory: the plan (a shard's slice of it), a ``--plan`` file checked, the shard's
+    earlier output taken over, plan.json written or checked, and what a resume or ``--reuse`` keeps."""
     if request.mode is LabMode.RECORD:
         return start, None, None
     plan = plan_of(start)
@@ -294,8 +303,8 @@ def run_request(request: LabRequest, ui: Ui, outputs: Sequence[Output] = OUTPUTS
         KeyboardInterrupt: Ctrl-C or a signal before the first run (nothing ran).
     """
     remove_stale()  # workspaces of killed commands (only those whose process is gone)
-    with prepared(request, ui, outputs) as ready:
-        confirm_third_party(
+    with prepared(request, ui, outputs) as ready:  # steps 1-6
+        confirm_third_party(  # step 7
             ready.choice,
             yes=request.selection.yes,
             interactive=ui.interactive,
@@ -305,10 +314,10 @@ def run_request(request: LabRequest, ui: Ui, outputs: Sequence[Output] = OUTPUTS
         )
         now = datetime.now(UTC)
         subdirs = ready.subdirs
-        with report_directory(request, now, subdirs, report_files(outputs)) as (run_id, root):
+        with report_directory(request, now, subdirs, report_files(outputs)) as (run_id, root):  # step 8
             start = ready.start(run_id, root)
             start, current, resumed = _planned(request, start, run_id, now, subdirs, outputs, ui)
             ui.on_start(start)
             created_at = created_at_for(now) if resumed is None else resumed.stored.created_at
             ctx = _context(request, ready.choice, ready.plan, ui, ready.agents.runners, ready.sandbox)
-            return _execute(request, start, ctx, ui, created_at, resumed, outputs, current)
+            return _execute(request, start, ctx, ui, created_at, resumed, outputs, current)  # steps 9-10

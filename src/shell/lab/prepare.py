@@ -1,21 +1,12 @@
-"""Steps 1-7 of the lab's pipeline: everything checked before anything runs (``alisio.shell.lab.pipeline``
-carries out steps 8-10), and a command's plan previewed without running it (``--dry-run``, ``eval plan``).
+"""Steps 1-6 of the lab's pipeline (``alisio.shell.lab.pipeline`` lists all ten and carries out 7-10): everything
+checked before anything runs, and a command's plan previewed without running it (``--dry-run``, ``eval plan``).
 
-1. configuration: config.toml (``alisio.shell.config_home``), or the defaults for ``eval ci`` and
-   record-bundled;
-2. the suite: found by id or directory name (``suite_choice.find_suite``);
-3. the variants file, when there is one (``variants.read_variants``): each variant is an arm;
-4. preflight: the selected tasks, and every task's policy and agent against the grants and each arm's
-   configuration (``preflight.preflight``), before anything runs;
-5. outputs: every row of the outputs table that applies is checked (``outputs.check_outputs``);
-6. the provider plan: live, ``--script``, or the cassettes of replay (``plans``, ``alisio.shell.lab.record``);
-   record wraps it to keep every call; the external agents' plan; the spending caps;
-7. (in the pipeline) confirmation of a third-party suite.
-
-``prepared`` holds what they found (``Prepared``) for the block, and closes the provider plan after it;
-``Prepared.start`` is the command's ``LabStart`` once its run id and directory are known; ``plan_of`` its
-plan. ``preview_request`` does steps 1-6 and the plan for a command that is not to run: nothing is written
-and nothing spent.
+``prepared`` does steps 1-6 and holds what they found (``Prepared``) for the block, closing the provider plan
+after it: ``_checked`` steps 1-5 (configuration, suite, variants, preflight, outputs), then step 6 (the
+sequential design, the sandbox, the provider plan, the external agents, the spending caps). ``Prepared.start``
+is the command's ``LabStart`` once its run id and directory are known; ``plan_of`` its plan.
+``preview_request`` does steps 1-6 and the plan for a command that is not to run: nothing is written and
+nothing spent.
 """
 
 from __future__ import annotations
@@ -219,17 +210,18 @@ def _checked(
     request: LabRequest, outputs: Sequence[Output]
 ) -> tuple[MeasuredConfig, LoadedConfig | None, SuiteChoice, VariantsPlan | None, tuple[Task, ...]]:
     """Steps 1-5: the configuration, the suite, the variants, the tasks and the outputs, all checked."""
-    measured, loaded = _configuration(request)
-    choice = find_suite(request.selection.suite, request.selection.suite_dir, bundled_suites_root())
+    measured, loaded = _configuration(request)  # step 1
+    choice = find_suite(request.selection.suite, request.selection.suite_dir, bundled_suites_root())  # step 2
     variants = None
-    if request.variants_file is not None:
+    if request.variants_file is not None:  # step 3
         variants = read_variants(request.variants_file, measured, choice.loaded)
     configs = [(None, measured)] if variants is None else [(v.id, v.measured) for v in variants.variants]
     external = loaded.external if loaded is not None else ()
     chosen = {v.id: (v.agent, v.model) for v in variants.variants} if variants is not None else {}
     lab_sandbox = loaded.config.lab.sandbox if loaded is not None else None
     sandboxed = (request.sandbox or lab_sandbox) is SandboxKind.BWRAP
-    tasks = _selected(request, choice, configs, agents_of(request, external, chosen), sandboxed)
+    tasks = _selected(request, choice, configs, agents_of(request, external, chosen), sandboxed)  # step 4
+    # step 5: the outputs table's rows, and the Ray address
     check_outputs(Checked(request, choice.loaded, tuple(variant for variant, _ in configs)), outputs)
     if request.executor is ExecutorKind.RAY and request.ray_address is not None:
         from alisio.shell.lab.ray_executor import check_address
@@ -269,7 +261,7 @@ def _agents(
 
 @dataclass(frozen=True)
 class Prepared:
-    """What steps 1-7 found (all but the confirmation): everything a command needs before its directory."""
+    """What steps 1-6 found: everything a command needs before its confirmation and its directory."""
 
     request: LabRequest
     measured: MeasuredConfig
@@ -311,10 +303,11 @@ class Prepared:
 
 @contextlib.contextmanager
 def prepared(request: LabRequest, ui: Ui, outputs: Sequence[Output]) -> Iterator[Prepared]:
-    """Steps 1-7 but the confirmation; the provider plan is closed when the block ends."""
+    """Steps 1-6; the provider plan is closed when the block ends."""
     from alisio.shell.lab.record import recording_plan
 
-    measured, loaded, choice, variants, tasks = _checked(request, outputs)
+    measured, loaded, choice, variants, tasks = _checked(request, outputs)  # steps 1-5
+    # step 6: the sequential design, the sandbox, the provider plan, the external agents, the spending caps
     sequential = checked_sequential(request.sequential, variants, tasks, choice.loaded.suite)
     lab = loaded.config.lab if loaded is not None else LabSettings()
     kind, sandbox = sandbox_for(request.sandbox, lab, request.env, ui.say)
@@ -346,7 +339,7 @@ class Preview:
 
 
 def preview_request(request: LabRequest, ui: Ui) -> Preview:
-    """Steps 1-7 of ``request`` and its plan, without a report directory, a confirmation or a run: nothing is
+    """Steps 1-6 of ``request`` and its plan, without a confirmation, a report directory or a run: nothing is
     written and nothing spent. ``--out`` and ``--junit`` are not checked (nothing is written there).
 
     Raises:

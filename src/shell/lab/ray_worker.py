@@ -7,7 +7,7 @@ workspace on the way out), like ``run_one`` itself. Per worker process, it keeps
 - the suite, unpacked once into ``alisio-<pid>-suite-*`` in the temporary directory and loaded again: it must
   hash to the driver's ``suite_hash``. Ray kills its workers without running ``atexit``, so these directories
   (and the workspaces of a worker that died) are removed by the next worker or command on that machine
-  (``alisio.shell.lab.stale``), as a killed command's are.
+  (``alisio.shell.stale``), as a killed command's are.
 A worker that cannot set up (another alisio version, a suite that does not unpack or hash the same) returns an
 ``error`` record with reason ``worker_setup``, naming why.
 """
@@ -49,9 +49,9 @@ from alisio.shell.lab.portable import (
     decode_run,
 )
 from alisio.shell.lab.run_one import Arm, Finished, RunContext, run_one
-from alisio.shell.lab.stale import owned_prefix, remove_stale
 from alisio.shell.lab.suites import LoadedSuite, load_suite
 from alisio.shell.sandbox.bwrap import Sandbox
+from alisio.shell.stale import owned_prefix, remove_stale
 
 __all__ = ["WORKER_SETUP", "RemoteResult", "decode_result", "provider_plan", "run_remote"]
 

@@ -137,7 +137,7 @@ def _judge(
 
 
 def _prefix(task: Task) -> str:
-    from alisio.shell.lab.stale import owned_prefix
+    from alisio.shell.stale import owned_prefix
 
     return owned_prefix(f"rejudge-{task.id[:40]}")
 

@@ -32,13 +32,13 @@ from alisio.core.replay.fingerprint import WORKSPACE as WORKSPACE_TOKEN
 from alisio.core.replay.fingerprint import Rules, path_rules
 from alisio.shell.lab.plans import ProviderPlan
 from alisio.shell.lab.preflight import task_policy
-from alisio.shell.lab.stale import owned_prefix
 from alisio.shell.lab.suites import LoadedSuite
 from alisio.shell.lab.task_sandbox import task_sandboxes
 from alisio.shell.sandbox.bwrap import Sandbox, SandboxRun
+from alisio.shell.stale import owned_prefix
 
 if TYPE_CHECKING:
-    from alisio.shell.lab.agents import AgentJob, AgentRunner
+    from alisio.shell.agents.seam import AgentJob, AgentRunner
     from alisio.shell.lab.workspace import Workspace
 
 __all__ = ["INTERNAL_ERROR", "Arm", "Finished", "RunContext", "run_one", "runner_for"]
@@ -140,7 +140,7 @@ def runner_for(ctx: RunContext, job: AgentJob) -> AgentRunner:
 
 def _judged_run(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> Finished:
     """The run itself; raises ``WorkspaceError`` when the fixture cannot be prepared."""
-    from alisio.shell.lab.agents import AgentJob
+    from alisio.shell.agents.seam import AgentJob
     from alisio.shell.lab.verifiers import run_verifiers
     from alisio.shell.lab.workspace import prepare_workspace
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from returns.result import Failure, Success
 
 from alisio.core.lab.suites.suite import violations as suite_violations
+from alisio.shell.checkout import checkout_root
 from alisio.shell.errors import CommandError
 from alisio.shell.lab.suites import LoadedSuite, SuiteEntry, declared_suite_id, discover_suites
 
@@ -50,23 +51,11 @@ NO_BUNDLED = (
 
 
 def bundled_suites_root(package_file: Path | None = None) -> Path | None:
-    """``suites/`` of the source checkout this package runs from, or ``None`` (an installed wheel).
-
-    A checkout is recognised by this module at ``src/shell/lab/`` (symbolic links resolved) next to a
-    ``pyproject.toml`` and a ``suites/`` directory.
-    """
-    here = (package_file or Path(__file__)).resolve()
-    package = here.parent.parent
-    root = package.parent.parent
-    if (
-        here.parent.name == "lab"
-        and package.name == "shell"
-        and package.parent.name == "src"
-        and (root / "pyproject.toml").is_file()
-    ):
-        suites = root / "suites"
-        return suites if suites.is_dir() else None
-    return None
+    """``suites/`` of the source checkout this package runs from, or ``None`` (an installed wheel; a module file
+    given as ``package_file`` is taken for this package's, as ``alisio.shell.checkout.checkout_root`` reads it)."""
+    root = checkout_root(package_file)
+    suites = None if root is None else root / "suites"
+    return suites if suites is not None and suites.is_dir() else None
 
 
 @dataclass(frozen=True)

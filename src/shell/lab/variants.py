@@ -23,7 +23,7 @@ from alisio.core.lab.comparisons.variants import (
     compare_variants,
     parse_variants,
 )
-from alisio.core.lab.plans.seq_run import both_arms, with_sequential_warnings
+from alisio.core.lab.plans.seq_run import both_arms
 from alisio.core.lab.reports.report import Report
 from alisio.shell.errors import CommandError, expect
 from alisio.shell.lab.store import read_regular
@@ -63,10 +63,4 @@ def compare_arms(plan: VariantsPlan, reports: Sequence[Report]) -> VariantsCompa
     """
     compared = expect(compare_variants(plan.variants, reports), "the variants' reports cannot be compared")
     blocks = [report.sequential for report in reports if report.sequential is not None]
-    if not blocks:
-        return compared
-    entries = tuple(
-        msgspec.structs.replace(e, comparison=with_sequential_warnings(e.comparison, reports[0], report))
-        for e, report in zip(compared.comparisons, reports[1:], strict=True)
-    )
-    return msgspec.structs.replace(compared, comparisons=entries, sequential=both_arms(blocks))
+    return msgspec.structs.replace(compared, sequential=both_arms(blocks) if blocks else None)

@@ -456,7 +456,7 @@ def test_a_proxy_port_that_cannot_be_bound_is_an_error_run(tmp_path: Path) -> No
     from alisio.core.harness.config import MeasuredConfig
     from alisio.core.lab.suites.schedule import RunSpec
     from alisio.shell.agents.runner import ExternalRunner, Upstream
-    from alisio.shell.lab.agents import AgentJob
+    from alisio.shell.agents.seam import AgentJob
     from alisio.shell.lab.suites import load_suite
 
     suite = _suite(tmp_path, [_task("plain", "fake")])

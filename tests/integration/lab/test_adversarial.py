@@ -768,7 +768,7 @@ def test_the_sweep_removes_only_directories_provably_ours_and_dead(tmp_path: Pat
     """Item 8: of the alisio-* directories in TMPDIR, only those of this boot and PID namespace whose process
     is gone (or whose PID now names a process started at another time) are removed; another namespace's, an
     older alisio's (no mark) and a live process's stay."""
-    from alisio.shell.lab.stale import owned_prefix, process_mark, remove_stale, start_time
+    from alisio.shell.stale import owned_prefix, process_mark, remove_stale, start_time
 
     if not process_mark():
         pytest.skip("no /proc here (macOS): a directory is judged by its PID alone")

@@ -34,6 +34,7 @@ from alisio.core.errors import IncompatibleReports
 from alisio.core.lab.comparisons.compare_warnings import (
     condition_warnings,
     interrupted_warnings,
+    sequential_warnings,
     task_set_warning,
 )
 from alisio.core.lab.reports.report import AnswerSource, Conditions, Count, Report, TaskReport
@@ -522,6 +523,7 @@ def compare_reports(
                 condition_warnings(bc, cc)
                 + task_set_warning(set(b_tasks), set(c_tasks))
                 + interrupted_warnings(baseline, candidate)
+                + sequential_warnings(baseline, candidate)
             ),
             tasks=tuple(tasks),
             summary=summary,

@@ -3,15 +3,17 @@
 Rules this module keeps: every condition that differs between the two sides is one line naming both values
 (``model differs: a -> b``), the conditions that name a run included (``agent differs: ...``, from
 ``alisio.core.lab.reports.naming``, so a condition added there is warned of here with no change); a report that
-stopped early or holds other tasks says what its figures then cover.
+stopped early or holds other tasks says what its figures then cover; a report whose tasks stopped
+sequentially says that its fixed-k verdicts do not hold under that stopping, and gives its own decisions.
 """
 
 from __future__ import annotations
 
 from alisio.core.lab.reports.naming import naming_differences
 from alisio.core.lab.reports.report import Conditions, Report, finished_runs
+from alisio.core.lab.reports.seq_block import SequentialBlock, describe_plan
 
-__all__ = ["condition_warnings", "interrupted_warnings", "task_set_warning"]
+__all__ = ["condition_warnings", "interrupted_warnings", "sequential_warnings", "task_set_warning"]
 
 
 def _served_warnings(b: Conditions, c: Conditions) -> list[str]:
@@ -92,3 +94,40 @@ def task_set_warning(b_ids: set[str], c_ids: set[str]) -> list[str]:
         f"the reports hold different tasks ({'; '.join(parts)}): the suite success rate compares the shared "
         "tasks only; the suite measured and cost figures cover each report's own tasks"
     ]
+
+
+def _decisions(block: SequentialBlock) -> str:
+    said = []
+    for stop in block.tasks:
+        why = f"decided {stop.direction}" if stop.reason == "decided" else (stop.reason or "not stopped")
+        said.append(f"{stop.task_id} {why} after {stop.runs}")
+    return "; ".join(said)
+
+
+def _same_run(b: SequentialBlock, c: SequentialBlock) -> bool:
+    """Both blocks are the two arms of one ``eval variants --sequential`` run: same design, same stops."""
+    stops = [[(s.task_id, s.reason, s.direction, s.statistic) for s in x.tasks] for x in (b, c)]
+    return b.plan.kind == "two-arm" and b.plan == c.plan and stops[0] == stops[1]
+
+
+def sequential_warnings(baseline: Report, candidate: Report) -> list[str]:
+    """What ``eval compare`` says of sequential reports: their verdicts peek, and the sequential decisions
+    (both arms of one ``eval variants --sequential`` run: its per-task decisions, which are the valid ones)."""
+    b, c = baseline.sequential, candidate.sequential
+    if b is None and c is None:
+        return []
+    if b is not None and c is not None and _same_run(b, c):
+        return [
+            "both reports are arms of one sequential run (runs per task differ by design): the fixed-k "
+            "verdicts below do not hold under its stopping; its sequential decisions, valid under it, are: "
+            + _decisions(c)
+        ]
+    out = []
+    for side, block in (("baseline", b), ("candidate", c)):
+        if block is not None:
+            out.append(
+                f"the {side} stopped sequentially ({describe_plan(block.plan)}): its tasks ran until their "
+                "sequential test stopped, so the fixed-k verdicts below are not valid under that stopping; "
+                f"its own decisions: {_decisions(block)}"
+            )
+    return out

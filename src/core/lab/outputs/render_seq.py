@@ -13,9 +13,8 @@ from __future__ import annotations
 
 from alisio.core.lab.outputs.formats import format_pp, pct
 from alisio.core.lab.outputs.view import Table
-from alisio.core.lab.plans.seq_run import describe_plan
 from alisio.core.lab.reports.report import Report, TaskReport
-from alisio.core.lab.reports.seq_block import SequentialBlock, TaskStop
+from alisio.core.lab.reports.seq_block import SequentialBlock, TaskStop, describe_plan
 from alisio.core.stats.rates import Interval
 from alisio.core.stats.verdict import format_interval
 

@@ -32,9 +32,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 import msgspec
 from returns.result import Result
 
-from alisio.core.lab.comparisons.compare import Comparison
-from alisio.core.lab.reports.report import Report, TaskReport
-from alisio.core.lab.reports.seq_block import SequentialBlock, SequentialPlan, TaskStop
+from alisio.core.lab.reports.report import TaskReport
+from alisio.core.lab.reports.seq_block import SequentialBlock, SequentialPlan, TaskStop, describe_plan
 from alisio.core.lab.runs.records import RunRecord, RunStatus
 from alisio.core.lab.suites.schedule import RunSpec, ScheduleError, plan_runs
 from alisio.core.stats.rates import Interval
@@ -50,7 +49,6 @@ from alisio.core.stats.sequential import (
 __all__ = [
     "TaskOutcomes",
     "both_arms",
-    "describe_plan",
     "design_of",
     "extended_plan",
     "first_stop",
@@ -61,8 +59,6 @@ __all__ = [
     "sequential_block",
     "sequential_gate",
     "sequential_plan",
-    "sequential_warnings",
-    "with_sequential_warnings",
 ]
 
 TaskOutcomes = tuple[tuple[bool, ...], tuple[bool, ...]]
@@ -295,54 +291,6 @@ def extended_plan(stored: SequentialPlan, given: SequentialPlan) -> SequentialPl
     return longer if describe_plan(longer) == describe_plan(given) else None
 
 
-def describe_plan(plan: SequentialPlan) -> str:
-    """The design in one phrase: ``--until-width 0.3, --max-k 50, --min-k 5``."""
-    limits = f"--max-k {plan.max_k}, --min-k {plan.min_k}"
-    if plan.kind == "width":
-        return f"--until-width {plan.width:g}, {limits}"
-    gate = f", --fail-on worse-than:{plan.margin:g}" if plan.side == "not-worse" else ""
-    if plan.kind == "baseline":
-        return f"--sequential --baseline {plan.baseline}, {limits}{gate}"
-    return f"--sequential, {limits}{gate}"
-
-
-def _decisions(block: SequentialBlock) -> str:
-    said = []
-    for stop in block.tasks:
-        why = f"decided {stop.direction}" if stop.reason == "decided" else (stop.reason or "not stopped")
-        said.append(f"{stop.task_id} {why} after {stop.runs}")
-    return "; ".join(said)
-
-
-def _same_run(b: SequentialBlock, c: SequentialBlock) -> bool:
-    """Both blocks are the two arms of one ``eval variants --sequential`` run: same design, same stops."""
-    stops = [[(s.task_id, s.reason, s.direction, s.statistic) for s in x.tasks] for x in (b, c)]
-    return b.plan.kind == "two-arm" and b.plan == c.plan and stops[0] == stops[1]
-
-
-def sequential_warnings(baseline: Report, candidate: Report) -> list[str]:
-    """What ``eval compare`` says of sequential reports: their verdicts peek, and the sequential decisions
-    (both arms of one ``eval variants --sequential`` run: its per-task decisions, which are the valid ones)."""
-    b, c = baseline.sequential, candidate.sequential
-    if b is None and c is None:
-        return []
-    if b is not None and c is not None and _same_run(b, c):
-        return [
-            "both reports are arms of one sequential run (runs per task differ by design): the fixed-k "
-            "verdicts below do not hold under its stopping; its sequential decisions, valid under it, are: "
-            + _decisions(c)
-        ]
-    out = []
-    for side, block in (("baseline", b), ("candidate", c)):
-        if block is not None:
-            out.append(
-                f"the {side} stopped sequentially ({describe_plan(block.plan)}): its tasks ran until their "
-                "sequential test stopped, so the fixed-k verdicts below are not valid under that stopping; "
-                f"its own decisions: {_decisions(block)}"
-            )
-    return out
-
-
 def both_arms(blocks: Sequence[SequentialBlock]) -> SequentialBlock:
     """The comparison's block of a two-variant run: the candidate's stops (the last block), each task's runs
     and savings summed over the arms."""
@@ -389,9 +337,3 @@ def sequential_gate(block: SequentialBlock) -> tuple[str, bool]:
     )
     more = f" and {len(hits) - 10} more" if len(hits) > 10 else ""
     return f"{flag}: hit by {len(hits)} of {total} {noun} ({shown}{more}): exit 4", True
-
-
-def with_sequential_warnings(comparison: Comparison, baseline: Report, candidate: Report) -> Comparison:
-    """``comparison`` (of ``baseline`` and ``candidate``) with ``sequential_warnings`` after its own."""
-    said = sequential_warnings(baseline, candidate)
-    return msgspec.structs.replace(comparison, warnings=(*comparison.warnings, *said)) if said else comparison

@@ -3,8 +3,8 @@
 ``eval variants --sequential``, ``eval run --sequential --baseline REPORT`` and ``eval run --until-width W``
 stop each task as soon as its anytime-valid statistic (``alisio.core.stats.sequential``) decides, or when a
 decision has become out of reach (futility), or at ``--max-k``. ``alisio.core.lab.plans.seq_run`` computes these
-values from the records; this module only holds them (report.json imports it, so it imports nothing of the
-lab).
+values from the records; this module holds them and says the design in one phrase (``describe_plan``;
+report.json imports it, so it imports nothing of the lab).
 
 Rules the values keep:
 
@@ -33,6 +33,7 @@ __all__ = [
     "SequentialPlan",
     "StopReason",
     "TaskStop",
+    "describe_plan",
 ]
 
 SequentialKind = Literal["two-arm", "baseline", "width"]
@@ -121,3 +122,14 @@ class SequentialBlock(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     """Estimated, over the tasks with token counts."""
     method: str
     """The method footnote (``alisio.core.stats.sequential.method_note``)."""
+
+
+def describe_plan(plan: SequentialPlan) -> str:
+    """The design in one phrase: ``--until-width 0.3, --max-k 50, --min-k 5``."""
+    limits = f"--max-k {plan.max_k}, --min-k {plan.min_k}"
+    if plan.kind == "width":
+        return f"--until-width {plan.width:g}, {limits}"
+    gate = f", --fail-on worse-than:{plan.margin:g}" if plan.side == "not-worse" else ""
+    if plan.kind == "baseline":
+        return f"--sequential --baseline {plan.baseline}, {limits}{gate}"
+    return f"--sequential, {limits}{gate}"
