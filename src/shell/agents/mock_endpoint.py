@@ -72,10 +72,10 @@ def read_script(path: Path) -> tuple[Answer, ...]:
     Raises:
         ScriptError: unreadable, not JSON, invalid (msgspec's path to the field), or no turn.
     """
-    from alisio.shell.harness.providers.scripted import Script
+    from alisio.shell.harness.providers.scripted import Script, read_script_bytes
 
     try:
-        script = msgspec.json.decode(path.read_bytes(), type=Script)
+        script = msgspec.json.decode(read_script_bytes(path), type=Script)
     except OSError as error:
         raise ScriptError(f"{path}: cannot read the script: {error.strerror or error}") from None
     except msgspec.ValidationError as error:

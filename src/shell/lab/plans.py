@@ -29,7 +29,7 @@ from alisio.core.lab.suites.suite import Task
 from alisio.core.replay.fingerprint import Rules
 from alisio.shell.errors import CommandError, expect
 from alisio.shell.harness.providers.base import Provider, ProviderFailure
-from alisio.shell.harness.providers.scripted import ScriptedProvider
+from alisio.shell.harness.providers.scripted import ScriptedProvider, read_script_bytes
 from alisio.shell.lab.portable import PortableLive, PortableProvider, scripted
 
 if TYPE_CHECKING:
@@ -177,7 +177,7 @@ def check_sampling(plan: ProviderPlan, configs: Sequence[tuple[str, MeasuredConf
 
 def _read_script(path: Path) -> bytes:
     try:
-        data = path.read_bytes()
+        data = read_script_bytes(path)
         ScriptedProvider.from_json(data, str(path))
     except OSError as error:
         raise CommandError(f"--script {path}: cannot read: {error.strerror or error}") from None

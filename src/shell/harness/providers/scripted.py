@@ -37,7 +37,7 @@ Rules:
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 import msgspec
 
@@ -60,6 +60,22 @@ from alisio.core.text import plural
 from alisio.shell.harness.providers.base import FailureKind, FirstEvent, ProviderFailure, RetryNotice
 
 RESULT_EXCERPT = 200
+MAX_SCRIPT_BYTES: Final = 64 << 20
+"""The most a script file may hold: a link to ``/dev/zero`` or a runaway file is refused, not read until
+memory runs out."""
+
+
+def read_script_bytes(path: Path | str) -> bytes:
+    """The bytes of the script file ``path``: a regular file (a link to one is fine) of at most
+    ``MAX_SCRIPT_BYTES``, opened without blocking, so a FIFO never hangs the reader.
+
+    Raises:
+        OSError: it cannot be opened or read, is a directory, is not a regular file or is too large (the
+            strerror says which).
+    """
+    from alisio.shell.harness.bounded_read import read_bounded
+
+    return read_bounded(path, MAX_SCRIPT_BYTES, "a script")
 
 
 class _Strict(msgspec.Struct, frozen=True, kw_only=True, rename="camel", forbid_unknown_fields=True):
@@ -112,7 +128,7 @@ class ScriptedProvider:
     def from_file(cls, path: Path | str) -> ScriptedProvider:
         """Load a script file; ``ProviderFailure("script")`` names the file and the field when it is invalid."""
         try:
-            data = Path(path).read_bytes()
+            data = read_script_bytes(path)
         except OSError as error:
             raise ProviderFailure("script", f"{path}: cannot read the script: {error.strerror}") from None
         return cls.from_json(data, str(path))
