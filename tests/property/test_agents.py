@@ -20,9 +20,8 @@ from alisio.core.agents.cassette import (
 )
 from alisio.core.agents.config import KINDS, parse_external
 from alisio.core.agents.exchange import Api, read_exchange, unsupported_api
-from alisio.core.agents.presets import (
+from alisio.core.agents.external import (
     MAX_ARGUMENT_BYTES,
-    RunDirs,
     argument_problem,
     invocation,
     lab_tools,
@@ -30,6 +29,7 @@ from alisio.core.agents.presets import (
     prompt_problem,
     run_dir_rules,
 )
+from alisio.core.agents.presets import RunDirs
 from alisio.core.agents.run import (
     AgentEnd,
     ProxiedCall,

@@ -18,7 +18,8 @@ from alisio.core.harness import sse, wire_anthropic, wire_gemini, wire_responses
 from alisio.core.harness.budget import RunBudget
 from alisio.core.harness.prices import Rates
 from alisio.core.harness.protocol import MAX_NORMALISED_COUNT, MAX_TOKEN_COUNT, Usage, usage_problem
-from alisio.core.harness.wire import APIS, Api, parse_response
+from alisio.core.harness.wire import APIS, Api, parse_response, wire_format
+from alisio.core.harness.wire_format import MODEL, path_matches
 
 # --- counts -----------------------------------------------------------------------------------------------
 
@@ -95,12 +96,18 @@ def test_an_event_after_the_end_is_a_protocol_error(after: str) -> None:
 
 # --- routes -----------------------------------------------------------------------------------------------
 
-TARGET_CHARS = st.sampled_from([*"/v1chatcompletionsmodelsrp.%2F#?=&x_-", "//", "/./", "/../", "%2F"])
+TARGET_CHARS = st.sampled_from(
+    [*"/v1chatcompletionsmodelsrp.%2F#?=&x_-:", "//", "/./", "/../", "%2F", "beta"]
+)
+MODELS = st.sampled_from(["gemini-2.5-flash", "m", "a.b_c-1", "", "x/y", "%2F", ".."])
+"""What stands for ``{model}`` in a forwarded template: model names, and what is none (empty, a slash...)."""
 TARGETS = st.one_of(
     st.lists(TARGET_CHARS, max_size=12).map("".join),
-    st.sampled_from([p for api in APIS for _, p, _ in forwarded(api)]).flatmap(
-        lambda path: st.tuples(st.just(path), st.lists(TARGET_CHARS, max_size=4).map("".join)).map("".join)
-    ),
+    st.tuples(
+        st.sampled_from([p for api in APIS for _, p, _ in forwarded(api)]),
+        MODELS,
+        st.lists(TARGET_CHARS, max_size=4).map("".join),
+    ).map(lambda parts: parts[0].replace(MODEL, parts[1]) + parts[2]),
 )
 
 
@@ -108,16 +115,18 @@ TARGETS = st.one_of(
 def test_a_target_is_forwarded_exactly_when_it_is_one_of_its_apis_own(
     api: Api, method: str, target: str
 ) -> None:
-    """Forwarded iff the path before ``?`` is, byte for byte, one of the api's own with its method and the
-    target has no fragment; then the model-call flag and the URL suffix come from that same decision."""
+    """Forwarded iff the path before ``?`` is, byte for byte, one of the api's own (a model name for its
+    ``{model}``) with its method and the target has no fragment; then the model-call flag and the URL suffix
+    come from that same decision (the api's version segment replaced by the base URL's)."""
     path, _, query = target.partition("?")
-    table = {(m, p): model_call for m, p, model_call in forwarded(api)}
-    expected = (method, path) in table and "#" not in target
+    matching = [call for m, p, call in forwarded(api) if m == method and path_matches(p, path) is not None]
+    expected = bool(matching) and "#" not in target
     match route(api, method, target):
         case Success(found):
             assert expected
-            assert found.model_call == table[(method, path)]
-            assert found.suffix == path.removeprefix("/v1") + (f"?{query}" if query else "")
+            assert found.model_call == matching[0]
+            version = wire_format(api).version
+            assert found.suffix == path.removeprefix(version) + (f"?{query}" if query else "")
         case Failure(refusal):
             assert not expected
             assert refusal.status in (400, 404)

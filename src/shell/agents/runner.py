@@ -43,19 +43,19 @@ import msgspec
 
 from alisio.core.agents.cassette import AgentCassette, AgentCassetteHeader, unplayed_divergence
 from alisio.core.agents.config import ExternalAgent
-from alisio.core.agents.mcp_config import MCP_WRITERS, mcp_refusal, with_mcp_servers
-from alisio.core.agents.presets import (
+from alisio.core.agents.external import (
     RUN_DIR,
-    Invocation,
-    RunDirs,
     argument_problem,
     invocation,
     lab_tools,
     noise_rules,
     prompt_problem,
     run_dir_rules,
+    takes_files,
     tool_map,
 )
+from alisio.core.agents.mcp_config import MCP_WRITERS, mcp_refusal, with_mcp_servers
+from alisio.core.agents.presets import Invocation, RunDirs
 from alisio.core.agents.run import (
     AgentEnd,
     ProxiedCall,
@@ -128,7 +128,7 @@ class ExternalRunner:
         # a unix socket's path is short (108 bytes): the sandboxed proxy's gets a directory of its own
         sock_dir = Path(tempfile.mkdtemp(prefix=owned_prefix("sock"))) if job.sandbox is not None else None
         try:
-            return self._run_in(job, _place(job, run_dir, sock_dir, self.agent.kind))
+            return self._run_in(job, _place(job, run_dir, sock_dir, takes_files(self.agent)))
         finally:
             shutil.rmtree(run_dir, ignore_errors=True)
             if sock_dir is not None:
@@ -355,8 +355,8 @@ class _Place:
         return self.host_run / Path(path).relative_to(self.dirs.run)
 
 
-def _place(job: AgentJob, run_dir: Path, sock_dir: Path | None, kind: str) -> _Place:
-    files = _files(job.workspace) if kind == "aider" else ()
+def _place(job: AgentJob, run_dir: Path, sock_dir: Path | None, with_files: bool) -> _Place:
+    files = _files(job.workspace) if with_files else ()
     if job.sandbox is None or sock_dir is None:
         dirs = RunDirs(
             run=str(run_dir),
