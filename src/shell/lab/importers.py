@@ -272,22 +272,12 @@ def _harbor_one(
         config = tomllib.loads(_source_text(directory / "task.toml"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
         raise CommandError(f"{directory / 'task.toml'}: cannot read: {error}") from None
-    texts: dict[str, str] = {}
     for required in ("instruction.md", "environment/Dockerfile", "tests/test.sh"):
         if not (directory / required).is_file():
             raise CommandError(f"{directory / required}: missing (a Harbor task needs it)")
-    for sub in ("tests", "solution"):
-        for path in sorted(p for p in (directory / sub).rglob("*") if p.is_file() or p.is_symlink()):
-            if (problem := outside(path, source)) is not None:
-                return problem
-            if not path.is_file():  # a link to a directory inside the source: not followed
-                continue
-            try:
-                texts[path.relative_to(directory).as_posix()] = _source_text(path)
-            except OSError as error:
-                return f"{path.relative_to(directory)}: cannot read: {error.strerror or error}"
-            except UnicodeDecodeError:
-                return f"{path.relative_to(directory)}: not UTF-8 text (binary files are not imported)"
+    texts = _harbor_texts(source, directory)
+    if isinstance(texts, str):
+        return texts
     for named in ("environment/Dockerfile", "instruction.md"):
         if (problem := outside(directory / named, source)) is not None:
             return problem
@@ -320,6 +310,25 @@ def _harbor_one(
         else:
             files[f"solutions/{task_id}/{name.removeprefix('solution/')}"] = text
     return None
+
+
+def _harbor_texts(source: Path, directory: Path) -> dict[str, str] | str:
+    """The text of every file under a Harbor task's ``tests/`` and ``solution/`` by its path in the task, or
+    the reason the task is refused (a link out of ``source``, an unreadable or binary file)."""
+    texts: dict[str, str] = {}
+    for sub in ("tests", "solution"):
+        for path in sorted(p for p in (directory / sub).rglob("*") if p.is_file() or p.is_symlink()):
+            if (problem := outside(path, source)) is not None:
+                return problem
+            if not path.is_file():  # a link to a directory inside the source: not followed
+                continue
+            try:
+                texts[path.relative_to(directory).as_posix()] = _source_text(path)
+            except OSError as error:
+                return f"{path.relative_to(directory)}: cannot read: {error.strerror or error}"
+            except UnicodeDecodeError:
+                return f"{path.relative_to(directory)}: not UTF-8 text (binary files are not imported)"
+    return texts
 
 
 def write_imported(
