@@ -119,8 +119,7 @@ class ProviderSettings(TomlInput, frozen=True, kw_only=True):
 
     @property
     def resolved_id(self) -> str:
-        """``id``; at its default, the preset's name, else the api's name for ``openai-responses`` and
-        ``anthropic``."""
+        """``id``; at its default, the preset's name, else the api's name for every api but ``openai-chat``."""
         if self.id == "openai_compat" and self.preset is not None:
             return self.preset
         if self.id == "openai_compat" and self.resolved_api != DEFAULT_API:

@@ -8,12 +8,14 @@ bounded copy (``alisio.shell.agents.proxy_http``). Each model call is read with
 
 Rules it keeps:
 - **who**: a request must carry the run's token (``token``: the only "API key" the agent was given, random
-  per run) as ``Authorization: Bearer``, ``x-api-key`` or its api's own key header (``x-goog-api-key``); any other caller (another local process, another
-  user) gets a 401 in the api's error shape, and nothing is forwarded;
+  per run) as ``Authorization: Bearer``, ``x-api-key`` or its api's own key header (``x-goog-api-key``); any
+  other caller (another local process, another user) gets a 401 in the api's error shape, and nothing is
+  forwarded;
 - **what**: one decision per request target (``alisio.core.agents.routes.route``) says both whether it is a
-  model call and where it goes: only the api's version segment + its own paths are forwarded (the model call; listing the
-  models; Anthropic's token count), compared byte for byte; anything else is refused (404, or 400 for a
-  target that is not a path), so no spelling of a target is forwarded with the key and left uncounted;
+  model call and where it goes: only the api's version segment + its own paths are forwarded (the model call;
+  listing the models; Anthropic's and Gemini's token counts), compared byte for byte; anything else is refused
+  (404, or 400 for a target that is not a path), so no spelling of a target is forwarded with the key and
+  left uncounted;
 - **budgets** (``alisio.core.agents.ledger``): a model call is let through, refused (a 400 naming the budget:
   the proxy's ``stop`` is set and ``on_stop`` is called, the runner ends the agent) or held until calls in
   flight finish, when their reservations could reach ``maxTokens`` or ``maxCostUsd``;

@@ -44,18 +44,19 @@ import msgspec
 from alisio.core.agents.cassette import AgentCassette, AgentCassetteHeader, unplayed_divergence
 from alisio.core.agents.config import ExternalAgent
 from alisio.core.agents.context_home import home_path
-from alisio.core.agents.presets import (
+from alisio.core.agents.external import (
     RUN_DIR,
-    Invocation,
-    RunDirs,
     argument_problem,
     invocation,
     lab_tools,
     noise_rules,
     prompt_problem,
     run_dir_rules,
+    takes_files,
     tool_map,
 )
+from alisio.core.agents.mcp_config import MCP_WRITERS, mcp_refusal, with_mcp_servers
+from alisio.core.agents.presets import Invocation, RunDirs
 from alisio.core.agents.run import (
     AgentEnd,
     ProxiedCall,
@@ -74,6 +75,7 @@ from alisio.shell.agents.overlay import ContextOverlayFile, overlay
 from alisio.shell.agents.proxy import Call, RunProxy
 from alisio.shell.agents.replay import CassetteReplayer, recorded_cassette
 from alisio.shell.agents.seam import AgentJob, AgentRun
+from alisio.shell.harness.mcp_client import server_binds
 from alisio.shell.harness.providers.faults import RunWire
 from alisio.shell.harness.tools.bash import read_output, supervise_group
 from alisio.shell.harness.tools.processes import marked, new_mark
@@ -128,7 +130,7 @@ class ExternalRunner:
         # a unix socket's path is short (108 bytes): the sandboxed proxy's gets a directory of its own
         sock_dir = Path(tempfile.mkdtemp(prefix=owned_prefix("sock"))) if job.sandbox is not None else None
         try:
-            return self._run_in(job, _place(job, run_dir, sock_dir, self.agent.kind))
+            return self._run_in(job, _place(job, run_dir, sock_dir, takes_files(self.agent)))
         finally:
             shutil.rmtree(run_dir, ignore_errors=True)
             if sock_dir is not None:
@@ -200,6 +202,10 @@ class ExternalRunner:
             base_url = proxy.url if place.socket is None else f"http://127.0.0.1:{RELAY_PORT}"
             model = job.model or self.model
             inv = invocation(self.agent, self.binary, job.task.prompt, model, base_url, place.dirs, token)
+            refusal = mcp_refusal(self.agent.kind, job.mcp_servers)
+            if refusal is not None:
+                return self._failed(job, "agent_start", f"agent {self.agent.name}: {refusal}")
+            inv = _with_mcp(self.agent.kind, inv, job.mcp_servers, place.dirs.run)
             problem = argument_problem(self.agent, inv.argv)
             if problem is not None:
                 why = f"agent {self.agent.name}: cannot start {inv.argv[0]}: {problem}"
@@ -356,8 +362,8 @@ class _Place:
         return self.host_run / Path(path).relative_to(self.dirs.run)
 
 
-def _place(job: AgentJob, run_dir: Path, sock_dir: Path | None, kind: str) -> _Place:
-    files = _files(job.workspace) if kind == "aider" else ()
+def _place(job: AgentJob, run_dir: Path, sock_dir: Path | None, with_files: bool) -> _Place:
+    files = _files(job.workspace) if with_files else ()
     if job.sandbox is None or sock_dir is None:
         dirs = RunDirs(
             run=str(run_dir),
@@ -410,6 +416,16 @@ def _files(workspace: Path) -> tuple[str, ...]:
         if path.is_file() and not any(part.startswith(".") or part == "__pycache__" for part in parts):
             found.append(str(path.relative_to(workspace)))
     return tuple(sorted(found)[:_MAX_FILES])
+
+
+def _with_mcp(kind: str, inv: Invocation, servers: Mapping[str, tuple[str, ...]], run: str) -> Invocation:
+    """``inv`` with the run's MCP servers in the preset's own configuration (``alisio.core.agents.mcp_config``),
+    and what their commands need bound in the agent's sandbox."""
+    writer = MCP_WRITERS.get(kind)
+    if writer is None or not servers:
+        return inv
+    binds = [bind.source for argv in servers.values() for bind in server_binds(argv)]
+    return with_mcp_servers(writer, inv, servers, run, binds)
 
 
 def _read(file: IO[bytes]) -> str:

@@ -15,8 +15,8 @@ the external runner that implements it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -61,6 +61,10 @@ class AgentJob:
     its workspace files are already in ``workspace``)."""
     context_home: tuple[ContextOverlayFile, ...] = ()
     """The arm's context's ``home`` files, put in an external agent's private HOME."""
+    mcp_servers: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """MCP servers (stdio) given to the run: server name -> argv. The built-in agent starts them itself
+    (``AgentSetup.mcp_servers``); an external agent gets them in its own config format
+    (``alisio.core.agents.mcp_config``)."""
 
 
 def same_record(record: RunRecord) -> RunRecord:

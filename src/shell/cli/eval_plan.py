@@ -88,20 +88,11 @@ def plan(
     from alisio.core.lab.plans.manifest import encode_manifest
     from alisio.core.lab.plans.plan_key import planned_runs
     from alisio.core.text import plural
-    from alisio.shell.errors import CommandError
-    from alisio.shell.lab.ci_outputs import check_output_file, write_output_file
-    from alisio.shell.lab.preflight import NOTHING_WRITTEN
+    from alisio.shell.lab.ci_outputs import write_output_file
     from alisio.shell.lab.prepare import preview_request
     from alisio.shell.lab.suite_choice import confirm_third_party
 
-    replay = provider.mode is ModeFlag.REPLAY
-    if replay and variants_file is not None:
-        raise CommandError("variants refuses replay: it compares configurations, replay pins one")
-    if provider.cassette_dir is not None and not replay:
-        raise CommandError("--cassette-dir is only used with --mode replay")
-    if (out.exists() or out.is_symlink()) and not force:
-        raise CommandError(f"--out {out} already exists: pass --force to replace it; nothing was written")
-    check_output_file(out, "--out", NOTHING_WRITTEN)
+    _refuse_flags(provider, variants_file, out, force)
     request = _request(
         suite, selection, provider, permissions, execution, variants_file, (input_rate, output_rate), label
     )
@@ -129,6 +120,27 @@ def plan(
     )
     say(f"run it: alisio {command} --plan {out} (a slice of it: --shard I/N; then alisio eval merge)")
     return ExitCode.OK
+
+
+def _refuse_flags(provider: ProviderFlags, variants_file: Path | None, out: Path, force: bool) -> None:
+    """What eval plan refuses before it reads the suite: replay with variants, --cassette-dir without replay,
+    an --out that exists (without --force) or cannot be written.
+
+    Raises:
+        CommandError: one line naming the flag; nothing was written.
+    """
+    from alisio.shell.errors import CommandError
+    from alisio.shell.lab.ci_outputs import check_output_file
+    from alisio.shell.lab.preflight import NOTHING_WRITTEN
+
+    replay = provider.mode is ModeFlag.REPLAY
+    if replay and variants_file is not None:
+        raise CommandError("variants refuses replay: it compares configurations, replay pins one")
+    if provider.cassette_dir is not None and not replay:
+        raise CommandError("--cassette-dir is only used with --mode replay")
+    if (out.exists() or out.is_symlink()) and not force:
+        raise CommandError(f"--out {out} already exists: pass --force to replace it; nothing was written")
+    check_output_file(out, "--out", NOTHING_WRITTEN)
 
 
 def _request(

@@ -267,7 +267,7 @@ AgentFlag = Annotated[
     option(
         "--agent",
         help="Run every task with this agent of config.toml's \\[agents.NAME] (built-in or external: codex, "
-        "opencode, aider, claude-code, command; docs/agents.md); overrides a task's agent.",
+        "opencode, aider, claude-code, gemini-cli, command; docs/agents.md); overrides a task's agent.",
         panel=PROVIDER,
         metavar="NAME",
     ),

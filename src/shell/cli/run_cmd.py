@@ -209,6 +209,13 @@ def _json_sink() -> Callable[[Event], None]:
     return write
 
 
+def _asks(policy: Policy) -> bool:
+    """Whether tool calls are put to the user: --policy ask, with stdin and stderr on a terminal."""
+    from alisio.core.harness.policy import PolicyMode
+
+    return policy.mode is PolicyMode.ASK and sys.stdin.isatty() and sys.stderr.isatty()
+
+
 def _terminal_approver() -> Callable[[ToolCall, Effect], ApprovalAnswer]:
     from alisio.core.harness.approval_text import approval_lines
 
@@ -363,7 +370,7 @@ def _setup(
     from alisio.core.harness.agent_step import select_agent
     from alisio.core.harness.config import config_hash
     from alisio.core.harness.events import Effect
-    from alisio.core.harness.policy import ALL_EFFECTS, PolicyMode
+    from alisio.core.harness.policy import ALL_EFFECTS
     from alisio.core.harness.prices import prices_for
     from alisio.core.harness.sandbox import WORKSPACE
     from alisio.core.replay.fingerprint import path_rules
@@ -383,7 +390,6 @@ def _setup(
     measured, lab = config.measured, config.lab
     sandbox = _sandbox(run.sandbox, lab, workspace, policy)
     expect(select_agent(measured, run.agent), "--agent")
-    interactive = sys.stdin.isatty() and sys.stderr.isatty()
     setup = AgentSetup(
         prompt=prompt,
         workspace=workspace,
@@ -395,7 +401,7 @@ def _setup(
         budget=_run_budget(budget, config, model_name),
         rates=prices_for(config.prices, model_name),
         agent=run.agent,
-        approver=_terminal_approver() if interactive and policy.mode is PolicyMode.ASK else None,
+        approver=_terminal_approver() if _asks(policy) else None,
         normalize_rules=path_rules(
             str(workspace), str(run.cwd or ""), *((WORKSPACE,) if sandbox is not None else ())
         ),
@@ -404,8 +410,19 @@ def _setup(
         on_event=_json_sink() if json_out else _progress,
         env=tool_env(os.environ, key),
         sandbox=sandbox,
+        mcp_servers={server.name: server.command for server in config.mcp_servers},
     )
+    _check_mcp(setup)
     return setup, key
+
+
+def _check_mcp(setup: AgentSetup) -> None:
+    """config.toml's MCP servers need the process effect: refused with one line before the run (--read-only)."""
+    from alisio.core.harness.mcp import mcp_grant_problem
+
+    problem = mcp_grant_problem(setup.mcp_servers, setup.granted)
+    if problem is not None:
+        raise CommandError(f"config.toml: mcp.servers: {problem}; nothing was run")
 
 
 def _execute(setup: AgentSetup, faults: FaultSpec | None) -> RunResult:

@@ -58,6 +58,7 @@ class BuiltinRunner:
             sandbox=job.sandbox,
             rates=job.rates,
             system=job.context_system,
+            mcp_servers=job.mcp_servers,
         )
         wire = RunWire(job.faults, f"{job.task.id}/{job.spec.repetition}", job.measured.retries.max)
         with run_wire(wire):  # the run's faults and retries.max, in the provider's HTTP layer

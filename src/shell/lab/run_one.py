@@ -32,6 +32,7 @@ from alisio.core.lab.suites.schedule import RunSpec
 from alisio.core.lab.suites.suite import Task
 from alisio.core.replay.fingerprint import WORKSPACE as WORKSPACE_TOKEN
 from alisio.core.replay.fingerprint import Rules, path_rules
+from alisio.shell.lab.contexts import mcp_servers_for
 from alisio.shell.lab.plans import ProviderPlan
 from alisio.shell.lab.preflight import task_policy
 from alisio.shell.lab.suites import LoadedSuite
@@ -96,6 +97,8 @@ class RunContext:
     """The runners of the external agents the command uses, by agent name (checked before the first run)."""
     sandbox: Sandbox | None = None
     """Where bash commands and command verifiers run (``--sandbox bwrap``); ``None``: plain subprocesses."""
+    mcp_servers: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """MCP servers given to every run (config.toml's ``[mcp.servers.NAME]``): server name -> argv."""
 
 
 @dataclass(frozen=True)
@@ -172,7 +175,7 @@ def _judged_run(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> Finishe
             model=arm.model,
             sandbox=sandbox,
             rates=arm.rates,
-            **_from_arm(arm),
+            **_from_arm(ctx, arm),
         )
         result = runner_for(ctx, job).run(job)
         kept, tampered = _after_agent(task, ws, ctx.credentials, keep=result.outcome != "error")
@@ -207,12 +210,17 @@ def _judged_run(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> Finishe
     )
 
 
-def _from_arm(arm: Arm) -> dict[str, Any]:
-    """What the agent seam carries of the arm besides its configuration: its provider faults, its context's
-    system text and home files (its workspace files are already in the copy)."""
-    if arm.context is None:
-        return {"faults": arm.faults}
-    return {"faults": arm.faults, "context_system": arm.context.system, "context_home": arm.context.home}
+def _from_arm(ctx: RunContext, arm: Arm) -> dict[str, Any]:
+    """What the agent seam carries of the arm besides its configuration: its provider faults, the MCP servers
+    (the command's and its context's), its context's system text and home files (its workspace files are
+    already in the copy)."""
+    parts: dict[str, Any] = {
+        "faults": arm.faults,
+        "mcp_servers": {**ctx.mcp_servers, **mcp_servers_for(arm.context)},
+    }
+    if arm.context is not None:
+        parts |= {"context_system": arm.context.system, "context_home": arm.context.home}
+    return parts
 
 
 def _used(arm: Arm, events: tuple[Event, ...]) -> bool | None:

@@ -25,6 +25,7 @@ from tests.integration.helpers import (
     read_report,
     read_runs,
     refused,
+    task,
     variants,
     write_config,
 )
@@ -223,7 +224,7 @@ BAD_CONTEXTS = [
     ),
     (
         {"mcp": {"docs": {"command": ["python3", "server.py"]}}},
-        "context.mcp: MCP servers (docs) cannot be given",
+        "context.mcp: the MCP servers (docs) each run a process: grant the process effect with --allow-process",
     ),
     ({"mcp": {"docs": {"command": []}}}, 'context.mcp["docs"].command: expected a non-empty array'),
     ({"system": ""}, "context.system: expected the text"),
@@ -397,3 +398,37 @@ def test_the_mock_endpoint_refuses_turns_that_branch(tmp_path: Path) -> None:
         f"alisio eval mock-endpoint: {script}: turns[1]: when/unless: the mock endpoint picks turns by position "
         "(eval run --script plays them)"
     ]
+
+
+DOCS_SERVER = Path(__file__).resolve().parents[2] / "fixtures" / "mcp" / "docs_server.py"
+
+
+def test_a_contexts_mcp_server_reaches_the_built_in_agent(tmp_path: Path) -> None:
+    """The context's server (a real stdio MCP server, its env given) is started for each run; the agent's call
+    of one of its tools is recorded, answered with the env's effect, and counts as using the context."""
+    import shutil
+    import sys
+
+    suite = make_suite(tmp_path, task("fix-add", policy={"mode": "auto", "allow": ["write", "process"]}))
+    (tmp_path / "mcp").mkdir()
+    shutil.copy(DOCS_SERVER, tmp_path / "mcp" / "docs_server.py")
+    server = [sys.executable, str(tmp_path / "mcp" / "docs_server.py")]
+    context = _context(
+        tmp_path, {"label": "docs", "mcp": {"docs": {"command": server, "env": {"MCP_DOCS_VARIANT": "2"}}}}
+    )
+    lookup = {
+        "toolCalls": [{"name": "mcp__docs__lookup", "arguments": {"topic": "naming"}}],
+        "usage": {"inputTokens": 10, "outputTokens": 1},
+    }
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"turns": [lookup, *FIX["turns"]]}))
+    out = tmp_path / "out"
+    flags = ("--k", "1", "--allow-write", "--allow-process", "--context", context, "--out", out)
+    result = eval_run(tmp_path, suite, *flags, script=script)
+    assert result.returncode == 0, result.stderr
+    (record,) = read_runs(out)
+    assert record.status == "pass" and record.context_used is True
+    transcript = (out / "runs" / "fix-add" / "0.jsonl").read_text()
+    assert "functions are camelCase" in transcript  # the server ran with the context's env
+    condition = read_report(out).conditions.context
+    assert condition is not None and condition.mcp == ("docs",)

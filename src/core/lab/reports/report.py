@@ -270,6 +270,8 @@ class TaskReport(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     context_used: int | None = None
     """Judged runs that used the report's context (a tool call named one of its files); ``None`` without a
     context."""
+    advisory: tuple[str, ...] = ()
+    """The task's advisory notes (suite.json ``advisory``): shown, never counted."""
 
 
 class Summary(Frozen, frozen=True, kw_only=True, omit_defaults=True):
