@@ -247,7 +247,7 @@ _READS: Final = {
     "claude-code": 'CLAUDE.md in the workspace, or ~/.claude/CLAUDE.md (home ".claude/CLAUDE.md")',
     "opencode": 'AGENTS.md in the workspace, or ~/.config/opencode/AGENTS.md (home ".config/opencode/AGENTS.md")',
     "aider": "files named on its command line only: put the text in a workspace file and name it in the prompt",
-    "gemini": 'GEMINI.md in the workspace, or ~/.gemini/GEMINI.md (home ".gemini/GEMINI.md")',
+    "gemini-cli": 'GEMINI.md in the workspace, or ~/.gemini/GEMINI.md (home ".gemini/GEMINI.md")',
 }
 
 

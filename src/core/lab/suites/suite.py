@@ -237,9 +237,7 @@ class NoRepeatFailureRule(_SuiteStruct, frozen=True, kw_only=True, tag_field="ty
 
 ANY_TOOL = "*"
 """``called`` and ``not-called`` over every tool (an external agent's unmapped tools included)."""
-ToolOrAny = Literal[
-    "read_file", "list_dir", "search", "write_file", "edit_file", "bash", "fetch_url", "analyze", "*"
-]
+ToolOrAny = ToolName | Literal["*"]
 
 
 class _CallRule(_SuiteStruct, frozen=True, kw_only=True):
