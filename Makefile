@@ -70,20 +70,24 @@ record-bundled: $(STAMP)
 eval-ci: $(STAMP) bytecode
 	$(BIN)/alisio eval ci $(if $(OUT),--out $(OUT))
 
-# External agent CLIs at pinned versions, into .agents/ (gitignored): Codex, OpenCode and Claude Code from npm,
-# aider in its own venv. The lab finds them in .agents/bin (tests skip an agent that is not there, saying so).
+# External agent CLIs at pinned versions, into .agents/ (gitignored): Codex, OpenCode, Claude Code and Gemini CLI
+# from npm, aider in its own venv. The lab finds them in .agents/bin (tests skip an agent that is not there,
+# saying so). The pins are the presets' records' (src/core/agents/presets.py): a test keeps them equal.
 AGENTS := .agents
 CODEX_VERSION := 0.171.0
 OPENCODE_VERSION := 1.18.33
 AIDER_VERSION := 0.86.2
 # Claude Code 2.1.197 is the newest whose engines accept Node 20 (a native binary; about 12 s and 235 MB)
 CLAUDE_VERSION := 2.1.197
+# Gemini CLI runs on Node 20 (a JavaScript bundle; about 20 s and 96 MB)
+GEMINI_VERSION := 0.61.0
 agents-node:
 	mkdir -p $(AGENTS)/bin
-	npm install --silent --no-audit --no-fund --prefix $(AGENTS)/npm @openai/codex@$(CODEX_VERSION) opencode-ai@$(OPENCODE_VERSION) @anthropic-ai/claude-code@$(CLAUDE_VERSION)
+	npm install --silent --no-audit --no-fund --prefix $(AGENTS)/npm @openai/codex@$(CODEX_VERSION) opencode-ai@$(OPENCODE_VERSION) @anthropic-ai/claude-code@$(CLAUDE_VERSION) @google/gemini-cli@$(GEMINI_VERSION)
 	ln -sf ../npm/node_modules/.bin/codex $(AGENTS)/bin/codex
 	ln -sf ../npm/node_modules/.bin/opencode $(AGENTS)/bin/opencode
 	ln -sf ../npm/node_modules/.bin/claude $(AGENTS)/bin/claude
+	ln -sf ../npm/node_modules/.bin/gemini $(AGENTS)/bin/gemini
 
 # aider into its own venv with uv (pinned, from PyPI into .agents/uv): aider-chat pins each of its ~110
 # dependencies exactly, so its pin fixes the whole venv. Measured on 2 cores: pip took 85 s (54 s with

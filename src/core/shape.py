@@ -27,7 +27,7 @@ import functools
 import json
 import re
 import types
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
@@ -35,6 +35,7 @@ import msgspec
 
 __all__ = [
     "FieldPath",
+    "Noun",
     "Problem",
     "did_you_mean",
     "duplicate_keys",
@@ -51,7 +52,10 @@ FieldPath = tuple[str | int, ...]
 Problem = tuple[FieldPath, str]
 """One violation: where (a field path) and what (a one-line message)."""
 
-_NO_NOUNS: Mapping[Any, str] = MappingProxyType({})
+Noun = str | Callable[[object], str]
+"""What messages call a type: a noun, or (for a pattern-constrained type) the whole message for a value that
+does not match it (when a fixed noun cannot say it, e.g. the closest known name)."""
+_NO_NOUNS: Mapping[Any, Noun] = MappingProxyType({})
 _JSON_KIND = {
     "int": "an integer",
     "float": "a number",
@@ -136,14 +140,15 @@ def did_you_mean(value: object, known: tuple[str, ...]) -> str:
     return f"did you mean {close[0]}? " if close else ""
 
 
-def _leaf_message(value: object, typ: Any, message: str, nouns: Mapping[Any, str]) -> str:
+def _leaf_message(value: object, typ: Any, message: str, nouns: Mapping[Any, Noun]) -> str:
     literal = _literal_of(typ)
     if message.startswith("Invalid enum value") and literal is not None:
-        noun = nouns.get(typ, "value")
+        noun = _named(nouns, typ, "value")
         shown = tuple(v if isinstance(v, str) else json_repr(v) for v in literal)
         return f"unknown {noun} {json_repr(value)} ({did_you_mean(value, shown)}expected {words(shown)})"
     if message.startswith("Expected `str` matching regex") and typ in nouns:
-        return f"{json_repr(value)} is not {nouns[typ]}"
+        said = nouns[typ]
+        return said(value) if callable(said) else f"{json_repr(value)} is not {said}"
     rewritten = expected_got(message)
     if rewritten is not None:
         return rewritten
@@ -151,6 +156,11 @@ def _leaf_message(value: object, typ: Any, message: str, nouns: Mapping[Any, str
         if pattern.match(message):
             return pattern.sub(replacement, message)
     return message
+
+
+def _named(nouns: Mapping[Any, Noun], typ: Any, default: str) -> str:
+    noun = nouns.get(typ, default)
+    return noun if isinstance(noun, str) else default
 
 
 def _literal_of(typ: Any) -> tuple[object, ...] | None:
@@ -176,7 +186,7 @@ def _struct_members(typ: Any) -> tuple[type[msgspec.Struct], ...] | None:
 
 
 def shape_problems(
-    value: object, typ: Any, path: FieldPath = (), nouns: Mapping[Any, str] = _NO_NOUNS
+    value: object, typ: Any, path: FieldPath = (), nouns: Mapping[Any, Noun] = _NO_NOUNS
 ) -> list[Problem]:
     """Every problem of ``value`` (decoded JSON) against ``typ``, in document order.
 
@@ -210,7 +220,7 @@ def shape_problems(
     return _leaf_problems(value, typ, path, nouns)
 
 
-def _leaf_problems(value: object, typ: Any, path: FieldPath, nouns: Mapping[Any, str]) -> list[Problem]:
+def _leaf_problems(value: object, typ: Any, path: FieldPath, nouns: Mapping[Any, Noun]) -> list[Problem]:
     try:
         msgspec.convert(value, typ)
     except msgspec.ValidationError as error:
@@ -226,7 +236,7 @@ def _fields(typ: type[msgspec.Struct]) -> tuple[msgspec.structs.FieldInfo, ...]:
 
 
 def _struct_problems(
-    value: object, typ: type[msgspec.Struct], path: FieldPath, nouns: Mapping[Any, str]
+    value: object, typ: type[msgspec.Struct], path: FieldPath, nouns: Mapping[Any, Noun]
 ) -> list[Problem]:
     if not isinstance(value, dict):
         return [(path, f"expected an object, got {_kind_of(value)}")]
@@ -255,13 +265,13 @@ def _union_problems(
     typ: Any,
     members: tuple[type[msgspec.Struct], ...],
     path: FieldPath,
-    nouns: Mapping[Any, str],
+    nouns: Mapping[Any, Noun],
 ) -> list[Problem]:
     if not isinstance(value, dict):
         return [(path, f"expected an object, got {_kind_of(value)}")]
     tag_field = str(members[0].__struct_config__.tag_field)
     by_tag = {m.__struct_config__.tag: m for m in members}
-    noun = nouns.get(typ, tag_field)
+    noun = _named(nouns, typ, tag_field)
     expected = words(tuple(str(tag) for tag in by_tag))
     if tag_field not in value:
         return [((*path, tag_field), f"required (one of {expected})")]

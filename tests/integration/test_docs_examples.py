@@ -263,12 +263,18 @@ def config_keys() -> set[str]:
         "reasoning.": config.Reasoning,
         "sampling.": config.Sampling,
         "tools.": config.ToolSettings,
+        "retries.": config.Retries,
     }
     found = {key for prefix, struct in tables.items() for key in keys(prefix, struct)}
     agent = {f"agents.NAME.{field.encode_name}" for field in msgspec.structs.fields(config.AgentConfig)}
     from alisio.core.harness.prices import PRICE_KEYS
 
     prices = {f"prices.MODEL.{key}" for key in PRICE_KEYS}
+    from alisio.core.harness.mcp import McpServer
+
+    prices |= {
+        f"mcp.servers.NAME.{f.encode_name}" for f in msgspec.structs.fields(McpServer) if f.name != "name"
+    }
     return found | (agent - {"agents.NAME.name"}) | prices | {"instructions", "cache"}
 
 
@@ -288,9 +294,9 @@ def test_the_configuration_page_documents_every_key() -> None:
         plain = {f"{prefix}{k}" for k in table if k not in nested}
         return plain.union(*(flat(f"{prefix}{k}.", v) for k, v in nested.items()))
 
-    named = {"agents": "NAME", "prices": "MODEL"}  # tables of free names: the name stands for any
+    named = {"agents": "NAME", "prices": "MODEL", "mcp.servers": "NAME"}  # tables of free names: any name
     written = {
-        re.sub(r"^(agents|prices)\.[\w-]+\.", lambda m: f"{m[1]}.{named[m[1]]}.", key)
+        re.sub(r"^(agents|prices|mcp\.servers)\.[\w-]+\.", lambda m: f"{m[1]}.{named[m[1]]}.", key)
         for key in flat("", tomllib.loads(example.body))
     }
     assert written == config_keys()

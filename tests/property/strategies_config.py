@@ -19,6 +19,7 @@ from alisio.core.harness.config import (
     MeasuredConfig,
     ProviderSettings,
     Reasoning,
+    Retries,
     Sampling,
     ToolSettings,
 )
@@ -46,6 +47,7 @@ def agent_bodies() -> st.SearchStrategy[dict[str, Any]]:
     )
 
 
+retry_counts = st.integers(0, 20)
 agent_tables = st.dictionaries(agent_names, agent_bodies(), max_size=4)
 
 VALUES: dict[str, st.SearchStrategy[Any]] = {
@@ -61,6 +63,7 @@ VALUES: dict[str, st.SearchStrategy[Any]] = {
     "tools.readMaxChars": chars,
     "tools.maxCallsPerTurn": calls_per_turn,
     "tools.textCalls": st.sampled_from(["off", "parse"]),
+    "retries.max": retry_counts,
     "instructions": texts,
     "cache": st.booleans(),
     "agents": agent_tables,
@@ -87,6 +90,7 @@ def measured_configs(draw: st.DrawFn) -> MeasuredConfig:
             max_calls_per_turn=draw(calls_per_turn),
             text_calls=draw(st.sampled_from(["off", "parse"])),
         ),
+        retries=Retries(max=draw(retry_counts)),
         instructions=draw(texts),
         cache=draw(st.booleans()),
         agents=agents,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from hypothesis import strategies as st
 
@@ -191,3 +191,28 @@ def tool_call_streams(
     merged = interleave(draw, [*sequences, others])
     expected = tuple(sorted((meaning for meaning, _ in drawn), key=lambda meaning: meaning[0]))
     return expected, (*merged, FinishEvent(reason="tool_calls"))
+
+
+# --- Gemini -------------------------------------------------------------------------------------------
+
+ARGS = st.dictionaries(st.sampled_from(["path", "command", "n"]), st.integers(0, 9) | small_text, max_size=3)
+SIGNATURES = st.none() | st.text(alphabet="ABCabc012+/=", min_size=1, max_size=12)
+
+
+@st.composite
+def gemini_answers(
+    draw: st.DrawFn,
+) -> tuple[list[dict[str, Any]], str, list[tuple[str, dict[str, Any], str | None]]]:
+    """A Gemini answer's parts (thoughts, text pieces, signed or unsigned calls), the text, and the calls."""
+    parts: list[dict[str, Any]] = []
+    for thought in draw(st.lists(small_text.filter(bool), max_size=2)):
+        parts.append({"text": thought, "thought": True})
+    pieces = draw(st.lists(small_text, max_size=3))
+    parts += [{"text": piece} for piece in pieces]
+    calls = draw(st.lists(st.tuples(names, ARGS, SIGNATURES), max_size=3))
+    for name, args, signature in calls:
+        part: dict[str, Any] = {"functionCall": {"name": name, "args": args}}
+        if signature:
+            part["thoughtSignature"] = signature
+        parts.append(part)
+    return parts, "".join(pieces), calls

@@ -20,9 +20,8 @@ from alisio.core.agents.cassette import (
 )
 from alisio.core.agents.config import KINDS, parse_external
 from alisio.core.agents.exchange import Api, read_exchange, unsupported_api
-from alisio.core.agents.presets import (
+from alisio.core.agents.external import (
     MAX_ARGUMENT_BYTES,
-    RunDirs,
     argument_problem,
     invocation,
     lab_tools,
@@ -30,6 +29,7 @@ from alisio.core.agents.presets import (
     prompt_problem,
     run_dir_rules,
 )
+from alisio.core.agents.presets import RunDirs
 from alisio.core.agents.run import (
     AgentEnd,
     ProxiedCall,
@@ -134,9 +134,9 @@ def test_a_cut_off_or_unreadable_answer_is_never_a_silent_empty_one() -> None:
     assert exchange.error == "the answer ended before it finished" and exchange.finish_reason == "error"
     wrong = read_exchange("anthropic", REQUESTS["anthropic"], 200, "application/json", b'{"object": "x"}')
     assert isinstance(wrong, Failure) and "not an anthropic answer" in str(wrong.failure())
-    problem = unsupported_api("gemini")
-    assert problem is not None and "gemini" in problem
-    assert isinstance(read_exchange("gemini", REQUEST, 200, "text/event-stream", b""), Failure)  # type: ignore[arg-type]
+    problem = unsupported_api("cohere")
+    assert problem is not None and "cohere" in problem
+    assert isinstance(read_exchange("cohere", REQUEST, 200, "text/event-stream", b""), Failure)  # type: ignore[arg-type]
 
 
 @given(JSON_VALUES, JSON_VALUES)

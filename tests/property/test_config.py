@@ -169,6 +169,7 @@ def test_measured_keys_are_derived_from_the_structs() -> None:
         "tools.readMaxChars",
         "tools.maxCallsPerTurn",
         "tools.textCalls",
+        "retries.max",
         "instructions",
         "cache",
         "agents",

@@ -14,11 +14,12 @@ from returns.result import Failure, Success
 from alisio.core.agents.exchange import read_exchange
 from alisio.core.agents.ledger import Admit, Ledger, Refuse, Reservation, Wait, admit, reservation_of, settle
 from alisio.core.agents.routes import forwarded, route
-from alisio.core.harness import sse, wire_anthropic, wire_responses
+from alisio.core.harness import sse, wire_anthropic, wire_gemini, wire_responses
 from alisio.core.harness.budget import RunBudget
 from alisio.core.harness.prices import Rates
 from alisio.core.harness.protocol import MAX_NORMALISED_COUNT, MAX_TOKEN_COUNT, Usage, usage_problem
-from alisio.core.harness.wire import APIS, Api, parse_response
+from alisio.core.harness.wire import APIS, Api, parse_response, wire_format
+from alisio.core.harness.wire_format import MODEL, path_matches
 
 # --- counts -----------------------------------------------------------------------------------------------
 
@@ -31,6 +32,7 @@ READERS = {
     "openai-chat": (sse.usage_from, "prompt_tokens"),
     "openai-responses": (wire_responses.usage_from, "input_tokens"),
     "anthropic": (wire_anthropic.usage_from, "input_tokens"),
+    "gemini": (wire_gemini.usage_from, "promptTokenCount"),
 }
 
 
@@ -45,7 +47,7 @@ def test_every_parser_uses_a_count_only_from_0_to_the_maximum(api: Api, value: o
     """An input count is used as sent when it is an integer from 0 to MAX_TOKEN_COUNT; anything else (10**30,
     -5, 12.5, inf) makes the whole usage unusable, named, and never raises."""
     read, key = READERS[api]
-    usage = read({key: value, "output_tokens": 3, "completion_tokens": 3})
+    usage = read({key: value, "output_tokens": 3, "completion_tokens": 3, "candidatesTokenCount": 3})
     if _usable(value):
         assert usage.input_tokens == int(value) and usage_problem(usage) is None  # type: ignore[call-overload]
     else:
@@ -94,12 +96,18 @@ def test_an_event_after_the_end_is_a_protocol_error(after: str) -> None:
 
 # --- routes -----------------------------------------------------------------------------------------------
 
-TARGET_CHARS = st.sampled_from([*"/v1chatcompletionsmodelsrp.%2F#?=&x_-", "//", "/./", "/../", "%2F"])
+TARGET_CHARS = st.sampled_from(
+    [*"/v1chatcompletionsmodelsrp.%2F#?=&x_-:", "//", "/./", "/../", "%2F", "beta"]
+)
+MODELS = st.sampled_from(["gemini-2.5-flash", "m", "a.b_c-1", "", "x/y", "%2F", ".."])
+"""What stands for ``{model}`` in a forwarded template: model names, and what is none (empty, a slash...)."""
 TARGETS = st.one_of(
     st.lists(TARGET_CHARS, max_size=12).map("".join),
-    st.sampled_from([p for api in APIS for _, p, _ in forwarded(api)]).flatmap(
-        lambda path: st.tuples(st.just(path), st.lists(TARGET_CHARS, max_size=4).map("".join)).map("".join)
-    ),
+    st.tuples(
+        st.sampled_from([p for api in APIS for _, p, _ in forwarded(api)]),
+        MODELS,
+        st.lists(TARGET_CHARS, max_size=4).map("".join),
+    ).map(lambda parts: parts[0].replace(MODEL, parts[1]) + parts[2]),
 )
 
 
@@ -107,16 +115,18 @@ TARGETS = st.one_of(
 def test_a_target_is_forwarded_exactly_when_it_is_one_of_its_apis_own(
     api: Api, method: str, target: str
 ) -> None:
-    """Forwarded iff the path before ``?`` is, byte for byte, one of the api's own with its method and the
-    target has no fragment; then the model-call flag and the URL suffix come from that same decision."""
+    """Forwarded iff the path before ``?`` is, byte for byte, one of the api's own (a model name for its
+    ``{model}``) with its method and the target has no fragment; then the model-call flag and the URL suffix
+    come from that same decision (the api's version segment replaced by the base URL's)."""
     path, _, query = target.partition("?")
-    table = {(m, p): model_call for m, p, model_call in forwarded(api)}
-    expected = (method, path) in table and "#" not in target
+    matching = [call for m, p, call in forwarded(api) if m == method and path_matches(p, path) is not None]
+    expected = bool(matching) and "#" not in target
     match route(api, method, target):
         case Success(found):
             assert expected
-            assert found.model_call == table[(method, path)]
-            assert found.suffix == path.removeprefix("/v1") + (f"?{query}" if query else "")
+            assert found.model_call == matching[0]
+            version = wire_format(api).version
+            assert found.suffix == path.removeprefix(version) + (f"?{query}" if query else "")
         case Failure(refusal):
             assert not expected
             assert refusal.status in (400, 404)
@@ -181,16 +191,25 @@ def test_a_reservation_bounds_input_by_bytes_and_output_by_the_declared_limit(
 ) -> None:
     """The reservation is the body's bytes plus the declared output limit, priced at the dearest rates; a
     request without a declared limit (or continuing a stored conversation) is unbounded."""
-    field = {"openai-chat": "max_tokens", "openai-responses": "max_output_tokens", "anthropic": "max_tokens"}[
-        api
-    ]
-    body: dict[str, Any] = {"model": "m", "messages": [{"role": "user", "content": prompt}], field: limit}
+    if api == "gemini":  # the limit sits in generationConfig, the model in the URL
+        body: dict[str, Any] = {
+            "contents": [{"role": "user", "parts": [{"text": prompt}]}],
+            "generationConfig": {"maxOutputTokens": limit},
+        }
+        unbounded = json.dumps({"contents": body["contents"], "generationConfig": {}}).encode()
+    else:
+        field = {
+            "openai-chat": "max_tokens",
+            "openai-responses": "max_output_tokens",
+            "anthropic": "max_tokens",
+        }[api]
+        body = {"model": "m", "messages": [{"role": "user", "content": prompt}], field: limit}
+        unbounded = json.dumps({k: v for k, v in body.items() if k != field}).encode()
     raw = json.dumps(body).encode()
     reservation = reservation_of(api, raw, RATES)
     assert reservation.tokens == len(raw) + limit
     assert reservation.cost is not None
     assert abs(reservation.cost - (len(raw) * 3.0 + limit * 15.0) / 1e6) < 1e-9
-    unbounded = json.dumps({k: v for k, v in body.items() if k != field}).encode()
     assert reservation_of(api, unbounded, RATES) == Reservation(tokens=None, cost=None)
     if api == "openai-responses":
         stored = json.dumps(body | {"previous_response_id": "resp_1"}).encode()

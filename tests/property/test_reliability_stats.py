@@ -176,6 +176,9 @@ def test_the_mean_pairwise_similarity_and_the_coefficient_of_variation() -> None
 
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(st.floats(0, 1e5, allow_nan=False), st.integers(0, 10)), min_size=2, max_size=15))
+@example([(170.4896623071395, 5), (170.4896623071395, 5)])  # no spread: the interval is the point
+@example([(0.025, 1), (0.025, 1), (0.025, 1)])  # no spread but rounding in the means
+@example([(34483.25, 1), (34483.28125, 1)])  # a narrow interval around a large cost (b² − 4ac lost it)
 def test_fiellers_ends_solve_its_equation(rows: list[tuple[float, int]]) -> None:
     """At a finite end R the t statistic of the mean of cost_i − R·successes_i is exactly t(0.975, T − 1)
     (or the end is clamped at 0 or at the estimate); the estimate lies inside; unbounded only when the mean

@@ -20,10 +20,8 @@ from alisio.core.harness.protocol import (
 )
 from alisio.core.harness.wire import parse_response
 from alisio.core.harness.wire_gemini import GENERATED_ID, request_body, retry_delay, usage_from
-from tests.property.strategies_providers import names, requests, small_text
+from tests.property.strategies_providers import ARGS, gemini_answers, names, requests
 
-ARGS = st.dictionaries(st.sampled_from(["path", "command", "n"]), st.integers(0, 9) | small_text, max_size=3)
-SIGNATURES = st.none() | st.text(alphabet="ABCabc012+/=", min_size=1, max_size=12)
 COUNTS = st.none() | st.integers(0, 10**6)
 
 
@@ -74,26 +72,7 @@ def test_an_id_goes_back_only_when_the_api_gave_it(calls: list[tuple[str, dict[s
         assert part["functionCall"]["args"] == args
 
 
-@st.composite
-def answers(
-    draw: st.DrawFn,
-) -> tuple[list[dict[str, Any]], str, list[tuple[str, dict[str, Any], str | None]]]:
-    """A model's parts (thoughts, text pieces, signed or unsigned calls), the text, and the calls."""
-    parts: list[dict[str, Any]] = []
-    for thought in draw(st.lists(small_text.filter(bool), max_size=2)):
-        parts.append({"text": thought, "thought": True})
-    pieces = draw(st.lists(small_text, max_size=3))
-    parts += [{"text": piece} for piece in pieces]
-    calls = draw(st.lists(st.tuples(names, ARGS, SIGNATURES), max_size=3))
-    for name, args, signature in calls:
-        part: dict[str, Any] = {"functionCall": {"name": name, "args": args}}
-        if signature:
-            part["thoughtSignature"] = signature
-        parts.append(part)
-    return parts, "".join(pieces), calls
-
-
-@given(answer=answers(), cuts=st.lists(st.integers(0, 12), max_size=4), prompt=st.integers(0, 999))
+@given(answer=gemini_answers(), cuts=st.lists(st.integers(0, 12), max_size=4), prompt=st.integers(0, 999))
 def test_a_stream_reads_the_same_however_its_parts_are_cut_into_chunks(
     answer: tuple[list[dict[str, Any]], str, list[tuple[str, dict[str, Any], str | None]]],
     cuts: list[int],
@@ -121,7 +100,7 @@ def test_a_stream_reads_the_same_however_its_parts_are_cut_into_chunks(
     assert got.usage is not None and got.usage.input_tokens == prompt
 
 
-@given(answer=answers())
+@given(answer=gemini_answers())
 def test_signatures_and_thoughts_go_back_where_they_came_from(
     answer: tuple[list[dict[str, Any]], str, list[tuple[str, dict[str, Any], str | None]]],
 ) -> None:

@@ -1,7 +1,7 @@
 """``[agents.NAME]`` tables with a ``kind`` other than ``builtin``: external agents, as configured.
 
-An external agent is a preset (``codex``, ``opencode``, ``aider``, ``claude-code``: pinned headless
-invocations, ``alisio.core.agents.presets``) or a generic ``command``::
+An external agent is a preset (``codex``, ``opencode``, ``aider``, ``claude-code``, ``gemini-cli``: pinned
+headless invocations, one record each in ``alisio.core.agents.presets``) or a generic ``command``::
 
     [agents.mine]
     kind = "command"
@@ -30,6 +30,7 @@ from msgspec import Meta
 from returns.result import Failure, Result, Success
 
 from alisio.core.agents.exchange import Api
+from alisio.core.agents.presets import PRESETS, PresetName
 from alisio.core.base import Frozen
 from alisio.core.errors import ConfigError
 from alisio.core.harness.wire import wire_format
@@ -49,20 +50,13 @@ __all__ = [
     "split_agents",
 ]
 
-Kind = Literal["builtin", "codex", "opencode", "aider", "claude-code", "command"]
+Kind = Literal["builtin", PresetName, "command"]
 KINDS: Final[tuple[str, ...]] = get_args(Kind)
 EXTERNAL_KINDS: Final[tuple[str, ...]] = tuple(kind for kind in KINDS if kind != "builtin")
 PROMPT: Final = "{prompt}"
 PROMPT_FILE: Final = "{prompt_file}"
 MODEL: Final = "{model}"
 """In a command agent's arguments: the model the lab's provider is asked for (``--model``, a variant's)."""
-_DEFAULT_API: Final[Mapping[str, Api]] = {
-    "codex": "openai-responses",
-    "opencode": "openai-chat",
-    "aider": "openai-chat",
-    "claude-code": "anthropic",
-    "command": "openai-chat",
-}
 EnvName = Annotated[str, Meta(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")]
 Argv = Annotated[tuple[Annotated[str, Meta(min_length=1)], ...], Meta(min_length=1)]
 
@@ -105,8 +99,9 @@ _NOUNS: Final[Mapping[object, str]] = {Api: "api", Kind: "kind", EnvName: "a var
 
 
 def default_api(kind: str) -> Api:
-    """The wire API a kind speaks unless ``api`` says otherwise."""
-    return _DEFAULT_API.get(kind, "openai-chat")
+    """The wire API a kind speaks unless ``api`` says otherwise: a preset's record's, else ``openai-chat``."""
+    preset = next((preset for name, preset in PRESETS.items() if name == kind), None)
+    return preset.api if preset is not None else "openai-chat"
 
 
 def env_names(api: Api) -> tuple[str, str]:

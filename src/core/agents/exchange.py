@@ -26,6 +26,7 @@ from alisio.core.harness.wire import APIS, Api, ParsedAnswer, parse_response, wi
 __all__ = [
     "API_NAMES",
     "SUPPORTED_APIS",
+    "USAGE_CONVENTION",
     "Api",
     "Exchange",
     "ExchangeError",

@@ -11,9 +11,10 @@ Rules (``admit`` before a call is forwarded, ``settle`` when it ended):
 - a call in flight holds a ``Reservation``: an upper bound of what it can spend, its request's bytes as input
   tokens (a token is at least one byte of its text) plus the output limit the request declares (its wire
   format's record says where: ``max_completion_tokens`` else ``max_tokens``, times ``n``, for Chat
-  Completions; ``max_output_tokens`` for Responses; ``max_tokens`` for Anthropic), priced at the dearest input and output rates. A request that
-  declares no output limit, or continues a conversation kept at the provider (Responses'
-  ``previous_response_id`` or ``conversation``), has no bound: its reservation is unbounded;
+  Completions; ``max_output_tokens`` for Responses; ``max_tokens`` for Anthropic;
+  ``generationConfig.maxOutputTokens``, times ``candidateCount``, for Gemini), priced at the dearest input and
+  output rates. A request that declares no output limit, or continues a conversation kept at the provider
+  (Responses' ``previous_response_id`` or ``conversation``), has no bound: its reservation is unbounded;
 - a call that arrives while others are in flight waits (``Wait``) as long as what finished calls used plus
   their reservations reaches ``maxTokens`` or ``maxCostUsd`` (or one of them is unbounded); once they have
   finished, it is decided on what they reported. With no call in flight nothing waits: one call at a time is

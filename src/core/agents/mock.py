@@ -15,7 +15,8 @@ What is answered (``reply_for``), first match wins:
 - with a script (``--script``, the format of ``eval run --script``): the turn whose number is how many
   assistant turns the request's conversation already holds (so parallel runs each get their own turns); a
   tool call named ``{shell}`` is sent as the agent's own shell tool (``bash``, Claude Code's ``Bash``,
-  Codex's ``exec_command`` or ``shell``) with its ``command`` in that tool's argument shape; a request that
+  Codex's ``exec_command`` or ``shell``, Gemini CLI's ``run_shell_command``: each preset's tool that means
+  ``bash``) with its ``command`` in that tool's argument shape; a request that
   offers no tools (a title call, aider) gets the turn's text only; a turn's ``failure`` or ``error`` is an
   HTTP error (``auth`` 401, ``bad_request`` 400, ``rate_limited`` 429, else 500) with its message; past the
   last turn, HTTP 500 saying so. Usage is the turn's, none when it has none;
@@ -34,6 +35,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from alisio.core.agents.presets import PRESETS
 from alisio.core.base import Frozen
 from alisio.core.harness.protocol import ProviderResponse, ToolCall, Usage
 from alisio.core.harness.wire import APIS, Api, wire_format
@@ -63,7 +65,12 @@ AIDER_EDIT: Final = "src/calc.py\n```python\n<<<<<<< SEARCH\n    return a - b\n=
 DEFAULT_USAGE: Final = Usage(input_tokens=100, output_tokens=10, total_tokens=110, cached_input_tokens=40)
 SHELL_TOOL: Final = "{shell}"
 """A script's tool-call name for the agent's own shell tool (its name and argument shape vary by agent)."""
-_SHELLS: Final = ("bash", "Bash", "exec_command", "shell")
+_SHELLS: Final = tuple(
+    dict.fromkeys(
+        ("bash", *(name for preset in PRESETS.values() for name, lab in preset.tool_map if lab == "bash"))
+    )
+)
+"""The shell tools the default answer calls: the lab's ``bash``, and each preset's tools that mean it."""
 
 
 class MockCall(Frozen, frozen=True, kw_only=True):

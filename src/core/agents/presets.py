@@ -1,121 +1,63 @@
-"""How each external agent is started headless against the proxy: ``invocation``, pure.
+"""One record per external agent preset: ``PRESETS``, keyed by ``PresetName``; pure.
 
-The presets are the invocations measured on this project's machine kind (docs/agents.md):
+A preset is everything the lab knows of one agent CLI, in one ``Preset``: its executable and the pinned
+package it comes from (the Makefile's ``agents`` targets install exactly these pins: a test compares them),
+the wire API it speaks, the fixed environment it is started with and the files it is given, where it reads
+its user-level context (instructions, skills) and its MCP servers, its tool names that mean lab tools, its
+known per-run noise (normalised before a request is fingerprinted), the prompts it would take for one of its
+own commands, and how it is started (``start``). Nothing else in the code is keyed by a preset's name:
+adding an agent is one record here and its name in ``PresetName`` (docs/architecture.md, "Adding an agent").
+
+The records are the invocations measured on this project's machine kind (docs/agents.md):
 
 - ``codex`` (npm ``@openai/codex``, Responses API): ``codex exec --json --ephemeral ...`` with a provider
   given by ``-c model_providers.local=...`` (Codex ignores ``OPENAI_BASE_URL``); ``CODEX_HOME`` private;
 - ``opencode`` (npm ``opencode-ai``, Chat Completions): ``opencode run --format json`` with an
   ``OPENCODE_CONFIG`` file naming the proxy as an ``@ai-sdk/openai-compatible`` provider;
 - ``aider`` (PyPI ``aider-chat``, Chat Completions, no tool calls: edits are in its text);
-- ``claude-code`` (npm ``@anthropic-ai/claude-code``, Anthropic Messages; 2.1.197 on Node 20).
+- ``claude-code`` (npm ``@anthropic-ai/claude-code``, Anthropic Messages; 2.1.197 on Node 20);
+- ``gemini-cli`` (npm ``@google/gemini-cli``, the Gemini API): the prompt on stdin (headless when stdin is
+  not a terminal), ``--approval-mode yolo``, a ``settings.json`` choosing API-key auth (the proxy's token
+  in ``GEMINI_API_KEY``, its URL in ``GOOGLE_GEMINI_BASE_URL``) with usage statistics, telemetry, update
+  checks and folder trust off.
 
-Rules: the agent gets only the run's token as its key (``key``: random per run, made by the shell; the proxy
-forwards only requests that carry it), in its environment or a file of its run directory, never on its
-command line (which other users can read in ``/proc``); every per-run directory (home, config) is under
-the run directory the shell made; the task's prompt reaches the model as it is, never read as an option
-whatever it starts with (``-``, ``---`` front matter): Codex (``-``) and OpenCode read it from stdin (OpenCode
-would put one given as an argument in quotes), Claude Code gets it after ``--``, aider as
-``--message=PROMPT`` (a prompt aider would run as its own command, starting with ``/`` or ``!``, is refused:
-``prompt_problem``); each preset's tool names map to the lab's where they mean the same
-(``tool_map``), and its known per-run noise has normalisation rules (``noise_rules``) for record and replay.
+Rules every record keeps: the agent gets only the run's token as its key (``key``: random per run, made by
+the shell; the proxy forwards only requests that carry it), in its environment or a file of its run
+directory, never on its command line (which other users can read in ``/proc``); every per-run directory
+(home, config) is under the run directory the shell made; the task's prompt reaches the model as it is,
+never read as an option whatever it starts with (``-``, ``---`` front matter): Codex (``-``), OpenCode and
+Gemini CLI read it from stdin, Claude Code gets it after ``--``, aider as ``--message=PROMPT``; a prompt the
+agent would run as one of its own commands is refused (``own_command``).
 """
 
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Mapping
-from typing import Final
+from collections.abc import Callable, Mapping
+from typing import Final, Literal, get_args
 
-from alisio.core.agents.config import MODEL, PROMPT, PROMPT_FILE, ExternalAgent
+from alisio.core.agents.exchange import Api
 from alisio.core.base import Frozen
-from alisio.core.harness.wire import wire_format
 from alisio.core.replay.fingerprint import Rules
 
 __all__ = [
-    "BINARIES",
-    "INSTALL",
-    "MAX_ARGUMENT_BYTES",
-    "RUN_DIR",
+    "PRESETS",
+    "PRESET_NAMES",
     "Invocation",
+    "McpPlace",
+    "Package",
+    "Places",
+    "Preset",
+    "PresetName",
     "RunDirs",
-    "argument_problem",
-    "command_paths",
-    "invocation",
-    "kind_tools",
-    "lab_tools",
-    "noise_rules",
-    "prompt_problem",
-    "run_dir_rules",
-    "tool_map",
-    "version_command",
+    "Start",
+    "home_env",
 ]
 
-BINARIES: Final[Mapping[str, str]] = {
-    "codex": "codex",
-    "opencode": "opencode",
-    "aider": "aider",
-    "claude-code": "claude",
-}
-INSTALL: Final[Mapping[str, str]] = {
-    "codex": "make agents (or npm install -g @openai/codex@0.171.0)",
-    "opencode": "make agents (or npm install -g opencode-ai@1.18.33)",
-    "aider": "make agents (or pipx install aider-chat==0.86.2)",
-    "claude-code": "npm install -g @anthropic-ai/claude-code@2.1.197 (Node 20; 2.1.332 needs Node 22)",
-}
-_TOOL_MAPS: Final[Mapping[str, Mapping[str, str]]] = {
-    "codex": {"exec_command": "bash", "shell": "bash", "apply_patch": "edit_file", "web_search": "fetch_url"},
-    "opencode": {
-        "bash": "bash",
-        "read": "read_file",
-        "write": "write_file",
-        "edit": "edit_file",
-        "list": "list_dir",
-        "grep": "search",
-        "glob": "search",
-        "webfetch": "fetch_url",
-    },
-    "aider": {},
-    "claude-code": {
-        "Bash": "bash",
-        "Read": "read_file",
-        "Write": "write_file",
-        "Edit": "edit_file",
-        "MultiEdit": "edit_file",
-        "LS": "list_dir",
-        "Grep": "search",
-        "Glob": "search",
-        "WebFetch": "fetch_url",
-    },
-}
-_LAB_TOOLS: Final = (
-    "read_file",
-    "list_dir",
-    "search",
-    "write_file",
-    "edit_file",
-    "bash",
-    "fetch_url",
-    "analyze",
-)
-_NOISE: Final[Mapping[str, Rules]] = {
-    "codex": (
-        (r'"prompt_cache_key":"[^"]*"', '"prompt_cache_key":"<key>"'),
-        # its values are strings, some holding JSON with braces: skip over whole strings
-        (r'"client_metadata":\{(?:[^{}"]|"(?:[^"\\]|\\.)*")*\}', '"client_metadata":{}'),
-        (r'"id":"(?:msg|rs|fc|fco|ctc|ctco)_[A-Za-z0-9_-]+"', '"id":"<id>"'),
-        (r"<current_date>[^<]*</current_date>", "<current_date><date></current_date>"),
-        (r"Chunk ID: [^\\\n]*", "Chunk ID: <id>"),
-        (r"Wall time: [^\\\n]*", "Wall time: <time>"),
-    ),
-    "claude-code": (
-        # its memory directory is named after the workspace path, slashes as dashes
-        (r"/projects/-[^/\"\\]*/", "/projects/<workspace>/"),
-        # a JSON string of its per-config-dir device id and per-run session id
-        (r'"user_id":"(?:[^"\\]|\\.)*"', '"user_id":"<user>"'),
-        (r"Today's date is [0-9-]+", "Today's date is <date>"),
-    ),
-}
+PresetName = Literal["codex", "opencode", "aider", "claude-code", "gemini-cli"]
+"""The external agents the lab knows how to start (``[agents.NAME] kind``); each has a record in
+``PRESETS``."""
+PRESET_NAMES: Final[tuple[str, ...]] = get_args(PresetName)
 
 
 class RunDirs(Frozen, frozen=True, kw_only=True):
@@ -125,7 +67,8 @@ class RunDirs(Frozen, frozen=True, kw_only=True):
     workspace: str
     prompt_file: str
     files: tuple[str, ...] = ()
-    """The workspace's files, relative (aider is given them: it edits only files in its chat)."""
+    """The workspace's files, relative (given to a preset with ``takes_files``: aider edits only files in
+    its chat)."""
 
 
 class Invocation(Frozen, frozen=True, kw_only=True):
@@ -143,50 +86,84 @@ class Invocation(Frozen, frozen=True, kw_only=True):
     are bound read-only. What a run puts into the command (the task's prompt, the model) is never among them."""
 
 
-def tool_map(agent: ExternalAgent) -> Mapping[str, str]:
-    """The agent's tool names that mean a lab tool (a command agent: its ``tools``, else the lab's own)."""
-    if agent.kind == "command":
-        return dict(agent.tools) if agent.tools else {name: name for name in _LAB_TOOLS}
-    return _TOOL_MAPS.get(agent.kind, {})
+Start = Callable[[str, str, str, str, RunDirs, str], Invocation]
+"""``start(binary, prompt, model, base_url, dirs, key)``: the per-run part of a preset's invocation (its
+argv, the variables holding run values, its files); ``base_url`` is the proxy's ``http://127.0.0.1:PORT``."""
 
 
-def lab_tools(agent: ExternalAgent) -> frozenset[str]:
-    """The lab tools the agent has (a tool-sequence rule over any other cannot apply to it)."""
-    return frozenset(tool_map(agent).values())
+class Package(Frozen, frozen=True, kw_only=True):
+    """Where a preset's executable comes from, pinned."""
+
+    registry: Literal["npm", "pypi"]
+    name: str
+    version: str
+    note: str = ""
+    """Why this pin, when it is not simply the version measured (Claude Code: the newest on Node 20)."""
+
+    @property
+    def spec(self) -> str:
+        """``@openai/codex@0.171.0``, ``aider-chat==0.86.2``: the pin as the registry's client writes it."""
+        return f"{self.name}=={self.version}" if self.registry == "pypi" else f"{self.name}@{self.version}"
+
+    @property
+    def install(self) -> str:
+        """The command that installs it outside the project (``make agents`` installs it into .agents)."""
+        tool = "pipx install" if self.registry == "pypi" else "npm install -g"
+        return f"make agents (or {tool} {self.spec}{f'; {self.note}' if self.note else ''})"
 
 
-def kind_tools(kind: str) -> frozenset[str]:
-    """The lab tools an agent of ``kind`` has when its configuration is not at hand (``eval rejudge`` of a
-    run whose agent is no longer configured): a preset's map, or a command agent's default (the lab's)."""
-    if kind == "command":
-        return frozenset(_LAB_TOOLS)
-    return frozenset(_TOOL_MAPS.get(kind, {}).values())
+class McpPlace(Frozen, frozen=True, kw_only=True):
+    """Where an agent reads its MCP servers: a file of its run directory and the key holding them there."""
+
+    file: str
+    """Relative to the run directory (the agent's HOME is ``home`` under it)."""
+    key: str
+    """The table (TOML) or object (JSON) of servers by name: ``mcp_servers``, ``mcpServers``, ``mcp``."""
+    format: Literal["json", "toml"]
 
 
-RUN_DIR: Final = "<run>"
-"""What the run directory's path (the agent's private HOME, CODEX_HOME, ...) becomes in a fingerprint."""
+class Places(Frozen, frozen=True, kw_only=True):
+    """Where an agent reads its user-level context, relative to its run directory (``None``: it has none).
+
+    The run directory holds the agent's private HOME (``home``) and XDG directories (``xdg-config``, ...);
+    agents with a configuration directory of their own have it there too (``codex-home``, ``claude``)."""
+
+    instructions: str | None
+    """Its user-level instructions file (Claude Code ``~/.claude/CLAUDE.md``, Codex ``~/.codex/AGENTS.md``)."""
+    skills: str | None
+    """Its user-level skills directory (one directory per skill, each with a ``SKILL.md``)."""
+    mcp: McpPlace | None
 
 
-def run_dir_rules(*paths: str) -> Rules:
-    """Rules that turn the per-run directory (and its resolved form) into ``<run>``: Codex names its
-    ``CODEX_HOME`` in its prompt, so a replay from another run directory would otherwise diverge."""
-    unique = sorted({path.rstrip("/") for path in paths if path.rstrip("/")}, key=lambda p: (-len(p), p))
-    return tuple((re.escape(path), RUN_DIR) for path in unique)
+class Preset(Frozen, frozen=True, kw_only=True):
+    """One external agent preset: all the lab knows of it (module docstring)."""
+
+    name: PresetName
+    binary: str
+    """Its executable's name (found on PATH or in the checkout's ``.agents/bin``)."""
+    package: Package
+    api: Api
+    """The wire API it speaks (the only one: a configured ``api`` must equal it)."""
+    env: tuple[tuple[str, str], ...]
+    """Fixed settings variables it is started with, besides the per-run ones ``start`` gives (HOME, its key,
+    the proxy's URL): update checks, telemetry and other traffic off."""
+    config_files: tuple[str, ...]
+    """The files ``start`` writes, relative to the run directory (its configuration for the run)."""
+    places: Places
+    tool_map: tuple[tuple[str, str], ...]
+    """Its tool names that mean a lab tool (tool-sequence rules, effects): ``(its name, the lab's)``."""
+    noise: Rules
+    """Its known per-run noise in a request body, normalised away before the request is fingerprinted."""
+    own_command: str | None
+    """A regular expression (Python's) matched at a prompt's start: a prompt it matches would be run by the
+    agent as one of its own commands, never sent to the model, so it is refused (``None``: none)."""
+    takes_files: bool
+    """It is given the workspace's files as arguments (``RunDirs.files``)."""
+    start: Start
 
 
-def noise_rules(agent: ExternalAgent) -> Rules:
-    """The agent's known per-run noise, normalised away before a request is fingerprinted."""
-    return _NOISE.get(agent.kind, ())
-
-
-def version_command(agent: ExternalAgent, binary: str) -> tuple[str, ...]:
-    """The command printing the agent's version (empty: none known)."""
-    if agent.kind == "command":
-        return agent.version
-    return agent.version or (binary, "--version")
-
-
-def _home(dirs: RunDirs) -> tuple[tuple[str, str], ...]:
+def home_env(dirs: RunDirs) -> tuple[tuple[str, str], ...]:
+    """The private HOME and XDG directories under the run directory, as variables."""
     run = dirs.run
     return (
         ("HOME", f"{run}/home"),
@@ -196,6 +173,8 @@ def _home(dirs: RunDirs) -> tuple[tuple[str, str], ...]:
         ("XDG_CACHE_HOME", f"{run}/xdg-cache"),
     )
 
+
+# --- codex ------------------------------------------------------------------------------------------------
 
 _CODEX_CONFIG: Final = "# written by alisio for one run; the provider is given with -c on the command line\n"
 
@@ -218,10 +197,48 @@ def _codex(binary: str, prompt: str, model: str, base_url: str, dirs: RunDirs, k
         "-",  # the prompt is read from stdin: "--" would not do for a prompt that is "-" itself
     )
     home = f"{dirs.run}/codex-home"
-    env = (*_home(dirs), ("CODEX_HOME", home), ("LOCAL_API_KEY", key))
+    env = (*home_env(dirs), ("CODEX_HOME", home), ("LOCAL_API_KEY", key))
     # Codex refuses a CODEX_HOME that does not exist: its config file makes it (no settings beyond argv's)
     files = ((f"{home}/config.toml", _CODEX_CONFIG),)
     return Invocation(argv=argv, env=env, files=files, stdin=prompt)
+
+
+_CODEX: Final = Preset(
+    name="codex",
+    binary="codex",
+    package=Package(registry="npm", name="@openai/codex", version="0.171.0"),
+    api="openai-responses",
+    env=(),
+    config_files=("codex-home/config.toml",),
+    places=Places(
+        instructions="codex-home/AGENTS.md",
+        skills="codex-home/skills",
+        mcp=McpPlace(file="codex-home/config.toml", key="mcp_servers", format="toml"),
+    ),
+    tool_map=(
+        ("exec_command", "bash"),
+        ("shell", "bash"),
+        ("apply_patch", "edit_file"),
+        ("web_search", "fetch_url"),
+    ),
+    noise=(
+        (r'"prompt_cache_key":"[^"]*"', '"prompt_cache_key":"<key>"'),
+        # its values are strings, some holding JSON with braces: skip over whole strings
+        (r'"client_metadata":\{(?:[^{}"]|"(?:[^"\\]|\\.)*")*\}', '"client_metadata":{}'),
+        (r'"id":"(?:msg|rs|fc|fco|ctc|ctco)_[A-Za-z0-9_-]+"', '"id":"<id>"'),
+        (r"<current_date>[^<]*</current_date>", "<current_date><date></current_date>"),
+        (r"Chunk ID: [^\\\n]*", "Chunk ID: <id>"),
+        (r"Wall time: [^\\\n]*", "Wall time: <time>"),
+    ),
+    own_command=None,
+    takes_files=False,
+    start=_codex,
+)
+
+
+# --- opencode ---------------------------------------------------------------------------------------------
+
+_OPENCODE_CONFIG: Final = "opencode.json"
 
 
 def _opencode(binary: str, prompt: str, model: str, base_url: str, dirs: RunDirs, key: str) -> Invocation:
@@ -238,10 +255,19 @@ def _opencode(binary: str, prompt: str, model: str, base_url: str, dirs: RunDirs
         "share": "disabled",
         "autoupdate": False,
     }
-    path = f"{dirs.run}/opencode.json"
-    env = (
-        *_home(dirs),
-        ("OPENCODE_CONFIG", path),
+    path = f"{dirs.run}/{_OPENCODE_CONFIG}"
+    env = (*home_env(dirs), ("OPENCODE_CONFIG", path))
+    # the prompt on stdin: OpenCode sends it as it is (from its arguments, it would quote one with a space)
+    argv = (binary, "run", "--format", "json", "-m", f"local/{model}")
+    return Invocation(argv=argv, env=env, files=((path, json.dumps(config, indent=1)),), stdin=prompt)
+
+
+_OPENCODE: Final = Preset(
+    name="opencode",
+    binary="opencode",
+    package=Package(registry="npm", name="opencode-ai", version="1.18.33"),
+    api="openai-chat",
+    env=(
         ("OPENCODE_DISABLE_AUTOUPDATE", "1"),
         ("OPENCODE_DISABLE_MODELS_FETCH", "1"),
         ("OPENCODE_DISABLE_LSP_DOWNLOAD", "1"),
@@ -254,10 +280,31 @@ def _opencode(binary: str, prompt: str, model: str, base_url: str, dirs: RunDirs
         ("OPENCODE_DISABLE_CLAUDE_CODE", "1"),
         ("OPENCODE_DISABLE_EXTERNAL_SKILLS", "1"),
         ("OPENCODE_EXPERIMENTAL_DISABLE_FILEWATCHER", "1"),
-    )
-    # the prompt on stdin: OpenCode sends it as it is (from its arguments, it would quote one with a space)
-    argv = (binary, "run", "--format", "json", "-m", f"local/{model}")
-    return Invocation(argv=argv, env=env, files=((path, json.dumps(config, indent=1)),), stdin=prompt)
+    ),
+    config_files=(_OPENCODE_CONFIG,),
+    places=Places(
+        instructions="xdg-config/opencode/AGENTS.md",
+        skills="xdg-config/opencode/skill",
+        mcp=McpPlace(file=_OPENCODE_CONFIG, key="mcp", format="json"),
+    ),
+    tool_map=(
+        ("bash", "bash"),
+        ("read", "read_file"),
+        ("write", "write_file"),
+        ("edit", "edit_file"),
+        ("list", "list_dir"),
+        ("grep", "search"),
+        ("glob", "search"),
+        ("webfetch", "fetch_url"),
+    ),
+    noise=(),
+    own_command=None,
+    takes_files=False,
+    start=_opencode,
+)
+
+
+# --- aider ------------------------------------------------------------------------------------------------
 
 
 def _aider(binary: str, prompt: str, model: str, base_url: str, dirs: RunDirs, key: str) -> Invocation:
@@ -286,98 +333,156 @@ def _aider(binary: str, prompt: str, model: str, base_url: str, dirs: RunDirs, k
         "--",
         *dirs.files,
     )
-    # aider keeps its chat's files in a set: a fixed hash seed keeps their order (and its requests) the same;
     # its key comes from AIDER_OPENAI_API_KEY (--openai-api-key's variable), not from its command line
-    env = (*_home(dirs), ("PYTHONHASHSEED", "0"), ("AIDER_OPENAI_API_KEY", key))
-    return Invocation(argv=argv, env=env)
+    return Invocation(argv=argv, env=(*home_env(dirs), ("AIDER_OPENAI_API_KEY", key)))
+
+
+_AIDER: Final = Preset(
+    name="aider",
+    binary="aider",
+    package=Package(registry="pypi", name="aider-chat", version="0.86.2"),
+    api="openai-chat",
+    # aider keeps its chat's files in a set: a fixed hash seed keeps their order (and its requests) the same
+    env=(("PYTHONHASHSEED", "0"),),
+    config_files=(),
+    places=Places(instructions=None, skills=None, mcp=None),
+    tool_map=(),
+    noise=(),
+    # it runs a message starting with "/" or "!" as its own command ("/run", "!ls": a shell command)
+    own_command=r"[/!]",
+    takes_files=True,
+    start=_aider,
+)
+
+
+# --- claude-code ------------------------------------------------------------------------------------------
 
 
 def _claude(binary: str, prompt: str, model: str, base_url: str, dirs: RunDirs, key: str) -> Invocation:
     models = ("ANTHROPIC_MODEL", "ANTHROPIC_DEFAULT_OPUS_MODEL", "ANTHROPIC_DEFAULT_SONNET_MODEL")
     env = (
-        *_home(dirs),
+        *home_env(dirs),
         ("ANTHROPIC_BASE_URL", base_url),
         ("ANTHROPIC_AUTH_TOKEN", key),
         *((name, model) for name in (*models, "ANTHROPIC_DEFAULT_HAIKU_MODEL", "CLAUDE_CODE_SUBAGENT_MODEL")),
-        ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
-        ("IS_SANDBOX", "1"),
         ("CLAUDE_CONFIG_DIR", f"{dirs.run}/claude"),
     )
     argv = (binary, "--print", "--output-format", "stream-json", "--verbose")
     return Invocation(argv=(*argv, "--permission-mode", "bypassPermissions", "--", prompt), env=env)
 
 
-def command_paths(command: tuple[str, ...]) -> tuple[str, ...]:
-    """The arguments of a command agent's ``command`` (after its executable) that are absolute paths of its
-    own: none holding ``{prompt}``, ``{prompt_file}`` or ``{model}``, decided before they are replaced."""
-    placeholders = (PROMPT, PROMPT_FILE, MODEL)
-    return tuple(
-        arg for arg in command[1:] if arg.startswith("/") and not any(word in arg for word in placeholders)
-    )
+_CLAUDE: Final = Preset(
+    name="claude-code",
+    binary="claude",
+    package=Package(
+        registry="npm",
+        name="@anthropic-ai/claude-code",
+        version="2.1.197",
+        note="the newest on Node 20; 2.1.332 needs Node 22",
+    ),
+    api="anthropic",
+    env=(("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"), ("IS_SANDBOX", "1")),
+    config_files=(),
+    places=Places(
+        instructions="claude/CLAUDE.md",
+        skills="claude/skills",
+        mcp=McpPlace(file="claude/.claude.json", key="mcpServers", format="json"),
+    ),
+    tool_map=(
+        ("Bash", "bash"),
+        ("Read", "read_file"),
+        ("Write", "write_file"),
+        ("Edit", "edit_file"),
+        ("MultiEdit", "edit_file"),
+        ("LS", "list_dir"),
+        ("Grep", "search"),
+        ("Glob", "search"),
+        ("WebFetch", "fetch_url"),
+    ),
+    noise=(
+        # its memory directory is named after the workspace path, slashes as dashes
+        (r"/projects/-[^/\"\\]*/", "/projects/<workspace>/"),
+        # a JSON string of its per-config-dir device id and per-run session id
+        (r'"user_id":"(?:[^"\\]|\\.)*"', '"user_id":"<user>"'),
+        (r"Today's date is [0-9-]+", "Today's date is <date>"),
+    ),
+    own_command=None,
+    takes_files=False,
+    start=_claude,
+)
 
 
-def _command(
-    agent: ExternalAgent, prompt: str, model: str, base_url: str, dirs: RunDirs, key: str
-) -> Invocation:
-    argv = tuple(
-        arg.replace(PROMPT_FILE, dirs.prompt_file).replace(MODEL, model).replace(PROMPT, prompt)
-        for arg in agent.command
-    )
-    record = wire_format(agent.api)
-    suffix = "" if record.sdk_adds_version else record.version
-    env = (*_home(dirs), (agent.base_url_env, f"{base_url}{suffix}"), (agent.key_env, key))
-    stdin = prompt if agent.stdin else None
-    return Invocation(argv=argv, env=env, stdin=stdin, host_paths=command_paths(agent.command))
+# --- gemini-cli -------------------------------------------------------------------------------------------
+
+_GEMINI_SETTINGS: Final = "home/.gemini/settings.json"
+_GEMINI_SETTINGS_BODY: Final = {
+    # API-key auth with the key from GEMINI_API_KEY (with only GOOGLE_GEMINI_BASE_URL set it picks its
+    # "gateway" auth, which headless mode refuses: "Invalid auth method selected")
+    "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": False}},
+    "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
+    "privacy": {"usageStatisticsEnabled": False},
+    "telemetry": {"enabled": False},
+    # its two built-in skills are listed in the system prompt in the order its file search finds them, which
+    # differs from run to run (a replay would diverge on it); they are not the task's
+    "skills": {"disabled": ["antigravity-support", "skill-creator"]},
+}
 
 
-_AIDER_COMMANDS: Final = "/!"
-"""aider runs a message that starts with one of these as one of its own commands (``/run``, ``!ls``)."""
+def _gemini(binary: str, prompt: str, model: str, base_url: str, dirs: RunDirs, key: str) -> Invocation:
+    env = (*home_env(dirs), ("GOOGLE_GEMINI_BASE_URL", base_url), ("GEMINI_API_KEY", key))
+    settings = json.dumps(_GEMINI_SETTINGS_BODY, indent=1)
+    # the prompt on stdin (headless when stdin is not a terminal): a "-p" value starting with "-" would be
+    # read as an option; stdin is sent as it is (the shell writes it at once: Gemini CLI waits 500 ms for it)
+    argv = (binary, "--model", model, "--output-format", "stream-json", "--approval-mode", "yolo")
+    return Invocation(argv=argv, env=env, files=((f"{dirs.run}/{_GEMINI_SETTINGS}", settings),), stdin=prompt)
 
 
-def prompt_problem(agent: ExternalAgent, prompt: str) -> str | None:
-    """Why ``agent`` cannot be given ``prompt`` as the task, or ``None``: aider takes a message starting with
-    ``/`` or ``!`` for one of its own commands (a shell command for ``!``), never sending it to the model,
-    and has no way to say it is text."""
-    if agent.kind == "aider" and prompt[:1] in tuple(_AIDER_COMMANDS):
-        return (
-            f"aider would run a prompt that starts with {prompt[0]!r} as one of its own commands, never sending "
-            "it to the model: reword the task's prompt, or run it with another agent"
-        )
-    return None
+_GEMINI: Final = Preset(
+    name="gemini-cli",
+    binary="gemini",
+    package=Package(registry="npm", name="@google/gemini-cli", version="0.61.0"),
+    api="gemini",
+    env=(
+        ("GEMINI_CLI_TRUST_WORKSPACE", "true"),  # else it drops --approval-mode yolo in an untrusted folder
+        ("GEMINI_CLI_NO_RELAUNCH", "true"),  # it would start a second node process for a larger heap
+        ("NO_COLOR", "1"),
+        # it instantiates WebAssembly, which by default reserves ~10 GB of address space per memory: more than
+        # the sandbox's limit of one process (sandboxMemory, 8 GiB), so it would not start there (Node >= 20.15)
+        ("NODE_OPTIONS", "--disable-wasm-trap-handler"),
+    ),
+    config_files=(_GEMINI_SETTINGS,),
+    places=Places(
+        instructions="home/.gemini/GEMINI.md",
+        skills="home/.gemini/skills",
+        mcp=McpPlace(file=_GEMINI_SETTINGS, key="mcpServers", format="json"),
+    ),
+    tool_map=(
+        ("run_shell_command", "bash"),
+        ("read_file", "read_file"),
+        ("read_many_files", "read_file"),
+        ("write_file", "write_file"),
+        ("replace", "edit_file"),
+        ("list_directory", "list_dir"),
+        ("grep_search", "search"),
+        ("glob", "search"),
+        ("web_fetch", "fetch_url"),
+    ),
+    noise=(
+        (r"Today's date is [^\\\n(]*\(", "Today's date is <date> ("),
+        # a call id it makes when the model sends none: the tool's name, the time in ms, a counter
+        (r'"id":"[a-z_]+_[0-9]{13}_[0-9]+"', '"id":"<id>"'),
+        (r"Process Group PGID: [0-9]+", "Process Group PGID: <pid>"),
+        # its project's temporary directory is named after the workspace directory's name
+        (r"/\.gemini/tmp/[^/\\\"`]+", "/.gemini/tmp/<project>"),
+    ),
+    # it runs a prompt starting with "/" as one of its commands ("//" and "/*" are text to it)
+    own_command=r"/(?![/*])",
+    takes_files=False,
+    start=_gemini,
+)
 
 
-MAX_ARGUMENT_BYTES: Final = 131071
-"""The longest command-line argument Linux takes (``MAX_ARG_STRLEN``, 32 pages, less its closing NUL)."""
-
-
-def argument_problem(agent: ExternalAgent, argv: tuple[str, ...]) -> str | None:
-    """Why ``argv`` (``invocation``'s, the prompt and model put in) cannot be started, or ``None``: an argument
-    that holds a NUL character or is longer than ``MAX_ARGUMENT_BYTES`` (a prompt given as ``{prompt}``,
-    or to Claude Code or aider, which take it as an argument)."""
-    hint = ": give the agent the prompt with {prompt_file} or stdin = true" if agent.kind == "command" else ""
-    for index, arg in enumerate(argv):
-        if "\0" in arg:
-            return f"its argument {index} holds a NUL character, which a command line cannot carry{hint}"
-        size = len(arg.encode("utf-8", "surrogateescape"))
-        if size > MAX_ARGUMENT_BYTES:
-            return (
-                f"its argument {index} is {size} bytes, more than one command-line argument may hold "
-                f"({MAX_ARGUMENT_BYTES}){hint}"
-            )
-    return None
-
-
-def invocation(
-    agent: ExternalAgent, binary: str, prompt: str, model: str, base_url: str, dirs: RunDirs, key: str
-) -> Invocation:
-    """How to start ``agent`` on ``prompt`` against the proxy at ``base_url`` (``http://127.0.0.1:PORT``).
-
-    Args:
-        binary: the preset's executable, as the shell found it (unused by a command agent).
-        key: the run's token, the agent's only key (the proxy forwards only requests that carry it).
-    """
-    builders = {"codex": _codex, "opencode": _opencode, "aider": _aider, "claude-code": _claude}
-    build = builders.get(agent.kind)
-    if build is None:
-        return _command(agent, prompt, model, base_url, dirs, key)
-    return build(binary, prompt, model, base_url, dirs, key)
+PRESETS: Final[Mapping[PresetName, Preset]] = {
+    preset.name: preset for preset in (_CODEX, _OPENCODE, _AIDER, _CLAUDE, _GEMINI)
+}
+"""Every preset by name (a test proves each ``PresetName`` has a complete record)."""

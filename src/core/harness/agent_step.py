@@ -9,6 +9,8 @@ Rules this module keeps:
 - at most ``tools.maxCallsPerTurn`` calls of one response run: each call past the cap is refused with a tool
   error the model sees (it never runs and is never gated), and the turn raises one ``too_many_tool_calls``
   incident; the run goes on, so the verifiers judge it (a fail the model caused, never an error);
+- an MCP server's tool (``mcp__<server>__<tool>``, ``alisio.core.harness.mcp``) is gated like ``bash``: its
+  effect is ``process``; its arguments need only be a JSON object (the server checks them);
 - a tool the agent was not offered, or that the harness does not know, or arguments that do not decode, are
   refused with an ``invalid_tool_call`` incident and a tool error the model sees; such a call never runs and
   is never put to the user;
@@ -19,16 +21,19 @@ Rules this module keeps:
 
 from __future__ import annotations
 
+import msgspec
 from returns.result import Failure, Result, Success
 
 from alisio.core.base import Frozen
 from alisio.core.harness.config import HARNESS_TOOLS, MeasuredConfig
 from alisio.core.harness.events import Effect, IncidentKind
+from alisio.core.harness.mcp import MCP_EFFECT, McpListing, mcp_arguments
 from alisio.core.harness.policy import Allow, Ask, Deny, Policy, decide, denial_message
 from alisio.core.harness.protocol import COUNT_RULE, ProviderResponse, ToolCall
 from alisio.core.harness.tooldefs import decode_arguments, effect_of
 
 __all__ = [
+    "CONTEXT_SEPARATOR",
     "AgentProfile",
     "AskUser",
     "CallTools",
@@ -43,6 +48,7 @@ __all__ = [
     "over_cap_refusal",
     "response_incidents",
     "select_agent",
+    "with_system_text",
 ]
 
 
@@ -79,6 +85,17 @@ def select_agent(measured: MeasuredConfig, name: str | None) -> Result[AgentProf
             tools = HARNESS_TOOLS if agent.tools is None else tuple(agent.tools)
             return Success(AgentProfile(name=name, instructions=agent.instructions, tools=tools))
     return Failure(UnknownAgentError(name=name, known=tuple(agent.name for agent in measured.agents)))
+
+
+CONTEXT_SEPARATOR = "\n\n"
+"""Between the agent's instructions and a context's ``system`` text."""
+
+
+def with_system_text(profile: AgentProfile, text: str | None) -> AgentProfile:
+    """``profile`` with a context's ``system`` text appended to its instructions (``None``: unchanged)."""
+    if text is None:
+        return profile
+    return msgspec.structs.replace(profile, instructions=f"{profile.instructions}{CONTEXT_SEPARATOR}{text}")
 
 
 class Finish(Frozen, frozen=True, kw_only=True):
@@ -178,22 +195,30 @@ def gate_tool(
     policy: Policy,
     granted: frozenset[Effect],
     session_grants: frozenset[Effect],
+    mcp: McpListing | None = None,
 ) -> RunTool | AskUser | Refuse:
     """Decide what happens to one tool call before anything runs.
 
     Args:
         call: the call the model made.
-        offered: the tool names this agent was offered.
+        offered: the tool names this agent was offered (its MCP tools are in ``mcp``).
         policy: the run's policy; ``granted`` its ceiling; ``session_grants`` the user's "always" answers.
+        mcp: the MCP servers' tools offered in this run (``mcp__<server>__<tool>``; effect ``process``).
     """
-    effect = effect_of(call.name)
-    if effect is None or call.name not in offered:
-        names = ", ".join(offered)
+    target = None if mcp is None else mcp.target(call.name)
+    effect = MCP_EFFECT if target is not None else effect_of(call.name)
+    if effect is None or (target is None and call.name not in offered):
+        names = ", ".join((*offered, *(name for name, _ in (mcp.targets if mcp is not None else ()))))
         return Refuse(
             incident=IncidentKind.INVALID_TOOL_CALL,
             message=f"error: unknown tool {call.name!r}; the tools you can call are: {names}",
         )
-    match decode_arguments(call.name, call.arguments):
+    decoded = (
+        mcp_arguments(call.name, call.arguments)
+        if target is not None
+        else decode_arguments(call.name, call.arguments)
+    )
+    match decoded:
         case Failure(error):
             return Refuse(incident=IncidentKind.INVALID_TOOL_CALL, message=f"error: {error}")
     match decide(effect, policy, granted, session_grants):

@@ -43,9 +43,15 @@
     readMaxChars = 100000
     maxCallsPerTurn = 32            # tool calls past this many in one turn are refused, not run
 
+    [retries]
+    max = 4                         # retries of a failed model call (429, 5xx, network) after the first try
+
     [agents.reviewer]               # a main agent, picked with --agent reviewer
     instructions = "..."
     tools = ["read_file", "list_dir", "search"]
+
+    [mcp.servers.docs]              # not measured: an MCP server given to every run (docs/mcp.md)
+    command = ["python3", "/abs/path/docs_server.py"]
 
 Rules this module keeps:
 - every value is validated when parsed; a failure is a ``ConfigError`` naming the source and the dotted key;
@@ -59,7 +65,6 @@ Rules this module keeps:
 
 from __future__ import annotations
 
-import difflib
 import functools
 import hashlib
 import re
@@ -71,9 +76,11 @@ from returns.result import Failure, Result, Success
 
 from alisio.core.base import Frozen
 from alisio.core.errors import ConfigError
+from alisio.core.harness.config_messages import suggestion, validation_error
 from alisio.core.harness.config_provider import (
     AGENT_NAME_PATTERN,
     DEFAULT_MAX_RESPONSE_BYTES,
+    DEFAULT_MAX_RETRIES,
     AgentName,
     CallsPerTurn,
     Effort,
@@ -83,20 +90,22 @@ from alisio.core.harness.config_provider import (
     PositiveMs,
     PositiveTokens,
     ProviderSettings,
+    Retries,
     Sampling,
 )
 from alisio.core.harness.config_provider import TomlInput as _Input
 from alisio.core.harness.lab_settings import LabSettings
+from alisio.core.harness.mcp import McpServer, mcp_config_data, parse_mcp_config
 from alisio.core.harness.presets import PRESET_NAMES
 from alisio.core.harness.prices import ModelPrices, parse_prices, prices_data
 from alisio.core.harness.wire import APIS, DEFAULT_API, DEFAULT_API_KEY_ENVS, FORMAT_IDS
-from alisio.core.shape import expected_got
 
 __all__ = [
     "DEFAULT_API_KEY_ENV",
     "DEFAULT_API_KEY_ENVS",
     "DEFAULT_INSTRUCTIONS",
     "DEFAULT_MAX_RESPONSE_BYTES",
+    "DEFAULT_MAX_RETRIES",
     "HARNESS_TOOLS",
     "AgentConfig",
     "Compaction",
@@ -107,6 +116,7 @@ __all__ = [
     "MeasuredConfig",
     "ProviderSettings",
     "Reasoning",
+    "Retries",
     "Sampling",
     "TextCallsMode",
     "ToolName",
@@ -233,6 +243,7 @@ class MeasuredConfig(_Input, frozen=True, kw_only=True):
     reasoning: Reasoning = msgspec.field(default_factory=Reasoning)
     sampling: Sampling = msgspec.field(default_factory=Sampling)
     tools: ToolSettings = msgspec.field(default_factory=ToolSettings)
+    retries: Retries = msgspec.field(default_factory=Retries)
     instructions: NonEmptyText = DEFAULT_INSTRUCTIONS
     """The system prompt of the harness."""
     cache: bool = True
@@ -245,6 +256,10 @@ class MeasuredConfig(_Input, frozen=True, kw_only=True):
         _agent_names_unique(self.agents)
 
 
+_MEASURED_TABLES: Final = ("limits", "compaction", "reasoning", "sampling", "tools", "retries")
+"""The tables of the measured configuration (``[limits]``...); ``instructions``, ``cache`` and ``agents`` aside."""
+
+
 class Config(Frozen, frozen=True, kw_only=True):
     """A whole configuration: the provider (not measured) and the measured configuration."""
 
@@ -253,6 +268,8 @@ class Config(Frozen, frozen=True, kw_only=True):
     lab: LabSettings = msgspec.field(default_factory=LabSettings)
     prices: tuple[ModelPrices, ...] = ()
     """``[prices."MODEL"]`` tables, sorted by model (not measured: they price what was measured)."""
+    mcp_servers: tuple[McpServer, ...] = ()
+    """``[mcp.servers.NAME]``, sorted by name: MCP servers given to every run (not measured: a context)."""
 
 
 # --- keys ----------------------------------------------------------------------------------------------------
@@ -281,16 +298,13 @@ def measured_keys() -> tuple[str, ...]:
 def _known_keys() -> tuple[str, ...]:
     provider = tuple(_keys_of(ProviderSettings, "provider."))
     lab = tuple(_keys_of(LabSettings, "lab."))
-    sections = ("provider", "lab", "prices", "limits", "compaction", "reasoning", "sampling", "tools")
-    return (*sections, *provider, *lab, *measured_keys(), "agents.NAME.instructions", "agents.NAME.tools")
+    sections = ("provider", "lab", "prices", "mcp", *_MEASURED_TABLES)
+    agents = ("agents.NAME.instructions", "agents.NAME.tools")
+    return (*sections, *provider, *lab, *measured_keys(), *agents, "mcp.servers.NAME.command")
 
 
 # --- parsing -------------------------------------------------------------------------------------------------
 
-_AT = re.compile(r"^(?P<message>.*?)(?: - at (?P<in_key>`key` in )?`(?P<path>\$[^`]*)`)?$", re.DOTALL)
-_FIELD = re.compile(r"^Object (?P<what>contains unknown|missing required) field `(?P<field>.*)`$", re.DOTALL)
-_ENUM = re.compile(r"^Invalid enum value (?P<value>.*)$", re.DOTALL)
-_SEGMENT = re.compile(r"\.([^.\[]+)|\[(\d+)\]")
 _CHOICES: Final[tuple[tuple[str, str, tuple[str, ...]], ...]] = (
     (r"\.tools\[\d+\]$", "a harness tool", HARNESS_TOOLS),
     (r"^reasoning\.effort$", "a reasoning effort", get_args(Effort)),
@@ -298,103 +312,6 @@ _CHOICES: Final[tuple[tuple[str, str, tuple[str, ...]], ...]] = (
     (r"^provider\.api$", "a provider api", APIS),
     (r"^provider\.preset$", "a provider preset", PRESET_NAMES),
 )
-_PATTERN_HINTS: Final[Mapping[str, str]] = {
-    "baseUrl": "expected an http:// or https:// URL",
-    "apiKeyEnv": "expected the NAME of an environment variable such as OPENAI_API_KEY (upper-case letters, "
-    "digits, '_'); the key itself never goes in this file",
-}
-_SECRET_WORDS: Final = ("key", "token", "secret", "password")
-_HEADER_NAME: Final = (
-    "a header name is one HTTP token (letters, digits and !#$%&'*+.^_`|~-, at most 128 characters)"
-)
-
-
-def _suggestion(key: str, known: Iterable[str]) -> str:
-    """A "did you mean" hint: a key whose last part is the one written (``temperature`` and
-    ``provider.temperature`` name ``sampling.temperature``), else the closest key at the same depth
-    (``limits.bad`` never suggests the table ``limits``)."""
-    known = tuple(known)
-    last = key.rpartition(".")[2].lower()
-    same = [name for name in known if name != key and name.rpartition(".")[2].lower() == last]
-    if same:
-        return f" (did you mean {same[0]}?)"
-    depth = key.count(".")
-    candidates = [name for name in known if name != key and name.count(".") == depth]
-    close = difflib.get_close_matches(key, candidates, n=1, cutoff=0.6)
-    return f" (did you mean {close[0]}?)" if close else ""
-
-
-def _lookup(data: object, path: str) -> tuple[bool, object]:
-    """The value at a msgspec path (``$.a.b[0]``) inside builtins, if it can be found."""
-    value = data
-    for name, index in _SEGMENT.findall(path):
-        if name and isinstance(value, Mapping) and name in value:
-            value = value[name]
-        elif index and isinstance(value, list | tuple) and int(index) < len(value):
-            value = value[int(index)]
-        else:
-            return False, None
-    return True, value
-
-
-def _shown(value: object) -> str:
-    if isinstance(value, bool | int | float) or (isinstance(value, str) and len(value) <= 60):
-        return repr(value)
-    return f"a {type(value).__name__}"
-
-
-def _dotted(*parts: str) -> str:
-    """Join key parts: ``("agents.a", "tools[0]")`` -> ``agents.a.tools[0]``; empty parts are dropped."""
-    joined = ""
-    for part in filter(None, parts):
-        joined = part if not joined else f"{joined}{part}" if part.startswith("[") else f"{joined}.{part}"
-    return joined
-
-
-def _explain(message: str, key: str, value: tuple[bool, object]) -> tuple[str, str]:
-    """The dotted key and a message for one msgspec validation message at ``key``."""
-    field = _FIELD.match(message)
-    if field and field["what"] == "contains unknown":
-        unknown = _dotted(key, field["field"])
-        if unknown.startswith("provider.") and any(word in unknown.lower() for word in _SECRET_WORDS):
-            secret = "a key never goes in the configuration; put it in an environment variable and name that "
-            return unknown, f"unknown key: {secret}variable with provider.apiKeyEnv"
-        return unknown, f"unknown key{_suggestion(unknown, _known_keys())}"
-    if field:
-        return _dotted(key, field["field"]), "missing (this key is required)"
-    enum = _ENUM.match(message)
-    choice = next(((label, names) for pattern, label, names in _CHOICES if re.search(pattern, key)), None)
-    if enum and choice:
-        close = difflib.get_close_matches(enum["value"].strip("'\""), choice[1], n=1, cutoff=0.5)
-        near = f"; did you mean {close[0]!r}?" if close else ""
-        return key, f"{enum['value']} is not {choice[0]} (one of {', '.join(choice[1])}){near}"
-    if key.startswith("provider.headers["):  # msgspec's "[...]" names no header; never echo a value
-        key = "provider.headers"
-        if "matching regex" in message:
-            return key, "a header value is one line (no line break or NUL) of at most 8192 characters"
-    message = (expected_got(message) or message).replace(" or null,", ",")  # TOML has no null
-    name = key.rpartition(".")[2]
-    if name == "apiKeyEnv":  # a user may have pasted the key itself here: never echo the value
-        return key, _PATTERN_HINTS[name] if "matching regex" in message else message
-    hint = _PATTERN_HINTS.get(name)
-    found, shown = value
-    if hint and "matching regex" in message:
-        message = hint
-    return key, f"{message}, got {_shown(shown)}" if found and "got" not in message else message
-
-
-def _error_from_validation(text: str, data: object, prefix: str, source: str) -> ConfigError:
-    """Turn msgspec's ``... - at `$.a.b``` message into a ConfigError naming the dotted key."""
-    match = _AT.match(text)
-    message, path = (match["message"], match["path"] or "$") if match else (text, "$")
-    key = _dotted(prefix, path.removeprefix("$").removeprefix("."))
-    if match and match["in_key"]:
-        token = key == "provider.headers" and "matching regex" in message
-        return ConfigError(
-            source=source, key=key, message=_HEADER_NAME if token else "every key must be a string"
-        )
-    key, message = _explain(message, key, _lookup(data, path))
-    return ConfigError(source=source, key=key, message=message)
 
 
 def _convert(data: object, kind: type[T], prefix: str, source: str) -> Result[T, ConfigError]:
@@ -402,7 +319,7 @@ def _convert(data: object, kind: type[T], prefix: str, source: str) -> Result[T,
     try:
         return Success(msgspec.convert(data, kind))
     except msgspec.ValidationError as exc:
-        return Failure(_error_from_validation(str(exc), data, prefix, source))
+        return Failure(validation_error(str(exc), data, prefix, source, _known_keys, _CHOICES))
 
 
 def _collect(results: Iterable[Result[T, ConfigError]]) -> Result[tuple[T, ...], ConfigError]:
@@ -444,8 +361,11 @@ def _canonical(measured: MeasuredConfig) -> MeasuredConfig:
     return msgspec.structs.replace(measured, agents=agents)
 
 
+_NOT_MEASURED: Final = ("provider", "lab", "prices", "mcp", "agents")
+
+
 def _parse_measured(data: Mapping[str, object], source: str) -> Result[MeasuredConfig, ConfigError]:
-    rest = {key: value for key, value in data.items() if key not in ("provider", "lab", "prices", "agents")}
+    rest = {key: value for key, value in data.items() if key not in _NOT_MEASURED}
     agents = _parse_agents(data["agents"], source) if "agents" in data else Success(())
     return agents.bind(
         lambda parsed: _convert(rest, MeasuredConfig, "", source).map(
@@ -484,6 +404,7 @@ def parse_config(data: Mapping[str, object], source: str) -> Result[Config, Conf
     )
     lab = _convert(data.get("lab", {}), LabSettings, "lab", source)
     prices = parse_prices(data.get("prices", {}), source)
+    mcp = parse_mcp_config(data.get("mcp", {}), source)
     return provider.bind(
         lambda settings: lab.bind(
             lambda lab_settings: prices.bind(
@@ -494,7 +415,7 @@ def parse_config(data: Mapping[str, object], source: str) -> Result[Config, Conf
                 )
             )
         )
-    )
+    ).bind(lambda config: mcp.map(lambda servers: msgspec.structs.replace(config, mcp_servers=servers)))
 
 
 # --- hash, data, overrides -----------------------------------------------------------------------------------
@@ -517,6 +438,8 @@ def config_hash(measured: MeasuredConfig) -> str:
         del data["tools"]["textCalls"]  # the same: at its default it leaves older hashes as they were
     if not _without_none(data.get("sampling")):
         del data["sampling"]  # the same: sampling enters only once a value is written
+    if data.get("retries") == {"max": DEFAULT_MAX_RETRIES}:
+        del data["retries"]  # the same: retries enter only when not at the default
     return hashlib.sha256(_IN_ORDER.encode(data)).hexdigest()
 
 
@@ -531,8 +454,8 @@ def _measured_data(measured: MeasuredConfig) -> dict[str, object]:
     agents = {agent.name: _without_none(msgspec.to_builtins(agent)) for agent in measured.agents}
     for body in agents.values():
         del body["name"]
-    sections = ("limits", "compaction", "reasoning", "sampling", "tools")
-    return {**built, **{section: _without_none(built[section]) for section in sections}, "agents": agents}
+    tables = {section: _without_none(built[section]) for section in _MEASURED_TABLES}
+    return {**built, **tables, "agents": agents}
 
 
 def config_to_data(config: Config) -> dict[str, object]:
@@ -544,6 +467,7 @@ def config_to_data(config: Config) -> dict[str, object]:
         "provider": _without_none(msgspec.to_builtins(config.provider)),
         "lab": _without_none(msgspec.to_builtins(config.lab)),
         **({"prices": prices_data(config.prices)} if config.prices else {}),
+        **({"mcp": mcp_config_data(config.mcp_servers)} if config.mcp_servers else {}),
         **_measured_data(config.measured),
     }
 
@@ -564,7 +488,7 @@ def _check_key(key: object, source: str) -> Result[str, ConfigError]:
         message = "does not enter the configuration hash; to compare models use --model"
         return Failure(ConfigError(source=source, key=key, message=message))
     known = ", ".join(measured_keys())
-    message = f"unknown key{_suggestion(key, measured_keys())}; overrides accept only measured keys: {known}"
+    message = f"unknown key{suggestion(key, measured_keys())}; overrides accept only measured keys: {known}"
     return Failure(ConfigError(source=source, key=key, message=message))
 
 

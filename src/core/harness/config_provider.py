@@ -1,6 +1,7 @@
 """The settings of config.toml that are read but never measured (``[provider]``; ``[lab]`` is in
 ``alisio.core.harness.lab_settings``), the sampling
-settings (measured, ``[sampling]``), and the value types every config Struct shares.
+settings (measured, ``[sampling]``), the retries of a failed call (measured, ``[retries]``), and the value types
+every config Struct shares.
 
 ``alisio.core.harness.config`` parses and hashes them; this module only defines them (split out of it so that
 each stays readable). Rules: every Struct forbids unknown fields (a misspelt key fails), every bound is a
@@ -21,6 +22,7 @@ from alisio.core.harness.wire_format import SAMPLING_KEYS
 __all__ = [
     "AGENT_NAME_PATTERN",
     "DEFAULT_MAX_RESPONSE_BYTES",
+    "DEFAULT_MAX_RETRIES",
     "AgentName",
     "BaseUrl",
     "CallsPerTurn",
@@ -33,6 +35,7 @@ __all__ = [
     "PositiveTokens",
     "ProviderSettings",
     "ResponseBytes",
+    "Retries",
     "Sampling",
     "TomlInput",
     "unsupported_sampling",
@@ -116,8 +119,7 @@ class ProviderSettings(TomlInput, frozen=True, kw_only=True):
 
     @property
     def resolved_id(self) -> str:
-        """``id``; at its default, the preset's name, else the api's name for ``openai-responses`` and
-        ``anthropic``."""
+        """``id``; at its default, the preset's name, else the api's name for every api but ``openai-chat``."""
         if self.id == "openai_compat" and self.preset is not None:
             return self.preset
         if self.id == "openai_compat" and self.resolved_api != DEFAULT_API:
@@ -156,3 +158,16 @@ def unsupported_sampling(api: Api, sampling: Sampling) -> tuple[str, str] | None
         limit = f"{record.max_temperature:g}"
         return "sampling.temperature", f"the {api} api takes 0 to {limit}, got {sampling.temperature}"
     return None
+
+
+DEFAULT_MAX_RETRIES: Final = 4
+"""``retries.max``: the built-in provider's retries of a failed model call."""
+RetryCount = Annotated[int, Meta(ge=0, le=20)]
+
+
+class Retries(TomlInput, frozen=True, kw_only=True):
+    """``[retries]`` (measured): how the built-in provider retries a failed model call (a 429, a 5xx, a
+    connection error or timeout before any event; ``alisio.shell.harness.providers.transport``)."""
+
+    max: RetryCount = DEFAULT_MAX_RETRIES
+    """Retries of one model call after its first attempt (0: none). Enters the hash only when not 4."""

@@ -298,12 +298,22 @@ def ratio_estimate(costs: Sequence[float], successes: Sequence[int]) -> RatioEst
     v_cs = scale * math.fsum((c - c_mean) * (s - s_mean) for c, s in zip(costs, successes, strict=True))
     t2 = t_quantile(0.975, count - 1) ** 2
     a = s_mean**2 - t2 * v_ss
-    b = -2.0 * (c_mean * s_mean - t2 * v_cs)
-    c = c_mean**2 - t2 * v_cc
     if a <= 0.0:  # S̄ is not significantly above 0: the set is unbounded
         return RatioEstimate(estimate=estimate, low=0.0, tasks=count)
-    root = math.sqrt(max(b * b - 4.0 * a * c, 0.0))
-    low, high = (-b - root) / (2.0 * a), (-b + root) / (2.0 * a)
+    # The ends solve a·R² − 2·half_b·R + (C̄² − t²·v_cc) = 0, half_b = C̄·S̄ − t²·v_cs. Its quarter discriminant
+    # is written without the C̄²·S̄² terms that cancel (b² − 4ac lost every digit of a narrow interval around a
+    # large cost): t²·v(S̄·C − C̄·S) − t⁴·(v_cc·v_ss − v_cs²), v(X) the variance of X's mean.
+    spread = scale * math.fsum(
+        (s_mean * (ci - c_mean) - c_mean * (si - s_mean)) ** 2
+        for ci, si in zip(costs, successes, strict=True)
+    )
+    quarter = t2 * spread - t2 * t2 * max(v_cc * v_ss - v_cs * v_cs, 0.0)
+    half_b = c_mean * s_mean - t2 * v_cs
+    root = math.sqrt(max(quarter, 0.0))
+    if root <= 1e-12 * abs(half_b):
+        # every task the same cost per success, up to rounding: the interval is the point
+        return RatioEstimate(estimate=estimate, low=estimate, high=estimate, tasks=count)
+    low, high = (half_b - root) / a, (half_b + root) / a
     return RatioEstimate(
         estimate=estimate, low=max(0.0, min(low, estimate)), high=max(high, estimate), tasks=count
     )

@@ -54,6 +54,7 @@ __all__ = [
     "MockEndpoint",
     "ScriptError",
     "read_script",
+    "script_answers",
 ]
 
 _MAX_BODY: Final = 64 << 20
@@ -72,18 +73,37 @@ def read_script(path: Path) -> tuple[Answer, ...]:
     Raises:
         ScriptError: unreadable, not JSON, invalid (msgspec's path to the field), or no turn.
     """
+    from alisio.shell.harness.providers.scripted import read_script_bytes
+
+    try:
+        data = read_script_bytes(path)
+    except OSError as error:
+        raise ScriptError(f"{path}: cannot read the script: {error.strerror or error}") from None
+    return script_answers(data, str(path))
+
+
+def script_answers(data: bytes, source: str) -> tuple[Answer, ...]:
+    """The turns of a script's bytes as the answers they give (``source`` names it in errors).
+
+    Raises:
+        ScriptError: not JSON, invalid (msgspec's path to the field), or no turn.
+    """
     from alisio.shell.harness.providers.scripted import Script
 
     try:
-        script = msgspec.json.decode(path.read_bytes(), type=Script)
-    except OSError as error:
-        raise ScriptError(f"{path}: cannot read the script: {error.strerror or error}") from None
+        script = msgspec.json.decode(data, type=Script)
     except msgspec.ValidationError as error:
-        raise ScriptError(f"{path}: invalid script: {error}") from None
+        raise ScriptError(f"{source}: invalid script: {error}") from None
     except msgspec.DecodeError as error:
-        raise ScriptError(f"{path}: not valid JSON: {error}") from None
+        raise ScriptError(f"{source}: not valid JSON: {error}") from None
     if not script.turns:
-        raise ScriptError(f"{path}: invalid script: `$.turns` is empty")
+        raise ScriptError(f"{source}: invalid script: `$.turns` is empty")
+    conditional = [n for n, t in enumerate(script.turns) if t.when is not None or t.unless is not None]
+    if conditional:
+        raise ScriptError(
+            f"{source}: turns[{conditional[0]}]: when/unless: the mock endpoint picks turns by position "
+            "(eval run --script plays them)"
+        )
     answers = []
     for number, turn in enumerate(script.turns, start=1):
         if turn.failure is not None:

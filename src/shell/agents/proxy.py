@@ -8,12 +8,14 @@ bounded copy (``alisio.shell.agents.proxy_http``). Each model call is read with
 
 Rules it keeps:
 - **who**: a request must carry the run's token (``token``: the only "API key" the agent was given, random
-  per run) as ``Authorization: Bearer``, ``x-api-key`` or its api's own key header (``x-goog-api-key``); any other caller (another local process, another
-  user) gets a 401 in the api's error shape, and nothing is forwarded;
+  per run) as ``Authorization: Bearer``, ``x-api-key`` or its api's own key header (``x-goog-api-key``); any
+  other caller (another local process, another user) gets a 401 in the api's error shape, and nothing is
+  forwarded;
 - **what**: one decision per request target (``alisio.core.agents.routes.route``) says both whether it is a
-  model call and where it goes: only the api's version segment + its own paths are forwarded (the model call; listing the
-  models; Anthropic's token count), compared byte for byte; anything else is refused (404, or 400 for a
-  target that is not a path), so no spelling of a target is forwarded with the key and left uncounted;
+  model call and where it goes: only the api's version segment + its own paths are forwarded (the model call;
+  listing the models; Anthropic's and Gemini's token counts), compared byte for byte; anything else is refused
+  (404, or 400 for a target that is not a path), so no spelling of a target is forwarded with the key and
+  left uncounted;
 - **budgets** (``alisio.core.agents.ledger``): a model call is let through, refused (a 400 naming the budget:
   the proxy's ``stop`` is set and ``on_stop`` is called, the runner ends the agent) or held until calls in
   flight finish, when their reservations could reach ``maxTokens`` or ``maxCostUsd``;
@@ -53,8 +55,10 @@ from alisio.core.agents.routes import Route, RouteRefusal, route
 from alisio.core.harness.budget import RunBudget
 from alisio.core.harness.prices import Rates
 from alisio.core.harness.wire import wire_format
+from alisio.shell.agents.faults import faulted_client_transport
 from alisio.shell.agents.proxy_http import Replayer, serve, server_url, shut
 from alisio.shell.harness.providers.cancellable import Connections, cancellable_transport
+from alisio.shell.harness.providers.faults import RunWire
 
 __all__ = ["BudgetHit", "Call", "Replayer", "RunProxy"]
 
@@ -114,9 +118,11 @@ class RunProxy:
         unix: str | None = None,
         rates: Rates | None = None,
         timeout: httpx.Timeout = _TIMEOUT,
+        faults: RunWire | None = None,
     ) -> None:
         """``token``: the run's token, the only key the agent has; ``unix``: listen on this unix socket path
-        instead of ``host:port``; ``timeout``: the provider client's (connect, and each read)."""
+        instead of ``host:port``; ``timeout``: the provider client's (connect, and each read); ``faults``:
+        the run's injected faults (``alisio.shell.agents.faults``)."""
         self.api, self.base_url, self._key, self.budget = api, base_url.rstrip("/"), key, budget
         self._wire = wire_format(api)
         self._token = token.encode()
@@ -124,9 +130,10 @@ class RunProxy:
         """The model's prices: ``budget.max_cost_usd`` is counted at them (``None``: no cost is counted)."""
         self.on_stop = on_stop
         self._connections = Connections()
-        self.client = httpx.Client(
-            timeout=timeout, trust_env=False, transport=cancellable_transport(self._connections)
+        transport = faulted_client_transport(
+            cancellable_transport(self._connections), faults, lambda: self._connections.aborted, api
         )
+        self.client = httpx.Client(timeout=timeout, trust_env=False, transport=transport)
         """The proxy's own client: its connections are this run's, cut at ``close``."""
         self._address = (host, port)
         self._unix = unix

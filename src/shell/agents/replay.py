@@ -44,6 +44,9 @@ __all__ = [
     "write_agent_cassettes",
 ]
 
+MAX_CASSETTE_BYTES = 1 << 30
+"""The most an agent's cassette may hold when read (as a report file): a FIFO or ``/dev/zero`` is refused."""
+
 
 def agent_cassette_path(directory: Path, agent: str, task_id: str) -> Path:
     """``<cassettes>/<agent>/<task>.jsonl``."""
@@ -99,12 +102,14 @@ def read_agent_cassettes(directory: Path, agent: str, tasks: Sequence[Task]) -> 
     Raises:
         CommandError: a missing or unreadable cassette (naming the file and how to record it), one line each.
     """
+    from alisio.shell.harness.bounded_read import read_bounded
+
     found: dict[str, AgentCassette] = {}
     problems: list[str] = []
     for task in tasks:
         path = agent_cassette_path(directory, agent, task.id)
         try:
-            data = path.read_bytes()
+            data = read_bounded(path, MAX_CASSETTE_BYTES, "a cassette")  # never a FIFO or /dev/zero
         except OSError as error:
             why = error.strerror or str(error)
             problems.append(f"{path}: {why} (record it with eval record --agent {agent} --tasks {task.id})")

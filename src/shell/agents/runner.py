@@ -43,18 +43,20 @@ import msgspec
 
 from alisio.core.agents.cassette import AgentCassette, AgentCassetteHeader, unplayed_divergence
 from alisio.core.agents.config import ExternalAgent
-from alisio.core.agents.presets import (
+from alisio.core.agents.context_home import home_path
+from alisio.core.agents.external import (
     RUN_DIR,
-    Invocation,
-    RunDirs,
     argument_problem,
     invocation,
     lab_tools,
     noise_rules,
     prompt_problem,
     run_dir_rules,
+    takes_files,
     tool_map,
 )
+from alisio.core.agents.mcp_config import MCP_WRITERS, mcp_refusal, with_mcp_servers
+from alisio.core.agents.presets import Invocation, RunDirs
 from alisio.core.agents.run import (
     AgentEnd,
     ProxiedCall,
@@ -69,9 +71,12 @@ from alisio.core.harness.toolenv import NO_PROMPTS
 from alisio.core.lab.judges.verify import AgentTools
 from alisio.core.replay.cassette import with_divergence
 from alisio.core.replay.fingerprint import Rules, path_rules
+from alisio.shell.agents.overlay import ContextOverlayFile, overlay
 from alisio.shell.agents.proxy import Call, RunProxy
 from alisio.shell.agents.replay import CassetteReplayer, recorded_cassette
 from alisio.shell.agents.seam import AgentJob, AgentRun
+from alisio.shell.harness.mcp_client import server_binds
+from alisio.shell.harness.providers.faults import RunWire
 from alisio.shell.harness.tools.bash import read_output, supervise_group
 from alisio.shell.harness.tools.processes import marked, new_mark
 from alisio.shell.sandbox.agents import RELAY_PORT, ProxyRoute, agent_command, agent_files
@@ -125,7 +130,7 @@ class ExternalRunner:
         # a unix socket's path is short (108 bytes): the sandboxed proxy's gets a directory of its own
         sock_dir = Path(tempfile.mkdtemp(prefix=owned_prefix("sock"))) if job.sandbox is not None else None
         try:
-            return self._run_in(job, _place(job, run_dir, sock_dir, self.agent.kind))
+            return self._run_in(job, _place(job, run_dir, sock_dir, takes_files(self.agent)))
         finally:
             shutil.rmtree(run_dir, ignore_errors=True)
             if sock_dir is not None:
@@ -156,6 +161,7 @@ class ExternalRunner:
         token: str,
         holder: list[subprocess.Popen[bytes]],
         replayer: CassetteReplayer | None,
+        wire: RunWire | None = None,
     ) -> RunProxy:
         """The run's proxy: it forwards requests carrying ``token`` upstream (or answers from the cassette),
         under the task's budget, and stops the agent in ``holder`` when a budget is spent."""
@@ -170,6 +176,7 @@ class ExternalRunner:
             port=self.proxy_port,
             unix=None if place.socket is None else str(place.socket),
             rates=job.rates,
+            faults=wire,
         )
 
     def _run_in(self, job: AgentJob, place: _Place) -> AgentRun:
@@ -183,7 +190,8 @@ class ExternalRunner:
         if self.cassettes is not None:
             replayer = CassetteReplayer(self.cassettes[job.task.id], rules, place.workspace)
         token = f"alisio-run-{secrets.token_hex(16)}"  # the agent's only key, good for this run's proxy only
-        proxy = self._proxy(job, place, token, holder, replayer)
+        wire = None if job.faults is None else RunWire(job.faults, f"{job.task.id}/{job.spec.repetition}")
+        proxy = self._proxy(job, place, token, holder, replayer, wire)
         try:
             proxy.start()
         except OSError as error:
@@ -194,11 +202,15 @@ class ExternalRunner:
             base_url = proxy.url if place.socket is None else f"http://127.0.0.1:{RELAY_PORT}"
             model = job.model or self.model
             inv = invocation(self.agent, self.binary, job.task.prompt, model, base_url, place.dirs, token)
+            refusal = mcp_refusal(self.agent.kind, job.mcp_servers)
+            if refusal is not None:
+                return self._failed(job, "agent_start", f"agent {self.agent.name}: {refusal}")
+            inv = _with_mcp(self.agent.kind, inv, job.mcp_servers, place.dirs.run)
             problem = argument_problem(self.agent, inv.argv)
             if problem is not None:
                 why = f"agent {self.agent.name}: cannot start {inv.argv[0]}: {problem}"
                 return self._failed(job, "agent_start", why)
-            _prepare(place, job.task.prompt, inv)
+            _prepare(place, job.task.prompt, inv, self._home_files(job))
             started = time.monotonic()
             try:
                 end = self._supervise(job, inv, holder, budget.max_wall_ms, place)
@@ -219,6 +231,8 @@ class ExternalRunner:
         finally:
             proxy.close()
         run = self._verdict(job, proxy, end, budget.max_wall_ms, rules)
+        if wire is not None:
+            run = _with_faults(run, wire)
         if self.recorded is not None:
             self.recorded[job.task.id] = self._cassette(job, proxy, rules)
         return run if replayer is None else _with_divergence(run, replayer)
@@ -256,6 +270,11 @@ class ExternalRunner:
             message=verdict.message,
             tools=self.tools(),
         )
+
+    def _home_files(self, job: AgentJob) -> tuple[ContextOverlayFile, ...]:
+        """The context's ``home`` files, placed where this agent kind looks (``context_home.home_path``)."""
+        kind = self.agent.kind
+        return tuple(dataclasses.replace(f, path=home_path(kind, f.path)) for f in job.context_home)
 
     def tools(self) -> AgentTools:
         return AgentTools(agent=self.agent.name, tools=lab_tools(self.agent))
@@ -343,8 +362,8 @@ class _Place:
         return self.host_run / Path(path).relative_to(self.dirs.run)
 
 
-def _place(job: AgentJob, run_dir: Path, sock_dir: Path | None, kind: str) -> _Place:
-    files = _files(job.workspace) if kind == "aider" else ()
+def _place(job: AgentJob, run_dir: Path, sock_dir: Path | None, with_files: bool) -> _Place:
+    files = _files(job.workspace) if with_files else ()
     if job.sandbox is None or sock_dir is None:
         dirs = RunDirs(
             run=str(run_dir),
@@ -399,14 +418,27 @@ def _files(workspace: Path) -> tuple[str, ...]:
     return tuple(sorted(found)[:_MAX_FILES])
 
 
+def _with_mcp(kind: str, inv: Invocation, servers: Mapping[str, tuple[str, ...]], run: str) -> Invocation:
+    """``inv`` with the run's MCP servers in the preset's own configuration (``alisio.core.agents.mcp_config``),
+    and what their commands need bound in the agent's sandbox."""
+    writer = MCP_WRITERS.get(kind)
+    if writer is None or not servers:
+        return inv
+    binds = [bind.source for argv in servers.values() for bind in server_binds(argv)]
+    return with_mcp_servers(writer, inv, servers, run, binds)
+
+
 def _read(file: IO[bytes]) -> str:
     return read_output(file, OUTPUT_CHARS, 8 * OUTPUT_CHARS + 8)
 
 
-def _prepare(place: _Place, prompt: str, inv: Invocation) -> None:
+def _prepare(place: _Place, prompt: str, inv: Invocation, home: tuple[ContextOverlayFile, ...] = ()) -> None:
+    """The run directory: HOME and XDG directories, the prompt file, a context's home files, then the
+    preset's own files (which win over a context's: the agent always reaches the proxy)."""
     for name in ("home", "xdg-config", "xdg-data", "xdg-state", "xdg-cache"):
         (place.host_run / name).mkdir()
     place.host(place.dirs.prompt_file).write_text(prompt, encoding="utf-8")
+    overlay(home, place.host_run)
     for path, text in inv.files:
         host = place.host(path)
         host.parent.mkdir(parents=True, exist_ok=True)
@@ -419,6 +451,15 @@ def _with_divergence(run: AgentRun, replayer: CassetteReplayer) -> AgentRun:
     if divergence is None:
         return run
     return dataclasses.replace(run, finish=lambda record: with_divergence(record, divergence))
+
+
+def _with_faults(run: AgentRun, wire: RunWire) -> AgentRun:
+    """The run with its injected faults (the calls the proxy saw, the faulted ones) added to its record."""
+    faults = wire.recorded()
+    before = run.finish
+    return dataclasses.replace(
+        run, finish=lambda record: before(msgspec.structs.replace(record, faults=faults))
+    )
 
 
 def _terminate(holder: list[subprocess.Popen[bytes]]) -> None:

@@ -15,19 +15,21 @@ the external runner that implements it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
 from alisio.core.harness.config import MeasuredConfig
 from alisio.core.harness.events import Event, RunOutcome
+from alisio.core.harness.faults import FaultSpec
 from alisio.core.harness.prices import Rates
 from alisio.core.lab.judges.verify import AgentTools
 from alisio.core.lab.runs.records import RunRecord
 from alisio.core.lab.suites.schedule import RunSpec
 from alisio.core.lab.suites.suite import Task
 from alisio.core.replay.fingerprint import Rules
+from alisio.shell.agents.overlay import ContextOverlayFile
 from alisio.shell.sandbox.bwrap import SandboxRun
 
 __all__ = ["AgentJob", "AgentRun", "AgentRunner", "same_record"]
@@ -52,6 +54,17 @@ class AgentJob:
     """Where the run's commands run (``--sandbox bwrap``); ``None``: plain subprocesses."""
     rates: Rates | None = None
     """The arm's prices: ``budget.maxCostUsd`` is checked at them (``None``: no cost is counted)."""
+    faults: FaultSpec | None = None
+    """The arm's injected provider faults (``--faults``, a variant's ``faults``); ``None``: none."""
+    context_system: str | None = None
+    """The arm's context's ``system`` text, appended to the built-in agent's system prompt (``None``: none;
+    its workspace files are already in ``workspace``)."""
+    context_home: tuple[ContextOverlayFile, ...] = ()
+    """The arm's context's ``home`` files, put in an external agent's private HOME."""
+    mcp_servers: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """MCP servers (stdio) given to the run: server name -> argv. The built-in agent starts them itself
+    (``AgentSetup.mcp_servers``); an external agent gets them in its own config format
+    (``alisio.core.agents.mcp_config``)."""
 
 
 def same_record(record: RunRecord) -> RunRecord:

@@ -22,7 +22,7 @@ from typing import Final, Protocol
 from alisio.core.agents.cassette import AgentCassette
 from alisio.core.agents.config import ExternalAgent
 from alisio.core.agents.exchange import unsupported_api
-from alisio.core.agents.presets import BINARIES, INSTALL, version_command
+from alisio.core.agents.external import binary_name, install_hint, version_command
 from alisio.shell.agents.runner import BASIC_ENV, ExternalRunner, Upstream
 from alisio.shell.checkout import checkout_root
 from alisio.shell.errors import CommandError
@@ -62,7 +62,7 @@ def find_binary(agent: ExternalAgent, env: Mapping[str, str]) -> str | None:
         return agent.binary if shutil.which(agent.binary) else None
     extra = agents_bin()
     path = os.pathsep.join(filter(None, [env.get("PATH", ""), str(extra) if extra else ""]))
-    return shutil.which(BINARIES[agent.kind], path=path)
+    return shutil.which(binary_name(agent), path=path)
 
 
 def agent_version(argv: tuple[str, ...], env: Mapping[str, str]) -> str:
@@ -109,10 +109,10 @@ def _check(agent: ExternalAgent, source: str, env: Mapping[str, str]) -> str:
         return agent.command[0]
     binary = find_binary(agent, env)
     if binary is None:
-        name = agent.binary or BINARIES[agent.kind]
         field = "binary" if agent.binary else "kind"
         raise CommandError(
-            f"{where}.{field}: {agent.kind} is not installed ({name} not found); install it with {INSTALL[agent.kind]}; nothing was run"
+            f"{where}.{field}: {agent.kind} is not installed ({binary_name(agent)} not found); install it with "
+            f"{install_hint(agent.kind)}; nothing was run"
         )
     return binary
 

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from alisio.core.exit_codes import ExitCode
+    from alisio.core.harness.faults import FaultSpec
     from alisio.core.lab.runs.records import RunRecord
     from alisio.shell.lab.model import LabOutcome, LabStart, Ui
     from alisio.shell.lab.request import (
@@ -129,7 +130,28 @@ def provider(flags: ProviderFlags) -> ProviderOptions:
         preset=flags.preset,
         script=flags.script,
         agent=flags.agent,
+        faults=faults_of(getattr(flags, "faults", None)),
     )
+
+
+def faults_of(text: str | None) -> FaultSpec | None:
+    """``--faults SPEC`` checked (``None``: not given, or ``none``).
+
+    Raises:
+        CommandError: one line naming the flag and what is wrong with the spec.
+    """
+    from returns.result import Failure
+
+    from alisio.core.harness.faults import parse_faults
+    from alisio.shell.errors import CommandError
+
+    if text is None:
+        return None
+    parsed = parse_faults(text)
+    if isinstance(parsed, Failure):
+        raise CommandError(f"--faults {parsed.failure()}")
+    spec: FaultSpec | None = parsed.unwrap()
+    return spec
 
 
 def permissions(flags: PermissionFlags) -> Permissions:

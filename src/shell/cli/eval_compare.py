@@ -209,11 +209,13 @@ def compare(
 
 def _sides(root: Path, refs: tuple[str, str], pass_threshold: str | None, scorer: str | None) -> list[Report]:
     """The baseline's and the candidate's reports (a result from another harness judged by the two flags)."""
-    from alisio.shell.cli.foreign_flags import scoring
+    from alisio.shell.cli.foreign_flags import refuse_unused, scoring
     from alisio.shell.lab.sources import report_of
 
     judged = scoring(pass_threshold, scorer)
-    return [report_of(ref, root, judged) for ref in refs]
+    reports = [report_of(ref, root, judged) for ref in refs]
+    refuse_unused(judged, reports)
+    return reports
 
 
 def _markdown_path(comparison: Comparison) -> Path:

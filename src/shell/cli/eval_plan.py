@@ -10,12 +10,15 @@
 - ``eval run --plan plan.json --shard I/N`` (``eval variants --plan``) runs a slice of it where a scheduler
   puts it (a CI matrix job, a Kubernetes Job index, a Slurm array task), refused if that machine would
   measure something else; ``eval merge`` pools the slices.
+- A suite from outside the bundled ones is confirmed here, as ``eval run`` confirms it (a warning, then a
+  question on a terminal, else ``--yes``): ``eval run --plan`` runs the plan without asking again.
 - ``--out FILE`` must be a new name or a regular file (``--force`` replaces it). Exit 0; 1 for anything
   ``eval run`` would refuse.
 """
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -85,24 +88,26 @@ def plan(
     from alisio.core.lab.plans.manifest import encode_manifest
     from alisio.core.lab.plans.plan_key import planned_runs
     from alisio.core.text import plural
-    from alisio.shell.errors import CommandError
-    from alisio.shell.lab.ci_outputs import check_output_file, write_output_file
-    from alisio.shell.lab.preflight import NOTHING_WRITTEN
+    from alisio.shell.lab.ci_outputs import write_output_file
     from alisio.shell.lab.prepare import preview_request
+    from alisio.shell.lab.suite_choice import confirm_third_party
 
-    replay = provider.mode is ModeFlag.REPLAY
-    if replay and variants_file is not None:
-        raise CommandError("variants refuses replay: it compares configurations, replay pins one")
-    if provider.cassette_dir is not None and not replay:
-        raise CommandError("--cassette-dir is only used with --mode replay")
-    if (out.exists() or out.is_symlink()) and not force:
-        raise CommandError(f"--out {out} already exists: pass --force to replace it; nothing was written")
-    check_output_file(out, "--out", NOTHING_WRITTEN)
+    _refuse_flags(provider, variants_file, out, force)
     request = _request(
         suite, selection, provider, permissions, execution, variants_file, (input_rate, output_rate), label
     )
     request = common.with_executor(request, execution)
-    preview = preview_request(request, common.ui())
+    ui = common.ui()
+    preview = preview_request(request, ui)
+    # eval run --plan runs the plan without asking again: a suite from outside the bundled ones is confirmed here
+    confirm_third_party(
+        preview.start.choice,
+        yes=selection.yes,
+        interactive=ui.interactive,
+        say=ui.say,
+        ask=functools.partial(ui.ask, "Plan it (eval run --plan runs it without asking)? [y/N] "),
+        sandboxed=preview.manifest.sandbox == "bwrap",
+    )
     written = msgspec.structs.replace(preview.manifest, runs=planned_runs(preview.manifest, preview.plan))
     write_output_file(out, encode_manifest(written).decode(), "--out")
     start = preview.start
@@ -115,6 +120,27 @@ def plan(
     )
     say(f"run it: alisio {command} --plan {out} (a slice of it: --shard I/N; then alisio eval merge)")
     return ExitCode.OK
+
+
+def _refuse_flags(provider: ProviderFlags, variants_file: Path | None, out: Path, force: bool) -> None:
+    """What eval plan refuses before it reads the suite: replay with variants, --cassette-dir without replay,
+    an --out that exists (without --force) or cannot be written.
+
+    Raises:
+        CommandError: one line naming the flag; nothing was written.
+    """
+    from alisio.shell.errors import CommandError
+    from alisio.shell.lab.ci_outputs import check_output_file
+    from alisio.shell.lab.preflight import NOTHING_WRITTEN
+
+    replay = provider.mode is ModeFlag.REPLAY
+    if replay and variants_file is not None:
+        raise CommandError("variants refuses replay: it compares configurations, replay pins one")
+    if provider.cassette_dir is not None and not replay:
+        raise CommandError("--cassette-dir is only used with --mode replay")
+    if (out.exists() or out.is_symlink()) and not force:
+        raise CommandError(f"--out {out} already exists: pass --force to replace it; nothing was written")
+    check_output_file(out, "--out", NOTHING_WRITTEN)
 
 
 def _request(
@@ -137,6 +163,7 @@ def _request(
         permissions=common.permissions(permissions),
         output=Output(label=common.label_of(label)),
         variants_file=variants_file,
+        context_file=provider.context,
         cassette_dir=provider.cassette_dir,
         rates=rates_from(*rates),
         env=common.environment(),

@@ -81,12 +81,15 @@ def power(
     import msgspec
 
     from alisio.core.lab.comparisons.power_plan import parse_power_request, plan_power, render_power
-    from alisio.shell.cli.foreign_flags import scoring
+    from alisio.shell.cli.foreign_flags import refuse_unused, scoring
     from alisio.shell.errors import expect
 
     measured = None
-    if source is not None:
-        measured = _measured(source, scoring(pass_threshold, scorer))
+    judged = scoring(pass_threshold, scorer)
+    if source is None:
+        refuse_unused(judged, ())  # without --from nothing is judged
+    else:
+        measured = _measured(source, judged)
         baseline_rate = baseline_rate if baseline_rate is not None else repr(measured.suite_rate)
         tasks = tasks if tasks is not None else str(measured.tasks)
     request = expect(parse_power_request(baseline_rate, detect, alpha, power, tasks, task_sd))
@@ -109,6 +112,7 @@ def _measured(source: str, judged: Scoring) -> MeasuredProfile:
     """
     from alisio.core.lab.comparisons.power_profile import measured_profile
     from alisio.shell.cli import common
+    from alisio.shell.cli.foreign_flags import refuse_unused
     from alisio.shell.config_home import data_dir
     from alisio.shell.errors import CommandError, expect
     from alisio.shell.lab.sources import report_of
@@ -117,4 +121,5 @@ def _measured(source: str, judged: Scoring) -> MeasuredProfile:
         report = report_of(source, data_dir(common.environment()), judged)
     except CommandError as error:
         raise CommandError(f"--from {source}: {error.lines[0]}") from None
+    refuse_unused(judged, (report,))
     return expect(measured_profile(report))

@@ -60,7 +60,9 @@ RECORD_OUTPUT = Take(omit=("out", "force", "junit", "input_rate", "output_rate",
 @grouped
 def record(
     selection: Annotated[SelectionFlags, Take(omit=("k",))],  # each task runs once
-    provider: Annotated[ProviderFlags, Take(omit=("mode", "cassette_dir"))],  # live; it writes the cassettes
+    provider: Annotated[
+        ProviderFlags, Take(omit=("mode", "cassette_dir", "faults"))
+    ],  # live; it writes the cassettes
     permissions: PermissionFlags,
     output: Annotated[OutputFlags, RECORD_OUTPUT],
     execution: ExecutionFlags,
@@ -81,6 +83,7 @@ def record(
         permissions=common.permissions(permissions),
         output=Output(keep=output.keep, json=output.json_output, quiet=output.quiet),
         cassette_dir=cassette_dir,
+        context_file=provider.context,
         env=common.environment(),
         jobs=common.jobs(execution.jobs),
     )

@@ -157,7 +157,7 @@ def _suite(old: Report, suite_dir: Path | None, yes: bool, sandbox: str) -> Suit
 
 
 def _context(source: Path, choice: SuiteChoice, sandbox: str, jobs: int, env: dict[str, str]) -> Rejudging:
-    from alisio.core.agents.presets import lab_tools
+    from alisio.core.agents.external import lab_tools
     from alisio.core.harness.sandbox import SandboxKind
     from alisio.core.harness.toolenv import scrubbed_env
     from alisio.shell.cli.common import say

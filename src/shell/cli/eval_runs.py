@@ -29,6 +29,7 @@ from alisio.shell.cli import common
 from alisio.shell.cli.options import Json
 
 if TYPE_CHECKING:
+    from alisio.core.lab.plans.manifest import RunManifest
     from alisio.shell.lab.stored import StoredRun
 
 SuiteFilter = Annotated[str | None, typer.Option("--suite", help="Only runs of this suite id.", metavar="ID")]
@@ -80,6 +81,7 @@ def _row(run: StoredRun) -> dict[str, object]:
             "readable": False,
             "suiteId": manifest.suite_id,
             "suiteVersion": manifest.suite_version,
+            "agent": _planned_agent(manifest, run.run_id),
             "model": manifest.model,
             "mode": mode,
             "createdAt": manifest.created_at,
@@ -102,6 +104,22 @@ def _row(run: StoredRun) -> dict[str, object]:
         "interrupted": report.interrupted,
         "capped": report.capped,
     }
+
+
+def _planned_agent(manifest: RunManifest, run_id: str) -> str:
+    """A run in progress's agent as its plan.json names it, as a report would (``codex (codex-cli 0.171.0)``,
+    ``alisio 0.1.0, script 1a2b3c4d5e6f7a8b``); tasks that name different agents read ``per task (a, b)``."""
+    variant = next((v for v in manifest.variants if run_id.endswith(f"/{v.id}")), None)
+    name = variant.agent if variant is not None and variant.agent else manifest.agent
+    external = {agent.name: agent.version for agent in manifest.agents}
+    builtin = f"alisio {manifest.harness_version}" if manifest.harness_version else "alisio"
+    if name is None and len(external) == 1:
+        name = next(iter(external))
+    if name is None:
+        brief = f"per task ({', '.join(external)})" if external else builtin
+    else:
+        brief = f"{name} ({external.get(name, builtin)})"
+    return brief + (f", script {manifest.script_hash[:16]}" if manifest.script_hash else "")
 
 
 def _progress_text(row: dict[str, object]) -> str:

@@ -54,7 +54,7 @@ def stability(
 
     from alisio.core.lab.comparisons.stability import ReportRuns, render_stability
     from alisio.core.lab.comparisons.stability import stability as judge
-    from alisio.shell.cli.foreign_flags import scoring
+    from alisio.shell.cli.foreign_flags import refuse_unused, scoring
     from alisio.shell.config_home import data_dir
     from alisio.shell.errors import expect
     from alisio.shell.lab.ci_outputs import check_output_file, write_output_file
@@ -66,8 +66,10 @@ def stability(
     root = data_dir(common.environment())
     judged = scoring(pass_threshold, scorer)
     inputs: list[ReportRuns] = []
+    read = []
     for ref in reports:
         report, runs = report_and_runs(ref, root, "stability", judged)
+        read.append(report)
         conditions = report.conditions
         inputs.append(
             ReportRuns(
@@ -77,6 +79,7 @@ def stability(
                 runs=tuple(runs),
             )
         )
+    refuse_unused(judged, read)
     found = expect(judge(inputs))
     if quarantine is not None:
         write_output_file(quarantine, "".join(f"{task_id}\n" for task_id in found.unstable), "--quarantine")

@@ -38,6 +38,7 @@ from alisio.core.exit_codes import ExitCode
 from alisio.shell.cli import common
 from alisio.shell.cli.common import say
 from alisio.shell.cli.options import (
+    FAULTS_SPEC_HELP,
     SELECTION,
     ExecutionFlags,
     ModeFlag,
@@ -64,8 +65,13 @@ DEFAULT_K = 5
 REFUSE_REPLAY = "variants refuses replay: it compares configurations, replay pins one"
 
 PROVIDER = Take(
-    omit=("cassette_dir",),
-    help={"mode": "live only: variants refuses replay."},
+    omit=("cassette_dir", "context"),  # a context is a variant's, in compare.json
+    help={
+        "mode": "live only: variants refuses replay.",
+        "faults": FAULTS_SPEC_HELP
+        + ' For every variant without its own "faults" in the variants file; with a '
+        "clean and a faulted variant, the comparison states each faulted one's robustness.",
+    },
     metavar={"mode": "live"},
 )
 """How ``eval variants`` takes the provider group: live only (replay pins one configuration)."""
@@ -205,6 +211,7 @@ def _headline(start: LabStart) -> None:
 
 
 def _show(outcome: LabOutcome, json_output: bool) -> ExitCode:
+    from alisio.core.lab.comparisons.robustness import robustness_sentence
     from alisio.core.lab.outputs.progress import summary_table
     from alisio.core.lab.outputs.render_seq import comparison_lines
     from alisio.core.lab.outputs.render_variants import render_variants_markdown
@@ -225,6 +232,8 @@ def _show(outcome: LabOutcome, json_output: bool) -> ExitCode:
         say(f"report: {arm.arm.directory / REPORT_MD}")
     for line in comparison_lines(outcome.comparison.sequential):  # the decisions, over both variants
         say(line)
+    for row in outcome.comparison.robustness:
+        say(robustness_sentence(row))
     say("")
     say(
         f"comparison: {outcome.start.root / COMPARISON_MD} ({COMPARISON_JSON} and {COMPARISON_HTML} beside it)"

@@ -37,6 +37,7 @@ from typer.models import OptionInfo
 from alisio.core.harness.presets import PRESET_NAMES
 
 __all__ = [
+    "FAULTS_SPEC_HELP",
     "OUTPUT",
     "PERMISSIONS",
     "PROVIDER",
@@ -46,6 +47,7 @@ __all__ = [
     "ExecutionFlags",
     "ExecutorChoice",
     "ExecutorFlag",
+    "Faults",
     "Force",
     "InputRate",
     "Jobs",
@@ -83,6 +85,7 @@ def option(*names: str, help: str, panel: str, metavar: str | None = None, **kwa
     return typer.Option(*names, help=help, rich_help_panel=panel, metavar=metavar, **kwargs)
 
 
+CONTEXT_HELP = "Files and text added to every run, named by every report (docs/context-experiments.md)."
 # --- options used alone -----------------------------------------------------------------------------------
 
 Json = Annotated[
@@ -264,9 +267,26 @@ AgentFlag = Annotated[
     option(
         "--agent",
         help="Run every task with this agent of config.toml's \\[agents.NAME] (built-in or external: codex, "
-        "opencode, aider, claude-code, command; docs/agents.md); overrides a task's agent.",
+        "opencode, aider, claude-code, gemini-cli, command; docs/agents.md); overrides a task's agent.",
         panel=PROVIDER,
         metavar="NAME",
+    ),
+]
+
+
+FAULTS_SPEC_HELP = (
+    "Inject provider faults into a share of the model calls, from a seed: KIND:RATE entries (429, 500, 503, "
+    "stall, cut, slow) and settings seed=N, retry-after=S, drip-ms=MS, e.g. 429:0.1,cut:0.05,seed=7 "
+    "(docs/faults.md)."
+)
+"""What every command's ``--faults`` says first (``eval variants`` and ``alisio run`` say the rest their way)."""
+Faults = Annotated[
+    str | None,
+    option(
+        "--faults",
+        help=FAULTS_SPEC_HELP + " Recorded in each run and in the report's conditions.",
+        panel=PROVIDER,
+        metavar="SPEC",
     ),
 ]
 
@@ -301,6 +321,10 @@ class ProviderFlags:
             panel=PROVIDER,
             metavar="DIR",
         ),
+    ] = None
+    faults: Faults = None
+    context: Annotated[
+        Path | None, option("--context", help=CONTEXT_HELP, panel=PROVIDER, metavar="FILE")
     ] = None
 
 

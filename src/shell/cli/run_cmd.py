@@ -31,7 +31,9 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from alisio.core.exit_codes import ExitCode
+from alisio.shell.cli.common import faults_of
 from alisio.shell.cli.options import (
+    FAULTS_SPEC_HELP,
     Cwd,
     JsonLines,
     PermissionFlags,
@@ -50,6 +52,7 @@ if TYPE_CHECKING:
     from alisio.core.harness.budget import RunBudget
     from alisio.core.harness.config import Config, LabSettings
     from alisio.core.harness.events import Effect, Event
+    from alisio.core.harness.faults import FaultSpec
     from alisio.core.harness.policy import Policy
     from alisio.core.harness.protocol import ToolCall
     from alisio.shell.harness.agent import AgentSetup, ApprovalAnswer, RunResult
@@ -93,8 +96,11 @@ class RunFlags:
 
 
 PROVIDER_TAKEN = Take(
-    omit=("agent", "mode", "cassette_dir"),  # the agent is --agent of the Run panel; one live run
-    help={"script": "Play the assistant turns of a JSON file instead of calling a model (testing)."},
+    omit=("agent", "mode", "cassette_dir", "context"),  # the agent is --agent of the Run panel; one live run
+    help={
+        "script": "Play the assistant turns of a JSON file instead of calling a model (testing).",
+        "faults": FAULTS_SPEC_HELP + " The end of the run says which calls were faulted.",
+    },
     metavar={"script": "FILE"},
 )
 """How ``alisio run`` takes the lab's provider group."""
@@ -203,6 +209,13 @@ def _json_sink() -> Callable[[Event], None]:
     return write
 
 
+def _asks(policy: Policy) -> bool:
+    """Whether tool calls are put to the user: --policy ask, with stdin and stderr on a terminal."""
+    from alisio.core.harness.policy import PolicyMode
+
+    return policy.mode is PolicyMode.ASK and sys.stdin.isatty() and sys.stderr.isatty()
+
+
 def _terminal_approver() -> Callable[[ToolCall, Effect], ApprovalAnswer]:
     from alisio.core.harness.approval_text import approval_lines
 
@@ -285,9 +298,12 @@ def _run_budget(budget: BudgetFlags, config: Config, model: str) -> RunBudget:
 
 
 def _provider(
-    script: Path | None, model: str | None, base_url: str | None, preset: str | None
+    script: Path | None, model: str | None, base_url: str | None, preset: str | None, *, faulted: bool = False
 ) -> tuple[Provider, str, Config, str | None]:
-    """The provider, the model name, the configuration (config.toml, or every default) and the key."""
+    """The provider, the model name, the configuration (config.toml, or every default) and the key.
+
+    ``faulted``: a script is served over in-memory HTTP, so the injected faults reach the provider's transport.
+    """
     import os
 
     from alisio.shell.config_home import load_config
@@ -299,9 +315,15 @@ def _provider(
         from alisio.shell.harness.providers.scripted import ScriptedProvider
 
         try:
-            return ScriptedProvider.from_file(script), model or "scripted", loaded.config, None
+            scripted = ScriptedProvider.from_file(script)
         except ProviderFailure as failure:
             raise CommandError(f"--script {failure}") from None
+        if faulted:
+            from alisio.shell.lab.scripted_http import scripted_http_provider
+
+            http = scripted_http_provider(script.read_bytes(), str(script), model or "scripted", "scripted")
+            return http, model or "scripted", loaded.config, None
+        return scripted, model or "scripted", loaded.config, None
     from alisio.shell.lab.plans import live_plan
 
     plan = live_plan(loaded, model, base_url, env, preset=preset)  # one run: its gate has one slot
@@ -348,7 +370,7 @@ def _setup(
     from alisio.core.harness.agent_step import select_agent
     from alisio.core.harness.config import config_hash
     from alisio.core.harness.events import Effect
-    from alisio.core.harness.policy import ALL_EFFECTS, PolicyMode
+    from alisio.core.harness.policy import ALL_EFFECTS
     from alisio.core.harness.prices import prices_for
     from alisio.core.harness.sandbox import WORKSPACE
     from alisio.core.replay.fingerprint import path_rules
@@ -359,12 +381,15 @@ def _setup(
     read_only = permissions.read_only
     policy = _policy(run.policy, permissions.granted(), read_only)
     provider, model_name, config, key = _provider(
-        provider_flags.script, provider_flags.model, provider_flags.base_url, provider_flags.preset
+        provider_flags.script,
+        provider_flags.model,
+        provider_flags.base_url,
+        provider_flags.preset,
+        faulted=faults_of(provider_flags.faults) is not None,
     )
     measured, lab = config.measured, config.lab
     sandbox = _sandbox(run.sandbox, lab, workspace, policy)
     expect(select_agent(measured, run.agent), "--agent")
-    interactive = sys.stdin.isatty() and sys.stderr.isatty()
     setup = AgentSetup(
         prompt=prompt,
         workspace=workspace,
@@ -376,7 +401,7 @@ def _setup(
         budget=_run_budget(budget, config, model_name),
         rates=prices_for(config.prices, model_name),
         agent=run.agent,
-        approver=_terminal_approver() if interactive and policy.mode is PolicyMode.ASK else None,
+        approver=_terminal_approver() if _asks(policy) else None,
         normalize_rules=path_rules(
             str(workspace), str(run.cwd or ""), *((WORKSPACE,) if sandbox is not None else ())
         ),
@@ -385,16 +410,38 @@ def _setup(
         on_event=_json_sink() if json_out else _progress,
         env=tool_env(os.environ, key),
         sandbox=sandbox,
+        mcp_servers={server.name: server.command for server in config.mcp_servers},
     )
+    _check_mcp(setup)
     return setup, key
 
 
-def _execute(setup: AgentSetup) -> RunResult:
-    from alisio.shell.harness.agent import run_agent
+def _check_mcp(setup: AgentSetup) -> None:
+    """config.toml's MCP servers need the process effect: refused with one line before the run (--read-only)."""
+    from alisio.core.harness.mcp import mcp_grant_problem
 
+    problem = mcp_grant_problem(setup.mcp_servers, setup.granted)
+    if problem is not None:
+        raise CommandError(f"config.toml: mcp.servers: {problem}; nothing was run")
+
+
+def _execute(setup: AgentSetup, faults: FaultSpec | None) -> RunResult:
+    """The run, with ``faults`` injected into its provider calls (a line on stderr says which were hit)."""
+    from alisio.core.harness.faults import hits_text, spec_text
+    from alisio.shell.harness.agent import run_agent
+    from alisio.shell.harness.providers.faults import RunWire, run_wire
+
+    wire = RunWire(faults, "run", setup.measured.retries.max)
     try:
-        return run_agent(setup)
+        with run_wire(wire):
+            return run_agent(setup)
     finally:
+        recorded = wire.recorded()
+        if recorded is not None:
+            shown = (
+                f"{len(recorded.hits)} of {recorded.calls} model calls faulted ({hits_text(recorded.hits)})"
+            )
+            _say(f"alisio run: faults {spec_text(faults)}: {shown}")
         close = getattr(setup.provider, "close", None)
         if callable(close):
             close()
@@ -423,10 +470,11 @@ def run_command(
         raise CommandError(
             "the prompt is empty (give it as an argument, or - to read it from standard input)"
         )
+    faults = faults_of(provider.faults)
     setup, key = _setup(prompt, run, provider, permissions, budget, json_out)
     known = _known(key)
     try:
-        result = _execute(setup)
+        result = _execute(setup, faults)
     except KeyboardInterrupt as interrupt:  # the agent closed the event log with run_end first
         from alisio.shell.errors import Terminated
 

@@ -20,7 +20,12 @@ Rules this module keeps:
   ``failure.reason``, and any other exception ends it with ``error``, reason ``internal_error`` and the
   exception's type and message: the event log always ends with ``run_end``;
 - when the run ends, every process its bash commands started that is still running (found by the run's
-  process mark, even one that left its process group) is stopped;
+  process mark, even one that left its process group) is stopped, and so is every MCP server it started
+  (``alisio.shell.harness.mcp_client``), also when the run ends by an error, a budget or Ctrl-C;
+- a run given MCP servers starts them before its first turn (the start counts against maxWallMs) and needs
+  ``process`` granted; a server that does not start ends the run ``error``, reason ``mcp_start``, with a
+  line naming it; its tools are offered after the harness's own, and each call is a ``tool_call`` and a
+  ``tool_result`` event like any other (effect ``process``);
 - maxWallMs bounds everything: a running tool is killed at it, and each provider call (checkpoint calls too) is
   given only the wall time left, so a hung stream stops the run with ``budget_exceeded`` maxWallMs on time;
 - a call cut short (at maxWallMs, a stream that broke off or ended early) still gets its ``provider_response``
@@ -51,6 +56,7 @@ from alisio.core.harness.agent_step import (
     over_cap_refusal,
     response_incidents,
     select_agent,
+    with_system_text,
 )
 from alisio.core.harness.budget import BudgetStop, check, cost_after, output_limit, tokens_of
 from alisio.core.harness.compaction import (
@@ -80,6 +86,7 @@ from alisio.core.harness.events import (
     ToolResulted,
     excerpt,
 )
+from alisio.core.harness.mcp import MCP_EFFECT
 from alisio.core.harness.protocol import (
     AssistantMessage,
     Message,
@@ -99,6 +106,7 @@ from alisio.core.harness.wire import parse_events
 from alisio.core.replay.fingerprint import ConversationHash, fingerprint, normalize_request
 from alisio.shell import cancel
 from alisio.shell.harness.agent_setup import AgentSetup, ApprovalAnswer, Approver, RunResult
+from alisio.shell.harness.mcp_client import McpClients, McpStartError, start_servers
 from alisio.shell.harness.providers.base import ProviderFailure
 from alisio.shell.harness.tools.dispatch import ToolContext, ToolOutcome, execute_tool
 from alisio.shell.harness.tools.processes import stop_marked
@@ -148,6 +156,8 @@ class _Run:
     hashed: ConversationHash | None = None
     """The fingerprint state of the first ``hashed.count`` normalised messages (reset when compaction rewrites)."""
     context: ToolContext | None = None
+    mcp: McpClients | None = None
+    """The run's MCP sessions (``None``: the run was given no MCP server)."""
     started_processes: bool = False
     """A process tool (bash) ran: only then can a process carry the run's mark, for ``end`` to look for."""
 
@@ -186,6 +196,7 @@ class _Run:
     ) -> RunResult:
         if self.context is not None and self.started_processes:
             stop_marked(self.context.process_mark)  # what a command left running (each call already swept)
+        self.close_mcp()
         self.emit(
             RunEnded, outcome=outcome, reason=reason, final_text=final_text, turns=self.turns, message=message
         )
@@ -200,6 +211,11 @@ class _Run:
             usage_complete=self.usage_complete,
             message=message,
         )
+
+    def close_mcp(self) -> None:
+        mcp, self.mcp = self.mcp, None
+        if mcp is not None:
+            mcp.close()
 
     def budget_stop(self, stop: BudgetStop) -> RunResult:
         self.emit(BudgetStopped, budget=stop.budget, limit=stop.limit, value=stop.value)
@@ -431,13 +447,16 @@ class _Run:
 
     def run_tool(self, call: ToolCall, *, from_text: bool = False) -> ToolMessage:
         setup = self.setup
-        gate = gate_tool(call, self.profile.tools, setup.policy, setup.granted, self.session_grants)
+        listing = None if self.mcp is None else self.mcp.listing
+        gate = gate_tool(call, self.profile.tools, setup.policy, setup.granted, self.session_grants, listing)
+        target = None if listing is None else listing.target(call.name)
+        effect = MCP_EFFECT if target is not None else effect_of(call.name)
         self.emit(
             ToolCalled,
             call_id=call.id,
             name=call.name,
             arguments=call.arguments,
-            effect=effect_of(call.name),
+            effect=effect,
             from_text=from_text,
         )
         match gate:
@@ -452,7 +471,13 @@ class _Run:
         self.started_processes |= effect_of(call.name) is Effect.PROCESS
         started = setup.clock()
         try:
-            outcome = execute_tool(call, self.tool_context())
+            outcome = (
+                execute_tool(call, self.tool_context())
+                if target is None or self.mcp is None
+                else self.mcp.call_tool(
+                    call, target, self.tool_context(), setup.measured.tools.bash_timeout_ms
+                )
+            )
         except Exception as error:  # execute_tool turns failures into results; this is the last safety net
             detail = redact_credentials(f"{type(error).__name__}: {error}")[:_MESSAGE_CHARS]
             outcome = ToolOutcome(False, f"{call.name} failed: {detail}")
@@ -470,6 +495,18 @@ class _Run:
             duration_ms=duration_ms,
         )
         return ToolMessage(tool_call_id=call.id, name=call.name, content=outcome.output)
+
+    def start_mcp(self) -> None:
+        """Start the run's MCP servers and offer their tools; raises ``_Stop`` when they cannot start."""
+        setup, wall = self.setup, self.wall_left_s()
+        try:
+            self.mcp = start_servers(
+                setup.mcp_servers, setup.granted, setup.workspace, setup.env, setup.sandbox, wall
+            )
+        except McpStartError as error:
+            raise _Stop(self.end("error", reason="mcp_start", message=str(error))) from None
+        if self.mcp is not None:
+            self.tools = (*self.tools, *self.mcp.listing.specs())
 
     # --- the loop -------------------------------------------------------------------------------------
 
@@ -541,6 +578,7 @@ class _Run:
 
     def loop(self) -> RunResult:
         try:
+            self.start_mcp()
             while True:
                 result = self.turn()
                 if result is not None:
@@ -579,7 +617,7 @@ def run_agent(setup: AgentSetup) -> RunResult:
         case Failure(unknown_agent):
             return run.end("error", reason="config", message=str(unknown_agent))
         case Success(profile):
-            run.profile = profile
+            run.profile = with_system_text(profile, setup.system)
     match tool_specs(run.profile.tools):
         case Failure(unknown_tool):
             return run.end("error", reason="config", message=str(unknown_tool))

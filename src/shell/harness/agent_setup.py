@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -59,6 +59,11 @@ class AgentSetup:
     sandbox: SandboxRun | None = None
     """Where ``bash`` commands run (``--sandbox bwrap``); ``None``: as plain subprocesses."""
     rates: Rates | None = None  # the model's prices: budget.max_cost_usd is counted at them (None: no cost)
+    system: str | None = None  # a context's text, appended to the agent's system prompt (None: none)
+    mcp_servers: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """MCP servers (stdio) given to the run: server name -> the argv that starts it (config.toml's
+    ``[mcp.servers.NAME]``, a context's ``mcp``). Each is started in the workspace (in the sandbox under
+    ``sandbox``) and its tools offered as ``mcp__<server>__<tool>``; they need ``process`` in ``granted``."""
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+import msgspec
+
 from alisio.core.harness.events import Effect, Event
-from alisio.shell.agents.seam import AgentJob, AgentRun, same_record
+from alisio.core.lab.runs.records import RunRecord
+from alisio.shell.agents.seam import AgentJob, AgentRun
+from alisio.shell.harness.providers.faults import RunWire, run_wire
 from alisio.shell.lab.plans import ProviderPlan
 from alisio.shell.lab.preflight import task_policy
 
@@ -53,10 +57,19 @@ class BuiltinRunner:
             on_event=self.on_event,
             sandbox=job.sandbox,
             rates=job.rates,
+            system=job.context_system,
+            mcp_servers=job.mcp_servers,
         )
-        result = run_agent(setup)
+        wire = RunWire(job.faults, f"{job.task.id}/{job.spec.repetition}", job.measured.retries.max)
+        with run_wire(wire):  # the run's faults and retries.max, in the provider's HTTP layer
+            result = run_agent(setup)
         message = result.message if result.outcome == "error" else None
-        finish = same_record if hook is None else (lambda record: hook.finish(provider, job.task, record))
+        faults = wire.recorded()
+
+        def finish(record: RunRecord) -> RunRecord:
+            record = record if faults is None else msgspec.structs.replace(record, faults=faults)
+            return record if hook is None else hook.finish(provider, job.task, record)
+
         return AgentRun(
             events=result.events, outcome=result.outcome, reason=result.reason, message=message, finish=finish
         )

@@ -30,7 +30,7 @@ from alisio.core.replay.cassette import (
     size_problem,
 )
 from alisio.core.share.secrets import describe, known_credentials, scan
-from alisio.shell.lab.store import write_bytes_atomic
+from alisio.shell.lab.store import read_regular, write_bytes_atomic
 
 __all__ = [
     "CASSETTES",
@@ -58,9 +58,10 @@ def cassette_path(directory: Path, task_id: str) -> Path:
 
 
 def read_cassette(path: Path) -> Result[Cassette, CassetteError]:
-    """Read and decode one cassette file; a missing or unreadable file is a ``CassetteError`` too."""
+    """Read and decode one cassette file; a missing or unreadable file is a ``CassetteError`` too, and so is
+    one that is not a regular file (a FIFO, a link to ``/dev/zero``) or is larger than a report file may be."""
     try:
-        data = path.read_bytes()
+        data = read_regular(path, what="a cassette")
     except FileNotFoundError:
         return Failure(CassetteError(source=str(path), line=0, message="no such cassette"))
     except OSError as error:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from importlib.metadata import version
 
 from alisio.core.harness.config import config_hash
+from alisio.core.harness.faults import spec_text
 from alisio.core.lab.reports.report import CompactionSettings, Conditions
 from alisio.shell.lab.agent_plan import condition_for
 from alisio.shell.lab.model import LabStart
@@ -45,4 +46,6 @@ def arm_conditions(start: LabStart, arm: Arm, created_at: str) -> Conditions:
         script_hash=start.provider.script_hash,
         sandbox=start.sandbox,
         label=start.label,
+        faults=None if arm.faults is None else spec_text(arm.faults),
+        context=arm.context.condition if arm.context is not None else None,
     )

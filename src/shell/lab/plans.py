@@ -29,7 +29,7 @@ from alisio.core.lab.suites.suite import Task
 from alisio.core.replay.fingerprint import Rules
 from alisio.shell.errors import CommandError, expect
 from alisio.shell.harness.providers.base import Provider, ProviderFailure
-from alisio.shell.harness.providers.scripted import ScriptedProvider
+from alisio.shell.harness.providers.scripted import ScriptedProvider, read_script_bytes
 from alisio.shell.lab.portable import PortableLive, PortableProvider, scripted
 
 if TYPE_CHECKING:
@@ -177,7 +177,7 @@ def check_sampling(plan: ProviderPlan, configs: Sequence[tuple[str, MeasuredConf
 
 def _read_script(path: Path) -> bytes:
     try:
-        data = path.read_bytes()
+        data = read_script_bytes(path)
         ScriptedProvider.from_json(data, str(path))
     except OSError as error:
         raise CommandError(f"--script {path}: cannot read: {error.strerror or error}") from None
@@ -186,8 +186,13 @@ def _read_script(path: Path) -> bytes:
     return data
 
 
-def scripted_plan(script: Path, tasks: tuple[Task, ...], model: str | None) -> ProviderPlan:
+def scripted_plan(
+    script: Path, tasks: tuple[Task, ...], model: str | None, *, over_http: bool = False
+) -> ProviderPlan:
     """A fresh scripted provider per run: from one file, or from ``<dir>/<task-id>.json``.
+
+    ``over_http``: each run's script is served over in-memory HTTP to the built-in OpenAI-compatible provider
+    (``alisio.shell.lab.scripted_http``), so injected faults reach its transport and its retries.
 
     Raises:
         CommandError: a selected task without its script in a directory, or a script that cannot be read or
@@ -202,8 +207,12 @@ def scripted_plan(script: Path, tasks: tuple[Task, ...], model: str | None) -> P
         )
     scripts = {task_id: (_read_script(path), str(path)) for task_id, path in (files or {"": script}).items()}
 
-    def factory(task: Task, _spec: RunSpec) -> ScriptedProvider:
+    def factory(task: Task, _spec: RunSpec) -> Provider:
         data, source = scripts[task.id if files is not None else ""]
+        if over_http:
+            from alisio.shell.lab.scripted_http import scripted_http_provider
+
+            return scripted_http_provider(data, source, model or SCRIPTED_PROVIDER, SCRIPTED_PROVIDER)
         return ScriptedProvider.from_json(data, source)
 
     return ProviderPlan(

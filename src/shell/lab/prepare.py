@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from alisio.core.harness.config import LabSettings, MeasuredConfig, config_hash
+from alisio.core.harness.events import Effect
 from alisio.core.harness.sandbox import SandboxKind
 from alisio.core.lab.comparisons.variants import VariantsPlan, interleave
 from alisio.core.lab.plans.manifest import RunManifest
@@ -38,6 +39,7 @@ from alisio.shell.lab.agent_plan import (
     replay_placeholder,
     uses_external,
 )
+from alisio.shell.lab.contexts import LoadedContext, arm_contexts, check_context_agents, check_protected
 from alisio.shell.lab.directory import created_at_for, run_id_for
 from alisio.shell.lab.model import LabStart, Ui
 from alisio.shell.lab.outputs import Checked, Output, check_outputs
@@ -116,8 +118,12 @@ def _provider_plan(
     measured: MeasuredConfig,
     loaded: LoadedConfig | None,
     say: Callable[[str], None],
+    *,
+    faulted: bool = False,
 ) -> ProviderPlan:
-    """The provider of every run: the cassettes (replay), the script, or the configured provider."""
+    """The provider of every run: the cassettes (replay), the script, or the configured provider.
+
+    ``faulted``: some arm injects faults, so a script is served over HTTP (``scripted_plan``'s ``over_http``)."""
     if request.mode is LabMode.REPLAY and uses_external(request, tasks, loaded.external if loaded else ()):
         return replay_placeholder()  # the external agents' proxies serve their cassettes (agent_plan)
     if request.mode is LabMode.REPLAY:
@@ -132,7 +138,7 @@ def _provider_plan(
         return replay_plan(cassettes)
     options = request.provider
     if options.script is not None:
-        return scripted_plan(options.script, tasks, options.model)
+        return scripted_plan(options.script, tasks, options.model, over_http=faulted)
     if loaded is None:
         raise CommandError("a live run needs the configuration (pass --script to play scripted turns)")
     return live_plan(
@@ -188,11 +194,26 @@ def jobs_for(request: LabRequest, loaded: LoadedConfig | None) -> int:
 
 
 def _arms(
-    request: LabRequest, measured: MeasuredConfig, variants: VariantsPlan | None, run_id: str, root: Path
+    request: LabRequest,
+    measured: MeasuredConfig,
+    variants: VariantsPlan | None,
+    run_id: str,
+    root: Path,
+    contexts: Mapping[str | None, LoadedContext],
 ) -> tuple[Arm, ...]:
+    faults = request.provider.faults
     if variants is None:
-        agent = request.provider.agent
-        return (Arm(variant=None, measured=measured, directory=root, run_id=run_id, agent=agent),)
+        agent, context = request.provider.agent, contexts.get(None)
+        arm = Arm(
+            variant=None,
+            measured=measured,
+            directory=root,
+            run_id=run_id,
+            agent=agent,
+            faults=faults,
+            context=context,
+        )
+        return (arm,)
     return tuple(
         Arm(
             variant=v.id,
@@ -201,6 +222,8 @@ def _arms(
             run_id=f"{run_id}/{v.id}",
             agent=v.agent or request.provider.agent,
             model=v.model,
+            faults=v.faults if v.own_faults else faults,
+            context=contexts.get(v.id),
         )
         for v in variants.variants
     )
@@ -221,6 +244,7 @@ def _checked(
     lab_sandbox = loaded.config.lab.sandbox if loaded is not None else None
     sandboxed = (request.sandbox or lab_sandbox) is SandboxKind.BWRAP
     tasks = _selected(request, choice, configs, agents_of(request, external, chosen), sandboxed)  # step 4
+    _check_mcp(request, loaded)
     # step 5: the outputs table's rows, and the Ray address
     check_outputs(Checked(request, choice.loaded, tuple(variant for variant, _ in configs)), outputs)
     if request.executor is ExecutorKind.RAY and request.ray_address is not None:
@@ -228,6 +252,24 @@ def _checked(
 
         check_address(request.ray_address)
     return measured, loaded, choice, variants, tasks
+
+
+def _check_mcp(request: LabRequest, loaded: LoadedConfig | None) -> None:
+    """config.toml's MCP servers need ``--allow-process`` (each is a process) and this machine (a Ray worker
+    does not get them); refused before the first run."""
+    from alisio.core.harness.mcp import mcp_grant_problem
+
+    if loaded is None or not loaded.config.mcp_servers:
+        return
+    if request.executor is ExecutorKind.RAY:
+        raise CommandError(
+            f"--executor ray: {loaded.path}: mcp.servers are not passed to Ray workers yet (remove them, or run "
+            "on this machine); nothing was run"
+        )
+    ceiling = frozenset({Effect.READ}) if request.permissions.read_only else request.permissions.granted
+    problem = mcp_grant_problem((server.name for server in loaded.config.mcp_servers), ceiling)
+    if problem is not None:
+        raise CommandError(f"{loaded.path}: mcp.servers: {problem}; nothing was run")
 
 
 def _agents(
@@ -259,6 +301,57 @@ def _agents(
     return agents
 
 
+def _check_faults(request: LabRequest, variants: VariantsPlan | None) -> bool:
+    """Whether some arm injects faults; refused (one line) where faults cannot be injected.
+
+    Raises:
+        CommandError: faults with ``eval record`` or replay (their answers are cassettes, not a provider), or
+            with ``--executor ray`` (workers do not take them yet).
+    """
+    given = [("--faults", request.provider.faults)] + [
+        (f"{request.variants_file}: variant {v.id}: faults", v.faults)
+        for v in (variants.variants if variants is not None else ())
+        if v.own_faults
+    ]
+    named = [name for name, spec in given if spec is not None]
+    if not named:
+        return False
+    if request.mode is LabMode.REPLAY:
+        raise CommandError(
+            f"{named[0]}: a replay answers from cassettes, with no provider to fault (run live)"
+        )
+    if request.mode is LabMode.RECORD:
+        raise CommandError(f"{named[0]}: eval record writes clean cassettes; inject faults with eval run")
+    if request.executor is ExecutorKind.RAY:
+        raise CommandError(f"{named[0]}: --executor ray does not pass faults to its workers yet; run here")
+    return True
+
+
+def _contexts(
+    request: LabRequest,
+    loaded: LoadedConfig | None,
+    choice: SuiteChoice,
+    variants: VariantsPlan | None,
+    tasks: Sequence[Task],
+) -> dict[str | None, LoadedContext]:
+    """Each arm's context read (``--context``, each variant's) and checked against the arm's agents."""
+    contexts = arm_contexts(request.context_file, variants, request.variants_file)
+    if not contexts:
+        return contexts
+    if request.executor is ExecutorKind.RAY:
+        raise CommandError("--executor ray: contexts are not passed to Ray workers yet; nothing was run")
+    arm_agents: dict[str | None, str | None] = {None: request.provider.agent}
+    source: dict[str | None, str] = {None: str(request.context_file)}
+    for v in variants.variants if variants is not None else ():
+        arm_agents[v.id] = v.agent or request.provider.agent
+        source[v.id] = f"{request.variants_file}: variant {v.id}"
+    external = loaded.external if loaded is not None else ()
+    ceiling = frozenset({Effect.READ}) if request.permissions.read_only else request.permissions.granted
+    check_context_agents(contexts, arm_agents, tasks, external, source, ceiling)
+    check_protected(contexts, tasks, choice.loaded.fixture_dir, source)
+    return contexts
+
+
 @dataclass(frozen=True)
 class Prepared:
     """What steps 1-6 found: everything a command needs before its confirmation and its directory."""
@@ -274,6 +367,8 @@ class Prepared:
     sandbox: Sandbox | None
     plan: ProviderPlan
     agents: AgentPlan
+    contexts: Mapping[str | None, LoadedContext] = dataclasses.field(default_factory=dict)
+    """Each arm's context, its files read (``None``: the plain run's ``--context``; else by variant id)."""
 
     @property
     def subdirs(self) -> list[str]:
@@ -281,7 +376,7 @@ class Prepared:
 
     def start(self, run_id: str, root: Path) -> LabStart:
         request, plan = self.request, self.plan
-        arms = _arms(request, self.measured, self.variants, run_id, root)
+        arms = _arms(request, self.measured, self.variants, run_id, root, self.contexts)
         return LabStart(
             choice=self.choice,
             tasks=self.tasks,
@@ -308,10 +403,12 @@ def prepared(request: LabRequest, ui: Ui, outputs: Sequence[Output]) -> Iterator
 
     measured, loaded, choice, variants, tasks = _checked(request, outputs)  # steps 1-5
     # step 6: the sequential design, the sandbox, the provider plan, the external agents, the spending caps
+    contexts = _contexts(request, loaded, choice, variants, tasks)
     sequential = checked_sequential(request.sequential, variants, tasks, choice.loaded.suite)
     lab = loaded.config.lab if loaded is not None else LabSettings()
     kind, sandbox = sandbox_for(request.sandbox, lab, request.env, ui.say)
-    plan = _provider_plan(request, choice, tasks, measured, loaded, ui.say)
+    faulted = _check_faults(request, variants)
+    plan = _provider_plan(request, choice, tasks, measured, loaded, ui.say, faulted=faulted)
     if variants is not None:
         check_sampling(plan, [(v.id, v.measured) for v in variants.variants], str(request.variants_file))
     if request.mode is LabMode.RECORD:
@@ -321,7 +418,18 @@ def prepared(request: LabRequest, ui: Ui, outputs: Sequence[Output]) -> Iterator
         plan = agents.plan or plan
         check_spend(request, plan, loaded, variants, tasks)
         yield Prepared(
-            request, measured, loaded, choice, variants, tasks, sequential, kind, sandbox, plan, agents
+            request,
+            measured,
+            loaded,
+            choice,
+            variants,
+            tasks,
+            sequential,
+            kind,
+            sandbox,
+            plan,
+            agents,
+            contexts=contexts,
         )
     finally:
         plan.close()

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from returns.result import Failure, Success
 
-from alisio.core.agents.presets import kind_tools
+from alisio.core.agents.external import kind_tools
 from alisio.core.harness.events import AgentExited, Event, RunEnded, RunStarted
 from alisio.core.lab.judges.outcome import record_from_run
 from alisio.core.lab.judges.rejudge import (

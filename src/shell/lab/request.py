@@ -14,6 +14,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from alisio.core.harness.events import Effect
+from alisio.core.harness.faults import FaultSpec
 from alisio.core.harness.sandbox import SandboxKind
 from alisio.core.lab.plans.manifest import RunManifest
 from alisio.core.lab.plans.shards import ShardChoice
@@ -81,6 +82,8 @@ class ProviderOptions:
     """Scripted assistant turns instead of a model: one file for every run, or a directory of <task>.json."""
     agent: str | None = None
     """``--agent NAME``: every task runs with this agent of the configuration (built-in or external)."""
+    faults: FaultSpec | None = None
+    """``--faults SPEC``: provider faults injected into every arm (a variant's own ``faults`` replaces it)."""
 
 
 @dataclass(frozen=True)
@@ -163,6 +166,9 @@ class LabRequest:
     """Replay: where cassettes are read; record: where they are written (default ``<suite>/cassettes``)."""
     variants_file: Path | None = None
     """``eval variants``: the compare.json file (``None``: one arm, the configuration as it is)."""
+    context_file: Path | None = None
+    """``--context FILE``: the files and text every run gets (``alisio.shell.lab.contexts``); ``eval
+    variants`` declares a context per variant in compare.json instead."""
     rates: Rates | None = None
     """``--input-rate``/``--output-rate`` (they win over config.toml's ``[prices."MODEL"]``)."""
     caps: Caps = field(default_factory=Caps)

@@ -29,6 +29,7 @@ from returns.result import Success
 from alisio.core.harness.config import config_hash
 from alisio.core.harness.endpoint import endpoint_of
 from alisio.core.harness.events import Effect
+from alisio.core.harness.faults import parse_faults, spec_text
 from alisio.core.harness.sandbox import SandboxKind
 from alisio.core.lab.plans.manifest import (
     ManifestAgent,
@@ -176,6 +177,25 @@ def resume_request(
     return dataclasses.replace(request, resume=directory, retry_errors=retry_errors)
 
 
+def _stored_provider(
+    stored: RunManifest,
+    model: str | None,
+    base_url: str | None,
+    preset: str | None,
+    script: Path | None,
+    env: Mapping[str, str],
+) -> ProviderOptions:
+    """The provider plan.json ``stored`` names (its model, script, agent and faults), with the flags given."""
+    return ProviderOptions(
+        model=model or (stored.model if stored.script is None else None),
+        base_url=resumed_base_url(stored, base_url, env),
+        preset=preset,
+        script=script or (Path(stored.script) if stored.script else None),
+        agent=stored.agent,
+        faults=None if stored.faults is None else expect(parse_faults(stored.faults), "plan.json: faults"),
+    )
+
+
 def manifest_request(
     stored: RunManifest,
     *,
@@ -190,6 +210,7 @@ def manifest_request(
     suite_dir: Path | None = None,
     script: Path | None = None,
     cassette_dir: Path | None = None,
+    context_file: Path | None = None,
 ) -> LabRequest:
     """The request that runs what plan.json ``stored`` says (a resume's, or ``eval run --plan FILE``'s):
     its suite, tasks, k, seed, mode, grants, sandbox, agent and shard. ``suite_dir``, ``script``,
@@ -198,7 +219,6 @@ def manifest_request(
     granted = set(stored.granted)
     if variants_file is None and stored.variants_file is not None:
         variants_file = Path(stored.variants_file)
-    stored_script = Path(stored.script) if stored.script else None
     return LabRequest(
         selection=Selection(
             suite=stored.suite_id,
@@ -209,13 +229,7 @@ def manifest_request(
             yes=True,  # confirmed when the run or the plan started
         ),
         mode=LabMode.REPLAY if stored.mode == "replay" else LabMode.LIVE,
-        provider=ProviderOptions(
-            model=model or (stored.model if stored.script is None else None),
-            base_url=resumed_base_url(stored, base_url, env),
-            preset=preset,
-            script=script or stored_script,
-            agent=stored.agent,
-        ),
+        provider=_stored_provider(stored, model, base_url, preset, script, env),
         permissions=Permissions(
             write="write" in granted,
             process="process" in granted,
@@ -226,6 +240,7 @@ def manifest_request(
         ),
         output=output,
         variants_file=variants_file,
+        context_file=context_file or (Path(stored.context_file) if stored.context_file else None),
         cassette_dir=cassette_dir or (Path(stored.cassette_dir) if stored.cassette_dir else None),
         rates=stored.rates,
         env=env,
@@ -344,6 +359,7 @@ def new_manifest(start: LabStart, request: LabRequest, run_id: str, created_at: 
     suite_dir = request.selection.suite_dir
     script = request.provider.script
     permissions = request.permissions
+    contexts = {a.variant: a.context.condition.digest for a in start.arms if a.context is not None}
     return RunManifest(
         run_id=run_id,
         created_at=created_at,
@@ -370,6 +386,7 @@ def new_manifest(start: LabStart, request: LabRequest, run_id: str, created_at: 
         script_hash=script_hash(script, tuple(task.id for task in start.tasks)),
         sandbox=start.sandbox,
         label=request.output.label,
+        faults=None if request.provider.faults is None else spec_text(request.provider.faults),
         agents=tuple(
             ManifestAgent(name=name, kind=c.kind, version=c.version, config=start.agent_configs.get(name, ""))
             for name, c in sorted(start.agent_conditions.items())
@@ -380,10 +397,18 @@ def new_manifest(start: LabStart, request: LabRequest, run_id: str, created_at: 
         else None,
         variants=tuple(
             ManifestVariant(
-                id=v.id, config_hash=v.config_hash, model=v.model, agent=v.agent, overrides=v.overrides
+                id=v.id,
+                config_hash=v.config_hash,
+                model=v.model,
+                agent=v.agent,
+                overrides=v.overrides,
+                faults=None if arm.faults is None else spec_text(arm.faults),
+                context=contexts.get(v.id),
             )
-            for v in (start.variants.variants if start.variants is not None else ())
+            for v, arm in (zip(start.variants.variants, start.arms, strict=True) if start.variants else ())
         ),
+        context_file=str(request.context_file.resolve()) if request.context_file is not None else None,
+        context=contexts.get(None) if start.variants is None else None,
     )
 
 

@@ -75,4 +75,9 @@ def with_suite_checks(report: Report, data_root: Path, loaded: LoadedSuite) -> R
     block = self_check_block(
         read_selfcheck(data_root, loaded.content_hash), [t.task_id for t in report.tasks]
     )
-    return msgspec.structs.replace(report, conditions=conditions, self_check=block)
+    notes = {task.id: task.advisory for task in loaded.suite.tasks if task.advisory}
+    tasks = tuple(
+        msgspec.structs.replace(task, advisory=notes[task.task_id]) if task.task_id in notes else task
+        for task in report.tasks
+    )
+    return msgspec.structs.replace(report, conditions=conditions, self_check=block, tasks=tasks)

@@ -44,6 +44,8 @@ class Answer:
     status: int = 200
     content_type: str = "text/event-stream"
     pause_s: float = 0.0
+    chunked: bool = True
+    """``False``: no length and not chunked, the body ending with the connection (HTTP/1.0's way)."""
 
 
 @dataclass
@@ -98,16 +100,18 @@ class HostileEndpoint:
                 self.close_connection = True
                 self.send_response(reply.status)
                 self.send_header("content-type", reply.content_type)
-                self.send_header("transfer-encoding", "chunked")
+                if reply.chunked:
+                    self.send_header("transfer-encoding", "chunked")
                 self.send_header("connection", "close")
                 self.end_headers()
                 try:
                     for piece in reply.pieces:
                         if reply.pause_s:
                             time.sleep(reply.pause_s)
-                        self.wfile.write(b"%x\r\n%b\r\n" % (len(piece), piece))
+                        self.wfile.write(b"%x\r\n%b\r\n" % (len(piece), piece) if reply.chunked else piece)
                         self.wfile.flush()
-                    self.wfile.write(b"0\r\n\r\n")
+                    if reply.chunked:
+                        self.wfile.write(b"0\r\n\r\n")
                     self.wfile.flush()
                 except OSError:
                     with log.lock:
@@ -167,8 +171,8 @@ def honest_chat(delay_s: float) -> Callable[[Seen], Answer]:
     return answer
 
 
-def endless_anthropic(seen: Seen) -> Answer:
-    """See the module docstring."""
+def endless_anthropic(seen: Seen, *, chunked: bool = True) -> Answer:
+    """See the module docstring (``chunked=False``: the body ends with the connection)."""
 
     def pieces() -> Iterator[bytes]:
         start: dict[str, Any] = {"id": "msg_1", "type": "message", "role": "assistant", "model": "m"}
@@ -186,7 +190,7 @@ def endless_anthropic(seen: Seen) -> Answer:
             }
             yield sse(("content_block_delta", delta))
 
-    return Answer(pieces=pieces(), pause_s=0.05)
+    return Answer(pieces=pieces(), pause_s=0.05, chunked=chunked)
 
 
 def absurd_chat(seen: Seen) -> Answer:

@@ -7,7 +7,8 @@
   every other ``$ alisio ...`` line runs as written, in that directory, against it (its default fixes fix-add
   through the agent's ``bash`` tool), and exits 0; the run's report names the agent as the doc says. With the
   doc's ``mock-script.json`` the agent passes fix-add in its three turns.
-- The presets block parses, each preset on the api the doc's table names.
+- The presets block parses, each preset on the api the doc's table names; the table has a row per preset
+  naming its record's pinned version.
 - ``compare.json`` is a valid variants file giving each variant its agent and model.
 """
 
@@ -23,6 +24,7 @@ import tomllib
 from pathlib import Path
 
 from alisio.core.agents.config import split_agents
+from alisio.core.agents.presets import PRESETS
 from alisio.core.harness.config import MeasuredConfig
 from alisio.core.lab.comparisons.variants import parse_variants
 from tests.integration.agents.test_mock_endpoint import serving, stop
@@ -135,10 +137,17 @@ def test_the_presets_parse_on_the_apis_the_doc_names() -> None:
     assert [(agent.name, agent.kind, agent.api) for agent in external] == [
         ("ai", "aider", "openai-chat"),
         ("cx", "codex", "openai-responses"),
+        ("gm", "gemini-cli", "gemini"),
         ("oc", "opencode", "openai-chat"),
     ]
     table = DOC.read_text(encoding="utf-8")
-    assert "| `codex` | Codex CLI 0.171.0, npm `@openai/codex` | OpenAI Responses | runs;" in table
+    rows: dict[str, str] = {}  # the presets table's rows: the first cell is the kind alone
+    for line in table.splitlines():
+        if (cell := re.match(r"\| `([a-z-]+)` \| ", line)) is not None:
+            rows.setdefault(cell.group(1), line)
+    for name, preset in PRESETS.items():  # a row per preset, naming its record's version and package
+        assert f" {preset.package.version}, {preset.package.registry.replace('pypi', 'PyPI')} `" in rows[name]
+        assert f"`{preset.package.name}`" in rows[name]
 
 
 def test_the_variants_file_gives_each_variant_its_agent_and_model() -> None:

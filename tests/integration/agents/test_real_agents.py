@@ -1,15 +1,15 @@
-"""Real agent CLIs (``make agents``: Codex, OpenCode, Claude Code, aider) against the scripted endpoint with the
-network cut (``unshare -n``, loopback only).
+"""Real agent CLIs (``make agents``: Codex, OpenCode, Claude Code, Gemini CLI, aider) against the scripted
+endpoint with the network cut (``unshare -n``, loopback only).
 
-The Codex (Responses API), OpenCode (Chat Completions) and Claude Code (Anthropic Messages) tests record smoke-coding's fix-add (``eval record
---agent``), then replay it from another temporary path (``--mode replay``): the replayed run passes (the
-fixture was fixed), has no divergence, and its model calls and tokens equal the endpoint's own log of the
-recording. Skipped, saying
-why, where the agent is not installed or a network namespace cannot be made. One record-then-replay per agent
-(aider: one live run), on the smallest task; measured on the shared 2-core machine: Codex 25 s, Claude Code
-15 s, OpenCode 38-44 s, aider 7-24 s. Under ``--sandbox bwrap`` each agent records and replays again (aider:
-and a replay of a changed fixture diverges, exit 2; 15-33 s). Marked ``slow``: ``make test`` leaves them out,
-``make test-slow`` (run by ``.ci/run`` after ``make agents``) runs them.
+The Codex (Responses API), OpenCode (Chat Completions), Claude Code (Anthropic Messages) and Gemini CLI (the
+Gemini API) tests record smoke-coding's fix-add (``eval record --agent``), then replay it from another
+temporary path (``--mode replay``): the replayed run passes (the fixture was fixed), has no divergence, and
+its model calls and tokens equal the endpoint's own log of the recording. Skipped, saying why, where the agent
+is not installed or a network namespace cannot be made. One record-then-replay per agent (aider: one live
+run), on the smallest task; measured on the shared 2-core machine: Codex 25 s, Claude Code 15 s, OpenCode
+38-44 s, Gemini CLI 55-60 s, aider 7-24 s. Under ``--sandbox bwrap`` each agent records and replays again
+(aider: and a replay of a changed fixture diverges, exit 2; 15-33 s; Gemini CLI 79 s). Marked ``slow``:
+``make test`` leaves them out, ``make test-slow`` (run by ``.ci/run`` after ``make agents``) runs them.
 """
 
 from __future__ import annotations
@@ -217,6 +217,19 @@ def test_claude_code_fixes_fix_add_and_replays_clean(tmp_path: Path) -> None:
     assert {call["path"].split("?")[0] for call in calls} == {"/v1/messages"}
 
 
+@pytest.mark.skipif(
+    not _netns_works(), reason="needs unshare -n (root, or user namespaces) to cut the network"
+)
+@pytest.mark.skipif(_binary("gemini") is None, reason="Gemini CLI is not installed (make agents)")
+def test_gemini_cli_fixes_fix_add_and_replays_clean(tmp_path: Path) -> None:
+    """Gemini CLI (the Gemini API) fixes fix-add with its ``run_shell_command`` tool; the replay from another
+    path has no divergence (its call ids, date and process group normalised) and counts every call the
+    endpoint saw while recording: the tool call and the answer, nothing of its own."""
+    calls = _record_then_replay(tmp_path, "gemini-cli")
+    # it posts to /v1beta/models/m:streamGenerateContent?alt=sse; the proxy sends it on under --base-url
+    assert [call["path"] for call in calls] == ["/v1/models/m:streamGenerateContent?alt=sse"] * 2
+
+
 NEEDS_BWRAP = pytest.mark.skipif(
     shutil.which("bwrap") is None, reason="bubblewrap is not installed (apt-get install bubblewrap)"
 )
@@ -233,6 +246,7 @@ NEEDS_NETNS = pytest.mark.skipif(
         ("opencode", "opencode", 3),
         ("codex", "codex", 2),
         ("claude-code", "claude", None),
+        ("gemini-cli", "gemini", 2),
     ],
 )
 def test_a_real_agent_in_the_sandbox_fixes_fix_add_and_replays_clean(
@@ -298,6 +312,8 @@ def _with_prompt(tmp_path: Path, kind: str, prompt: str) -> list[str]:
         ("codex", "codex", "-"),  # what Codex reads as "the prompt is on stdin"
         ("opencode", "opencode", MARKDOWN_PROMPT),
         ("claude-code", "claude", MARKDOWN_PROMPT),
+        ("gemini-cli", "gemini", MARKDOWN_PROMPT),
+        ("gemini-cli", "gemini", "-p fix add"),  # what it would read as its prompt option
         ("aider", "aider", MARKDOWN_PROMPT),
         ("aider", "aider", "--fix=add"),  # one word: argparse would take it for an option
     ],
@@ -323,12 +339,23 @@ def test_a_prompt_that_starts_with_a_dash_reaches_the_model_as_text(
     assert all(seen for seen, call in zip(sent, live["calls"], strict=True) if call["tools"])  # each turn
 
 
-@pytest.mark.skipif(_binary("aider") is None, reason="aider is not installed (make agents)")
-@pytest.mark.parametrize("prompt", ["!touch started.txt", "/run touch started.txt"])
-def test_aider_is_never_given_a_prompt_it_would_run_as_its_own_command(tmp_path: Path, prompt: str) -> None:
-    """aider runs a message starting with ``!`` (a shell command) or ``/`` as its own command and never sends
-    it to the model: such a run is an error naming why, exit 1, and aider is never started."""
-    common = _with_prompt(tmp_path, "aider", prompt)
+@pytest.mark.parametrize(
+    ("kind", "binary", "prompt"),
+    [
+        ("aider", "aider", "!touch started.txt"),
+        ("aider", "aider", "/run touch started.txt"),
+        ("gemini-cli", "gemini", "/help"),
+    ],
+)
+def test_an_agent_is_never_given_a_prompt_it_would_run_as_its_own_command(
+    tmp_path: Path, kind: str, binary: str, prompt: str
+) -> None:
+    """aider runs a message starting with ``!`` (a shell command) or ``/`` as its own command, Gemini CLI one
+    starting with ``/``, and never sends it to the model: such a run is an error naming why, exit 1, and the
+    agent is never started."""
+    if _binary(binary) is None:
+        pytest.skip(f"{kind} is not installed (make agents)")
+    common = _with_prompt(tmp_path, kind, prompt)
     out = tmp_path / "refused"
     env = {
         **os.environ,
@@ -341,10 +368,10 @@ def test_aider_is_never_given_a_prompt_it_would_run_as_its_own_command(tmp_path:
         stdin=subprocess.DEVNULL, timeout=300, check=False,
     )  # fmt: skip
     assert done.returncode == 1, done.stderr
-    why = f"aider would run a prompt that starts with {prompt[0]!r} as one of its own commands"
+    why = f"{kind} would run a prompt that starts with {prompt[0]!r} as one of its own commands"
     assert why in done.stderr, done.stderr
     task = json.loads((out / "report.json").read_text())["tasks"][0]
     assert (task["passes"], task["errored"]) == (0, 1)
     assert task["errorReasons"] == [{"name": "agent_start", "count": 1}]
     events = [json.loads(line) for line in (out / "runs" / "fix-add" / "0.jsonl").read_text().splitlines()]
-    assert "agent_exit" not in {event["type"] for event in events}  # aider never ran
+    assert "agent_exit" not in {event["type"] for event in events}  # the agent never ran

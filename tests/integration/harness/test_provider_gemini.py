@@ -17,8 +17,8 @@ from typing import Any
 
 import msgspec
 
-from alisio.core.lab.records import RunRecord, RunStatus
-from alisio.core.lab.report import Report
+from alisio.core.lab.reports.report import Report
+from alisio.core.lab.runs.records import RunRecord, RunStatus
 from alisio.core.replay.cassette import decode_cassette
 from alisio.shell.agents.mock_endpoint import MockEndpoint
 from tests.integration.helpers import alisio as run_cli

@@ -178,5 +178,5 @@ def test_an_import_shows_each_task_as_it_is_checked_and_its_help_names_harbor(tm
     assert lines[4].startswith("imported exercism-python ")
     shown = alisio(tmp_path, "eval", "import", "-h", env={"COLUMNS": "200"})
     assert shown.returncode == 0
-    assert "HumanEval, an Exercism track or Harbor tasks" in " ".join(shown.stdout.split())
+    assert "HumanEval, an Exercism track, Harbor tasks" in " ".join(shown.stdout.split())
     assert "--sandbox" in shown.stdout and "--yes" in shown.stdout

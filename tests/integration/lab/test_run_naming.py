@@ -19,6 +19,7 @@ import time
 from importlib.metadata import version
 from pathlib import Path
 
+from alisio.core.lab.reports.naming import script_digest
 from tests.integration.helpers import (
     FIX,
     NOOP,
@@ -119,8 +120,9 @@ FIRST_QUICK_THEN_SLOW = "test -e ../go || { touch ../go; exit 0; }; echo $$ > ..
 def test_eval_runs_shows_a_run_in_progress_then_one_stopped_without_a_report(
     home: Path, tmp_path: Path
 ) -> None:
-    """While a command writes a run, ``eval runs`` says ``running (1/3 done)``, never "unreadable report";
-    killed before its report, the run reads ``stopped (1/3 done, no report: ...)``."""
+    """While a command writes a run, ``eval runs`` says ``running (1/3 done)``, never "unreadable report", and
+    names its agent from plan.json; killed before its report, the run reads ``stopped (1/3 done, no report:
+    ...)``."""
     suite = make_suite(home, task("slow", policy={"mode": "auto", "allow": ["write", "process"]}))
     slow = {"turns": [{"toolCalls": [{"name": "bash", "arguments": {"command": FIRST_QUICK_THEN_SLOW}}]},
                       {"text": "done"}]}  # fmt: skip
@@ -144,15 +146,18 @@ def test_eval_runs_shows_a_run_in_progress_then_one_stopped_without_a_report(
         assert listed.returncode == 0, listed.stderr
         (row,) = listed.stdout.splitlines()[1:]
         assert "calc-suite 1.0.0" in row and "scripted" in row and "running (1/3 done)" in row, row
+        agent = f"alisio {VERSION}, script {script_digest([('', script.read_bytes())])[:16]}"
+        assert agent in row, row  # named from plan.json, as the report will name it
         assert "running (1/3 done)" in alisio(home, "eval", "runs", "--suite", "calc-suite").stdout
         (data,) = json.loads(alisio(home, "eval", "runs", "--json").stdout)["runs"]
         assert (data["state"], data["done"], data["planned"], data["readable"]) == ("running", 1, 3, False)
+        assert data["agent"] == agent
     finally:
         process.kill()
         process.communicate(timeout=30)
     os.kill(sleeper, signal.SIGKILL)  # the run's own command, orphaned by the kill
     (row,) = alisio(home, "eval", "runs").stdout.splitlines()[1:]
-    assert "stopped (1/3 done, no report: eval run --resume continues it)" in row, row
+    assert "stopped (1/3 done, no report: eval run --resume continues it)" in row and agent in row, row
 
 
 def test_report_html_leads_with_the_answer_and_groups_identical_failures(home: Path) -> None:

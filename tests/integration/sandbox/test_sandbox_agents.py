@@ -207,7 +207,7 @@ def test_agent_files_binds_the_install_tree_and_the_paths_of_its_command(tmp_pat
     topmost node_modules bound; one the sandbox has runs as it is; the existing absolute paths its configured
     command names are bound (``command_paths``, before substitution), never an argument a run put in, nor the
     sandbox's own mount points."""
-    from alisio.core.agents.presets import command_paths
+    from alisio.core.agents.external import command_paths
     from alisio.shell.sandbox.agents import agent_files
 
     python = tmp_path / "python" / "bin"

@@ -10,8 +10,11 @@ compare.json (human-written; unknown fields are errors)::
       ]
     }
 
-A variant may also name its own ``agent`` (an ``[agents.NAME]`` of config.toml, built-in or external) and
-``model`` (what an external agent asks the provider for): "same tasks, Codex against OpenCode".
+A variant may also name its own ``agent`` (an ``[agents.NAME]`` of config.toml, built-in or external),
+``model`` (what an external agent asks the provider for): "same tasks, Codex against OpenCode", and
+``faults`` (a ``--faults`` spec, or ``"none"``; it replaces the command's ``--faults``): "the same harness on
+a clean and on a flaky provider" (the comparison then states each faulted arm's robustness).
+``context`` (files and text added to its runs, ``alisio.core.lab.suites.context_spec``): "with and without AGENTS.md".
 
 Rules this module keeps:
 
@@ -44,11 +47,14 @@ from returns.result import Failure, Result, Success, safe
 from alisio.core.base import Frozen
 from alisio.core.errors import ConfigError, IncompatibleReports
 from alisio.core.harness.config import MeasuredConfig, apply_overrides, config_hash
+from alisio.core.harness.faults import FaultSpec, parse_faults, spec_text
 from alisio.core.lab.comparisons.compare import Comparison, compare_reports
+from alisio.core.lab.comparisons.robustness import Robustness, robustness_rows
 from alisio.core.lab.comparisons.tradeoff import RateCostRow, rate_cost_rows
 from alisio.core.lab.reports.naming import naming_brief
 from alisio.core.lab.reports.report import Report
 from alisio.core.lab.reports.seq_block import SequentialBlock
+from alisio.core.lab.suites.context_spec import ContextSpec, parse_context
 from alisio.core.lab.suites.schedule import RunSpec, ScheduleError, plan_runs
 from alisio.core.shape import duplicate_keys
 
@@ -78,9 +84,12 @@ _ID_RULE: Final = (
     "variant's report directory"
 )
 _FILE_FIELDS: Final = ("suite", "variants")
-_VARIANT_FIELDS: Final = ("id", "overrides", "agent", "model")
-_Pair = tuple[str, dict[str, Any], tuple[str | None, str | None]]
-"""A variant as checked: its id, its overrides, and its agent and model (``None``: the command's)."""
+_VARIANT_FIELDS: Final = ("id", "overrides", "agent", "model", "faults", "context")
+_Faults = tuple[bool, FaultSpec | None]
+"""A variant's ``faults``: whether it gave its own, and the spec (``None``: none, ``"none"`` written)."""
+_Pair = tuple[str, dict[str, Any], tuple[str | None, str | None], _Faults, ContextSpec | None]
+"""A variant as checked: its id, its overrides, its agent and model (``None``: the command's), its faults,
+its context."""
 _NOT_MEASURED: Final = ("plugins", "mcp", "mcpServers", "paths")
 """Settings that never enter the configuration hash besides ``provider`` (which alisio.core.harness.config explains)."""
 
@@ -104,6 +113,14 @@ class Variant(Frozen, frozen=True, kw_only=True):
     """The agent this variant's runs use (``None``: ``--agent``, else each task's)."""
     model: str | None = None
     """The model this variant's agent asks for (``None``: the configured one); an external agent's only."""
+    own_faults: bool = False
+    """Whether the variant gives its own ``faults`` (else the command's ``--faults`` apply)."""
+    faults: FaultSpec | None = None
+    """The variant's own injected provider faults (``"faults": "none"``: a clean arm); read with
+    ``own_faults``."""
+    context: ContextSpec | None = None
+    """The files and text this variant's runs get (``alisio.core.lab.suites.context_spec``); ``None``: none. Its paths
+    are relative to compare.json's directory; the shell reads them before the first run."""
 
     @property
     def config_hash(self) -> str:
@@ -156,6 +173,9 @@ class VariantsComparison(Frozen, frozen=True, kw_only=True):
     rate_cost: tuple[RateCostRow, ...] = ()
     """Each variant's success rate against its cost per success over the tasks all judged, and whether another
     variant beats it on both (``alisio.core.lab.comparisons.tradeoff``)."""
+    robustness: tuple[Robustness, ...] = ()
+    """Each faulted variant's success rate relative to the first clean one's, paired by task
+    (``alisio.core.lab.comparisons.robustness``); empty without both a clean and a faulted variant."""
 
 
 # --- parsing -------------------------------------------------------------------------------------------------
@@ -201,6 +221,21 @@ def _choice(
     return Success((raw.get("agent"), raw.get("model")))
 
 
+def _faults(raw: dict[str, Any], where: str, source: str) -> Result[_Faults, ConfigError]:
+    """The variant's ``faults``: a ``--faults`` spec, or ``"none"`` for a clean arm."""
+    if "faults" not in raw:
+        return Success((False, None))
+    value = raw["faults"]
+    if not isinstance(value, str):
+        message = 'expected a faults spec such as "429:0.1,cut:0.05,seed=7", or "none"'
+        return Failure(ConfigError(source=source, key=f"{where}.faults", message=message))
+    return (
+        parse_faults(value)
+        .map(lambda spec: (True, spec))
+        .alt(lambda problem: ConfigError(source=source, key=f"{where}.faults", message=problem))
+    )
+
+
 def _check_variant(raw: object, index: int, source: str) -> Result[_Pair, ConfigError]:
     where = f"variants[{index}]"
     if not isinstance(raw, dict):
@@ -222,12 +257,19 @@ def _check_variant(raw: object, index: int, source: str) -> Result[_Pair, Config
     if not isinstance(overrides, dict):
         message = 'expected an object of measured keys to values, e.g. {"compaction.threshold": 0.6}'
         return Failure(ConfigError(source=source, key=f"{where}.overrides", message=message))
-    return _choice(raw, where, source).map(lambda choice: (variant_id, overrides, choice))
+    context: Result[ContextSpec | None, ConfigError] = Success(None)
+    if raw.get("context") is not None:
+        context = parse_context(raw["context"], f"{source}: variant {variant_id}")
+    return _choice(raw, where, source).bind(
+        lambda choice: _faults(raw, where, source).bind(
+            lambda faults: context.map(lambda spec: (variant_id, overrides, choice, faults, spec))
+        )
+    )
 
 
 def _check_ids(pairs: tuple[_Pair, ...], source: str) -> Result[None, ConfigError]:
     seen: dict[str, int] = {}
-    for index, (variant_id, _, _) in enumerate(pairs):
+    for index, (variant_id, *_) in enumerate(pairs):
         first = seen.setdefault(variant_id.lower(), index)
         if first != index:
             message = (
@@ -297,6 +339,8 @@ def _variant(
     variant_id: str,
     overrides: dict[str, Any],
     choice: tuple[str | None, str | None],
+    faults: _Faults,
+    context: ContextSpec | None,
     base: MeasuredConfig,
     source: str,
 ) -> Result[Variant, ConfigError]:
@@ -309,7 +353,14 @@ def _variant(
         .bind(lambda _: apply_overrides(base, overrides, where))
         .map(
             lambda measured: Variant(
-                id=variant_id, overrides=written, measured=measured, agent=choice[0], model=choice[1]
+                id=variant_id,
+                overrides=written,
+                measured=measured,
+                agent=choice[0],
+                model=choice[1],
+                own_faults=faults[0],
+                faults=faults[1],
+                context=context,
             )
         )
     )
@@ -319,7 +370,11 @@ def _same_hash_warnings(variants: tuple[Variant, ...]) -> tuple[str, ...]:
     first: dict[str, str] = {}
     out: list[str] = []
     for variant in variants:
-        earlier = first.setdefault(f"{variant.config_hash} {variant.agent} {variant.model}", variant.id)
+        faults = spec_text(variant.faults) if variant.own_faults else "command"
+        context = _VALUE_ENCODER.encode(variant.context).decode() if variant.context is not None else ""
+        earlier = first.setdefault(
+            f"{variant.config_hash} {variant.agent} {variant.model} {faults} {context}", variant.id
+        )
         if earlier != variant.id:
             out.append(
                 f"variants {earlier} and {variant.id} have the same configuration (hash "
@@ -350,8 +405,8 @@ def parse_variants(data: bytes, source: str, base: MeasuredConfig) -> Result[Var
         .bind(lambda raw: _check_file(raw, source))
         .bind(
             lambda checked: _collect(
-                _variant(variant_id, overrides, choice, base, source)
-                for variant_id, overrides, choice in checked[1]
+                _variant(variant_id, overrides, choice, faults, context, base, source)
+                for variant_id, overrides, choice, faults, context in checked[1]
             ).map(
                 lambda variants: VariantsPlan(
                     suite=checked[0], variants=variants, warnings=_same_hash_warnings(variants)
@@ -457,5 +512,6 @@ def compare_infos(
             variants=infos,
             comparisons=comparisons,
             rate_cost=rate_cost_rows([(v.id, r) for v, r in zip(variants, reports, strict=True)]),
+            robustness=robustness_rows([(v.id, r) for v, r in zip(variants, reports, strict=True)]),
         )
     )

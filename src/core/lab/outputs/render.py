@@ -192,4 +192,16 @@ def render_markdown(
     else:
         lines += [*_table(view.estimated), "", view.estimated_note]
     lines += _failing_section(view)
+    lines += _advisory_section(report)
     return "\n".join(lines) + "\n"
+
+
+def _advisory_section(report: Report) -> list[str]:
+    """The tasks' advisory notes: what no check decided (an imported skill eval's expectations)."""
+    noted = [task for task in report.tasks if task.advisory]
+    if not noted:
+        return []
+    lines = ["", "## Advisory notes", "", "Not checked and never counted: read them against the runs.", ""]
+    for task in noted:
+        lines += [f"- {markdown_inline(task.task_id)}: {markdown_inline(note)}" for note in task.advisory]
+    return lines

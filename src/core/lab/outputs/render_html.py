@@ -276,6 +276,17 @@ def _profile_html(report: Report) -> list[str]:
     ]
 
 
+def _advisory_html(report: Report) -> list[str]:
+    """The tasks' advisory notes (an imported skill eval's expectations): shown, never counted."""
+    items = [f"<li>{esc(task.task_id)}: {esc(note)}</li>" for task in report.tasks for note in task.advisory]
+    if not items:
+        return []
+    return [
+        '<section id="advisory"><h2>Advisory notes</h2><p class="note">Not checked and never counted: read '
+        f"them against the runs.</p><ul>{''.join(items)}</ul></section>"
+    ]
+
+
 def render_report_html(
     report: Report,
     records: Sequence[RunRecord],
@@ -325,6 +336,7 @@ def render_report_html(
         f"<section><h2>Runs that did not pass</h2>{groups_html(records)}{_failing_html(view, records)}</section>",
         f'<section><h2>Measured</h2>{table_html(view.measured)}<p class="note">{esc(view.measured_note)}</p></section>',
         f"<section><h2>Estimated</h2>{estimated}</section>",
+        *_advisory_html(report),
         f'<section id="transcripts"><h2>Transcripts</h2>{filter_form_html(records)}<p class="note">Collapsed; '
         "a cell of the grid opens one. Texts are cut to fit the page (each cut is stated); the whole "
         f"transcripts are in runs/ beside this page.</p>{runs}</section>",

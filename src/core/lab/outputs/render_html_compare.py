@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 from alisio.core.base import Frozen
 from alisio.core.lab.comparisons.compare import Comparison, SideCounts
+from alisio.core.lab.comparisons.robustness import robustness_sentence
 from alisio.core.lab.comparisons.variants import VariantsComparison, describe_overrides
 from alisio.core.lab.outputs.html_page import (
     Bar,
@@ -274,6 +275,11 @@ def render_variants_html(
         "variant's report.html.</p></section>",
     ]
     sections += _sequential_section(result)
+    if result.robustness:
+        items = "".join(f"<li>{esc(robustness_sentence(row))}</li>" for row in result.robustness)
+        sections.append(
+            f'<section id="robustness"><h2>Robustness under injected faults</h2><ul>{items}</ul></section>'
+        )
     for entry in result.comparisons:
         heading = f"{entry.baseline} → {entry.candidate}"
         sections.append(

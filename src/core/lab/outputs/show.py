@@ -33,6 +33,7 @@ from alisio.core.harness.events import (
     ToolCalled,
     ToolResulted,
 )
+from alisio.core.harness.faults import hits_text
 from alisio.core.lab.outputs.formats import format_usage, verifier_kind_text
 from alisio.core.lab.outputs.progress import why_not_passed
 from alisio.core.lab.reports.naming import run_naming
@@ -213,6 +214,15 @@ def render_run(record: RunRecord, events: Sequence[Event] | None) -> str:
     failing = why_not_passed(record)
     if failing:
         lines.append(f"why: {failing}")
+    if record.faults is not None:
+        faulted = f"{len(record.faults.hits)} of {plural(record.faults.calls, 'model call')}"
+        lines.append(f"faults: {faulted} faulted ({hits_text(record.faults.hits)})")
+    if record.context_used is not None:
+        lines.append(
+            "context: used (a tool call named one of its files)"
+            if record.context_used
+            else "context: not used (no tool call named one of its files)"
+        )
     lines.append("")
     if events is None:
         lines += ["(no transcript was kept for this run: it was written by an older alisio)", ""]

@@ -26,6 +26,7 @@ from returns.result import Failure, Result, Success
 
 from alisio.core.base import Frozen
 from alisio.core.errors import ReportError
+from alisio.core.harness.faults import FaultHit
 from alisio.core.lab.runs.workspace_diff import WorkspaceKept
 
 __all__ = [
@@ -36,6 +37,7 @@ __all__ = [
     "Divergence",
     "Incident",
     "Measured",
+    "RunFaults",
     "RunRecord",
     "RunStatus",
     "TaskId",
@@ -160,6 +162,15 @@ TOOL_NAME_MAX = 64
 """Longest tool name kept in ``Measured.tool_sequence`` (a name is the model's text)."""
 
 
+class RunFaults(Frozen, frozen=True, kw_only=True):
+    """The faults injected into one run (``alisio.core.harness.faults``): its schedule's hits."""
+
+    calls: int
+    """Model calls the run made (every HTTP attempt, retries included)."""
+    hits: tuple[FaultHit, ...] = ()
+    """The faulted calls, in order."""
+
+
 class RunRecord(Frozen, frozen=True, kw_only=True):
     """One run of one task: one line of runs.jsonl."""
 
@@ -189,10 +200,16 @@ class RunRecord(Frozen, frozen=True, kw_only=True):
     """The variant id when the run belongs to ``eval variants``."""
     config_hash: str = ""
     """Hash of the measured configuration the run used."""
+    faults: RunFaults | None = None
+    """``--faults``: the run's model calls and which of them were faulted, and how (``None``: no faults were
+    injected, and in records written before faults existed)."""
     workspace: WorkspaceKept | None = None
     """Whether the workspace the agent left was kept as a diff (``runs/<task>/<rep>.workspace.json``, for
     ``eval rejudge``); ``None`` when the agent's loop never ran or ended error (nothing to judge again), and
     in records written before it was kept."""
+    context_used: bool | None = None
+    """Whether the run used its context (``alisio.core.lab.reports.context.context_used``: a tool call named one of
+    its files or went to one of its MCP servers); ``None``: the run had no context."""
 
     @property
     def judged(self) -> bool:

@@ -50,21 +50,26 @@ from alisio.core.lab.suites.suite_paths import (
 from alisio.core.lab.suites.suite_sandbox import TaskSandbox, sandbox_problems
 from alisio.core.shape import (
     FieldPath,
+    Noun,
     Problem,
+    did_you_mean,
     duplicate_keys,
     json_repr,
     parse_msgspec_path,
     shape_problems,
+    words,
 )
 from alisio.core.share.linear_regex import LinearPattern, compile_linear
 from alisio.core.text import byte_to_line_column
 
 __all__ = [
+    "ANY_TOOL",
     "MAX_SAFE_INT",
     "MAX_WALL_MS",
     "TOOL_NAMES",
     "BeforeRule",
     "Budget",
+    "CalledRule",
     "CommandVerifier",
     "Effect",
     "FileAbsentVerifier",
@@ -74,8 +79,10 @@ __all__ = [
     "NeverRule",
     "NoRepeatFailureRule",
     "NormalizeRule",
+    "NotCalledRule",
     "PathFacts",
     "Rule",
+    "RuleTool",
     "Suite",
     "Task",
     "TaskPolicy",
@@ -121,6 +128,11 @@ ToolName = Literal[
 ]
 """The harness tools, by the names tool-sequence rules use (a user-facing contract)."""
 TOOL_NAMES: tuple[str, ...] = get_args(ToolName)
+RuleTool = Annotated[
+    str, Meta(pattern=rf"^(?:{'|'.join(TOOL_NAMES)}|mcp__[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*__[A-Za-z0-9_-]+)$")
+]
+"""A tool a tool-sequence rule names: a harness tool, or an MCP server's tool as offered
+(``mcp__<server>__<tool>``, ``alisio.core.harness.mcp``)."""
 Effect = Literal["write", "process", "external", "analysis"]
 """The effects ``policy.allow`` can add (read is always granted)."""
 TaskPolicyMode = Literal["ask", "auto", "full"]
@@ -200,30 +212,50 @@ class TreeDiffWithinVerifier(
 class BeforeRule(_SuiteStruct, frozen=True, kw_only=True, tag_field="type", tag="before"):
     """``first`` happened before every ``then`` call (tool names, not files)."""
 
-    first: ToolName
-    then: ToolName
+    first: RuleTool
+    then: RuleTool
 
 
 class NeverRule(_SuiteStruct, frozen=True, kw_only=True, tag_field="type", tag="never"):
     """The tool was never called."""
 
-    tool: ToolName
+    tool: RuleTool
 
 
 class MaxCallsRule(_SuiteStruct, frozen=True, kw_only=True, tag_field="type", tag="max-calls"):
     """The tool was called at most ``max`` times."""
 
-    tool: ToolName
+    tool: RuleTool
     max: Count
 
 
 class NoRepeatFailureRule(_SuiteStruct, frozen=True, kw_only=True, tag_field="type", tag="no-repeat-failure"):
     """An identical failed call of the tool was not repeated."""
 
-    tool: ToolName
+    tool: RuleTool
 
 
-Rule = BeforeRule | NeverRule | MaxCallsRule | NoRepeatFailureRule
+ANY_TOOL = "*"
+"""``called`` and ``not-called`` over every tool (an external agent's unmapped tools included)."""
+ToolOrAny = ToolName | Literal["*"]
+
+
+class _CallRule(_SuiteStruct, frozen=True, kw_only=True):
+    tool: ToolOrAny
+    args_include: NonEmpty | None = None
+
+
+class CalledRule(_CallRule, frozen=True, kw_only=True, tag_field="type", tag="called"):
+    """Some call of the tool (``*``: any) has arguments holding ``argsInclude`` (when given): the agent read
+    the skill, named the file."""
+
+
+class NotCalledRule(_CallRule, frozen=True, kw_only=True, tag_field="type", tag="not-called"):
+    """No call of the tool (``*``: any) has arguments holding ``argsInclude`` (when given): the negative
+    control, a task where the skill must not trigger."""
+
+
+Rule = BeforeRule | NeverRule | MaxCallsRule | NoRepeatFailureRule | CalledRule | NotCalledRule
 
 
 class ToolSequenceVerifier(_SuiteStruct, frozen=True, kw_only=True, tag_field="kind", tag="tool-sequence"):
@@ -272,6 +304,9 @@ class Task(_SuiteStruct, frozen=True, kw_only=True):
     solution: str | None = None  # a directory laid over the copy, or a script run with bash in it
     sandbox: TaskSandbox | None = None  # fixed paths under --sandbox bwrap (core.lab.suite_sandbox)
     protected: tuple[NonEmpty, ...] | None = None  # kept from the agent (core.lab.suites.protected)
+    advisory: tuple[NonEmpty, ...] = ()
+    """Notes no check decides (an imported skill eval's expectations for a grader model): shown with the task
+    in report.md, never counted."""
 
 
 class Suite(_SuiteStruct, frozen=True, kw_only=True):
@@ -284,10 +319,17 @@ class Suite(_SuiteStruct, frozen=True, kw_only=True):
     tasks: Annotated[tuple[Task, ...], Meta(min_length=1)]
 
 
-_NOUNS: Mapping[Any, str] = {
+def _unknown_rule_tool(value: object) -> str:
+    """A rule's tool that is neither a harness tool nor an MCP tool name: the closest harness tool first."""
+    known = f"expected {words(TOOL_NAMES)}, or an MCP server's tool as mcp__<server>__<tool>"
+    return f"unknown tool {json_repr(value)} ({did_you_mean(value, TOOL_NAMES)}{known})"
+
+
+_NOUNS: Mapping[Any, Noun] = {
     Effect: "effect",
     TaskPolicyMode: "mode",
     ToolName: "tool",
+    RuleTool: _unknown_rule_tool,
     SchemaVersion: "schema version",
     Verifier: "verifier kind",
     Rule: "rule type",

@@ -14,7 +14,9 @@ connection pool, the one attribute httpcore reads it from (``ConnectionPool._net
 
 The same tracking serves the recording proxy of an external agent's run (``alisio.shell.agents.proxy``): its
 client's connections are a ``Connections`` of their own, which the proxy aborts when the run ends, so a call
-still streaming (or waiting for its headers) is cut at once instead of holding its connection open.
+still streaming (or waiting for its headers) is cut at once instead of holding its connection open. A read
+that finds the end of a connection the proxy aborted is an error too: a body delimited by the connection's
+close (no length, not chunked) would otherwise end there as if whole, and the cut call be kept as finished.
 """
 
 from __future__ import annotations
@@ -92,6 +94,10 @@ class _TrackedStream(httpcore.NetworkStream):
             raise
         if not data:
             cancel.check()
+            if self._connections.aborted:
+                # shut down by ``abort``: a body that ends with its connection (no length, not chunked)
+                # must not read as whole
+                raise httpcore.ReadError("the connection was aborted (the run ended)")
         return data
 
     def write(self, buffer: bytes, timeout: float | None = None) -> None:

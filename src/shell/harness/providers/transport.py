@@ -38,6 +38,9 @@ Rules:
   checked on every chunk read, so keep-alive comments cannot keep a call running.
 - **Size.** One response body may be at most ``max_response_bytes`` (``provider.maxResponseBytes``); past it
   the call stops with ``ProviderFailure("too_large")``, never retried.
+- **Injected faults.** The client's transport is ``faults.FaultTransport``: a run with ``--faults`` gets its
+  scheduled 429s, 5xx, stalls, cuts and slow answers below this module, which retries them as it would a
+  provider's; the run's ``retries.max`` replaces ``max_retries`` (``faults.current_retries``).
 - **Dropped streams.** A connection that breaks after at least one event arrived is *not* retried: the
   partial answer is discarded and ``ProviderFailure("network" | "timeout")`` says how many events had arrived.
 """
@@ -72,6 +75,7 @@ from alisio.shell.harness.providers.base import (
     ProviderFailure,
     RetryNotice,
 )
+from alisio.shell.harness.providers.faults import FaultTransport, current_retries
 from alisio.shell.harness.providers.gate import Gate, GateTimeout
 
 __all__ = ["DEFAULT_RATE_LIMIT_GIVE_UP_S", "GIVE_UP_MARK", "Transport"]
@@ -204,17 +208,16 @@ class Transport:
         """
         call = _Call(url, redact_credentials(url), content, wire)
         deadline = None if timeout_s is None else self._clock() + timeout_s
+        retries = current_retries(self._max_retries)  # the run's retries.max, when a run set it
         attempt = 0
         while True:
             try:
                 return self._gated_attempt(call, deadline, timeout_s, on_first_event)
             except _Retryable as retryable:
                 attempt += 1
-                delay = self._before_retry(call, retryable, attempt, deadline, timeout_s)
+                delay = self._before_retry(call, retryable, attempt, retries, deadline, timeout_s)
                 if on_retry is not None:
-                    on_retry(
-                        f"{retryable.failure.message}; retry {attempt} of {self._max_retries} in {delay:.1f} s"
-                    )
+                    on_retry(f"{retryable.failure.message}; retry {attempt} of {retries} in {delay:.1f} s")
                 self._sleep(delay)
             except ProviderFailure as failure:
                 if (
@@ -230,13 +233,14 @@ class Transport:
         call: _Call,
         retryable: _Retryable,
         attempt: int,
+        retries: int,
         deadline: float | None,
         timeout_s: float | None,
     ) -> float:
-        """The wait before retry ``attempt``; raises the failure when no retry is to be made."""
+        """The wait before retry ``attempt`` of ``retries``; raises the failure when no retry is to be made."""
         if deadline is not None and self._clock() >= deadline:
             raise self._deadline_failure(call, timeout_s) from None
-        if attempt > self._max_retries:
+        if attempt > retries:
             raise retryable.failure from None
         delay = self._delay(attempt - 1, retryable.retry_after)
         if deadline is not None and self._clock() + delay >= deadline:
@@ -526,7 +530,8 @@ def _excerpt(text: str) -> str:
 
 
 def _own_client(timeout: httpx.Timeout) -> httpx.Client:
-    """The client a provider creates: its connections close on a cancellation (``cancellable``)."""
+    """The client a provider creates: its connections close on a cancellation (``cancellable``), and a run
+    with ``--faults`` gets its injected faults (``faults``)."""
     from alisio.shell.harness.providers.cancellable import cancellable_transport
 
-    return httpx.Client(timeout=timeout, transport=cancellable_transport())
+    return httpx.Client(timeout=timeout, transport=FaultTransport(cancellable_transport()))

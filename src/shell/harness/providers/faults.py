@@ -1,0 +1,224 @@
+"""Injected faults in the built-in provider's HTTP layer (``--faults SPEC``), and the run's retry setting.
+
+Every HTTP provider's client sends through a ``FaultTransport`` (an ``httpx`` transport wrapping the real
+one). Outside a run with faults it passes every request through untouched. Inside ``run_wire(RunWire)``
+(which the lab's built-in runner and ``alisio run`` enter around a run) each model request is one call of the
+run's schedule (``alisio.core.harness.faults.fault_at``): the call index counts every attempt, so the
+provider's own retries (``alisio.shell.harness.providers.transport``) see a real failure, retry it, and the
+retry may be faulted again. What a fault does:
+
+- ``429``, ``500``, ``503``: the request never reaches the endpoint; the answer is that status with the
+  api's headers and error body (``fault_answer``), the api given (the proxy's) or read off the request's
+  path. Only model calls count, as the wire formats' records tell them by their paths: listing the models
+  and counting tokens are never faulted;
+- ``stall``: nothing arrives until the request's read timeout passes, then ``httpx.ReadTimeout``: what a
+  silent server gives (the wait ends early on a cancellation);
+- ``cut``: the real answer, whose body breaks after half of its bytes with ``httpx.RemoteProtocolError``;
+- ``slow``: the real answer in ``DRIP_PIECES`` pieces, ``drip-ms`` apart.
+
+Each faulted call is kept in the run's ``hits`` (the run record's ``faults``). The same context carries the
+run's ``retries.max`` (the measured configuration's), which the transport reads in place of its own
+default: a variant without retries is a real harness without retries.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+
+import httpx
+
+from alisio.core.agents.mock import target_of
+from alisio.core.harness.faults import DRIP_PIECES, FaultHit, FaultKind, FaultSpec, fault_answer, fault_at
+from alisio.core.harness.wire import Api
+from alisio.core.lab.runs.records import RunFaults
+from alisio.shell import cancel
+
+__all__ = ["FaultTransport", "RunWire", "current_retries", "run_wire"]
+
+_STEP_S = 0.05
+"""How often a stall or a drip looks for a cancellation."""
+
+
+@dataclass
+class RunWire:
+    """One run's faults (``None``: none) and retry setting; ``hits`` grows as calls are faulted."""
+
+    faults: FaultSpec | None
+    run: str
+    """The run's name in the schedule (``<task>/<repetition>``; ``alisio.core.harness.faults.fault_at``)."""
+    max_retries: int | None = None
+    """``retries.max`` of the run's measured configuration (``None``: the transport's default)."""
+    hits: list[FaultHit] = field(default_factory=list)
+    _calls: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def next_call(self) -> FaultKind | None:
+        """The fault of the run's next model call (and that call counted)."""
+        with self._lock:
+            call = self._calls
+            self._calls += 1
+            kind = None if self.faults is None else fault_at(self.faults, self.run, call)
+            if kind is not None:
+                self.hits.append(FaultHit(call=call, kind=kind))
+            return kind
+
+    def recorded(self) -> RunFaults | None:
+        """What the run record keeps: the calls made and the faulted ones (``None``: a run without faults)."""
+        if self.faults is None:
+            return None
+        with self._lock:
+            return RunFaults(calls=self._calls, hits=tuple(self.hits))
+
+
+_CURRENT: ContextVar[RunWire | None] = ContextVar("alisio_run_wire", default=None)
+
+
+@contextlib.contextmanager
+def run_wire(wire: RunWire) -> Iterator[RunWire]:
+    """Within the block (on this thread), model requests follow ``wire``'s faults and retry setting."""
+    token = _CURRENT.set(wire)
+    try:
+        yield wire
+    finally:
+        _CURRENT.reset(token)
+
+
+def current_retries(default: int) -> int:
+    """The retries of the run on this thread (``retries.max``), else ``default``."""
+    wire = _CURRENT.get()
+    return default if wire is None or wire.max_retries is None else wire.max_retries
+
+
+def _never() -> bool:
+    return False
+
+
+def _wait(seconds: float, aborted: Callable[[], bool] = _never) -> bool:
+    """Wait ``seconds``, or less when a cancellation or ``aborted`` ends it; whether it was aborted."""
+    end = time.monotonic() + seconds
+    while (left := end - time.monotonic()) > 0:
+        cancel.check()
+        if aborted():
+            return True
+        time.sleep(min(_STEP_S, left))
+    return False
+
+
+class _CutStream(httpx.SyncByteStream):
+    """The answer's bytes up to ``keep``, then a broken connection."""
+
+    def __init__(self, inner: httpx.SyncByteStream, keep: int, request: httpx.Request) -> None:
+        self._inner, self._keep, self._request = inner, keep, request
+
+    def __iter__(self) -> Iterator[bytes]:
+        sent = 0
+        for chunk in self._inner:
+            if sent + len(chunk) >= self._keep:
+                if self._keep > sent:
+                    yield chunk[: self._keep - sent]
+                raise httpx.RemoteProtocolError(
+                    "peer closed connection without sending complete message body (injected fault: cut)",
+                    request=self._request,
+                )
+            sent += len(chunk)
+            yield chunk
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+class _DripStream(httpx.SyncByteStream):
+    """The answer's bytes in ``DRIP_PIECES`` pieces, ``delay`` seconds apart."""
+
+    def __init__(self, body: bytes, delay: float, aborted: Callable[[], bool]) -> None:
+        self._body, self._delay, self._aborted = body, delay, aborted
+
+    def __iter__(self) -> Iterator[bytes]:
+        size = max(1, -(-len(self._body) // DRIP_PIECES))
+        for start in range(0, len(self._body), size):
+            if _wait(self._delay, self._aborted):
+                return
+            yield self._body[start : start + size]
+
+
+def _model_call(request: httpx.Request) -> Api | None:
+    """The api of a model call (which the schedule counts), by its path (the wire formats' records:
+    ``alisio.core.agents.mock.target_of``); ``None`` for anything else (listing models, counting tokens)."""
+    target = target_of(request.url.path) if request.method == "POST" else None
+    return None if target is None or target.call is None else target.api
+
+
+def _plain(headers: httpx.Headers) -> list[tuple[str, str]]:
+    """The headers of an answer whose body was read (decoded) and is sent again in other pieces."""
+    dropped = ("content-encoding", "content-length", "transfer-encoding")
+    return [(name, value) for name, value in headers.items() if name.lower() not in dropped]
+
+
+class FaultTransport(httpx.BaseTransport):
+    """``inner`` with the faults of the run on the calling thread (see the module docstring).
+
+    ``wire``: one run's faults for every request, whatever the thread (the recording proxy of an external
+    agent's run, whose requests arrive on its server's threads); ``aborted``: ends a stall or a drip early
+    (the proxy's run ended).
+    """
+
+    def __init__(
+        self,
+        inner: httpx.BaseTransport,
+        wire: RunWire | None = None,
+        aborted: Callable[[], bool] = _never,
+        api: Api | None = None,
+    ) -> None:
+        self._inner = inner
+        self._wire = wire
+        self._aborted = aborted
+        self._api = api
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        wire = self._wire or _CURRENT.get()
+        called = _model_call(request)
+        if wire is None or wire.faults is None or called is None:
+            return self._inner.handle_request(request)
+        api = self._api or called
+        spec = wire.faults
+        match wire.next_call():
+            case None:
+                return self._inner.handle_request(request)
+            case "429" | "500" | "503" as kind:
+                answer = fault_answer(api, kind, spec)
+                return httpx.Response(
+                    answer.status, headers=list(answer.headers), content=answer.body, request=request
+                )
+            case "stall":
+                timeouts = request.extensions.get("timeout", {})
+                _wait(float(timeouts.get("read") or 0.0))
+                raise httpx.ReadTimeout(
+                    "no bytes before the read timeout (injected fault: stall)", request=request
+                )
+            case "cut":
+                response = self._inner.handle_request(request)
+                body = response.read()
+                return httpx.Response(
+                    response.status_code,
+                    headers=_plain(response.headers),
+                    stream=_CutStream(httpx.ByteStream(body), len(body) // 2, request),
+                    request=request,
+                )
+            case "slow":
+                response = self._inner.handle_request(request)
+                body = response.read()
+                return httpx.Response(
+                    response.status_code,
+                    headers=_plain(response.headers),
+                    stream=_DripStream(body, spec.drip_ms / 1000, self._aborted),
+                    request=request,
+                )
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def close(self) -> None:
+        self._inner.close()

@@ -1,0 +1,63 @@
+"""Real agent CLIs given an MCP server (config.toml's ``[mcp.servers.docs]``, the ``mcp`` package's
+``tests/fixtures/mcp/docs_server.py``) against the scripted endpoint with the network cut: alisio writes the
+server into the agent's own configuration (``alisio.core.agents.mcp_config``), the agent starts it and offers
+its tools to the model. Marked ``slow`` (``make test-slow``); skipped where the agent is not installed or a
+network namespace cannot be made."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.integration.agents.test_real_agents import _binary, _flags, _in_netns, _netns_works
+
+SERVER = Path(__file__).resolve().parents[2] / "fixtures" / "mcp" / "docs_server.py"
+SUITE = Path(__file__).resolve().parents[3] / "suites" / "smoke-coding"
+
+pytestmark = [pytest.mark.xdist_group("real-agents"), pytest.mark.slow]
+
+
+def _setup(tmp_path: Path, kind: str) -> list[str]:
+    import shutil
+
+    (tmp_path / "config").mkdir()
+    config = (
+        f'[provider]\nmodel = "m"\n\n[agents.a]\nkind = "{kind}"\n\n'
+        f'[mcp.servers.docs]\ncommand = ["{sys.executable}", "{SERVER}"]\n'
+    )
+    (tmp_path / "config" / "config.toml").write_text(config)
+    suite = tmp_path / "suite"
+    shutil.copytree(SUITE, suite, ignore=shutil.ignore_patterns("cassettes"))
+    return _flags(suite, "none")
+
+
+def _tool_names(body: str) -> list[str]:
+    return [
+        tool.get("name") or tool.get("function", {}).get("name") for tool in json.loads(body).get("tools", [])
+    ]
+
+
+@pytest.mark.skipif(
+    not _netns_works(), reason="needs unshare -n (root, or user namespaces) to cut the network"
+)
+@pytest.mark.parametrize(
+    ("kind", "binary"), [("claude-code", "claude"), ("codex", "codex"), ("opencode", "opencode")]
+)
+def test_the_agent_offers_the_mcp_servers_tools_and_still_fixes_fix_add(
+    tmp_path: Path, kind: str, binary: str
+) -> None:
+    if _binary(binary) is None:
+        pytest.skip(f"{binary} is not installed (make agents)")
+    common = _setup(tmp_path, kind)
+    out = tmp_path / "out"
+    live = _in_netns(tmp_path, "run", "eval", "run", "smoke-coding", *common, "--k", "1", "--base-url",
+                     "{base_url}", "--out", str(out))  # fmt: skip
+    assert live["rc"] == 0, live["stderr"]
+    offered = {name for call in live["calls"] for name in _tool_names(call["body"]) if name}
+    # OpenCode offers docs_lookup, Codex a namespace mcp__docs (its tools inside)
+    assert any("docs" in name for name in offered), sorted(offered)
+    report = json.loads((out / "report.json").read_text())
+    assert report["tasks"][0]["passes"] == 1, live["stderr"]

@@ -1,0 +1,224 @@
+"""``--faults SPEC`` end to end: the installed command on the bundled smoke-coding suite (its scripts served
+over in-memory HTTP to the built-in provider), clean against faulted arms, with and without retries."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from alisio.core.harness.faults import fault_at, parse_faults
+from alisio.core.lab.comparisons.variants import VariantsComparison
+from alisio.core.lab.runs.records import RunStatus
+from tests.integration.helpers import (
+    FIX,
+    ROOT,
+    alisio,
+    eval_run,
+    make_suite,
+    read_report,
+    read_runs,
+    write_script,
+)
+
+SMOKE = ROOT / "suites" / "smoke-coding"
+SCRIPTED = "edit-respects-hash,fix-add,off-by-one-among-passing,rename-symbol"
+"""The smoke-coding tasks that have a script."""
+GRANTS = ("--allow-write", "--allow-process", "--allow-analysis")
+FAULTS = "500:0.3,503:0.1,seed=1"
+
+
+def _variants(home: Path, compare: dict[str, object], *args: str) -> tuple[int, str, Path]:
+    path = home / "compare.json"
+    path.write_text(json.dumps(compare))
+    out = home / "out"
+    result = alisio(
+        home,
+        "eval",
+        "variants",
+        "smoke-coding",
+        "--suite-dir",
+        ROOT / "suites",
+        "--yes",
+        "--variants",
+        path,
+        "--tasks",
+        SCRIPTED,
+        "--script",
+        SMOKE / "scripts",
+        "-k",
+        "2",
+        "--out",
+        out,
+        *GRANTS,
+        *args,
+    )
+    return result.returncode, result.stderr, out
+
+
+def test_a_harness_without_retries_is_less_robust_than_one_with_retries(home: Path) -> None:
+    compare = {
+        "suite": "smoke-coding",
+        "variants": [
+            {"id": "clean"},
+            {"id": "retries", "faults": FAULTS},
+            {"id": "no-retries", "faults": FAULTS, "overrides": {"retries.max": 0}},
+        ],
+    }
+    code, stderr, out = _variants(home, compare)
+    assert "Traceback" not in stderr
+    assert code == 1  # runs that a fault ended are errors, and the command says so
+    comparison = msgspec.json.decode((out / "comparison.json").read_bytes(), type=VariantsComparison)
+    rows = {row.faulted: row for row in comparison.robustness}
+    assert set(rows) == {"retries", "no-retries"}
+    with_retries, without = rows["retries"], rows["no-retries"]
+    assert with_retries.clean == without.clean == "clean"
+    assert with_retries.clean_passes == with_retries.clean_runs == 8  # the clean arm passes every run
+    assert with_retries.tasks == without.tasks == 4
+    assert with_retries.ratio is not None and without.ratio is not None
+    assert without.ratio < with_retries.ratio
+    assert without.faulted_passes < with_retries.faulted_passes
+    assert without.ratio_high is not None and without.ratio_high < 1.0  # the interval excludes "as robust"
+    assert without.difference is not None and without.difference.interval.high < 0.0
+    assert f"robustness of no-retries ({FAULTS}) against clean:" in stderr
+    assert "## Robustness under injected faults" in (out / "comparison.md").read_text()
+    page = (out / "comparison.html").read_text()
+    assert '<section id="robustness"><h2>Robustness under injected faults</h2>' in page
+    assert f"robustness of no-retries ({FAULTS}) against clean:" in page
+    # each arm's conditions name its faults, and every run's record its schedule's hits
+    assert read_report(out / "clean").conditions.faults is None
+    assert read_report(out / "no-retries").conditions.faults == FAULTS
+    spec = parse_faults(FAULTS).unwrap()
+    assert spec is not None
+    for arm in ("retries", "no-retries"):
+        for record in read_runs(out / arm):
+            assert record.faults is not None
+            expected = [
+                (call, fault_at(spec, f"{record.task_id}/{record.repetition}", call))
+                for call in range(record.faults.calls)
+            ]
+            assert [(hit.call, hit.kind) for hit in record.faults.hits] == [(c, k) for c, k in expected if k]
+    assert all(record.faults is None for record in read_runs(out / "clean"))
+    # without retries, a run whose call was faulted ends at that call: an error naming the provider failure
+    for record in read_runs(out / "no-retries"):
+        assert record.faults is not None
+        if record.faults.hits:
+            assert record.status is RunStatus.ERROR
+            assert record.reason == "provider_server"
+
+
+def test_the_same_spec_gives_the_same_schedule_and_faults_name_the_run(home: Path, tmp_path: Path) -> None:
+    suite = make_suite(tmp_path)
+    script = write_script(tmp_path / "fix.json", FIX)
+    runs = []
+    for name in ("a", "b"):
+        result = eval_run(
+            home,
+            suite.parent,
+            "--script",
+            script,
+            "-k",
+            "3",
+            "--faults",
+            "429:0.3,seed=5,retry-after=0",
+            "--out",
+            tmp_path / name,
+            "--allow-write",
+        )
+        assert result.returncode == 0, result.stderr
+        assert "faults 429:0.3,seed=5,retry-after=0" in result.stderr  # the headline names them
+        runs.append([(r.repetition, r.faults) for r in read_runs(tmp_path / name)])
+    assert runs[0] == runs[1]
+    assert any(faults is not None and faults.hits for _, faults in runs[0])
+    rep, faults = next((rep, faults) for rep, faults in runs[0] if faults is not None and faults.hits)
+    shown = alisio(home, "eval", "show", tmp_path / "a", "--task", "fix-add", "--rep", str(rep))
+    assert shown.returncode == 0, shown.stderr
+    listed = ", ".join(f"call {hit.call}: {hit.kind}" for hit in faults.hits)
+    assert f"faults: {len(faults.hits)} of {faults.calls} model calls faulted ({listed})" in shown.stdout
+    clean = eval_run(
+        home,
+        suite.parent,
+        "--script",
+        script,
+        "-k",
+        "3",
+        "--out",
+        tmp_path / "clean",
+        "--allow-write",
+    )
+    assert clean.returncode == 0, clean.stderr
+    compared = alisio(home, "eval", "compare", tmp_path / "clean", tmp_path / "a")
+    assert "faults differs: none -> 429:0.3,seed=5,retry-after=0" in compared.stdout + compared.stderr
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("429:2", "--faults 429:2: a rate is a number from 0 to 1"),
+        (
+            "timeout:0.1",
+            "--faults timeout:0.1: unknown fault 'timeout' (faults: 429, 500, 503, stall, cut, slow)",
+        ),
+        ("500:0.7,503:0.7", "the rates add up to 1.4, more than 1"),
+        ("429:0.1,seed=-1", "--faults seed=-1: a seed is a whole number from 0"),
+    ],
+)
+def test_a_bad_spec_is_one_line_and_nothing_runs(home: Path, tmp_path: Path, spec: str, message: str) -> None:
+    suite = make_suite(tmp_path)
+    script = write_script(tmp_path / "fix.json", {"turns": [{"text": "done"}]})
+    result = eval_run(home, suite.parent, "--script", script, "--faults", spec, "--allow-write")
+    assert result.returncode == 1
+    assert message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in result.stderr
+    assert not (home / "data").exists()
+
+
+def test_a_variant_with_a_bad_faults_spec_names_the_file_and_variant(home: Path) -> None:
+    compare = {"suite": "smoke-coding", "variants": [{"id": "clean"}, {"id": "f", "faults": "cut:1.5"}]}
+    code, stderr, out = _variants(home, compare)
+    assert code == 1
+    assert "compare.json: variants[1].faults: cut:1.5: a rate is a number from 0 to 1" in stderr
+    assert not out.exists()
+
+
+def test_faults_are_refused_with_replay(home: Path) -> None:
+    result = alisio(
+        home,
+        "eval",
+        "run",
+        "smoke-coding",
+        "--suite-dir",
+        ROOT / "suites",
+        "--yes",
+        "--mode",
+        "replay",
+        "--faults",
+        "500:0.1",
+        *GRANTS,
+    )
+    assert result.returncode == 1
+    assert "--faults: a replay answers from cassettes, with no provider to fault (run live)" in result.stderr
+
+
+def test_plan_json_keeps_the_faults_and_a_resume_refuses_other_ones(home: Path, tmp_path: Path) -> None:
+    suite = make_suite(tmp_path)
+    script = write_script(tmp_path / "fix.json", FIX)
+    out = tmp_path / "out"
+    spec = "cut:0.2,429:0.1,seed=4,retry-after=0"
+    first = eval_run(
+        home, suite.parent, "--script", script, "-k", "2", "--faults", spec, "--out", out, "--allow-write"
+    )
+    assert first.returncode == 0, first.stderr
+    plan = json.loads((out / "plan.json").read_text())
+    assert plan["faults"] == "429:0.1,cut:0.2,seed=4,retry-after=0"  # canonical
+    other = alisio(home, "eval", "run", "--resume", out, "--faults", "429:0.5")
+    assert other.returncode == 1
+    assert (
+        "--faults: the run started with 429:0.1,cut:0.2,seed=4,retry-after=0, given 429:0.5" in other.stderr
+    )
+    same = alisio(home, "eval", "run", "--resume", out)
+    assert same.returncode == 0, same.stderr
+    assert read_report(out).conditions.faults == "429:0.1,cut:0.2,seed=4,retry-after=0"

@@ -1,0 +1,60 @@
+"""MCP servers written into external agents' own configuration (``alisio.core.agents.mcp_config``)."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from alisio.core.agents.mcp_config import MCP_WRITERS, mcp_refusal, with_mcp_servers
+from alisio.core.agents.presets import Invocation
+
+NAME = st.from_regex(r"[A-Za-z0-9][A-Za-z0-9_-]{0,15}", fullmatch=True)
+ARG = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\0"), min_size=1, max_size=20)
+SERVERS = st.dictionaries(NAME, st.lists(ARG, min_size=1, max_size=4).map(tuple), min_size=1, max_size=3)
+BASE = Invocation(argv=("agent",), env=())
+
+
+@given(SERVERS)
+def test_codex_reads_back_every_server_from_its_toml(servers: dict[str, tuple[str, ...]]) -> None:
+    start = Invocation(argv=("codex",), env=(), files=(("/r/codex-home/config.toml", "# alisio\n"),))
+    inv = with_mcp_servers(MCP_WRITERS["codex"], start, servers, "/r")
+    ((path, text),) = inv.files
+    assert path == "/r/codex-home/config.toml" and text.startswith("# alisio\n")
+    table = tomllib.loads(text)["mcp_servers"]
+    assert {name: (entry["command"], *entry["args"]) for name, entry in table.items()} == servers
+
+
+@given(SERVERS)
+def test_opencode_keeps_its_provider_and_gets_local_servers(servers: dict[str, tuple[str, ...]]) -> None:
+    config = json.dumps({"provider": {"local": {}}, "model": "local/m"})
+    start = Invocation(argv=("opencode",), env=(), files=(("/r/opencode.json", config),))
+    ((_, text),) = with_mcp_servers(MCP_WRITERS["opencode"], start, servers, "/r").files
+    document = json.loads(text)
+    assert document["provider"] == {"local": {}} and document["model"] == "local/m"
+    assert document["mcp"] == {
+        n: {"type": "local", "command": list(a), "enabled": True} for n, a in servers.items()
+    }
+
+
+@given(SERVERS)
+def test_claude_code_gets_a_user_configuration_with_stdio_servers(
+    servers: dict[str, tuple[str, ...]],
+) -> None:
+    inv = with_mcp_servers(MCP_WRITERS["claude-code"], BASE, servers, "/r", binds=["/opt/venv"])
+    ((path, text),) = inv.files
+    assert path == "/r/claude/.claude.json" and inv.host_paths == ("/opt/venv",)
+    expected = {n: {"type": "stdio", "command": a[0], "args": list(a[1:])} for n, a in servers.items()}
+    assert json.loads(text) == {"mcpServers": expected}
+
+
+def test_no_servers_change_nothing_and_agents_without_mcp_are_refused() -> None:
+    assert with_mcp_servers(MCP_WRITERS["codex"], BASE, {}, "/r") == BASE
+    assert mcp_refusal("aider", {}) is None
+    assert mcp_refusal("codex", {"docs": ("x",)}) is None
+    assert mcp_refusal("aider", {"docs": ("x",)}) == (
+        "MCP servers (docs) cannot be given to this agent: aider has no MCP client"
+    )
+    assert "command agent" in (mcp_refusal("command", {"docs": ("x",)}) or "")
