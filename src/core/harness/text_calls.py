@@ -24,9 +24,16 @@ import re
 from collections.abc import Iterator
 
 from alisio.core.base import Frozen
-from alisio.core.harness.protocol import ToolCall
+from alisio.core.harness.protocol import Message, ToolCall, ToolMessage, UserMessage
 
-__all__ = ["TextCall", "calls_to_run", "text_call_results", "text_calls", "text_tool_call"]
+__all__ = [
+    "TextCall",
+    "calls_to_run",
+    "text_call_answer",
+    "text_call_results",
+    "text_calls",
+    "text_tool_call",
+]
 
 _WRAPPERS = ("tool_call", "tools", "function_call")
 _TAGGED = re.compile(r"<(tool_call|tools|function_call)>\s*(.*?)\s*(?:</\1>|$)", re.DOTALL)
@@ -214,3 +221,9 @@ def calls_to_run(calls: tuple[TextCall, ...], turn: int) -> tuple[ToolCall, ...]
         ToolCall(id=call.id or f"text-{turn}-{n}", name=call.name, arguments=call.arguments)
         for n, call in enumerate(runnable, start=1)
     )
+
+
+def text_call_answer(answers: list[Message]) -> UserMessage:
+    """The user message answering the tool messages of calls written as text (``text_call_results``)."""
+    named = tuple((a.name, a.tool_call_id, a.content) for a in answers if isinstance(a, ToolMessage))
+    return UserMessage(content=text_call_results(named))

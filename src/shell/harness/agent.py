@@ -100,7 +100,7 @@ from alisio.core.harness.protocol import (
     assemble,
     usage_before_cut,
 )
-from alisio.core.harness.text_calls import calls_to_run, text_call_results, text_calls, text_tool_call
+from alisio.core.harness.text_calls import text_call_answer, text_tool_call
 from alisio.core.harness.tooldefs import effect_of, tool_specs
 from alisio.core.harness.wire import parse_events
 from alisio.core.replay.fingerprint import ConversationHash, fingerprint, normalize_request
@@ -415,12 +415,6 @@ class _Run:
         self.incident(refusal.incident, f"{call.name}: {refusal.message}")
         return self.refused(call, refusal.message)
 
-    def refuse_over_cap(self, refused: tuple[ToolCall, ...], cap: int) -> None:
-        """Answer each call past the per-turn cap with a refusal (no tool_call event: it never ran)."""
-        refusal = over_cap_refusal(cap)
-        for call in refused:
-            self.append(self.refused(call, refusal.message))
-
     def refused(self, call: ToolCall, message: str) -> ToolMessage:
         """The failed tool_result event of a call that did not run, and the tool message that answers it."""
         self.emit(
@@ -451,14 +445,8 @@ class _Run:
         gate = gate_tool(call, self.profile.tools, setup.policy, setup.granted, self.session_grants, listing)
         target = None if listing is None else listing.target(call.name)
         effect = MCP_EFFECT if target is not None else effect_of(call.name)
-        self.emit(
-            ToolCalled,
-            call_id=call.id,
-            name=call.name,
-            arguments=call.arguments,
-            effect=effect,
-            from_text=from_text,
-        )
+        named = {"call_id": call.id, "name": call.name, "arguments": call.arguments}
+        self.emit(ToolCalled, **named, effect=effect, from_text=from_text)
         match gate:
             case Refuse():
                 return self.refuse(call, gate)
@@ -534,47 +522,29 @@ class _Run:
                 reasoning_blocks=response.reasoning_blocks,
             )
         )
-        cap = self.setup.measured.tools.max_calls_per_turn
-        match after_response(response, cap):
+        cap, offered = self.setup.measured.tools.max_calls_per_turn, tuple(tool.name for tool in self.tools)
+        if not response.tool_calls and (written := text_tool_call(response.text, offered)) is not None:
+            self.incident(IncidentKind.TEXT_TOOL_CALL, written)
+        match after_response(response, cap, offered, self.turns, self.setup.measured.tools.text_calls):
             case Finish(final_text=text):
-                offered = tuple(tool.name for tool in self.tools)
-                written = text_tool_call(text, offered)
-                if written is not None:
-                    self.incident(IncidentKind.TEXT_TOOL_CALL, written)
-                if self.setup.measured.tools.text_calls == "parse":
-                    calls = calls_to_run(text_calls(text, offered), self.turns)
-                    if calls:
-                        self.run_text_calls(calls, cap)
-                        return None
                 return self.end("completed", final_text=text)
-            case CallTools(calls=calls, refused=refused) as step:
+            case CallTools(calls=calls, refused=refused, from_text=from_text) as step:
                 over_cap = over_cap_incident(step, cap)
                 if over_cap is not None:
                     self.incident(*over_cap)
+                answers: list[Message] = []
                 for call in calls:
                     self.check_budget(self.turns, self.tool_calls + 1)
                     self.tool_calls += 1
-                    self.append(self.run_tool(call))
-                self.refuse_over_cap(refused, cap)
+                    answers.append(self.run_tool(call, from_text=from_text))
+                answers += [
+                    self.refused(call, over_cap_refusal(cap).message) for call in refused
+                ]  # never ran
+                if from_text:  # no API has an id to answer a text call: one user message names each
+                    answers = [text_call_answer(answers)]
+                for answer in answers:
+                    self.append(answer)
         return None
-
-    def run_text_calls(self, calls: tuple[ToolCall, ...], cap: int) -> None:
-        """``tools.textCalls = "parse"``: run the calls the model wrote as text (the per-turn cap and budgets
-        as for any call) and answer them in one user message naming each (no API has an id to answer)."""
-        step = CallTools(calls=calls[:cap], refused=calls[cap:])
-        over_cap = over_cap_incident(step, cap)
-        if over_cap is not None:
-            self.incident(*over_cap)
-        answers: list[tuple[str, str, str]] = []
-        for call in step.calls:
-            self.check_budget(self.turns, self.tool_calls + 1)
-            self.tool_calls += 1
-            answer = self.run_tool(call, from_text=True)
-            answers.append((call.name, call.id, answer.content))
-        refusal = over_cap_refusal(cap)
-        for call in step.refused:
-            answers.append((call.name, call.id, self.refused(call, refusal.message).content))
-        self.append(UserMessage(content=text_call_results(tuple(answers))))
 
     def loop(self) -> RunResult:
         try:
