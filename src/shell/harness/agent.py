@@ -56,6 +56,7 @@ from alisio.core.harness.agent_step import (
     over_cap_refusal,
     response_incidents,
     select_agent,
+    with_system_text,
 )
 from alisio.core.harness.budget import BudgetStop, check, cost_after, output_limit, tokens_of
 from alisio.core.harness.compaction import (
@@ -585,7 +586,7 @@ def run_agent(setup: AgentSetup) -> RunResult:
         case Failure(unknown_agent):
             return run.end("error", reason="config", message=str(unknown_agent))
         case Success(profile):
-            run.profile = profile
+            run.profile = with_system_text(profile, setup.system)
     match tool_specs(run.profile.tools):
         case Failure(unknown_tool):
             return run.end("error", reason="config", message=str(unknown_tool))
