@@ -10,6 +10,7 @@ every module exists once, under its ``alisio.`` name, and ``alisio help`` prints
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -84,13 +85,33 @@ def _probe(python: Path) -> tuple[list[str], list[str], int, str]:
     return fails.split(","), copies.split(","), int(classes), target
 
 
+_GENERATED = (
+    ".git",
+    ".venv",
+    ".agents",
+    "build",
+    "dist",
+    "*.egg-info",
+    "__pycache__",
+    ".*_cache",
+    ".hypothesis",
+    ".demo",
+)
+
+
 def _wheel(tmp_path: Path) -> Path:
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", *OFFLINE, "-w", str(tmp_path), str(ROOT)],
-        check=True,
+    """A wheel built from a copy of the checkout without what builds and tests generate (build/, egg-info,
+    caches): the build neither reads a stale build folder nor races a command writing in the checkout."""
+    source = tmp_path / "checkout"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(*_GENERATED), symlinks=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", *OFFLINE, "-w", str(tmp_path), str(source)],
+        check=False,
         capture_output=True,
+        text=True,
         timeout=300,
     )
+    assert done.returncode == 0, done.stderr[-2000:]
     (wheel,) = tmp_path.glob("alisio-*.whl")
     return wheel
 

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from alisio.core.harness.protocol import (
     AssistantMessage,
     ProviderRequest,
+    ReasoningBlock,
     ToolCall,
     ToolMessage,
     ToolSpec,
@@ -162,6 +163,20 @@ def test_fingerprint_changes_when_a_relevant_field_changes(
 def test_first_difference_agrees_with_the_fingerprint(a: ProviderRequest, b: ProviderRequest) -> None:
     """Two requests hash the same exactly when ``first_difference`` finds nothing."""
     assert (fingerprint(a) == fingerprint(b)) == (first_difference(a, b) is None)
+
+
+def test_a_reasoning_block_of_another_kind_is_a_difference() -> None:
+    """The same wire under another kind (a ``thinking`` block replayed as a ``reasoning`` item) hashes apart,
+    and ``first_difference`` names the blocks (it compared the wires alone)."""
+
+    def request(kind: str) -> ProviderRequest:
+        block = ReasoningBlock(kind=kind, wire='{"a":1}')
+        message = AssistantMessage(content=None, tool_calls=(), reasoning_blocks=(block,))
+        return ProviderRequest(model="m", instructions="", messages=(message,), tools=(), max_output_tokens=1)
+
+    divergence = first_difference(request("thinking"), request("reasoning"))
+    assert fingerprint(request("thinking")) != fingerprint(request("reasoning"))
+    assert divergence is not None and divergence.field == "messages[0].reasoning_blocks"
 
 
 @given(requests)

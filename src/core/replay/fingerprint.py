@@ -388,7 +388,9 @@ def _message_difference(path: str, old: Message, new: Message) -> Divergence | N
 
 
 def _blocks(message: AssistantMessage) -> str:
-    return "\n".join(block.wire for block in message.reasoning_blocks)
+    """The reasoning blocks as the fingerprint hashes them: each one's kind and wire (a block of another kind
+    with the same wire is another request)."""
+    return "\n".join(f"{block.kind}: {block.wire}" for block in message.reasoning_blocks)
 
 
 def _calls_difference(
