@@ -1,8 +1,9 @@
 """The agent loop's decisions, as values: which agent runs, what a response means, whether a tool call runs,
 how a turn ends.
 
-``alisio.shell.harness.agent`` performs the effects (provider calls, tools, the terminal); every choice it makes is a call
-into this module, ``alisio.core.harness.budget``, ``alisio.core.harness.compaction`` or ``alisio.core.harness.policy``.
+``alisio.shell.harness.agent`` and its parts (``provider_calls``, ``tool_calls``, ``checkpoint``) perform the
+effects (provider calls, tools, the terminal); every choice they make is a call into this module,
+``alisio.core.harness.budget``, ``alisio.core.harness.compaction`` or ``alisio.core.harness.policy``.
 
 Rules this module keeps:
 
