@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from alisio.core.lab.comparisons.compare import compare_reports
 from alisio.core.lab.outputs.failing import failing_runs, group_failures
 from alisio.core.lab.outputs.render import render_markdown
+from alisio.core.lab.reports.context import ContextCondition, ContextFile, context_condition
 from alisio.core.lab.reports.naming import (
     NAMERS,
     UNKNOWN_AGENT,
@@ -43,27 +44,50 @@ agents = st.none() | st.builds(
 faults = st.none() | st.sampled_from(("429:0.1,seed=0", "500:0.2,cut:0.05,seed=7", "stall:1,seed=3"))
 
 
-def _with(agent: AgentCondition | None, script: str | None, fault: str | None = None) -> Conditions:
-    return msgspec.structs.replace(conditions(), agent=agent, script_hash=script, faults=fault)
+def _with(
+    agent: AgentCondition | None,
+    script: str | None,
+    fault: str | None = None,
+    context: ContextCondition | None = None,
+) -> Conditions:
+    return msgspec.structs.replace(
+        conditions(), agent=agent, script_hash=script, faults=fault, context=context
+    )
 
 
-@given(agents, digests, faults, agents, digests, faults)
+contexts = st.one_of(
+    st.none(),
+    st.builds(
+        lambda label, sha, system: context_condition(
+            label, [ContextFile(area="workspace", path="AGENTS.md", sha256=sha)], system, ()
+        ),
+        st.sampled_from(("agents-md", "skill")),
+        st.sampled_from(("0" * 64, "1" * 64)),
+        st.sampled_from((None, "Read AGENTS.md.")),
+    ),
+)
+
+
+@given(agents, digests, faults, contexts, agents, digests, faults, contexts)
 def test_compare_names_a_difference_exactly_when_what_names_the_runs_differs(
     a: AgentCondition | None,
     s: str | None,
     f: str | None,
+    x: ContextCondition | None,
     b: AgentCondition | None,
     t: str | None,
     g: str | None,
+    y: ContextCondition | None,
 ) -> None:
     """One warning per naming condition whose text differs, naming both sides; none when both read the same.
     Equal conditions never differ; different agents read differently (the text carries every field shown)."""
-    base, cand = _with(a, s, f), _with(b, t, g)
+    base, cand = _with(a, s, f, x), _with(b, t, g, y)
     lines = naming_differences(base, cand)
     assert naming_differences(base, base) == []
     assert any(line.startswith("agent differs: ") for line in lines) == (agent_text(a) != agent_text(b))
     assert any(line.startswith("script differs: ") for line in lines) == (s != t)
     assert any(line == f"faults differs: {f or 'none'} -> {g or 'none'}" for line in lines) == (f != g)
+    assert any(line.startswith("context differs: ") for line in lines) == (x != y)
     if a is not None and b is not None and "builtin" not in (a.kind, b.kind):
 
         def shown(x: AgentCondition) -> tuple[str, str, str, str]:
@@ -78,15 +102,16 @@ def test_compare_names_a_difference_exactly_when_what_names_the_runs_differs(
     assert [w for w in comparison.unwrap().warnings if w in lines] == lines
 
 
-@given(agents, digests, faults)
+@given(agents, digests, faults, contexts)
 def test_every_naming_condition_is_read_by_the_outputs(
-    agent: AgentCondition | None, script: str | None, fault: str | None
+    agent: AgentCondition | None, script: str | None, fault: str | None, context: ContextCondition | None
 ) -> None:
     """Each present naming condition is a row of report.md; the agent always is (unknown when not recorded)."""
-    c = _with(agent, script, fault)
+    c = _with(agent, script, fault, context)
     named = run_naming(c)
-    assert [n.key for n in named] == ["agent", "script", "faults"] and len(named) == len(NAMERS)
+    assert [n.key for n in named] == ["agent", "script", "faults", "context"] and len(named) == len(NAMERS)
     assert named[2].present == (fault is not None)
+    assert named[3].present == (context is not None)
     assert named[0].present and named[0].value == agent_text(agent)
     assert (agent is None) == (named[0].value == UNKNOWN_AGENT)
     text = render_markdown(build_report(task_runs("a", 1), c))

@@ -28,6 +28,7 @@ Rules this module keeps:
 
 from __future__ import annotations
 
+import msgspec
 from returns.result import Failure, Result, Success
 
 from alisio.core.base import Frozen
@@ -40,6 +41,7 @@ from alisio.core.harness.protocol import COUNT_RULE, ProviderResponse, ToolCall
 from alisio.core.harness.tooldefs import decode_arguments, effect_of
 
 __all__ = [
+    "CONTEXT_SEPARATOR",
     "AgentProfile",
     "AskUser",
     "BudgetExceeded",
@@ -61,6 +63,7 @@ __all__ = [
     "response_incidents",
     "run_end_fields",
     "select_agent",
+    "with_system_text",
 ]
 
 
@@ -97,6 +100,17 @@ def select_agent(measured: MeasuredConfig, name: str | None) -> Result[AgentProf
             tools = HARNESS_TOOLS if agent.tools is None else tuple(agent.tools)
             return Success(AgentProfile(name=name, instructions=agent.instructions, tools=tools))
     return Failure(UnknownAgentError(name=name, known=tuple(agent.name for agent in measured.agents)))
+
+
+CONTEXT_SEPARATOR = "\n\n"
+"""Between the agent's instructions and a context's ``system`` text."""
+
+
+def with_system_text(profile: AgentProfile, text: str | None) -> AgentProfile:
+    """``profile`` with a context's ``system`` text appended to its instructions (``None``: unchanged)."""
+    if text is None:
+        return profile
+    return msgspec.structs.replace(profile, instructions=f"{profile.instructions}{CONTEXT_SEPARATOR}{text}")
 
 
 class Finish(Frozen, frozen=True, kw_only=True):

@@ -377,3 +377,29 @@ def decode_arguments(name: str, arguments: str) -> Result[ToolArguments, ToolArg
             ToolArgumentError(tool=name, message=f"invalid arguments for {name}: not valid JSON ({error})")
         )
     return Success(decoded)
+
+
+def arguments_text(arguments: str) -> str:
+    """The raw arguments and, when they are JSON, every string in them unescaped (a path with a ``/`` the
+    model wrote as ``\\/`` is still named)."""
+    try:
+        decoded = msgspec.json.decode(arguments)
+    except (msgspec.DecodeError, RecursionError):
+        return arguments
+    strings: list[str] = []
+
+    def walk(value: object) -> None:
+        if isinstance(value, str):
+            strings.append(value)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+        elif isinstance(value, dict):
+            for item in value.values():
+                walk(item)
+
+    try:
+        walk(decoded)
+    except RecursionError:
+        return arguments
+    return "\n".join((arguments, *strings))

@@ -98,6 +98,12 @@ def script_answers(data: bytes, source: str) -> tuple[Answer, ...]:
         raise ScriptError(f"{source}: not valid JSON: {error}") from None
     if not script.turns:
         raise ScriptError(f"{source}: invalid script: `$.turns` is empty")
+    conditional = [n for n, t in enumerate(script.turns) if t.when is not None or t.unless is not None]
+    if conditional:
+        raise ScriptError(
+            f"{source}: turns[{conditional[0]}]: when/unless: the mock endpoint picks turns by position "
+            "(eval run --script plays them)"
+        )
     answers = []
     for number, turn in enumerate(script.turns, start=1):
         if turn.failure is not None:

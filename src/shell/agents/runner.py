@@ -43,6 +43,7 @@ import msgspec
 
 from alisio.core.agents.cassette import AgentCassette, AgentCassetteHeader, unplayed_divergence
 from alisio.core.agents.config import ExternalAgent
+from alisio.core.agents.context_home import home_path
 from alisio.core.agents.external import (
     RUN_DIR,
     argument_problem,
@@ -70,6 +71,7 @@ from alisio.core.harness.toolenv import NO_PROMPTS
 from alisio.core.lab.judges.verify import AgentTools
 from alisio.core.replay.cassette import with_divergence
 from alisio.core.replay.fingerprint import Rules, path_rules
+from alisio.shell.agents.overlay import ContextOverlayFile, overlay
 from alisio.shell.agents.proxy import Call, RunProxy
 from alisio.shell.agents.replay import CassetteReplayer, recorded_cassette
 from alisio.shell.agents.seam import AgentJob, AgentRun
@@ -208,7 +210,7 @@ class ExternalRunner:
             if problem is not None:
                 why = f"agent {self.agent.name}: cannot start {inv.argv[0]}: {problem}"
                 return self._failed(job, "agent_start", why)
-            _prepare(place, job.task.prompt, inv)
+            _prepare(place, job.task.prompt, inv, self._home_files(job))
             started = time.monotonic()
             try:
                 end = self._supervise(job, inv, holder, budget.max_wall_ms, place)
@@ -268,6 +270,11 @@ class ExternalRunner:
             message=verdict.message,
             tools=self.tools(),
         )
+
+    def _home_files(self, job: AgentJob) -> tuple[ContextOverlayFile, ...]:
+        """The context's ``home`` files, placed where this agent kind looks (``context_home.home_path``)."""
+        kind = self.agent.kind
+        return tuple(dataclasses.replace(f, path=home_path(kind, f.path)) for f in job.context_home)
 
     def tools(self) -> AgentTools:
         return AgentTools(agent=self.agent.name, tools=lab_tools(self.agent))
@@ -425,10 +432,13 @@ def _read(file: IO[bytes]) -> str:
     return read_output(file, OUTPUT_CHARS, 8 * OUTPUT_CHARS + 8)
 
 
-def _prepare(place: _Place, prompt: str, inv: Invocation) -> None:
+def _prepare(place: _Place, prompt: str, inv: Invocation, home: tuple[ContextOverlayFile, ...] = ()) -> None:
+    """The run directory: HOME and XDG directories, the prompt file, a context's home files, then the
+    preset's own files (which win over a context's: the agent always reaches the proxy)."""
     for name in ("home", "xdg-config", "xdg-data", "xdg-state", "xdg-cache"):
         (place.host_run / name).mkdir()
     place.host(place.dirs.prompt_file).write_text(prompt, encoding="utf-8")
+    overlay(home, place.host_run)
     for path, text in inv.files:
         host = place.host(path)
         host.parent.mkdir(parents=True, exist_ok=True)

@@ -29,6 +29,7 @@ from alisio.core.lab.runs.records import RunRecord
 from alisio.core.lab.suites.schedule import RunSpec
 from alisio.core.lab.suites.suite import Task
 from alisio.core.replay.fingerprint import Rules
+from alisio.shell.agents.overlay import ContextOverlayFile
 from alisio.shell.sandbox.bwrap import SandboxRun
 
 __all__ = ["AgentJob", "AgentRun", "AgentRunner", "same_record"]
@@ -55,6 +56,11 @@ class AgentJob:
     """The arm's prices: ``budget.maxCostUsd`` is checked at them (``None``: no cost is counted)."""
     faults: FaultSpec | None = None
     """The arm's injected provider faults (``--faults``, a variant's ``faults``); ``None``: none."""
+    context_system: str | None = None
+    """The arm's context's ``system`` text, appended to the built-in agent's system prompt (``None``: none;
+    its workspace files are already in ``workspace``)."""
+    context_home: tuple[ContextOverlayFile, ...] = ()
+    """The arm's context's ``home`` files, put in an external agent's private HOME."""
     mcp_servers: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """MCP servers (stdio) given to the run: server name -> argv. The built-in agent starts them itself
     (``AgentSetup.mcp_servers``); an external agent gets them in its own config format

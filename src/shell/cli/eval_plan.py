@@ -163,6 +163,7 @@ def _request(
         permissions=common.permissions(permissions),
         output=Output(label=common.label_of(label)),
         variants_file=variants_file,
+        context_file=provider.context,
         cassette_dir=provider.cassette_dir,
         rates=rates_from(*rates),
         env=common.environment(),

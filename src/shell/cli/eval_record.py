@@ -83,6 +83,7 @@ def record(
         permissions=common.permissions(permissions),
         output=Output(keep=output.keep, json=output.json_output, quiet=output.quiet),
         cassette_dir=cassette_dir,
+        context_file=provider.context,
         env=common.environment(),
         jobs=common.jobs(execution.jobs),
     )

@@ -84,6 +84,7 @@ def _request(
         permissions=common.permissions(permissions),
         output=common.output(output),
         cassette_dir=provider.cassette_dir,
+        context_file=provider.context,
         rates=rates_from(output.input_rate, output.output_rate),
         env=env,
         jobs=common.jobs(execution.jobs),

@@ -65,7 +65,7 @@ DEFAULT_K = 5
 REFUSE_REPLAY = "variants refuses replay: it compares configurations, replay pins one"
 
 PROVIDER = Take(
-    omit=("cassette_dir",),
+    omit=("cassette_dir", "context"),  # a context is a variant's, in compare.json
     help={
         "mode": "live only: variants refuses replay.",
         "faults": FAULTS_SPEC_HELP

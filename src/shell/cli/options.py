@@ -85,6 +85,7 @@ def option(*names: str, help: str, panel: str, metavar: str | None = None, **kwa
     return typer.Option(*names, help=help, rich_help_panel=panel, metavar=metavar, **kwargs)
 
 
+CONTEXT_HELP = "Files and text added to every run, named by every report (docs/context-experiments.md)."
 # --- options used alone -----------------------------------------------------------------------------------
 
 Json = Annotated[
@@ -322,6 +323,9 @@ class ProviderFlags:
         ),
     ] = None
     faults: Faults = None
+    context: Annotated[
+        Path | None, option("--context", help=CONTEXT_HELP, panel=PROVIDER, metavar="FILE")
+    ] = None
 
 
 @dataclass(frozen=True)

@@ -236,6 +236,7 @@ def plan_request(path: Path, given: Given, variants_file: Path | None = None) ->
         suite_dir=given.selection.suite_dir,
         script=provider.script,
         cassette_dir=provider.cassette_dir,
+        context_file=provider.context,
     )
     _exists(stored, request)
     return dataclasses.replace(request, planned=stored, planned_from=path)
@@ -252,6 +253,7 @@ def _exists(stored: RunManifest, request: LabRequest) -> None:
     for path, flag in (
         (request.selection.suite_dir, "--suite-dir DIR"),
         (request.provider.script, "--script FILE|DIR"),
+        (request.context_file, "--context FILE"),
         (request.variants_file, "--variants FILE"),
     ):
         if path is not None and not path.exists():

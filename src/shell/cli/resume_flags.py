@@ -69,6 +69,10 @@ def _provider(stored: RunManifest, provider: ProviderFlags) -> list[str]:
     cassette_dir = provider.cassette_dir
     if provider.script is not None and not _same_path(provider.script, stored.script):
         lines.append(f"--script: the run started with {_path(stored.script)}, given {provider.script}")
+    if provider.context is not None and not _same_path(provider.context, stored.context_file):
+        lines.append(
+            f"--context: the run started with {_path(stored.context_file)}, given {provider.context}"
+        )
     if provider.mode is not ModeFlag.LIVE and str(provider.mode) != str(stored.mode):
         lines.append(f"--mode: the run started with {stored.mode}, given {provider.mode}")
     if cassette_dir is not None and not _same_path(cassette_dir, stored.cassette_dir):

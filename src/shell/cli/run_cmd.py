@@ -96,7 +96,7 @@ class RunFlags:
 
 
 PROVIDER_TAKEN = Take(
-    omit=("agent", "mode", "cassette_dir"),  # the agent is --agent of the Run panel; one live run
+    omit=("agent", "mode", "cassette_dir", "context"),  # the agent is --agent of the Run panel; one live run
     help={
         "script": "Play the assistant turns of a JSON file instead of calling a model (testing).",
         "faults": FAULTS_SPEC_HELP + " The end of the run says which calls were faulted.",

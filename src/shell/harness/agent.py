@@ -46,6 +46,7 @@ from alisio.core.harness.agent_step import (
     over_cap_incident,
     run_end_fields,
     select_agent,
+    with_system_text,
 )
 from alisio.core.harness.budget import check, output_limit
 from alisio.core.harness.endpoint import redact_credentials
@@ -232,8 +233,8 @@ def run_agent(setup: AgentSetup) -> RunResult:
     match select_agent(setup.measured, setup.agent):
         case Failure(unknown_agent):
             return _end_run(log, Failed(reason="config", message=str(unknown_agent)), 0, 0, None, None)
-        case Success(profile):
-            pass
+        case Success(configured):
+            profile = with_system_text(configured, setup.system)
     match tool_specs(profile.tools):
         case Failure(unknown_tool):
             return _end_run(log, Failed(reason="config", message=str(unknown_tool)), 0, 0, None, None)

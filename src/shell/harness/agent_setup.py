@@ -59,6 +59,7 @@ class AgentSetup:
     sandbox: SandboxRun | None = None
     """Where ``bash`` commands run (``--sandbox bwrap``); ``None``: as plain subprocesses."""
     rates: Rates | None = None  # the model's prices: budget.max_cost_usd is counted at them (None: no cost)
+    system: str | None = None  # a context's text, appended to the agent's system prompt (None: none)
     mcp_servers: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """MCP servers (stdio) given to the run: server name -> the argv that starts it (config.toml's
     ``[mcp.servers.NAME]``, a context's ``mcp``). Each is started in the workspace (in the sandbox under

@@ -57,6 +57,7 @@ class BuiltinRunner:
             on_event=self.on_event,
             sandbox=job.sandbox,
             rates=job.rates,
+            system=job.context_system,
             mcp_servers=job.mcp_servers,
         )
         wire = RunWire(job.faults, f"{job.task.id}/{job.spec.repetition}", job.measured.retries.max)

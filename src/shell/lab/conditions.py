@@ -47,4 +47,5 @@ def arm_conditions(start: LabStart, arm: Arm, created_at: str) -> Conditions:
         sandbox=start.sandbox,
         label=start.label,
         faults=None if arm.faults is None else spec_text(arm.faults),
+        context=arm.context.condition if arm.context is not None else None,
     )

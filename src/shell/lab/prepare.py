@@ -39,6 +39,7 @@ from alisio.shell.lab.agent_plan import (
     replay_placeholder,
     uses_external,
 )
+from alisio.shell.lab.contexts import LoadedContext, arm_contexts, check_context_agents, check_protected
 from alisio.shell.lab.directory import created_at_for, run_id_for
 from alisio.shell.lab.model import LabStart, Ui
 from alisio.shell.lab.outputs import Checked, Output, check_outputs
@@ -193,12 +194,25 @@ def jobs_for(request: LabRequest, loaded: LoadedConfig | None) -> int:
 
 
 def _arms(
-    request: LabRequest, measured: MeasuredConfig, variants: VariantsPlan | None, run_id: str, root: Path
+    request: LabRequest,
+    measured: MeasuredConfig,
+    variants: VariantsPlan | None,
+    run_id: str,
+    root: Path,
+    contexts: Mapping[str | None, LoadedContext],
 ) -> tuple[Arm, ...]:
     faults = request.provider.faults
     if variants is None:
-        agent = request.provider.agent
-        arm = Arm(variant=None, measured=measured, directory=root, run_id=run_id, agent=agent, faults=faults)
+        agent, context = request.provider.agent, contexts.get(None)
+        arm = Arm(
+            variant=None,
+            measured=measured,
+            directory=root,
+            run_id=run_id,
+            agent=agent,
+            faults=faults,
+            context=context,
+        )
         return (arm,)
     return tuple(
         Arm(
@@ -209,6 +223,7 @@ def _arms(
             agent=v.agent or request.provider.agent,
             model=v.model,
             faults=v.faults if v.own_faults else faults,
+            context=contexts.get(v.id),
         )
         for v in variants.variants
     )
@@ -312,6 +327,31 @@ def _check_faults(request: LabRequest, variants: VariantsPlan | None) -> bool:
     return True
 
 
+def _contexts(
+    request: LabRequest,
+    loaded: LoadedConfig | None,
+    choice: SuiteChoice,
+    variants: VariantsPlan | None,
+    tasks: Sequence[Task],
+) -> dict[str | None, LoadedContext]:
+    """Each arm's context read (``--context``, each variant's) and checked against the arm's agents."""
+    contexts = arm_contexts(request.context_file, variants, request.variants_file)
+    if not contexts:
+        return contexts
+    if request.executor is ExecutorKind.RAY:
+        raise CommandError("--executor ray: contexts are not passed to Ray workers yet; nothing was run")
+    arm_agents: dict[str | None, str | None] = {None: request.provider.agent}
+    source: dict[str | None, str] = {None: str(request.context_file)}
+    for v in variants.variants if variants is not None else ():
+        arm_agents[v.id] = v.agent or request.provider.agent
+        source[v.id] = f"{request.variants_file}: variant {v.id}"
+    external = loaded.external if loaded is not None else ()
+    ceiling = frozenset({Effect.READ}) if request.permissions.read_only else request.permissions.granted
+    check_context_agents(contexts, arm_agents, tasks, external, source, ceiling)
+    check_protected(contexts, tasks, choice.loaded.fixture_dir, source)
+    return contexts
+
+
 @dataclass(frozen=True)
 class Prepared:
     """What steps 1-6 found: everything a command needs before its confirmation and its directory."""
@@ -327,6 +367,8 @@ class Prepared:
     sandbox: Sandbox | None
     plan: ProviderPlan
     agents: AgentPlan
+    contexts: Mapping[str | None, LoadedContext] = dataclasses.field(default_factory=dict)
+    """Each arm's context, its files read (``None``: the plain run's ``--context``; else by variant id)."""
 
     @property
     def subdirs(self) -> list[str]:
@@ -334,7 +376,7 @@ class Prepared:
 
     def start(self, run_id: str, root: Path) -> LabStart:
         request, plan = self.request, self.plan
-        arms = _arms(request, self.measured, self.variants, run_id, root)
+        arms = _arms(request, self.measured, self.variants, run_id, root, self.contexts)
         return LabStart(
             choice=self.choice,
             tasks=self.tasks,
@@ -361,6 +403,7 @@ def prepared(request: LabRequest, ui: Ui, outputs: Sequence[Output]) -> Iterator
 
     measured, loaded, choice, variants, tasks = _checked(request, outputs)  # steps 1-5
     # step 6: the sequential design, the sandbox, the provider plan, the external agents, the spending caps
+    contexts = _contexts(request, loaded, choice, variants, tasks)
     sequential = checked_sequential(request.sequential, variants, tasks, choice.loaded.suite)
     lab = loaded.config.lab if loaded is not None else LabSettings()
     kind, sandbox = sandbox_for(request.sandbox, lab, request.env, ui.say)
@@ -375,7 +418,18 @@ def prepared(request: LabRequest, ui: Ui, outputs: Sequence[Output]) -> Iterator
         plan = agents.plan or plan
         check_spend(request, plan, loaded, variants, tasks)
         yield Prepared(
-            request, measured, loaded, choice, variants, tasks, sequential, kind, sandbox, plan, agents
+            request,
+            measured,
+            loaded,
+            choice,
+            variants,
+            tasks,
+            sequential,
+            kind,
+            sandbox,
+            plan,
+            agents,
+            contexts=contexts,
         )
     finally:
         plan.close()

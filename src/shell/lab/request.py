@@ -166,6 +166,9 @@ class LabRequest:
     """Replay: where cassettes are read; record: where they are written (default ``<suite>/cassettes``)."""
     variants_file: Path | None = None
     """``eval variants``: the compare.json file (``None``: one arm, the configuration as it is)."""
+    context_file: Path | None = None
+    """``--context FILE``: the files and text every run gets (``alisio.shell.lab.contexts``); ``eval
+    variants`` declares a context per variant in compare.json instead."""
     rates: Rates | None = None
     """``--input-rate``/``--output-rate`` (they win over config.toml's ``[prices."MODEL"]``)."""
     caps: Caps = field(default_factory=Caps)

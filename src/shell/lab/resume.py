@@ -210,6 +210,7 @@ def manifest_request(
     suite_dir: Path | None = None,
     script: Path | None = None,
     cassette_dir: Path | None = None,
+    context_file: Path | None = None,
 ) -> LabRequest:
     """The request that runs what plan.json ``stored`` says (a resume's, or ``eval run --plan FILE``'s):
     its suite, tasks, k, seed, mode, grants, sandbox, agent and shard. ``suite_dir``, ``script``,
@@ -239,6 +240,7 @@ def manifest_request(
         ),
         output=output,
         variants_file=variants_file,
+        context_file=context_file or (Path(stored.context_file) if stored.context_file else None),
         cassette_dir=cassette_dir or (Path(stored.cassette_dir) if stored.cassette_dir else None),
         rates=stored.rates,
         env=env,
@@ -357,6 +359,7 @@ def new_manifest(start: LabStart, request: LabRequest, run_id: str, created_at: 
     suite_dir = request.selection.suite_dir
     script = request.provider.script
     permissions = request.permissions
+    contexts = {a.variant: a.context.condition.digest for a in start.arms if a.context is not None}
     return RunManifest(
         run_id=run_id,
         created_at=created_at,
@@ -400,9 +403,12 @@ def new_manifest(start: LabStart, request: LabRequest, run_id: str, created_at: 
                 agent=v.agent,
                 overrides=v.overrides,
                 faults=None if arm.faults is None else spec_text(arm.faults),
+                context=contexts.get(v.id),
             )
             for v, arm in (zip(start.variants.variants, start.arms, strict=True) if start.variants else ())
         ),
+        context_file=str(request.context_file.resolve()) if request.context_file is not None else None,
+        context=contexts.get(None) if start.variants is None else None,
     )
 
 

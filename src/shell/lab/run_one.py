@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -24,6 +24,7 @@ from alisio.core.harness.faults import FaultSpec
 from alisio.core.harness.policy import Allow, Policy, decide
 from alisio.core.harness.prices import Rates
 from alisio.core.lab.judges.outcome import SetupError, record_from_run
+from alisio.core.lab.reports.context import context_used
 from alisio.core.lab.runs.records import Incident, RunRecord
 from alisio.core.lab.runs.transcript import encode_transcript
 from alisio.core.lab.runs.workspace_diff import WorkspaceKept
@@ -31,6 +32,7 @@ from alisio.core.lab.suites.schedule import RunSpec
 from alisio.core.lab.suites.suite import Task
 from alisio.core.replay.fingerprint import WORKSPACE as WORKSPACE_TOKEN
 from alisio.core.replay.fingerprint import Rules, path_rules
+from alisio.shell.lab.contexts import mcp_servers_for
 from alisio.shell.lab.plans import ProviderPlan
 from alisio.shell.lab.preflight import task_policy
 from alisio.shell.lab.suites import LoadedSuite
@@ -40,6 +42,7 @@ from alisio.shell.stale import owned_prefix
 
 if TYPE_CHECKING:
     from alisio.shell.agents.seam import AgentJob, AgentRunner
+    from alisio.shell.lab.contexts import LoadedContext
     from alisio.shell.lab.workspace import Workspace
 
 __all__ = ["INTERNAL_ERROR", "Arm", "Finished", "RunContext", "run_one", "runner_for"]
@@ -68,6 +71,8 @@ class Arm:
     """Where ``rates`` came from (the flags, or config.toml's table), as the report says it."""
     faults: FaultSpec | None = None
     """The provider faults this arm's runs get (``--faults``, a variant's ``faults``); ``None``: none."""
+    context: LoadedContext | None = None
+    """The files and text every run of this arm gets (``--context``, the variant's); ``None``: none."""
 
 
 @dataclass(frozen=True)
@@ -152,7 +157,10 @@ def _judged_run(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> Finishe
     measured_hash = config_hash(arm.measured)
     fixture = ctx.loaded.fixture_dir(task)
     prefix = f"alisio-kept-{task.id}-" if ctx.keep else owned_prefix(task.id)
-    with prepare_workspace(fixture, fixture_git=task.fixture_git, keep=ctx.keep, prefix=prefix) as ws:
+    overlay = arm.context.workspace if arm.context is not None else ()
+    with prepare_workspace(
+        fixture, fixture_git=task.fixture_git, keep=ctx.keep, prefix=prefix, overlay=overlay
+    ) as ws:
         if ws.kept:
             ctx.say(f"  kept {task.id} rep {spec.repetition}: {ws.path}")
         sandbox, verifier_sandbox = _sandbox_runs(ctx, task, task_policy(task.policy, ctx.read_only), ws.path)
@@ -167,8 +175,7 @@ def _judged_run(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> Finishe
             model=arm.model,
             sandbox=sandbox,
             rates=arm.rates,
-            faults=arm.faults,
-            mcp_servers=ctx.mcp_servers,
+            **_from_arm(ctx, arm),
         )
         result = runner_for(ctx, job).run(job)
         kept, tampered = _after_agent(task, ws, ctx.credentials, keep=result.outcome != "error")
@@ -195,12 +202,30 @@ def _judged_run(ctx: RunContext, arm: Arm, task: Task, spec: RunSpec) -> Finishe
     )
     if denied:  # the verifiers' sandbox_denied incidents, after the loop's
         record = msgspec.structs.replace(record, incidents=(*record.incidents, *denied))
-    record = msgspec.structs.replace(record, workspace=kept[1])
+    record = msgspec.structs.replace(record, workspace=kept[1], context_used=_used(arm, result.events))
     return Finished(
         record=result.finish(record),
         transcript=encode_transcript(result.events, ctx.credentials),
         workspace=kept[0],
     )
+
+
+def _from_arm(ctx: RunContext, arm: Arm) -> dict[str, Any]:
+    """What the agent seam carries of the arm besides its configuration: its provider faults, the MCP servers
+    (the command's and its context's), its context's system text and home files (its workspace files are
+    already in the copy)."""
+    parts: dict[str, Any] = {
+        "faults": arm.faults,
+        "mcp_servers": {**ctx.mcp_servers, **mcp_servers_for(arm.context)},
+    }
+    if arm.context is not None:
+        parts |= {"context_system": arm.context.system, "context_home": arm.context.home}
+    return parts
+
+
+def _used(arm: Arm, events: tuple[Event, ...]) -> bool | None:
+    """Whether the run used its arm's context (``alisio.core.lab.reports.context.context_used``); ``None``: none."""
+    return None if arm.context is None else context_used(arm.context.condition, events)
 
 
 def _after_agent(

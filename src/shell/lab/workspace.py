@@ -10,6 +10,8 @@ Rules:
 - ``fixture_git`` makes the copy a git repository with exactly one commit, "fixture", whose author, committer
   and dates are fixed through the environment, with the user's and system git configuration ignored: the
   same fixture gives the same commit id on every machine, and no ``user.name`` is needed;
+- a context's workspace files (``overlay``: ``--context``, a variant's ``context``) are written over the copy
+  before its commit and its snapshot: they are part of the starting tree, never the agent's changes;
 - the ``before`` snapshot is taken once the copy (and its commit) is ready; ``snapshot_tree`` hashes file
   bytes, records a symlink by its target text without following it, never opens a special file (a fifo
   would block), writes the bytes of a name (or link target) that is not UTF-8 as ``\\xNN``, and skips ``.git``, ``node_modules`` and ``__pycache__`` (``alisio.core.lab.judges.verify.IGNORED_DIRS``);
@@ -26,12 +28,14 @@ import shutil
 import stat
 import subprocess
 import tempfile
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
 from alisio.core.lab.judges.verify import IGNORED_DIRS, TreeEntry, TreeSnapshot, tree_snapshot
+from alisio.shell.agents.overlay import ContextOverlayFile
+from alisio.shell.agents.overlay import overlay as write_overlay
 from alisio.shell.harness.tools.dispatch import scrubbed_env
 
 __all__ = [
@@ -83,11 +87,18 @@ class Workspace:
     """The tree as prepared, before the run (what tree-diff-within compares against)."""
     kept: bool
     """True when the directory is left in place on exit (``keep=True``): print ``path`` for the user."""
+    overlay: Mapping[str, bytes] = field(default_factory=dict)
+    """A context's files written over the copy, by relative path: the starting text of those paths."""
 
 
 @contextlib.contextmanager
 def prepare_workspace(
-    fixture_dir: Path, *, fixture_git: bool, keep: bool, prefix: str
+    fixture_dir: Path,
+    *,
+    fixture_git: bool,
+    keep: bool,
+    prefix: str,
+    overlay: tuple[ContextOverlayFile, ...] = (),
 ) -> Iterator[Workspace]:
     """Copy ``fixture_dir`` into a new temporary directory and yield it as a ``Workspace``.
 
@@ -96,6 +107,8 @@ def prepare_workspace(
         fixture_git: initialise a git repository with one commit "fixture" in the copy.
         keep: leave the directory in place on exit instead of removing it.
         prefix: the temporary directory's name prefix, e.g. ``"alisio-fix-add-"``.
+        overlay: a context's workspace files, written over the copy before its commit and its snapshot:
+            they are part of the starting tree (``tree-diff-within`` and the kept diff do not count them).
 
     Raises:
         WorkspaceError: the fixture is missing or cannot be copied, git is missing or fails, or the copy
@@ -103,7 +116,7 @@ def prepare_workspace(
     """
     root = Path(tempfile.mkdtemp(prefix=prefix)).resolve()
     try:
-        workspace = _prepared(fixture_dir, root, fixture_git=fixture_git, keep=keep)
+        workspace = _prepared(fixture_dir, root, fixture_git=fixture_git, keep=keep, overlay=overlay)
     except BaseException:
         _remove_tree(root)
         raise
@@ -114,20 +127,30 @@ def prepare_workspace(
             _remove_tree(root)
 
 
-def _prepared(fixture_dir: Path, root: Path, *, fixture_git: bool, keep: bool) -> Workspace:
+def _prepared(
+    fixture_dir: Path, root: Path, *, fixture_git: bool, keep: bool, overlay: tuple[ContextOverlayFile, ...]
+) -> Workspace:
     if not fixture_dir.is_dir():
         raise WorkspaceError(f"cannot copy fixture {fixture_dir}: it is not a directory")
     try:
         shutil.copytree(fixture_dir, root, symlinks=True, dirs_exist_ok=True, ignore=_placeholders)
     except (shutil.Error, OSError) as error:
         raise WorkspaceError(f"cannot copy fixture {fixture_dir}: {_copy_cause(error)}") from error
+    try:
+        write_overlay(overlay, root)
+    except OSError as error:
+        raise WorkspaceError(
+            f"cannot add the context's files to the copy of fixture {fixture_dir}: {error.strerror or error}",
+            reason="context_copy",
+        ) from error
     if fixture_git:
         _git_init(root, fixture_dir)
     try:
         before = snapshot_tree(root)
     except OSError as error:
         raise WorkspaceError(f"cannot read the copy of fixture {fixture_dir}: {error}") from error
-    return Workspace(path=root, fixture_dir=fixture_dir, before=before, kept=keep)
+    originals = {file.path: file.data for file in overlay}
+    return Workspace(path=root, fixture_dir=fixture_dir, before=before, kept=keep, overlay=originals)
 
 
 def _placeholders(directory: str, names: list[str]) -> set[str]:

@@ -72,11 +72,16 @@ def _left(path: Path, relative: str, kind: str, digest: str, old: str | None, kn
                       executable=executable, redacted=clean != patch)  # fmt: skip
 
 
-def _original(fixture: Path, relative: str, kind: str) -> str | None:
-    """The fixture's text of a file the run changed (``None``: not a text file)."""
+def _original(workspace: Workspace, relative: str, kind: str) -> str | None:
+    """The starting text of a file the run changed: a context's, else the fixture's (``None``: not a text
+    file)."""
     if kind != "file":
         return None
-    data = _read(fixture / relative)
+    data = (
+        workspace.overlay[relative]
+        if relative in workspace.overlay
+        else _read(workspace.fixture_dir / relative)
+    )
     return text_of(data) if data is not None else None
 
 
@@ -110,11 +115,7 @@ def changes_of(
         skipped = skipped or not read
         if relative in was:
             old_kind = was[relative][0]
-            old = (
-                _original(workspace.fixture_dir, relative, old_kind)
-                if old_kind == new_kind and read
-                else None
-            )
+            old = _original(workspace, relative, old_kind) if old_kind == new_kind and read else None
             if old is None and (
                 read or old_kind != new_kind
             ):  # another kind, or not text: one goes, one comes

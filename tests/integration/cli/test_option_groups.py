@@ -34,10 +34,18 @@ def _help(home: Path, *command: str) -> str:
     ("command", "group", "omitted"),
     [
         (("eval", "run"), ProviderFlags, set()),
-        (("eval", "variants"), ProviderFlags, {"--cassette-dir"}),
-        (("eval", "record"), ProviderFlags, {"--mode", "--cassette-dir"}),
+        (
+            ("eval", "variants"),
+            ProviderFlags,
+            {"--cassette-dir", "--context"},
+        ),  # a variant's is in compare.json
+        (("eval", "record"), ProviderFlags, {"--mode", "--cassette-dir", "--faults"}),
         (("eval", "plan"), ProviderFlags, set()),
-        (("run",), ProviderFlags, {"--agent", "--mode", "--cassette-dir"}),  # its --agent is in its Run panel
+        (
+            ("run",),
+            ProviderFlags,
+            {"--agent", "--mode", "--cassette-dir", "--context"},
+        ),  # its --agent: its Run panel
         (("eval", "run"), SequentialFlags, set()),
         (("eval", "variants"), SequentialFlags, {"--baseline", "--until-width"}),
         (("eval", "record"), PlanFlags, {"--plan", "--shard", "--balance-from", "--reuse"}),

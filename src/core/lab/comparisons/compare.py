@@ -93,6 +93,8 @@ class SideCounts(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     errored: int
     success_rate: float | None = None
     interval: Interval | None = None
+    context_used: int | None = None
+    """Judged runs that used the side's context (``None``: the side had none)."""
 
 
 class Delta(Frozen, frozen=True, kw_only=True, omit_defaults=True):
@@ -273,6 +275,7 @@ def _side(t: TaskReport) -> SideCounts:
         errored=t.errored,
         success_rate=t.success_rate,
         interval=t.interval,
+        context_used=t.context_used,
     )
 
 

@@ -9,11 +9,19 @@ sequentially says that its fixed-k verdicts do not hold under that stopping, and
 
 from __future__ import annotations
 
+from typing import Final
+
 from alisio.core.lab.reports.naming import naming_differences
 from alisio.core.lab.reports.report import Conditions, Report, finished_runs
 from alisio.core.lab.reports.seq_block import SequentialBlock, describe_plan
 
-__all__ = ["condition_warnings", "interrupted_warnings", "sequential_warnings", "task_set_warning"]
+__all__ = [
+    "SEQUENTIAL_MARKS",
+    "condition_warnings",
+    "interrupted_warnings",
+    "sequential_warnings",
+    "task_set_warning",
+]
 
 
 def _served_warnings(b: Conditions, c: Conditions) -> list[str]:
@@ -108,6 +116,11 @@ def _same_run(b: SequentialBlock, c: SequentialBlock) -> bool:
     """Both blocks are the two arms of one ``eval variants --sequential`` run: same design, same stops."""
     stops = [[(s.task_id, s.reason, s.direction, s.statistic) for s in x.tasks] for x in (b, c)]
     return b.plan.kind == "two-arm" and b.plan == c.plan and stops[0] == stops[1]
+
+
+SEQUENTIAL_MARKS: Final = ("both reports are arms of one sequential run", "stopped sequentially (")
+"""Words only ``sequential_warnings`` writes: a comparison that says one of them has fixed-k verdicts that
+peek (``alisio.core.lab.outputs.view_compare.context_line`` then counts no verdict of its own)."""
 
 
 def sequential_warnings(baseline: Report, candidate: Report) -> list[str]:

@@ -14,6 +14,7 @@ A variant may also name its own ``agent`` (an ``[agents.NAME]`` of config.toml, 
 ``model`` (what an external agent asks the provider for): "same tasks, Codex against OpenCode", and
 ``faults`` (a ``--faults`` spec, or ``"none"``; it replaces the command's ``--faults``): "the same harness on
 a clean and on a flaky provider" (the comparison then states each faulted arm's robustness).
+``context`` (files and text added to its runs, ``alisio.core.lab.suites.context_spec``): "with and without AGENTS.md".
 
 Rules this module keeps:
 
@@ -53,6 +54,7 @@ from alisio.core.lab.comparisons.tradeoff import RateCostRow, rate_cost_rows
 from alisio.core.lab.reports.naming import naming_brief
 from alisio.core.lab.reports.report import Report
 from alisio.core.lab.reports.seq_block import SequentialBlock
+from alisio.core.lab.suites.context_spec import ContextSpec, parse_context
 from alisio.core.lab.suites.schedule import RunSpec, ScheduleError, plan_runs
 from alisio.core.shape import duplicate_keys
 
@@ -82,11 +84,12 @@ _ID_RULE: Final = (
     "variant's report directory"
 )
 _FILE_FIELDS: Final = ("suite", "variants")
-_VARIANT_FIELDS: Final = ("id", "overrides", "agent", "model", "faults")
+_VARIANT_FIELDS: Final = ("id", "overrides", "agent", "model", "faults", "context")
 _Faults = tuple[bool, FaultSpec | None]
 """A variant's ``faults``: whether it gave its own, and the spec (``None``: none, ``"none"`` written)."""
-_Pair = tuple[str, dict[str, Any], tuple[str | None, str | None], _Faults]
-"""A variant as checked: its id, its overrides, its agent and model (``None``: the command's), its faults."""
+_Pair = tuple[str, dict[str, Any], tuple[str | None, str | None], _Faults, ContextSpec | None]
+"""A variant as checked: its id, its overrides, its agent and model (``None``: the command's), its faults,
+its context."""
 _NOT_MEASURED: Final = ("plugins", "mcp", "mcpServers", "paths")
 """Settings that never enter the configuration hash besides ``provider`` (which alisio.core.harness.config explains)."""
 
@@ -115,6 +118,9 @@ class Variant(Frozen, frozen=True, kw_only=True):
     faults: FaultSpec | None = None
     """The variant's own injected provider faults (``"faults": "none"``: a clean arm); read with
     ``own_faults``."""
+    context: ContextSpec | None = None
+    """The files and text this variant's runs get (``alisio.core.lab.suites.context_spec``); ``None``: none. Its paths
+    are relative to compare.json's directory; the shell reads them before the first run."""
 
     @property
     def config_hash(self) -> str:
@@ -251,14 +257,19 @@ def _check_variant(raw: object, index: int, source: str) -> Result[_Pair, Config
     if not isinstance(overrides, dict):
         message = 'expected an object of measured keys to values, e.g. {"compaction.threshold": 0.6}'
         return Failure(ConfigError(source=source, key=f"{where}.overrides", message=message))
+    context: Result[ContextSpec | None, ConfigError] = Success(None)
+    if raw.get("context") is not None:
+        context = parse_context(raw["context"], f"{source}: variant {variant_id}")
     return _choice(raw, where, source).bind(
-        lambda choice: _faults(raw, where, source).map(lambda faults: (variant_id, overrides, choice, faults))
+        lambda choice: _faults(raw, where, source).bind(
+            lambda faults: context.map(lambda spec: (variant_id, overrides, choice, faults, spec))
+        )
     )
 
 
 def _check_ids(pairs: tuple[_Pair, ...], source: str) -> Result[None, ConfigError]:
     seen: dict[str, int] = {}
-    for index, (variant_id, _, _, _) in enumerate(pairs):
+    for index, (variant_id, *_) in enumerate(pairs):
         first = seen.setdefault(variant_id.lower(), index)
         if first != index:
             message = (
@@ -329,6 +340,7 @@ def _variant(
     overrides: dict[str, Any],
     choice: tuple[str | None, str | None],
     faults: _Faults,
+    context: ContextSpec | None,
     base: MeasuredConfig,
     source: str,
 ) -> Result[Variant, ConfigError]:
@@ -348,6 +360,7 @@ def _variant(
                 model=choice[1],
                 own_faults=faults[0],
                 faults=faults[1],
+                context=context,
             )
         )
     )
@@ -358,8 +371,9 @@ def _same_hash_warnings(variants: tuple[Variant, ...]) -> tuple[str, ...]:
     out: list[str] = []
     for variant in variants:
         faults = spec_text(variant.faults) if variant.own_faults else "command"
+        context = _VALUE_ENCODER.encode(variant.context).decode() if variant.context is not None else ""
         earlier = first.setdefault(
-            f"{variant.config_hash} {variant.agent} {variant.model} {faults}", variant.id
+            f"{variant.config_hash} {variant.agent} {variant.model} {faults} {context}", variant.id
         )
         if earlier != variant.id:
             out.append(
@@ -391,8 +405,8 @@ def parse_variants(data: bytes, source: str, base: MeasuredConfig) -> Result[Var
         .bind(lambda raw: _check_file(raw, source))
         .bind(
             lambda checked: _collect(
-                _variant(variant_id, overrides, choice, faults, base, source)
-                for variant_id, overrides, choice, faults in checked[1]
+                _variant(variant_id, overrides, choice, faults, context, base, source)
+                for variant_id, overrides, choice, faults, context in checked[1]
             ).map(
                 lambda variants: VariantsPlan(
                     suite=checked[0], variants=variants, warnings=_same_hash_warnings(variants)

@@ -34,9 +34,12 @@ import msgspec
 
 from alisio.core.base import Frozen
 from alisio.core.harness.events import Event, RunEnded, RunStarted, ToolCalled, ToolResulted
+from alisio.core.harness.tooldefs import arguments_text
 from alisio.core.lab.runs.records import VerifierResult, VerifierStatus
 from alisio.core.lab.suites.suite import (
+    ANY_TOOL,
     BeforeRule,
+    CalledRule,
     CommandVerifier,
     FileAbsentVerifier,
     FileContainsVerifier,
@@ -44,6 +47,7 @@ from alisio.core.lab.suites.suite import (
     MaxCallsRule,
     NeverRule,
     NoRepeatFailureRule,
+    NotCalledRule,
     Rule,
     ToolSequenceVerifier,
     TreeDiffWithinVerifier,
@@ -386,6 +390,10 @@ def _calls(events: tuple[Event, ...]) -> tuple[_Call, ...]:
 
 def _describe(rule: Rule) -> str:
     match rule:
+        case CalledRule(tool=tool, args_include=text) | NotCalledRule(tool=tool, args_include=text):
+            name = "called" if isinstance(rule, CalledRule) else "not-called"
+            shown = "" if text is None else f", {_excerpt(repr(text), 80)}"
+            return f"{name}({tool}{shown})"
         case BeforeRule(first=first, then=then):
             return f"before({first}, {then})"
         case NeverRule(tool=tool):
@@ -400,9 +408,28 @@ def _call_text(call: _Call) -> str:
     return f"{call.name} call at seq {call.seq} with {_excerpt(call.arguments)}"
 
 
+def _matching(tool: str, text: str | None, calls: tuple[_Call, ...]) -> list[_Call]:
+    """The calls of ``tool`` (``*``: every call) whose arguments hold ``text`` (``None``: any arguments)."""
+    return [
+        call
+        for call in calls
+        if (tool == ANY_TOOL or call.name == tool)
+        and (text is None or text in arguments_text(call.arguments))
+    ]
+
+
 def _rule_violation(rule: Rule, calls: tuple[_Call, ...]) -> str | None:
     """Why ``rule`` does not hold over ``calls`` (naming the offending call), or None when it holds."""
     match rule:
+        case CalledRule(tool=tool, args_include=text):
+            if _matching(tool, text, calls):
+                return None
+            what = "no call" if tool == ANY_TOOL else f"no {tool} call"
+            named = "" if text is None else f" whose arguments hold {_excerpt(repr(text), 80)}"
+            return f"{what}{named} among {plural(len(calls), 'tool call')}"
+        case NotCalledRule(tool=tool, args_include=text):
+            found = _matching(tool, text, calls)
+            return f"{_call_text(found[0])} ({len(found)} such call(s) in all)" if found else None
         case BeforeRule(first=first, then=then):
             for call in calls:
                 if call.name == first:
@@ -442,8 +469,10 @@ def _constrained(rule: Rule, calls: tuple[_Call, ...]) -> int:
     match rule:
         case BeforeRule(then=tool) | MaxCallsRule(tool=tool) | NoRepeatFailureRule(tool=tool):
             return sum(1 for call in calls if call.name == tool)
-        case NeverRule():
+        case NeverRule() | CalledRule():
             return len(calls)
+        case NotCalledRule(tool=tool):
+            return len(calls) if tool == ANY_TOOL else sum(1 for call in calls if call.name == tool)
 
 
 def _held_detail(rules: tuple[Rule, ...], calls: tuple[_Call, ...]) -> tuple[str, int]:
@@ -469,6 +498,8 @@ def _rule_tools(rule: Rule) -> tuple[str, ...]:
             return (first, then)
         case NeverRule(tool=tool) | MaxCallsRule(tool=tool) | NoRepeatFailureRule(tool=tool):
             return (tool,)
+        case CalledRule(tool=tool) | NotCalledRule(tool=tool):
+            return () if tool == ANY_TOOL else (tool,)
 
 
 def _inapplicable(rule: Rule, agent: AgentTools) -> str | None:

@@ -29,6 +29,7 @@ __all__ = [
     "SCRIPTED_PROVIDER",
     "SUITE_INTERVAL_NOTE",
     "SUITE_RATE_NOTE",
+    "context_use",
     "format_counts",
     "format_int",
     "format_num",
@@ -193,3 +194,9 @@ def terminal_text(text: str, known: tuple[tuple[str, str], ...]) -> str:
     untrusted text (a verifier's output, a provider's error, the model's words) can neither show a key nor
     move the cursor, clear the screen or set the window title (``ESC]0;...BEL``, ``ESC[2J``)."""
     return visible_controls(redact(text, known)).replace("\r\n", "\n").replace("\r", "\\r")
+
+
+def context_use(used: int | None, judged: int) -> str:
+    """``3/5``: of a task's judged runs, how many used the context (a tool call named one of its files);
+    ``n/a`` when the report has no count."""
+    return "n/a" if used is None else f"{used}/{judged}"

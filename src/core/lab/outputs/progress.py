@@ -9,7 +9,13 @@ from __future__ import annotations
 
 from alisio.core.harness.events import IncidentKind
 from alisio.core.harness.prices import rate_items
-from alisio.core.lab.outputs.formats import NOT_REPORTED, format_rate, format_seconds, format_usd
+from alisio.core.lab.outputs.formats import (
+    NOT_REPORTED,
+    context_use,
+    format_rate,
+    format_seconds,
+    format_usd,
+)
 from alisio.core.lab.reports.report import AnswerSource, Conditions, Estimated, Report
 from alisio.core.lab.runs.records import RunRecord, RunStatus, VerifierStatus
 
@@ -77,7 +83,9 @@ def summary_table(report: Report) -> str:
     k = report.conditions.k
     replay = report.conditions.mode is AnswerSource.REPLAY
     priced = report.conditions.rates is not None
-    header: tuple[str, ...] = ("task", "pass/judged", "success rate", f"pass@{k}", f"pass^{k}", "error")
+    used = report.conditions.context is not None
+    header: tuple[str, ...] = ("task", "pass/judged", "success rate")
+    header += (("used context",) if used else ()) + (f"pass@{k}", f"pass^{k}", "error")
     header += ("tokens (recorded)" if replay else "tokens", "wall median") + (
         ("cost (USD)",) if priced else ()
     )
@@ -88,6 +96,7 @@ def summary_table(report: Report) -> str:
             t.task_id,
             f"{t.passes}/{t.judged}",
             format_rate(t.success_rate, t.interval),
+            *((context_use(t.context_used, t.judged),) if used else ()),
             _yes_no(t.pass_at_k, t.pass_at_k_estimate),
             _yes_no(t.pass_hat_k, t.pass_hat_k_estimate),
             str(t.errored),
@@ -96,7 +105,7 @@ def summary_table(report: Report) -> str:
         )
         rows.append(row + ((_cost(t.estimated),) if priced else ()))
     if len(report.tasks) > 1:
-        rows.append(_total_row(report, priced))
+        rows.append(_total_row(report, priced, used))
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
     return "\n".join(lines + ([rates_line(report.conditions)] if priced else []))
@@ -113,7 +122,7 @@ def _cost(estimated: Estimated | None) -> str:
     return format_usd(None if estimated is None else estimated.cost_usd)
 
 
-def _total_row(report: Report, priced: bool) -> tuple[str, ...]:
+def _total_row(report: Report, priced: bool, used: bool) -> tuple[str, ...]:
     """The summary's figures in the table's columns (see ``summary_table``)."""
     s = report.summary
     rate = s.success_rate
@@ -122,6 +131,7 @@ def _total_row(report: Report, priced: bool) -> tuple[str, ...]:
         "total",
         f"{s.passes}/{s.judged}",
         format_rate(None if rate is None else rate.mean, None if rate is None else rate.interval),
+        *((context_use(sum(t.context_used or 0 for t in report.tasks), s.judged),) if used else ()),
         _yes_no(None, s.pass_at_k_mean),
         _yes_no(None, s.pass_hat_k_mean),
         str(s.errored),

@@ -13,9 +13,11 @@ from alisio.core.lab.outputs.render import markdown_table
 from alisio.core.lab.outputs.render_compare import render_comparison_markdown
 from alisio.core.lab.outputs.render_seq import decision_table, sequential_totals
 from alisio.core.lab.outputs.render_tradeoff import tradeoff_markdown
+from alisio.core.lab.outputs.view_compare import context_subject
 from alisio.core.lab.reports.naming import UNKNOWN_AGENT
 from alisio.core.lab.reports.seq_block import SequentialBlock
 from alisio.core.lab.runs.records import RunRecord
+from alisio.core.text import plural
 
 __all__ = ["render_variants_markdown", "variant_progress_line"]
 
@@ -34,7 +36,25 @@ def _demoted(markdown: str) -> list[str]:
     return [f"#{line}" if line.startswith("#") else line for line in markdown.splitlines()]
 
 
-def _sequential_section(block: SequentialBlock) -> list[str]:
+def _sequential_context(result: VariantsComparison, block: SequentialBlock) -> list[str]:
+    """``The context agents-md helped on 1 task, hurt on 0, no verdict on 1 (sequential decisions, FWER 5%).``
+    when the two variants' contexts differ: the decided tasks by direction, every other one (futility,
+    undecided at --max-k, interrupted) without a verdict."""
+    subject = context_subject(result.comparisons[0].comparison) if result.comparisons else None
+    if subject is None:
+        return []
+    helped = sum(1 for t in block.tasks if t.reason == "decided" and t.direction == "improved")
+    hurt = sum(1 for t in block.tasks if t.reason == "decided" and t.direction == "regressed")
+    none = len(block.tasks) - helped - hurt
+    alpha = f"{block.plan.alpha:.0%}"
+    return [
+        "",
+        f"{subject} helped on {plural(helped, 'task')}, hurt on {hurt}, no verdict on {none} "
+        f"(sequential decisions, FWER {alpha}).",
+    ]
+
+
+def _sequential_section(block: SequentialBlock, result: VariantsComparison) -> list[str]:
     """The sequential decisions of a two-variant ``--sequential`` run, before the (peeking) fixed-k verdicts."""
     table = decision_table(block)
     return [
@@ -47,6 +67,7 @@ def _sequential_section(block: SequentialBlock) -> list[str]:
         "",
         f"Method: {block.method}. These decisions are the valid ones: the fixed-k verdicts below re-read the "
         "same runs as if their number had been fixed in advance, which it was not.",
+        *_sequential_context(result, block),
     ]
 
 
@@ -71,7 +92,7 @@ def render_variants_markdown(result: VariantsComparison) -> str:
         "spreads provider drift over the arms, it does not remove it.",
     ]
     if result.sequential is not None:
-        lines += _sequential_section(result.sequential)
+        lines += _sequential_section(result.sequential, result)
     tradeoff = tradeoff_markdown(result.rate_cost)
     if tradeoff:
         lines += ["", *tradeoff]

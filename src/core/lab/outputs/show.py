@@ -217,6 +217,12 @@ def render_run(record: RunRecord, events: Sequence[Event] | None) -> str:
     if record.faults is not None:
         faulted = f"{len(record.faults.hits)} of {plural(record.faults.calls, 'model call')}"
         lines.append(f"faults: {faulted} faulted ({hits_text(record.faults.hits)})")
+    if record.context_used is not None:
+        lines.append(
+            "context: used (a tool call named one of its files)"
+            if record.context_used
+            else "context: not used (no tool call named one of its files)"
+        )
     lines.append("")
     if events is None:
         lines += ["(no transcript was kept for this run: it was written by an older alisio)", ""]

@@ -28,6 +28,7 @@ from alisio.core.lab.outputs.formats import (
     NOT_REPORTED,
     SUITE_INTERVAL_NOTE,
     SUITE_RATE_NOTE,
+    context_use,
     format_counts,
     format_num,
     format_rate,
@@ -183,7 +184,7 @@ def _pass_k(observed: bool | None, estimate: float | None, judged: int) -> str:
     return f"n/a ({judged} judged)"
 
 
-def _task_row(t: TaskReport) -> tuple[str, ...]:
+def _task_row(t: TaskReport, used: bool) -> tuple[str, ...]:
     return (
         t.task_id,
         str(t.judged),
@@ -192,6 +193,7 @@ def _task_row(t: TaskReport) -> tuple[str, ...]:
         str(t.budget_exceeded),
         str(t.errored),
         format_rate(t.success_rate, t.interval),
+        *((context_use(t.context_used, t.judged),) if used else ()),
         _pass_k(t.pass_at_k, t.pass_at_k_estimate, t.judged),
         _pass_k(t.pass_hat_k, t.pass_hat_k_estimate, t.judged),
         "low power" if t.low_power else "",
@@ -204,6 +206,7 @@ RATE_COLUMN = 6
 
 def _tasks_table(report: Report) -> Table:
     k = report.conditions.k
+    used = report.conditions.context is not None
     live = report.conditions.mode is AnswerSource.LIVE
     rate_head = "Success rate (Wilson 95%)" if live else "Success rate (observed)"
     header = (
@@ -214,10 +217,11 @@ def _tasks_table(report: Report) -> Table:
         "budget_exceeded",
         "error",
         rate_head,
+        *(("used context",) if used else ()),
         f"pass@{k}",
         f"pass^{k}",
     )
-    return Table(header=(*header, "note"), rows=tuple(_task_row(t) for t in report.tasks))
+    return Table(header=(*header, "note"), rows=tuple(_task_row(t, used) for t in report.tasks))
 
 
 def _reasons(tasks: Sequence[TaskReport]) -> tuple[str, ...]:
@@ -230,13 +234,20 @@ def _reasons(tasks: Sequence[TaskReport]) -> tuple[str, ...]:
     return tuple(lines)
 
 
-def _tasks_note(k: int) -> str:
-    return (
+def _tasks_note(k: int, used: bool) -> str:
+    note = (
         "judged = pass + fail + budget_exceeded; errored runs are infrastructure failures, excluded from every "
         f"rate and counted apart. pass@{k}: at least one of the {k} judged runs passed; pass^{k}: all "
         f"{k} did. Over more than {k} judged runs the column shows the unbiased estimate (est.); over fewer "
         "it is n/a."
     )
+    if used:
+        note += (
+            " used context: of the judged runs, how many made a tool call naming one of the context's files "
+            "(or calling one of its MCP servers); an agent that loads a file into its prompt on its own makes "
+            "no such call."
+        )
+    return note
 
 
 def _pass_k_line(report: Report) -> str:
@@ -452,7 +463,7 @@ def report_view(
         conditions=condition_items(c),
         tasks=_tasks_table(report),
         reasons=_reasons(report.tasks),
-        tasks_note=_tasks_note(c.k),
+        tasks_note=_tasks_note(c.k, c.context is not None),
         summary=_summary_lines(report),
         measured=_measured_table(report),
         measured_note=measured_note(c.mode),

@@ -23,6 +23,7 @@ from alisio.core.lab.comparisons.compare import (
     SideCounts,
     TaskComparison,
 )
+from alisio.core.lab.comparisons.compare_warnings import SEQUENTIAL_MARKS
 from alisio.core.lab.comparisons.gate import OUTCOME_LABEL
 from alisio.core.lab.outputs.formats import (
     NOT_REPORTED,
@@ -41,6 +42,7 @@ from alisio.core.stats.exact import PValueMethod
 from alisio.core.stats.paired import PairedDifference, PermutationMethod
 from alisio.core.stats.rates import Interval, IntervalMethod
 from alisio.core.stats.verdict import ALPHA, Adjustment, VerdictRule, format_interval, format_p
+from alisio.core.text import plural
 
 __all__ = [
     "NOT_RECORDED",
@@ -48,6 +50,8 @@ __all__ = [
     "SideCondition",
     "answer_line",
     "comparison_view",
+    "context_line",
+    "context_subject",
     "outcomes_line",
     "side_text",
     "suite_line",
@@ -94,7 +98,8 @@ def side_text(side: SideCounts | None) -> str:
     if side is None:
         return "absent"
     errored = f", {side.errored} error" if side.errored else ""
-    return f"{side.passes}/{side.judged}{errored}: {format_rate(side.success_rate, side.interval)}"
+    used = "" if side.context_used is None else f", used context {side.context_used}/{side.judged}"
+    return f"{side.passes}/{side.judged}{errored}: {format_rate(side.success_rate, side.interval)}{used}"
 
 
 def _no_negative_zero(text: str) -> str:
@@ -362,7 +367,55 @@ def answer_line(comparison: Comparison) -> str:
     paired = ""
     if s.paired is not None:
         paired = f", paired difference {format_pp(s.paired.mean)} {_pp_interval(s.paired.interval)}"
-    return f"{line} Suite success rate {sides}{paired}."
+    return f"{line} Suite success rate {sides}{paired}.{_context_part(comparison)}"
+
+
+def _context_part(comparison: Comparison) -> str:
+    """`` The context with-skill helped on 1 task, hurt on 0, no verdict on 2 (FWER 5%).`` when the two sides'
+    contexts differ (else empty): the verdicts counted as a context experiment reads them."""
+    line = context_line(comparison)
+    return f" {line}" if line else ""
+
+
+def context_subject(comparison: Comparison) -> str | None:
+    """``The context with-skill``, ``The context b (against a)``, ``Removing the context a``; ``None`` when
+    both sides had the same context, or none."""
+    b, c = comparison.baseline.context, comparison.candidate.context
+    if (b.digest if b else None) == (c.digest if c else None):
+        return None
+    if c is None:
+        return f"Removing the context {b.label if b else ''}"
+    if b is None:
+        return f"The context {c.label}"
+    return f"The context {c.label} (against {b.label})"
+
+
+def context_line(comparison: Comparison) -> str | None:
+    """``The context with-skill helped on N tasks, hurt on M, no verdict on K (FWER 5%).``, or ``None`` when
+    both sides ran with the same context (or none), or in replay.
+
+    Helped and hurt are the tasks whose exact test (Boschloo), adjusted across the tasks that can get a
+    verdict, is below 0.05, by the sign of the difference: with Holm's adjustment (the default) the chance of
+    any false "helped" or "hurt" stays at 5% (FWER), with Benjamini-Hochberg it is the false discovery rate.
+    Every other task (adjusted p 0.05 or more, low power, errored runs, one side only) has no verdict."""
+    subject = context_subject(comparison)
+    if subject is None or comparison.replay:
+        return None
+    if any(mark in warning for warning in comparison.warnings for mark in SEQUENTIAL_MARKS):
+        return None  # its fixed-k tests peek: eval variants --sequential counts the sequential decisions
+    decided = [
+        t.difference.estimate
+        for t in comparison.tasks
+        if t.difference is not None
+        and t.difference.p_adjusted is not None
+        and t.difference.p_adjusted < ALPHA
+        and t.difference.estimate != 0
+    ]
+    helped = sum(1 for estimate in decided if estimate > 0)
+    hurt = len(decided) - helped
+    none = len(comparison.tasks) - len(decided)
+    error = "FWER 5%" if comparison.adjustment is Adjustment.HOLM else "FDR 5%"
+    return f"{subject} helped on {plural(helped, 'task')}, hurt on {hurt}, no verdict on {none} ({error})."
 
 
 NOT_RECORDED = "not recorded"

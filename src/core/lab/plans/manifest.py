@@ -67,6 +67,8 @@ class ManifestVariant(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     """Its overrides as the variants file writes them (``eval merge`` puts them in comparison.json)."""
     faults: str | None = None
     """The faults its runs get (its own ``faults``, else the command's ``--faults``; canonical spec)."""
+    context: str | None = None
+    """The digest of its context (``alisio.core.lab.reports.context``); ``None``: none."""
 
 
 class ReusedFrom(Frozen, frozen=True, kw_only=True):
@@ -125,6 +127,10 @@ class RunManifest(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     continues it, recomputing each task's stop from runs.jsonl; ``None``: a fixed k."""
     variants_file: str | None = None
     """``eval variants``: the ``--variants`` file (absolute) the job started with; ``None``: a plain run."""
+    context_file: str | None = None
+    """``--context FILE`` (absolute) of a plain run: a resume reads it again; ``None``: none."""
+    context: str | None = None
+    """The digest of a plain run's context (a variant's is in its entry); ``None``: none."""
     variants: tuple[ManifestVariant, ...] = ()
     """``eval variants``: each variant in the file's order, the baseline first (empty: a plain run)."""
     digest: str | None = None
@@ -247,13 +253,24 @@ def measurement_differences(
 ) -> tuple[str, ...]:
     """What else keeps a resume from measuring what the run started measuring: the harness version and the
     ``--script`` content (when plan.json recorded them, and some record is ``kept``: with none kept, nothing
-    would be mixed), and each kept record whose configHash is not plan.json's (a record written by another
+    would be mixed), each arm's context digest (``--context``'s file read again, a variant's), and each kept record whose configHash is not plan.json's (a record written by another
     configuration, one line for all of them; a variants job's record against its variant's hash)."""
     lines = []
     for field, what in (("harness_version", "the harness version"), ("script_hash", "the --script content")):
         before, now = getattr(stored, field), getattr(current, field)
         if kept and before is not None and before != now:
             lines.append(f"{what} differs: {_shown(before)} when the run started, {_shown(now)} now")
+    contexts = [(None, stored.context, current.context)] + [
+        (v.id, v.context, w.context)
+        for v, w in zip(stored.variants, current.variants, strict=False)
+        if v.id == w.id
+    ]
+    for variant, before, now in contexts:
+        if kept and before != now:
+            where = f" of variant {variant}" if variant else ""
+            lines.append(
+                f"the context{where} differs: {_shown(before)} when the run started, {_shown(now)} now"
+            )
     expected = {v.id: v.config_hash for v in stored.variants}
     foreign = [
         r

@@ -68,7 +68,7 @@ class ArmKey(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     sandbox: str = "none"
     script_hash: str | None = None
     context: str | None = None
-    """The context the runs were measured in (issue 28 fills it from plan.json; ``None`` until then)."""
+    """The digest of the context the runs were measured in (plan.json's); ``None``: none."""
     faults: str | None = None
     """The injected provider faults (``--faults``, a variant's ``faults``; their canonical spec); ``None``:
     none."""
@@ -113,7 +113,9 @@ def _agents_of(manifest: RunManifest, agent: str | None) -> tuple[ManifestAgent,
 def arm_keys(manifest: RunManifest) -> dict[str | None, ArmKey]:
     """Each arm's key, by variant id (``None``: the one arm of a plain run)."""
 
-    def key(config_hash: str, model: str | None, agent: str | None, faults: str | None) -> ArmKey:
+    def key(
+        config_hash: str, model: str | None, agent: str | None, faults: str | None, context: str | None
+    ) -> ArmKey:
         return ArmKey(
             suite_id=manifest.suite_id,
             suite_hash=manifest.suite_hash,
@@ -128,11 +130,15 @@ def arm_keys(manifest: RunManifest) -> dict[str | None, ArmKey]:
             sandbox=manifest.sandbox,
             script_hash=manifest.script_hash,
             faults=faults,
+            context=context,
         )
 
     if not manifest.variants:
-        return {None: key(manifest.config_hash, None, manifest.agent, manifest.faults)}
-    return {v.id: key(v.config_hash, v.model, v.agent or manifest.agent, v.faults) for v in manifest.variants}
+        return {None: key(manifest.config_hash, None, manifest.agent, manifest.faults, manifest.context)}
+    return {
+        v.id: key(v.config_hash, v.model, v.agent or manifest.agent, v.faults, v.context)
+        for v in manifest.variants
+    }
 
 
 def run_fingerprint(key: ArmKey, task_id: str, repetition: int) -> str:
@@ -202,7 +208,7 @@ _PLAN_FIELDS: tuple[tuple[str, Callable[[RunManifest], object]], ...] = (
     ("the variants", lambda m: tuple((v.id, v.config_hash, v.model, v.agent) for v in m.variants) or None),
     ("the agent", lambda m: m.agent),
     ("the agents' kind, version or settings", lambda m: m.agents),
-    # issue 28 (contexts): ("the context", lambda m: m.context) goes here once plan.json records it
+    ("the context", lambda m: m.context if not m.variants else tuple((v.id, v.context) for v in m.variants)),
     ("the model", lambda m: m.model),
     ("the endpoint", lambda m: m.endpoint),
     ("the provider", lambda m: m.provider),

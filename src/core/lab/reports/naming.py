@@ -2,9 +2,10 @@
 
 A model's name does not say what ran: two runs of the same model through Codex and through Claude Code, or
 through two scripts, are different measurements. ``NAMERS`` is the one list of the conditions that name a
-run besides the suite, the provider and the model: today the agent (its name, kind, version and settings
-digest; ``alisio <version>`` for the built-in one), the ``--script`` digest and the injected provider faults
-(``--faults``: the canonical spec). Every output reads it
+run besides the suite, the provider and the model: the agent (its name, kind, version and settings
+digest; ``alisio <version>`` for the built-in one), the ``--script`` digest, the injected provider faults
+(``--faults``: the canonical spec) and the context (its label, its digest and what it adds:
+``alisio.core.lab.reports.context``). Every output reads it
 through ``run_naming``: the headline of ``eval run`` and ``eval variants``, ``eval runs``, ``eval show``,
 report.md and report.html (a row each), the JUnit properties, the GitHub step summary, and ``eval compare``
 and ``eval variants`` (``naming_differences``: "agent differs: A -> B", highlighted on the comparison page
@@ -28,6 +29,7 @@ from collections.abc import Callable, Iterable
 from typing import Final
 
 from alisio.core.base import Frozen
+from alisio.core.lab.reports.context import ContextCondition
 from alisio.core.lab.reports.report import (
     DEFAULT_AGENT,
     MIXED_AGENTS,
@@ -43,6 +45,7 @@ __all__ = [
     "NamedCondition",
     "agent_brief",
     "agent_text",
+    "context_text",
     "mode_text",
     "naming_brief",
     "naming_differences",
@@ -56,6 +59,8 @@ UNKNOWN_AGENT: Final = "unknown (not recorded)"
 """The agent of a report written before reports recorded it."""
 _DIGEST: Final = 16
 """Hex digits of a digest shown (the report.json keeps all 64)."""
+_SHOWN_FILES: Final = 8
+"""A context's files named in its condition's text (the rest counted)."""
 
 
 class NamedCondition(Frozen, frozen=True, kw_only=True):
@@ -119,7 +124,27 @@ def _faults(c: Conditions) -> NamedCondition:
     return NamedCondition(key="faults", name="Faults", value=c.faults, brief=f"faults {c.faults}", code=True)
 
 
-NAMERS: Final[tuple[Callable[[Conditions], NamedCondition], ...]] = (_agent, _script, _faults)
+def context_text(context: ContextCondition | None) -> str:
+    """``agents-md (3f2a...: workspace AGENTS.md)``, or ``none``: the label, the digest and what it adds."""
+    if context is None:
+        return "none"
+    parts = [f"{f.area} {f.path}" for f in context.files[:_SHOWN_FILES]]
+    if len(context.files) > _SHOWN_FILES:
+        parts.append(f"{len(context.files) - _SHOWN_FILES} more files")
+    if context.system_sha256 is not None:
+        parts.append(f"system text ({context.system_chars} chars)")
+    parts += [f"mcp {name}" for name in context.mcp]
+    return f"{context.label} ({context.digest[:_DIGEST]}: {', '.join(parts)})"
+
+
+def _context(c: Conditions) -> NamedCondition:
+    if c.context is None:
+        return NamedCondition(key="context", name="Context", value="none", brief="", present=False)
+    brief = f"context {c.context.label} {c.context.digest[:_DIGEST]}"
+    return NamedCondition(key="context", name="Context", value=context_text(c.context), brief=brief)
+
+
+NAMERS: Final[tuple[Callable[[Conditions], NamedCondition], ...]] = (_agent, _script, _faults, _context)
 """The conditions that name a run, in the order outputs show them: add one here (and its field in
 ``Conditions``) and every output shows it and every comparison names its difference."""
 

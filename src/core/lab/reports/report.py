@@ -26,6 +26,7 @@ from enum import StrEnum
 
 from alisio.core.base import Frozen
 from alisio.core.harness.prices import Rates
+from alisio.core.lab.reports.context import ContextCondition
 from alisio.core.lab.reports.origin import RunOrigin
 from alisio.core.lab.reports.profile_block import ReliabilityProfile
 from alisio.core.lab.reports.seq_block import SequentialBlock
@@ -153,6 +154,9 @@ class Conditions(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     faults: str | None = None
     """``--faults``: the injected provider faults, as their canonical spec (``429:0.1,cut:0.05,seed=7``;
     ``alisio.core.harness.faults.spec_text``); ``None``: none were injected."""
+    context: ContextCondition | None = None
+    """The context every run had (``alisio.core.lab.reports.context``: files, system text, MCP servers added to each
+    run, named by a label and a digest); ``None``: no context, or a report written before contexts."""
 
 
 class Count(Frozen, frozen=True, kw_only=True):
@@ -263,6 +267,9 @@ class TaskReport(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     cached_input_runs: int = 0
     cached_input_tokens: int | None = None
     estimated: Estimated | None = None
+    context_used: int | None = None
+    """Judged runs that used the report's context (a tool call named one of its files); ``None`` without a
+    context."""
     advisory: tuple[str, ...] = ()
     """The task's advisory notes (suite.json ``advisory``): shown, never counted."""
 

@@ -366,6 +366,12 @@ def build_report(
     cached_totals = (int(agg.cached_tokens.sum()), int(agg.cached_input.sum()))
     summary = _summary(tasks, cols, agg, cached_totals, conditions)
     tasks, summary = _with_first_event_medians(records, tasks, summary)
+    if conditions.context is not None:
+        used: dict[str, int] = {}
+        for record in records:
+            if record.judged:
+                used[record.task_id] = used.get(record.task_id, 0) + (record.context_used is True)
+        tasks = [msgspec.structs.replace(t, context_used=used.get(t.task_id, 0)) for t in tasks]
     report = Report(
         conditions=conditions,
         tasks=tuple(tasks),

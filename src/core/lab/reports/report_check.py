@@ -160,8 +160,13 @@ def _task(task: TaskReport, where: FieldPath) -> list[Problem]:
             ("cachedInputRatio", task.cached_input_ratio),
             ("cachedInputRuns", task.cached_input_runs),
             ("cachedInputTokens", task.cached_input_tokens),
+            ("contextUsed", task.context_used),
         ],
     )
+    if task.context_used is not None and task.context_used > task.judged:
+        problems.append(
+            ((*where, "contextUsed"), f"{task.context_used} is more than the {task.judged} judged runs")
+        )
     if task.cached_input_runs > task.judged:
         problems.append(
             (

@@ -207,6 +207,9 @@ class RunRecord(Frozen, frozen=True, kw_only=True):
     """Whether the workspace the agent left was kept as a diff (``runs/<task>/<rep>.workspace.json``, for
     ``eval rejudge``); ``None`` when the agent's loop never ran or ended error (nothing to judge again), and
     in records written before it was kept."""
+    context_used: bool | None = None
+    """Whether the run used its context (``alisio.core.lab.reports.context.context_used``: a tool call named one of
+    its files or went to one of its MCP servers); ``None``: the run had no context."""
 
     @property
     def judged(self) -> bool:

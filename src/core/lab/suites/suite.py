@@ -63,11 +63,13 @@ from alisio.core.share.linear_regex import LinearPattern, compile_linear
 from alisio.core.text import byte_to_line_column
 
 __all__ = [
+    "ANY_TOOL",
     "MAX_SAFE_INT",
     "MAX_WALL_MS",
     "TOOL_NAMES",
     "BeforeRule",
     "Budget",
+    "CalledRule",
     "CommandVerifier",
     "Effect",
     "FileAbsentVerifier",
@@ -77,6 +79,7 @@ __all__ = [
     "NeverRule",
     "NoRepeatFailureRule",
     "NormalizeRule",
+    "NotCalledRule",
     "PathFacts",
     "Rule",
     "RuleTool",
@@ -232,7 +235,27 @@ class NoRepeatFailureRule(_SuiteStruct, frozen=True, kw_only=True, tag_field="ty
     tool: RuleTool
 
 
-Rule = BeforeRule | NeverRule | MaxCallsRule | NoRepeatFailureRule
+ANY_TOOL = "*"
+"""``called`` and ``not-called`` over every tool (an external agent's unmapped tools included)."""
+ToolOrAny = ToolName | Literal["*"]
+
+
+class _CallRule(_SuiteStruct, frozen=True, kw_only=True):
+    tool: ToolOrAny
+    args_include: NonEmpty | None = None
+
+
+class CalledRule(_CallRule, frozen=True, kw_only=True, tag_field="type", tag="called"):
+    """Some call of the tool (``*``: any) has arguments holding ``argsInclude`` (when given): the agent read
+    the skill, named the file."""
+
+
+class NotCalledRule(_CallRule, frozen=True, kw_only=True, tag_field="type", tag="not-called"):
+    """No call of the tool (``*``: any) has arguments holding ``argsInclude`` (when given): the negative
+    control, a task where the skill must not trigger."""
+
+
+Rule = BeforeRule | NeverRule | MaxCallsRule | NoRepeatFailureRule | CalledRule | NotCalledRule
 
 
 class ToolSequenceVerifier(_SuiteStruct, frozen=True, kw_only=True, tag_field="kind", tag="tool-sequence"):

@@ -24,6 +24,11 @@ Rules:
 - a tool call has ``name``, optional ``id`` (default ``call_<turn>_<n>``, both counted from 1 in file order)
   and optional ``arguments``: a JSON object (sent as compact JSON text, keys in file order) or a string sent
   verbatim (so a script can send invalid JSON on purpose); default ``{}``;
+- ``when`` (a string) plays the turn only when the request holds that text (its system prompt, a message or
+  a tool result), ``unless`` only when it does not: a turn whose condition fails is passed over for good and
+  the next one is tried, so a script can act like an agent that reads a file only when it is there (the
+  worked example of docs/context-experiments.md). ``eval mock-endpoint`` picks turns by position and
+  refuses them;
 - ``error`` (a string) makes the turn end with an in-stream error instead of a finish reason; ``failure``
   (``{"kind": "rate_limited", "message": "..."}``) makes the call raise ``ProviderFailure`` of that kind.
   Both consume the turn;
@@ -109,6 +114,10 @@ class ScriptedTurn(_Strict, frozen=True, kw_only=True):
     finish_reason: Literal["stop", "tool_calls", "length", "content_filter"] | None = None
     error: str | None = None
     failure: ScriptedFailure | None = None
+    when: str | None = None
+    """Played only when the request holds this text; else passed over."""
+    unless: str | None = None
+    """Played only when the request does not hold this text; else passed over."""
 
 
 class Script(_Strict, frozen=True, kw_only=True):
@@ -123,6 +132,7 @@ class ScriptedProvider:
         self._script = script
         self._source = source
         self._next = 0
+        self._conditional = any(t.when is not None or t.unless is not None for t in script.turns)
 
     @classmethod
     def from_file(cls, path: Path | str) -> ScriptedProvider:
@@ -184,6 +194,13 @@ class ScriptedProvider:
                     else f"(all {plural(count, 'turn')} were played)"
                 ),
             )
+        text = request_text(request) if self._conditional else ""
+        while self._next < len(self._script.turns) and not _applies(self._script.turns[self._next], text):
+            self._next += 1
+        if self._next >= len(self._script.turns):
+            raise ProviderFailure(
+                "script", f"{self._source}: no turn left whose when/unless the request meets"
+            )
         number = self._next + 1
         turn = self._script.turns[self._next]
         self._next += 1
@@ -228,6 +245,24 @@ def turn_events(turn: ScriptedTurn, number: int) -> tuple[StreamEvent, ...]:
             )
         )
     return tuple(events)
+
+
+def _applies(turn: ScriptedTurn, text: str) -> bool:
+    """Whether ``turn``'s ``when`` and ``unless`` hold for a request whose text is ``text``."""
+    if turn.when is not None and turn.when not in text:
+        return False
+    return turn.unless is None or turn.unless not in text
+
+
+def request_text(request: ProviderRequest) -> str:
+    """The request as text ``when`` and ``unless`` look in: the instructions, every message's content and
+    tool calls."""
+    parts = [request.instructions]
+    for message in request.messages:
+        parts.append(message.content or "")
+        if isinstance(message, AssistantMessage):
+            parts.extend(f"{call.name} {call.arguments}" for call in message.tool_calls)
+    return "\n".join(parts)
 
 
 def summary(request: ProviderRequest) -> str:
