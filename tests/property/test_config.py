@@ -69,12 +69,22 @@ def test_an_empty_file_and_one_spelling_out_the_defaults_hash_the_same() -> None
             "bashTimeoutMs": 120_000,
             "readMaxChars": 100_000,
             "maxCallsPerTurn": 32,
+            "textCalls": "off",
         },
         "agents": {},
     }
     assert config_hash(_measured({})) == config_hash(_measured(spelled)) == DEFAULT_HASH
     assert len(DEFAULT_HASH) == 64
     assert int(DEFAULT_HASH, 16) >= 0
+
+
+def test_text_calls_enter_the_hash_only_when_parse() -> None:
+    """tools.textCalls = "off" (the default) keeps every older hash; "parse" is another configuration; any
+    other value is refused naming the key and the choices."""
+    assert config_hash(_measured({"tools": {"textCalls": "off"}})) == DEFAULT_HASH
+    assert config_hash(_measured({"tools": {"textCalls": "parse"}})) != DEFAULT_HASH
+    error = parse_config({"tools": {"textCalls": "on"}}, "config.toml").failure()
+    assert str(error) == "config.toml: tools.textCalls: 'on' is not a text-calls mode (one of off, parse)"
 
 
 def test_an_integer_threshold_is_the_same_value_as_the_float() -> None:
@@ -158,6 +168,7 @@ def test_measured_keys_are_derived_from_the_structs() -> None:
         "tools.bashTimeoutMs",
         "tools.readMaxChars",
         "tools.maxCallsPerTurn",
+        "tools.textCalls",
         "retries.max",
         "instructions",
         "cache",

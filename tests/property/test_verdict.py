@@ -108,9 +108,9 @@ def test_improvement_thresholds_table(n: int) -> None:
             "2 errored runs on the baseline and 1 on the candidate",
         ),
         (live(3, 5), live(4, 5, mode="replay"), "modes differ: live vs replay"),
-        (live(3, 4), live(4, 5), "4 judged runs on the baseline (< 5)"),
-        (live(3, 5), live(1, 1), "1 judged run on the candidate (< 5)"),
-        (live(0, 4), live(0, 3), "4 judged runs on the baseline and 3 on the candidate (< 5)"),
+        (live(3, 4), live(4, 5), "4 judged runs on the baseline (fewer than 5)"),
+        (live(3, 5), live(1, 1), "1 judged run on the candidate (fewer than 5)"),
+        (live(0, 4), live(0, 3), "4 judged runs on the baseline and 3 on the candidate (fewer than 5)"),
     ],
 )
 def test_reasons_are_short_sentences(base: Side, cand: Side, reason: str) -> None:
@@ -131,7 +131,7 @@ def test_verdict_encodes_as_its_wire_string() -> None:
     encoded = msgspec.json.encode(task_verdict(live(0, 4), live(5, 5)))
     assert msgspec.json.decode(encoded) == {
         "verdict": "low_power",
-        "reason": "4 judged runs on the baseline (< 5)",
+        "reason": "4 judged runs on the baseline (fewer than 5)",
     }
     assert [v.value for v in Verdict] == [
         "improved",

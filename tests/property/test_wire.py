@@ -432,3 +432,25 @@ def test_sse_framing_agrees_with_httpx_sse(lines: list[str], newline: str) -> No
     theirs = [(e.event, e.data) for e in EventSource(response).iter_sse() if e.data]
     ours = [(m.event, m.data) for m in sse_messages(body) if m.data]
     assert ours == theirs
+
+
+@given(answers, st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789.-:", min_size=1, max_size=30))
+def test_the_served_model_is_read_on_anthropic_and_responses(answer: dict[str, Any], model: str) -> None:
+    """Anthropic's message_start.message.model and Responses' response.model (in response.created and the end
+    event) are the served model, streamed or not; an answer that names none has none."""
+    anthropic = anthropic_stream(answer).replace(
+        b'"message": {', f'"message": {{"model": "{model}", '.encode(), 1
+    )
+    responses = responses_stream(answer).replace(
+        b'"response": {}', f'"response": {{"model": "{model}"}}'.encode(), 1
+    )
+    for api, body in (("anthropic", anthropic), ("openai-responses", responses)):
+        assert parse_response(api, body, "text/event-stream").unwrap().served_model == model
+        assert parse_response(api, RENDERERS[api](answer), "text/event-stream").unwrap().served_model is None
+    message = {"type": "message", "model": model, "content": [], "stop_reason": "end_turn", "usage": {}}
+    assert parse_response("anthropic", json.dumps(message).encode()).unwrap().served_model == model
+    response = {"object": "response", "model": model, "status": "completed", "output": []}
+    assert parse_response("openai-responses", json.dumps(response).encode()).unwrap().served_model == model
+
+
+RENDERERS = {"anthropic": anthropic_stream, "openai-responses": responses_stream}

@@ -80,6 +80,10 @@ class Exchange(Frozen, frozen=True, kw_only=True):
     """The provider's error (a non-2xx status, an in-stream error), ``None`` when it answered."""
     usage_problem: str | None = None
     """Why the usage it reported cannot be used (``prompt_tokens is -5``): ``usage`` is then ``None``."""
+    served_model: str | None = None
+    """The model the answer says served it (Chat's ``model``, Anthropic's ``message_start.message.model``,
+    Responses' ``response.model``)."""
+    system_fingerprint: str | None = None
 
 
 class ExchangeError(Frozen, frozen=True, kw_only=True, tag="exchange_error"):
@@ -187,6 +191,8 @@ def _answered(facts: RequestFacts, status: int, answer: ParsedAnswer) -> Exchang
         finish_reason="error" if error is not None or answer.finish_reason is None else answer.finish_reason,
         error=error,
         usage_problem=problem,
+        served_model=answer.served_model,
+        system_fingerprint=answer.system_fingerprint,
     )
 
 

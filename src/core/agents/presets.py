@@ -44,7 +44,9 @@ __all__ = [
     "PRESETS",
     "PRESET_NAMES",
     "Invocation",
+    "McpEntry",
     "McpPlace",
+    "NoMcp",
     "Package",
     "Places",
     "Preset",
@@ -112,14 +114,34 @@ class Package(Frozen, frozen=True, kw_only=True):
         return f"make agents (or {tool} {self.spec}{f'; {self.note}' if self.note else ''})"
 
 
+McpEntry = Literal["stdio", "split", "local"]
+"""How one server (name -> argv) is written: ``stdio`` a type, the program and its arguments (Claude Code:
+``{"type": "stdio", "command": P, "args": [...]}``), ``split`` the program and its arguments apart (Codex,
+Gemini CLI: ``command = P``, ``args = [...]``), ``local`` one argv list, enabled (OpenCode:
+``{"type": "local", "command": [P, ...], "enabled": true}``)."""
+
+
 class McpPlace(Frozen, frozen=True, kw_only=True):
-    """Where an agent reads its MCP servers: a file of its run directory and the key holding them there."""
+    """Where and how an agent reads its MCP servers: a file of its run directory, the key holding them there,
+    and the shape of one server (``alisio.core.agents.mcp_config.with_mcp_servers`` writes them from this)."""
 
     file: str
-    """Relative to the run directory (the agent's HOME is ``home`` under it)."""
+    """Relative to the run directory (the agent's HOME is ``home`` under it); when ``start`` writes it too
+    (one of ``config_files``), the servers are merged into it."""
     key: str
     """The table (TOML) or object (JSON) of servers by name: ``mcp_servers``, ``mcpServers``, ``mcp``."""
     format: Literal["json", "toml"]
+    entry: McpEntry
+    settings: tuple[tuple[str, bool | int], ...] = ()
+    """Fixed settings written into every server's entry after its command (Codex: ``required = true``, so it
+    waits for the server before its first request)."""
+
+
+class NoMcp(Frozen, frozen=True, kw_only=True):
+    """An agent that reads no MCP servers: a run giving it some is refused with ``why``."""
+
+    why: str
+    """Completes "MCP servers (NAMES) cannot be given to this agent: ..." (``aider has no MCP client``)."""
 
 
 class Places(Frozen, frozen=True, kw_only=True):
@@ -132,7 +154,8 @@ class Places(Frozen, frozen=True, kw_only=True):
     """Its user-level instructions file (Claude Code ``~/.claude/CLAUDE.md``, Codex ``~/.codex/AGENTS.md``)."""
     skills: str | None
     """Its user-level skills directory (one directory per skill, each with a ``SKILL.md``)."""
-    mcp: McpPlace | None
+    mcp: McpPlace | NoMcp
+    """Where and how it reads MCP servers (the only place the lab writes them from), or why it reads none."""
 
 
 class Preset(Frozen, frozen=True, kw_only=True):
@@ -213,7 +236,16 @@ _CODEX: Final = Preset(
     places=Places(
         instructions="codex-home/AGENTS.md",
         skills="codex-home/skills",
-        mcp=McpPlace(file="codex-home/config.toml", key="mcp_servers", format="toml"),
+        mcp=McpPlace(
+            file="codex-home/config.toml",
+            key="mcp_servers",
+            format="toml",
+            entry="split",
+            # measured: Codex sends its first request without waiting for its MCP servers (a server that took
+            # 4 s to start was missing from its tools); ``required`` makes it wait for them (and fail if one
+            # does not start), up to ``startup_timeout_sec``
+            settings=(("required", True), ("startup_timeout_sec", 60)),
+        ),
     ),
     tool_map=(
         ("exec_command", "bash"),
@@ -285,7 +317,7 @@ _OPENCODE: Final = Preset(
     places=Places(
         instructions="xdg-config/opencode/AGENTS.md",
         skills="xdg-config/opencode/skill",
-        mcp=McpPlace(file=_OPENCODE_CONFIG, key="mcp", format="json"),
+        mcp=McpPlace(file=_OPENCODE_CONFIG, key="mcp", format="json", entry="local"),
     ),
     tool_map=(
         ("bash", "bash"),
@@ -345,7 +377,7 @@ _AIDER: Final = Preset(
     # aider keeps its chat's files in a set: a fixed hash seed keeps their order (and its requests) the same
     env=(("PYTHONHASHSEED", "0"),),
     config_files=(),
-    places=Places(instructions=None, skills=None, mcp=None),
+    places=Places(instructions=None, skills=None, mcp=NoMcp(why="aider has no MCP client")),
     tool_map=(),
     noise=(),
     # it runs a message starting with "/" or "!" as its own command ("/run", "!ls": a shell command)
@@ -386,7 +418,8 @@ _CLAUDE: Final = Preset(
     places=Places(
         instructions="claude/CLAUDE.md",
         skills="claude/skills",
-        mcp=McpPlace(file="claude/.claude.json", key="mcpServers", format="json"),
+        # its user configuration in CLAUDE_CONFIG_DIR, where its user-scope servers are (tested with the real CLI)
+        mcp=McpPlace(file="claude/.claude.json", key="mcpServers", format="json", entry="stdio"),
     ),
     tool_map=(
         ("Bash", "bash"),
@@ -454,7 +487,7 @@ _GEMINI: Final = Preset(
     places=Places(
         instructions="home/.gemini/GEMINI.md",
         skills="home/.gemini/skills",
-        mcp=McpPlace(file=_GEMINI_SETTINGS, key="mcpServers", format="json"),
+        mcp=McpPlace(file=_GEMINI_SETTINGS, key="mcpServers", format="json", entry="split"),
     ),
     tool_map=(
         ("run_shell_command", "bash"),

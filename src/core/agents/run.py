@@ -44,6 +44,7 @@ from alisio.core.harness.events import (
     ToolCalled,
 )
 from alisio.core.harness.protocol import COUNT_RULE
+from alisio.core.harness.text_calls import text_tool_call
 from alisio.core.harness.tooldefs import effect_of
 from alisio.core.replay.fingerprint import Rules
 from alisio.core.share.linear_regex import LinearPattern, compile_linear
@@ -78,6 +79,8 @@ class ProxiedCall(Frozen, frozen=True, kw_only=True):
     status: int = 200
     cut: bool = False
     """Still streaming when the run ended: the proxy cancelled it (``exchange`` holds what had arrived)."""
+    first_event_ms: int | None = None
+    """From the call's start to the first bytes of its answer (``None``: none arrived)."""
 
 
 class AgentEnd(Frozen, frozen=True, kw_only=True):
@@ -160,13 +163,18 @@ def _call_events(call: ProxiedCall, seq: int, tool_map: Mapping[str, str]) -> li
             tool_calls=len(exchange.tool_calls) if exchange else 0,
             duration_ms=call.duration_ms,
             text=(exchange.error or exchange.text) if exchange else (call.problem or ""),
+            served_model=exchange.served_model if exchange else None,
+            system_fingerprint=exchange.system_fingerprint if exchange else None,
+            first_event_ms=call.first_event_ms,
         ),
     ]
-    incident = _usage_incident(call)
-    if incident is not None:
-        events.append(
-            IncidentRaised(seq=seq + len(events), elapsed_ms=end_ms, kind=incident[0], message=incident[1])
-        )
+    for incident in (_usage_incident(call), _text_call_incident(exchange, tool_map)):
+        if incident is not None:
+            events.append(
+                IncidentRaised(
+                    seq=seq + len(events), elapsed_ms=end_ms, kind=incident[0], message=incident[1]
+                )
+            )
     for tool in exchange.tool_calls if exchange else ():
         name = tool_map.get(tool.name, tool.name)
         events.append(
@@ -180,6 +188,18 @@ def _call_events(call: ProxiedCall, seq: int, tool_map: Mapping[str, str]) -> li
             )
         )
     return events
+
+
+def _text_call_incident(
+    exchange: Exchange | None, tool_map: Mapping[str, str]
+) -> tuple[IncidentKind, str] | None:
+    """The ``text_tool_call`` incident of an answer with no tool call whose text holds a call (or schema) of a
+    tool the request offered, or of one of the preset's own tools (``tool_map``'s keys)."""
+    if exchange is None or exchange.tool_calls or exchange.error is not None:
+        return None
+    offered = tuple(dict.fromkeys((*exchange.request.tools, *tool_map)))
+    written = text_tool_call(exchange.text, offered)
+    return None if written is None else (IncidentKind.TEXT_TOOL_CALL, written)
 
 
 def _usage_incident(call: ProxiedCall) -> tuple[IncidentKind, str] | None:

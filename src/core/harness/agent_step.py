@@ -38,6 +38,7 @@ from alisio.core.harness.events import Effect, IncidentKind, RunOutcome
 from alisio.core.harness.mcp import MCP_EFFECT, McpListing, mcp_arguments
 from alisio.core.harness.policy import Allow, Ask, Deny, Policy, decide, denial_message
 from alisio.core.harness.protocol import COUNT_RULE, ProviderResponse, ToolCall
+from alisio.core.harness.text_calls import calls_to_run, text_calls
 from alisio.core.harness.tooldefs import decode_arguments, effect_of
 
 __all__ = [
@@ -170,14 +171,27 @@ class CallTools(Frozen, frozen=True, kw_only=True):
     calls: tuple[ToolCall, ...]
     refused: tuple[ToolCall, ...] = ()
     """The calls past ``tools.maxCallsPerTurn``, in order: each gets ``over_cap_refusal`` and never runs."""
+    from_text: bool = False
+    """Calls the model wrote as text (``tools.textCalls = "parse"``): answered in one user message."""
 
 
-def after_response(response: ProviderResponse, max_calls_per_turn: int) -> Finish | CallTools:
-    """What the loop does with an assembled main-loop response (``max_calls_per_turn`` >= 1)."""
-    if not response.tool_calls:
+def after_response(
+    response: ProviderResponse,
+    max_calls_per_turn: int,
+    offered: tuple[str, ...] = (),
+    turn: int = 0,
+    text_calls_mode: str = "off",
+) -> Finish | CallTools:
+    """What the loop does with an assembled main-loop response (``max_calls_per_turn`` >= 1): with
+    ``text_calls_mode`` ``parse``, calls of ``offered`` tools written as text in turn ``turn`` are run."""
+    calls, from_text = response.tool_calls, False
+    if not calls and text_calls_mode == "parse":
+        calls, from_text = calls_to_run(text_calls(response.text, offered), turn), True
+    if not calls:
         return Finish(final_text=response.text)
-    calls = response.tool_calls
-    return CallTools(calls=calls[:max_calls_per_turn], refused=calls[max_calls_per_turn:])
+    return CallTools(
+        calls=calls[:max_calls_per_turn], refused=calls[max_calls_per_turn:], from_text=from_text
+    )
 
 
 def over_cap_refusal(max_calls_per_turn: int) -> Refuse:

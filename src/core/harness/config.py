@@ -118,6 +118,7 @@ __all__ = [
     "Reasoning",
     "Retries",
     "Sampling",
+    "TextCallsMode",
     "ToolName",
     "ToolSettings",
     "apply_overrides",
@@ -133,6 +134,9 @@ ToolName = Literal[
     "read_file", "list_dir", "search", "write_file", "edit_file", "bash", "fetch_url", "analyze"
 ]
 """The harness tools (a user-facing contract: tool-sequence rules and agent tool subsets name them)."""
+
+TextCallsMode = Literal["off", "parse"]
+"""``tools.textCalls``: what the loop does with tool calls a model wrote as text (see ``text_calls``)."""
 HARNESS_TOOLS: Final[tuple[ToolName, ...]] = get_args(ToolName)
 
 DEFAULT_API_KEY_ENV: Final = DEFAULT_API_KEY_ENVS[DEFAULT_API]
@@ -202,6 +206,10 @@ class ToolSettings(_Input, frozen=True, kw_only=True):
     max_calls_per_turn: CallsPerTurn = 32
     """At most this many tool calls of one assistant turn run; each call past it is refused with a tool
     result saying so, and the turn raises one ``too_many_tool_calls`` incident."""
+    text_calls: TextCallsMode = "off"
+    """``off``: a final text holding calls of offered tools ends the run (a ``text_tool_call`` incident says
+    so). ``parse``: the harness runs those calls as tool calls (events marked ``fromText``) and answers them in
+    a user message naming each call, then the run goes on."""
 
 
 class AgentConfig(Frozen, frozen=True, kw_only=True):
@@ -300,6 +308,7 @@ def _known_keys() -> tuple[str, ...]:
 _CHOICES: Final[tuple[tuple[str, str, tuple[str, ...]], ...]] = (
     (r"\.tools\[\d+\]$", "a harness tool", HARNESS_TOOLS),
     (r"^reasoning\.effort$", "a reasoning effort", get_args(Effort)),
+    (r"^tools\.textCalls$", "a text-calls mode", get_args(TextCallsMode)),
     (r"^provider\.api$", "a provider api", APIS),
     (r"^provider\.preset$", "a provider preset", PRESET_NAMES),
 )
@@ -425,6 +434,8 @@ def config_hash(measured: MeasuredConfig) -> str:
     data = msgspec.to_builtins(_canonical(measured))
     if data.get("cache") is True:
         del data["cache"]  # added after the first reports: at its default it leaves their hashes as they were
+    if data["tools"].get("textCalls") == "off":
+        del data["tools"]["textCalls"]  # the same: at its default it leaves older hashes as they were
     if not _without_none(data.get("sampling")):
         del data["sampling"]  # the same: sampling enters only once a value is written
     if data.get("retries") == {"max": DEFAULT_MAX_RETRIES}:

@@ -124,15 +124,17 @@ class ProviderResponded(Frozen, frozen=True, kw_only=True, tag="provider_respons
     """The response's ``system_fingerprint`` (the backend configuration), when the provider sends one."""
 
 
-class ToolCalled(Frozen, frozen=True, kw_only=True, tag="tool_call", tag_field="type"):
+class ToolCalled(Frozen, frozen=True, kw_only=True, tag="tool_call", tag_field="type", omit_defaults=True):
     seq: int
     elapsed_ms: int
     call_id: str
     name: str
     arguments: str
-    """The raw JSON text of the arguments, as the model sent it."""
+    """The raw JSON text of the arguments, as the model sent it (compact JSON for a call written as text)."""
     effect: Effect | None
     """``None`` for a tool the harness does not know."""
+    from_text: bool = False
+    """The model wrote this call as text and ``tools.textCalls = "parse"`` ran it (absent when false)."""
 
 
 class ToolResulted(Frozen, frozen=True, kw_only=True, tag="tool_result", tag_field="type"):

@@ -154,6 +154,9 @@ class ParsedAnswer(Frozen, frozen=True, kw_only=True):
     """The provider's error message (an in-stream error event, or an error body)."""
     error_code: str | None = None
     reasoning_blocks: tuple[ReasoningBlock, ...] = ()
+    served_model: str | None = None
+    """The model the answer named (``ServedEvent``), ``None`` when it named none."""
+    system_fingerprint: str | None = None
 
 
 def parse_events(events: tuple[StreamEvent, ...]) -> ParsedAnswer:
@@ -176,6 +179,8 @@ def parse_events(events: tuple[StreamEvent, ...]) -> ParsedAnswer:
         error=None if first_error is None else first_error.message,
         error_code=None if first_error is None else first_error.code,
         reasoning_blocks=response.reasoning_blocks,
+        served_model=response.served_model,
+        system_fingerprint=response.system_fingerprint,
     )
 
 

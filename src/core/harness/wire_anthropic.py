@@ -85,6 +85,7 @@ from alisio.core.harness.wire_common import (
     positive,
     read_count,
     sampling_fields,
+    served_by,
     sse_body,
     text_of,
     tools_by_name,
@@ -274,7 +275,8 @@ class AnthropicStream:
         index = int_of(payload.get("index"))
         match kind:
             case "message_start":
-                return self._usage_event(mapping(mapping(payload.get("message")).get("usage")))
+                message = mapping(payload.get("message"))
+                return (*served_by(message), *self._usage_event(mapping(message.get("usage"))))
             case "content_block_start" if index is not None:
                 return self._start(index, mapping(payload.get("content_block")))
             case "content_block_delta" if index is not None:
@@ -364,7 +366,8 @@ def message_events(message: Mapping[str, object]) -> tuple[StreamEvent, ...]:
     if message.get("type") == "error":
         return (error_event(message),)
     usage = mapping(message.get("usage"))
-    events: list[StreamEvent] = [UsageEvent(usage=usage_from(usage))] if usage else []
+    events: list[StreamEvent] = [*served_by(message)]
+    events.extend([UsageEvent(usage=usage_from(usage))] if usage else [])
     content = message.get("content")
     for index, block in enumerate(content if isinstance(content, list) else ()):
         events.extend(_block_events(index, mapping(block)))

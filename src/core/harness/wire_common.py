@@ -20,7 +20,7 @@ from collections.abc import Mapping
 import msgspec
 
 from alisio.core.base import Frozen
-from alisio.core.harness.protocol import MAX_TOKEN_COUNT, ProviderRequest
+from alisio.core.harness.protocol import MAX_TOKEN_COUNT, ProviderRequest, ServedEvent
 
 EXCERPT_CHARS = 120
 
@@ -147,6 +147,13 @@ def mapping(value: object) -> Mapping[str, object]:
 def text_of(value: object) -> str | None:
     """A non-empty string, else ``None``."""
     return value if isinstance(value, str) and value else None
+
+
+def served_by(table: Mapping[str, object]) -> tuple[ServedEvent, ...]:
+    """The served model an answer names in ``table``'s ``model`` (Anthropic's ``message_start.message``,
+    Responses' ``response``): "served by" in the reports; empty when it names none."""
+    model = text_of(table.get("model"))
+    return (ServedEvent(model=model),) if model else ()
 
 
 def int_of(value: object) -> int | None:

@@ -77,6 +77,7 @@ from alisio.core.harness.wire_common import (
     positive,
     read_count,
     sampling_fields,
+    served_by,
     sse_body,
     text_of,
     tools_by_name,
@@ -204,6 +205,8 @@ class ResponsesStream:
             self._reasoning_seen.add(index)
             return (ReasoningDelta(text=delta),)
         match kind:
+            case "response.created" | "response.in_progress":
+                return served_by(mapping(payload.get("response")))
             case "response.output_item.added":
                 return self._added(index, mapping(payload.get("item")))
             case "response.function_call_arguments.delta" if isinstance(delta, str) and delta:
@@ -267,7 +270,7 @@ class ResponsesStream:
         if response.get("status") == "incomplete":
             given = text_of(mapping(response.get("incomplete_details")).get("reason")) or "incomplete"
             reason = INCOMPLETE_REASONS.get(given, given)
-        return (*_usage_events(response), FinishEvent(reason=reason))
+        return (*served_by(response), *_usage_events(response), FinishEvent(reason=reason))
 
 
 def response_events(response: Mapping[str, object]) -> tuple[StreamEvent, ...]:

@@ -122,7 +122,7 @@ class TaskVerdict(Frozen, frozen=True, kw_only=True):
 
     verdict: Verdict
     reason: str
-    """One human sentence, for example ``4 judged runs on the baseline (< 5)``."""
+    """One human sentence, for example ``4 judged runs on the baseline (fewer than 5)``."""
 
 
 def compare_intervals(baseline: Interval, candidate: Interval) -> Verdict:
@@ -181,7 +181,7 @@ def _low_power_reason(baseline: Side, candidate: Side) -> str | None:
     short = (judged[0] < MIN_JUDGED, judged[1] < MIN_JUDGED)
     if not any(short):
         return None
-    return f"{_per_side(judged, 'judged', short)} (< {MIN_JUDGED})"
+    return f"{_per_side(judged, 'judged', short)} (fewer than {MIN_JUDGED})"
 
 
 def task_gate(baseline: Side, candidate: Side) -> TaskVerdict | None:
@@ -227,7 +227,7 @@ def task_verdict(baseline: Side, candidate: Side) -> TaskVerdict:
 
     Returns:
         ``TaskVerdict`` with the verdict and a one-sentence reason, e.g. ``modes differ: live vs replay``,
-        ``2 errored runs on the candidate``, ``4 judged runs on the baseline (< 5)``,
+        ``2 errored runs on the candidate``, ``4 judged runs on the baseline (fewer than 5)``,
         ``intervals overlap: [23.1%, 88.2%] vs [37.6%, 96.4%]`` (baseline first) or
         ``candidate interval [56.6%, 100.0%] lies above baseline [0.0%, 43.4%]``.
     """

@@ -95,6 +95,9 @@ class Call:
     response: bytes
     cut: bool = False
     """Still in flight when the run ended: the proxy cut it; ``response`` is what had arrived."""
+    first_event_ms: int | None = None
+    """From the call's start to the first bytes of its answer's body (prompt processing on a local server);
+    ``None`` when no body arrived."""
 
 
 class RunProxy:
@@ -267,9 +270,11 @@ class RunProxy:
         *,
         cut: bool = False,
         path: str = "",
+        first_ms: int | None = None,
     ) -> None:
         """Keep one model call (its answer: status, content type, body; ``path``: where it went, after the
-        base URL) and count it against the budgets."""
+        base URL) and count it against the budgets; ``first_ms`` is when the first bytes of its body arrived
+        (since the proxy started)."""
         status, content_type, response = answer
         duration = self.elapsed_ms() - started_ms
         match read_exchange(self.api, request, status, content_type, response, path):
@@ -280,8 +285,19 @@ class RunProxy:
                 read, problem = None, str(error)
         with self._cond:
             index = len(self._calls)
+            first = None if first_ms is None else first_ms - started_ms
             call = Call(
-                index, started_ms, duration, read, problem, request, status, content_type, response, cut
+                index,
+                started_ms,
+                duration,
+                read,
+                problem,
+                request,
+                status,
+                content_type,
+                response,
+                cut,
+                first,
             )
             self._calls.append(call)
             usage, tools = (read.usage, len(read.tool_calls)) if read is not None else (None, 0)

@@ -74,6 +74,7 @@ class Owner(Protocol):
         *,
         cut: bool = False,
         path: str = "",
+        first_ms: int | None = None,
     ) -> None: ...
 
     def release(self, ticket: int) -> None: ...
@@ -181,9 +182,10 @@ class _Handler(BaseHTTPRequestHandler):
             if proxy.replay is not None:
                 kept = self._replayed(ticket, started, body, proxy.replay, path)
                 return
-            answer, broken = self._relay(url, body)
+            answer, broken, first_ms = self._relay(url, body)
             cut = broken and proxy.closing
-            proxy.keep(ticket, started, body, _complete(answer) if broken else answer, cut=cut, path=path)
+            kept_answer = _complete(answer) if broken else answer
+            proxy.keep(ticket, started, body, kept_answer, cut=cut, path=path, first_ms=first_ms)
             kept = True
         finally:
             if not kept:
@@ -245,12 +247,13 @@ class _Handler(BaseHTTPRequestHandler):
         status, content_type, data = answer
         with contextlib.suppress(OSError):
             self._send(status, content_type, data)
-        proxy.keep(ticket, started, body, answer, path=path)
+        proxy.keep(ticket, started, body, answer, path=path, first_ms=proxy.elapsed_ms())
         return True
 
-    def _relay(self, url: str, body: bytes) -> tuple[tuple[int, str, bytes], bool]:
-        """Forward to ``url``, stream the answer back (chunked) as it comes, and return it (bounded) and
-        whether it broke before its end. A provider that cannot be reached is a 502."""
+    def _relay(self, url: str, body: bytes) -> tuple[tuple[int, str, bytes], bool, int | None]:
+        """Forward to ``url``, stream the answer back (chunked) as it comes, and return it (bounded), whether
+        it broke before its end and when its first bytes arrived (the proxy's clock; ``None``: none did). A
+        provider that cannot be reached is a 502."""
         proxy = self.proxy
         headers = proxy.headers(list(self.headers.items()))
         request = proxy.client.build_request(self.command, url, content=body, headers=headers)
@@ -258,8 +261,9 @@ class _Handler(BaseHTTPRequestHandler):
             response = proxy.client.send(request, stream=True)
         except httpx.HTTPError as error:
             message = f"alisio proxy: the provider cannot be reached: {type(error).__name__}: {error}"
-            return (502, "application/json", self._error(502, "proxy_error", message)), False
+            return (502, "application/json", self._error(502, "proxy_error", message)), False, None
         kept: list[bytes] = []
+        first_ms: int | None = None
         size = 0
         broken = False
         try:
@@ -272,6 +276,8 @@ class _Handler(BaseHTTPRequestHandler):
                 self.end_headers()
             try:
                 for chunk in response.iter_bytes():
+                    if first_ms is None and chunk:
+                        first_ms = proxy.elapsed_ms()
                     if size < KEPT_BYTES:
                         kept.append(chunk)
                         size += len(chunk)
@@ -286,7 +292,8 @@ class _Handler(BaseHTTPRequestHandler):
                     self.wfile.write(b"0\r\n\r\n")
         finally:
             response.close()
-        return (response.status_code, response.headers.get("content-type", ""), b"".join(kept)), broken
+        answer = (response.status_code, response.headers.get("content-type", ""), b"".join(kept))
+        return answer, broken, first_ms
 
 
 def _complete(answer: tuple[int, str, bytes]) -> tuple[int, str, bytes]:

@@ -55,8 +55,8 @@ from alisio.core.agents.external import (
     takes_files,
     tool_map,
 )
-from alisio.core.agents.mcp_config import MCP_WRITERS, mcp_refusal, with_mcp_servers
-from alisio.core.agents.presets import Invocation, RunDirs
+from alisio.core.agents.mcp_config import mcp_place, mcp_refusal, with_mcp_servers
+from alisio.core.agents.presets import Invocation, McpPlace, RunDirs
 from alisio.core.agents.run import (
     AgentEnd,
     ProxiedCall,
@@ -419,13 +419,13 @@ def _files(workspace: Path) -> tuple[str, ...]:
 
 
 def _with_mcp(kind: str, inv: Invocation, servers: Mapping[str, tuple[str, ...]], run: str) -> Invocation:
-    """``inv`` with the run's MCP servers in the preset's own configuration (``alisio.core.agents.mcp_config``),
-    and what their commands need bound in the agent's sandbox."""
-    writer = MCP_WRITERS.get(kind)
-    if writer is None or not servers:
+    """``inv`` with the run's MCP servers in the preset's own configuration, where its record says
+    (``alisio.core.agents.mcp_config``), and what their commands need bound in the agent's sandbox."""
+    place = mcp_place(kind)
+    if not isinstance(place, McpPlace) or not servers:
         return inv
     binds = [bind.source for argv in servers.values() for bind in server_binds(argv)]
-    return with_mcp_servers(writer, inv, servers, run, binds)
+    return with_mcp_servers(place, inv, servers, run, binds)
 
 
 def _read(file: IO[bytes]) -> str:
@@ -479,4 +479,5 @@ def _proxied(call: Call, rules: tuple[tuple[str, str], ...]) -> ProxiedCall:
         fingerprint=request_fingerprint(call.request, rules),
         status=call.status,
         cut=call.cut,
+        first_event_ms=call.first_event_ms,
     )

@@ -286,6 +286,12 @@ def naming_note(start: LabStart, arm: int = 0) -> str:
     return f"agent {naming_brief(arm_conditions(start, start.arms[arm], ''))}"
 
 
+def at_once(jobs: int, runs: int) -> str:
+    """``2 at once`` for a headline: the runs that can be in flight together, never more than there are runs
+    (one task recorded with 4 jobs runs 1 at once)."""
+    return f"{max(1, min(jobs, runs))} at once"
+
+
 def sandbox_note(start: LabStart) -> str:
     """``, sandbox bwrap`` for a headline when commands run in a sandbox; nothing without one (the
     report's conditions say ``none``)."""

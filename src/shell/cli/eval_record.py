@@ -100,7 +100,8 @@ def _headline(start: LabStart) -> None:
     plan = start.provider
     say(
         f"recording {suite.suite_id} {suite.suite_version}: {len(start.tasks)} {noun} ({plan.id}, {plan.model}"
-        f"{plan.key_note}, {common.naming_note(start)}, {start.jobs} at once{common.sandbox_note(start)})"
+        f"{plan.key_note}, {common.naming_note(start)}, {common.at_once(start.jobs, len(start.tasks))}"
+        f"{common.sandbox_note(start)})"
     )
 
 

@@ -181,7 +181,7 @@ def _headline(start: LabStart) -> None:
     note = common.sandbox_note(start)
     agent = common.naming_note(start)
     say(
-        f"{head} ({source}, {plan.model}{plan.key_note}, {agent}, seed {start.seed}, {start.jobs} at once{note})"
+        f"{head} ({source}, {plan.model}{plan.key_note}, {agent}, seed {start.seed}, {common.at_once(start.jobs, runs)}{note})"
         f"{label}"
     )
 

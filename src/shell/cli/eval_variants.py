@@ -197,7 +197,7 @@ def _headline(start: LabStart) -> None:
     say(
         f"{suite.suite_id} {suite.suite_version}: {n} variants x {tasks} {noun} x {size}, interleaved"
         f"{common.shard_note(start)} "
-        f"({plan.id}, {plan.model}{plan.key_note}, seed {start.seed}, {start.jobs} at once"
+        f"({plan.id}, {plan.model}{plan.key_note}, seed {start.seed}, {common.at_once(start.jobs, whole)}"
         f"{common.sandbox_note(start)})"
     )
     for index, variant in enumerate(start.variants.variants):

@@ -18,7 +18,9 @@ Rules this module keeps:
 - a turn asking for more than ``tools.maxCallsPerTurn`` calls raises one ``too_many_tool_calls`` incident
   first, runs the calls up to the cap, then answers each call past it with a refusal (it does not count
   against maxToolCalls);
-- a final answer that holds a tool call written as text raises a ``text_tool_call`` incident;
+- a response without tool calls that holds one written as text raises a ``text_tool_call`` incident; with
+  ``tools.textCalls = "parse"`` such calls run as any other (``after_response``), and are answered in one user
+  message naming each (no API has an id to answer them);
 - nothing a tool or the model does ends the loop with an exception: a provider failure ends the run with
   outcome ``error`` and ``failure.reason``, and any other exception ends it with ``error``, reason
   ``internal_error`` and the exception's type and message: the event log always ends with ``run_end``;
@@ -51,8 +53,14 @@ from alisio.core.harness.agent_step import (
 from alisio.core.harness.budget import check, output_limit
 from alisio.core.harness.endpoint import redact_credentials
 from alisio.core.harness.events import BudgetStopped, IncidentKind, RunEnded, RunStarted
-from alisio.core.harness.protocol import AssistantMessage, ProviderRequest, ProviderResponse, UserMessage
-from alisio.core.harness.text_calls import text_tool_call
+from alisio.core.harness.protocol import (
+    AssistantMessage,
+    Message,
+    ProviderRequest,
+    ProviderResponse,
+    UserMessage,
+)
+from alisio.core.harness.text_calls import text_call_answer, text_tool_call
 from alisio.core.harness.tooldefs import tool_specs
 from alisio.shell import cancel
 from alisio.shell.harness.agent_setup import AgentSetup, ApprovalAnswer, Approver, RunResult
@@ -127,29 +135,34 @@ class _Loop:
                 reasoning_blocks=response.reasoning_blocks,
             )
         )
-        cap = self.setup.measured.tools.max_calls_per_turn
-        match after_response(response, cap):
-            case Finish(final_text=text) as finish:
-                written = text_tool_call(text, tuple(tool.name for tool in self.tools.specs))
-                if written is not None:
-                    self.log.incident(IncidentKind.TEXT_TOOL_CALL, written)
+        tools = self.setup.measured.tools
+        cap, offered = tools.max_calls_per_turn, tuple(tool.name for tool in self.tools.specs)
+        if not response.tool_calls and (written := text_tool_call(response.text, offered)) is not None:
+            self.log.incident(IncidentKind.TEXT_TOOL_CALL, written)
+        match after_response(response, cap, offered, self.turns, tools.text_calls):
+            case Finish() as finish:
                 return finish
             case CallTools() as step:
                 return self.call_tools(step, cap)
 
     def call_tools(self, step: CallTools, cap: int) -> TurnEnd:
-        """Run a turn's tool calls up to the cap, each after a budget check; refuse the ones past it."""
+        """Run a turn's tool calls up to the cap, each after a budget check; refuse the ones past it; answer
+        them (calls written as text in one user message naming each: no API has an id to answer them)."""
         over_cap = over_cap_incident(step, cap)
         if over_cap is not None:
             self.log.incident(*over_cap)
+        answers: list[Message] = []
         for call in step.calls:
             passed = self.budget_passed(self.turns, self.tool_calls + 1)
             if passed is not None:
                 return passed
             self.tool_calls += 1
-            self.conversation.append(self.tools.run(call))
-        for refusal in self.tools.refuse_over_cap(step.refused, cap):
-            self.conversation.append(refusal)
+            answers.append(self.tools.run(call, from_text=step.from_text))
+        answers += self.tools.refuse_over_cap(step.refused, cap)
+        if step.from_text:
+            answers = [text_call_answer(answers)]
+        for answer in answers:
+            self.conversation.append(answer)
         return Continue()
 
     def turns_until_stop(self) -> Stop:

@@ -110,14 +110,22 @@ class ToolCalls:
         )
         return self.context
 
-    def run(self, call: ToolCall) -> ToolMessage:
-        """Gate, ask, run one call; the tool message that answers it (a refusal when it did not run)."""
+    def run(self, call: ToolCall, *, from_text: bool = False) -> ToolMessage:
+        """Gate, ask, run one call (``from_text``: the model wrote it as text); the tool message that answers it
+        (a refusal when it did not run)."""
         setup = self.setup
         listing = None if self.mcp is None else self.mcp.listing
         gate = gate_tool(call, self.profile.tools, setup.policy, setup.granted, self.session_grants, listing)
         target = None if listing is None else listing.target(call.name)
         effect = MCP_EFFECT if target is not None else effect_of(call.name)
-        self.log.emit(ToolCalled, call_id=call.id, name=call.name, arguments=call.arguments, effect=effect)
+        self.log.emit(
+            ToolCalled,
+            call_id=call.id,
+            name=call.name,
+            arguments=call.arguments,
+            effect=effect,
+            from_text=from_text,
+        )
         match gate:
             case Refuse():
                 return self.refuse(call, gate)

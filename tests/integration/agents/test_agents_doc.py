@@ -24,7 +24,7 @@ import tomllib
 from pathlib import Path
 
 from alisio.core.agents.config import split_agents
-from alisio.core.agents.presets import PRESETS
+from alisio.core.agents.presets import PRESETS, McpPlace
 from alisio.core.harness.config import MeasuredConfig
 from alisio.core.lab.comparisons.variants import parse_variants
 from tests.integration.agents.test_mock_endpoint import serving, stop
@@ -148,6 +148,34 @@ def test_the_presets_parse_on_the_apis_the_doc_names() -> None:
     for name, preset in PRESETS.items():  # a row per preset, naming its record's version and package
         assert f" {preset.package.version}, {preset.package.registry.replace('pypi', 'PyPI')} `" in rows[name]
         assert f"`{preset.package.name}`" in rows[name]
+
+
+def test_the_places_table_is_each_records_places() -> None:
+    """docs/agents.md's table of where each agent reads its instructions, skills and MCP servers says what each
+    record's ``places`` says: a row per preset (its name, spaces as dashes), its instructions file, skills
+    directory, MCP file and key, or ``none`` (the record's reason for no MCP servers)."""
+    text = DOC.read_text(encoding="utf-8")
+    head = "| agent | instructions file | skills directory | MCP servers |"
+    lines = text.split(head, 1)[1].splitlines()[2:]
+    rows = {}
+    for line in lines[: next(i for i, line in enumerate(lines) if not line.startswith("|"))]:
+        agent, *cells = (cell.strip() for cell in line.strip("|").split(" | "))
+        rows[agent.lower().replace(" ", "-")] = cells
+    assert set(rows) == set(PRESETS)
+
+    def first(cell: str) -> str | None:
+        code = re.match(r"(?:its )?`([^`]*)`", cell)
+        return None if code is None else code.group(1).rstrip("/")
+
+    for name, preset in PRESETS.items():
+        instructions, skills, mcp = rows[name]
+        places = preset.places
+        assert (first(instructions), first(skills)) == (places.instructions, places.skills), name
+        if isinstance(places.mcp, McpPlace):
+            assert first(mcp) == places.mcp.file, name
+            assert re.search(rf"`\[?{re.escape(places.mcp.key)}[].`]", mcp), (name, mcp)
+        else:
+            assert mcp == f"none: {places.mcp.why} (refused)", name
 
 
 def test_the_variants_file_gives_each_variant_its_agent_and_model() -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from alisio.core.agents.presets import PRESETS
+from alisio.core.agents.presets import PRESETS, NoMcp
 from tests.integration.agents.test_real_agents import NEEDS_NETNS, _binary
 
 HERE = Path(__file__).resolve().parent
@@ -30,7 +30,8 @@ def test_every_preset_without_context_places_is_one_that_has_none() -> None:
     """aider alone reads no user-level instructions file or skills (it is given files, not a home)."""
     assert sorted(set(PRESETS) - set(WITH_PLACES)) == ["aider"]
     aider = PRESETS["aider"].places
-    assert (aider.instructions, aider.skills, aider.mcp) == (None, None, None)
+    assert (aider.instructions, aider.skills) == (None, None)
+    assert aider.mcp == NoMcp(why="aider has no MCP client")
 
 
 def test_each_agent_reads_its_instructions_and_skills_where_its_record_says(tmp_path: Path) -> None:

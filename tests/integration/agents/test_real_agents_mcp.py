@@ -1,8 +1,9 @@
 """Real agent CLIs given an MCP server (config.toml's ``[mcp.servers.docs]``, the ``mcp`` package's
 ``tests/fixtures/mcp/docs_server.py``) against the scripted endpoint with the network cut: alisio writes the
-server into the agent's own configuration (``alisio.core.agents.mcp_config``), the agent starts it and offers
-its tools to the model. Marked ``slow`` (``make test-slow``); skipped where the agent is not installed or a
-network namespace cannot be made."""
+server into the agent's own configuration where its preset record says (``places.mcp``, written by
+``alisio.core.agents.mcp_config``), the agent starts it and offers its tools to the model: every preset with
+an MCP place, from its record (no edit here for a new one). Marked ``slow`` (``make test-slow``); skipped where
+the agent is not installed or a network namespace cannot be made."""
 
 from __future__ import annotations
 
@@ -12,12 +13,16 @@ from pathlib import Path
 
 import pytest
 
+from alisio.core.agents.presets import PRESETS, McpPlace
 from tests.integration.agents.test_real_agents import _binary, _flags, _in_netns, _netns_works
 
 SERVER = Path(__file__).resolve().parents[2] / "fixtures" / "mcp" / "docs_server.py"
 SUITE = Path(__file__).resolve().parents[3] / "suites" / "smoke-coding"
 
 pytestmark = [pytest.mark.xdist_group("real-agents"), pytest.mark.slow]
+
+WITH_MCP = sorted((name, p.binary) for name, p in PRESETS.items() if isinstance(p.places.mcp, McpPlace))
+"""Every preset whose record gives an MCP place, and its executable: each is tested here, from its record."""
 
 
 def _setup(tmp_path: Path, kind: str) -> list[str]:
@@ -35,17 +40,19 @@ def _setup(tmp_path: Path, kind: str) -> list[str]:
 
 
 def _tool_names(body: str) -> list[str]:
-    return [
-        tool.get("name") or tool.get("function", {}).get("name") for tool in json.loads(body).get("tools", [])
-    ]
+    """The tools a request offers: Anthropic's and Responses' ``name``, Chat Completions' ``function.name``,
+    the Gemini API's ``functionDeclarations[].name``."""
+    names = []
+    for tool in json.loads(body).get("tools", []):
+        names += [tool.get("name") or tool.get("function", {}).get("name")]
+        names += [declared.get("name") for declared in tool.get("functionDeclarations", [])]
+    return names
 
 
 @pytest.mark.skipif(
     not _netns_works(), reason="needs unshare -n (root, or user namespaces) to cut the network"
 )
-@pytest.mark.parametrize(
-    ("kind", "binary"), [("claude-code", "claude"), ("codex", "codex"), ("opencode", "opencode")]
-)
+@pytest.mark.parametrize(("kind", "binary"), WITH_MCP)
 def test_the_agent_offers_the_mcp_servers_tools_and_still_fixes_fix_add(
     tmp_path: Path, kind: str, binary: str
 ) -> None:
@@ -57,7 +64,7 @@ def test_the_agent_offers_the_mcp_servers_tools_and_still_fixes_fix_add(
                      "{base_url}", "--out", str(out))  # fmt: skip
     assert live["rc"] == 0, live["stderr"]
     offered = {name for call in live["calls"] for name in _tool_names(call["body"]) if name}
-    # OpenCode offers docs_lookup, Codex a namespace mcp__docs (its tools inside)
+    # OpenCode offers docs_lookup, Codex a namespace mcp__docs (its tools inside), Gemini CLI mcp_docs_lookup
     assert any("docs" in name for name in offered), sorted(offered)
     report = json.loads((out / "report.json").read_text())
     assert report["tasks"][0]["passes"] == 1, live["stderr"]

@@ -99,12 +99,14 @@ def test_lab_jobs_in_config_is_the_default(home: Path) -> None:
     over it, and an unknown [lab] key is refused."""
     (home / "config" / "config.toml").write_text("[lab]\njobs = 3\n")
     replay = ("eval", "run", "tool-sequences", "--mode", "replay", "--allow-write", "--allow-process",
-              "--tasks", "read-edit-config,move-file")  # fmt: skip
+              "--tasks", "read-edit-config,move-file,blind-edit-refused")  # fmt: skip
     result = in_process(home, *replay, "--out", str(home / "o"))
     assert result.returncode == 0, result.stderr
     headline = result.stderr.splitlines()[0]
     assert headline.startswith("tool-sequences ") and headline.endswith(", seed 0, 3 at once)"), headline
-    assert len(read_runs(home / "o")) == 2
+    assert len(read_runs(home / "o")) == 3
+    two = in_process(home, *replay[:-1], "read-edit-config,move-file", "--out", str(home / "two"))
+    assert two.stderr.splitlines()[0].endswith(", seed 0, 2 at once)")  # never more than there are runs
     flag = in_process(home, *replay, "--jobs", "1", "--out", str(home / "p"))
     assert flag.returncode == 0, flag.stderr
     assert flag.stderr.splitlines()[0].endswith(", seed 0, 1 at once)")

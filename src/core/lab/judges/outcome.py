@@ -18,10 +18,11 @@ Rules this module keeps:
   5. ``pass``: every verifier passed, and there was at least one. A pass needs positive evidence: a run with
      no verifier result at all is an ``error`` (``no_verifier_results``), never a pass.
 - Measured values are read off the event log only. Tokens are main-loop tokens (``purpose == "main"``); the
-  usage of compaction calls is never added. ``usageComplete`` is true when every main-loop request got a
-  response reporting both input and output tokens (a run that made no main-loop request spent none: complete,
-  0 tokens). Input and output totals are summed over the responses that reported them and are absent (never
-  0) when none did; reasoning tokens only when every main response reported them. Cached input is summed over
+  usage of compaction calls is never added. ``usageComplete`` is true when at least one main-loop request was
+  made and every one got a response reporting both input and output tokens. Input and output totals are
+  summed over the responses that reported them and are absent (never 0) when none did, a run that made no
+  main-loop request included (an external agent killed before its first call finished: its usage was never
+  reported, so it reads "not reported", never 0); reasoning tokens only when every main response reported them. Cached input is summed over
   the responses that reported it, absent when none did, and ``cachedPartial`` when only some main requests
   got a response that reported it.
 - ``exit_code_for``: 1 when any run ended error (the report is still written), else 0 whatever passed.
@@ -145,14 +146,10 @@ def measured_from(events: Sequence[Event]) -> Measured:
     reasoning = [u.reasoning_tokens if u is not None else None for u in usages]
     cached = [u.cached_input_tokens if u is not None else None for u in usages]
     written = [u.cache_write_input_tokens if u is not None else None for u in usages]
-    answered = len(responses) == requests
+    answered = 0 < requests == len(responses)
     complete = answered and all(i is not None and o is not None for i, o in zip(inputs, outputs, strict=True))
     cached_count = sum(value is not None for value in cached)
-    if requests == 0:
-        input_tokens: int | None = 0
-        output_tokens: int | None = 0
-    else:
-        input_tokens, output_tokens = _sum_reported(inputs), _sum_reported(outputs)
+    input_tokens, output_tokens = _sum_reported(inputs), _sum_reported(outputs)
     all_reasoning = requests > 0 and answered and all(value is not None for value in reasoning)
     responded = [e for e in events if isinstance(e, ProviderResponded)]  # compaction calls too
     return Measured(

@@ -4,8 +4,9 @@ opens it, and a task's runs with the same message grouped ("fix-add, 5 runs: fai
 Rules this module keeps:
 
 - The runs that did not pass (fail, budget_exceeded, error) are listed in task and repetition order, each
-  with its failing verifiers and the first ``DETAIL_LINES`` lines of their details, its errors, where a
-  replay diverged, and the ``alisio eval show`` command that opens its transcript.
+  with its failing verifiers and the first ``DETAIL_LINES`` lines of their details, its errors, its
+  incidents (``text_tool_call``: often the reason a run did nothing), where a replay diverged, and the
+  ``alisio eval show`` command that opens its transcript.
 - Text that comes from a run (verifier details, errors) is untrusted: it passes through the secret
   scanner's ``redact`` before it is cut, and is never interpreted (the renderers escape it).
 - A task's runs whose message is the same (status, reason, the same verifiers with the same shown details,
@@ -69,6 +70,10 @@ class FailingRun(Frozen, frozen=True, kw_only=True):
     """Where a replay diverged: the call and the field."""
     divergence_lines: tuple[str, ...] = ()
     """How a file the recording read had changed, when the divergence was its hash (redacted)."""
+    incidents: tuple[tuple[str, int], ...] = ()
+    """(kind, how many) of the run's incidents, in the order each kind first happened."""
+    incident_lines: tuple[str, ...] = ()
+    """``kind: message`` of its first ``DETAIL_LINES`` distinct incidents (redacted, cut)."""
     show: str
     """The ``alisio eval show`` command that prints its transcript."""
 
@@ -103,6 +108,7 @@ class FailingRun(Frozen, frozen=True, kw_only=True):
             self.errors,
             self.divergence,
             self.divergence_lines,
+            tuple(kind for kind, _ in self.incidents),
         )
 
 
@@ -182,6 +188,12 @@ def _failing_run(record: RunRecord, run_id: str, known: tuple[tuple[str, str], .
         d = record.divergence
         divergence = redact(f"call {d.call_index}, field {d.field}", known)
         changed = tuple(redact(line, known) for line in divergence_lines(d))
+    counts: dict[str, int] = {}
+    seen: dict[str, None] = {}
+    for incident in record.incidents:
+        counts[incident.kind] = counts.get(incident.kind, 0) + 1
+        shown, _ = _cut_lines(f"{incident.kind}: {incident.message or incident.kind}", known)
+        seen.update(dict.fromkeys(shown[:1]))
     return FailingRun(
         task_id=record.task_id,
         repetition=record.repetition,
@@ -191,6 +203,8 @@ def _failing_run(record: RunRecord, run_id: str, known: tuple[tuple[str, str], .
         errors=errors,
         divergence=divergence,
         divergence_lines=changed,
+        incidents=tuple(counts.items()),
+        incident_lines=tuple(seen)[:DETAIL_LINES],
         show=show_command(run_id, record.task_id, record.repetition),
     )
 

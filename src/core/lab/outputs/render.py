@@ -87,6 +87,10 @@ def _failing_lines(group: FailureGroup) -> list[str]:
         more = f" (+{v.more_lines} more lines)" if v.more_lines else ""
         lines.append(f"- verifier {markdown_inline(v.id)} ({v.kind}): {v.status}{more}")
         body += [visible_controls(f"{v.id}: {line}") for line in v.detail]
+    if run.incidents:
+        counted = ", ".join(f"{kind} {count}" for kind, count in run.incidents)
+        lines.append(f"- incidents: {markdown_inline(counted)}")
+        body += [visible_controls(f"incident {line}") for line in run.incident_lines]
     if run.divergence is not None:
         lines.append(f"- diverged from the cassette at {run.divergence}")
     body += [visible_controls(f"diverged: {line}") for line in run.divergence_lines]
