@@ -24,7 +24,16 @@ from alisio.core.agents.external import (
     tool_map,
 )
 from alisio.core.agents.mcp_config import mcp_place, mcp_refusal, with_mcp_servers
-from alisio.core.agents.presets import PRESET_NAMES, PRESETS, McpPlace, NoMcp, PresetName, RunDirs
+from alisio.core.agents.presets import (
+    PRESET_NAMES,
+    PRESETS,
+    XDG_DIRS,
+    McpPlace,
+    NoMcp,
+    PresetName,
+    RunDirs,
+    home_env,
+)
 from alisio.core.share.linear_regex import LinearPattern, compile_linear
 from tests.property.strategies_agents import TEXT
 
@@ -57,6 +66,10 @@ def test_every_preset_name_has_a_complete_record_and_every_record_a_name() -> No
         mcp = places.mcp if isinstance(places.mcp, McpPlace) else None
         for path in (places.instructions, places.skills, mcp.file if mcp else None):
             assert path is None or _relative(path), (name, path)
+        xdg = {under for _, under, _ in XDG_DIRS}
+        for under, there in places.moved:  # a directory of its own under ~, moved into the run directory
+            assert _relative(under) and under.startswith(".") and under not in xdg, (name, under)
+            assert _relative(there) and there != "home" and not there.startswith("xdg-"), (name, there)
         assert {lab for _, lab in preset.tool_map} <= LAB_TOOLS, name
         assert len(dict(preset.tool_map)) == len(preset.tool_map), name  # no agent tool named twice
         for pattern, _ in preset.noise:
@@ -88,6 +101,14 @@ def test_a_presets_agent_is_started_as_its_record_says(name: str, prompt: str, m
     assert not any(TOKEN in arg for arg in inv.argv)
     assert any(TOKEN in value for value in (*env.values(), *(text for _, text in inv.files)))
     assert ("src/a.py" in inv.argv) == preset.takes_files
+    # the directories it is told of are its private HOME and XDG ones, the ones its record says it moves
+    # (``places.moved``: where a context's home files under them land) and its config files, nothing else
+    told = {value for value in env.values() if value.startswith("/r/")}
+    moved = {f"/r/{there}" for _, there in preset.places.moved}
+    assert moved <= told, name
+    assert told - {value for _, value in home_env(dirs)} - moved <= {
+        f"/r/{p}" for p in preset.config_files
+    }, name
 
 
 WITHOUT_MCP = {"aider": "aider has no MCP client"}

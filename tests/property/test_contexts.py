@@ -154,3 +154,6 @@ def test_home_files_land_where_each_agent_looks() -> None:
     assert home_path("codex", ".claude/CLAUDE.md") == "home/.claude/CLAUDE.md"
     assert home_path("aider", ".aider.conf.yml") == "home/.aider.conf.yml"
     assert home_path("claude-code", ".claudex/x") == "home/.claudex/x"
+    assert home_path("gemini-cli", ".gemini/GEMINI.md") == "home/.gemini/GEMINI.md"
+    assert home_path("command", ".claude/CLAUDE.md") == "home/.claude/CLAUDE.md"
+    assert home_path("command", ".local/share/x") == "xdg-data/x"

@@ -43,6 +43,7 @@ from alisio.core.replay.fingerprint import Rules
 __all__ = [
     "PRESETS",
     "PRESET_NAMES",
+    "XDG_DIRS",
     "Invocation",
     "McpEntry",
     "McpPlace",
@@ -156,6 +157,11 @@ class Places(Frozen, frozen=True, kw_only=True):
     """Its user-level skills directory (one directory per skill, each with a ``SKILL.md``)."""
     mcp: McpPlace | NoMcp
     """Where and how it reads MCP servers (the only place the lab writes them from), or why it reads none."""
+    moved: tuple[tuple[str, str], ...]
+    """Its own directories under ``~`` that ``start`` moves into the run directory by a variable:
+    ``(under ~, under the run directory)`` (Claude Code ``(".claude", "claude")``: ``CLAUDE_CONFIG_DIR``;
+    Codex ``(".codex", "codex-home")``: ``CODEX_HOME``). A context's ``home`` files under such a directory
+    land in the moved one (``alisio.core.agents.context_home.home_path``); the XDG ones are ``XDG_DIRS``'."""
 
 
 class Preset(Frozen, frozen=True, kw_only=True):
@@ -185,20 +191,24 @@ class Preset(Frozen, frozen=True, kw_only=True):
     start: Start
 
 
+XDG_DIRS: Final[tuple[tuple[str, str, str], ...]] = (
+    ("XDG_CONFIG_HOME", ".config", "xdg-config"),
+    ("XDG_DATA_HOME", ".local/share", "xdg-data"),
+    ("XDG_STATE_HOME", ".local/state", "xdg-state"),
+    ("XDG_CACHE_HOME", ".cache", "xdg-cache"),
+)
+"""Every preset's XDG directories: ``(variable, its default under ~, the directory under the run directory)``."""
+
+
 def home_env(dirs: RunDirs) -> tuple[tuple[str, str], ...]:
     """The private HOME and XDG directories under the run directory, as variables."""
     run = dirs.run
-    return (
-        ("HOME", f"{run}/home"),
-        ("XDG_CONFIG_HOME", f"{run}/xdg-config"),
-        ("XDG_DATA_HOME", f"{run}/xdg-data"),
-        ("XDG_STATE_HOME", f"{run}/xdg-state"),
-        ("XDG_CACHE_HOME", f"{run}/xdg-cache"),
-    )
+    return (("HOME", f"{run}/home"), *((var, f"{run}/{moved}") for var, _, moved in XDG_DIRS))
 
 
 # --- codex ------------------------------------------------------------------------------------------------
 
+_CODEX_HOME: Final = "codex-home"
 _CODEX_CONFIG: Final = "# written by alisio for one run; the provider is given with -c on the command line\n"
 
 
@@ -219,7 +229,7 @@ def _codex(binary: str, prompt: str, model: str, base_url: str, dirs: RunDirs, k
         f"model_providers.local={provider}",
         "-",  # the prompt is read from stdin: "--" would not do for a prompt that is "-" itself
     )
-    home = f"{dirs.run}/codex-home"
+    home = f"{dirs.run}/{_CODEX_HOME}"
     env = (*home_env(dirs), ("CODEX_HOME", home), ("LOCAL_API_KEY", key))
     # Codex refuses a CODEX_HOME that does not exist: its config file makes it (no settings beyond argv's)
     files = ((f"{home}/config.toml", _CODEX_CONFIG),)
@@ -246,6 +256,7 @@ _CODEX: Final = Preset(
             # does not start), up to ``startup_timeout_sec``
             settings=(("required", True), ("startup_timeout_sec", 60)),
         ),
+        moved=((".codex", _CODEX_HOME),),
     ),
     tool_map=(
         ("exec_command", "bash"),
@@ -318,6 +329,7 @@ _OPENCODE: Final = Preset(
         instructions="xdg-config/opencode/AGENTS.md",
         skills="xdg-config/opencode/skill",
         mcp=McpPlace(file=_OPENCODE_CONFIG, key="mcp", format="json", entry="local"),
+        moved=(),
     ),
     tool_map=(
         ("bash", "bash"),
@@ -377,7 +389,7 @@ _AIDER: Final = Preset(
     # aider keeps its chat's files in a set: a fixed hash seed keeps their order (and its requests) the same
     env=(("PYTHONHASHSEED", "0"),),
     config_files=(),
-    places=Places(instructions=None, skills=None, mcp=NoMcp(why="aider has no MCP client")),
+    places=Places(instructions=None, skills=None, mcp=NoMcp(why="aider has no MCP client"), moved=()),
     tool_map=(),
     noise=(),
     # it runs a message starting with "/" or "!" as its own command ("/run", "!ls": a shell command)
@@ -390,6 +402,9 @@ _AIDER: Final = Preset(
 # --- claude-code ------------------------------------------------------------------------------------------
 
 
+_CLAUDE_DIR: Final = "claude"
+
+
 def _claude(binary: str, prompt: str, model: str, base_url: str, dirs: RunDirs, key: str) -> Invocation:
     models = ("ANTHROPIC_MODEL", "ANTHROPIC_DEFAULT_OPUS_MODEL", "ANTHROPIC_DEFAULT_SONNET_MODEL")
     env = (
@@ -397,7 +412,7 @@ def _claude(binary: str, prompt: str, model: str, base_url: str, dirs: RunDirs, 
         ("ANTHROPIC_BASE_URL", base_url),
         ("ANTHROPIC_AUTH_TOKEN", key),
         *((name, model) for name in (*models, "ANTHROPIC_DEFAULT_HAIKU_MODEL", "CLAUDE_CODE_SUBAGENT_MODEL")),
-        ("CLAUDE_CONFIG_DIR", f"{dirs.run}/claude"),
+        ("CLAUDE_CONFIG_DIR", f"{dirs.run}/{_CLAUDE_DIR}"),
     )
     argv = (binary, "--print", "--output-format", "stream-json", "--verbose")
     return Invocation(argv=(*argv, "--permission-mode", "bypassPermissions", "--", prompt), env=env)
@@ -420,6 +435,7 @@ _CLAUDE: Final = Preset(
         skills="claude/skills",
         # its user configuration in CLAUDE_CONFIG_DIR, where its user-scope servers are (tested with the real CLI)
         mcp=McpPlace(file="claude/.claude.json", key="mcpServers", format="json", entry="stdio"),
+        moved=((".claude", _CLAUDE_DIR),),
     ),
     tool_map=(
         ("Bash", "bash"),
@@ -488,6 +504,7 @@ _GEMINI: Final = Preset(
         instructions="home/.gemini/GEMINI.md",
         skills="home/.gemini/skills",
         mcp=McpPlace(file=_GEMINI_SETTINGS, key="mcpServers", format="json", entry="split"),
+        moved=(),  # its ~/.gemini stays in its private HOME
     ),
     tool_map=(
         ("run_shell_command", "bash"),

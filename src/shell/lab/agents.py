@@ -9,10 +9,10 @@ from dataclasses import dataclass
 
 import msgspec
 
+from alisio.core.harness.config_provider import DEFAULT_MAX_RETRIES
 from alisio.core.harness.events import Effect, Event
 from alisio.core.lab.runs.records import RunRecord
 from alisio.shell.agents.seam import AgentJob, AgentRun
-from alisio.shell.harness.providers.faults import RunWire, run_wire
 from alisio.shell.lab.plans import ProviderPlan
 from alisio.shell.lab.preflight import task_policy
 
@@ -60,11 +60,19 @@ class BuiltinRunner:
             system=job.context_system,
             mcp_servers=job.mcp_servers,
         )
-        wire = RunWire(job.faults, f"{job.task.id}/{job.spec.repetition}", job.measured.retries.max)
-        with run_wire(wire):  # the run's faults and retries.max, in the provider's HTTP layer
-            result = run_agent(setup)
+        faults = None
+        if job.faults is None and job.measured.retries.max == DEFAULT_MAX_RETRIES:
+            result = run_agent(
+                setup
+            )  # the transport's own default: no httpx for a replay (test_command_cost)
+        else:
+            from alisio.shell.harness.providers.faults import RunWire, run_wire
+
+            wire = RunWire(job.faults, f"{job.task.id}/{job.spec.repetition}", job.measured.retries.max)
+            with run_wire(wire):  # the run's faults and retries.max, in the provider's HTTP layer
+                result = run_agent(setup)
+            faults = wire.recorded()
         message = result.message if result.outcome == "error" else None
-        faults = wire.recorded()
 
         def finish(record: RunRecord) -> RunRecord:
             record = record if faults is None else msgspec.structs.replace(record, faults=faults)
