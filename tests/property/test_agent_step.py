@@ -7,23 +7,35 @@ from hypothesis import strategies as st
 
 from alisio.core.harness.agent_step import (
     AskUser,
+    BudgetExceeded,
     CallTools,
+    Failed,
     Finish,
     Refuse,
     RunTool,
+    Stop,
     after_response,
     gate_tool,
     over_cap_incident,
     over_cap_refusal,
+    provider_stop,
     response_incidents,
+    run_end_fields,
     select_agent,
 )
+from alisio.core.harness.budget import BudgetStop, RunBudget
 from alisio.core.harness.config import HARNESS_TOOLS, AgentConfig, MeasuredConfig
 from alisio.core.harness.events import Effect, IncidentKind
 from alisio.core.harness.policy import Allow, Ask, Policy, decide
 from alisio.core.harness.protocol import ProviderResponse, ToolCall, Usage
 from alisio.core.harness.tooldefs import effect_of
-from tests.property.strategies_harness import effect_sets, harness_policies, offered_tools, tool_names
+from tests.property.strategies_harness import (
+    budgets,
+    effect_sets,
+    harness_policies,
+    offered_tools,
+    tool_names,
+)
 
 VALID_ARGUMENTS = {
     "read_file": '{"path": "a"}',
@@ -130,3 +142,44 @@ def test_unusable_usage_is_one_usage_unreported_incident_saying_why(problem: str
     assert kind is IncidentKind.USAGE_UNREPORTED
     assert f"({problem}; a count must be an integer from 0 to 1000000000)" in message
     assert "treated as unreported" in message
+
+
+_stops = st.one_of(
+    st.builds(Finish, final_text=st.text(max_size=20)),
+    st.builds(
+        BudgetExceeded,
+        stop=st.builds(
+            BudgetStop,
+            budget=st.sampled_from(["maxTurns", "maxWallMs", "maxTokens", "maxToolCalls", "maxCostUsd"]),
+            limit=st.integers(min_value=1, max_value=100),
+            value=st.integers(min_value=0, max_value=200),
+        ),
+    ),
+    st.builds(
+        Failed, reason=st.sampled_from(["provider_auth", "mcp_start", "internal_error"]), message=st.text()
+    ),
+)
+
+
+@given(_stops)
+def test_a_stop_says_its_outcome_reason_text_and_message_in_run_end(stop: Stop) -> None:
+    outcome, reason, final_text, message = run_end_fields(stop)
+    if isinstance(stop, Finish):
+        assert (outcome, reason, final_text, message) == ("completed", None, stop.final_text, None)
+    elif isinstance(stop, BudgetExceeded):
+        assert (outcome, reason, final_text, message) == ("budget_exceeded", stop.stop.budget, "", None)
+    else:
+        assert (outcome, reason, final_text, message) == ("error", stop.reason, "", stop.message)
+
+
+@given(budgets, st.booleans(), st.integers(min_value=0, max_value=10**7))
+def test_a_call_cut_at_max_wall_ms_is_a_budget_stop_any_other_failure_an_error(
+    budget: RunBudget, deadline: bool, elapsed_ms: int
+) -> None:
+    stop = provider_stop(deadline, "provider_network", "connection refused", budget, elapsed_ms)
+    if deadline:
+        assert stop == BudgetExceeded(
+            stop=BudgetStop(budget="maxWallMs", limit=budget.max_wall_ms, value=elapsed_ms)
+        )
+    else:
+        assert stop == Failed(reason="provider_network", message="connection refused")

@@ -1,10 +1,17 @@
-"""The agent loop's decisions, as values: which agent runs, what a response means, whether a tool call runs.
+"""The agent loop's decisions, as values: which agent runs, what a response means, whether a tool call runs,
+how a turn ends.
 
-``alisio.shell.harness.agent`` performs the effects (provider calls, tools, the terminal); every choice it makes is a call
-into this module, ``alisio.core.harness.budget``, ``alisio.core.harness.compaction`` or ``alisio.core.harness.policy``.
+``alisio.shell.harness.agent`` and its parts (``provider_calls``, ``tool_calls``, ``checkpoint``) perform the
+effects (provider calls, tools, the terminal); every choice they make is a call into this module,
+``alisio.core.harness.budget``, ``alisio.core.harness.compaction`` or ``alisio.core.harness.policy``.
 
 Rules this module keeps:
 
+- a turn ends as a value (``TurnEnd``): ``Continue`` (the next turn starts) or a ``Stop``: ``Finish`` (the
+  model ended without a tool call: ``completed``), ``BudgetExceeded`` (``budget_exceeded``, the budget's name as
+  reason) or ``Failed`` (``error``, a reason code and one line for the user); ``run_end_fields`` is what the
+  ``run_end`` event of each says; a provider call cut off at maxWallMs is a budget stop, any other failed call
+  an error (``provider_stop``);
 - a response with no tool calls ends the run (``Finish``); otherwise its calls run in order (``CallTools``);
 - at most ``tools.maxCallsPerTurn`` calls of one response run: each call past the cap is refused with a tool
   error the model sees (it never runs and is never gated), and the turn raises one ``too_many_tool_calls``
@@ -25,8 +32,9 @@ import msgspec
 from returns.result import Failure, Result, Success
 
 from alisio.core.base import Frozen
+from alisio.core.harness.budget import BudgetStop, RunBudget
 from alisio.core.harness.config import HARNESS_TOOLS, MeasuredConfig
-from alisio.core.harness.events import Effect, IncidentKind
+from alisio.core.harness.events import Effect, IncidentKind, RunOutcome
 from alisio.core.harness.mcp import MCP_EFFECT, McpListing, mcp_arguments
 from alisio.core.harness.policy import Allow, Ask, Deny, Policy, decide, denial_message
 from alisio.core.harness.protocol import COUNT_RULE, ProviderResponse, ToolCall
@@ -37,17 +45,24 @@ __all__ = [
     "CONTEXT_SEPARATOR",
     "AgentProfile",
     "AskUser",
+    "BudgetExceeded",
     "CallTools",
+    "Continue",
+    "Failed",
     "Finish",
     "Refuse",
     "RunTool",
+    "Stop",
+    "TurnEnd",
     "UnknownAgentError",
     "after_response",
     "approval_refusal",
     "gate_tool",
     "over_cap_incident",
     "over_cap_refusal",
+    "provider_stop",
     "response_incidents",
+    "run_end_fields",
     "select_agent",
     "with_system_text",
 ]
@@ -103,6 +118,50 @@ class Finish(Frozen, frozen=True, kw_only=True):
     """The model ended its turn without a tool call: the run is complete."""
 
     final_text: str
+
+
+class Continue(Frozen, frozen=True, kw_only=True):
+    """The turn's tool calls are answered: the next turn starts."""
+
+
+class BudgetExceeded(Frozen, frozen=True, kw_only=True):
+    """A budget was passed: the run stops ``budget_exceeded`` (a ``budget_stop`` event says which and by how much)."""
+
+    stop: BudgetStop
+
+
+class Failed(Frozen, frozen=True, kw_only=True):
+    """The run cannot go on: it stops ``error`` with ``reason`` (e.g. ``provider_auth``, ``mcp_start``)."""
+
+    reason: str
+    message: str
+    """One line for the user (redacted: never holds a key)."""
+
+
+Stop = Finish | BudgetExceeded | Failed
+"""How a run ends: the model finished, a budget was passed, or something failed."""
+
+TurnEnd = Continue | Stop
+"""How one turn ends: the run goes on, or it stops."""
+
+
+def run_end_fields(stop: Stop) -> tuple[RunOutcome, str | None, str, str | None]:
+    """What the ``run_end`` event of a stop says: its outcome, reason, final text and message."""
+    match stop:
+        case Finish(final_text=text):
+            return "completed", None, text, None
+        case BudgetExceeded(stop=passed):
+            return "budget_exceeded", passed.budget, "", None
+        case Failed(reason=reason, message=message):
+            return "error", reason, "", message
+
+
+def provider_stop(deadline: bool, reason: str, message: str, budget: RunBudget, elapsed_ms: int) -> Stop:
+    """How a run ends when a provider call failed: cut off at the run's maxWallMs (``deadline``) it is a budget
+    stop, not a provider error; any other failure is ``error`` with the failure's ``reason`` and ``message``."""
+    if deadline:
+        return BudgetExceeded(stop=BudgetStop(budget="maxWallMs", limit=budget.max_wall_ms, value=elapsed_ms))
+    return Failed(reason=reason, message=message)
 
 
 class CallTools(Frozen, frozen=True, kw_only=True):

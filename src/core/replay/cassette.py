@@ -99,6 +99,9 @@ class CassetteHeader(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     """The ``model`` names the recorded responses gave (what answered); absent when none gave one."""
     system_fingerprints: tuple[str, ...] = ()
     """The ``system_fingerprint`` values the recorded responses gave; absent when none gave one."""
+    faults: str | None = None
+    """The ``--faults`` spec the run was recorded under (canonical, ``alisio.core.harness.faults.spec_text``);
+    a replay injects the same faults at the same calls. Absent when none."""
 
 
 class RecordedCall(Frozen, frozen=True, kw_only=True):

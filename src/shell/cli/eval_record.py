@@ -60,9 +60,7 @@ RECORD_OUTPUT = Take(omit=("out", "force", "junit", "input_rate", "output_rate",
 @grouped
 def record(
     selection: Annotated[SelectionFlags, Take(omit=("k",))],  # each task runs once
-    provider: Annotated[
-        ProviderFlags, Take(omit=("mode", "cassette_dir", "faults"))
-    ],  # live; it writes the cassettes
+    provider: Annotated[ProviderFlags, Take(omit=("mode", "cassette_dir"))],  # live; it writes the cassettes
     permissions: PermissionFlags,
     output: Annotated[OutputFlags, RECORD_OUTPUT],
     execution: ExecutionFlags,

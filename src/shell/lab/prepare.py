@@ -21,6 +21,7 @@ from pathlib import Path
 
 from alisio.core.harness.config import LabSettings, MeasuredConfig, config_hash
 from alisio.core.harness.events import Effect
+from alisio.core.harness.faults import spec_text
 from alisio.core.harness.sandbox import SandboxKind
 from alisio.core.lab.comparisons.variants import VariantsPlan, interleave
 from alisio.core.lab.plans.manifest import RunManifest
@@ -124,18 +125,30 @@ def _provider_plan(
     """The provider of every run: the cassettes (replay), the script, or the configured provider.
 
     ``faulted``: some arm injects faults, so a script is served over HTTP (``scripted_plan``'s ``over_http``)."""
+    recorded = request.mode in (LabMode.RECORD, LabMode.REPLAY)
+    if faulted and recorded and uses_external(request, tasks, loaded.external if loaded else ()):
+        raise CommandError(
+            "--faults: an external agent's recording or replay does not take faults yet (the built-in "
+            "agent's does); inject them with eval run"
+        )
     if request.mode is LabMode.REPLAY and uses_external(request, tasks, loaded.external if loaded else ()):
         return replay_placeholder()  # the external agents' proxies serve their cassettes (agent_plan)
     if request.mode is LabMode.REPLAY:
         from alisio.shell.lab.cassettes import cassette_dir_for
-        from alisio.shell.lab.record import config_hash_warnings, load_cassettes, replay_plan
+        from alisio.shell.lab.record import (
+            check_recorded_faults,
+            config_hash_warnings,
+            load_cassettes,
+            replay_plan,
+        )
 
         cassettes = load_cassettes(
             choice.loaded, tasks, cassette_dir_for(choice.loaded.directory, request.cassette_dir)
         )
         for warning in config_hash_warnings(cassettes, config_hash(measured)):
             say(warning)
-        return replay_plan(cassettes)
+        check_recorded_faults(cassettes, request.provider.faults)
+        return replay_plan(cassettes, request.provider.faults)
     options = request.provider
     if options.script is not None:
         return scripted_plan(options.script, tasks, options.model, over_http=faulted)
@@ -305,8 +318,8 @@ def _check_faults(request: LabRequest, variants: VariantsPlan | None) -> bool:
     """Whether some arm injects faults; refused (one line) where faults cannot be injected.
 
     Raises:
-        CommandError: faults with ``eval record`` or replay (their answers are cassettes, not a provider), or
-            with ``--executor ray`` (workers do not take them yet).
+        CommandError: a variant's faults or ``cut`` faults with ``eval record`` or replay (a cassette keeps no
+            answer's bytes to cut), or faults with ``--executor ray`` (workers do not take them yet).
     """
     given = [("--faults", request.provider.faults)] + [
         (f"{request.variants_file}: variant {v.id}: faults", v.faults)
@@ -316,12 +329,16 @@ def _check_faults(request: LabRequest, variants: VariantsPlan | None) -> bool:
     named = [name for name, spec in given if spec is not None]
     if not named:
         return False
-    if request.mode is LabMode.REPLAY:
-        raise CommandError(
-            f"{named[0]}: a replay answers from cassettes, with no provider to fault (run live)"
-        )
-    if request.mode is LabMode.RECORD:
-        raise CommandError(f"{named[0]}: eval record writes clean cassettes; inject faults with eval run")
+    if request.mode in (LabMode.RECORD, LabMode.REPLAY):
+        verb = "eval record" if request.mode is LabMode.RECORD else "a replay"
+        if named[0] != "--faults":
+            raise CommandError(f"{named[0]}: {verb} takes the command's --faults only, not a variant's")
+        spec = request.provider.faults
+        if spec is not None and any(kind == "cut" and rate > 0 for kind, rate in spec.rates):
+            raise CommandError(
+                f"--faults {spec_text(spec)}: {verb} does not take cut faults (whether a cut answer is "
+                "retried depends on its bytes, which a cassette does not keep); inject cuts with eval run"
+            )
     if request.executor is ExecutorKind.RAY:
         raise CommandError(f"{named[0]}: --executor ray does not pass faults to its workers yet; run here")
     return True

@@ -21,6 +21,7 @@ import msgspec
 from returns.result import Failure, Success
 
 from alisio.core.harness.events import Effect
+from alisio.core.harness.faults import FaultSpec, spec_text
 from alisio.core.lab.runs.records import RunRecord, RunStatus
 from alisio.core.lab.suites.suite import Task
 from alisio.core.replay.cassette import Cassette, CassetteHeader, RecordedCall, with_divergence
@@ -125,8 +126,30 @@ def load_cassettes(loaded: LoadedSuite, tasks: tuple[Task, ...], directory: Path
     return cassettes
 
 
-def replay_plan(cassettes: Mapping[str, Cassette]) -> ProviderPlan:
+def check_recorded_faults(cassettes: Mapping[str, Cassette], faults: FaultSpec | None) -> None:
+    """Refused unless every cassette was recorded under the command's ``--faults`` (both without any): a replay
+    injects its recording's faults at the same calls, so the spec is part of what it reproduces.
+
+    Raises:
+        CommandError: one line per cassette recorded under another spec, naming both.
+    """
+    given = spec_text(faults)
+    differing = [
+        f"task {task}: recorded with --faults {cassette.header.faults or 'none'}, replayed with --faults {given}"
+        for task, cassette in sorted(cassettes.items())
+        if (cassette.header.faults or "none") != given
+    ]
+    if differing:
+        raise CommandError(
+            *differing, "nothing was run: replay with the spec the cassettes were recorded with"
+        )
+
+
+def replay_plan(cassettes: Mapping[str, Cassette], faults: FaultSpec | None = None) -> ProviderPlan:
     """Each run gets a fresh replay of its task's cassette; the report names the recording's provider and model.
+
+    ``faults``: the recording's spec (``check_recorded_faults``): each call meets the faults it met when recorded
+    (``alisio.shell.harness.providers.faulted_replay``).
 
     Raises:
         CommandError: the cassettes were recorded with different models (the model is part of every request, so
@@ -141,6 +164,10 @@ def replay_plan(cassettes: Mapping[str, Cassette]) -> ProviderPlan:
     providers = sorted({cassette.header.provider for cassette in cassettes.values()})
 
     def factory(task: Task, _spec: object) -> ReplayProvider:
+        if faults is not None:
+            from alisio.shell.harness.providers.faulted_replay import FaultedReplayProvider
+
+            return FaultedReplayProvider(cassettes[task.id])
         return ReplayProvider(cassettes[task.id])
 
     plan_id, model = "+".join(providers) or "replay", models[0] if models else "replay"

@@ -39,7 +39,7 @@ def _help(home: Path, *command: str) -> str:
             ProviderFlags,
             {"--cassette-dir", "--context"},
         ),  # a variant's is in compare.json
-        (("eval", "record"), ProviderFlags, {"--mode", "--cassette-dir", "--faults"}),
+        (("eval", "record"), ProviderFlags, {"--mode", "--cassette-dir"}),
         (("eval", "plan"), ProviderFlags, set()),
         (
             ("run",),

@@ -184,23 +184,107 @@ def test_a_variant_with_a_bad_faults_spec_names_the_file_and_variant(home: Path)
     assert not out.exists()
 
 
-def test_faults_are_refused_with_replay(home: Path) -> None:
+REPLAYED = "fix-add,off-by-one-among-passing"
+RECORDED_FAULTS = "429:0.2,500:0.3,seed=6,retry-after=0"
+
+
+def _smoke(home: Path, command: str, *args: str | Path) -> tuple[int, str]:
     result = alisio(
+        home, "eval", command, "smoke-coding", "--suite-dir", ROOT / "suites", "--yes", "--tasks", REPLAYED,
+        *GRANTS, *args
+    )  # fmt: skip
+    return result.returncode, result.stderr
+
+
+def test_a_replay_meets_the_faults_its_recording_met(home: Path, tmp_path: Path) -> None:
+    cassettes = tmp_path / "cassettes"
+    code, stderr = _smoke(
         home,
-        "eval",
-        "run",
-        "smoke-coding",
-        "--suite-dir",
-        ROOT / "suites",
-        "--yes",
-        "--mode",
-        "replay",
+        "record",
+        "--script",
+        SMOKE / "scripts",
         "--faults",
-        "500:0.1",
-        *GRANTS,
+        RECORDED_FAULTS,
+        "--cassette-dir",
+        cassettes,
     )
-    assert result.returncode == 1
-    assert "--faults: a replay answers from cassettes, with no provider to fault (run live)" in result.stderr
+    assert code == 0, stderr
+    for task in REPLAYED.split(","):
+        header = json.loads((cassettes / f"{task}.jsonl").read_text().splitlines()[0])
+        assert header["faults"] == RECORDED_FAULTS
+    # the same command run live (eval record keeps cassettes, not run records): what the replay must give
+    code, stderr = _smoke(
+        home,
+        "run",
+        "--script",
+        SMOKE / "scripts",
+        "--faults",
+        RECORDED_FAULTS,
+        "-k",
+        "1",
+        "--out",
+        tmp_path / "a",
+    )
+    assert code == 0, stderr
+    code, stderr = _smoke(
+        home, "run", "--mode", "replay", "--cassette-dir", cassettes, "--faults", RECORDED_FAULTS,
+        "--out", tmp_path / "b",
+    )  # fmt: skip
+    assert code == 0, stderr
+    assert f"faults {RECORDED_FAULTS}" in stderr  # the headline names them
+    live = sorted((r.task_id, r.faults, r.status, r.reason) for r in read_runs(tmp_path / "a"))
+    replayed = sorted((r.task_id, r.faults, r.status, r.reason) for r in read_runs(tmp_path / "b"))
+    assert replayed == live
+    assert all(status is RunStatus.PASS for _, _, status, _ in replayed)  # no divergence
+    hits = [faults.hits for _, faults, _, _ in replayed if faults is not None]
+    assert len(hits) == 2 and all(hits)  # both runs were faulted: retried calls consumed no cassette entry
+    spec = parse_faults(RECORDED_FAULTS).unwrap()
+    for record in read_runs(tmp_path / "b"):
+        assert record.faults is not None
+        expected = [(c, fault_at(spec, f"{record.task_id}/0", c)) for c in range(record.faults.calls)]
+        assert [(hit.call, hit.kind) for hit in record.faults.hits] == [(c, k) for c, k in expected if k]
+    # a harness that asks something else still diverges, at the recorded call, behind the faults
+    lines = (cassettes / "fix-add.jsonl").read_text().splitlines()
+    call = json.loads(lines[2])
+    call["fingerprint"] = "0" * 64
+    lines[2] = json.dumps(call)
+    (cassettes / "fix-add.jsonl").write_text("\n".join(lines) + "\n")
+    result = alisio(
+        home, "eval", "run", "smoke-coding", "--suite-dir", ROOT / "suites", "--yes", "--tasks", "fix-add",
+        *GRANTS, "--mode", "replay", "--cassette-dir", cassettes, "--faults", RECORDED_FAULTS,
+        "--out", tmp_path / "d",
+    )  # fmt: skip
+    assert result.returncode == 2, result.stderr
+    (diverged,) = read_runs(tmp_path / "d")
+    assert (diverged.status, diverged.reason) == (RunStatus.ERROR, "replay_divergence")
+    assert diverged.divergence is not None and diverged.divergence.call_index == 1
+    # another spec, or none, is refused before anything runs, one line per cassette naming both specs
+    for given in (["--faults", "429:0.2,500:0.3,seed=7,retry-after=0"], []):
+        out = tmp_path / f"c{len(given)}"
+        code, stderr = _smoke(
+            home, "run", "--mode", "replay", "--cassette-dir", cassettes, *given, "--out", out
+        )
+        assert code == 1
+        shown = given[1] if given else "none"
+        assert (
+            f"task fix-add: recorded with --faults {RECORDED_FAULTS}, replayed with --faults {shown}"
+            in stderr
+        )
+        assert "Traceback" not in stderr
+        assert not out.exists()
+
+
+def test_cut_faults_are_refused_by_eval_record(home: Path, tmp_path: Path) -> None:
+    cassettes = tmp_path / "cassettes"
+    code, stderr = _smoke(
+        home, "record", "--script", SMOKE / "scripts", "--faults", "cut:0.1", "--cassette-dir", cassettes
+    )
+    assert code == 1
+    assert stderr.strip() == (
+        "alisio eval record: --faults cut:0.1,seed=0: eval record does not take cut faults (whether a cut "
+        "answer is retried depends on its bytes, which a cassette does not keep); inject cuts with eval run"
+    )
+    assert not cassettes.exists()
 
 
 def test_plan_json_keeps_the_faults_and_a_resume_refuses_other_ones(home: Path, tmp_path: Path) -> None:
