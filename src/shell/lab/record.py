@@ -46,6 +46,7 @@ __all__ = [
     "RecordHook",
     "Recorded",
     "ReplayHook",
+    "check_recorded_faults",
     "config_hash_warnings",
     "load_cassettes",
     "recording_plan",
