@@ -16,7 +16,7 @@ from typing import Any
 import msgspec
 from hypothesis import given
 from hypothesis import strategies as st
-from returns.result import Success
+from returns.result import Failure, Success
 
 from alisio.core.harness import wire_anthropic, wire_responses
 from alisio.core.harness.protocol import (
@@ -268,6 +268,21 @@ def test_an_anthropic_stream_parses_back_to_its_answer(answer: dict[str, Any], p
     else:
         assert got.reasoning_blocks == ()
     assert stream_events("anthropic", body) == _events_cut("anthropic", body, points)
+
+
+@given(answers)
+def test_an_anthropic_message_stop_before_its_message_delta_is_out_of_order(answer: dict[str, Any]) -> None:
+    """Anthropic sends message_delta (stop reason, output usage) before message_stop: a stream whose
+    message_stop comes first (its blocks after it, or none) is a protocol error naming the order, never an
+    answer cut at that message_stop."""
+    events = list(sse_messages(anthropic_stream(answer)))
+    start = events[0]
+    rest = [m for m in events[1:] if m.event not in {"message_delta", "message_stop"}]
+    stop = next(m for m in events if m.event == "message_stop")
+    body = b"".join(f"event: {m.event}\ndata: {m.data}\n\n".encode() for m in [start, stop, *rest])
+    got = stream_events("anthropic", body)
+    assert isinstance(got, Failure)
+    assert got.failure().message == "stream events out of order: message_stop before message_delta"
 
 
 @given(answers, st.lists(st.integers(0, 100_000), max_size=10))

@@ -28,8 +28,9 @@ Rules the stream keeps:
 - ``message_start``, ``content_block_start/delta/stop``, ``message_delta``, ``message_stop``, ``ping`` and
   ``error`` are read (the type inside the payload, else the SSE event name); other events are ignored;
 - the order is the format's: a block or message event before ``message_start``, a second ``message_start``,
-  or ``message_stop`` while a content block is still open (the end came before the blocks) is a
-  ``ChunkError``, as malformed JSON is;
+  ``message_stop`` while a content block is still open, or ``message_stop`` before any ``message_delta`` (the
+  api always sends one, with the stop reason and output usage, before it: the end came before the blocks) is
+  a ``ChunkError``, as malformed JSON is;
 - ``text_delta`` is text, ``thinking_delta`` is reasoning, ``input_json_delta`` fragments are a tool call's
   arguments at the block's index; a ``tool_use`` that got no fragment has the arguments ``{}``;
 - at ``content_block_stop`` a ``thinking`` block (its text and its ``signature_delta``) and a
@@ -235,6 +236,8 @@ class AnthropicStream:
         self._started = False
         self._open: set[int] = set()
         """Content blocks started and not yet stopped."""
+        self._delta_seen = False
+        """A ``message_delta`` arrived (the api sends one, with the stop reason, before ``message_stop``)."""
 
     def feed(self, event: str, data: str) -> Result[tuple[StreamEvent, ...], ChunkError]:
         """The stream events of one SSE event (``event`` is its name, ``message`` for an unnamed one)."""
@@ -254,7 +257,8 @@ class AnthropicStream:
 
     def _order(self, kind: str, index: int | None) -> ChunkError | None:
         """An event out of the format's order: anything but ``ping`` and ``error`` before ``message_start``, a
-        second ``message_start``, or ``message_stop`` while a content block is open (its end came first)."""
+        second ``message_start``, or ``message_stop`` while a content block is open or before any
+        ``message_delta`` (its end came first)."""
         problem = None
         if kind == "message_start":
             problem = "a second message_start" if self._started else None
@@ -265,8 +269,12 @@ class AnthropicStream:
             self._open.add(index)
         elif kind == "content_block_stop" and index is not None:
             self._open.discard(index)
+        elif kind == "message_delta":
+            self._delta_seen = True
         elif kind == "message_stop" and self._open:
             problem = f"message_stop while content block {min(self._open)} is still open"
+        elif kind == "message_stop" and not self._delta_seen:
+            problem = "message_stop before message_delta"
         if problem is None:
             return None
         return ChunkError(message=f"stream events out of order: {problem}", excerpt=kind)

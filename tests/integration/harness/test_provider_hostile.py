@@ -117,6 +117,15 @@ END_FIRST = {
         ),
         "stream events out of order: message_stop while content block 0 is still open",
     ),
+    "anthropic-no-message-delta": (
+        _sse(
+            ("message_start", {"type": "message_start", "message": {"usage": {"input_tokens": 5}, "content": []}}),
+            ("message_stop", {"type": "message_stop"}),
+            ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": TEXT}),
+            ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "hi"}}),
+        ),
+        "stream events out of order: message_stop before message_delta",
+    ),
     "openai-responses": (
         _sse(
             ("response.completed", {"type": "response.completed", "response": {"status": "completed", "output": []}}),
