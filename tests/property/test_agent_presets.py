@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from alisio.core.agents.config import EXTERNAL_KINDS, KINDS, Kind, default_api, parse_external
+from alisio.core.agents.context_home import home_path, instructions_text, user_path
 from alisio.core.agents.exchange import API_NAMES
 from alisio.core.agents.external import (
     binary_name,
@@ -66,6 +67,15 @@ def test_every_preset_name_has_a_complete_record_and_every_record_a_name() -> No
         mcp = places.mcp if isinstance(places.mcp, McpPlace) else None
         for path in (places.instructions, places.skills, mcp.file if mcp else None):
             assert path is None or _relative(path), (name, path)
+        # the instructions are read in the workspace and under ~ both, or (aider) in neither
+        assert (places.instructions is None) == (places.workspace_instructions is None), name
+        if places.instructions is not None and places.workspace_instructions is not None:
+            assert "/" not in places.workspace_instructions, name
+            home = user_path(name, places.instructions)
+            assert home_path(name, home) == places.instructions, name  # where a context's home file lands
+            assert instructions_text(name) == (
+                f'{places.workspace_instructions} in the workspace, or ~/{home} (home "{home}")'
+            )
         xdg = {under for _, under, _ in XDG_DIRS}
         for under, there in places.moved:  # a directory of its own under ~, moved into the run directory
             assert _relative(under) and under.startswith(".") and under not in xdg, (name, under)

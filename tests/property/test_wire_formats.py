@@ -13,6 +13,7 @@ from alisio.core.agents.config import env_names
 from alisio.core.agents.exchange import USAGE_CONVENTION, read_request
 from alisio.core.agents.ledger import reservation_of
 from alisio.core.agents.routes import forwarded, route
+from alisio.core.harness.faults import FAULT_KINDS
 from alisio.core.harness.protocol import (
     ProviderRequest,
     ProviderResponse,
@@ -33,8 +34,11 @@ def test_every_api_name_has_a_complete_record() -> None:
         assert isinstance(record, WireFormat) and record.api == api
         for field in dataclasses.fields(WireFormat):
             value = getattr(record, field.name)
-            if field.name not in ("format_headers", "key_prefix"):  # may be empty: no extra header, no prefix
+            # may be empty: no extra header, no prefix, no request id
+            if field.name not in ("format_headers", "key_prefix", "request_id_header"):
                 assert value not in (None, "", ()), f"{api}: {field.name} is not set"
+        assert set(record.fault_kinds) == {kind for kind in FAULT_KINDS if kind.isdigit()}, api
+        assert record.request_id_header is None or record.request_id_header.islower(), api
         assert record.model_calls and record.version.startswith("/v")
         assert set(record.sampling) <= set(SAMPLING_KEYS) and 0 < record.max_temperature <= 2
         assert record.path("m").startswith("/")
@@ -114,3 +118,19 @@ def test_an_error_body_of_each_record_is_read_as_its_error() -> None:
         body = wire_format(api).error_body(429, "rate_limited", "slow down")
         parsed = parse_response(api, body, "application/json").unwrap()
         assert parsed.error == "slow down"
+
+
+@given(api=st.sampled_from(APIS), seconds=st.integers(0, 3600))
+def test_an_injected_429_carries_the_retry_hint_its_record_reads(api: Api, seconds: int) -> None:
+    """A 429 body with a record's retry info reads back as that error, and its own ``retry_after`` finds the
+    seconds in it when the api's errors carry a hint (Gemini's ``RetryInfo``); the others' body is unchanged
+    (their ``retry-after`` header says it)."""
+    record = wire_format(api)
+    plain = record.error_body(429, record.fault_kinds["429"], "slow down")
+    body = record.retry_info(plain, float(seconds))
+    assert parse_response(api, body, "application/json").unwrap().error == "slow down"
+    hint = record.retry_after(msgspec.json.decode(body))
+    if api == "gemini":
+        assert hint == seconds
+    else:
+        assert hint is None and body == plain

@@ -153,6 +153,9 @@ class Places(Frozen, frozen=True, kw_only=True):
 
     instructions: str | None
     """Its user-level instructions file (Claude Code ``~/.claude/CLAUDE.md``, Codex ``~/.codex/AGENTS.md``)."""
+    workspace_instructions: str | None
+    """The instructions file it reads at the workspace's top (Codex ``AGENTS.md``, Claude Code ``CLAUDE.md``;
+    ``None`` with ``instructions`` ``None``: it reads only the files named on its command line)."""
     skills: str | None
     """Its user-level skills directory (one directory per skill, each with a ``SKILL.md``)."""
     mcp: McpPlace | NoMcp
@@ -245,6 +248,7 @@ _CODEX: Final = Preset(
     config_files=("codex-home/config.toml",),
     places=Places(
         instructions="codex-home/AGENTS.md",
+        workspace_instructions="AGENTS.md",
         skills="codex-home/skills",
         mcp=McpPlace(
             file="codex-home/config.toml",
@@ -327,6 +331,7 @@ _OPENCODE: Final = Preset(
     config_files=(_OPENCODE_CONFIG,),
     places=Places(
         instructions="xdg-config/opencode/AGENTS.md",
+        workspace_instructions="AGENTS.md",
         skills="xdg-config/opencode/skill",
         mcp=McpPlace(file=_OPENCODE_CONFIG, key="mcp", format="json", entry="local"),
         moved=(),
@@ -389,7 +394,13 @@ _AIDER: Final = Preset(
     # aider keeps its chat's files in a set: a fixed hash seed keeps their order (and its requests) the same
     env=(("PYTHONHASHSEED", "0"),),
     config_files=(),
-    places=Places(instructions=None, skills=None, mcp=NoMcp(why="aider has no MCP client"), moved=()),
+    places=Places(
+        instructions=None,
+        workspace_instructions=None,
+        skills=None,
+        mcp=NoMcp(why="aider has no MCP client"),
+        moved=(),
+    ),
     tool_map=(),
     noise=(),
     # it runs a message starting with "/" or "!" as its own command ("/run", "!ls": a shell command)
@@ -432,6 +443,7 @@ _CLAUDE: Final = Preset(
     config_files=(),
     places=Places(
         instructions="claude/CLAUDE.md",
+        workspace_instructions="CLAUDE.md",
         skills="claude/skills",
         # its user configuration in CLAUDE_CONFIG_DIR, where its user-scope servers are (tested with the real CLI)
         mcp=McpPlace(file="claude/.claude.json", key="mcpServers", format="json", entry="stdio"),
@@ -502,6 +514,7 @@ _GEMINI: Final = Preset(
     config_files=(_GEMINI_SETTINGS,),
     places=Places(
         instructions="home/.gemini/GEMINI.md",
+        workspace_instructions="GEMINI.md",
         skills="home/.gemini/skills",
         mcp=McpPlace(file=_GEMINI_SETTINGS, key="mcpServers", format="json", entry="split"),
         moved=(),  # its ~/.gemini stays in its private HOME

@@ -30,7 +30,6 @@ Rules this module keeps:
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from typing import Final, Literal, get_args
 
@@ -219,35 +218,21 @@ _MESSAGES: Final[dict[str, str]] = {
     "500": "The server had an error while processing your request (injected fault).",
     "503": "The server is overloaded or not ready yet (injected fault).",
 }
-_ERROR_TYPES: Final[dict[str, dict[str, str | None]]] = {
-    "openai-chat": {"429": "rate_limit_exceeded", "500": None, "503": None},
-    "openai-responses": {"429": "rate_limit_exceeded", "500": None, "503": None},
-    "anthropic": {"429": "rate_limit_error", "500": None, "503": "overloaded_error"},
-}
-"""The error type each api names a fault with (``None``: its server error); Gemini's status says it all."""
-_REQUEST_ID: Final = {"anthropic": "request-id", "gemini": None}
-"""The header an api's answers carry their request id in (``x-request-id`` unless named here)."""
 
 
 def fault_answer(api: Api, kind: Literal["429", "500", "503"], spec: FaultSpec) -> FaultAnswer:
     """The answer a provider of ``api`` gives for an error fault: its status, its headers (a 429's
-    ``retry-after``, the api's request id header) and its error body in the api's own shape (its wire
-    format's record: ``alisio.core.harness.wire.wire_format(api).error_body``; Gemini's 429 also carries the
-    ``RetryInfo`` its clients read)."""
+    ``retry-after``, the api's request id header) and its error body in the api's own shape, all read off its
+    wire format's record (``alisio.core.harness.wire.wire_format(api)``: ``error_body`` with the fault's
+    ``fault_kinds`` entry, ``request_id_header``, and ``retry_info`` for a 429: Gemini's ``RetryInfo``)."""
     status = int(kind)
     headers: list[tuple[str, str]] = [("content-type", "application/json")]
     if kind == "429":
         headers.append(("retry-after", f"{spec.retry_after_s:g}"))
-    request_id = _REQUEST_ID.get(api, "x-request-id")
-    if request_id is not None:
-        headers.append((request_id, "req_injected_fault"))
-    body = wire_format(api).error_body(status, _ERROR_TYPES.get(api, {}).get(kind), _MESSAGES[kind])
-    if api == "gemini" and kind == "429":
-        document = json.loads(body)
-        delay = {
-            "@type": "type.googleapis.com/google.rpc.RetryInfo",
-            "retryDelay": f"{spec.retry_after_s:g}s",
-        }
-        document["error"]["details"] = [*document["error"].get("details", []), delay]
-        body = json.dumps(document).encode()
+    record = wire_format(api)
+    if record.request_id_header is not None:
+        headers.append((record.request_id_header, "req_injected_fault"))
+    body = record.error_body(status, record.fault_kinds[kind], _MESSAGES[kind])
+    if kind == "429":
+        body = record.retry_info(body, spec.retry_after_s)
     return FaultAnswer(status=status, headers=tuple(headers), body=body)

@@ -57,6 +57,7 @@ from alisio.core.harness.wire_common import int_of as _int
 from alisio.core.harness.wire_common import (
     json_body,
     no_retry_hint,
+    no_retry_info,
     openai_error_body,
     sampling_fields,
     sse_body,
@@ -430,6 +431,9 @@ FORMAT: Final = WireFormat(
     body_events=body_events,
     retry_after=no_retry_hint,
     error_body=openai_error_body,
+    fault_kinds={"429": "rate_limit_exceeded", "500": None, "503": None},
+    request_id_header="x-request-id",
+    retry_info=no_retry_info,
     render=render,
     token_count=lambda count: msgspec.json.encode({"input_tokens": count}),
     usage_convention="prompt_tokens includes cached input (prompt_tokens_details.cached_tokens); "

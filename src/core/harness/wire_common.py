@@ -195,6 +195,11 @@ def no_retry_hint(body: object) -> float | None:
     return None
 
 
+def no_retry_info(body: bytes, seconds: float) -> bytes:
+    """The 429 body of a format whose error bodies carry no retry hint: ``body`` as is."""
+    return body
+
+
 def positive(value: object) -> int | None:
     """A positive integer (not a boolean), else ``None``."""
     if isinstance(value, int) and not isinstance(value, bool) and value > 0:

@@ -14,7 +14,8 @@ that differs between apis is read off the record, by the built-in provider and t
   conversation items are the model's turns and which are tool results, the sampling settings it takes, and
   the output limit a request declares (what the proxy reserves against a token budget);
 - **the codec**: the request builder, the stream decoder, the reader of a non-streamed body, the retry hint
-  of an error body, the api's error shape, and the encoder of an answer (the mock endpoint's);
+  of an error body, the api's error shape (with the error type of each injected fault, its request-id header
+  and how a 429 carries its retry hint), and the encoder of an answer (the mock endpoint's);
 - **usage**: how the provider counts, in words (``usage_convention``); the decoder normalises it to the lab's
   convention (``inputTokens`` includes cached input, ``outputTokens`` includes reasoning).
 
@@ -135,6 +136,16 @@ class WireFormat:
     """Seconds an error body asks to wait (Gemini's ``RetryInfo``), ``None`` when it says none."""
     error_body: Callable[[int, str | None, str], bytes]
     """``(status, kind, message)`` -> an error in the api's shape (``kind`` ``None``: a server error)."""
+    fault_kinds: Mapping[str, str | None]
+    """The ``kind`` of ``error_body`` each injected error fault (``429``, ``500``, ``503``) is sent with:
+    the api's error type (Anthropic's ``overloaded_error`` for a 503), ``None`` for its server error (Gemini's
+    are all ``None``: the status text its ``error_body`` writes says it all)."""
+    request_id_header: str | None
+    """The header its answers carry their request id in (``x-request-id``, Anthropic's ``request-id``;
+    ``None``: it sends none)."""
+    retry_info: Callable[[bytes, float], bytes]
+    """``(a 429 error body, seconds to wait)`` -> the body with the retry hint its clients read (Gemini's
+    ``RetryInfo``: what ``retry_after`` reads back); the others' unchanged (their ``retry-after`` header)."""
     render: Callable[[str, ProviderResponse, bool], tuple[str, bytes]]
     """``(model, answer, streamed)`` -> content type and body of that answer as a provider sends it."""
     token_count: Callable[[int], bytes]

@@ -364,6 +364,15 @@ def retry_delay(body: object) -> float | None:
     return None
 
 
+def with_retry_info(body: bytes, seconds: float) -> bytes:
+    """A 429 error ``body`` with the ``RetryInfo`` detail asking to wait ``seconds`` (what Google's clients
+    read, and ``retry_delay`` reads back)."""
+    document = json.loads(body)
+    delay = {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": f"{seconds:g}s"}
+    document["error"]["details"] = [*document["error"].get("details", []), delay]
+    return json.dumps(document).encode()
+
+
 # --- the record ---------------------------------------------------------------------------------------
 
 _RENDERED_REASONS: Final[Mapping[str, str]] = {
@@ -499,6 +508,9 @@ FORMAT: Final = WireFormat(
     body_events=response_events,
     retry_after=retry_delay,
     error_body=error_body,
+    fault_kinds={"429": None, "500": None, "503": None},
+    request_id_header=None,
+    retry_info=with_retry_info,
     render=render,
     token_count=lambda count: json_body({"totalTokens": count}),
     usage_convention="promptTokenCount includes cachedContentTokenCount; candidatesTokenCount excludes "

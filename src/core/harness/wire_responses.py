@@ -73,6 +73,7 @@ from alisio.core.harness.wire_common import (
     json_text,
     mapping,
     no_retry_hint,
+    no_retry_info,
     openai_error_body,
     positive,
     read_count,
@@ -426,6 +427,9 @@ FORMAT: Final = WireFormat(
     body_events=_body_events,
     retry_after=no_retry_hint,
     error_body=openai_error_body,
+    fault_kinds={"429": "rate_limit_exceeded", "500": None, "503": None},
+    request_id_header="x-request-id",
+    retry_info=no_retry_info,
     render=render,
     token_count=lambda count: msgspec.json.encode({"input_tokens": count}),
     usage_convention="input_tokens includes cached input (input_tokens_details.cached_tokens); "

@@ -29,6 +29,7 @@ from typing import Final
 import msgspec
 
 from alisio.core.agents.config import ExternalAgent
+from alisio.core.agents.context_home import instructions_text
 from alisio.core.errors import ConfigError
 from alisio.core.harness.events import Effect
 from alisio.core.lab.comparisons.variants import VariantsPlan
@@ -237,20 +238,6 @@ def arm_contexts(
     }
 
 
-def external_context_files(kind: str) -> str:
-    """Where an external agent of ``kind`` reads its instructions, for the refusal of ``system``."""
-    return _READS.get(kind, "its own instruction files (put them in the workspace or its HOME)")
-
-
-_READS: Final = {
-    "codex": 'AGENTS.md in the workspace, or ~/.codex/AGENTS.md (home ".codex/AGENTS.md")',
-    "claude-code": 'CLAUDE.md in the workspace, or ~/.claude/CLAUDE.md (home ".claude/CLAUDE.md")',
-    "opencode": 'AGENTS.md in the workspace, or ~/.config/opencode/AGENTS.md (home ".config/opencode/AGENTS.md")',
-    "aider": "files named on its command line only: put the text in a workspace file and name it in the prompt",
-    "gemini-cli": 'GEMINI.md in the workspace, or ~/.gemini/GEMINI.md (home ".gemini/GEMINI.md")',
-}
-
-
 def check_context_agents(
     contexts: Mapping[str | None, LoadedContext],
     arm_agents: Mapping[str | None, str | None],
@@ -284,7 +271,7 @@ def check_context_agents(
                     source[arm],
                     "context.system",
                     f"agent {agent} ({kind}) is external: alisio does not write its system prompt; it reads "
-                    f"{external_context_files(kind)}",
+                    f"{instructions_text(kind)}",
                 )
             if kind is None and context.home:
                 raise _fail(
