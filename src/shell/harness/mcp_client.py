@@ -330,6 +330,9 @@ def server_binds(command: tuple[str, ...]) -> tuple[Bind, ...]:
             place = place.parent if place.name == "bin" else place
             text = str(place)
             visible = any(text == root or text.startswith(root + "/") for root in BIND_ROOTS)
-            if not visible and sandbox_path_problem(text) is None:
+            # inside /tmp or /home is fine: the binds come after the sandbox's own /tmp and HOME (a checkout
+            # or a venv under /tmp, as CI's clone); the sandbox's other places and mount points are not
+            own = sandbox_path_problem(text) is not None and not text.startswith(("/tmp/", "/home/"))
+            if not visible and not own:
                 seen.setdefault(text)
     return tuple(Bind(source=place, target=place, writable=False) for place in seen)

@@ -227,8 +227,17 @@ def test_sigint_during_a_call_stops_the_server(home: Path) -> None:
 
 
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
-def test_under_the_sandbox_the_server_runs_inside_it(home: Path) -> None:
+@pytest.mark.parametrize("under_tmp", [False, True])
+def test_under_the_sandbox_the_server_runs_inside_it(home: Path, under_tmp: bool) -> None:
+    """The server's files are bound read-only where they are, also under /tmp (a checkout or a venv there, as
+    CI's clone: the sandbox's own /tmp hid them and the server could not start)."""
     configure(home)
+    if under_tmp:
+        assert str(home).startswith("/tmp/")
+        server = home / "server" / "docs_server.py"
+        server.parent.mkdir()
+        shutil.copy(SERVER, server)
+        write_config(home, f'[mcp.servers.docs]\ncommand = ["{sys.executable}", "{server}"]\n')
     script = helpers.write_script(home / "s.json", {"turns": [
         {"toolCalls": [{"name": "mcp__docs__where", "arguments": {}}]}, {"text": "done"}]})  # fmt: skip
     workspace = home / "ws"
