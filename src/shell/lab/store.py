@@ -77,30 +77,15 @@ to ``/dev/zero`` or a runaway file is refused instead of read until memory runs 
 
 def read_regular(path: Path, limit: int = REPORT_MAX_BYTES, what: str = "a report file") -> bytes:
     """The bytes of the regular file ``path`` (a link to one is fine), at most ``limit``; opened without
-    blocking, so a FIFO never hangs the reader. ``what`` names the kind of file in the too-large message.
+    blocking, so a FIFO never hangs the reader (``alisio.shell.harness.bounded_read.read_bounded``).
 
     Raises:
         OSError: it cannot be opened or read, is a directory (``IsADirectoryError``), is not a regular file
             or is larger than ``limit`` (the strerror says which).
     """
-    from alisio.shell.harness.tools.files import file_kind
+    from alisio.shell.harness.bounded_read import read_bounded
 
-    flags = (
-        os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
-    )
-    descriptor = os.open(path, flags)
-    with os.fdopen(descriptor, "rb") as handle:
-        mode = os.fstat(descriptor).st_mode
-        if stat.S_ISDIR(mode):
-            raise IsADirectoryError(errno.EISDIR, "is a directory", str(path))
-        if not stat.S_ISREG(mode):
-            raise OSError(errno.EINVAL, f"it is {file_kind(mode)}, not a regular file", str(path))
-        data = handle.read(limit + 1)
-    if len(data) > limit:
-        raise OSError(
-            errno.EFBIG, f"it is larger than {limit >> 20} MiB, the most {what} may hold", str(path)
-        )
-    return data
+    return read_bounded(path, limit, what)
 
 
 def write_bytes_atomic(path: Path, data: bytes) -> None:
