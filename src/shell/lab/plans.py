@@ -41,6 +41,7 @@ __all__ = [
     "RunHook",
     "check_sampling",
     "live_plan",
+    "script_player",
     "scripted_plan",
 ]
 
@@ -206,20 +207,29 @@ def scripted_plan(
             f"--script {script}: no {names} for the selected tasks (select scripted ones with --tasks)"
         )
     scripts = {task_id: (_read_script(path), str(path)) for task_id, path in (files or {"": script}).items()}
-
-    def factory(task: Task, _spec: RunSpec) -> Provider:
-        data, source = scripts[task.id if files is not None else ""]
-        if over_http:
-            from alisio.shell.lab.scripted_http import scripted_http_provider
-
-            return scripted_http_provider(data, source, model or SCRIPTED_PROVIDER, SCRIPTED_PROVIDER)
-        return ScriptedProvider.from_json(data, source)
-
     return ProviderPlan(
         id=SCRIPTED_PROVIDER,
         model=model or SCRIPTED_PROVIDER,
-        factory=factory,
+        factory=script_player(scripts, model or SCRIPTED_PROVIDER, over_http=over_http),
         close=lambda: None,
-        portable=scripted(model, scripts),
+        portable=scripted(model, scripts, over_http=over_http),
         script_hash=script_digest((task_id, data) for task_id, (data, _) in scripts.items()),
     )
+
+
+def script_player(
+    scripts: Mapping[str, tuple[bytes, str]], model: str, *, over_http: bool
+) -> Callable[[Task, RunSpec], Provider]:
+    """The factory of a scripted plan, here and on a Ray worker: a fresh provider per run playing the task's
+    script (task id -> bytes, source; the key ``""`` is the one file every task plays), served over in-memory
+    HTTP when ``over_http`` (``scripted_plan``)."""
+
+    def factory(task: Task, _spec: RunSpec) -> Provider:
+        data, source = scripts["" if "" in scripts else task.id]
+        if over_http:
+            from alisio.shell.lab.scripted_http import scripted_http_provider
+
+            return scripted_http_provider(data, source, model, SCRIPTED_PROVIDER)
+        return ScriptedProvider.from_json(data, source)
+
+    return factory

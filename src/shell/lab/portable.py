@@ -7,13 +7,15 @@ same context as data, and a worker turns it back into a ``RunContext`` (``worker
 - the suite: ``suite_archive`` packs suite.json and every path its tasks name (``suite_entries``: fixtures,
   solutions, the sources of verifier mounts) into a tar; the worker unpacks it and loads it again, and
   refuses it unless it hashes to the driver's ``suite_hash``;
-- each arm's variant, measured configuration and run id (``PortableArm``);
+- each arm's variant, measured configuration, run id, prices and injected provider faults (``PortableArm``);
 - the grants, ``--read-only``, ``--keep``, whether the command records, and the harness version (a worker
   with another alisio refuses to run: its records would not be comparable);
 - the sandbox's limits with ``--sandbox bwrap`` (a worker where bubblewrap cannot run ends each run
   ``error``: it never runs one unsandboxed);
 - the provider (``ProviderPlan.portable``): the live provider's id, model, base URL and
-  ``provider.maxConcurrency``; the bytes of every script of ``--script``; the cassettes of a replay.
+  ``provider.maxConcurrency``; the bytes of every script of ``--script`` (and whether they are served over
+  in-memory HTTP, as they are when some arm injects faults); the cassettes of a replay (and the faults they
+  were recorded with).
 
 The API key (and the password of a base URL that has one) is not in a ``PortableRun``: the executor sends it
 apart, as ``RunSecrets`` with each task (see ``alisio.shell.lab.ray_executor``), so that it never sits in an
@@ -33,6 +35,7 @@ import msgspec
 
 from alisio.core.harness.config import MeasuredConfig
 from alisio.core.harness.events import Effect
+from alisio.core.harness.faults import FaultSpec
 from alisio.core.harness.prices import Rates
 from alisio.core.harness.sandbox import SandboxLimits
 from alisio.core.harness.wire import DEFAULT_API, Api
@@ -85,6 +88,8 @@ class PortableScripted(msgspec.Struct, frozen=True, kw_only=True, tag="scripted"
     """Task id -> script bytes; the key ``""`` is the one file every task plays."""
     sources: dict[str, str]
     """The same keys -> the file each script was read from (named in a script's errors)."""
+    over_http: bool = False
+    """Each run's script is served over in-memory HTTP (some arm injects faults: ``scripted_plan``)."""
 
 
 class PortableReplay(msgspec.Struct, frozen=True, kw_only=True, tag="replay"):
@@ -93,6 +98,8 @@ class PortableReplay(msgspec.Struct, frozen=True, kw_only=True, tag="replay"):
     id: str
     model: str
     cassettes: dict[str, Cassette]
+    faults: FaultSpec | None = None
+    """The spec the cassettes were recorded with (``replay_plan``'s ``faults``; ``None``: clean)."""
 
 
 PortableProvider = PortableLive | PortableScripted | PortableReplay
@@ -114,6 +121,8 @@ class PortableArm(msgspec.Struct, frozen=True, kw_only=True):
     run_id: str
     rates: Rates | None = None
     """The arm's prices (a task's ``maxCostUsd`` is checked at them on the worker)."""
+    faults: FaultSpec | None = None
+    """The arm's injected provider faults (``--faults``, a variant's ``faults``); ``None``: none."""
 
 
 class PortableRun(msgspec.Struct, frozen=True, kw_only=True):
@@ -147,12 +156,15 @@ def decode_run(data: bytes) -> PortableRun:
     return _decoder.decode(data)
 
 
-def scripted(model: str | None, scripts: Mapping[str, tuple[bytes, str]]) -> PortableScripted:
+def scripted(
+    model: str | None, scripts: Mapping[str, tuple[bytes, str]], *, over_http: bool = False
+) -> PortableScripted:
     """The portable form of ``scripted_plan``'s scripts (task id, or ``""`` for one file -> bytes, source)."""
     return PortableScripted(
         model=model or SCRIPTED_PROVIDER,
         scripts={key: data for key, (data, _) in scripts.items()},
         sources={key: source for key, (_, source) in scripts.items()},
+        over_http=over_http,
     )
 
 

@@ -319,7 +319,7 @@ def _check_faults(request: LabRequest, variants: VariantsPlan | None) -> bool:
 
     Raises:
         CommandError: a variant's faults or ``cut`` faults with ``eval record`` or replay (a cassette keeps no
-            answer's bytes to cut), or faults with ``--executor ray`` (workers do not take them yet).
+            answer's bytes to cut).
     """
     given = [("--faults", request.provider.faults)] + [
         (f"{request.variants_file}: variant {v.id}: faults", v.faults)
@@ -339,8 +339,6 @@ def _check_faults(request: LabRequest, variants: VariantsPlan | None) -> bool:
                 f"--faults {spec_text(spec)}: {verb} does not take cut faults (whether a cut answer is "
                 "retried depends on its bytes, which a cassette does not keep); inject cuts with eval run"
             )
-    if request.executor is ExecutorKind.RAY:
-        raise CommandError(f"{named[0]}: --executor ray does not pass faults to its workers yet; run here")
     return True
 
 

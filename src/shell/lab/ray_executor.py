@@ -293,7 +293,10 @@ def _portable_run(ctx: RunContext, arms: Sequence[Arm], record: bool) -> tuple[P
         suite_hash=ctx.loaded.content_hash,
         provider=provider,
         arms=tuple(
-            PortableArm(variant=a.variant, measured=a.measured, run_id=a.run_id, rates=a.rates) for a in arms
+            PortableArm(
+                variant=a.variant, measured=a.measured, run_id=a.run_id, rates=a.rates, faults=a.faults
+            )
+            for a in arms
         ),
         granted=tuple(sorted(ctx.granted)),
         read_only=ctx.read_only,

@@ -35,10 +35,9 @@ from alisio.core.harness.sandbox import SandboxLimits
 from alisio.core.lab.judges.outcome import SetupError, record_from_run
 from alisio.core.lab.runs.records import RunRecord
 from alisio.core.lab.suites.schedule import RunSpec
-from alisio.core.lab.suites.suite import Task
 from alisio.core.replay.cassette import RecordedCall
 from alisio.shell.harness.providers.gate import Gate
-from alisio.shell.lab.plans import ProviderPlan
+from alisio.shell.lab.plans import ProviderPlan, script_player
 from alisio.shell.lab.portable import (
     PortableLive,
     PortableProvider,
@@ -201,17 +200,14 @@ def provider_plan(provider: PortableProvider, secrets: RunSecrets, gate: Gate | 
         case PortableScripted():
             return _scripted_plan(provider)
         case PortableReplay():
-            return replay_plan(provider.cassettes)
+            return replay_plan(provider.cassettes, provider.faults)
 
 
 def _scripted_plan(provider: PortableScripted) -> ProviderPlan:
     from alisio.core.lab.outputs.formats import SCRIPTED_PROVIDER
-    from alisio.shell.harness.providers.scripted import ScriptedProvider
 
-    def factory(task: Task, _spec: RunSpec) -> ScriptedProvider:
-        key = "" if "" in provider.scripts else task.id
-        return ScriptedProvider.from_json(provider.scripts[key], provider.sources[key])
-
+    scripts = {key: (data, provider.sources[key]) for key, data in provider.scripts.items()}
+    factory = script_player(scripts, provider.model, over_http=provider.over_http)
     return ProviderPlan(id=SCRIPTED_PROVIDER, model=provider.model, factory=factory, close=lambda: None)
 
 
@@ -248,7 +244,12 @@ def _arm(portable: PortableRun, variant: str | None, where: Path) -> Arm:
     arm = next(arm for arm in portable.arms if arm.variant == variant)
     # the report directory is the driver's: a worker never writes a report
     return Arm(
-        variant=arm.variant, measured=arm.measured, directory=where, run_id=arm.run_id, rates=arm.rates
+        variant=arm.variant,
+        measured=arm.measured,
+        directory=where,
+        run_id=arm.run_id,
+        rates=arm.rates,
+        faults=arm.faults,
     )
 
 

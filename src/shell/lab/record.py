@@ -178,7 +178,7 @@ def replay_plan(cassettes: Mapping[str, Cassette], faults: FaultSpec | None = No
         factory=factory,
         close=lambda: None,
         hook=ReplayHook(),
-        portable=PortableReplay(id=plan_id, model=model, cassettes=dict(cassettes)),
+        portable=PortableReplay(id=plan_id, model=model, cassettes=dict(cassettes), faults=faults),
     )
 
 

@@ -9,7 +9,9 @@ What is checked: scripted outcomes identical to ``--jobs 1`` (records equal but 
 a recording's cassettes identical to the thread executor's, and their replay; Ctrl-C stops the runs in flight
 (their commands killed, their workspaces removed) and exits 130; a worker that dies mid-run is an ``error``
 run (``worker_lost``), not a hang; ``provider.maxConcurrency`` holds across the workers, the key reaches the
-provider and is written nowhere; a sequential run (``--until-width``) starts no run of a stopped task.
+provider and is written nowhere; a sequential run (``--until-width``) starts no run of a stopped task;
+``--faults`` (eval run, a variants file's arms, a recording and its replay, scripted and live) gives the
+thread executor's records, hits and outcomes.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from typing import Any
 import msgspec
 import pytest
 
+from alisio.core.harness.faults import fault_at, parse_faults
 from alisio.core.lab.runs.records import RunRecord
 from alisio.shell.lab.portable import suite_archive, suite_entries, unpack_suite
 from alisio.shell.lab.suites import load_suite
@@ -452,19 +455,28 @@ class _SlowHandler(BaseHTTPRequestHandler):
         self.wfile.write(body.encode())
 
 
+@contextlib.contextmanager
+def _configured_endpoint(home: Path, delay_s: float, more: str = "") -> Iterator[_SlowEndpoint]:
+    """A ``_SlowEndpoint`` serving for the block, config.toml's provider (model ``m-slow``, then ``more``)."""
+    endpoint = _SlowEndpoint(delay_s=delay_s)
+    endpoint.start(0.05)
+    try:
+        host, port = endpoint.server_address[:2]
+        (home / "config" / "config.toml").write_text(
+            f'[provider]\nbaseUrl = "http://{host!s}:{port}/v1"\nmodel = "m-slow"\n{more}'
+        )
+        yield endpoint
+    finally:
+        endpoint.close()
+
+
 @needs_ray
 def test_max_concurrency_holds_across_the_workers_and_the_key_travels_unwritten(
     home: Path, ray_head: RayHead
 ) -> None:
     """provider.maxConcurrency = 1 with -j 4 on the cluster: one request in flight at a time over every worker;
     each request carries the key, which is in no output and no report file."""
-    endpoint = _SlowEndpoint(delay_s=0.4)
-    endpoint.start(0.05)
-    try:
-        host, port = endpoint.server_address[:2]
-        (home / "config" / "config.toml").write_text(
-            f'[provider]\nbaseUrl = "http://{host!s}:{port}/v1"\nmodel = "m-slow"\nmaxConcurrency = 1\n'
-        )
+    with _configured_endpoint(home, 0.4, "maxConcurrency = 1\n") as endpoint:
         key = "sk-ray-" + secrets.token_hex(12)
         suite = make_suite(home, task("look"))
         out = home / "out"
@@ -472,8 +484,6 @@ def test_max_concurrency_holds_across_the_workers_and_the_key_travels_unwritten(
         result = alisio(home, env, "eval", "run", "calc-suite", "--suite-dir", str(suite), "--yes", "-k", "4",
                         "-j", "4", "--allow-write", "--out", str(out), "--executor", "ray",
                         "--ray-address", ray_head.address)  # fmt: skip
-    finally:
-        endpoint.close()
     assert result.returncode == 0, result.stderr
     assert [r.status for r in read_runs(out)] == ["fail"] * 4  # the model fixed nothing: judged, not error
     assert endpoint.authorizations == [f"Bearer {key}"] * 4
@@ -775,3 +785,89 @@ def test_a_suite_with_files_outside_its_fixtures_runs_on_the_cluster(home: Path,
     verdicts = sorted((r.task_id, r.repetition, r.status) for r in thread)
     assert verdicts == [("fix", 0, "pass"), ("noop", 0, "fail")]
     assert _in_order_of(thread, on_ray) == [_timeless(r) for r in thread]
+
+
+_FAULTS = "429:0.25,500:0.25,seed=3,retry-after=0"
+"""On calc-suite's a/b/c x k=2: 12 faulted calls of both kinds, every run answered within the default 4
+retries; without retries 4 of the 6 runs end at their first faulted call."""
+
+
+def _untimed(records: list[RunRecord]) -> list[dict[str, Any]]:
+    """``_timeless`` records, in task and repetition order, without what the clock decides under faults: each
+    answer's first-event latency, and a retry's jittered backoff in its notice."""
+    untimed = []
+    for record in sorted(records, key=lambda r: (r.task_id, r.repetition)):
+        data = _timeless(record)
+        data["measured"].pop("firstEventMs", None)
+        for incident in data["incidents"]:
+            incident["message"] = re.sub(r" in [0-9.]+ s$", " in N s", incident["message"])
+        untimed.append(data)
+    return untimed
+
+
+def _faults_of(records: list[RunRecord]) -> list[tuple[str, int, str, str | None, Any]]:
+    """Each run's outcome and faults, in task and repetition order."""
+    ordered = sorted(records, key=lambda r: (r.task_id, r.repetition))
+    return [(r.task_id, r.repetition, r.status, r.reason, msgspec.to_builtins(r.faults)) for r in ordered]
+
+
+@needs_ray
+@pytest.mark.timeout(300)  # seven commands, five on the cluster: 70 s on 2 idle cores, 140 s loaded
+def test_faults_on_the_cluster_give_the_thread_executors_records(home: Path, ray_head: RayHead) -> None:
+    """--faults on eval run and a variants file's clean and faulted (no retries) arms: on the cluster every run
+    record is the thread executor's (the same hits at the same calls, the same outcomes), each worker setting up
+    the run's faults and retries.max as a thread does; a recording under faults on the cluster replays there
+    with eval run's faults and outcomes, and a live endpoint's runs get their schedule's faults too."""
+    suite, scripts = _calc_scripts(home)
+    compare = home / "compare.json"
+    arms = [{"id": "clean"}, {"id": "faulted", "faults": _FAULTS, "overrides": {"retries.max": 0}}]
+    compare.write_text(json.dumps({"suite": "calc-suite", "variants": arms}))
+    suite_args = ["calc-suite", "--suite-dir", str(suite), "--yes", "--allow-write"]
+    common = [*suite_args, "--script", str(scripts)]
+    on_ray = ["-j", "3", "--executor", "ray", "--ray-address", ray_head.address]
+    for name, extra in (("thread", ["-j", "1"]), ("ray", on_ray)):
+        result = alisio(home, ray_head.env, "eval", "run", *common, "-k", "2", "--faults", _FAULTS,
+                        "--out", str(home / f"run-{name}"), *extra)  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        result = alisio(home, ray_head.env, "eval", "variants", *common, "-k", "2", "--variants", str(compare),
+                        "--out", str(home / f"variants-{name}"), *extra)  # fmt: skip
+        assert result.returncode == 1, result.stderr  # the faulted arm's runs that a fault ended are errors
+        assert "Traceback" not in result.stderr
+    for out in ("run-{}", "variants-{}/clean", "variants-{}/faulted"):
+        thread = read_runs(home / out.format("thread"))
+        assert _untimed(read_runs(home / out.format("ray"))) == _untimed(thread)
+    faulted = read_runs(home / "run-thread")
+    hits = [hit.kind for r in faulted if r.faults is not None for hit in r.faults.hits]
+    assert sorted(set(hits)) == ["429", "500"] and len(hits) == 12
+    # retried: the faults cost nothing (the fixes pass, the no-op fails, no run ended error)
+    assert {(r.task_id, r.status) for r in faulted} == {("a", "pass"), ("b", "fail"), ("c", "pass")}
+    assert all(r.faults is None for r in read_runs(home / "variants-ray/clean"))
+    no_retries = _faults_of(read_runs(home / "variants-ray/faulted"))
+    assert [status for _, _, status, _, _ in no_retries].count("error") == 4
+    # eval record under the faults on the cluster, then its replay there: eval run's repetition 0, call by call
+    cassettes = home / "cassettes"
+    result = alisio(home, ray_head.env, "eval", "record", *common, "--faults", _FAULTS,
+                    "--cassette-dir", str(cassettes), *on_ray)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert {json.loads(p.read_text().splitlines()[0])["faults"] for p in cassettes.iterdir()} == {_FAULTS}
+    result = alisio(home, ray_head.env, "eval", "run", *suite_args, "--mode", "replay", "--cassette-dir", str(cassettes),
+                    "--faults", _FAULTS, "-k", "1", "--out", str(home / "replay"), *on_ray)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert _faults_of(read_runs(home / "replay")) == [row for row in _faults_of(faulted) if row[1] == 0]
+    # a live endpoint: each worker's own provider behind the command's endpoint slots (an injected 429's
+    # retry-after pauses them, as the threads' gate); every run makes its schedule's calls, one answered
+    with _configured_endpoint(home, 0.0) as endpoint:
+        result = alisio(home, {**ray_head.env, "OPENAI_API_KEY": "sk-faults"}, "eval", "run", *suite_args, "-k", "2",
+                        "--faults", _FAULTS, "--out", str(home / "live"), *on_ray)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    spec = parse_faults(_FAULTS).unwrap()
+    assert spec is not None
+    live = read_runs(home / "live")
+    for record in live:
+        assert record.status == "fail" and record.faults is not None  # judged: the model fixed nothing
+        schedule = [fault_at(spec, f"{record.task_id}/{record.repetition}", call) for call in range(9)]
+        answered = schedule.index(None)  # the run's one model call, after its faulted attempts
+        assert record.faults.calls == answered + 1
+        assert [(hit.call, hit.kind) for hit in record.faults.hits] == list(enumerate(schedule[:answered]))
+    assert sum(len(r.faults.hits) for r in live if r.faults is not None) > 0
+    assert len(endpoint.authorizations) == 6  # the faulted calls never reached it
