@@ -1,5 +1,7 @@
-"""Properties of ``alisio.core.harness.faults``: the spec's grammar, its canonical text, the seeded schedule and
-the answers each api sends; and of ``alisio.core.lab.comparisons.robustness`` against a direct computation."""
+"""Properties of ``alisio.core.harness.faults``: the spec's grammar, its canonical text, the seeded schedule,
+the answers each api sends, the hits as records keep them and the fault that ended a run; of a cassette's cut
+points (``alisio.core.replay.cassette.cut_points_problem``); and of ``alisio.core.lab.comparisons.robustness``
+against a direct computation."""
 
 from __future__ import annotations
 
@@ -13,14 +15,19 @@ from returns.result import Failure, Success
 
 from alisio.core.harness.faults import (
     FAULT_KINDS,
+    FaultHit,
     FaultSpec,
     fault_answer,
     fault_at,
+    fault_that_ended,
+    hits_text,
     parse_faults,
     spec_text,
 )
 from alisio.core.lab.comparisons.robustness import robustness_rows
 from alisio.core.lab.reports.report_build import build_report
+from alisio.core.lab.runs.records import RunFaults
+from alisio.core.replay.cassette import CassetteHeader, cut_points_problem
 from alisio.core.stats import paired_difference, ratio_estimate
 from tests.property.strategies_report import conditions, task_runs
 
@@ -128,6 +135,117 @@ def test_each_api_gets_its_own_error_shape() -> None:
     anthropic = fault_answer("anthropic", "503", spec)
     body = json.loads(anthropic.body)
     assert anthropic.status == 503 and body["type"] == "error" and body["error"]["type"] == "overloaded_error"
+
+
+def _recorded(spec: FaultSpec, run: str, calls: int, events: st.DataObject) -> RunFaults:
+    """The faults a recording of ``calls`` calls under ``spec`` keeps: the schedule's hits, each cut's point."""
+    hits = []
+    for call in range(calls):
+        kind = fault_at(spec, run, call)
+        if kind == "cut":
+            broke = events.draw(st.integers(0, 40))
+            hits.append(
+                FaultHit(call=call, kind=kind, events=broke, ended=broke > 0 and events.draw(st.booleans()))
+            )
+        elif kind is not None:
+            hits.append(FaultHit(call=call, kind=kind))
+    return RunFaults(calls=calls, hits=tuple(hits))
+
+
+def _header(task: str, spec: FaultSpec, record: RunFaults | None) -> CassetteHeader:
+    return CassetteHeader(
+        format="cassette/v1", suite_id="s", suite_version="1", task_id=task, config_hash="h",
+        harness_version="0", model="m", provider="p", faults=spec_text(spec), fault_record=record,
+    )  # fmt: skip
+
+
+@given(specs(), st.sampled_from(["fix-add", "t"]), st.integers(0, 40), st.data())
+def test_a_cassette_replays_its_cuts_only_with_the_cut_points_of_its_schedule(
+    spec: FaultSpec, task: str, calls: int, data: st.DataObject
+) -> None:
+    """A recording's record (the schedule of its repetition 0, each cut with its point) is accepted; without
+    it, without one cut's point, or with a hit that is not the schedule's, it is refused when the spec cuts."""
+    cuts = any(kind == "cut" and rate > 0 for kind, rate in spec.rates)
+    record = _recorded(spec, f"{task}/0", calls, data)
+    assert cut_points_problem(_header(task, spec, record), spec) is None
+    assert cut_points_problem(_header(task, spec, record), None) is None
+    older = cut_points_problem(_header(task, spec, None), spec)
+    assert (older is not None) == cuts
+    if older is not None:
+        assert older.startswith("recorded with cut faults but without where each cut broke")
+    for index, hit in enumerate(record.hits):
+        if hit.kind == "cut":
+            pointless = msgspec.structs.replace(
+                record,
+                hits=(*record.hits[:index], FaultHit(call=hit.call, kind="cut"), *record.hits[index + 1 :]),
+            )
+            problem = cut_points_problem(_header(task, spec, pointless), spec)
+            assert (
+                problem
+                == f"faultRecord.hits[{index}]: the cut at call {hit.call} does not say where it broke (events)"
+            )
+    if cuts and record.hits:
+        dropped = msgspec.structs.replace(record, hits=record.hits[1:])
+        problem = cut_points_problem(_header(task, spec, dropped), spec)
+        assert problem is not None and problem.startswith("faultRecord: its hits are not the schedule")
+    if cuts:  # the same record for another repetition's schedule is refused unless it is the same schedule
+        other = _recorded(spec, f"{task}/1", calls, data)
+        if [(h.call, h.kind) for h in other.hits] != [(h.call, h.kind) for h in record.hits]:
+            assert cut_points_problem(_header(task, spec, other), spec) is not None
+
+
+@given(st.integers(0, 3), st.integers(0, 40), st.booleans())
+def test_a_hit_without_a_cut_point_is_kept_as_records_always_kept_it(
+    call: int, events: int, ended: bool
+) -> None:
+    plain = FaultHit(call=call, kind="429")
+    assert msgspec.json.decode(msgspec.json.encode(plain)) == {"call": call, "kind": "429"}
+    cut = FaultHit(call=call, kind="cut", events=events, ended=ended)
+    assert msgspec.json.decode(msgspec.json.encode(cut), type=FaultHit) == cut
+    shown = msgspec.json.decode(msgspec.json.encode(cut))
+    assert shown == {"call": call, "kind": "cut", "events": events, **({"ended": True} if ended else {})}
+
+
+def test_hits_say_where_each_cut_broke() -> None:
+    hits = (
+        FaultHit(call=0, kind="cut", events=0),
+        FaultHit(call=1, kind="500"),
+        FaultHit(call=2, kind="cut", events=1),
+        FaultHit(call=3, kind="cut", events=7, ended=True),
+        FaultHit(call=4, kind="cut"),
+    )
+    assert hits_text(hits) == (
+        "call 0: cut before the first event, call 1: 500, call 2: cut after 1 event, "
+        "call 3: cut after the answer's end (7 events), call 4: cut"
+    )
+
+
+REASONS = {"429": "provider_rate_limited", "500": "provider_server", "503": "provider_server",
+           "stall": "provider_timeout", "cut": "provider_network"}  # fmt: skip
+
+
+@given(
+    st.lists(st.tuples(st.sampled_from(FAULT_KINDS), st.integers(0, 3), st.booleans()), max_size=5),
+    st.integers(0, 3),
+    st.sampled_from([None, "provider_auth", "provider_protocol", *REASONS.values()]),
+)
+def test_only_the_last_calls_fault_ends_a_run_and_only_with_its_own_failure(
+    drawn: list[tuple[str, int, bool]], extra: int, reason: str | None
+) -> None:
+    hits = tuple(
+        FaultHit(
+            call=call, kind=kind, events=events if kind == "cut" else None, ended=ended and kind == "cut"
+        )  # type: ignore[arg-type]
+        for call, (kind, events, ended) in enumerate(drawn)
+    )
+    calls = len(hits) + extra
+    found = fault_that_ended(calls, hits, reason)
+    if not hits or extra or hits[-1].ended or REASONS.get(hits[-1].kind) != reason:
+        assert (
+            found is None
+        )  # the provider's own failure, a call after the fault, or a fault that failed nothing
+    else:
+        assert found == hits[-1]
 
 
 outcomes = st.tuples(st.integers(0, 4), st.integers(0, 3), st.integers(0, 2))

@@ -13,7 +13,8 @@ Kinds, in the order the schedule lays them out:
   ``overloaded_error``);
 - ``stall``: no byte of an answer until the client's read timeout passes (the built-in provider's
   ``provider.timeoutMs``, default 300 s; an external agent's own), then the connection is dropped;
-- ``cut``: the real answer starts, and the connection breaks after half of its bytes;
+- ``cut``: the real answer starts, and the connection breaks after half of its bytes; the hit keeps where it
+  broke (``FaultHit.events``): how many of the answer's stream events the harness had received;
 - ``slow``: the real answer arrives whole, in ``DRIP_PIECES`` pieces each ``drip-ms`` apart (default 500).
 
 Rules this module keeps:
@@ -24,7 +25,10 @@ Rules this module keeps:
   attempt counts, a retry included, so a retry may or may not be faulted again): the same three give the
   same fault, on any machine, and a run repeated with the same spec sees the same schedule;
 - ``spec_text`` is the canonical form (kinds in the order above, settings only when not at their default):
-  what names a run in its report's conditions, so two spellings of one spec compare as the same condition.
+  what names a run in its report's conditions, so two spellings of one spec compare as the same condition;
+- ``fault_that_ended`` names the fault that ended a run in error only when the run's last call met it and
+  failed the way that fault fails (what ``eval record`` needs to keep such a run's cassette: its replay meets
+  the same fault).
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from returns.result import Failure, Result, Success
 
 from alisio.core.base import Frozen
 from alisio.core.harness.wire import Api, wire_format
+from alisio.core.text import plural
 
 __all__ = [
     "DEFAULT_DRIP_MS",
@@ -50,6 +55,7 @@ __all__ = [
     "FaultSpec",
     "fault_answer",
     "fault_at",
+    "fault_that_ended",
     "hits_text",
     "parse_faults",
     "spec_text",
@@ -77,12 +83,19 @@ class FaultSpec(Frozen, frozen=True, kw_only=True):
     drip_ms: int = DEFAULT_DRIP_MS
 
 
-class FaultHit(Frozen, frozen=True, kw_only=True):
+class FaultHit(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     """One faulted call of a run, as its record keeps it."""
 
     call: int
     """The run's call index (0-based; every HTTP attempt to the model counts, retries included)."""
     kind: FaultKind
+    events: int | None = None
+    """For a ``cut``: how many stream events of the answer the harness had received when the connection broke
+    (0: none, and the call was retried like a failed connection; more: the call failed, not retried).
+    ``None`` for the other kinds (and in records written before cuts kept it)."""
+    ended: bool = False
+    """For a ``cut``: the answer's last event (``[DONE]``, ``message_stop``, ...) was among those ``events``, so
+    the harness had the whole answer and never met the break."""
 
 
 class FaultAnswer(Frozen, frozen=True, kw_only=True):
@@ -209,8 +222,47 @@ def fault_at(spec: FaultSpec, run: str, call: int) -> FaultKind | None:
 
 
 def hits_text(hits: tuple[FaultHit, ...]) -> str:
-    """``call 0: 429, call 3: cut`` (``none``)."""
-    return ", ".join(f"call {hit.call}: {hit.kind}" for hit in hits) or "none"
+    """``call 0: 429, call 3: cut after 2 events`` (``none``).
+
+    >>> hits_text((FaultHit(call=0, kind="429"), FaultHit(call=1, kind="cut", events=0)))
+    'call 0: 429, call 1: cut before the first event'
+    """
+    return ", ".join(f"call {hit.call}: {_hit_text(hit)}" for hit in hits) or "none"
+
+
+def _hit_text(hit: FaultHit) -> str:
+    if hit.kind != "cut" or hit.events is None:
+        return hit.kind
+    if hit.ended:
+        return f"cut after the answer's end ({plural(hit.events, 'event')})"
+    return "cut before the first event" if hit.events == 0 else f"cut after {plural(hit.events, 'event')}"
+
+
+_FAILURE_REASON: Final[dict[FaultKind, str]] = {
+    "429": "provider_rate_limited",
+    "500": "provider_server",
+    "503": "provider_server",
+    "stall": "provider_timeout",
+    "cut": "provider_network",
+}
+"""The run-end reason of a call whose last attempt met each fault and failed (``ProviderFailure.reason``)."""
+
+
+def fault_that_ended(calls: int, hits: tuple[FaultHit, ...], reason: str | None) -> FaultHit | None:
+    """The fault that ended a run which ended ``error`` with ``reason`` after ``calls`` model calls and
+    ``hits``: the hit of its last call, when that call's failure is the one its fault gives (retries run out
+    on a 429, 5xx, stall or cut before the first event; a cut after some events); ``None`` when the run ended
+    otherwise (the provider's own failure, a cut after the answer's end, which the harness never met).
+
+    >>> fault_that_ended(2, (FaultHit(call=1, kind="cut", events=3),), "provider_network")
+    FaultHit(call=1, kind='cut', events=3, ended=False)
+    >>> fault_that_ended(3, (FaultHit(call=1, kind="cut", events=3),), "provider_network") is None
+    True
+    """
+    if not hits or hits[-1].call != calls - 1 or hits[-1].ended:
+        return None
+    last = hits[-1]
+    return last if _FAILURE_REASON.get(last.kind) == reason else None
 
 
 _MESSAGES: Final[dict[str, str]] = {

@@ -1,8 +1,9 @@
 """Cassettes (``cassette/v1``): one task's provider calls, recorded, and the pure logic of replaying them.
 
 A cassette is JSONL. The first line is the header (``format``, ``suiteId``, ``suiteVersion``, ``taskId``,
-``configHash``, ``harnessVersion``, ``model``, ``provider``, and ``servedModels`` and ``systemFingerprints``
-when the responses named what served them); each further line is one provider call in order (``call``,
+``configHash``, ``harnessVersion``, ``model``, ``provider``, ``servedModels`` and ``systemFingerprints`` when
+the responses named what served them, ``faults``, ``faultRecord`` and ``partialEvents`` when it was recorded
+with ``--faults``); each further line is one provider call in order (``call``,
 ``purpose``, ``fingerprint``, ``request``, ``events``).
 
 Rules this module keeps:
@@ -17,6 +18,9 @@ Rules this module keeps:
   an extra call; ``unplayed`` reports recorded calls the run never made. Both are divergences too.
 - Limits: a cassette holds at most ``MAX_CASSETTE_BYTES`` (256 KB) and a cassette directory at most
   ``MAX_DIRECTORY_BYTES`` (2 MB); ``size_problem`` says why a write must be refused.
+- ``cut_points_problem``: a cassette recorded with ``cut`` faults replays them only with the recorded cut
+  points (``faultRecord``: where each cut broke, which depends on the provider's bytes the cassette does not
+  keep); one without them, or whose record is not the spec's schedule, is refused.
 - Decoding never raises: ``decode_cassette`` returns ``Failure(CassetteError)`` naming the file and the
   1-based line (with msgspec's field path).
 """
@@ -29,8 +33,9 @@ import msgspec
 from returns.result import Failure, Result, Success
 
 from alisio.core.base import Frozen
+from alisio.core.harness.faults import FaultSpec, fault_at
 from alisio.core.harness.protocol import ProviderRequest, Purpose, StreamEvent
-from alisio.core.lab.runs.records import Divergence, RunRecord, RunStatus
+from alisio.core.lab.runs.records import Divergence, RunFaults, RunRecord, RunStatus
 from alisio.core.replay.fingerprint import fingerprint, first_difference
 from alisio.core.text import plural
 
@@ -43,6 +48,7 @@ __all__ = [
     "CassetteError",
     "CassetteHeader",
     "RecordedCall",
+    "cut_points_problem",
     "decode_cassette",
     "decode_lines",
     "divergence_message",
@@ -102,6 +108,14 @@ class CassetteHeader(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     faults: str | None = None
     """The ``--faults`` spec the run was recorded under (canonical, ``alisio.core.harness.faults.spec_text``);
     a replay injects the same faults at the same calls. Absent when none."""
+    fault_record: RunFaults | None = None
+    """The recorded run's faults, as its run record keeps them (``faults``: its model calls, every HTTP attempt,
+    and the faulted ones, each cut with where it broke: ``alisio.core.harness.faults.FaultHit.events``); a
+    replay's cuts break where these did. Absent when recorded without faults."""
+    partial_events: tuple[StreamEvent, ...] = ()
+    """When a cut after the answer's first event ended the recorded run (its last call, which failed and so is
+    not among the calls): the events the harness had received from it, which the replay's failure carries as
+    the recording's did (the agent keeps an excerpt of them). Absent otherwise."""
 
 
 class RecordedCall(Frozen, frozen=True, kw_only=True):
@@ -314,6 +328,39 @@ def unplayed(cassette: Cassette, calls_made: int) -> Divergence | None:
         expected=f"{recorded} recorded calls",
         actual=f"{plural(calls_made, 'call')} made ({missing} recorded {noun} never made)",
     )
+
+
+def cut_points_problem(header: CassetteHeader, spec: FaultSpec | None) -> str | None:
+    """Why a cassette cannot be replayed under ``spec`` (its recording's, already checked) for want of its cut
+    points, or ``None``.
+
+    A cut's effect depends on where the answer's bytes broke off (before its first event the call is retried,
+    after it the call fails), so a replay cuts only where the recording did, at the points ``faultRecord``
+    keeps. Refused: a spec with ``cut`` faults and no ``faultRecord`` (an older alisio, or an edited file), a
+    record whose hits are not ``spec``'s schedule for the recorded run (``<task>/0``: ``eval record`` runs
+    repetition 0), or a cut hit without its ``events``.
+    """
+    if spec is None or not any(kind == "cut" and rate > 0 for kind, rate in spec.rates):
+        return None
+    record = header.fault_record
+    if record is None:
+        return (
+            "recorded with cut faults but without where each cut broke (no faultRecord in its header: an older "
+            "alisio, or an edited file): record it again"
+        )
+    run = f"{header.task_id}/0"
+    scheduled = [(call, kind) for call in range(record.calls) if (kind := fault_at(spec, run, call))]
+    if [(hit.call, hit.kind) for hit in record.hits] != scheduled:
+        return (
+            f"faultRecord: its hits are not the schedule of --faults {header.faults} over its {record.calls} "
+            "calls (an edited file): record it again"
+        )
+    for index, hit in enumerate(record.hits):
+        if hit.kind == "cut" and hit.events is None:
+            return (
+                f"faultRecord.hits[{index}]: the cut at call {hit.call} does not say where it broke (events)"
+            )
+    return None
 
 
 def divergence_message(divergence: Divergence) -> str:

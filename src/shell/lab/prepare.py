@@ -142,12 +142,11 @@ def _provider_plan(
             replay_plan,
         )
 
-        cassettes = load_cassettes(
-            choice.loaded, tasks, cassette_dir_for(choice.loaded.directory, request.cassette_dir)
-        )
+        directory = cassette_dir_for(choice.loaded.directory, request.cassette_dir)
+        cassettes = load_cassettes(choice.loaded, tasks, directory)
         for warning in config_hash_warnings(cassettes, config_hash(measured)):
             say(warning)
-        check_recorded_faults(cassettes, request.provider.faults)
+        check_recorded_faults(cassettes, request.provider.faults, directory)
         return replay_plan(cassettes, request.provider.faults)
     options = request.provider
     if options.script is not None:
@@ -318,8 +317,9 @@ def _check_faults(request: LabRequest, variants: VariantsPlan | None) -> bool:
     """Whether some arm injects faults; refused (one line) where faults cannot be injected.
 
     Raises:
-        CommandError: a variant's faults or ``cut`` faults with ``eval record`` or replay (a cassette keeps no
-            answer's bytes to cut).
+        CommandError: a variant's faults with ``eval record`` or replay, ``cut`` faults with a replay of more
+            than the recorded repetition (a cassette keeps where the recorded run's cuts broke, not where
+            another schedule's would).
     """
     given = [("--faults", request.provider.faults)] + [
         (f"{request.variants_file}: variant {v.id}: faults", v.faults)
@@ -334,10 +334,12 @@ def _check_faults(request: LabRequest, variants: VariantsPlan | None) -> bool:
         if named[0] != "--faults":
             raise CommandError(f"{named[0]}: {verb} takes the command's --faults only, not a variant's")
         spec = request.provider.faults
-        if spec is not None and any(kind == "cut" and rate > 0 for kind, rate in spec.rates):
+        cuts = spec is not None and any(kind == "cut" and rate > 0 for kind, rate in spec.rates)
+        further = request.selection.k > 1 or request.sequential is not None
+        if cuts and request.mode is LabMode.REPLAY and further:
             raise CommandError(
-                f"--faults {spec_text(spec)}: {verb} does not take cut faults (whether a cut answer is "
-                "retried depends on its bytes, which a cassette does not keep); inject cuts with eval run"
+                f"--faults {spec_text(spec)}: a replay with cut faults runs the recorded repetition only (-k 1): "
+                "the cassette keeps where the recording's cuts broke, not where another repetition's would"
             )
     return True
 

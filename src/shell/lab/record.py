@@ -2,7 +2,11 @@
 
 - ``recording_plan`` wraps any provider plan (live or scripted): each run's provider becomes a
   ``RecordingProvider`` with the run's own fingerprint rules; once the lab ran each task once,
-  ``write_recorded`` checks every cassette (secrets, sizes) and writes them all, or none.
+  ``write_recorded`` checks every cassette (secrets, sizes) and writes them all, or none. A run that ended
+  error gets none, unless an injected fault ended it (``alisio.core.harness.faults.fault_that_ended``): its
+  replay meets the same fault and ends the same way. With ``--faults`` the header keeps the run's faults
+  (``faultRecord``: where each cut broke) and, when a cut after the first event ended it, what that call had
+  received (``partialEvents``).
 - ``replay_plan`` serves each task's cassette through a ``ReplayProvider``; a run that diverged (a differing
   call, an extra call, or recorded calls never made) ends error with reason ``replay_divergence`` and its
   record's ``divergence`` filled. The model and provider the report names are the recording's.
@@ -21,10 +25,17 @@ import msgspec
 from returns.result import Failure, Success
 
 from alisio.core.harness.events import Effect
-from alisio.core.harness.faults import FaultSpec, spec_text
+from alisio.core.harness.faults import FaultHit, FaultSpec, fault_that_ended, spec_text
+from alisio.core.harness.protocol import StreamEvent
 from alisio.core.lab.runs.records import RunRecord, RunStatus
 from alisio.core.lab.suites.suite import Task
-from alisio.core.replay.cassette import Cassette, CassetteHeader, RecordedCall, with_divergence
+from alisio.core.replay.cassette import (
+    Cassette,
+    CassetteHeader,
+    RecordedCall,
+    cut_points_problem,
+    with_divergence,
+)
 from alisio.core.replay.fingerprint import Rules
 from alisio.shell.errors import CommandError
 from alisio.shell.harness.providers.base import Provider
@@ -63,6 +74,8 @@ class RecordHook:
     """Wraps each run's provider in a ``RecordingProvider`` and keeps what each task's run recorded."""
 
     recorded: dict[str, tuple[tuple[RecordedCall, ...], RunRecord]] = field(default_factory=dict)
+    broken: dict[str, tuple[StreamEvent, ...]] = field(default_factory=dict)
+    """Per task, what its last failed call had received (``RecordingProvider.broken``)."""
 
     def wrap(self, provider: Provider, task: Task, rules: Rules) -> Provider:
         return RecordingProvider(provider, rules)
@@ -70,6 +83,7 @@ class RecordHook:
     def finish(self, provider: Provider, task: Task, record: RunRecord) -> RunRecord:
         assert isinstance(provider, RecordingProvider)  # wrap made it
         self.recorded[task.id] = (provider.calls, record)
+        self.broken[task.id] = provider.broken
         return record
 
 
@@ -127,12 +141,16 @@ def load_cassettes(loaded: LoadedSuite, tasks: tuple[Task, ...], directory: Path
     return cassettes
 
 
-def check_recorded_faults(cassettes: Mapping[str, Cassette], faults: FaultSpec | None) -> None:
+def check_recorded_faults(
+    cassettes: Mapping[str, Cassette], faults: FaultSpec | None, directory: Path
+) -> None:
     """Refused unless every cassette was recorded under the command's ``--faults`` (both without any): a replay
-    injects its recording's faults at the same calls, so the spec is part of what it reproduces.
+    injects its recording's faults at the same calls, so the spec is part of what it reproduces. A cassette
+    recorded with ``cut`` faults must keep where each cut broke (``cut_points_problem``).
 
     Raises:
-        CommandError: one line per cassette recorded under another spec, naming both.
+        CommandError: one line per cassette recorded under another spec, naming both; else one per cassette
+            without its cut points, naming its file (in ``directory``).
     """
     given = spec_text(faults)
     differing = [
@@ -144,6 +162,13 @@ def check_recorded_faults(cassettes: Mapping[str, Cassette], faults: FaultSpec |
         raise CommandError(
             *differing, "nothing was run: replay with the spec the cassettes were recorded with"
         )
+    uncut = [
+        f"task {task}: {cassette_path(directory, task)}: {problem}"
+        for task, cassette in sorted(cassettes.items())
+        if (problem := cut_points_problem(cassette.header, faults)) is not None
+    ]
+    if uncut:
+        raise CommandError(*uncut, "nothing was run")
 
 
 def replay_plan(cassettes: Mapping[str, Cassette], faults: FaultSpec | None = None) -> ProviderPlan:
@@ -208,6 +233,13 @@ class Recorded:
     reason: str | None
 
 
+def _ended_by(record: RunRecord | None) -> FaultHit | None:
+    """The injected fault that ended ``record``'s run in error (``None``: it did not end error, or not so)."""
+    if record is None or record.status is not RunStatus.ERROR or record.faults is None:
+        return None
+    return fault_that_ended(record.faults.calls, record.faults.hits, record.reason)
+
+
 def _errored_line(task_id: str, record: RunRecord) -> str:
     """Why an errored run gets no cassette: every replay of it would reproduce the infrastructure error (a
     call with no event, a dropped stream), not the harness."""
@@ -216,6 +248,32 @@ def _errored_line(task_id: str, record: RunRecord) -> str:
         f"task {task_id}: no cassette written: the run ended error ({record.reason}){detail}; a replay would "
         "only repeat it: record the task again"
     )
+
+
+def _task_cassette(
+    task_id: str, hook: RecordHook, header: CassetteHeader, path: Path, say: Callable[[str], None]
+) -> PendingCassette | None:
+    """The cassette of the task's recorded run, to be written at ``path``; ``None`` (and ``say`` says why) for a
+    run that made no call or ended error, unless an injected fault ended it (its replay meets it again)."""
+    calls, record = hook.recorded.get(task_id, ((), None))
+    fault = _ended_by(record)
+    if not calls and fault is None:
+        why = f" ({record.reason})" if record is not None and record.reason else ""
+        say(f"warning: task {task_id}: the run made no provider call{why}: no cassette")
+        return None
+    if record is not None and record.status is RunStatus.ERROR and fault is None:
+        say(_errored_line(task_id, record))
+        return None
+    broke_mid_answer = fault is not None and fault.kind == "cut" and bool(fault.events)
+    task_header = msgspec.structs.replace(
+        header,
+        task_id=task_id,
+        served_models=() if record is None else record.measured.served_models,
+        system_fingerprints=() if record is None else record.measured.system_fingerprints,
+        fault_record=None if record is None else record.faults,
+        partial_events=hook.broken.get(task_id, ()) if broke_mid_answer else (),
+    )
+    return PendingCassette(task_id=task_id, path=path, cassette=Cassette(header=task_header, calls=calls))
 
 
 def write_recorded(
@@ -228,7 +286,7 @@ def write_recorded(
     say: Callable[[str], None],
 ) -> tuple[Recorded, ...]:
     """Write the cassette of every task ``hook`` recorded a call for, into ``directory``: all, or none (a task
-    whose run ended error gets none, and ``say`` tells why in one line).
+    whose run ended error gets none, unless an injected fault ended it, and ``say`` tells why in one line).
 
     Args:
         header: the cassette header every task shares (its ``task_id`` is replaced per task).
@@ -238,26 +296,11 @@ def write_recorded(
         CommandError: a cassette holds a secret or exceeds a size limit (one line each, naming the task and the
             field, never the value), or a cassette cannot be written. Nothing is written then.
     """
-    pending: list[PendingCassette] = []
-    for task in tasks:
-        calls, record = hook.recorded.get(task.id, ((), None))
-        if not calls:
-            why = f" ({record.reason})" if record is not None and record.reason else ""
-            say(f"warning: task {task.id}: the run made no provider call{why}: no cassette")
-            continue
-        if record is not None and record.status is RunStatus.ERROR:
-            say(_errored_line(task.id, record))
-            continue
-        task_header = msgspec.structs.replace(
-            header,
-            task_id=task.id,
-            served_models=() if record is None else record.measured.served_models,
-            system_fingerprints=() if record is None else record.measured.system_fingerprints,
-        )
-        path = cassette_path(directory, task.id)
-        pending.append(
-            PendingCassette(task_id=task.id, path=path, cassette=Cassette(header=task_header, calls=calls))
-        )
+    pending = [
+        item
+        for task in tasks
+        if (item := _task_cassette(task.id, hook, header, cassette_path(directory, task.id), say)) is not None
+    ]
     problems = refusals(pending, known)
     if problems:
         raise CommandError(

@@ -11,7 +11,7 @@ import pytest
 
 from alisio.core.harness.faults import fault_at, parse_faults
 from alisio.core.lab.comparisons.variants import VariantsComparison
-from alisio.core.lab.runs.records import RunStatus
+from alisio.core.lab.runs.records import RunFaults, RunStatus
 from tests.integration.helpers import (
     FIX,
     ROOT,
@@ -274,17 +274,127 @@ def test_a_replay_meets_the_faults_its_recording_met(home: Path, tmp_path: Path)
         assert not out.exists()
 
 
-def test_cut_faults_are_refused_by_eval_record(home: Path, tmp_path: Path) -> None:
+CUT_FAULTS = "cut:0.3,seed=2"
+"""fix-add's call 3 is cut after its first event (the run ends error), off-by-one's call 2 before it."""
+
+
+def _transcript(out: Path, task: str) -> list[dict[str, object]]:
+    """The run's events as stored, without what depends on time or on where the answer came from."""
+    events = [json.loads(line) for line in (out / "runs" / task / "0.jsonl").read_text().splitlines()]
+    timed = ("ts", "durationMs", "firstEventMs", "elapsedMs", "wallMs")
+    kept = [{k: v for k, v in event.items() if k not in timed} for event in events]
+    for event in kept:
+        if isinstance(event.get("message"), str):  # the endpoint's URL: scripted.invalid or replay.invalid
+            event["message"] = str(event["message"]).replace("replay.invalid", "scripted.invalid")
+    return kept
+
+
+def test_a_replay_cuts_where_its_recording_did(home: Path, tmp_path: Path) -> None:
     cassettes = tmp_path / "cassettes"
     code, stderr = _smoke(
-        home, "record", "--script", SMOKE / "scripts", "--faults", "cut:0.1", "--cassette-dir", cassettes
+        home, "record", "--script", SMOKE / "scripts", "--faults", CUT_FAULTS, "--cassette-dir", cassettes
     )
-    assert code == 1
-    assert stderr.strip() == (
-        "alisio eval record: --faults cut:0.1,seed=0: eval record does not take cut faults (whether a cut "
-        "answer is retried depends on its bytes, which a cassette does not keep); inject cuts with eval run"
+    assert code == 1, stderr  # fix-add's recorded run ended error: its cassette replays that run
+    assert (
+        "warning: task fix-add: the recorded run ended error (provider_network); its cassette replays"
+        in stderr
     )
-    assert not cassettes.exists()
+    code, stderr = _smoke(
+        home, "run", "--script", SMOKE / "scripts", "--faults", CUT_FAULTS, "-k", "1", "--out", tmp_path / "a"
+    )
+    assert code == 1, stderr
+    live = {record.task_id: record for record in read_runs(tmp_path / "a")}
+    # the schedule cut calls both before the answer's first event (retried) and after it (the run's end)
+    cuts = [hit for record in live.values() if record.faults for hit in record.faults.hits]
+    assert {hit.kind for hit in cuts} == {"cut"}
+    assert any(hit.events == 0 for hit in cuts) and any(hit.events for hit in cuts)
+    assert (live["fix-add"].status, live["fix-add"].reason) == (RunStatus.ERROR, "provider_network")
+    assert live["off-by-one-among-passing"].status is RunStatus.PASS
+    for task, record in live.items():
+        header = msgspec.json.decode((cassettes / f"{task}.jsonl").read_text().splitlines()[0])
+        assert header["faults"] == CUT_FAULTS
+        assert msgspec.convert(header["faultRecord"], type=RunFaults) == record.faults  # where each cut broke
+        assert bool(header.get("partialEvents")) == (task == "fix-add")
+    code, stderr = _smoke(
+        home, "run", "--mode", "replay", "--cassette-dir", cassettes, "--faults", CUT_FAULTS, "--out", tmp_path / "b"
+    )  # fmt: skip
+    assert code == 1, stderr  # the recorded error, again: not a divergence (2)
+    replayed = {record.task_id: record for record in read_runs(tmp_path / "b")}
+    assert {t: (r.faults, r.status, r.reason) for t, r in replayed.items()} == {
+        t: (r.faults, r.status, r.reason) for t, r in live.items()
+    }
+    assert all(record.divergence is None for record in replayed.values())
+    for task in live:  # what the agent saw, the cut call's partial answer included
+        assert _transcript(tmp_path / "b", task) == _transcript(tmp_path / "a", task)
+    shown = alisio(home, "eval", "show", tmp_path / "b", "--task", "fix-add", "--rep", "0")
+    assert "faults: 1 of 4 model calls faulted (call 3: cut after 1 event)" in shown.stdout, shown.stdout
+    # a repetition the recording did not run would cut answers at points the cassette does not keep
+    code, stderr = _smoke(
+        home, "run", "--mode", "replay", "--cassette-dir", cassettes, "--faults", CUT_FAULTS, "-k", "2",
+        "--out", tmp_path / "k2",
+    )  # fmt: skip
+    assert (code, stderr.strip()) == (
+        1,
+        f"alisio eval run: --faults {CUT_FAULTS}: a replay with cut faults runs the recorded repetition only "
+        "(-k 1): the cassette keeps where the recording's cuts broke, not where another repetition's would",
+    )
+    # another spec is refused as for any fault
+    code, stderr = _smoke(
+        home, "run", "--mode", "replay", "--cassette-dir", cassettes, "--faults", "cut:0.3,seed=3",
+        "--out", tmp_path / "c",
+    )  # fmt: skip
+    assert (
+        code == 1 and f"recorded with --faults {CUT_FAULTS}, replayed with --faults cut:0.3,seed=3" in stderr
+    )
+    # a cassette that does not say where its cuts broke (an older alisio, an edited file) is refused, naming it
+    path = cassettes / "off-by-one-among-passing.jsonl"
+    lines = path.read_text().splitlines()
+    header = json.loads(lines[0])
+    for edit in ("older", "edited"):
+        if edit == "older":
+            changed = {k: v for k, v in header.items() if k != "faultRecord"}
+        else:
+            changed = {
+                **header,
+                "faultRecord": {**header["faultRecord"], "hits": [{"call": 2, "kind": "cut"}]},
+            }
+        path.write_text("\n".join([json.dumps(changed), *lines[1:]]) + "\n")
+        code, stderr = _smoke(
+            home, "run", "--mode", "replay", "--cassette-dir", cassettes, "--faults", CUT_FAULTS,
+            "--out", tmp_path / edit,
+        )  # fmt: skip
+        assert code == 1
+        assert "Traceback" not in stderr
+        assert f"task off-by-one-among-passing: {path}: " in stderr
+        assert (
+            "recorded with cut faults but without where each cut broke" in stderr
+            if edit == "older"
+            else "faultRecord.hits[0]: the cut at call 2 does not say where it broke (events)" in stderr
+        )
+        assert not (tmp_path / edit).exists()
+
+
+def test_a_run_a_fault_ended_is_recorded_and_replays_to_the_same_error(home: Path, tmp_path: Path) -> None:
+    """Retries that run out on injected 500s end the run error: its cassette (no call got through) is still
+    written, and its replay meets the same 500s and ends the same way."""
+    cassettes, spec = tmp_path / "cassettes", "500:1,seed=0"
+    result = alisio(
+        home, "eval", "record", "smoke-coding", "--suite-dir", ROOT / "suites", "--yes", "--tasks", "fix-add",
+        *GRANTS, "--script", SMOKE / "scripts", "--faults", spec, "--cassette-dir", cassettes,
+    )  # fmt: skip
+    assert result.returncode == 1, result.stderr
+    assert "wrote " in result.stderr and "(0 calls," in result.stderr
+    header = json.loads((cassettes / "fix-add.jsonl").read_text().splitlines()[0])
+    assert header["faultRecord"]["calls"] == 5  # the first try and 4 retries
+    result = alisio(
+        home, "eval", "run", "smoke-coding", "--suite-dir", ROOT / "suites", "--yes", "--tasks", "fix-add",
+        *GRANTS, "--mode", "replay", "--cassette-dir", cassettes, "--faults", spec, "--out", tmp_path / "b",
+    )  # fmt: skip
+    assert result.returncode == 1, result.stderr
+    (record,) = read_runs(tmp_path / "b")
+    assert (record.status, record.reason, record.divergence) == (RunStatus.ERROR, "provider_server", None)
+    assert record.faults is not None
+    assert record.faults == msgspec.convert(header["faultRecord"], type=RunFaults)
 
 
 def test_plan_json_keeps_the_faults_and_a_resume_refuses_other_ones(home: Path, tmp_path: Path) -> None:

@@ -13,7 +13,11 @@ retry may be faulted again. What a fault does:
   and counting tokens are never faulted;
 - ``stall``: nothing arrives until the request's read timeout passes, then ``httpx.ReadTimeout``: what a
   silent server gives (the wait ends early on a cancellation);
-- ``cut``: the real answer, whose body breaks after half of its bytes with ``httpx.RemoteProtocolError``;
+- ``cut``: the real answer, whose body breaks after half of its bytes with ``httpx.RemoteProtocolError``.
+  The hit keeps where it broke (``cut_point``): how many SSE events the transport reads from the kept bytes,
+  read as it reads them (httpx-sse, then the format's decoder, which may end the answer before the break).
+  The request passed on carries its hit (``FAULT_EXTENSION``), so an endpoint that stands in for the provider
+  (a faulted replay) can answer as the recorded cut did;
 - ``slow``: the real answer in ``DRIP_PIECES`` pieces, ``drip-ms`` apart.
 
 Each faulted call is kept in the run's ``hits`` (the run record's ``faults``). The same context carries the
@@ -31,14 +35,21 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 import httpx
+from httpx_sse import EventSource
+from returns.result import Failure
 
 from alisio.core.agents.mock import target_of
-from alisio.core.harness.faults import DRIP_PIECES, FaultHit, FaultKind, FaultSpec, fault_answer, fault_at
-from alisio.core.harness.wire import Api
+from alisio.core.harness.faults import DRIP_PIECES, FaultHit, FaultSpec, fault_answer, fault_at
+from alisio.core.harness.wire import Api, wire_format
+from alisio.core.harness.wire_format import StreamDecoder
 from alisio.core.lab.runs.records import RunFaults
 from alisio.shell import cancel
 
-__all__ = ["FaultTransport", "RunWire", "current_retries", "run_wire"]
+__all__ = ["FAULT_EXTENSION", "FaultTransport", "RunWire", "current_retries", "cut_point", "run_wire"]
+
+FAULT_EXTENSION = "alisio.fault"
+"""The ``httpx.Request`` extension naming the fault of a request passed on to the endpoint (a ``cut``'s
+``FaultHit``): what a faulted replay's endpoint reads to answer as the recording's cut did."""
 
 _STEP_S = 0.05
 """How often a stall or a drip looks for a cancellation."""
@@ -57,15 +68,24 @@ class RunWire:
     _calls: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def next_call(self) -> FaultKind | None:
+    def next_call(self) -> FaultHit | None:
         """The fault of the run's next model call (and that call counted)."""
         with self._lock:
             call = self._calls
             self._calls += 1
             kind = None if self.faults is None else fault_at(self.faults, self.run, call)
-            if kind is not None:
-                self.hits.append(FaultHit(call=call, kind=kind))
-            return kind
+            if kind is None:
+                return None
+            hit = FaultHit(call=call, kind=kind)
+            self.hits.append(hit)
+            return hit
+
+    def broke(self, hit: FaultHit, events: int, ended: bool) -> None:
+        """Where the cut ``hit`` broke: after ``events`` events, ``ended`` when the answer's end was among them."""
+        with self._lock:
+            self.hits[self.hits.index(hit)] = FaultHit(
+                call=hit.call, kind=hit.kind, events=events, ended=ended
+            )
 
     def recorded(self) -> RunFaults | None:
         """What the run record keeps: the calls made and the faulted ones (``None``: a run without faults)."""
@@ -146,6 +166,39 @@ class _DripStream(httpx.SyncByteStream):
             yield self._body[start : start + size]
 
 
+def cut_point(
+    response: httpx.Response, body: bytes, keep: int, decoder: StreamDecoder, request: httpx.Request
+) -> tuple[int, bool]:
+    """Where ``body`` (``response``'s, read) cut after ``keep`` bytes breaks for the transport
+    (``alisio.shell.harness.providers.transport``): how many SSE events it reads before the break, and whether
+    the format's end event (``decoder.done``) was among them, when it stops reading and never meets the break.
+
+    The kept bytes are read as the transport reads them: an answer that is not a 2xx event stream is read
+    whole first, so it breaks before any event; an event stream through httpx-sse's ``EventSource``, each event
+    fed to ``decoder`` (a malformed one stops the count there, as it stops the transport).
+    """
+    content_type = response.headers.get("content-type", "")
+    if not response.is_success or "text/event-stream" not in content_type:
+        return 0, False
+    kept = httpx.Response(
+        response.status_code,
+        headers=_plain(response.headers),
+        stream=_CutStream(httpx.ByteStream(body), keep, request),
+        request=request,
+    )
+    events = 0
+    try:
+        for sse in EventSource(kept).iter_sse():
+            events += 1
+            if isinstance(decoder.feed(sse.event or "message", sse.data), Failure):
+                break
+            if decoder.done:
+                return events, True
+    except httpx.TransportError:
+        pass
+    return events, False
+
+
 def _model_call(request: httpx.Request) -> Api | None:
     """The api of a model call (which the schedule counts), by its path (the wire formats' records:
     ``alisio.core.agents.mock.target_of``); ``None`` for anything else (listing models, counting tokens)."""
@@ -164,7 +217,8 @@ class FaultTransport(httpx.BaseTransport):
 
     ``wire``: one run's faults for every request, whatever the thread (the recording proxy of an external
     agent's run, whose requests arrive on its server's threads); ``aborted``: ends a stall or a drip early
-    (the proxy's run ended).
+    (the proxy's run ended); ``decoder``: the stream decoder a cut's point is read with (``cut_point``; by
+    default the api's wire format's, as the transport reads it).
     """
 
     def __init__(
@@ -173,11 +227,13 @@ class FaultTransport(httpx.BaseTransport):
         wire: RunWire | None = None,
         aborted: Callable[[], bool] = _never,
         api: Api | None = None,
+        decoder: Callable[[], StreamDecoder] | None = None,
     ) -> None:
         self._inner = inner
         self._wire = wire
         self._aborted = aborted
         self._api = api
+        self._decoder = decoder
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         wire = self._wire or _CURRENT.get()
@@ -186,7 +242,8 @@ class FaultTransport(httpx.BaseTransport):
             return self._inner.handle_request(request)
         api = self._api or called
         spec = wire.faults
-        match wire.next_call():
+        hit = wire.next_call()
+        match None if hit is None else hit.kind:
             case None:
                 return self._inner.handle_request(request)
             case "429" | "500" | "503" as kind:
@@ -201,14 +258,8 @@ class FaultTransport(httpx.BaseTransport):
                     "no bytes before the read timeout (injected fault: stall)", request=request
                 )
             case "cut":
-                response = self._inner.handle_request(request)
-                body = response.read()
-                return httpx.Response(
-                    response.status_code,
-                    headers=_plain(response.headers),
-                    stream=_CutStream(httpx.ByteStream(body), len(body) // 2, request),
-                    request=request,
-                )
+                assert hit is not None  # matched its kind
+                return self._cut(request, wire, hit, api)
             case "slow":
                 response = self._inner.handle_request(request)
                 body = response.read()
@@ -219,6 +270,22 @@ class FaultTransport(httpx.BaseTransport):
                     request=request,
                 )
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _cut(self, request: httpx.Request, wire: RunWire, hit: FaultHit, api: Api) -> httpx.Response:
+        """The real answer (to a request that says it is cut), broken after half of its bytes; the hit
+        gets where it broke."""
+        request.extensions = {**request.extensions, FAULT_EXTENSION: hit}
+        response = self._inner.handle_request(request)
+        body = response.read()
+        keep = len(body) // 2
+        decoder = (self._decoder or wire_format(api).stream_decoder)()
+        wire.broke(hit, *cut_point(response, body, keep, decoder, request))
+        return httpx.Response(
+            response.status_code,
+            headers=_plain(response.headers),
+            stream=_CutStream(httpx.ByteStream(body), keep, request),
+            request=request,
+        )
 
     def close(self) -> None:
         self._inner.close()

@@ -7,7 +7,8 @@ wrapped provider returned them. Using the run's rules is what makes record and r
 stored here is the one the agent logs and the one replay recomputes.
 
 A call that raises ``ProviderFailure`` is not recorded (there are no events to replay); the run ends error
-and the recording holds the calls before it.
+and the recording holds the calls before it, and ``broken`` the events the failed call had received before
+it broke (``ProviderFailure.partial``: a cut after the answer's first event, which a faulted replay gives back).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 from alisio.core.harness.protocol import ProviderRequest, StreamEvent
 from alisio.core.replay.cassette import RecordedCall
 from alisio.core.replay.fingerprint import Rules, fingerprint, normalize_request
-from alisio.shell.harness.providers.base import FirstEvent, Provider, RetryNotice
+from alisio.shell.harness.providers.base import FirstEvent, Provider, ProviderFailure, RetryNotice
 
 __all__ = ["RecordingProvider"]
 
@@ -27,6 +28,8 @@ class RecordingProvider:
         self._inner = inner
         self._rules = rules
         self._calls: list[RecordedCall] = []
+        self.broken: tuple[StreamEvent, ...] = ()
+        """The events of the last call that failed, received before it failed (``ProviderFailure.partial``)."""
 
     @property
     def id(self) -> str:
@@ -47,7 +50,11 @@ class RecordingProvider:
     ) -> tuple[StreamEvent, ...]:
         """The wrapped provider's events for ``request``, recorded with the normalised request."""
         normalized = normalize_request(request, self._rules)
-        events = self._inner.stream(request, on_retry, timeout_s=timeout_s, on_first_event=on_first_event)
+        try:
+            events = self._inner.stream(request, on_retry, timeout_s=timeout_s, on_first_event=on_first_event)
+        except ProviderFailure as failure:
+            self.broken = failure.partial
+            raise
         self._calls.append(
             RecordedCall(
                 call=len(self._calls),
