@@ -125,12 +125,6 @@ def _provider_plan(
     """The provider of every run: the cassettes (replay), the script, or the configured provider.
 
     ``faulted``: some arm injects faults, so a script is served over HTTP (``scripted_plan``'s ``over_http``)."""
-    recorded = request.mode in (LabMode.RECORD, LabMode.REPLAY)
-    if faulted and recorded and uses_external(request, tasks, loaded.external if loaded else ()):
-        raise CommandError(
-            "--faults: an external agent's recording or replay does not take faults yet (the built-in "
-            "agent's does); inject them with eval run"
-        )
     if request.mode is LabMode.REPLAY and uses_external(request, tasks, loaded.external if loaded else ()):
         return replay_placeholder()  # the external agents' proxies serve their cassettes (agent_plan)
     if request.mode is LabMode.REPLAY:

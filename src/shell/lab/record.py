@@ -16,6 +16,7 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 import msgspec
 from returns.result import Failure, Success
@@ -127,9 +128,22 @@ def load_cassettes(loaded: LoadedSuite, tasks: tuple[Task, ...], directory: Path
     return cassettes
 
 
-def check_recorded_faults(cassettes: Mapping[str, Cassette], faults: FaultSpec | None) -> None:
-    """Refused unless every cassette was recorded under the command's ``--faults`` (both without any): a replay
-    injects its recording's faults at the same calls, so the spec is part of what it reproduces.
+class _Header(Protocol):
+    @property
+    def faults(self) -> str | None: ...
+
+
+class _Recorded(Protocol):
+    """A cassette: the built-in agent's or an external agent's."""
+
+    @property
+    def header(self) -> _Header: ...
+
+
+def check_recorded_faults(cassettes: Mapping[str, _Recorded], faults: FaultSpec | None) -> None:
+    """Refused unless every cassette (the built-in agent's or an external agent's) was recorded under the
+    command's ``--faults`` (both without any): a replay injects its recording's faults at the same calls, so
+    the spec is part of what it reproduces.
 
     Raises:
         CommandError: one line per cassette recorded under another spec, naming both.
