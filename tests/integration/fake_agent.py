@@ -1,6 +1,6 @@
 """A small deterministic agent CLI for the external-agent tests (stdlib only).
 
-    python3 fake_agent.py [--api API] [--mode MODE] [--model NAME] [--exit N] [--prompt-file FILE] [PROMPT]
+    python3 fake_agent.py [--api API] [--mode MODE] [--model NAME] [--retries N] [--exit N] [--prompt-file FILE] [PROMPT]
 
 It reads the prompt from PROMPT, from --prompt-file, or from stdin, and talks ``--api`` (streamed) to the
 proxy: ``openai-chat`` (the default; ``$OPENAI_BASE_URL/chat/completions``), ``openai-responses``
@@ -19,12 +19,16 @@ in the api's own shape, and stops at the first answer without a tool call and pr
 - ``read``: tries to read the file its prompt names and the one its model names (each a path), prints what
   it read (or the error) as JSON, then runs the loop.
 ``--sleep S`` sleeps S seconds before anything else (a run that is in flight when its command is killed).
+``--retries N`` retries a model call up to N times, as real CLIs do: after a 429, 500, 502 or 503 (waiting its
+``retry-after``, at most 5 s), a stream that broke or a read that timed out (60 s); each retry is a new
+request.
 ``--exit N`` exits N after the loop (a non-zero agent exit); a model error exits 3, printing it.
 ``--version`` prints ``fake-agent 1.2.3``.
 """
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import socket
@@ -65,9 +69,30 @@ TOOLS = [
 
 MODEL = ["m"]
 API = ["openai-chat"]
+RETRIES = [0]
+_RETRIED = (429, 500, 502, 503)
 
 
 def _post(
+    path_env: str, path: str, key_header: tuple[str, str], body: dict[str, Any]
+) -> list[tuple[str, Any]]:
+    """POST ``body`` and read the SSE answer, retried up to ``RETRIES`` times (see the module docstring)."""
+    for attempt in range(RETRIES[0] + 1):
+        last = attempt == RETRIES[0]
+        try:
+            return _post_once(path_env, path, key_header, body)
+        except urllib.error.HTTPError as error:
+            if last or error.code not in _RETRIED:
+                raise
+            error.read()
+            time.sleep(min(float(error.headers.get("retry-after") or 0), 5.0))
+        except (OSError, http.client.HTTPException):  # a broken stream, a read that timed out
+            if last:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _post_once(
     path_env: str, path: str, key_header: tuple[str, str], body: dict[str, Any]
 ) -> list[tuple[str, Any]]:
     """POST ``body`` and read the SSE answer: its ``(event, data)`` pairs (``[DONE]`` left out)."""
@@ -320,6 +345,8 @@ def main(argv: list[str]) -> int:
             API[0] = next(args)
         elif arg == "--exit":
             code = int(next(args))
+        elif arg == "--retries":
+            RETRIES[0] = int(next(args))
         elif arg == "--sleep":
             time.sleep(float(next(args)))
         elif arg == "--prompt-file":
@@ -347,6 +374,9 @@ def main(argv: list[str]) -> int:
         final = _loop(prompt)
     except urllib.error.HTTPError as error:
         print(f"model error: HTTP {error.code}: {error.read().decode()}", file=sys.stderr)
+        return 3
+    except (OSError, http.client.HTTPException) as error:
+        print(f"model error: {type(error).__name__}: {error}", file=sys.stderr)
         return 3
     print(final)
     return code

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import msgspec
 from hypothesis import given
 from hypothesis import strategies as st
 from returns.result import Failure, Success
@@ -172,16 +173,19 @@ def test_recorded_calls_match_in_any_order_and_a_new_one_diverges(
     assert isinstance(match_agent_call(cassette, frozenset(), '{"x": 1}', "never"), Failure)
 
 
-@given(st.lists(st.tuples(TEXT, TEXT), max_size=3))
-def test_an_agent_cassette_round_trips(pairs: list[tuple[str, str]]) -> None:
-    """decode(encode(c)) is c."""
+@given(st.lists(st.tuples(TEXT, TEXT), max_size=3), st.none() | TEXT)
+def test_an_agent_cassette_round_trips(pairs: list[tuple[str, str]], faults: str | None) -> None:
+    """decode(encode(c)) is c, its header's faults spec too; a header without faults does not name them (a
+    cassette recorded before they were kept reads the same)."""
     calls = tuple(
         AgentCall(call=i, path="/v1/chat/completions", request=q, fingerprint="f", status=200, content_type="t",
                   response=r)
         for i, (q, r) in enumerate(pairs)
     )  # fmt: skip
-    cassette = AgentCassette(header=HEADER, calls=calls)
-    assert decode_agent_cassette(encode_agent_cassette(cassette), "x").unwrap() == cassette
+    cassette = AgentCassette(header=msgspec.structs.replace(HEADER, faults=faults), calls=calls)
+    encoded = encode_agent_cassette(cassette)
+    assert decode_agent_cassette(encoded, "x").unwrap() == cassette
+    assert (b'"faults"' in encoded.split(b"\n")[0]) is (faults is not None)
 
 
 @given(TEXT)

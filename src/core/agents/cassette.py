@@ -2,7 +2,9 @@
 
 A cassette is JSONL: a header line, then one line per model call in order (``call``, ``path``, ``request``,
 ``fingerprint``, ``status``, ``contentType``, ``response``). It is written by ``eval record --agent NAME`` into
-``<cassettes>/<agent>/<task>.jsonl`` and served by the proxy in replay mode.
+``<cassettes>/<agent>/<task>.jsonl`` and served by the proxy in replay mode. Recorded under ``--faults``, its
+header keeps the spec (``faults``) and its calls are those that reached the provider: the replay puts the
+cassette where the provider was, below the same faults.
 
 Rules this module keeps:
 - nothing depends on when or where it was recorded: the request is stored normalised (the workspace path is
@@ -45,7 +47,7 @@ MAX_AGENT_CASSETTE_BYTES: Final = 8 << 20
 _EXCERPT: Final = 60
 
 
-class AgentCassetteHeader(Frozen, frozen=True, kw_only=True):
+class AgentCassetteHeader(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     """What was recorded, under which conditions (no timestamp)."""
 
     format: Literal["agent-cassette/v1"]
@@ -57,6 +59,9 @@ class AgentCassetteHeader(Frozen, frozen=True, kw_only=True):
     api: str
     model: str
     provider: str
+    faults: str | None = None
+    """The ``--faults`` spec the run was recorded under (canonical, ``alisio.core.harness.faults.spec_text``);
+    a replay meets the same faults at the same calls. Absent when none."""
 
 
 class AgentCall(Frozen, frozen=True, kw_only=True):

@@ -25,7 +25,11 @@ Rules it keeps:
 - **the run's end** (``close``): every call still in flight is cut (its provider connection shut down at
   once, by the proxy's own client, ``Connections``) and kept as a cut call with what had arrived; ``close``
   returns once they are kept, so the run's record counts them;
-- a provider that cannot be reached is answered with a 502 and kept as a failed call.
+- a provider that cannot be reached is answered with a 502 and kept as a failed call;
+- **replay** (``replay``) and **faults** (``faults``) are the client's (``alisio.shell.agents.faults``): in
+  replay mode its model calls are answered from the cassette where the provider was, and the run's injected
+  faults sit above either, so a call a fault answered is kept as a call (``Call.injected``) that never
+  reached the provider or the cassette.
 """
 
 from __future__ import annotations
@@ -55,8 +59,8 @@ from alisio.core.agents.routes import Route, RouteRefusal, route
 from alisio.core.harness.budget import RunBudget
 from alisio.core.harness.prices import Rates
 from alisio.core.harness.wire import wire_format
-from alisio.shell.agents.faults import faulted_client_transport
-from alisio.shell.agents.proxy_http import Replayer, serve, server_url, shut
+from alisio.shell.agents.faults import client_transport
+from alisio.shell.agents.proxy_http import Replayer, Tapped, serve, server_url, shut
 from alisio.shell.harness.providers.cancellable import Connections, cancellable_transport
 from alisio.shell.harness.providers.faults import RunWire
 
@@ -98,6 +102,12 @@ class Call:
     first_event_ms: int | None = None
     """From the call's start to the first bytes of its answer's body (prompt processing on a local server);
     ``None`` when no body arrived."""
+    injected: bool = False
+    """An injected fault answered it (``429``, ``500``, ``503``, ``stall``): it never reached the provider
+    (nor, in replay, the cassette), and a recording's cassette leaves it out."""
+    whole: bytes | None = None
+    """An injected ``cut``: the provider's whole answer, of which ``response`` is what the agent got; a
+    recording's cassette keeps this one (``alisio.shell.agents.faults``)."""
 
 
 class RunProxy:
@@ -130,14 +140,14 @@ class RunProxy:
         """The model's prices: ``budget.max_cost_usd`` is counted at them (``None``: no cost is counted)."""
         self.on_stop = on_stop
         self._connections = Connections()
-        transport = faulted_client_transport(
-            cancellable_transport(self._connections), faults, lambda: self._connections.aborted, api
+        transport = client_transport(
+            cancellable_transport(self._connections), faults, lambda: self._connections.aborted, api, replay
         )
         self.client = httpx.Client(timeout=timeout, trust_env=False, transport=transport)
-        """The proxy's own client: its connections are this run's, cut at ``close``."""
+        """The proxy's own client (to the provider, or the cassette of ``replay``): its connections are this
+        run's, cut at ``close``."""
         self._address = (host, port)
         self._unix = unix
-        self.replay = replay
         self.diverged = False
         self._ledger = Ledger()
         self._calls: list[Call] = []
@@ -271,11 +281,14 @@ class RunProxy:
         cut: bool = False,
         path: str = "",
         first_ms: int | None = None,
+        tapped: Tapped | None = None,
     ) -> None:
         """Keep one model call (its answer: status, content type, body; ``path``: where it went, after the
         base URL) and count it against the budgets; ``first_ms`` is when the first bytes of its body arrived
-        (since the proxy started)."""
+        (since the proxy started); ``tapped``: what of it reached the provider (``Call.injected``,
+        ``Call.whole``)."""
         status, content_type, response = answer
+        injected, whole = _reached(tapped, response)
         duration = self.elapsed_ms() - started_ms
         match read_exchange(self.api, request, status, content_type, response, path):
             case Success(exchange):
@@ -298,6 +311,8 @@ class RunProxy:
                 response,
                 cut,
                 first,
+                injected,
+                whole,
             )
             self._calls.append(call)
             usage, tools = (read.usage, len(read.tool_calls)) if read is not None else (None, 0)
@@ -311,3 +326,11 @@ class RunProxy:
             self._ledger = settle(self._ledger, ticket, None, 0, self.rates)
             self._in_flight.discard(ticket)
             self._cond.notify_all()
+
+
+def _reached(tapped: Tapped | None, response: bytes) -> tuple[bool, bytes | None]:
+    """``Call.injected`` and ``Call.whole`` of a call whose answer (as the agent got it) is ``response``."""
+    if tapped is None:
+        return False, None
+    body = b"".join(tapped.body) if tapped.complete else None
+    return not tapped.passed, body if body is not None and body != response else None

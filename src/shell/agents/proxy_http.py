@@ -2,10 +2,15 @@
 
 For each request, in this order: the run's token (401 in the api's error shape without it), the route (404 /
 400: ``alisio.core.agents.routes``), the body (at most ``MAX_BODY_BYTES``: 413 past it), then, for a model
-call, the budgets (``RunProxy.admit``: a 400 naming the budget), then the answer: from the cassette in replay
-mode, else relayed from the provider as it streams (chunked), a bounded copy kept (``KEPT_BYTES``). A relay
-that breaks mid-stream (the provider dropped it, or the run ended and the proxy cut it) keeps what arrived:
-for an event stream, up to its last complete event. Nothing is printed: requests are recorded as calls.
+call, the budgets (``RunProxy.admit``: a 400 naming the budget), then the answer, relayed as it streams
+(chunked) from the proxy's client, a bounded copy kept (``KEPT_BYTES``): the client sends to the provider, or
+in replay mode to the cassette (``alisio.shell.agents.faults``), under the run's faults if it has some. A
+model call carries a ``Tapped`` (the request's ``TAPPED`` extension), which the client fills below the faults:
+whether the call got past them, and the answer as it came from the provider. A replay that diverges raises
+``ReplayDiverged`` from the client: the agent gets a 400 naming it and the run ends. A relay that breaks
+mid-stream (the provider dropped it, an injected ``cut``, or the run ended and the proxy cut it) keeps what
+arrived: for an event stream, up to its last complete event. Nothing is printed: requests are recorded as
+calls.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import socket
 import socketserver
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Final, Protocol
 
@@ -26,13 +32,26 @@ from alisio.core.agents.exchange import Api
 from alisio.core.agents.ledger import BudgetHit
 from alisio.core.agents.routes import Route, RouteRefusal, error_body
 
-__all__ = ["KEPT_BYTES", "MAX_BODY_BYTES", "Owner", "Replayer", "serve", "server_url", "shut"]
+__all__ = [
+    "KEPT_BYTES",
+    "MAX_BODY_BYTES",
+    "TAPPED",
+    "Owner",
+    "ReplayDiverged",
+    "Replayer",
+    "Tapped",
+    "serve",
+    "server_url",
+    "shut",
+]
 
 KEPT_BYTES: Final = 32 << 20
 """The copy of one answer the proxy keeps (the agent gets all of it)."""
 MAX_BODY_BYTES: Final = 64 << 20
 """The largest request body forwarded."""
 _HOP_OUT: Final = frozenset({"content-length", "transfer-encoding", "connection", "content-encoding"})
+TAPPED: Final = "alisio.tapped"
+"""The request extension that marks a model call and carries its ``Tapped``."""
 
 
 class Replayer(Protocol):
@@ -43,12 +62,28 @@ class Replayer(Protocol):
         ...
 
 
+class ReplayDiverged(Exception):
+    """A replayed model call that the cassette does not hold (its one line is the message)."""
+
+
+@dataclass
+class Tapped:
+    """One model call as it reached the provider (or, in replay, the cassette), filled by the proxy's client
+    below the injected faults (``alisio.shell.agents.faults``)."""
+
+    passed: bool = False
+    """It got past the faults (a ``429``, ``500``, ``503`` or ``stall`` never does: it reached nothing)."""
+    complete: bool = False
+    """Its answer's body arrived whole (and unencoded): ``body`` is all of it."""
+    body: list[bytes] = field(default_factory=list)
+    """The answer's body as it arrived (at most ``KEPT_BYTES``, as the proxy's own copy)."""
+
+
 class Owner(Protocol):
     """What the handler asks of its proxy (``alisio.shell.agents.proxy.RunProxy``)."""
 
     api: Api
     client: httpx.Client
-    replay: Replayer | None
     closing: bool
     diverged: bool
     on_stop: Callable[[], None]
@@ -75,6 +110,7 @@ class Owner(Protocol):
         cut: bool = False,
         path: str = "",
         first_ms: int | None = None,
+        tapped: Tapped | None = None,
     ) -> None: ...
 
     def release(self, ticket: int) -> None: ...
@@ -177,16 +213,20 @@ class _Handler(BaseHTTPRequestHandler):
     def _model_call(self, ticket: int, url: str, body: bytes, path: str) -> None:
         proxy = self.proxy
         started = proxy.elapsed_ms()
+        tapped = Tapped()
         kept = False
         try:
-            if proxy.replay is not None:
-                kept = self._replayed(ticket, started, body, proxy.replay, path)
-                return
-            answer, broken, first_ms = self._relay(url, body)
+            answer, broken, first_ms = self._relay(url, body, tapped)
             cut = broken and proxy.closing
             kept_answer = _complete(answer) if broken else answer
-            proxy.keep(ticket, started, body, kept_answer, cut=cut, path=path, first_ms=first_ms)
+            proxy.keep(
+                ticket, started, body, kept_answer, cut=cut, path=path, first_ms=first_ms, tapped=tapped
+            )
             kept = True
+        except ReplayDiverged as diverged:  # answered before any byte of the call was sent
+            proxy.diverged = True
+            self._error(400, "replay_divergence", f"alisio replay: {diverged}; the lab ends this run")
+            proxy.on_stop()
         finally:
             if not kept:
                 proxy.release(ticket)
@@ -234,29 +274,18 @@ class _Handler(BaseHTTPRequestHandler):
         self._error(400, "budget_exceeded", message)
         self.proxy.on_stop()
 
-    def _replayed(self, ticket: int, started: int, body: bytes, replay: Replayer, path: str) -> bool:
-        """Answer from the cassette; a divergence is answered with an error and ends the run. Whether the
-        call was kept."""
-        proxy = self.proxy
-        answer = replay.answer(body)
-        if isinstance(answer, str):
-            proxy.diverged = True
-            self._error(400, "replay_divergence", f"alisio replay: {answer}; the lab ends this run")
-            proxy.on_stop()
-            return False
-        status, content_type, data = answer
-        with contextlib.suppress(OSError):
-            self._send(status, content_type, data)
-        proxy.keep(ticket, started, body, answer, path=path, first_ms=proxy.elapsed_ms())
-        return True
-
-    def _relay(self, url: str, body: bytes) -> tuple[tuple[int, str, bytes], bool, int | None]:
+    def _relay(
+        self, url: str, body: bytes, tapped: Tapped | None = None
+    ) -> tuple[tuple[int, str, bytes], bool, int | None]:
         """Forward to ``url``, stream the answer back (chunked) as it comes, and return it (bounded), whether
         it broke before its end and when its first bytes arrived (the proxy's clock; ``None``: none did). A
-        provider that cannot be reached is a 502."""
+        provider that cannot be reached is a 502. ``tapped``: a model call's (module docstring)."""
         proxy = self.proxy
         headers = proxy.headers(list(self.headers.items()))
-        request = proxy.client.build_request(self.command, url, content=body, headers=headers)
+        extensions = {} if tapped is None else {TAPPED: tapped}
+        request = proxy.client.build_request(
+            self.command, url, content=body, headers=headers, extensions=extensions
+        )
         try:
             response = proxy.client.send(request, stream=True)
         except httpx.HTTPError as error:

@@ -4,7 +4,9 @@
   played yet with the same fingerprint, so calls an agent makes at once may come in either order); the
   recorded response has ``<workspace>`` put back as this run's workspace path;
 - ``recorded_cassette``: a finished run's calls as a cassette (requests normalised, responses with the
-  workspace path as ``<workspace>``);
+  workspace path as ``<workspace>``): the calls that reached the provider, as it answered them (under
+  ``--faults``, a call an injected fault answered is left out, and a cut one keeps the whole answer: the
+  replay meets the same faults, ``alisio.shell.agents.faults``);
 - ``read_agent_cassettes`` / ``write_agent_cassettes``: ``<cassettes>/<agent>/<task>.jsonl``, every one read
   before the first run (a missing or unreadable one is a ``CommandError``); written only when none is refused,
   each atomically.
@@ -80,7 +82,8 @@ class CassetteReplayer:
 def recorded_cassette(
     header: AgentCassetteHeader, calls: Sequence[Call], rules: Rules, workspace_rules: Rules
 ) -> AgentCassette:
-    """A finished run's calls as a cassette (see the module docstring for what is normalised)."""
+    """A finished run's calls as a cassette (see the module docstring for what is kept and normalised)."""
+    reached = [call for call in calls if not call.injected]
     recorded = tuple(
         AgentCall(
             call=index,
@@ -89,9 +92,9 @@ def recorded_cassette(
             fingerprint=request_fingerprint(call.request, rules),
             status=call.status,
             content_type=call.content_type,
-            response=normalized_body(call.response, workspace_rules),
+            response=normalized_body(call.response if call.whole is None else call.whole, workspace_rules),
         )
-        for index, call in enumerate(calls)
+        for index, call in enumerate(reached)
     )
     return AgentCassette(header=header, calls=recorded)
 

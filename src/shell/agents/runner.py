@@ -66,6 +66,7 @@ from alisio.core.agents.run import (
     run_started,
 )
 from alisio.core.harness.events import RunEnded
+from alisio.core.harness.faults import spec_text
 from alisio.core.harness.sandbox import HOST_PATH_VARIABLES, SANDBOX_HOME, denial_in
 from alisio.core.harness.toolenv import NO_PROMPTS
 from alisio.core.lab.judges.verify import AgentTools
@@ -248,6 +249,7 @@ class ExternalRunner:
             api=self.agent.api,
             model=job.model or self.model,
             provider=self.upstream.provider_id,
+            faults=None if job.faults is None else spec_text(job.faults),
         )
         workspace = path_rules(str(job.workspace), str(job.workspace.resolve()))
         return recorded_cassette(header, proxy.calls, rules, workspace)
@@ -450,7 +452,8 @@ def _with_divergence(run: AgentRun, replayer: CassetteReplayer) -> AgentRun:
     divergence = replayer.divergence or unplayed_divergence(replayer.cassette, len(replayer.played))
     if divergence is None:
         return run
-    return dataclasses.replace(run, finish=lambda record: with_divergence(record, divergence))
+    before = run.finish  # its faults, when it has some
+    return dataclasses.replace(run, finish=lambda record: with_divergence(before(record), divergence))
 
 
 def _with_faults(run: AgentRun, wire: RunWire) -> AgentRun:

@@ -98,10 +98,13 @@ def agent_plan(
         return AgentPlan(plan=plan)
     from alisio.shell.agents.replay import read_agent_cassettes
     from alisio.shell.agents.setup import external_runners
+    from alisio.shell.lab.record import check_recorded_faults
 
     def cassettes(agent: ExternalAgent) -> dict[str, AgentCassette]:
         mine = [task for task in tasks if (request.provider.agent or task.agent) == agent.name]
-        return read_agent_cassettes(cassette_dir, agent.name, mine)
+        found = read_agent_cassettes(cassette_dir, agent.name, mine)
+        check_recorded_faults(found, request.provider.faults)  # the replay meets the recording's faults
+        return found
 
     runners, versions = external_runners(
         external,

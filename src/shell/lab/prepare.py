@@ -125,17 +125,12 @@ def _provider_plan(
     """The provider of every run: the cassettes (replay), the script, or the configured provider.
 
     ``faulted``: some arm injects faults, so a script is served over HTTP (``scripted_plan``'s ``over_http``)."""
-    recorded = request.mode in (LabMode.RECORD, LabMode.REPLAY)
-    if faulted and recorded and uses_external(request, tasks, loaded.external if loaded else ()):
-        raise CommandError(
-            "--faults: an external agent's recording or replay does not take faults yet (the built-in "
-            "agent's does); inject them with eval run"
-        )
     if request.mode is LabMode.REPLAY and uses_external(request, tasks, loaded.external if loaded else ()):
         return replay_placeholder()  # the external agents' proxies serve their cassettes (agent_plan)
     if request.mode is LabMode.REPLAY:
         from alisio.shell.lab.cassettes import cassette_dir_for
         from alisio.shell.lab.record import (
+            check_cut_points,
             check_recorded_faults,
             config_hash_warnings,
             load_cassettes,
@@ -146,7 +141,8 @@ def _provider_plan(
         cassettes = load_cassettes(choice.loaded, tasks, directory)
         for warning in config_hash_warnings(cassettes, config_hash(measured)):
             say(warning)
-        check_recorded_faults(cassettes, request.provider.faults, directory)
+        check_recorded_faults(cassettes, request.provider.faults)
+        check_cut_points(cassettes, request.provider.faults, directory)
         return replay_plan(cassettes, request.provider.faults)
     options = request.provider
     if options.script is not None:

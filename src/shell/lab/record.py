@@ -20,6 +20,7 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 import msgspec
 from returns.result import Failure, Success
@@ -57,6 +58,7 @@ __all__ = [
     "RecordHook",
     "Recorded",
     "ReplayHook",
+    "check_cut_points",
     "check_recorded_faults",
     "config_hash_warnings",
     "load_cassettes",
@@ -141,16 +143,25 @@ def load_cassettes(loaded: LoadedSuite, tasks: tuple[Task, ...], directory: Path
     return cassettes
 
 
-def check_recorded_faults(
-    cassettes: Mapping[str, Cassette], faults: FaultSpec | None, directory: Path
-) -> None:
-    """Refused unless every cassette was recorded under the command's ``--faults`` (both without any): a replay
-    injects its recording's faults at the same calls, so the spec is part of what it reproduces. A cassette
-    recorded with ``cut`` faults must keep where each cut broke (``cut_points_problem``).
+class _Header(Protocol):
+    @property
+    def faults(self) -> str | None: ...
+
+
+class _Recorded(Protocol):
+    """A cassette: the built-in agent's or an external agent's."""
+
+    @property
+    def header(self) -> _Header: ...
+
+
+def check_recorded_faults(cassettes: Mapping[str, _Recorded], faults: FaultSpec | None) -> None:
+    """Refused unless every cassette (the built-in agent's or an external agent's) was recorded under the
+    command's ``--faults`` (both without any): a replay injects its recording's faults at the same calls, so
+    the spec is part of what it reproduces.
 
     Raises:
-        CommandError: one line per cassette recorded under another spec, naming both; else one per cassette
-            without its cut points, naming its file (in ``directory``).
+        CommandError: one line per cassette recorded under another spec, naming both.
     """
     given = spec_text(faults)
     differing = [
@@ -162,6 +173,15 @@ def check_recorded_faults(
         raise CommandError(
             *differing, "nothing was run: replay with the spec the cassettes were recorded with"
         )
+
+
+def check_cut_points(cassettes: Mapping[str, Cassette], faults: FaultSpec | None, directory: Path) -> None:
+    """Refused unless each of the built-in agent's cassettes recorded with ``cut`` faults keeps where each cut
+    broke (``cut_points_problem``; an external agent's proxy cuts the recorded answer's own bytes again).
+
+    Raises:
+        CommandError: one line per cassette without its cut points, naming its file (in ``directory``).
+    """
     uncut = [
         f"task {task}: {cassette_path(directory, task)}: {problem}"
         for task, cassette in sorted(cassettes.items())

@@ -1,22 +1,26 @@
 """Injected faults on an external agent's wire: the recording proxy (a real server) in front of the mock
-endpoint (a real server), asked as an agent asks, over HTTP; and a whole ``eval run`` of an agent CLI."""
+endpoint (a real server), asked as an agent asks, over HTTP; a whole ``eval run`` of an agent CLI; and
+``eval record`` then ``--mode replay`` of one under the same faults (``alisio.shell.agents.faults``)."""
 
 from __future__ import annotations
 
 import json
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
+from alisio.core.agents.cassette import AgentCassette, AgentCassetteHeader
 from alisio.core.harness.budget import RunBudget
-from alisio.core.harness.faults import parse_faults
+from alisio.core.harness.faults import fault_at, parse_faults
 from alisio.shell.agents.mock_endpoint import MockEndpoint
 from alisio.shell.agents.proxy import RunProxy
+from alisio.shell.agents.replay import CassetteReplayer, recorded_cassette
 from alisio.shell.harness.providers.faults import RunWire
-from tests.integration.helpers import ROOT, alisio, read_runs, write_config
+from tests.integration.helpers import ROOT, alisio, read_report, read_runs, write_config
 
 TOKEN = "alisio-run-token"
 BUDGET = RunBudget(max_turns=20, max_wall_ms=60000)
@@ -28,6 +32,10 @@ MESSAGES = {
     "messages": [{"role": "user", "content": "fix it"}],
 }
 FAKE = ROOT / "tests" / "integration" / "fake_agent.py"
+HEADER = AgentCassetteHeader(
+    format="agent-cassette/v1", suite_id="s", suite_version="1", task_id="fix-add", agent="fake",
+    kind="command", api="openai-chat", model="m", provider="p",
+)  # fmt: skip
 
 
 @pytest.fixture
@@ -101,9 +109,8 @@ def test_without_faults_the_proxy_relays_untouched(endpoint: MockEndpoint) -> No
     assert recorded is not None and recorded.calls == 1 and recorded.hits == ()
 
 
-def test_an_external_agent_without_retries_fails_on_a_500_and_its_record_says_which_call(
-    home: Path, tmp_path: Path, endpoint: MockEndpoint
-) -> None:
+def _fake_suite(home: Path, tmp_path: Path, *agent_args: str) -> Path:
+    """A suite of fix-add run by the fake agent CLI (``agent_args`` added to its command); its directory."""
     suite = tmp_path / "agents-suite"
     shutil.copytree(ROOT / "suites" / "smoke-coding" / "fixtures" / "fix-add", suite / "fixtures" / "fix-add")
     task = {
@@ -119,10 +126,17 @@ def test_an_external_agent_without_retries_fails_on_a_500_and_its_record_says_wh
     }
     document = {"schemaVersion": 1, "suiteId": "agents-suite", "suiteVersion": "1.0.0", "description": "x"}
     (suite / "suite.json").write_text(json.dumps({**document, "tasks": [task]}))
-    command = json.dumps(["python3", str(FAKE), "--prompt-file", "{prompt_file}"])
+    command = json.dumps(["python3", str(FAKE), *agent_args, "--prompt-file", "{prompt_file}"])
     version = json.dumps(["python3", str(FAKE), "--version"])
     agent = f'[agents.fake]\nkind = "command"\ncommand = {command}\nversion = {version}\ntools = {{ bash = "bash" }}\n'
     write_config(home, f'[provider]\nmodel = "m"\n\n{agent}')
+    return suite
+
+
+def test_an_external_agent_without_retries_fails_on_a_500_and_its_record_says_which_call(
+    home: Path, tmp_path: Path, endpoint: MockEndpoint
+) -> None:
+    _fake_suite(home, tmp_path)
     out = tmp_path / "out"
     result = alisio(
         home,
@@ -153,3 +167,157 @@ def test_an_external_agent_without_retries_fails_on_a_500_and_its_record_says_wh
     assert endpoint.model_calls == []
     transcript = (out / "runs" / "fix-add" / "0.jsonl").read_text()
     assert "HTTP 500" in transcript and "injected fault" in transcript
+
+
+def _received(proxy: RunProxy, timeout: float = 30) -> tuple[int, bytes, bool]:
+    """An agent's model call through ``proxy``: the status, the bytes it got, and whether its stream broke."""
+    got = bytearray()
+    headers = {"authorization": f"Bearer {TOKEN}"}
+    with (
+        httpx.Client(timeout=timeout) as client,
+        client.stream("POST", proxy.url + "/v1/chat/completions", json=CHAT, headers=headers) as answer,
+    ):
+        try:
+            for chunk in answer.iter_raw():
+                got += chunk
+        except httpx.RemoteProtocolError:
+            return answer.status_code, bytes(got), True
+        return answer.status_code, bytes(got), False
+
+
+def _replayed(
+    cassette: AgentCassette, spec: str, calls: int
+) -> tuple[list[tuple[int, bytes, bool]], CassetteReplayer]:
+    """``calls`` model calls through a replaying proxy under ``spec``: what the agent got, and the replayer."""
+    replayer = CassetteReplayer(cassette, (), "/workspace")
+    with RunProxy(
+        "openai-chat", "http://127.0.0.1:9", None, BUDGET, token=TOKEN, replay=replayer, faults=_wire(spec)
+    ) as proxy:
+        return [_received(proxy) for _ in range(calls)], replayer
+
+
+@pytest.mark.parametrize("spec", ["cut:1", "slow:1,drip-ms=1", "429:0.5,seed=7"])
+def test_a_recorded_call_replays_under_the_same_faults_as_the_agent_got_it(
+    endpoint: MockEndpoint, spec: str
+) -> None:
+    """What the agent got when recording, call by call, it gets again from the cassette under the same spec;
+    the cassette holds the provider's whole answers (a cut one too), and none an injected fault answered."""
+    calls = 3  # 429:0.5,seed=7 faults calls 0 and 1 of fix-add/0: the third reaches the provider
+    with RunProxy("openai-chat", endpoint.base_url, None, BUDGET, token=TOKEN, faults=_wire(spec)) as proxy:
+        recorded = [_received(proxy) for _ in range(calls)]
+    reached = len(endpoint.model_calls)
+    cassette = recorded_cassette(HEADER, proxy.calls, (), ())
+    assert len(cassette.calls) == reached == calls - sum(call.injected for call in proxy.calls)
+    replayed, replayer = _replayed(cassette, spec, calls)
+    assert replayed == recorded
+    assert replayer.divergence is None and len(replayer.played) == reached
+    assert len(endpoint.model_calls) == reached  # the replay asked the cassette only
+    if spec.startswith("cut"):
+        assert all(broke for _, _, broke in recorded)
+        whole = cassette.calls[0].response.encode()
+        assert recorded[0][1] == whole[: len(whole) // 2]  # the replay cut the recorded answer again
+    if spec.startswith("429"):
+        assert [status for status, _, _ in recorded] == [429, 429, 200]
+
+
+def test_a_stalled_call_is_kept_when_the_run_ends_and_is_not_in_the_cassette(endpoint: MockEndpoint) -> None:
+    """The agent gives up on a stall; the proxy's run ends at once (the stall ends with it), the call kept as
+    the one a fault answered, never reaching the provider nor the cassette."""
+    with RunProxy(
+        "openai-chat", endpoint.base_url, None, BUDGET, token=TOKEN, faults=_wire("stall:1")
+    ) as proxy:
+        with pytest.raises(httpx.ReadTimeout):
+            _received(proxy, timeout=0.5)
+        started = time.monotonic()
+    assert time.monotonic() - started < 5  # not the proxy's own read timeout (600 s), nor its 10 s wait
+    (call,) = proxy.calls
+    assert (call.status, call.injected) == (502, True)
+    assert endpoint.model_calls == []
+    assert recorded_cassette(HEADER, proxy.calls, (), ()).calls == ()
+
+
+SPEC = "429:0.3,500:0.3,seed=10,retry-after=0"
+"""Calls 0, 1 and 3 of fix-add/0 faulted (500, 429, 500): the fake agent's two model calls each retried."""
+
+
+def _eval(home: Path, tmp_path: Path, command: str, *args: str | Path) -> tuple[int, str]:
+    grants = ("--allow-write", "--allow-process")
+    done = alisio(home, "eval", command, "agents-suite", "--suite-dir", tmp_path, "--yes", *grants, *args)
+    assert "Traceback" not in done.stderr
+    return done.returncode, done.stderr
+
+
+def test_an_external_agent_records_and_replays_under_the_same_faults(
+    home: Path, tmp_path: Path, endpoint: MockEndpoint
+) -> None:
+    _fake_suite(home, tmp_path, "--retries", "5")
+    cassettes = tmp_path / "cassettes"
+    code, stderr = _eval(
+        home,
+        tmp_path,
+        "record",
+        "--base-url",
+        endpoint.base_url,
+        "--faults",
+        SPEC,
+        "--cassette-dir",
+        cassettes,
+    )
+    assert code == 0, stderr
+    assert len(endpoint.model_calls) == 2  # the faulted attempts never reached the endpoint
+    lines = (cassettes / "fake" / "fix-add.jsonl").read_text().splitlines()
+    assert json.loads(lines[0])["faults"] == SPEC
+    assert [json.loads(line)["status"] for line in lines[1:]] == [200, 200]  # only what reached the provider
+    replay = ("-k", "1", "--mode", "replay", "--cassette-dir", cassettes)
+    # the same command run live (eval record keeps cassettes, not run records): what the replay must give
+    code, stderr = _eval(
+        home,
+        tmp_path,
+        "run",
+        "-k",
+        "1",
+        "--base-url",
+        endpoint.base_url,
+        "--faults",
+        SPEC,
+        "--out",
+        tmp_path / "live",
+    )
+    assert code == 0, stderr
+    asked = len(endpoint.model_calls)
+    code, stderr = _eval(home, tmp_path, "run", *replay, "--faults", SPEC, "--out", tmp_path / "replay")
+    assert code == 0, stderr
+    assert len(endpoint.model_calls) == asked  # the replay asked the cassette, never the endpoint
+    (live,) = read_runs(tmp_path / "live")
+    (replayed,) = read_runs(tmp_path / "replay")
+    assert replayed.faults is not None
+    assert (replayed.faults.calls, [(h.call, h.kind) for h in replayed.faults.hits]) == (
+        5,
+        [(0, "500"), (1, "429"), (3, "500")],
+    )
+    spec = parse_faults(SPEC).unwrap()
+    assert spec is not None
+    assert [h.kind for h in replayed.faults.hits] == [
+        k for c in range(5) if (k := fault_at(spec, "fix-add/0", c))
+    ]
+    same = ("faults", "status", "reason", "divergence")
+    assert {name: getattr(replayed, name) for name in same} == {name: getattr(live, name) for name in same}
+    assert (replayed.status.value, replayed.divergence) == ("pass", None)
+    assert replayed.measured.turns == live.measured.turns
+    assert read_report(tmp_path / "replay").conditions.faults == SPEC
+    # an agent that asks something else still diverges, at the recorded call, its faults kept in its record
+    call = json.loads(lines[2])
+    call["fingerprint"] = "0" * 64
+    (cassettes / "fake" / "fix-add.jsonl").write_text("\n".join([*lines[:2], json.dumps(call)]) + "\n")
+    code, stderr = _eval(home, tmp_path, "run", *replay, "--faults", SPEC, "--out", tmp_path / "diverged")
+    assert code == 2, stderr
+    (diverged,) = read_runs(tmp_path / "diverged")
+    assert diverged.divergence is not None and diverged.divergence.call_index == 1
+    assert diverged.faults == replayed.faults  # the faults it met before it diverged
+    assert len(endpoint.model_calls) == asked
+    # the replay's --faults must be the recording's: none is refused before anything runs, naming both
+    out = tmp_path / "none"
+    code, stderr = _eval(home, tmp_path, "run", *replay, "--out", out)
+    assert code == 1
+    assert f"task fix-add: recorded with --faults {SPEC}, replayed with --faults none" in stderr
+    assert not out.exists()

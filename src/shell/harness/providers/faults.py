@@ -253,7 +253,7 @@ class FaultTransport(httpx.BaseTransport):
                 )
             case "stall":
                 timeouts = request.extensions.get("timeout", {})
-                _wait(float(timeouts.get("read") or 0.0))
+                _wait(float(timeouts.get("read") or 0.0), self._aborted)  # or until the proxy's run ends
                 raise httpx.ReadTimeout(
                     "no bytes before the read timeout (injected fault: stall)", request=request
                 )
