@@ -15,11 +15,13 @@ stdout the summary (with ``--json``, the rejudge block as JSON).
 
 Exit codes: 0 judged again (whatever changed); 1 a run ended error (its diff no longer applies, it was not
 kept: the report is written), or a usage problem (no such run, no suite, an ``--out`` that holds a report:
-one line, nothing written).
+one line, nothing written), or a report that cannot be written (one line; written whole or not at all: it is
+written beside ``--out`` first, then moved in).
 """
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -268,7 +270,7 @@ def _write(
     from alisio.shell.lab.cassettes import credentials_of
     from alisio.shell.lab.directory import claim_run_dir, created_at_for, run_id_for
     from alisio.shell.lab.registry import register_directory
-    from alisio.shell.lab.rejudge import copy_evidence
+    from alisio.shell.lab.rejudge import copy_evidence, staged
     from alisio.shell.lab.store import (
         REPORT_JSON,
         REPORT_MD,
@@ -287,14 +289,17 @@ def _write(
     known = credentials_of(env, None)
     show_as = None if out is None else str(directory.absolute())
     try:
-        directory.mkdir(parents=True, exist_ok=True)
-        copy_evidence(source, directory, new_records)
-        write_bytes_atomic(directory / RUNS_JSONL, encode_runs(new_records))
-        write_bytes_atomic(directory / REPORT_JSON, encode_report(report))
-        markdown = render_markdown(report, new_records, known, show_as=show_as)
-        write_bytes_atomic(directory / REPORT_MD, markdown.encode())
-        write_report_html(directory, report, new_records, known, show_as)
+        with staged(directory) as staging:  # all of the report, or none of it
+            copy_evidence(source, staging, new_records)
+            write_bytes_atomic(staging / RUNS_JSONL, encode_runs(new_records))
+            write_bytes_atomic(staging / REPORT_JSON, encode_report(report))
+            markdown = render_markdown(report, new_records, known, show_as=show_as)
+            write_bytes_atomic(staging / REPORT_MD, markdown.encode())
+            write_report_html(staging, report, new_records, known, show_as)
     except OSError as error:
+        if out is None:
+            with contextlib.suppress(OSError):
+                directory.rmdir()  # the run directory claimed for it, empty
         raise CommandError(f"{directory}: cannot write the report: {error.strerror or error}") from None
     if out is not None:
         register_directory(data_root, directory)

@@ -14,8 +14,12 @@ copied so ``eval show`` and ``eval diff`` read them) goes to ``--out`` or to a n
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import os
 import shutil
-from collections.abc import Callable, Mapping, Sequence
+import tempfile
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,7 +52,7 @@ from alisio.shell.lab.workspace import WorkspaceError, prepare_workspace, snapsh
 from alisio.shell.lab.workspace_kept import apply_changes
 from alisio.shell.sandbox.bwrap import Sandbox
 
-__all__ = ["Judged", "Rejudging", "copy_evidence", "rejudge_runs"]
+__all__ = ["Judged", "Rejudging", "copy_evidence", "rejudge_runs", "staged"]
 
 
 @dataclass(frozen=True)
@@ -207,3 +211,31 @@ def copy_evidence(source: Path, target: Path, records: Sequence[RunRecord]) -> N
             if (source / relative).is_file():
                 (target / relative).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(source / relative, target / relative)
+
+
+@contextlib.contextmanager
+def staged(directory: Path) -> Iterator[Path]:
+    """A new directory beside ``directory`` to write the report into: when the block ends without an error its
+    files take ``directory``'s place (one rename when ``directory`` is absent or empty, else entry by entry);
+    when it raises, nothing of it is left and ``directory`` is as it was (no half-written report).
+
+    Raises:
+        OSError: the staging directory cannot be created, or its files cannot be moved into place.
+    """
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", dir=directory.parent))
+    try:
+        yield staging
+        try:
+            os.replace(staging, directory)
+        except OSError as error:
+            if error.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+                raise
+            entries = sorted(staging.iterdir())
+            taken = [entry.name for entry in entries if (directory / entry.name).exists()]
+            if taken:  # checked before any is moved: all of the report goes in, or none
+                raise FileExistsError(errno.EEXIST, f"it holds {', '.join(taken)} already") from None
+            for entry in entries:
+                os.replace(entry, directory / entry.name)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)

@@ -150,6 +150,35 @@ def test_compare_of_a_report_and_its_rejudge_says_it_is_a_rejudge(home: Path) ->
     ] * 2
 
 
+def test_a_report_that_cannot_be_written_whole_leaves_nothing_behind(home: Path) -> None:
+    """An --out directory holding files of the report's names (a runs/ folder) cannot take the report: the
+    command says so in one line (exit 1), and neither a report file nor a staging folder is left there; the
+    same directory emptied of them takes the whole report."""
+    suite = _suite(home)
+    first = _run(home, suite)
+    out = home / "again"
+    (out / "runs").mkdir(parents=True)
+    (out / "runs" / "mine.txt").write_text("not a report")
+    result, _ = _rejudge(home, suite, first)
+    assert result.returncode == 1, result.stderr
+    assert (
+        result.stderr.strip()
+        .splitlines()[-1]
+        .endswith(f"{out}: cannot write the report: it holds runs already")
+    ), result.stderr
+    assert "Traceback" not in result.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["runs"]
+    assert [p.name for p in (out / "runs").iterdir()] == ["mine.txt"]
+    assert sorted(p.name for p in home.iterdir() if p.name.startswith(".again")) == []
+    shutil.rmtree(out / "runs")
+    result, _ = _rejudge(home, suite, first)
+    assert result.returncode == 0, result.stderr
+    assert {"report.json", "report.md", "report.html", "runs.jsonl", "runs"} <= {
+        p.name for p in out.iterdir()
+    }
+    assert len(read_runs(out)) == 4
+
+
 def test_a_run_whose_diff_no_longer_applies_is_an_error_naming_the_file(home: Path) -> None:
     """The fixture's calc.py is rewritten where the runs edited it: each run's diff no longer applies, so
     each is error (diff_does_not_apply, naming src/calc.py and the hunk), the report is written, exit 1."""
