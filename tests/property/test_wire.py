@@ -301,6 +301,41 @@ def test_a_responses_stream_parses_back_to_its_answer(answer: dict[str, Any], po
     assert stream_events("openai-responses", body) == _events_cut("openai-responses", body, points)
 
 
+def by_item_id(body: bytes) -> bytes:
+    """``body`` as llama.cpp's server streams Responses: no ``output_index`` anywhere, each event naming its
+    item by id (``item.id``, ``item_id``), and ``response.completed`` listing the output items."""
+    ids: dict[int, str] = {}
+    events: list[tuple[str, dict[str, Any]]] = []
+    for message in sse_messages(body):
+        payload = json.loads(message.data)
+        if "output_index" in payload:
+            index = payload.pop("output_index")
+            item = payload.get("item")
+            if isinstance(item, dict):
+                ids.setdefault(index, item.get("id") or f"msg_{index}")
+                payload["item"] = {**item, "id": ids[index]}
+            else:
+                payload["item_id"] = ids.setdefault(index, f"msg_{index}")
+        if payload["type"] == "response.completed":
+            payload["response"]["output"] = [{"id": ids[i]} for i in sorted(ids)]
+        events.append((message.event, payload))
+    return sse(events)
+
+
+@given(answers, st.lists(st.integers(0, 100_000), max_size=10))
+def test_a_responses_stream_without_output_index_parses_to_the_same_answer(
+    answer: dict[str, Any], points: list[int]
+) -> None:
+    """llama.cpp's server names Responses items only by id (no output_index): the same answer, text, calls
+    (with their ids and arguments), reasoning and usage, as the stream with output indexes; never "out of
+    order" for an end event listing the items it delivered."""
+    body = responses_stream(answer)
+    shaped = by_item_id(body)
+    assert b"output_index" not in shaped
+    assert parsed("openai-responses", shaped) == parsed("openai-responses", body)
+    assert stream_events("openai-responses", shaped) == _events_cut("openai-responses", shaped, points)
+
+
 def _events_cut(api: Api, body: bytes, points: list[int]) -> Any:
     """The events of ``body`` when its bytes arrive in the chunks ``points`` cut (as from a socket)."""
     from alisio.core.harness.wire import stream_decoder

@@ -22,7 +22,8 @@ Rules the stream keeps:
 - ``response.output_text.delta`` is text (``response.refusal.delta`` too), ``response.reasoning_summary_text.delta``
   and ``response.reasoning_text.delta`` are reasoning; a function call's id (its ``call_id``) and name come
   with ``response.output_item.added``, its arguments with ``response.function_call_arguments.delta``, at the
-  item's ``output_index``. Whatever came with no delta (a server that sends only ``.done`` events) is taken
+  item's ``output_index``; a stream without ``output_index`` (llama.cpp's server names items only by id:
+  ``item.id``, ``item_id``) places each item at the position its id first came in. Whatever came with no delta (a server that sends only ``.done`` events) is taken
   from ``response.function_call_arguments.done`` or ``response.output_item.done``;
 - a ``reasoning`` item, at ``response.output_item.done``, becomes a ``ReasoningItemEvent`` holding the item as
   received;
@@ -161,6 +162,8 @@ class ResponsesStream:
         """Whether any event came yet (an end event may not be the first)."""
         self._delivered: set[int] = set()
         """The output indexes the stream delivered something of (an item event, a delta)."""
+        self._ids: dict[str, int] = {}
+        """Where each item id came first, for a stream without ``output_index`` (``_index``)."""
 
     def feed(self, event: str, data: str) -> Result[tuple[StreamEvent, ...], ChunkError]:
         """The stream events of one SSE event (``event`` is its name, ``message`` for an unnamed one)."""
@@ -194,10 +197,21 @@ class ResponsesStream:
             return None
         return ChunkError(message=f"stream events out of order: {problem}", excerpt=kind)
 
+    def _index(self, payload: Mapping[str, object]) -> int | None:
+        """The output index an event is about: its ``output_index``, else the position its item's id came
+        first (``item_id``, ``item.id``); ``None``: about no item."""
+        if "output_index" in payload:
+            return int_of(payload.get("output_index")) or 0
+        item_id = text_of(payload.get("item_id")) or text_of(mapping(payload.get("item")).get("id"))
+        if item_id is None:
+            return None
+        return self._ids.setdefault(item_id, len(self._ids))
+
     def _events(self, kind: str, payload: Mapping[str, object]) -> tuple[StreamEvent, ...]:
-        index = int_of(payload.get("output_index")) or 0
-        if kind.startswith("response.") and "output_index" in payload:
-            self._delivered.add(index)
+        found = self._index(payload) if kind.startswith("response.") else None
+        if found is not None:
+            self._delivered.add(found)
+        index = found or 0
         delta = payload.get("delta")
         if kind in _TEXT_DELTAS and isinstance(delta, str) and delta:
             self._text_seen.add(index)

@@ -55,6 +55,7 @@ def test_the_recordings_are_there() -> None:
         "responses-deepseek-cache-hit",
         "responses-midstream-error",
         "responses-max-output-tokens",
+        "responses-llamacpp-no-output-index",
     ):
         assert wanted in names, wanted
     for path in RECORDINGS:
