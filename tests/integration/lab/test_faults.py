@@ -4,6 +4,7 @@ over in-memory HTTP to the built-in provider), clean against faulted arms, with 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import msgspec
@@ -279,13 +280,16 @@ CUT_FAULTS = "cut:0.3,seed=2"
 
 
 def _transcript(out: Path, task: str) -> list[dict[str, object]]:
-    """The run's events as stored, without what depends on time or on where the answer came from."""
+    """The run's events as stored, without what depends on time or on where the answer came from: the timed
+    fields, and the seconds a message prints (a cut call's "cut mid-stream after 0.1 s" is how long it ran,
+    which a loaded machine stretches; a retry's "in 0.0 s" its jittered backoff)."""
     events = [json.loads(line) for line in (out / "runs" / task / "0.jsonl").read_text().splitlines()]
     timed = ("ts", "durationMs", "firstEventMs", "elapsedMs", "wallMs")
     kept = [{k: v for k, v in event.items() if k not in timed} for event in events]
     for event in kept:
         if isinstance(event.get("message"), str):  # the endpoint's URL: scripted.invalid or replay.invalid
-            event["message"] = str(event["message"]).replace("replay.invalid", "scripted.invalid")
+            message = str(event["message"]).replace("replay.invalid", "scripted.invalid")
+            event["message"] = re.sub(r"\b\d+\.\d s\b", "N s", message)
     return kept
 
 
