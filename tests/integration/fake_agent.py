@@ -105,6 +105,8 @@ def _post_once(
     name = "message"
     with urllib.request.urlopen(request, timeout=60) as response:
         for raw in response:
+            if not raw.endswith(b"\n"):  # the stream broke mid-line (its last bytes before the break)
+                raise http.client.IncompleteRead(raw)
             line = raw.decode().strip()
             if line.startswith("event:"):
                 name = line[6:].strip()

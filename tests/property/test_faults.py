@@ -1,6 +1,6 @@
 """Properties of ``alisio.core.harness.faults``: the spec's grammar, its canonical text, the seeded schedule,
-the answers each api sends, the hits as records keep them and the fault that ended a run; of a cassette's cut
-points (``alisio.core.replay.cassette.cut_points_problem``); and of ``alisio.core.lab.comparisons.robustness``
+the answers each api sends, the hits as records keep them, the fault that ended a run and how long a stall
+lasted; of a cassette's cut points (``alisio.core.replay.cassette.cut_points_problem``); and of ``alisio.core.lab.comparisons.robustness``
 against a direct computation."""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from returns.result import Failure, Success
 
 from alisio.core.harness.faults import (
+    DEFAULT_READ_TIMEOUT_MS,
     FAULT_KINDS,
     FaultHit,
     FaultSpec,
@@ -23,6 +24,7 @@ from alisio.core.harness.faults import (
     hits_text,
     parse_faults,
     spec_text,
+    stall_timeout_ms,
 )
 from alisio.core.lab.comparisons.robustness import robustness_rows
 from alisio.core.lab.reports.report_build import build_report
@@ -204,6 +206,22 @@ def test_a_hit_without_a_cut_point_is_kept_as_records_always_kept_it(
     assert msgspec.json.decode(msgspec.json.encode(cut), type=FaultHit) == cut
     shown = msgspec.json.decode(msgspec.json.encode(cut))
     assert shown == {"call": call, "kind": "cut", "events": events, **({"ended": True} if ended else {})}
+
+
+@given(st.one_of(st.none(), specs()), st.one_of(st.none(), st.integers(1, 86_400_000)))
+def test_a_cassette_keeps_how_long_a_stall_lasted_only_when_it_may_have_met_one(
+    spec: FaultSpec | None, timeout_ms: int | None
+) -> None:
+    kept = stall_timeout_ms(spec, timeout_ms)
+    stalls = spec is not None and dict(spec.rates).get("stall", 0.0) > 0
+    assert kept == ((DEFAULT_READ_TIMEOUT_MS if timeout_ms is None else timeout_ms) if stalls else None)
+    header = CassetteHeader(
+        format="cassette/v1", suite_id="s", suite_version="1", task_id="t", config_hash="h", harness_version="v",
+        model="m", provider="p", read_timeout_ms=kept,
+    )  # fmt: skip
+    encoded = msgspec.json.encode(header)
+    assert (b'"readTimeoutMs"' in encoded) is stalls  # absent from every cassette without stalls
+    assert msgspec.json.decode(encoded, type=CassetteHeader) == header
 
 
 def test_hits_say_where_each_cut_broke() -> None:

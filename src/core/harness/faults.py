@@ -12,7 +12,8 @@ Kinds, in the order the schedule lays them out:
 - ``500``, ``503``: that HTTP status with the api's server error body (Anthropic's ``api_error`` and
   ``overloaded_error``);
 - ``stall``: no byte of an answer until the client's read timeout passes (the built-in provider's
-  ``provider.timeoutMs``, default 300 s; an external agent's own), then the connection is dropped;
+  ``provider.timeoutMs``, default 300 s: ``stall_timeout_ms``; an external agent's own), then the connection
+  is dropped;
 - ``cut``: the real answer starts, and the connection breaks after half of its bytes; the hit keeps where it
   broke (``FaultHit.events``): how many of the answer's stream events the harness had received;
 - ``slow``: the real answer arrives whole, in ``DRIP_PIECES`` pieces each ``drip-ms`` apart (default 500).
@@ -46,6 +47,7 @@ from alisio.core.text import plural
 
 __all__ = [
     "DEFAULT_DRIP_MS",
+    "DEFAULT_READ_TIMEOUT_MS",
     "DEFAULT_RETRY_AFTER_S",
     "DRIP_PIECES",
     "FAULT_KINDS",
@@ -59,12 +61,15 @@ __all__ = [
     "hits_text",
     "parse_faults",
     "spec_text",
+    "stall_timeout_ms",
 ]
 
 FaultKind = Literal["429", "500", "503", "stall", "cut", "slow"]
 FAULT_KINDS: Final[tuple[FaultKind, ...]] = get_args(FaultKind)
 DEFAULT_RETRY_AFTER_S: Final = 1.0
 DEFAULT_DRIP_MS: Final = 500
+DEFAULT_READ_TIMEOUT_MS: Final = 300_000
+"""The built-in provider's read timeout without ``provider.timeoutMs``: how long a ``stall`` lasts then."""
 DRIP_PIECES: Final = 10
 """A ``slow`` answer arrives in this many pieces, each after ``drip-ms``."""
 _SETTINGS: Final = ("seed", "retry-after", "drip-ms")
@@ -219,6 +224,19 @@ def fault_at(spec: FaultSpec, run: str, call: int) -> FaultKind | None:
         if u < edge:
             return kind
     return None
+
+
+def stall_timeout_ms(spec: FaultSpec | None, timeout_ms: int | None) -> int | None:
+    """How long each ``stall`` of a run under ``spec`` lasts with the built-in provider, whose read timeout is
+    ``timeout_ms`` (``provider.timeoutMs``; ``None``: the default): what a cassette recorded under ``spec``
+    keeps, so that its replay's stalls last as long; ``None`` when ``spec`` injects no stall.
+
+    >>> stall_timeout_ms(parse_faults("stall:0.1").unwrap(), None), stall_timeout_ms(None, 500)
+    (300000, None)
+    """
+    if spec is None or not any(kind == "stall" and rate > 0 for kind, rate in spec.rates):
+        return None
+    return DEFAULT_READ_TIMEOUT_MS if timeout_ms is None else timeout_ms
 
 
 def hits_text(hits: tuple[FaultHit, ...]) -> str:

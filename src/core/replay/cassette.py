@@ -2,8 +2,8 @@
 
 A cassette is JSONL. The first line is the header (``format``, ``suiteId``, ``suiteVersion``, ``taskId``,
 ``configHash``, ``harnessVersion``, ``model``, ``provider``, ``servedModels`` and ``systemFingerprints`` when
-the responses named what served them, ``faults``, ``faultRecord`` and ``partialEvents`` when it was recorded
-with ``--faults``); each further line is one provider call in order (``call``,
+the responses named what served them, ``faults``, ``faultRecord``, ``partialEvents`` and ``readTimeoutMs`` when
+it was recorded with ``--faults``); each further line is one provider call in order (``call``,
 ``purpose``, ``fingerprint``, ``request``, ``events``).
 
 Rules this module keeps:
@@ -33,6 +33,7 @@ import msgspec
 from returns.result import Failure, Result, Success
 
 from alisio.core.base import Frozen
+from alisio.core.harness.config_provider import PositiveMs
 from alisio.core.harness.faults import FaultSpec, fault_at
 from alisio.core.harness.protocol import ProviderRequest, Purpose, StreamEvent
 from alisio.core.lab.runs.records import Divergence, RunFaults, RunRecord, RunStatus
@@ -116,6 +117,10 @@ class CassetteHeader(Frozen, frozen=True, kw_only=True, omit_defaults=True):
     """When a cut after the answer's first event ended the recorded run (its last call, which failed and so is
     not among the calls): the events the harness had received from it, which the replay's failure carries as
     the recording's did (the agent keeps an excerpt of them). Absent otherwise."""
+    read_timeout_ms: PositiveMs | None = None
+    """With ``stall`` faults: the provider's read timeout when recorded (``provider.timeoutMs``, else the
+    transport's default, 300000), which each stall lasted; a replay's stalls last as long, so a stall that
+    ran into ``maxWallMs`` when recorded does again. Absent otherwise."""
 
 
 class RecordedCall(Frozen, frozen=True, kw_only=True):

@@ -321,7 +321,10 @@ def _provider(
         if faulted:
             from alisio.shell.lab.scripted_http import scripted_http_provider
 
-            http = scripted_http_provider(script.read_bytes(), str(script), model or "scripted", "scripted")
+            timeout_ms = loaded.config.provider.timeout_ms
+            http = scripted_http_provider(
+                script.read_bytes(), str(script), model or "scripted", "scripted", timeout_ms
+            )
             return http, model or "scripted", loaded.config, None
         return scripted, model or "scripted", loaded.config, None
     from alisio.shell.lab.plans import live_plan

@@ -257,7 +257,7 @@ def _step_summary(done: Done) -> None:
 
 def _cassettes(done: Done) -> None:
     from alisio.core.harness.config import config_hash
-    from alisio.core.harness.faults import spec_text
+    from alisio.core.harness.faults import spec_text, stall_timeout_ms
     from alisio.core.replay.cassette import CassetteHeader
     from alisio.shell.lab.cassettes import cassette_dir_for, credentials_of
     from alisio.shell.lab.record import RecordHook, write_recorded
@@ -285,6 +285,7 @@ def _cassettes(done: Done) -> None:
         model=ctx.provider.model,
         provider=ctx.provider.id,
         faults=None if request.provider.faults is None else spec_text(request.provider.faults),
+        read_timeout_ms=stall_timeout_ms(request.provider.faults, ctx.provider.read_timeout_ms),
     )
     known = credentials_of(request.env, ctx.provider.key)
     done.recorded = write_recorded(start.choice.loaded, start.tasks, hook, header, directory, known, done.say)

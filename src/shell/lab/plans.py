@@ -86,6 +86,10 @@ class ProviderPlan:
     script_hash: str | None = None
     """``--script``: the digest of the scripts (``alisio.core.lab.reports.naming.script_digest``), a condition of the
     report; ``None`` otherwise."""
+    read_timeout_ms: int | None = None
+    """``provider.timeoutMs`` when the provider's transport reads with it (live, or a script served over
+    in-memory HTTP); ``None``: the transport's default. How long a ``stall`` lasts, which a cassette recorded
+    with stalls keeps (``alisio.core.harness.faults.stall_timeout_ms``)."""
     local_only: tuple[str, ...] = ()
     """Settings only this machine's provider applies (``provider.headers``, ``provider.timeoutMs``): Ray
     workers and an external agent's proxy do not get them yet, so those refuse the command instead."""
@@ -157,6 +161,7 @@ def live_plan(
         ),
         shared=provider,
         base_url=resolved.base_url,
+        read_timeout_ms=resolved.timeout_ms,
     )
 
 
@@ -188,12 +193,18 @@ def _read_script(path: Path) -> bytes:
 
 
 def scripted_plan(
-    script: Path, tasks: tuple[Task, ...], model: str | None, *, over_http: bool = False
+    script: Path,
+    tasks: tuple[Task, ...],
+    model: str | None,
+    *,
+    over_http: bool = False,
+    timeout_ms: int | None = None,
 ) -> ProviderPlan:
     """A fresh scripted provider per run: from one file, or from ``<dir>/<task-id>.json``.
 
     ``over_http``: each run's script is served over in-memory HTTP to the built-in OpenAI-compatible provider
-    (``alisio.shell.lab.scripted_http``), so injected faults reach its transport and its retries.
+    (``alisio.shell.lab.scripted_http``), so injected faults reach its transport and its retries, read with
+    ``timeout_ms`` (``provider.timeoutMs``) as a live provider reads.
 
     Raises:
         CommandError: a selected task without its script in a directory, or a script that cannot be read or
@@ -207,29 +218,33 @@ def scripted_plan(
             f"--script {script}: no {names} for the selected tasks (select scripted ones with --tasks)"
         )
     scripts = {task_id: (_read_script(path), str(path)) for task_id, path in (files or {"": script}).items()}
+    timeout_ms = timeout_ms if over_http else None
     return ProviderPlan(
         id=SCRIPTED_PROVIDER,
         model=model or SCRIPTED_PROVIDER,
-        factory=script_player(scripts, model or SCRIPTED_PROVIDER, over_http=over_http),
+        factory=script_player(
+            scripts, model or SCRIPTED_PROVIDER, over_http=over_http, timeout_ms=timeout_ms
+        ),
         close=lambda: None,
-        portable=scripted(model, scripts, over_http=over_http),
+        portable=scripted(model, scripts, over_http=over_http, timeout_ms=timeout_ms),
         script_hash=script_digest((task_id, data) for task_id, (data, _) in scripts.items()),
+        read_timeout_ms=timeout_ms,
     )
 
 
 def script_player(
-    scripts: Mapping[str, tuple[bytes, str]], model: str, *, over_http: bool
+    scripts: Mapping[str, tuple[bytes, str]], model: str, *, over_http: bool, timeout_ms: int | None = None
 ) -> Callable[[Task, RunSpec], Provider]:
     """The factory of a scripted plan, here and on a Ray worker: a fresh provider per run playing the task's
     script (task id -> bytes, source; the key ``""`` is the one file every task plays), served over in-memory
-    HTTP when ``over_http`` (``scripted_plan``)."""
+    HTTP when ``over_http``, read with ``timeout_ms`` (``scripted_plan``)."""
 
     def factory(task: Task, _spec: RunSpec) -> Provider:
         data, source = scripts["" if "" in scripts else task.id]
         if over_http:
             from alisio.shell.lab.scripted_http import scripted_http_provider
 
-            return scripted_http_provider(data, source, model, SCRIPTED_PROVIDER)
+            return scripted_http_provider(data, source, model, SCRIPTED_PROVIDER, timeout_ms)
         return ScriptedProvider.from_json(data, source)
 
     return factory

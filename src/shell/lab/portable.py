@@ -14,7 +14,7 @@ same context as data, and a worker turns it back into a ``RunContext`` (``worker
   ``error``: it never runs one unsandboxed);
 - the provider (``ProviderPlan.portable``): the live provider's id, model, base URL and
   ``provider.maxConcurrency``; the bytes of every script of ``--script`` (and whether they are served over
-  in-memory HTTP, as they are when some arm injects faults); the cassettes of a replay (and the faults they
+  in-memory HTTP, as they are when some arm injects faults, with ``provider.timeoutMs``); the cassettes of a replay (and the faults they
   were recorded with).
 
 The API key (and the password of a base URL that has one) is not in a ``PortableRun``: the executor sends it
@@ -90,6 +90,8 @@ class PortableScripted(msgspec.Struct, frozen=True, kw_only=True, tag="scripted"
     """The same keys -> the file each script was read from (named in a script's errors)."""
     over_http: bool = False
     """Each run's script is served over in-memory HTTP (some arm injects faults: ``scripted_plan``)."""
+    timeout_ms: int | None = None
+    """``provider.timeoutMs`` of the provider that reads a script served over HTTP (how long a stall lasts)."""
 
 
 class PortableReplay(msgspec.Struct, frozen=True, kw_only=True, tag="replay"):
@@ -157,7 +159,11 @@ def decode_run(data: bytes) -> PortableRun:
 
 
 def scripted(
-    model: str | None, scripts: Mapping[str, tuple[bytes, str]], *, over_http: bool = False
+    model: str | None,
+    scripts: Mapping[str, tuple[bytes, str]],
+    *,
+    over_http: bool = False,
+    timeout_ms: int | None = None,
 ) -> PortableScripted:
     """The portable form of ``scripted_plan``'s scripts (task id, or ``""`` for one file -> bytes, source)."""
     return PortableScripted(
@@ -165,6 +171,7 @@ def scripted(
         scripts={key: data for key, (data, _) in scripts.items()},
         sources={key: source for key, (_, source) in scripts.items()},
         over_http=over_http,
+        timeout_ms=timeout_ms,
     )
 
 

@@ -146,7 +146,8 @@ def _provider_plan(
         return replay_plan(cassettes, request.provider.faults)
     options = request.provider
     if options.script is not None:
-        return scripted_plan(options.script, tasks, options.model, over_http=faulted)
+        timeout_ms = None if loaded is None else loaded.config.provider.timeout_ms
+        return scripted_plan(options.script, tasks, options.model, over_http=faulted, timeout_ms=timeout_ms)
     if loaded is None:
         raise CommandError("a live run needs the configuration (pass --script to play scripted turns)")
     return live_plan(

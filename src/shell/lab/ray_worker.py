@@ -207,7 +207,9 @@ def _scripted_plan(provider: PortableScripted) -> ProviderPlan:
     from alisio.core.lab.outputs.formats import SCRIPTED_PROVIDER
 
     scripts = {key: (data, provider.sources[key]) for key, data in provider.scripts.items()}
-    factory = script_player(scripts, provider.model, over_http=provider.over_http)
+    factory = script_player(
+        scripts, provider.model, over_http=provider.over_http, timeout_ms=provider.timeout_ms
+    )
     return ProviderPlan(id=SCRIPTED_PROVIDER, model=provider.model, factory=factory, close=lambda: None)
 
 

@@ -321,3 +321,44 @@ def test_an_external_agent_records_and_replays_under_the_same_faults(
     assert code == 1
     assert f"task fix-add: recorded with --faults {SPEC}, replayed with --faults none" in stderr
     assert not out.exists()
+
+
+CUT_SPEC = "429:0.2,cut:0.3,seed=7,retry-after=0"
+"""Calls 0 to 5 of fix-add/0: 429, cut, through, cut, 429, through: each of the fake agent's two model calls
+is cut once (and refused once) before it gets through."""
+
+
+def test_an_external_agent_records_and_replays_under_cut_faults(
+    home: Path, tmp_path: Path, endpoint: MockEndpoint
+) -> None:
+    """A cut call reaches the provider: the cassette keeps its whole answer, which the replay's proxy cuts again
+    at the same byte, so the agent gets the same broken streams, retries them the same way, and the replay's
+    record (its calls, its hits, where each cut broke) and outcome are the recording's."""
+    _fake_suite(home, tmp_path, "--retries", "3")
+    cassettes = tmp_path / "cassettes"
+    live_args = ("--base-url", endpoint.base_url, "--faults", CUT_SPEC)
+    code, stderr = _eval(home, tmp_path, "record", *live_args, "--cassette-dir", cassettes)
+    assert code == 0, stderr
+    lines = (cassettes / "fake" / "fix-add.jsonl").read_text().splitlines()
+    assert json.loads(lines[0])["faults"] == CUT_SPEC
+    recorded = [json.loads(line) for line in lines[1:]]
+    # the two cut calls and the two that got through reached the provider: each kept whole, in order
+    assert len(recorded) == len(endpoint.model_calls) == 4
+    assert all(call["response"].rstrip().endswith("data: [DONE]") for call in recorded)
+    code, stderr = _eval(home, tmp_path, "run", "-k", "1", *live_args, "--out", tmp_path / "live")
+    assert code == 0, stderr
+    asked = len(endpoint.model_calls)
+    replay = ("-k", "1", "--mode", "replay", "--cassette-dir", cassettes, "--faults", CUT_SPEC)
+    code, stderr = _eval(home, tmp_path, "run", *replay, "--out", tmp_path / "replay")
+    assert code == 0, stderr
+    assert len(endpoint.model_calls) == asked  # the replay asked the cassette, never the endpoint
+    (live,) = read_runs(tmp_path / "live")
+    (replayed,) = read_runs(tmp_path / "replay")
+    assert live.faults is not None
+    kinds = [(h.call, h.kind) for h in live.faults.hits]
+    assert (live.faults.calls, kinds) == (6, [(0, "429"), (1, "cut"), (3, "cut"), (4, "429")])
+    assert all(h.events is not None for h in live.faults.hits if h.kind == "cut")
+    same = ("faults", "status", "reason", "divergence")
+    assert {name: getattr(replayed, name) for name in same} == {name: getattr(live, name) for name in same}
+    assert (replayed.status.value, replayed.divergence) == ("pass", None)
+    assert replayed.measured.turns == live.measured.turns

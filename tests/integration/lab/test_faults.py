@@ -4,6 +4,9 @@ over in-memory HTTP to the built-in provider), clean against faulted arms, with 
 from __future__ import annotations
 
 import json
+import re
+import shutil
+import time
 from pathlib import Path
 
 import msgspec
@@ -20,6 +23,7 @@ from tests.integration.helpers import (
     make_suite,
     read_report,
     read_runs,
+    write_config,
     write_script,
 )
 
@@ -279,13 +283,16 @@ CUT_FAULTS = "cut:0.3,seed=2"
 
 
 def _transcript(out: Path, task: str) -> list[dict[str, object]]:
-    """The run's events as stored, without what depends on time or on where the answer came from."""
+    """The run's events as stored, without what depends on time or on where the answer came from: the timed
+    fields, and the seconds a message prints (a cut call's "cut mid-stream after 0.1 s" is how long it ran,
+    which a loaded machine stretches; a retry's "in 0.0 s" its jittered backoff)."""
     events = [json.loads(line) for line in (out / "runs" / task / "0.jsonl").read_text().splitlines()]
     timed = ("ts", "durationMs", "firstEventMs", "elapsedMs", "wallMs")
     kept = [{k: v for k, v in event.items() if k not in timed} for event in events]
     for event in kept:
         if isinstance(event.get("message"), str):  # the endpoint's URL: scripted.invalid or replay.invalid
-            event["message"] = str(event["message"]).replace("replay.invalid", "scripted.invalid")
+            message = str(event["message"]).replace("replay.invalid", "scripted.invalid")
+            event["message"] = re.sub(r"\b\d+\.\d s\b", "N s", message)
     return kept
 
 
@@ -416,3 +423,43 @@ def test_plan_json_keeps_the_faults_and_a_resume_refuses_other_ones(home: Path, 
     same = alisio(home, "eval", "run", "--resume", out)
     assert same.returncode == 0, same.stderr
     assert read_report(out).conditions.faults == "429:0.1,cut:0.2,seed=4,retry-after=0"
+
+
+def test_a_stall_lasts_provider_timeout_ms_and_its_replay_as_long(home: Path, tmp_path: Path) -> None:
+    """A scripted run's stalls wait provider.timeoutMs, as a live provider's do (not the default 300 s, past
+    smoke-coding's 120 s maxWallMs); the cassette keeps it, so a replay under another configuration stalls as
+    long, retries the same calls and ends the same way."""
+    spec = "stall:0.3,seed=3"  # fix-add/0: calls 0, 3, 4 and 6 stall, each retried
+    write_config(home, "[provider]\ntimeoutMs = 300\n")
+    cassettes = tmp_path / "cassettes"
+    started = time.monotonic()
+    result = alisio(
+        home, "eval", "record", "smoke-coding", "--suite-dir", ROOT / "suites", "--yes", "--tasks", "fix-add",
+        *GRANTS, "--script", SMOKE / "scripts", "--faults", spec, "--cassette-dir", cassettes,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    header = json.loads((cassettes / "fix-add.jsonl").read_text().splitlines()[0])
+    assert header["readTimeoutMs"] == 300
+    recorded = msgspec.convert(header["faultRecord"], type=RunFaults)
+    assert [(hit.call, hit.kind) for hit in recorded.hits] == [(call, "stall") for call in (0, 3, 4, 6)]
+    write_config(home, "")  # the replay's configuration says nothing of timeouts
+    result = alisio(
+        home, "eval", "run", "smoke-coding", "--suite-dir", ROOT / "suites", "--yes", "--tasks", "fix-add",
+        *GRANTS, "--mode", "replay", "--cassette-dir", cassettes, "--faults", spec, "--out", tmp_path / "b",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    (record,) = read_runs(tmp_path / "b")
+    assert (record.status, record.faults) == (RunStatus.PASS, recorded)
+    assert time.monotonic() - started < 60  # two commands, eight stalls of 0.3 s
+    # alisio run: the same provider, the same timeout
+    write_config(home, "[provider]\ntimeoutMs = 300\n")
+    workspace = tmp_path / "fix-add"
+    shutil.copytree(SMOKE / "fixtures" / "fix-add", workspace)
+    started = time.monotonic()
+    result = alisio(
+        home, "run", "Fix add in src/calc.py", "--cwd", workspace, "--script", SMOKE / "scripts" / "fix-add.json",
+        "--faults", "stall:0.3,seed=0", "--policy", "full",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "2 of 6 model calls faulted (call 0: stall, call 2: stall)" in result.stderr
+    assert time.monotonic() - started < 30

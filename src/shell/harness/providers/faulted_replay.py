@@ -6,9 +6,10 @@ the provider was: each call goes through the shared transport (``alisio.shell.ha
 to an in-memory endpoint, whose client sends through the same ``FaultTransport`` under the run's ``RunWire``.
 The schedule counts the same HTTP attempts as when recording (a pure function of the spec, the run and the
 call's index): a ``429``, ``500``, ``503`` or ``stall`` never reaches the endpoint and so never consumes a
-cassette entry, the transport retries it (or gives up) exactly as it did, and a ``slow`` answer is the
-recorded answer dripped. The endpoint answers an attempt that gets through with the next recorded call,
-matched as ``ReplayProvider`` matches it (a mismatch is the run's divergence), as one JSON body.
+cassette entry, the transport retries it (or gives up) exactly as it did (a stall lasts the recording's read
+timeout, the header's ``readTimeoutMs``), and a ``slow`` answer is the recorded answer dripped. The endpoint
+answers an attempt that gets through with the next recorded call, matched as ``ReplayProvider`` matches it (a
+mismatch is the run's divergence), as one JSON body.
 
 A ``cut`` breaks where the recording's did: the header's ``faultRecord`` says, per cut call, how many events
 the harness had received (``FaultHit.events``), and the endpoint answers that attempt (the request says it is
@@ -33,7 +34,7 @@ import dataclasses
 import httpx
 from returns.result import Result, Success
 
-from alisio.core.harness.faults import DRIP_PIECES, FaultHit
+from alisio.core.harness.faults import DEFAULT_READ_TIMEOUT_MS, DRIP_PIECES, FaultHit
 from alisio.core.harness.protocol import ProviderRequest, StreamEvent
 from alisio.core.harness.wire import wire_format
 from alisio.core.harness.wire_common import ChunkError
@@ -93,9 +94,13 @@ class FaultedReplayProvider(ReplayProvider):
             stream_decoder=lambda: _Served(self),
         )
         faulted = FaultTransport(httpx.MockTransport(self._answer), decoder=self._wire.stream_decoder)
-        # as the scripted endpoint the recording was served by (alisio.shell.lab.scripted_http)
+        # as the scripted endpoint the recording was served by (alisio.shell.lab.scripted_http); a stall lasts
+        # the recording's read timeout
         client = httpx.Client(transport=faulted)
-        self._transport = Transport(REPLAY_URL, headers={}, client=client, backoff_base=0.05, backoff_cap=0.5)
+        stall_s = (cassette.header.read_timeout_ms or DEFAULT_READ_TIMEOUT_MS) / 1000
+        self._transport = Transport(
+            REPLAY_URL, headers={}, client=client, backoff_base=0.05, backoff_cap=0.5, read_timeout=stall_s
+        )
 
     def with_rules(self, rules: Rules) -> FaultedReplayProvider:
         return FaultedReplayProvider(self._cassette, rules)

@@ -64,6 +64,7 @@ from returns.result import Failure, Success
 
 from alisio.core.harness.config import DEFAULT_MAX_RESPONSE_BYTES
 from alisio.core.harness.endpoint import redact_credentials
+from alisio.core.harness.faults import DEFAULT_READ_TIMEOUT_MS
 from alisio.core.harness.protocol import StreamEvent, served_changes
 from alisio.core.harness.sse import error_message
 from alisio.core.harness.wire_format import StreamDecoder, WireFormat
@@ -151,7 +152,7 @@ class Transport:
         backoff_cap: float = 20.0,
         retry_after_cap: float = 60.0,
         connect_timeout: float = 10.0,
-        read_timeout: float = 300.0,
+        read_timeout: float = DEFAULT_READ_TIMEOUT_MS / 1000,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
         now: Callable[[], datetime] = _utc_now,
