@@ -461,13 +461,40 @@ def test_responses_sends_reasoning_back_and_stores_nothing(request: ProviderRequ
     assert (body["store"], body["include"], body["stream"]) == (False, ["reasoning.encrypted_content"], True)
     assert "previous_response_id" not in body
     items = body["input"]
-    kinds = [item.get("type", item.get("role")) for item in items]
+    kinds = [item.get("role", item.get("type")) for item in items]
     for position, kind in enumerate(kinds):
         if kind == "reasoning":
             assert kinds[position + 1] in ("assistant", "function_call")
     calls = [item["call_id"] for item in items if item.get("type") == "function_call"]
     outputs = [item["call_id"] for item in items if item.get("type") == "function_call_output"]
     assert calls == outputs
+
+
+@given(requests)
+def test_every_responses_input_item_is_one_llamacpp_reads(request: ProviderRequest) -> None:
+    """Each input item has a shape llama.cpp's server accepts (tools/server/server-chat.cpp, which answers
+    anything else with HTTP 400 "Cannot determine type of 'item'"), all of them valid for OpenAI too: a user or
+    system message, an assistant message typed "message", a function_call with its call_id, name and
+    arguments, or its function_call_output. An untyped assistant message (OpenAI's easy input form) was
+    refused there, so every run's second turn after a text answer failed. (Reasoning items go back as the
+    provider sent them, so they are left out here.)"""
+    messages = tuple(
+        msgspec.structs.replace(m, reasoning_blocks=()) if isinstance(m, AssistantMessage) else m
+        for m in request.messages
+    )
+    body = body_json(wire_responses.request_body(msgspec.structs.replace(request, messages=messages)))
+    for item in body["input"]:
+        match item.get("type"), item.get("role"):
+            case None, "user" | "system":
+                assert isinstance(item["content"], str)
+            case "message", "assistant":
+                assert isinstance(item["content"], str)
+            case "function_call", None:
+                assert all(isinstance(item[key], str) for key in ("call_id", "name", "arguments"))
+            case "function_call_output", None:
+                assert isinstance(item["call_id"], str) and isinstance(item["output"], str)
+            case other:
+                raise AssertionError(f"an input item llama.cpp cannot read: {other}: {item}")
 
 
 @given(sse_lines, st.sampled_from(["\n", "\r\n"]))

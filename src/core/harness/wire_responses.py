@@ -12,8 +12,10 @@ Rules the request keeps:
   ``previous_response_id`` is never sent. The conversation is sent whole every time (so replay is
   deterministic): the instructions as ``instructions``, user text as ``user`` input messages, an assistant turn
   as its ``reasoning`` items first (verbatim as received, with their ``encrypted_content``: without them the
-  next call with tools fails), then its text, then one ``function_call`` item per tool call; a tool result is a
-  ``function_call_output`` item. A system message inside the conversation is a ``system`` input message;
+  next call with tools fails), then its text (a ``message`` item, typed: llama.cpp's server refuses an
+  assistant message without ``"type": "message"``), then one ``function_call`` item per tool call; a tool
+  result is a ``function_call_output`` item. A system message inside the conversation is a ``system`` input
+  message;
 - tools are ``function`` tools (``strict: false``: the harness's schemas are not strict-mode schemas);
 - the output limit is ``max_output_tokens``, the effort ``reasoning.effort``.
 
@@ -138,7 +140,7 @@ def _assistant_items(message: AssistantMessage) -> list[object]:
         msgspec.Raw(block.wire.encode()) for block in message.reasoning_blocks if block.kind == "reasoning"
     ]
     if message.content:
-        items.append({"role": "assistant", "content": message.content})
+        items.append({"type": "message", "role": "assistant", "content": message.content})
     items.extend(
         {"type": "function_call", "call_id": call.id, "name": call.name, "arguments": call.arguments}
         for call in message.tool_calls
