@@ -67,6 +67,7 @@ def test_every_preset_name_has_a_complete_record_and_every_record_a_name() -> No
         mcp = places.mcp if isinstance(places.mcp, McpPlace) else None
         for path in (places.instructions, places.skills, mcp.file if mcp else None):
             assert path is None or _relative(path), (name, path)
+        assert all(ENV_NAME.fullmatch(var) for var, _ in (mcp.env if mcp else ())), name
         # the instructions are read in the workspace and under ~ both, or (aider) in neither
         assert (places.instructions is None) == (places.workspace_instructions is None), name
         if places.instructions is not None and places.workspace_instructions is not None:

@@ -60,18 +60,27 @@ def test_opencode_keeps_its_provider_and_gets_local_servers(servers: dict[str, t
 
 
 @given(SERVERS)
-def test_claude_code_gets_a_user_configuration_with_stdio_servers(
+def test_claude_code_gets_a_user_configuration_with_stdio_servers_and_waits_for_them(
     servers: dict[str, tuple[str, ...]],
 ) -> None:
-    inv = with_mcp_servers(_place("claude-code"), BASE, servers, "/r", binds=["/opt/venv"])
+    start = Invocation(argv=("claude",), env=(("HOME", "/r/home"), ("MCP_TIMEOUT", "1")))
+    inv = with_mcp_servers(_place("claude-code"), start, servers, "/r", binds=["/opt/venv"])
     ((path, text),) = inv.files
     assert path == "/r/claude/.claude.json" and inv.host_paths == ("/opt/venv",)
     expected = {n: {"type": "stdio", "command": a[0], "args": list(a[1:])} for n, a in servers.items()}
     assert json.loads(text) == {"mcpServers": expected}
+    # print mode waits for its servers before its first request, up to 60 s (the last value of a name wins)
+    assert dict(inv.env) == {
+        "HOME": "/r/home",
+        "MCP_CONNECTION_NONBLOCKING": "0",
+        "MCP_CONNECT_TIMEOUT_MS": "60000",
+        "MCP_TIMEOUT": "60000",
+    }
 
 
 def test_no_servers_change_nothing_and_agents_without_mcp_are_refused() -> None:
     assert with_mcp_servers(_place("codex"), BASE, {}, "/r") == BASE
+    assert with_mcp_servers(_place("claude-code"), BASE, {}, "/r") == BASE  # no variables without servers
     assert mcp_refusal("aider", {}) is None
     assert mcp_refusal("codex", {"docs": ("x",)}) is None
     assert mcp_refusal("aider", {"docs": ("x",)}) == (

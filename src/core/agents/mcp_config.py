@@ -2,9 +2,10 @@
 
 Each preset that supports MCP reads its stdio servers from a file of its run directory (its private HOME or
 configuration directory, never the user's). Its record says where and in what shape (``Preset.places.mcp``,
-an ``McpPlace``: file, key, format, entry, fixed settings) and is the only place that says it: ``mcp_place``
-reads it from the record, ``with_mcp_servers`` merges a run's servers into the invocation's files (into the
-file the preset already writes, or a new one):
+an ``McpPlace``: file, key, format, entry, fixed settings and variables) and is the only place that says it:
+``mcp_place`` reads it from the record, ``with_mcp_servers`` merges a run's servers into the invocation's files
+(into the file the preset already writes, or a new one) and adds the place's variables (Claude Code's
+``MCP_CONNECTION_NONBLOCKING=0``, ``MCP_CONNECT_TIMEOUT_MS`` and ``MCP_TIMEOUT``, so it waits for them):
 
 | preset | file (under the run directory) | key | one server |
 |---|---|---|---|
@@ -105,7 +106,8 @@ def with_mcp_servers(
     run_dir: str,
     binds: Sequence[str] = (),
 ) -> Invocation:
-    """``inv`` with ``servers`` (name -> argv) in the preset's MCP configuration file under ``run_dir``.
+    """``inv`` with ``servers`` (name -> argv) in the preset's MCP configuration file under ``run_dir``, and
+    the place's ``env`` after the invocation's variables.
 
     Args:
         place: the preset record's ``places.mcp`` (``mcp_place``).
@@ -117,4 +119,5 @@ def with_mcp_servers(
     files = dict(inv.files)
     files[path] = _merged(place, files.get(path), servers)
     host_paths = tuple(dict.fromkeys((*inv.host_paths, *binds)))
-    return msgspec.structs.replace(inv, files=tuple(files.items()), host_paths=host_paths)
+    env = (*inv.env, *place.env)
+    return msgspec.structs.replace(inv, env=env, files=tuple(files.items()), host_paths=host_paths)

@@ -136,6 +136,9 @@ class McpPlace(Frozen, frozen=True, kw_only=True):
     settings: tuple[tuple[str, bool | int], ...] = ()
     """Fixed settings written into every server's entry after its command (Codex: ``required = true``, so it
     waits for the server before its first request)."""
+    env: tuple[tuple[str, str], ...] = ()
+    """Fixed variables the agent is started with when it is given servers, after its others (Claude Code:
+    ``MCP_CONNECTION_NONBLOCKING=0`` and its timeouts, so it waits for them before its first request)."""
 
 
 class NoMcp(Frozen, frozen=True, kw_only=True):
@@ -446,7 +449,20 @@ _CLAUDE: Final = Preset(
         workspace_instructions="CLAUDE.md",
         skills="claude/skills",
         # its user configuration in CLAUDE_CONFIG_DIR, where its user-scope servers are (tested with the real CLI)
-        mcp=McpPlace(file="claude/.claude.json", key="mcpServers", format="json", entry="stdio"),
+        mcp=McpPlace(
+            file="claude/.claude.json",
+            key="mcpServers",
+            format="json",
+            entry="stdio",
+            # print mode connects servers in the background and waits 2 s for them: its first request can go
+            # without their tools. Blocking, it waits up to MCP_CONNECT_TIMEOUT_MS (5 s by default) before its
+            # first request, each server's connection failing after MCP_TIMEOUT (30 s): both 60 s, as Codex's.
+            env=(
+                ("MCP_CONNECTION_NONBLOCKING", "0"),
+                ("MCP_CONNECT_TIMEOUT_MS", "60000"),
+                ("MCP_TIMEOUT", "60000"),
+            ),
+        ),
         moved=((".claude", _CLAUDE_DIR),),
     ),
     tool_map=(
