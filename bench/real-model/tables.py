@@ -54,7 +54,10 @@ def _row(name: str, directory: Path, wire: str) -> str:
     if agent.get("kind", "builtin") == "builtin":
         agent_name = f"alisio {agent.get('version', '')} (built-in)"
     else:
-        agent_name = f"{agent.get('kind')} {agent.get('version', '')}"
+        version = agent.get("version", "")  # Codex reports "codex-cli 0.171.0": its name is in it already
+        agent_name = (
+            version if str(version).startswith(str(agent.get("kind"))) else f"{agent.get('kind')} {version}"
+        )
     counts = f"{s['passes']} / {s['fails']} / {s['budgetExceeded']} / {s['errored']}"
     tools = f"{m['toolCalls'] / n:.1f} ({from_text / n:.1f})"
     kinds = ", ".join(f"{kind} {count}" for kind, count in sorted(incidents.items())) or "none"
