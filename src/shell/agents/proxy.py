@@ -100,8 +100,9 @@ class Call:
     cut: bool = False
     """Still in flight when the run ended: the proxy cut it; ``response`` is what had arrived."""
     first_event_ms: int | None = None
-    """From the call's start to the first bytes of its answer's body (prompt processing on a local server);
-    ``None`` when no body arrived."""
+    """From the call's start to its answer's first event (prompt processing on a local server): the first SSE
+    event of an event stream, keep-alive comments not counted, else the body's first bytes; ``None`` when no
+    event or body arrived."""
     injected: bool = False
     """An injected fault answered it (``429``, ``500``, ``503``, ``stall``): it never reached the provider
     (nor, in replay, the cassette), and a recording's cassette leaves it out."""
@@ -284,7 +285,7 @@ class RunProxy:
         tapped: Tapped | None = None,
     ) -> None:
         """Keep one model call (its answer: status, content type, body; ``path``: where it went, after the
-        base URL) and count it against the budgets; ``first_ms`` is when the first bytes of its body arrived
+        base URL) and count it against the budgets; ``first_ms`` is when its first event arrived
         (since the proxy started); ``tapped``: what of it reached the provider (``Call.injected``,
         ``Call.whole``)."""
         status, content_type, response = answer

@@ -31,6 +31,7 @@ from returns.result import Failure, Result
 from alisio.core.agents.exchange import Api
 from alisio.core.agents.ledger import BudgetHit
 from alisio.core.agents.routes import Route, RouteRefusal, error_body
+from alisio.core.harness.wire_common import SseDecoder
 
 __all__ = [
     "KEPT_BYTES",
@@ -292,7 +293,7 @@ class _Handler(BaseHTTPRequestHandler):
             message = f"alisio proxy: the provider cannot be reached: {type(error).__name__}: {error}"
             return (502, "application/json", self._error(502, "proxy_error", message)), False, None
         kept: list[bytes] = []
-        first_ms: int | None = None
+        first = _FirstEvent(response.headers.get("content-type", ""))
         size = 0
         broken = False
         try:
@@ -305,8 +306,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self.end_headers()
             try:
                 for chunk in response.iter_bytes():
-                    if first_ms is None and chunk:
-                        first_ms = proxy.elapsed_ms()
+                    first.feed(chunk, proxy.elapsed_ms)
                     if size < KEPT_BYTES:
                         kept.append(chunk)
                         size += len(chunk)
@@ -322,7 +322,23 @@ class _Handler(BaseHTTPRequestHandler):
         finally:
             response.close()
         answer = (response.status_code, response.headers.get("content-type", ""), b"".join(kept))
-        return answer, broken, first_ms
+        return answer, broken, first.ms
+
+
+class _FirstEvent:
+    """When an answer's first event arrived: for an event stream, the chunk that completes its first SSE event
+    (keep-alive comments are not one: llama.cpp's server sends one every 30 s while it processes a prompt, so
+    counting bytes measured the ping, not the answer); for any other body, its first bytes."""
+
+    def __init__(self, content_type: str) -> None:
+        self._events = SseDecoder() if "text/event-stream" in content_type.lower() else None
+        self.ms: int | None = None
+
+    def feed(self, chunk: bytes, now: Callable[[], int]) -> None:
+        if self.ms is not None or not chunk:
+            return
+        if self._events is None or self._events.feed(chunk):
+            self.ms = now()
 
 
 def _complete(answer: tuple[int, str, bytes]) -> tuple[int, str, bytes]:

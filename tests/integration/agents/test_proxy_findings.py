@@ -5,8 +5,8 @@ block, ``<tools>`` tags, bare JSON) on Chat Completions, Responses and Anthropic
 - each run gets a ``text_tool_call`` incident, found through the tools the request offered;
 - the answer's served model is kept on every api (Chat's ``model``, Anthropic's ``message_start.message.model``,
   Responses' ``response.model``): the record's servedModels, report.md's "Served by";
-- the time to the first bytes of each answer is kept (the server waits before it answers), so the report's
-  first event median is a number, not n/a.
+- the time to each answer's first event is kept (the server sends keep-alive comments while it waits, as
+  llama.cpp's does, and those are not the answer), so the report's first event median is a number, not n/a.
 """
 
 from __future__ import annotations
@@ -55,11 +55,13 @@ def test_text_calls_served_model_and_first_event_of_external_runs(tmp_path: Path
     )
     _config(tmp_path, agents)
     suite = _suite(tmp_path, [_task("chat", "fake"), _task("resp", "fake-r"), _task("anth", "fake-a")])
-    replies = [  # the runs go in task order at one job: anth, chat, resp
-        Reply(body=_anthropic(f"I will call {CALL}", "served-anth"), pause_s=PAUSE_S),
-        Reply(body=_chat(f"Run the check:\n```json\n{CALL}\n```", "served-chat"), pause_s=PAUSE_S),
-        Reply(body=_responses(f"<tools>{CALL}</tools>", "served-resp"), pause_s=PAUSE_S),
+    bodies = [  # the runs go in task order at one job: anth, chat, resp
+        _anthropic(f"I will call {CALL}", "served-anth"),
+        _chat(f"Run the check:\n```json\n{CALL}\n```", "served-chat"),
+        _responses(f"<tools>{CALL}</tools>", "served-resp"),
     ]
+    ping = b": ping\n\n"  # a keep-alive before the answer, then another: the answer comes third
+    replies = [Reply(body=body, pieces=(ping, ping, body), pause_s=PAUSE_S) for body in bodies]
     out = tmp_path / "out"
     with SseServer(*replies) as server:
         done = _eval(
@@ -79,7 +81,7 @@ def test_text_calls_served_model_and_first_event_of_external_runs(tmp_path: Path
         assert incident.message.startswith(f"the final text is a call of bash written {where[task_id]}")
         assert record.measured.served_models == (served,)
         (first,) = record.measured.first_event_ms
-        assert first >= PAUSE_S * 1000
+        assert first >= 3 * PAUSE_S * 1000  # the answer's first event, not the first keep-alive
     report = (out / "report.md").read_text()
     assert "served-chat" in report and "served-resp" in report and "served-anth" in report
     assert "first event median: n/a" not in report
