@@ -38,15 +38,21 @@ pytestmark = [
 ESCAPE = '["ESCAPE_PORTS", "ESCAPE_PATHS"]'
 
 
-def _sandboxed_processes() -> list[int]:
-    """Host processes of a sandboxed agent run (HOME below the sandbox's /home/sandbox)."""
+MARK = "ALISIO_TEST_RUN"
+"""A variable passed to this test's agents: their processes are told from other tests' sandboxed ones (the
+other xdist worker may be running its own sandboxed commands at the same moment)."""
+
+
+def _sandboxed_processes(token: str) -> list[int]:
+    """Host processes of this test's sandboxed agent runs (HOME below the sandbox's /home/sandbox, and
+    ``MARK`` set to ``token``)."""
     found = []
     for name in filter(str.isdigit, os.listdir("/proc")):
         try:
             environ = Path(f"/proc/{name}/environ").read_bytes().split(b"\0")
         except OSError:
             continue
-        if b"HOME=/home/sandbox/home" in environ:
+        if b"HOME=/home/sandbox/home" in environ and f"{MARK}={token}".encode() in environ:
             found.append(int(name))
     return found
 
@@ -54,7 +60,8 @@ def _sandboxed_processes() -> list[int]:
 def test_a_sandboxed_agent_reaches_the_model_through_its_proxy_and_nothing_else(tmp_path: Path) -> None:
     """Each agent run is sandboxed and still passes through the proxy; the report's counts equal the
     endpoint's log; a direct connection and a write outside the copy fail inside and leave no trace outside."""
-    agents = _agent("esc", "--mode", "escape", env=ESCAPE) + _agent("hang", "--mode", "hang")
+    marked = f'["{MARK}"]'
+    agents = _agent("esc", "--mode", "escape", env=ESCAPE) + _agent("hang", "--mode", "hang", env=marked)
     agents += _agent("r", "--api", "openai-responses", api='"openai-responses"')
     agents += _agent("loop", "--model", "loop")
     agents += '[agents.gone]\nkind = "command"\ncommand = ["/nonexistent/agent", "{prompt}"]\n'
@@ -78,6 +85,7 @@ def test_a_sandboxed_agent_reaches_the_model_through_its_proxy_and_nothing_else(
             "OPENAI_API_KEY": SECRET,
             "ESCAPE_PORTS": f"{port},{listener.port}",
             "ESCAPE_PATHS": f"{outside},{home_file},../../escape-{token},/etc/escape-{token}",
+            MARK: token,
         }
         args = ["eval", "run", "agents-suite", "--suite-dir", str(suite), "--yes", "--k", "1", "--jobs", "2"]
         args += ["--base-url", endpoint.base_url, "--allow-write", "--allow-process", "--sandbox", "bwrap"]
@@ -131,7 +139,7 @@ def test_a_sandboxed_agent_reaches_the_model_through_its_proxy_and_nothing_else(
         "XDG_CACHE_HOME": "/home/sandbox/xdg-cache",
     }
     assert _agent_exit(out, "hang")["killed"] == "maxWallMs"
-    assert _sandboxed_processes() == []  # the hung agent's detached `setsid sleep` died with its sandbox
+    assert _sandboxed_processes(token) == []  # the hung agent's detached `setsid sleep` died with its sandbox
     report = json.loads((out / "report.json").read_text())
     assert report["conditions"]["sandbox"] == "bwrap"
 
