@@ -41,7 +41,7 @@ pytest: $(STAMP) bytecode
 	HYPOTHESIS_PROFILE=ci $(BIN)/python -m pytest -n 2 --dist loadgroup -q --durations=30 -m "not slow"
 
 # The slow tests (the full HumanEval import, 164 tasks self-checked both ways; the real agent CLIs against the
-# scripted endpoint): CI runs them after make test.
+# scripted endpoint; injected faults on a Ray cluster against the thread executor): CI runs them after make test.
 test-slow: $(STAMP) bytecode
 	$(BIN)/python -m pytest -n 2 -q -m slow
 

@@ -812,6 +812,7 @@ def _faults_of(records: list[RunRecord]) -> list[tuple[str, int, str, str | None
 
 
 @needs_ray
+@pytest.mark.slow  # a minute of make pytest's 10 on 2 cores: make test-slow (CI) runs it
 @pytest.mark.timeout(300)  # seven commands, five on the cluster: 70 s on 2 idle cores, 140 s loaded
 def test_faults_on_the_cluster_give_the_thread_executors_records(home: Path, ray_head: RayHead) -> None:
     """--faults on eval run and a variants file's clean and faulted (no retries) arms: on the cluster every run
